@@ -1,0 +1,266 @@
+//! The JSON-RPC 2.0 envelope as MCP uses it.
+//!
+//! Incoming bytes are classified into [`Message`] without assuming the peer
+//! is well behaved: a malformed message yields an [`EnvelopeError`] carrying
+//! whatever id could be recovered, so the caller can still answer it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+
+use super::codes;
+use crate::McpError;
+
+/// A JSON-RPC request id: a string or an integer, never null.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl RequestId {
+    fn from_value(value: &Value) -> Option<RequestId> {
+        match value {
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            Value::Number(n) => n.as_i64().map(RequestId::Number),
+            _ => None,
+        }
+    }
+}
+
+/// A request: has an id and expects exactly one response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The id the response must echo.
+    pub id: RequestId,
+    /// The method name, e.g. `tools/call`.
+    pub method: String,
+    /// The params object, if any.
+    pub params: Option<Map<String, Value>>,
+}
+
+/// A notification: no id, no response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// The method name, e.g. `notifications/cancelled`.
+    pub method: String,
+    /// The params object, if any.
+    pub params: Option<Map<String, Value>>,
+}
+
+/// A response to a request this side sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The id of the request answered; `None` only for errors about
+    /// unreadable requests.
+    pub id: Option<RequestId>,
+    /// The result object, or the error.
+    pub outcome: Result<Value, McpError>,
+}
+
+/// Any JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A result or error response.
+    Response(Response),
+}
+
+/// Why bytes could not be read as a JSON-RPC message, and the id to answer
+/// with when one could be recovered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvelopeError {
+    /// The recovered id, if the message had a usable one.
+    pub id: Option<RequestId>,
+    /// The error to send back (`-32700` or `-32600`).
+    pub error: McpError,
+}
+
+impl Message {
+    /// Reads one message from bytes, classifying it by its members.
+    pub fn from_slice(bytes: &[u8]) -> Result<Message, EnvelopeError> {
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| EnvelopeError {
+            id: None,
+            error: McpError::new(codes::PARSE_ERROR, format!("Parse error: {e}")),
+        })?;
+        Message::from_value(value)
+    }
+
+    /// Classifies an already parsed JSON value.
+    pub fn from_value(value: Value) -> Result<Message, EnvelopeError> {
+        let Value::Object(mut obj) = value else {
+            return Err(invalid(None, "a JSON-RPC message must be a JSON object"));
+        };
+        let id_value = obj.remove("id");
+        let id = id_value.as_ref().and_then(RequestId::from_value);
+        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return Err(invalid(id, "\"jsonrpc\" must be \"2.0\""));
+        }
+        if let Some(method) = obj.remove("method") {
+            let Value::String(method) = method else {
+                return Err(invalid(id, "\"method\" must be a string"));
+            };
+            let params = match obj.remove("params") {
+                None => None,
+                Some(Value::Object(map)) => Some(map),
+                Some(_) => return Err(invalid(id, "\"params\" must be an object")),
+            };
+            return match (id_value, id) {
+                (None, _) => Ok(Message::Notification(Notification { method, params })),
+                (Some(_), Some(id)) => Ok(Message::Request(Request { id, method, params })),
+                (Some(_), None) => Err(invalid(None, "\"id\" must be a string or an integer")),
+            };
+        }
+        if let Some(result) = obj.remove("result") {
+            return Ok(Message::Response(Response {
+                id,
+                outcome: Ok(result),
+            }));
+        }
+        if let Some(error) = obj.remove("error") {
+            let error: McpError = serde_json::from_value(error)
+                .map_err(|e| invalid(id.clone(), &format!("malformed \"error\": {e}")))?;
+            return Ok(Message::Response(Response {
+                id,
+                outcome: Err(error),
+            }));
+        }
+        Err(invalid(id, "message has neither \"method\", \"result\" nor \"error\""))
+    }
+
+    /// Serialises to a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Message::Request(r) => request_value(&r.id, &r.method, r.params.as_ref()),
+            Message::Notification(n) => notification_value(&n.method, n.params.as_ref()),
+            Message::Response(r) => match &r.outcome {
+                Ok(result) => result_value(r.id.as_ref(), result.clone()),
+                Err(e) => error_value(r.id.as_ref(), e),
+            },
+        }
+    }
+}
+
+fn invalid(id: Option<RequestId>, why: &str) -> EnvelopeError {
+    EnvelopeError {
+        id,
+        error: McpError::new(codes::INVALID_REQUEST, format!("Invalid request: {why}")),
+    }
+}
+
+fn id_to_value(id: Option<&RequestId>) -> Value {
+    match id {
+        Some(RequestId::Number(n)) => Value::from(*n),
+        Some(RequestId::String(s)) => Value::String(s.clone()),
+        None => Value::Null,
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`
+pub fn request_value(id: &RequestId, method: &str, params: Option<&Map<String, Value>>) -> Value {
+    let mut obj = Map::with_capacity(4);
+    obj.insert("jsonrpc".into(), Value::from("2.0"));
+    obj.insert("id".into(), id_to_value(Some(id)));
+    obj.insert("method".into(), Value::from(method));
+    if let Some(p) = params {
+        obj.insert("params".into(), Value::Object(p.clone()));
+    }
+    Value::Object(obj)
+}
+
+/// `{"jsonrpc":"2.0","method":…,"params":…}`
+pub fn notification_value(method: &str, params: Option<&Map<String, Value>>) -> Value {
+    let mut obj = Map::with_capacity(3);
+    obj.insert("jsonrpc".into(), Value::from("2.0"));
+    obj.insert("method".into(), Value::from(method));
+    if let Some(p) = params {
+        obj.insert("params".into(), Value::Object(p.clone()));
+    }
+    Value::Object(obj)
+}
+
+/// `{"jsonrpc":"2.0","id":…,"result":…}`
+pub fn result_value(id: Option<&RequestId>, result: Value) -> Value {
+    let mut obj = Map::with_capacity(3);
+    obj.insert("jsonrpc".into(), Value::from("2.0"));
+    obj.insert("id".into(), id_to_value(id));
+    obj.insert("result".into(), result);
+    Value::Object(obj)
+}
+
+/// `{"jsonrpc":"2.0","id":…,"error":…}`; the id is omitted when unknown, as
+/// the schema's `JSONRPCErrorResponse` allows.
+pub fn error_value(id: Option<&RequestId>, error: &McpError) -> Value {
+    let mut obj = Map::with_capacity(3);
+    obj.insert("jsonrpc".into(), Value::from("2.0"));
+    if id.is_some() {
+        obj.insert("id".into(), id_to_value(id));
+    }
+    obj.insert(
+        "error".into(),
+        serde_json::to_value(error).unwrap_or(Value::Null),
+    );
+    Value::Object(obj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn classifies_requests_notifications_and_responses() {
+        let req = Message::from_slice(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#);
+        assert!(matches!(req, Ok(Message::Request(Request { id: RequestId::Number(7), .. }))));
+        let note = Message::from_slice(br#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#);
+        assert!(matches!(note, Ok(Message::Notification(_))));
+        let resp = Message::from_slice(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#);
+        assert!(matches!(resp, Ok(Message::Response(_))));
+    }
+
+    #[test]
+    fn malformed_json_is_a_parse_error_without_id() {
+        let err = Message::from_slice(b"{not json").unwrap_err();
+        assert_eq!(err.error.code, codes::PARSE_ERROR);
+        assert_eq!(err.id, None);
+    }
+
+    #[test]
+    fn null_id_is_invalid_request() {
+        let err = Message::from_slice(br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#).unwrap_err();
+        assert_eq!(err.error.code, codes::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn invalid_request_keeps_recoverable_id() {
+        let err = Message::from_value(json!({"jsonrpc":"1.0","id":3,"method":"x"})).unwrap_err();
+        assert_eq!(err.id, Some(RequestId::Number(3)));
+    }
+}

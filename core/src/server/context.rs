@@ -1,0 +1,253 @@
+//! Per-request context: what a handler knows about the request it serves,
+//! and the channels it may use while it runs (progress, logging,
+//! cancellation).
+
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::jsonrpc::{RequestId, notification_value};
+use crate::protocol::meta;
+
+/// Severity of a log message, ordered from least to most severe
+/// (RFC 5424 levels, as the schema's `LoggingLevel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detailed debugging information.
+    Debug,
+    /// Normal operational messages.
+    Info,
+    /// Normal but significant events.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// System is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(name: &str) -> Option<LogLevel> {
+        Some(match name {
+            "debug" => LogLevel::Debug,
+            "info" => LogLevel::Info,
+            "notice" => LogLevel::Notice,
+            "warning" => LogLevel::Warning,
+            "error" => LogLevel::Error,
+            "critical" => LogLevel::Critical,
+            "alert" => LogLevel::Alert,
+            "emergency" => LogLevel::Emergency,
+            _ => return None,
+        })
+    }
+}
+
+/// The protocol fields a client put in one request's `_meta`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestMeta {
+    /// `io.modelcontextprotocol/protocolVersion`.
+    pub protocol_version: String,
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    pub client_capabilities: Map<String, Value>,
+    /// `io.modelcontextprotocol/clientInfo`, when sent.
+    pub client_info: Option<Value>,
+    /// `io.modelcontextprotocol/logLevel`: without it, no log messages.
+    pub log_level: Option<LogLevel>,
+    /// `progressToken`: without it, no progress notifications.
+    pub progress_token: Option<Value>,
+}
+
+/// Where request-scoped notifications go: the stdio writer, or the HTTP
+/// request's own SSE stream.
+pub(crate) type NotificationSink = mpsc::UnboundedSender<Value>;
+
+struct ContextInner {
+    request_id: RequestId,
+    method: String,
+    meta: RequestMeta,
+    cancel: CancellationToken,
+    sink: Option<NotificationSink>,
+}
+
+/// What a handler gets besides its arguments. Cheap to clone.
+#[derive(Clone)]
+pub struct RequestContext {
+    inner: Arc<ContextInner>,
+}
+
+impl std::fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("request_id", &self.inner.request_id)
+            .field("method", &self.inner.method)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RequestContext {
+    pub(crate) fn new(
+        request_id: RequestId,
+        method: String,
+        meta: RequestMeta,
+        cancel: CancellationToken,
+        sink: Option<NotificationSink>,
+    ) -> Self {
+        RequestContext {
+            inner: Arc::new(ContextInner {
+                request_id,
+                method,
+                meta,
+                cancel,
+                sink,
+            }),
+        }
+    }
+
+    /// The JSON-RPC id of the request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.inner.request_id
+    }
+
+    /// The method being served, e.g. `tools/call`.
+    pub fn method(&self) -> &str {
+        &self.inner.method
+    }
+
+    /// The request's protocol metadata.
+    pub fn meta(&self) -> &RequestMeta {
+        &self.inner.meta
+    }
+
+    /// True once the client cancelled the request (or went away). A handler
+    /// doing long work should check this and stop early.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Resolves when the request is cancelled.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    /// A token that is cancelled with the request.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
+    }
+
+    /// Sends `notifications/progress`, if the request asked for progress.
+    /// Returns whether a notification was sent.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        let Some(token) = &self.inner.meta.progress_token else {
+            return false;
+        };
+        let mut params = Map::new();
+        params.insert("progressToken".into(), token.clone());
+        params.insert("progress".into(), json!(progress));
+        if let Some(total) = total {
+            params.insert("total".into(), json!(total));
+        }
+        if let Some(message) = message {
+            params.insert("message".into(), Value::from(message));
+        }
+        self.notify("notifications/progress", params)
+    }
+
+    /// Sends `notifications/message` when the request's `logLevel` admits
+    /// `level`; a request without a log level gets no log messages.
+    pub fn log(&self, level: LogLevel, data: Value, logger: Option<&str>) -> bool {
+        match self.inner.meta.log_level {
+            Some(min) if level >= min => {}
+            _ => return false,
+        }
+        let mut params = Map::new();
+        params.insert("level".into(), Value::from(level.as_str()));
+        if let Some(logger) = logger {
+            params.insert("logger".into(), Value::from(logger));
+        }
+        params.insert("data".into(), data);
+        self.notify("notifications/message", params)
+    }
+
+    /// Nothing may be sent for a request after it was cancelled.
+    fn notify(&self, method: &str, params: Map<String, Value>) -> bool {
+        if self.is_cancelled() {
+            return false;
+        }
+        match &self.inner.sink {
+            Some(sink) => sink.send(notification_value(method, Some(&params))).is_ok(),
+            None => false,
+        }
+    }
+}
+
+/// Reads the per-request protocol fields out of `params._meta`.
+pub(crate) fn parse_request_meta(params: Option<&Map<String, Value>>) -> Result<RequestMeta, String> {
+    let Some(meta_obj) = params.and_then(|p| p.get("_meta")) else {
+        return Err("params._meta is required on every request (it carries \"io.modelcontextprotocol/protocolVersion\" and \"io.modelcontextprotocol/clientCapabilities\")".into());
+    };
+    let Value::Object(meta_obj) = meta_obj else {
+        return Err("params._meta must be an object".into());
+    };
+    let protocol_version = match meta_obj.get(meta::PROTOCOL_VERSION) {
+        Some(Value::String(v)) => v.clone(),
+        Some(_) => return Err(format!("_meta[\"{}\"] must be a string", meta::PROTOCOL_VERSION)),
+        None => return Err(format!("_meta[\"{}\"] is required", meta::PROTOCOL_VERSION)),
+    };
+    let client_capabilities = match meta_obj.get(meta::CLIENT_CAPABILITIES) {
+        Some(Value::Object(c)) => c.clone(),
+        Some(_) => {
+            return Err(format!(
+                "_meta[\"{}\"] must be an object",
+                meta::CLIENT_CAPABILITIES
+            ));
+        }
+        None => {
+            return Err(format!(
+                "_meta[\"{}\"] is required",
+                meta::CLIENT_CAPABILITIES
+            ));
+        }
+    };
+    let log_level = match meta_obj.get(meta::LOG_LEVEL) {
+        None => None,
+        Some(Value::String(l)) => Some(
+            LogLevel::parse(l)
+                .ok_or_else(|| format!("_meta[\"{}\"]: unknown level {l:?}", meta::LOG_LEVEL))?,
+        ),
+        Some(_) => return Err(format!("_meta[\"{}\"] must be a string", meta::LOG_LEVEL)),
+    };
+    let progress_token = match meta_obj.get(meta::PROGRESS_TOKEN) {
+        None => None,
+        Some(t @ Value::String(_)) => Some(t.clone()),
+        Some(t @ Value::Number(n)) if n.is_i64() || n.is_u64() => Some(t.clone()),
+        Some(_) => return Err("_meta.progressToken must be a string or an integer".into()),
+    };
+    Ok(RequestMeta {
+        protocol_version,
+        client_capabilities,
+        client_info: meta_obj.get(meta::CLIENT_INFO).cloned(),
+        log_level,
+        progress_token,
+    })
+}

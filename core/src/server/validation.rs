@@ -1,0 +1,49 @@
+//! JSON Schema validation of tool arguments and structured output.
+//!
+//! Schemas are compiled once, when a tool is registered. Network `$ref`s are
+//! never fetched (the spec forbids dereferencing them by default): the
+//! validator is built without any remote resolver, so such a schema fails to
+//! compile and the tool is rejected at registration.
+
+use serde_json::{Map, Value};
+
+/// A compiled JSON Schema.
+pub(crate) struct CompiledSchema {
+    validator: jsonschema::Validator,
+}
+
+/// At most this many problems are reported, so a model gets a readable
+/// message rather than a wall of text.
+const MAX_REPORTED_ERRORS: usize = 5;
+
+impl CompiledSchema {
+    /// Compiles a schema (2020-12 unless `$schema` says otherwise).
+    pub(crate) fn compile(schema: &Map<String, Value>) -> Result<CompiledSchema, String> {
+        let schema = Value::Object(schema.clone());
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(&schema)
+            .map_err(|e| e.to_string())?;
+        Ok(CompiledSchema { validator })
+    }
+
+    /// Checks an instance, describing every problem (up to a few) with the
+    /// JSON pointer of the offending value.
+    pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
+        let mut problems = Vec::new();
+        for error in self.validator.iter_errors(instance).take(MAX_REPORTED_ERRORS) {
+            let path = error.instance_path().to_string();
+            let location = if path.is_empty() {
+                "(root)".to_string()
+            } else {
+                path
+            };
+            problems.push(format!("{location}: {error}"));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! stdio transport (spec: basic/transports/stdio.mdx): one JSON-RPC message
+//! per line, nothing but MCP on the output stream.
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::protocol::codes;
+use crate::protocol::jsonrpc::{Message, RequestId, error_value};
+use crate::server::Server;
+use crate::{Error, McpError};
+
+/// How long requests still running at end of input may finish before they
+/// are cancelled: a client that writes its requests and closes stdin still
+/// gets its answers, and a stuck handler cannot keep the process alive.
+const DRAIN_GRACE: Duration = Duration::from_secs(10);
+
+type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+
+/// Serves `server` over a byte stream pair until `reader` reaches EOF and
+/// in-flight requests have finished.
+pub async fn serve<R, W>(server: Server, reader: R, writer: W) -> Result<(), Error>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<Value>();
+    let writer_task = tokio::spawn(write_messages(writer, out_rx));
+    let in_flight: InFlight = Arc::default();
+    let mut tasks = JoinSet::new();
+    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    let mut line = Vec::with_capacity(4096);
+
+    loop {
+        line.clear();
+        match read_line_bounded(&mut reader, &mut line, DEFAULT_MAX_MESSAGE_BYTES).await {
+            Ok(LineRead::Eof) => break,
+            Ok(LineRead::TooLong) => {
+                let error = McpError::new(
+                    codes::INVALID_REQUEST,
+                    format!("message exceeds the {DEFAULT_MAX_MESSAGE_BYTES}-byte limit"),
+                );
+                let _ = out_tx.send(error_value(None, &error));
+                continue;
+            }
+            Ok(LineRead::Line) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "reading stdin failed; stopping");
+                break;
+            }
+        }
+        let bytes = line.trim_ascii();
+        if bytes.is_empty() {
+            continue;
+        }
+        while tasks.try_join_next().is_some() {}
+        handle_line(&server, bytes, &out_tx, &in_flight, &mut tasks);
+    }
+
+    let drained = tokio::time::timeout(DRAIN_GRACE, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        for token in lock(&in_flight).values() {
+            token.cancel();
+        }
+        while tasks.join_next().await.is_some() {}
+    }
+    drop(out_tx);
+    writer_task
+        .await
+        .map_err(|e| Error::Protocol(format!("stdio writer task failed: {e}")))??;
+    Ok(())
+}
+
+fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
+    // The map holds only tokens; a panic elsewhere cannot leave it inconsistent.
+    in_flight.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn handle_line(
+    server: &Server,
+    bytes: &[u8],
+    out: &mpsc::UnboundedSender<Value>,
+    in_flight: &InFlight,
+    tasks: &mut JoinSet<()>,
+) {
+    let message = match Message::from_slice(bytes) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = out.send(error_value(e.id.as_ref(), &e.error));
+            return;
+        }
+    };
+    match message {
+        Message::Request(request) => {
+            let prepared = match server.prepare(request) {
+                Ok(p) => p,
+                Err(rejection) => {
+                    let _ = out.send(rejection.to_message());
+                    return;
+                }
+            };
+            if let Err(rejection) = server.admit(&prepared) {
+                let _ = out.send(rejection.to_message());
+                return;
+            }
+            let id = prepared.request.id.clone();
+            let cancel = CancellationToken::new();
+            lock(in_flight).insert(id.clone(), cancel.clone());
+            let server = server.clone();
+            let out = out.clone();
+            let in_flight = in_flight.clone();
+            tasks.spawn(async move {
+                let run = server.execute(prepared, cancel.clone(), Some(out.clone()));
+                tokio::select! {
+                    reply = run => {
+                        // Nothing may be sent for a cancelled request.
+                        if !cancel.is_cancelled() {
+                            let _ = out.send(reply.message);
+                        }
+                    }
+                    _ = cancel.cancelled() => {}
+                }
+                lock(&in_flight).remove(&id);
+            });
+        }
+        Message::Notification(notification) => {
+            if notification.method == "notifications/cancelled" {
+                let id = notification
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+                if let Some(id) = id
+                    && let Some(token) = lock(in_flight).get(&id)
+                {
+                    token.cancel();
+                }
+            }
+        }
+        Message::Response(_) => {
+            // The 2026-07-28 server sends no requests, so a response cannot
+            // answer anything; ignoring it keeps the stream usable.
+            tracing::debug!("ignoring a JSON-RPC response sent to the server");
+        }
+    }
+}
+
+pub(crate) enum LineRead {
+    Line,
+    TooLong,
+    Eof,
+}
+
+/// Reads one `\n`-terminated line into `buf` without ever holding more than
+/// `limit` bytes; an over-long line is consumed and reported as `TooLong`.
+pub(crate) async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<LineRead> {
+    let mut too_long = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if too_long {
+                LineRead::TooLong
+            } else if buf.is_empty() {
+                LineRead::Eof
+            } else {
+                LineRead::Line
+            });
+        }
+        let (chunk, found) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..=i], true),
+            None => (available, false),
+        };
+        let used = chunk.len();
+        if !too_long {
+            if buf.len() + used > limit {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        reader.consume(used);
+        if found {
+            return Ok(if too_long { LineRead::TooLong } else { LineRead::Line });
+        }
+    }
+}
+
+/// Writes queued messages, one per line, flushing whenever the queue runs dry
+/// so a burst costs one flush rather than one per message.
+async fn write_messages<W: AsyncWrite + Unpin>(
+    writer: W,
+    mut rx: mpsc::UnboundedReceiver<Value>,
+) -> Result<(), Error> {
+    let mut writer = BufWriter::with_capacity(64 * 1024, writer);
+    let mut buf = Vec::with_capacity(4096);
+    while let Some(message) = rx.recv().await {
+        buf.clear();
+        serde_json::to_writer(&mut buf, &message)?;
+        buf.push(b'\n');
+        writer.write_all(&buf).await?;
+        if rx.is_empty() {
+            writer.flush().await?;
+        }
+    }
+    writer.flush().await?;
+    Ok(())
+}
