@@ -7,6 +7,9 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::handler::HandlerError;
+use super::input::{AskOutcome, InputKind, InputRound};
+use crate::McpError;
 use crate::protocol::jsonrpc::{RequestId, notification_value};
 use crate::protocol::meta;
 
@@ -88,6 +91,7 @@ struct ContextInner {
     meta: RequestMeta,
     cancel: CancellationToken,
     sink: Option<NotificationSink>,
+    input: Option<Arc<InputRound>>,
 }
 
 /// What a handler gets besides its arguments. Cheap to clone.
@@ -112,6 +116,7 @@ impl RequestContext {
         meta: RequestMeta,
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
+        input: Option<Arc<InputRound>>,
     ) -> Self {
         RequestContext {
             inner: Arc::new(ContextInner {
@@ -120,6 +125,7 @@ impl RequestContext {
                 meta,
                 cancel,
                 sink,
+                input,
             }),
         }
     }
@@ -189,8 +195,79 @@ impl RequestContext {
         self.notify("notifications/message", params)
     }
 
-    /// Nothing may be sent for a request after it was cancelled.
-    fn notify(&self, method: &str, params: Map<String, Value>) -> bool {
+    /// Asks the client for input without waiting: the answer if the client
+    /// already gave one in this request, or [`AskOutcome::Pending`] once
+    /// the question is recorded — then the handler must stop (hosts raise
+    /// an exception) and the server answers `input_required`.
+    ///
+    /// `key` names the question in `inputRequests`; without one the
+    /// question's position among this handler's asks is used, which is
+    /// stable across retries of a deterministic handler.
+    ///
+    /// Fails with `-32021` when the client did not declare the capability
+    /// the question needs, and on methods that cannot ask for input.
+    pub fn ask_now(
+        &self,
+        key: Option<&str>,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<AskOutcome, HandlerError> {
+        let Some(round) = &self.inner.input else {
+            return Err(HandlerError::Protocol(McpError::internal(format!(
+                "{} cannot ask the client for input (only tools/call, prompts/get and resources/read can)",
+                self.inner.method
+            ))));
+        };
+        let key = match key {
+            Some(k) => k.to_owned(),
+            None => round.auto_key(kind),
+        };
+        round.ask(&key, kind, params)
+    }
+
+    /// Asks the client for input and waits for the answer (see
+    /// [`RequestContext::ask_now`]). When the answer is not available yet
+    /// this never resolves: the server ends the round, drops the handler and
+    /// runs it again when the client retries with the answer.
+    pub async fn ask(&self, key: Option<&str>, kind: InputKind, params: Value) -> Result<Value, HandlerError> {
+        match self.ask_now(key, kind, params)? {
+            AskOutcome::Answered(answer) => Ok(answer),
+            AskOutcome::Pending => std::future::pending().await,
+        }
+    }
+
+    /// `elicitation/create` in form mode: asks the user to fill
+    /// `requested_schema`. Returns the `ElicitResult` (`action`, `content`).
+    pub async fn elicit(&self, message: &str, requested_schema: Value) -> Result<Value, HandlerError> {
+        self.elicit_as(None, message, requested_schema).await
+    }
+
+    /// [`RequestContext::elicit`] under an explicit `inputRequests` key.
+    pub async fn elicit_as(
+        &self,
+        key: Option<&str>,
+        message: &str,
+        requested_schema: Value,
+    ) -> Result<Value, HandlerError> {
+        let params = json!({"mode": "form", "message": message, "requestedSchema": requested_schema});
+        self.ask(key, InputKind::Elicitation, params).await
+    }
+
+    /// `sampling/createMessage` with the given params (`messages`,
+    /// `maxTokens`, ...). Returns the `CreateMessageResult`.
+    pub async fn sample(&self, params: Value) -> Result<Value, HandlerError> {
+        self.ask(None, InputKind::Sampling, params).await
+    }
+
+    /// `roots/list`. Returns the `ListRootsResult` (`roots`).
+    pub async fn list_roots(&self) -> Result<Value, HandlerError> {
+        self.ask(None, InputKind::Roots, json!({})).await
+    }
+
+    /// Sends a notification about this request (on its own SSE stream over
+    /// HTTP, on the shared channel over stdio). Nothing may be sent for a
+    /// request after it was cancelled.
+    pub(crate) fn notify(&self, method: &str, params: Map<String, Value>) -> bool {
         if self.is_cancelled() {
             return false;
         }

@@ -7,51 +7,49 @@
 //! and the method, and [`Server::execute`] runs it and produces the JSON-RPC
 //! response, with `resultType` and the server's identity on every result.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{NotificationSink, RequestContext, RequestMeta, parse_request_meta};
-use super::handler::HandlerError;
+use super::handler::{BoxFuture, CompletionOutput, HandlerError, PromptOutput, ResourceOutput, ResourceRequest};
+use super::input::{InputRound, supports_input};
 use super::panic::{catch_panic, panic_message};
+use super::registry::ListKind;
+use super::subscriptions::{Filter, listen};
 use super::tool_result::{error_result, into_call_tool_result};
 use super::{CacheHint, Server};
 use crate::McpError;
 use crate::protocol::jsonrpc::{Request, RequestId, error_value, result_value};
 use crate::protocol::{MODERN_PROTOCOL_VERSIONS, codes, meta};
 
-/// Who may cache a result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheScope {
-    /// Not user-specific: any cache may serve it to anyone.
-    Public,
-    /// User-specific: only for the same authorization context.
-    Private,
-}
-
-impl CacheScope {
-    /// The wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CacheScope::Public => "public",
-            CacheScope::Private => "private",
-        }
-    }
-}
-
 /// The methods this revision defines for a server to answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route {
     Discover,
-    ToolsList,
+    List(ListKind),
     ToolsCall,
+    ResourcesRead,
+    PromptsGet,
+    Complete,
+    Listen,
 }
 
 impl Route {
     fn of(method: &str) -> Option<Route> {
         Some(match method {
             "server/discover" => Route::Discover,
-            "tools/list" => Route::ToolsList,
+            "tools/list" => Route::List(ListKind::Tools),
             "tools/call" => Route::ToolsCall,
+            "resources/list" => Route::List(ListKind::Resources),
+            "resources/templates/list" => Route::List(ListKind::Templates),
+            "resources/read" => Route::ResourcesRead,
+            "prompts/list" => Route::List(ListKind::Prompts),
+            "prompts/get" => Route::PromptsGet,
+            "completion/complete" => Route::Complete,
+            "subscriptions/listen" => Route::Listen,
             _ => return None,
         })
     }
@@ -62,6 +60,13 @@ impl Route {
 pub(crate) struct Prepared {
     pub(crate) request: Request,
     pub(crate) meta: RequestMeta,
+}
+
+impl Prepared {
+    /// Whether this is a long-lived `subscriptions/listen` request.
+    pub(crate) fn is_listen(&self) -> bool {
+        self.request.method == "subscriptions/listen"
+    }
 }
 
 /// A request refused before it ran, with the HTTP status it maps to.
@@ -106,6 +111,52 @@ pub(crate) struct Reply {
     pub(crate) http_status: u16,
 }
 
+/// How a handler round ended.
+enum Ran<O> {
+    Done(Result<O, HandlerError>),
+    Panicked(String),
+    InputRequired,
+}
+
+/// Runs a handler, isolating panics (while building its future or while
+/// polling it) and ending the round as soon as it asks for input the
+/// request does not carry yet.
+async fn run_handler<O>(
+    input: Option<&InputRound>,
+    start: impl FnOnce() -> BoxFuture<Result<O, HandlerError>>,
+) -> Ran<O> {
+    let future = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(start)) {
+        Ok(future) => future,
+        Err(payload) => return Ran::Panicked(panic_message(payload.as_ref())),
+    };
+    let mut future = catch_panic(future);
+    let outcome = match input {
+        Some(round) => tokio::select! {
+            biased;
+            out = &mut future => {
+                if round.has_pending() {
+                    return Ran::InputRequired;
+                }
+                out
+            }
+            _ = round.pending() => return Ran::InputRequired,
+        },
+        None => future.await,
+    };
+    match outcome {
+        Ok(result) => Ran::Done(result),
+        Err(panic) => Ran::Panicked(panic),
+    }
+}
+
+fn params_of(request: &Request) -> &Map<String, Value> {
+    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    request
+        .params
+        .as_ref()
+        .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+}
+
 impl Server {
     /// Reads and checks the per-request `_meta`.
     pub(crate) fn prepare(&self, request: Request) -> Result<Prepared, Rejection> {
@@ -116,6 +167,21 @@ impl Server {
                 McpError::invalid_params(why),
                 400,
             )),
+        }
+    }
+
+    /// Whether this server answers `route` (a primitive it offers).
+    fn serves(&self, route: Route) -> bool {
+        let registry = self.registry_read();
+        let offered = registry.offered;
+        match route {
+            Route::Discover | Route::Listen => true,
+            Route::List(ListKind::Tools) | Route::ToolsCall => offered.tools,
+            Route::List(ListKind::Resources | ListKind::Templates) | Route::ResourcesRead => {
+                offered.resources
+            }
+            Route::List(ListKind::Prompts) | Route::PromptsGet => offered.prompts,
+            Route::Complete => registry.completion.is_some(),
         }
     }
 
@@ -133,20 +199,20 @@ impl Server {
             }));
             return Err(Rejection::new(Some(prepared.request.id.clone()), error, 400));
         }
-        if Route::of(&prepared.request.method).is_none() {
-            return Err(Rejection::new(
+        match Route::of(&prepared.request.method) {
+            Some(route) if self.serves(route) => Ok(()),
+            _ => Err(Rejection::new(
                 Some(prepared.request.id.clone()),
                 McpError::method_not_found(&prepared.request.method),
                 404,
-            ));
+            )),
         }
-        Ok(())
     }
 
     /// Runs an admitted request to its JSON-RPC response.
     ///
     /// Notifications the handler emits go to `sink`; once `cancel` fires the
-    /// handler is dropped and nothing more is produced.
+    /// caller drops this future and nothing more is produced.
     pub(crate) async fn execute(
         &self,
         prepared: Prepared,
@@ -155,22 +221,7 @@ impl Server {
     ) -> Reply {
         let Prepared { request, meta } = prepared;
         let id = request.id.clone();
-        let route = Route::of(&request.method);
-        let outcome = match route {
-            Some(Route::Discover) => Ok(self.discover()),
-            Some(Route::ToolsList) => self.list_tools(request.params.as_ref()),
-            Some(Route::ToolsCall) => {
-                let ctx = RequestContext::new(
-                    request.id.clone(),
-                    request.method.clone(),
-                    meta,
-                    cancel,
-                    sink,
-                );
-                self.call_tool(ctx, request.params).await
-            }
-            None => Err(McpError::method_not_found(&request.method)),
-        };
+        let outcome = self.route(request, meta, cancel, sink).await;
         match outcome {
             Ok(result) => Reply {
                 message: result_value(Some(&id), Value::Object(self.finish_result(result))),
@@ -181,6 +232,58 @@ impl Server {
                 message: error_value(Some(&id), &error),
             },
         }
+    }
+
+    async fn route(
+        &self,
+        request: Request,
+        meta: RequestMeta,
+        cancel: CancellationToken,
+        sink: Option<NotificationSink>,
+    ) -> Result<Map<String, Value>, McpError> {
+        let Some(route) = Route::of(&request.method) else {
+            return Err(McpError::method_not_found(&request.method));
+        };
+        let options = &self.shared.options;
+        let input = if supports_input(&request.method) {
+            Some(Arc::new(InputRound::from_request(
+                &request.method,
+                params_of(&request),
+                &meta.client_capabilities,
+                &options.seal_key,
+            )?))
+        } else {
+            None
+        };
+        let ctx = RequestContext::new(
+            request.id.clone(),
+            request.method.clone(),
+            meta,
+            cancel,
+            sink,
+            input.clone(),
+        );
+        let params = params_of(&request);
+        match route {
+            Route::Discover => Ok(self.discover()),
+            Route::List(kind) => self.list(kind, params),
+            Route::ToolsCall => self.call_tool(ctx, params, input.as_deref()).await,
+            Route::ResourcesRead => self.read_resource(ctx, params, input.as_deref()).await,
+            Route::PromptsGet => self.get_prompt(ctx, params, input.as_deref()).await,
+            Route::Complete => self.complete(ctx, params).await,
+            Route::Listen => {
+                let offered = self.registry_read().offered;
+                let filter = Filter::parse(Some(params))?.honoured(offered);
+                let events = self.shared.events.subscribe();
+                Ok(listen(ctx, filter, events, self.shared.closing.clone()).await)
+            }
+        }
+    }
+
+    /// The `InputRequiredResult` that ends a round.
+    fn input_required(&self, round: &InputRound, params: &Map<String, Value>) -> Map<String, Value> {
+        let options = &self.shared.options;
+        round.input_required(params, &options.seal_key, options.request_state_ttl)
     }
 
     /// Every result says it is complete (unless the handler said otherwise)
@@ -201,8 +304,24 @@ impl Server {
         result
     }
 
-    fn capabilities(&self) -> Value {
-        json!({ "tools": {} })
+    pub(crate) fn capabilities(&self) -> Value {
+        let registry = self.registry_read();
+        let offered = registry.offered;
+        let mut caps = Map::new();
+        if offered.tools {
+            caps.insert("tools".into(), json!({"listChanged": true}));
+        }
+        if offered.resources {
+            caps.insert("resources".into(), json!({"subscribe": true, "listChanged": true}));
+        }
+        if offered.prompts {
+            caps.insert("prompts".into(), json!({"listChanged": true}));
+        }
+        if registry.completion.is_some() {
+            caps.insert("completions".into(), json!({}));
+        }
+        caps.insert("logging".into(), json!({}));
+        Value::Object(caps)
     }
 
     fn discover(&self) -> Map<String, Value> {
@@ -213,25 +332,32 @@ impl Server {
         if let Some(instructions) = &options.instructions {
             result.insert("instructions".into(), Value::from(instructions.clone()));
         }
-        insert_cache_hint(&mut result, options.discover_cache);
+        insert_cache_hint(&mut result, options.caching.discover);
         result
     }
 
-    fn list_tools(&self, params: Option<&Map<String, Value>>) -> Result<Map<String, Value>, McpError> {
+    fn list(&self, kind: ListKind, params: &Map<String, Value>) -> Result<Map<String, Value>, McpError> {
         let options = &self.shared.options;
-        let offset = self.read_cursor("tools/list", params)?;
+        let (field, purpose, hint) = match kind {
+            ListKind::Tools => ("tools", "tools/list", options.caching.tools),
+            ListKind::Resources => ("resources", "resources/list", options.caching.resources),
+            ListKind::Templates => (
+                "resourceTemplates",
+                "resources/templates/list",
+                options.caching.resource_templates,
+            ),
+            ListKind::Prompts => ("prompts", "prompts/list", options.caching.prompts),
+        };
+        let offset = self.read_cursor(purpose, params)?;
         let page_size = options.page_size.max(1);
-        let (tools, more) = self.registry_read().tool_page(offset, page_size);
+        let (items, more) = self.registry_read().page(kind, offset, page_size);
+        let next = offset + items.len();
         let mut result = Map::new();
-        let next = offset + tools.len();
-        result.insert("tools".into(), Value::Array(tools));
+        result.insert(field.into(), Value::Array(items));
         if more {
-            result.insert(
-                "nextCursor".into(),
-                Value::from(self.make_cursor("tools/list", next)),
-            );
+            result.insert("nextCursor".into(), Value::from(self.make_cursor(purpose, next)));
         }
-        insert_cache_hint(&mut result, options.tools_cache);
+        insert_cache_hint(&mut result, hint);
         Ok(result)
     }
 
@@ -244,8 +370,8 @@ impl Server {
             .seal(&format!("cursor:{list}"), offset.to_string().as_bytes())
     }
 
-    fn read_cursor(&self, list: &str, params: Option<&Map<String, Value>>) -> Result<usize, McpError> {
-        let cursor = match params.and_then(|p| p.get("cursor")) {
+    fn read_cursor(&self, list: &str, params: &Map<String, Value>) -> Result<usize, McpError> {
+        let cursor = match params.get("cursor") {
             None | Some(Value::Null) => return Ok(0),
             Some(Value::String(c)) => c,
             Some(_) => return Err(McpError::invalid_params("cursor must be a string")),
@@ -262,19 +388,19 @@ impl Server {
     async fn call_tool(
         &self,
         ctx: RequestContext,
-        params: Option<Map<String, Value>>,
+        params: &Map<String, Value>,
+        input: Option<&InputRound>,
     ) -> Result<Map<String, Value>, McpError> {
-        let mut params = params.unwrap_or_default();
         let name = match params.get("name") {
             Some(Value::String(name)) => name.clone(),
             _ => return Err(McpError::invalid_params("tools/call requires a string \"name\"")),
         };
-        let arguments = match params.remove("arguments") {
+        let arguments = match params.get("arguments") {
             None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(args @ Value::Object(_)) => args,
+            Some(args @ Value::Object(_)) => args.clone(),
             Some(_) => return Err(McpError::invalid_params("\"arguments\" must be an object")),
         };
-        let Some(entry) = self.registry_read().tool(&name) else {
+        let Some(entry) = self.registry_read().tools.get(&name).cloned() else {
             return Err(McpError::invalid_params(format!("Unknown tool: {name}"))
                 .with_data(json!({ "name": name })));
         };
@@ -283,17 +409,10 @@ impl Server {
                 "Invalid arguments for tool '{name}': {problems}"
             )));
         }
-        // A handler may panic while building its future as well as while
-        // running it; both become a tool error for this request only.
-        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            entry.handler.call(ctx, arguments)
-        }));
-        let outcome = match started {
-            Ok(future) => catch_panic(future).await,
-            Err(payload) => Err(panic_message(payload.as_ref())),
-        };
-        match outcome {
-            Ok(Ok(output)) => {
+        let handler = entry.handler.clone();
+        match run_handler(input, move || handler.call(ctx, arguments)).await {
+            Ran::InputRequired => Ok(self.input_required(expect_round(input)?, params)),
+            Ran::Done(Ok(output)) => {
                 let result = into_call_tool_result(output, entry.output.is_some());
                 if let (Some(schema), Some(structured)) =
                     (&entry.output, result.get("structuredContent"))
@@ -307,17 +426,181 @@ impl Server {
                 }
                 Ok(result)
             }
-            Ok(Err(HandlerError::Tool(message))) => Ok(error_result(&message)),
-            Ok(Err(HandlerError::Protocol(error))) => Err(error),
-            Err(panic) => {
+            Ran::Done(Err(HandlerError::Tool(message))) => Ok(error_result(&message)),
+            Ran::Done(Err(HandlerError::Protocol(error))) => Err(error),
+            Ran::Panicked(panic) => {
                 tracing::error!(tool = %name, %panic, "tool handler panicked");
                 Ok(error_result(&format!("Tool '{name}' failed: {panic}")))
             }
         }
     }
+
+    async fn read_resource(
+        &self,
+        ctx: RequestContext,
+        params: &Map<String, Value>,
+        input: Option<&InputRound>,
+    ) -> Result<Map<String, Value>, McpError> {
+        let Some(Value::String(uri)) = params.get("uri") else {
+            return Err(McpError::invalid_params("resources/read requires a string \"uri\""));
+        };
+        let resolved = self.registry_read().resolve_resource(uri);
+        let Some((handler, mime_type, variables)) = resolved else {
+            return Err(McpError::invalid_params(format!("Resource not found: {uri}"))
+                .with_data(json!({ "uri": uri })));
+        };
+        let request = ResourceRequest {
+            uri: uri.clone(),
+            variables,
+        };
+        let output = match run_handler(input, move || handler.call(ctx, request)).await {
+            Ran::InputRequired => return Ok(self.input_required(expect_round(input)?, params)),
+            Ran::Done(Ok(output)) => output,
+            Ran::Done(Err(HandlerError::Protocol(error))) => return Err(error),
+            Ran::Done(Err(HandlerError::Tool(message))) => return Err(McpError::internal(message)),
+            Ran::Panicked(panic) => {
+                tracing::error!(%uri, %panic, "resource handler panicked");
+                return Err(McpError::internal(format!("Reading {uri} failed: {panic}")));
+            }
+        };
+        let contents = match output {
+            ResourceOutput::Text(text) => vec![contents_item(uri, mime_type.as_deref(), "text", Value::from(text))],
+            ResourceOutput::Blob(bytes) => vec![contents_item(
+                uri,
+                mime_type.as_deref(),
+                "blob",
+                Value::from(BASE64.encode(bytes)),
+            )],
+            ResourceOutput::Contents(items) => items,
+        };
+        let mut result = Map::new();
+        result.insert("contents".into(), Value::Array(contents));
+        insert_cache_hint(&mut result, self.shared.options.caching.resource_read);
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        ctx: RequestContext,
+        params: &Map<String, Value>,
+        input: Option<&InputRound>,
+    ) -> Result<Map<String, Value>, McpError> {
+        let Some(Value::String(name)) = params.get("name") else {
+            return Err(McpError::invalid_params("prompts/get requires a string \"name\""));
+        };
+        let Some(entry) = self.registry_read().prompts.get(name).cloned() else {
+            return Err(McpError::invalid_params(format!("Unknown prompt: {name}"))
+                .with_data(json!({ "name": name })));
+        };
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(args)) => args.clone(),
+            Some(_) => return Err(McpError::invalid_params("\"arguments\" must be an object")),
+        };
+        if let Some((key, _)) = arguments.iter().find(|(_, v)| !v.is_string()) {
+            return Err(McpError::invalid_params(format!(
+                "prompt argument {key:?} must be a string"
+            )));
+        }
+        let missing: Vec<&str> = entry
+            .required
+            .iter()
+            .filter(|r| !arguments.contains_key(r.as_str()))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(McpError::invalid_params(format!(
+                "prompt {name:?} is missing required arguments: {}",
+                missing.join(", ")
+            )));
+        }
+        let handler = entry.handler.clone();
+        let output = match run_handler(input, move || handler.call(ctx, arguments)).await {
+            Ran::InputRequired => return Ok(self.input_required(expect_round(input)?, params)),
+            Ran::Done(Ok(output)) => output,
+            Ran::Done(Err(HandlerError::Protocol(error))) => return Err(error),
+            Ran::Done(Err(HandlerError::Tool(message))) => return Err(McpError::internal(message)),
+            Ran::Panicked(panic) => {
+                tracing::error!(prompt = %name, %panic, "prompt handler panicked");
+                return Err(McpError::internal(format!("Prompt '{name}' failed: {panic}")));
+            }
+        };
+        Ok(match output {
+            PromptOutput::Text(text) => {
+                let mut result = Map::new();
+                result.insert(
+                    "messages".into(),
+                    json!([{"role": "user", "content": {"type": "text", "text": text}}]),
+                );
+                result
+            }
+            PromptOutput::Messages(messages) => {
+                let mut result = Map::new();
+                result.insert("messages".into(), Value::Array(messages));
+                result
+            }
+            PromptOutput::Result(result) => result,
+        })
+    }
+
+    async fn complete(
+        &self,
+        ctx: RequestContext,
+        params: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, McpError> {
+        if !params.get("ref").is_some_and(Value::is_object)
+            || !params.get("argument").is_some_and(Value::is_object)
+        {
+            return Err(McpError::invalid_params(
+                "completion/complete requires \"ref\" and \"argument\" objects",
+            ));
+        }
+        let Some(handler) = self.registry_read().completion.clone() else {
+            return Err(McpError::method_not_found("completion/complete"));
+        };
+        let input = Value::Object(params.clone());
+        let output: CompletionOutput = match run_handler(None, move || handler.call(ctx, input)).await {
+            Ran::Done(Ok(output)) => output,
+            Ran::Done(Err(HandlerError::Protocol(error))) => return Err(error),
+            Ran::Done(Err(HandlerError::Tool(message))) => return Err(McpError::internal(message)),
+            Ran::Panicked(panic) => return Err(McpError::internal(format!("completion failed: {panic}"))),
+            Ran::InputRequired => return Err(McpError::internal("completion cannot ask for input")),
+        };
+        // The spec caps a completion response at 100 values.
+        const MAX_VALUES: usize = 100;
+        let total = output.total.unwrap_or(output.values.len() as u64);
+        let has_more = output.has_more.unwrap_or(output.values.len() > MAX_VALUES);
+        let mut values = output.values;
+        values.truncate(MAX_VALUES);
+        let mut completion = Map::new();
+        completion.insert("values".into(), json!(values));
+        completion.insert("total".into(), json!(total));
+        completion.insert("hasMore".into(), json!(has_more));
+        let mut result = Map::new();
+        result.insert("completion".into(), Value::Object(completion));
+        Ok(result)
+    }
+}
+
+/// A round that ended in `InputRequired` always had an input round.
+fn expect_round(input: Option<&InputRound>) -> Result<&InputRound, McpError> {
+    input.ok_or_else(|| McpError::internal("input required outside an input-capable request"))
+}
+
+fn contents_item(uri: &str, mime_type: Option<&str>, field: &str, value: Value) -> Value {
+    let mut item = Map::new();
+    item.insert("uri".into(), Value::from(uri));
+    if let Some(mime) = mime_type {
+        item.insert("mimeType".into(), Value::from(mime));
+    }
+    item.insert(field.into(), value);
+    Value::Object(item)
 }
 
 fn insert_cache_hint(result: &mut Map<String, Value>, hint: CacheHint) {
     result.insert("ttlMs".into(), Value::from(hint.ttl_ms));
-    result.insert("cacheScope".into(), Value::from(hint.scope.as_str()));
+    result.insert(
+        "cacheScope".into(),
+        serde_json::to_value(hint.scope).unwrap_or(Value::from("private")),
+    );
 }

@@ -69,24 +69,87 @@ impl HandlerError {
 /// The outcome of one handler invocation.
 pub type HandlerResult = Result<ToolOutput, HandlerError>;
 
-/// A tool implementation.
+/// An implementation of one primitive: a tool, resource, prompt or
+/// completion provider. `I` is what the server hands it (tool arguments,
+/// a resource request, prompt arguments) and `O` what it produces.
 ///
-/// Implemented for every `Fn(RequestContext, Value) -> impl Future<Output =
-/// HandlerResult>`, so an `async` closure is a handler.
-pub trait ToolHandler: Send + Sync + 'static {
-    /// Runs the tool with validated arguments (always a JSON object).
-    fn call(&self, ctx: RequestContext, arguments: Value) -> BoxFuture<HandlerResult>;
+/// Implemented for every `Fn(RequestContext, I) -> impl Future<Output =
+/// Result<O, HandlerError>>`, so an `async` closure is a handler.
+pub trait Handler<I, O>: Send + Sync + 'static {
+    /// Runs the handler.
+    fn call(&self, ctx: RequestContext, input: I) -> BoxFuture<Result<O, HandlerError>>;
 }
 
-impl<F, Fut> ToolHandler for F
+impl<F, Fut, I, O> Handler<I, O> for F
 where
-    F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult> + Send + 'static,
+    F: Fn(RequestContext, I) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
 {
-    fn call(&self, ctx: RequestContext, arguments: Value) -> BoxFuture<HandlerResult> {
-        Box::pin(self(ctx, arguments))
+    fn call(&self, ctx: RequestContext, input: I) -> BoxFuture<Result<O, HandlerError>> {
+        Box::pin(self(ctx, input))
     }
 }
+
+/// A tool implementation: receives the validated arguments (a JSON object).
+pub trait ToolHandler: Handler<Value, ToolOutput> {}
+impl<T: Handler<Value, ToolOutput>> ToolHandler for T {}
+
+/// What a resource handler is asked to read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceRequest {
+    /// The URI the client asked for.
+    pub uri: String,
+    /// Variables extracted by the matching URI template (empty for a
+    /// static resource).
+    pub variables: Map<String, Value>,
+}
+
+/// What a resource handler produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResourceOutput {
+    /// Text content for the requested URI.
+    Text(String),
+    /// Binary content for the requested URI (sent base64-encoded).
+    Blob(Vec<u8>),
+    /// Explicit `contents` items (`TextResourceContents` /
+    /// `BlobResourceContents` objects).
+    Contents(Vec<Value>),
+}
+
+/// A resource implementation.
+pub trait ResourceHandler: Handler<ResourceRequest, ResourceOutput> {}
+impl<T: Handler<ResourceRequest, ResourceOutput>> ResourceHandler for T {}
+
+/// What a prompt handler produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptOutput {
+    /// One user message with this text.
+    Text(String),
+    /// `PromptMessage` objects.
+    Messages(Vec<Value>),
+    /// A complete `GetPromptResult` object (messages plus description).
+    Result(Map<String, Value>),
+}
+
+/// A prompt implementation: receives the prompt arguments.
+pub trait PromptHandler: Handler<Map<String, Value>, PromptOutput> {}
+impl<T: Handler<Map<String, Value>, PromptOutput>> PromptHandler for T {}
+
+/// Suggestions for `completion/complete`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompletionOutput {
+    /// Suggested values (at most 100 are sent).
+    pub values: Vec<String>,
+    /// Total number of matches, if known.
+    pub total: Option<u64>,
+    /// Whether more matches exist than were sent.
+    pub has_more: Option<bool>,
+}
+
+/// A completion provider: receives the `completion/complete` params
+/// (`ref`, `argument`, `context`).
+pub trait CompletionHandler: Handler<Value, CompletionOutput> {}
+impl<T: Handler<Value, CompletionOutput>> CompletionHandler for T {}
 
 /// A one-shot completion handle for hosts whose handlers finish later or on
 /// another thread (C callbacks, Python coroutines, JS promises).
@@ -95,18 +158,18 @@ where
 /// Dropping it without completing reports a tool error instead of leaving the
 /// request hanging.
 #[derive(Debug)]
-pub struct Completion {
-    sender: Option<oneshot::Sender<HandlerResult>>,
+pub struct Completion<O = ToolOutput> {
+    sender: Option<oneshot::Sender<Result<O, HandlerError>>>,
 }
 
 /// The receiving side of a [`Completion`].
-pub struct CompletionReceiver {
-    receiver: oneshot::Receiver<HandlerResult>,
+pub struct CompletionReceiver<O = ToolOutput> {
+    receiver: oneshot::Receiver<Result<O, HandlerError>>,
 }
 
-impl Completion {
+impl<O> Completion<O> {
     /// A fresh handle and the future that resolves when it is completed.
-    pub fn new() -> (Completion, CompletionReceiver) {
+    pub fn new() -> (Completion<O>, CompletionReceiver<O>) {
         let (sender, receiver) = oneshot::channel();
         (
             Completion {
@@ -117,8 +180,9 @@ impl Completion {
     }
 
     /// Delivers the handler's outcome. Returns `false` when nobody waits any
-    /// more (the request was cancelled or the connection closed).
-    pub fn complete(mut self, result: HandlerResult) -> bool {
+    /// more (the request was cancelled, the connection closed, or the round
+    /// ended because the handler asked the client for input).
+    pub fn complete(mut self, result: Result<O, HandlerError>) -> bool {
         match self.sender.take() {
             Some(sender) => sender.send(result).is_ok(),
             None => false,
@@ -131,23 +195,23 @@ impl Completion {
     }
 }
 
-impl Drop for Completion {
+impl<O> Drop for Completion<O> {
     fn drop(&mut self) {
         if let Some(sender) = self.sender.take() {
             let _ = sender.send(Err(HandlerError::Tool(
-                "the tool handler finished without producing a result".into(),
+                "the handler finished without producing a result".into(),
             )));
         }
     }
 }
 
-impl CompletionReceiver {
+impl<O> CompletionReceiver<O> {
     /// Waits for the outcome.
-    pub async fn wait(self) -> HandlerResult {
+    pub async fn wait(self) -> Result<O, HandlerError> {
         self.receiver.await.unwrap_or_else(|_| {
             // Unreachable in practice: Completion's Drop always sends.
             Err(HandlerError::Tool(
-                "the tool handler was dropped without a result".into(),
+                "the handler was dropped without a result".into(),
             ))
         })
     }

@@ -4,27 +4,37 @@
 mod context;
 mod dispatch;
 mod handler;
+mod input;
 mod panic;
 mod registry;
 pub(crate) mod seal;
+mod subscriptions;
 pub(crate) mod tool_result;
+pub mod uri_template;
 mod validation;
 
 pub use context::{LogLevel, RequestContext, RequestMeta};
-pub use dispatch::CacheScope;
 pub(crate) use dispatch::{Prepared, Rejection};
 pub use handler::{
-    BoxFuture, Completion, CompletionReceiver, HandlerError, HandlerResult, ToolHandler,
-    ToolOutput,
+    BoxFuture, Completion, CompletionHandler, CompletionOutput, CompletionReceiver, Handler,
+    HandlerError, HandlerResult, PromptHandler, PromptOutput, ResourceHandler, ResourceOutput, ResourceRequest,
+    ToolHandler, ToolOutput,
 };
+pub use input::{AskOutcome, InputKind, input_kind_for_method};
+pub(crate) use registry::HeaderParam;
 pub use seal::SealKey;
 
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{Implementation, Tool};
-use crate::transport::http::HttpOptions;
 use crate::Error;
-use registry::Registry;
+use crate::protocol::{CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use crate::transport::http::HttpOptions;
+use registry::{PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
+use subscriptions::ServerEvent;
+use uri_template::UriTemplate;
 
 /// Caching hints for one kind of result (`ttlMs` + `cacheScope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,19 +56,36 @@ impl Default for CacheHint {
     }
 }
 
+/// Caching hints per kind of cacheable result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caching {
+    /// `server/discover`.
+    pub discover: CacheHint,
+    /// `tools/list`.
+    pub tools: CacheHint,
+    /// `resources/list`.
+    pub resources: CacheHint,
+    /// `resources/templates/list`.
+    pub resource_templates: CacheHint,
+    /// `resources/read`.
+    pub resource_read: CacheHint,
+    /// `prompts/list`.
+    pub prompts: CacheHint,
+}
+
 /// Server-wide settings.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
     /// Natural-language guidance returned by `server/discover`.
     pub instructions: Option<String>,
-    /// Items per page of `tools/list` (and the other lists).
+    /// Items per page of every `*/list` result.
     pub page_size: usize,
-    /// Caching hints for `server/discover`.
-    pub discover_cache: CacheHint,
-    /// Caching hints for `tools/list`.
-    pub tools_cache: CacheHint,
-    /// Key protecting cursors and request state; share it between replicas.
+    /// Caching hints for every cacheable result.
+    pub caching: Caching,
+    /// Key protecting cursors and `requestState`; share it between replicas.
     pub seal_key: SealKey,
+    /// How long a `requestState` stays valid.
+    pub request_state_ttl: Duration,
     /// Whether every result carries `_meta["io.modelcontextprotocol/serverInfo"]`.
     pub include_server_info: bool,
 }
@@ -68,9 +95,9 @@ impl Default for ServerOptions {
         ServerOptions {
             instructions: None,
             page_size: 100,
-            discover_cache: CacheHint::default(),
-            tools_cache: CacheHint::default(),
+            caching: Caching::default(),
             seal_key: SealKey::random(),
+            request_state_ttl: Duration::from_secs(600),
             include_server_info: true,
         }
     }
@@ -80,10 +107,13 @@ pub(crate) struct ServerShared {
     pub(crate) info: Implementation,
     pub(crate) options: ServerOptions,
     pub(crate) registry: RwLock<Registry>,
+    pub(crate) events: broadcast::Sender<ServerEvent>,
+    /// Cancelled to end every open `subscriptions/listen` gracefully.
+    pub(crate) closing: CancellationToken,
 }
 
 /// An MCP server. Cheap to clone: clones share the registry, so a tool added
-/// through one clone is served by all.
+/// through one clone is served by all (and announced to subscribers).
 #[derive(Clone)]
 pub struct Server {
     pub(crate) shared: Arc<ServerShared>,
@@ -105,11 +135,14 @@ impl Server {
 
     /// A server with explicit identity and options.
     pub fn with_options(info: Implementation, options: ServerOptions) -> Server {
+        let (events, _) = broadcast::channel(subscriptions::EVENT_BUFFER);
         Server {
             shared: Arc::new(ServerShared {
                 info,
                 options,
                 registry: RwLock::new(Registry::default()),
+                events,
+                closing: CancellationToken::new(),
             }),
         }
     }
@@ -119,22 +152,144 @@ impl Server {
         &self.shared.info
     }
 
+    /// The server's options.
+    pub fn options(&self) -> &ServerOptions {
+        &self.shared.options
+    }
+
     /// Registers (or replaces) a tool. Fails when the tool's name or schemas
-    /// are unacceptable (invalid JSON Schema, a network `$ref`, a bad name).
+    /// are unacceptable (invalid JSON Schema, a network `$ref`, a bad name,
+    /// an invalid `x-mcp-header` annotation).
     pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<(), Error> {
-        let entry = registry::ToolEntry::new(tool, Arc::new(handler))?;
-        self.registry_write().insert_tool(entry);
+        let entry = ToolEntry::new(tool, Arc::new(handler))?;
+        let mut registry = self.registry_write();
+        registry.tools.insert(entry.tool.name.clone(), Arc::new(entry));
+        registry.offered.tools = true;
+        drop(registry);
+        self.publish(ServerEvent::ToolsChanged);
         Ok(())
     }
 
     /// Removes a tool; returns whether it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
-        self.registry_write().remove_tool(name)
+        // shift_remove keeps the listing order of the remaining tools stable
+        let removed = self.registry_write().tools.shift_remove(name).is_some();
+        if removed {
+            self.publish(ServerEvent::ToolsChanged);
+        }
+        removed
     }
 
     /// Names of the registered tools, in listing order.
     pub fn tool_names(&self) -> Vec<String> {
-        self.registry_read().tool_names()
+        self.registry_read().tools.keys().cloned().collect()
+    }
+
+    /// Registers (or replaces) a resource with a fixed URI.
+    pub fn add_resource(&self, resource: Resource, handler: impl ResourceHandler) -> Result<(), Error> {
+        if resource.uri.is_empty() {
+            return Err(Error::InvalidDefinition("resource uri must not be empty".into()));
+        }
+        let entry = ResourceEntry {
+            listing: serde_json::to_value(&resource)?,
+            mime_type: resource.mime_type.clone(),
+            handler: Arc::new(handler),
+        };
+        let mut registry = self.registry_write();
+        registry.resources.insert(resource.uri, Arc::new(entry));
+        registry.offered.resources = true;
+        drop(registry);
+        self.publish(ServerEvent::ResourcesChanged);
+        Ok(())
+    }
+
+    /// Removes a resource; returns whether it existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.registry_write().resources.shift_remove(uri).is_some();
+        if removed {
+            self.publish(ServerEvent::ResourcesChanged);
+        }
+        removed
+    }
+
+    /// Registers (or replaces) a resource template: reads of URIs matching
+    /// its RFC 6570 `uriTemplate` go to `handler` with the extracted
+    /// variables.
+    pub fn add_resource_template(
+        &self,
+        template: ResourceTemplate,
+        handler: impl ResourceHandler,
+    ) -> Result<(), Error> {
+        let compiled = UriTemplate::parse(&template.uri_template).map_err(Error::InvalidDefinition)?;
+        let entry = TemplateEntry {
+            listing: serde_json::to_value(&template)?,
+            template: compiled,
+            mime_type: template.mime_type.clone(),
+            handler: Arc::new(handler),
+        };
+        let mut registry = self.registry_write();
+        registry.templates.insert(template.uri_template, Arc::new(entry));
+        registry.offered.resources = true;
+        drop(registry);
+        self.publish(ServerEvent::ResourcesChanged);
+        Ok(())
+    }
+
+    /// Registers (or replaces) a prompt.
+    pub fn add_prompt(&self, prompt: Prompt, handler: impl PromptHandler) -> Result<(), Error> {
+        if prompt.name.is_empty() {
+            return Err(Error::InvalidDefinition("prompt name must not be empty".into()));
+        }
+        let required = prompt
+            .arguments
+            .iter()
+            .flatten()
+            .filter(|a| a.required == Some(true))
+            .map(|a| a.name.clone())
+            .collect();
+        let entry = PromptEntry {
+            listing: serde_json::to_value(&prompt)?,
+            required,
+            handler: Arc::new(handler),
+        };
+        let mut registry = self.registry_write();
+        registry.prompts.insert(prompt.name, Arc::new(entry));
+        registry.offered.prompts = true;
+        drop(registry);
+        self.publish(ServerEvent::PromptsChanged);
+        Ok(())
+    }
+
+    /// Removes a prompt; returns whether it existed.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.registry_write().prompts.shift_remove(name).is_some();
+        if removed {
+            self.publish(ServerEvent::PromptsChanged);
+        }
+        removed
+    }
+
+    /// Sets the provider answering `completion/complete` (and declares the
+    /// `completions` capability).
+    pub fn set_completion_handler(&self, handler: impl CompletionHandler) {
+        self.registry_write().completion = Some(Arc::new(handler));
+    }
+
+    /// Tells subscribers of `uri` that it changed.
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.publish(ServerEvent::ResourceUpdated(uri.to_owned()));
+    }
+
+    /// Ends every open `subscriptions/listen` stream with its graceful
+    /// completion result (done on shutdown). Later listen requests end at
+    /// once.
+    pub fn close_subscriptions(&self) {
+        self.shared.closing.cancel();
+    }
+
+    fn publish(&self, event: ServerEvent) {
+        // No receiver just means nobody listens right now.
+        let _ = self.shared.events.send(event);
     }
 
     /// Serves on this process's stdin/stdout until stdin reaches EOF.
@@ -142,10 +297,18 @@ impl Server {
         crate::transport::stdio::serve(self.clone(), tokio::io::stdin(), tokio::io::stdout()).await
     }
 
-    /// Serves Streamable HTTP until the process ends or `options.shutdown`
-    /// is cancelled.
+    /// Serves Streamable HTTP until `options.shutdown` is cancelled.
     pub async fn serve_http(&self, options: HttpOptions) -> Result<(), Error> {
         crate::transport::http::serve(self.clone(), options).await
+    }
+
+    /// The `x-mcp-header` parameters of a tool, for header validation.
+    pub(crate) fn header_params(&self, tool: &str) -> Vec<HeaderParam> {
+        self.registry_read()
+            .tools
+            .get(tool)
+            .map(|t| t.header_params.clone())
+            .unwrap_or_default()
     }
 
     pub(crate) fn registry_read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {

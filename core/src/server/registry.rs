@@ -1,14 +1,25 @@
-//! What a server offers: tools (for now), in registration order, each with
-//! its compiled schemas and its pre-serialised listing entry.
+//! What a server offers: tools, resources, resource templates, prompts and a
+//! completion provider, each in registration order with its listing entry
+//! serialised once.
 
 use indexmap::IndexMap;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::sync::Arc;
 
-use super::handler::ToolHandler;
+use super::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
+use super::uri_template::UriTemplate;
 use super::validation::CompiledSchema;
 use crate::Error;
 use crate::protocol::Tool;
+
+/// One tool parameter mirrored into an `Mcp-Param-{name}` header.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HeaderParam {
+    /// The `{name}` part of the header.
+    pub(crate) name: String,
+    /// Property path from the arguments object to the value.
+    pub(crate) path: Vec<String>,
+}
 
 pub(crate) struct ToolEntry {
     pub(crate) tool: Tool,
@@ -16,6 +27,7 @@ pub(crate) struct ToolEntry {
     pub(crate) listing: Value,
     pub(crate) input: CompiledSchema,
     pub(crate) output: Option<CompiledSchema>,
+    pub(crate) header_params: Vec<HeaderParam>,
     pub(crate) handler: Arc<dyn ToolHandler>,
 }
 
@@ -27,8 +39,77 @@ pub(crate) fn is_valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-'))
 }
 
+/// HTTP token characters allowed in an `x-mcp-header` name.
+fn is_header_token(name: &str) -> bool {
+    !name.is_empty()
+        && name.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^'
+                        | b'_' | b'`' | b'|' | b'~'
+                )
+        })
+}
+
+/// Finds `x-mcp-header` annotations in an input schema and checks them
+/// (spec: server/tools.mdx, "x-mcp-header"): only on string, integer or
+/// boolean properties reachable through `properties`, with header-safe,
+/// case-insensitively unique names.
+pub(crate) fn header_params(schema: &Map<String, Value>) -> Result<Vec<HeaderParam>, String> {
+    let mut found = Vec::new();
+    collect_header_params(schema, &mut Vec::new(), &mut found)?;
+    let mut seen: Vec<String> = Vec::new();
+    for p in &found {
+        let lower = p.name.to_ascii_lowercase();
+        if seen.contains(&lower) {
+            return Err(format!("duplicate x-mcp-header name {:?}", p.name));
+        }
+        seen.push(lower);
+    }
+    Ok(found)
+}
+
+fn collect_header_params(
+    schema: &Map<String, Value>,
+    path: &mut Vec<String>,
+    found: &mut Vec<HeaderParam>,
+) -> Result<(), String> {
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return Ok(());
+    };
+    for (prop, sub) in properties {
+        let Value::Object(sub) = sub else { continue };
+        path.push(prop.clone());
+        if let Some(header) = sub.get("x-mcp-header") {
+            let Value::String(name) = header else {
+                return Err(format!("x-mcp-header on {path:?} must be a string"));
+            };
+            if !is_header_token(name) {
+                return Err(format!("x-mcp-header {name:?} is not a valid header name"));
+            }
+            match sub.get("type").and_then(Value::as_str) {
+                Some("string") | Some("integer") | Some("boolean") => {}
+                other => {
+                    return Err(format!(
+                        "x-mcp-header {name:?} is on a property of type {other:?}; only string, integer and boolean can be mirrored"
+                    ));
+                }
+            }
+            found.push(HeaderParam {
+                name: name.clone(),
+                path: path.clone(),
+            });
+        }
+        collect_header_params(sub, path, found)?;
+        path.pop();
+    }
+    Ok(())
+}
+
 impl ToolEntry {
     pub(crate) fn new(tool: Tool, handler: Arc<dyn ToolHandler>) -> Result<ToolEntry, Error> {
+        let invalid = |what: String| Error::InvalidDefinition(format!("tool {:?}: {what}", tool.name));
         if !is_valid_tool_name(&tool.name) {
             return Err(Error::InvalidDefinition(format!(
                 "tool name {:?} must be 1-64 characters of A-Z a-z 0-9 _ . / -",
@@ -36,64 +117,158 @@ impl ToolEntry {
             )));
         }
         if tool.input_schema.get("type").and_then(Value::as_str) != Some("object") {
-            return Err(Error::InvalidDefinition(format!(
-                "tool {:?}: inputSchema must have \"type\": \"object\"",
-                tool.name
-            )));
+            return Err(invalid("inputSchema must have \"type\": \"object\"".into()));
         }
-        let input = CompiledSchema::compile(&tool.input_schema).map_err(|e| {
-            Error::InvalidDefinition(format!("tool {:?}: invalid inputSchema: {e}", tool.name))
-        })?;
+        let input = CompiledSchema::compile(&tool.input_schema)
+            .map_err(|e| invalid(format!("invalid inputSchema: {e}")))?;
         let output = match &tool.output_schema {
-            Some(schema) => Some(CompiledSchema::compile(schema).map_err(|e| {
-                Error::InvalidDefinition(format!("tool {:?}: invalid outputSchema: {e}", tool.name))
-            })?),
+            Some(schema) => Some(
+                CompiledSchema::compile(schema)
+                    .map_err(|e| invalid(format!("invalid outputSchema: {e}")))?,
+            ),
             None => None,
         };
+        let header_params = header_params(&tool.input_schema).map_err(invalid)?;
         let listing = serde_json::to_value(&tool)?;
         Ok(ToolEntry {
             tool,
             listing,
             input,
             output,
+            header_params,
             handler,
         })
     }
 }
 
+pub(crate) struct ResourceEntry {
+    pub(crate) listing: Value,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+}
+
+pub(crate) struct TemplateEntry {
+    pub(crate) listing: Value,
+    pub(crate) template: UriTemplate,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+}
+
+pub(crate) struct PromptEntry {
+    pub(crate) listing: Value,
+    /// Names of the arguments the prompt requires.
+    pub(crate) required: Vec<String>,
+    pub(crate) handler: Arc<dyn PromptHandler>,
+}
+
+/// Which primitives this server offers (and so declares as capabilities):
+/// a kind is offered once anything of it was registered, even if it was
+/// removed again later, so the capability does not flicker.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Offered {
+    pub(crate) tools: bool,
+    pub(crate) resources: bool,
+    pub(crate) prompts: bool,
+}
+
 #[derive(Default)]
 pub(crate) struct Registry {
-    tools: IndexMap<String, Arc<ToolEntry>>,
+    pub(crate) tools: IndexMap<String, Arc<ToolEntry>>,
+    pub(crate) resources: IndexMap<String, Arc<ResourceEntry>>,
+    pub(crate) templates: IndexMap<String, Arc<TemplateEntry>>,
+    pub(crate) prompts: IndexMap<String, Arc<PromptEntry>>,
+    pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
+    pub(crate) offered: Offered,
+}
+
+fn page<'a, T: 'a>(
+    items: impl Iterator<Item = &'a Arc<T>>,
+    len: usize,
+    offset: usize,
+    page_size: usize,
+    listing: impl Fn(&T) -> &Value,
+) -> (Vec<Value>, bool) {
+    let page: Vec<Value> = items
+        .skip(offset)
+        .take(page_size)
+        .map(|item| listing(item).clone())
+        .collect();
+    let more = offset + page.len() < len;
+    (page, more)
+}
+
+/// The lists `*/list` requests page through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    Tools,
+    Resources,
+    Templates,
+    Prompts,
 }
 
 impl Registry {
-    pub(crate) fn insert_tool(&mut self, entry: ToolEntry) {
-        self.tools.insert(entry.tool.name.clone(), Arc::new(entry));
+    /// One page of the listing of `kind` starting at `offset`, and whether
+    /// more follow.
+    pub(crate) fn page(&self, kind: ListKind, offset: usize, page_size: usize) -> (Vec<Value>, bool) {
+        match kind {
+            ListKind::Tools => page(self.tools.values(), self.tools.len(), offset, page_size, |t| &t.listing),
+            ListKind::Resources => page(self.resources.values(), self.resources.len(), offset, page_size, |r| &r.listing),
+            ListKind::Templates => page(self.templates.values(), self.templates.len(), offset, page_size, |t| &t.listing),
+            ListKind::Prompts => page(self.prompts.values(), self.prompts.len(), offset, page_size, |p| &p.listing),
+        }
     }
 
-    pub(crate) fn remove_tool(&mut self, name: &str) -> bool {
-        // shift_remove keeps the listing order of the remaining tools stable
-        self.tools.shift_remove(name).is_some()
+    /// The handler for a URI: an exact resource first, then the first
+    /// template (in registration order) that matches.
+    pub(crate) fn resolve_resource(
+        &self,
+        uri: &str,
+    ) -> Option<(Arc<dyn ResourceHandler>, Option<String>, Map<String, Value>)> {
+        if let Some(r) = self.resources.get(uri) {
+            return Some((r.handler.clone(), r.mime_type.clone(), Map::new()));
+        }
+        self.templates.values().find_map(|t| {
+            t.template
+                .matches(uri)
+                .map(|vars| (t.handler.clone(), t.mime_type.clone(), vars))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
     }
 
-    pub(crate) fn tool(&self, name: &str) -> Option<Arc<ToolEntry>> {
-        self.tools.get(name).cloned()
+    #[test]
+    fn finds_nested_header_params() {
+        let schema = obj(json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "opts": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "N"}}},
+            "plain": {"type": "string"}
+        }}));
+        let found = header_params(&schema).unwrap();
+        assert_eq!(found.len(), 2);
+        let nested = found.iter().find(|p| p.name == "N").unwrap();
+        assert_eq!(nested.path, ["opts", "n"]);
     }
 
-    pub(crate) fn tool_names(&self) -> Vec<String> {
-        self.tools.keys().cloned().collect()
-    }
-
-    /// One page of listings starting at `offset`, and whether more follow.
-    pub(crate) fn tool_page(&self, offset: usize, page_size: usize) -> (Vec<Value>, bool) {
-        let page: Vec<Value> = self
-            .tools
-            .values()
-            .skip(offset)
-            .take(page_size)
-            .map(|t| t.listing.clone())
-            .collect();
-        let more = offset + page.len() < self.tools.len();
-        (page, more)
+    #[test]
+    fn rejects_invalid_header_annotations() {
+        for bad in [
+            json!({"a": {"type": "string", "x-mcp-header": ""}}),
+            json!({"a": {"type": "string", "x-mcp-header": "has space"}}),
+            json!({"a": {"type": "object", "x-mcp-header": "A"}}),
+            json!({"a": {"type": "number", "x-mcp-header": "A"}}),
+            json!({"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}),
+            json!({"a": {"type": "string", "x-mcp-header": "Ü"}}),
+        ] {
+            let schema = obj(json!({"type": "object", "properties": bad}));
+            assert!(header_params(&schema).is_err(), "{schema:?}");
+        }
     }
 }

@@ -21,7 +21,8 @@ use crate::{Error, McpError};
 /// gets its answers, and a stuck handler cannot keep the process alive.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+/// Requests being served, with whether each is a `subscriptions/listen`.
+type InFlight = Arc<Mutex<HashMap<RequestId, (CancellationToken, bool)>>>;
 
 /// Serves `server` over a byte stream pair until `reader` reaches EOF and
 /// in-flight requests have finished.
@@ -63,12 +64,19 @@ where
         handle_line(&server, bytes, &out_tx, &in_flight, &mut tasks);
     }
 
+    // The client is gone: its subscriptions end now, while ordinary requests
+    // get a grace period to deliver answers it may still read.
+    for (token, is_listen) in lock(&in_flight).values() {
+        if *is_listen {
+            token.cancel();
+        }
+    }
     let drained = tokio::time::timeout(DRAIN_GRACE, async {
         while tasks.join_next().await.is_some() {}
     })
     .await;
     if drained.is_err() {
-        for token in lock(&in_flight).values() {
+        for (token, _) in lock(&in_flight).values() {
             token.cancel();
         }
         while tasks.join_next().await.is_some() {}
@@ -80,7 +88,7 @@ where
     Ok(())
 }
 
-fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
+fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashMap<RequestId, (CancellationToken, bool)>> {
     // The map holds only tokens; a panic elsewhere cannot leave it inconsistent.
     in_flight.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -114,7 +122,7 @@ fn handle_line(
             }
             let id = prepared.request.id.clone();
             let cancel = CancellationToken::new();
-            lock(in_flight).insert(id.clone(), cancel.clone());
+            lock(in_flight).insert(id.clone(), (cancel.clone(), prepared.is_listen()));
             let server = server.clone();
             let out = out.clone();
             let in_flight = in_flight.clone();
@@ -140,7 +148,7 @@ fn handle_line(
                     .and_then(|p| p.get("requestId"))
                     .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
                 if let Some(id) = id
-                    && let Some(token) = lock(in_flight).get(&id)
+                    && let Some((token, _)) = lock(in_flight).get(&id)
                 {
                     token.cancel();
                 }

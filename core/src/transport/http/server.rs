@@ -16,6 +16,7 @@ use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -44,8 +45,12 @@ pub struct HttpOptions {
     /// `Origin` values accepted (exact, e.g. `https://app.example`);
     /// `None` means loopback origins only.
     pub allowed_origins: Option<Vec<String>>,
-    /// Cancelled to stop accepting connections and return from `run`.
+    /// Cancelled to stop accepting connections and return from `run`; open
+    /// `subscriptions/listen` streams end with their completion result.
     pub shutdown: CancellationToken,
+    /// Interval of SSE comment lines on streams with nothing to say, so
+    /// proxies and client idle timeouts do not cut them.
+    pub keep_alive: Duration,
 }
 
 impl Default for HttpOptions {
@@ -57,6 +62,7 @@ impl Default for HttpOptions {
             allowed_hosts: None,
             allowed_origins: None,
             shutdown: CancellationToken::new(),
+            keep_alive: Duration::from_secs(15),
         }
     }
 }
@@ -121,7 +127,10 @@ impl HttpServer {
                         continue;
                     }
                 },
-                _ = shutdown.cancelled() => return Ok(()),
+                _ = shutdown.cancelled() => {
+                    endpoint.server.close_subscriptions();
+                    return Ok(());
+                }
             };
             let _ = stream.set_nodelay(true);
             let endpoint = endpoint.clone();
@@ -242,13 +251,78 @@ impl Endpoint {
             Ok(p) => p,
             Err(rejection) => return rejection_response(rejection),
         };
-        if let Err(rejection) = check_headers(&parts.headers, &prepared) {
+        if let Err(rejection) = check_headers(&parts.headers, &prepared)
+            .and_then(|()| self.check_param_headers(&parts.headers, &prepared))
+        {
             return rejection_response(rejection);
         }
         if let Err(rejection) = self.server.admit(&prepared) {
             return rejection_response(rejection);
         }
         self.run(prepared).await
+    }
+
+    /// `Mcp-Param-*` headers must mirror the tool's `x-mcp-header`
+    /// arguments exactly (spec: "Server Behavior for Custom Headers").
+    fn check_param_headers(&self, headers: &HeaderMap, prepared: &Prepared) -> Result<(), Rejection> {
+        if prepared.request.method != "tools/call" {
+            return Ok(());
+        }
+        let params = prepared.request.params.as_ref();
+        let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+            return Ok(());
+        };
+        let header_params = self.server.header_params(tool);
+        if header_params.is_empty() {
+            return Ok(());
+        }
+        let arguments = params.and_then(|p| p.get("arguments"));
+        let id = Some(prepared.request.id.clone());
+        let mismatch = |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);
+        for param in header_params {
+            let header_name = format!("mcp-param-{}", param.name.to_ascii_lowercase());
+            let body = param
+                .path
+                .iter()
+                .try_fold(arguments, |v, key| Some(v?.get(key)))
+                .flatten()
+                .filter(|v| !v.is_null());
+            let header = match headers.get(&header_name) {
+                None => None,
+                Some(raw) => {
+                    let raw = raw.to_str().map_err(|_| {
+                        mismatch(format!("Mcp-Param-{} contains invalid characters", param.name))
+                    })?;
+                    Some(decode_header_value(raw).map_err(|e| {
+                        mismatch(format!("Mcp-Param-{}: {e}", param.name))
+                    })?)
+                }
+            };
+            match (body, header) {
+                (None, None) => {}
+                (Some(_), None) => {
+                    return Err(mismatch(format!(
+                        "Mcp-Param-{} header is required when the argument is present",
+                        param.name
+                    )));
+                }
+                (None, Some(_)) => {
+                    return Err(mismatch(format!(
+                        "Mcp-Param-{} header was sent but the argument is absent",
+                        param.name
+                    )));
+                }
+                (Some(body), Some(header)) => {
+                    if !header_matches_value(&header, body) {
+                        return Err(mismatch(format!(
+                            "Mcp-Param-{} header value '{header}' does not match body value '{body}'",
+                            param.name
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_host_and_origin(&self, headers: &HeaderMap) -> Result<(), Response<McpBody>> {
@@ -325,10 +399,13 @@ impl Endpoint {
             let _ = frame_tx.send(sse_event(&note));
         }
         let task_cancel = cancel.clone();
+        let period = self.options.keep_alive.max(Duration::from_millis(10));
         let owned_run = async move {
+            let mut keep_alive = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
             loop {
                 tokio::select! {
                     biased;
+                    _ = keep_alive.tick() => { let _ = frame_tx.send(Bytes::from_static(b":\n\n")); }
                     note = note_rx.recv() => match note {
                         Some(note) => { let _ = frame_tx.send(sse_event(&note)); }
                         None => {
@@ -412,6 +489,20 @@ fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<(), Rejecti
         }
     }
     Ok(())
+}
+
+/// Compares a decoded header with the argument it mirrors: strings as is,
+/// numbers numerically (`42.0` equals `42`), booleans as `true`/`false`.
+fn header_matches_value(header: &str, body: &Value) -> bool {
+    match body {
+        Value::String(s) => s == header,
+        Value::Bool(b) => header == if *b { "true" } else { "false" },
+        Value::Number(n) => match (header.parse::<f64>(), n.as_f64()) {
+            (Ok(h), Some(b)) => h == b,
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 fn is_json_content_type(headers: &HeaderMap) -> bool {

@@ -1,0 +1,176 @@
+//! `subscriptions/listen` (spec: basic/patterns/subscriptions.mdx): a
+//! long-lived request whose response stream carries the change
+//! notifications the client opted in to.
+//!
+//! Changes are published once on a broadcast channel; every open listen
+//! request filters them and tags each with its subscription id (the JSON-RPC
+//! id of the listen request).
+
+use serde_json::{Map, Value, json};
+use tokio::sync::broadcast;
+
+use super::context::RequestContext;
+use super::registry::Offered;
+use crate::McpError;
+use crate::protocol::meta;
+
+/// A change worth telling subscribers about.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ServerEvent {
+    ToolsChanged,
+    PromptsChanged,
+    ResourcesChanged,
+    ResourceUpdated(String),
+}
+
+/// How many events may queue for a slow subscriber before it is told to
+/// re-list everything it watches (see `Lagged` below).
+pub(crate) const EVENT_BUFFER: usize = 256;
+
+/// The notification types one subscription asked for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Filter {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    uris: Vec<String>,
+}
+
+impl Filter {
+    pub(crate) fn parse(params: Option<&Map<String, Value>>) -> Result<Filter, McpError> {
+        let Some(Value::Object(n)) = params.and_then(|p| p.get("notifications")) else {
+            return Err(McpError::invalid_params(
+                "subscriptions/listen requires a \"notifications\" filter object",
+            ));
+        };
+        let flag = |key: &str| -> Result<bool, McpError> {
+            match n.get(key) {
+                None | Some(Value::Null) => Ok(false),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(_) => Err(McpError::invalid_params(format!("{key} must be a boolean"))),
+            }
+        };
+        let uris = match n.get("resourceSubscriptions") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|u| {
+                    u.as_str().map(str::to_owned).ok_or_else(|| {
+                        McpError::invalid_params("resourceSubscriptions must be strings")
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(McpError::invalid_params("resourceSubscriptions must be an array")),
+        };
+        Ok(Filter {
+            tools: flag("toolsListChanged")?,
+            prompts: flag("promptsListChanged")?,
+            resources: flag("resourcesListChanged")?,
+            uris,
+        })
+    }
+
+    /// The subset the server honours: only primitives it offers.
+    pub(crate) fn honoured(self, offered: Offered) -> Filter {
+        Filter {
+            tools: self.tools && offered.tools,
+            prompts: self.prompts && offered.prompts,
+            resources: self.resources && offered.resources,
+            uris: if offered.resources { self.uris } else { Vec::new() },
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        let mut n = Map::new();
+        if self.tools {
+            n.insert("toolsListChanged".into(), Value::Bool(true));
+        }
+        if self.prompts {
+            n.insert("promptsListChanged".into(), Value::Bool(true));
+        }
+        if self.resources {
+            n.insert("resourcesListChanged".into(), Value::Bool(true));
+        }
+        if !self.uris.is_empty() {
+            n.insert("resourceSubscriptions".into(), json!(self.uris));
+        }
+        Value::Object(n)
+    }
+
+    /// The notification (method, params) an event becomes, if admitted.
+    fn admit(&self, event: &ServerEvent) -> Option<(&'static str, Map<String, Value>)> {
+        match event {
+            ServerEvent::ToolsChanged if self.tools => Some(("notifications/tools/list_changed", Map::new())),
+            ServerEvent::PromptsChanged if self.prompts => {
+                Some(("notifications/prompts/list_changed", Map::new()))
+            }
+            ServerEvent::ResourcesChanged if self.resources => {
+                Some(("notifications/resources/list_changed", Map::new()))
+            }
+            ServerEvent::ResourceUpdated(uri) if self.uris.iter().any(|u| u == uri) => {
+                let mut params = Map::new();
+                params.insert("uri".into(), Value::from(uri.clone()));
+                Some(("notifications/resources/updated", params))
+            }
+            _ => None,
+        }
+    }
+
+    /// After missing events, everything the subscription watches may have
+    /// changed: tell it so rather than silently dropping changes.
+    fn everything(&self) -> Vec<ServerEvent> {
+        let mut all = vec![
+            ServerEvent::ToolsChanged,
+            ServerEvent::PromptsChanged,
+            ServerEvent::ResourcesChanged,
+        ];
+        all.extend(self.uris.iter().cloned().map(ServerEvent::ResourceUpdated));
+        all
+    }
+}
+
+fn with_subscription(mut params: Map<String, Value>, id: &Value) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert(meta::SUBSCRIPTION_ID.into(), id.clone());
+    params.insert("_meta".into(), Value::Object(m));
+    params
+}
+
+/// Serves one listen request until the server closes subscriptions (then
+/// returns the graceful completion result) or the request is cancelled (the
+/// caller drops this future).
+pub(crate) async fn listen(
+    ctx: RequestContext,
+    filter: Filter,
+    mut events: broadcast::Receiver<ServerEvent>,
+    closing: tokio_util::sync::CancellationToken,
+) -> Map<String, Value> {
+    let id = serde_json::to_value(ctx.request_id()).unwrap_or(Value::Null);
+    let mut ack = Map::new();
+    ack.insert("notifications".into(), filter.to_value());
+    ctx.notify(
+        "notifications/subscriptions/acknowledged",
+        with_subscription(ack, &id),
+    );
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            _ = closing.cancelled() => break,
+        };
+        let batch = match event {
+            Ok(event) => vec![event],
+            Err(broadcast::error::RecvError::Lagged(_)) => filter.everything(),
+            Err(broadcast::error::RecvError::Closed) => break,
+        };
+        for event in batch {
+            if let Some((method, params)) = filter.admit(&event) {
+                ctx.notify(method, with_subscription(params, &id));
+            }
+        }
+    }
+    let mut result = Map::new();
+    let mut m = Map::new();
+    m.insert(meta::SUBSCRIPTION_ID.into(), id);
+    result.insert("_meta".into(), Value::Object(m));
+    result
+}
