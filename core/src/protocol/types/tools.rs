@@ -1,0 +1,262 @@
+//! Tools: definitions, `tools/list` and `tools/call`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::common::{Icon, JsonObject, MetaObject};
+use super::content::ContentBlock;
+use super::input::InputResponses;
+use super::meta_objects::{RequestMetaObject, ResultMetaObject};
+use super::results::{CacheScope, ResultType};
+use super::serde_util;
+
+/// A tool the server offers (schema: `Tool`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Programmatic name, unique per server.
+    pub name: String,
+    /// Human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments.
+    pub input_schema: Map<String, Value>,
+    /// JSON Schema of `structuredContent`, if the tool returns structured output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Map<String, Value>>,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Icons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Extra metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<MetaObject>,
+}
+
+impl Tool {
+    /// A tool with a name and an input schema (a JSON object).
+    pub fn new(name: impl Into<String>, input_schema: Value) -> Tool {
+        let input_schema = match input_schema {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema,
+            output_schema: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+        }
+    }
+
+    /// Sets the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Tool {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the output schema.
+    pub fn with_output_schema(mut self, schema: Value) -> Tool {
+        if let Value::Object(map) = schema {
+            self.output_schema = Some(map);
+        }
+        self
+    }
+
+    /// Sets the title.
+    pub fn with_title(mut self, title: impl Into<String>) -> Tool {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the behaviour hints.
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Tool {
+        self.annotations = Some(annotations);
+        self
+    }
+}
+
+/// Hints about a tool's behaviour; untrusted unless the server is (schema: `ToolAnnotations`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// Human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not modify its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Repeating a call with the same arguments has no further effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// Parameters of `tools/call` (schema: `CallToolRequestParams`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolRequestParams {
+    /// Request metadata (protocol version, client capabilities...).
+    #[serde(rename = "_meta")]
+    pub meta: RequestMetaObject,
+    /// Name of the tool.
+    pub name: String,
+    /// Arguments for the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<JsonObject>,
+    /// Answers to the input requests of an earlier `input_required` result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// Opaque state echoed from an earlier `input_required` result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+}
+
+/// The result of `tools/call` (schema: `CallToolResult`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// How to read the result.
+    #[serde(default)]
+    pub result_type: ResultType,
+    /// Unstructured result content.
+    pub content: Vec<ContentBlock>,
+    /// Structured result, matching the tool's output schema if it has one.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "serde_util::present"
+    )]
+    pub structured_content: Option<Value>,
+    /// Whether the tool call failed (a tool-level error the model can see).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMetaObject>,
+}
+
+impl CallToolResult {
+    /// A complete result with the given content blocks.
+    pub fn new(content: Vec<ContentBlock>) -> Self {
+        CallToolResult {
+            result_type: ResultType::Complete,
+            content,
+            structured_content: None,
+            is_error: None,
+            meta: None,
+        }
+    }
+
+    /// A complete result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        CallToolResult::new(vec![ContentBlock::text(text)])
+    }
+
+    /// A tool-level error (`isError: true`) with one text block.
+    pub fn error(message: impl Into<String>) -> Self {
+        CallToolResult {
+            is_error: Some(true),
+            ..CallToolResult::text(message)
+        }
+    }
+
+    /// A result with structured content, plus its JSON text as a text block
+    /// for clients that do not read `structuredContent`.
+    pub fn structured(value: Value) -> Self {
+        CallToolResult {
+            structured_content: Some(value.clone()),
+            ..CallToolResult::text(value.to_string())
+        }
+    }
+}
+
+/// The result of `tools/list` (schema: `ListToolsResult`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    /// How to read the result.
+    #[serde(default)]
+    pub result_type: ResultType,
+    /// The tools on this page.
+    pub tools: Vec<Tool>,
+    /// Cursor of the next page, if there may be more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// How long (ms) the client may cache the result.
+    pub ttl_ms: u64,
+    /// Who may cache the result.
+    pub cache_scope: CacheScope,
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMetaObject>,
+}
+
+impl ListToolsResult {
+    /// One complete page of tools with the given caching hints.
+    pub fn new(tools: Vec<Tool>, ttl_ms: u64, cache_scope: CacheScope) -> Self {
+        ListToolsResult {
+            result_type: ResultType::Complete,
+            tools,
+            next_cursor: None,
+            ttl_ms,
+            cache_scope,
+            meta: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn call_tool_result_constructors() {
+        assert_eq!(
+            serde_json::to_value(CallToolResult::text("hi")).unwrap(),
+            json!({"resultType": "complete", "content": [{"type": "text", "text": "hi"}]})
+        );
+        assert_eq!(
+            serde_json::to_value(CallToolResult::error("bad")).unwrap(),
+            json!({"resultType": "complete", "content": [{"type": "text", "text": "bad"}], "isError": true})
+        );
+        let structured = CallToolResult::structured(json!({"n": 1}));
+        assert_eq!(structured.structured_content, Some(json!({"n": 1})));
+        assert_eq!(structured.content[0].as_text(), Some(r#"{"n":1}"#));
+    }
+
+    #[test]
+    fn null_structured_content_round_trips() {
+        let v = json!({"resultType": "complete", "content": [], "structuredContent": null});
+        let r: CallToolResult = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(serde_json::to_value(r).unwrap(), v);
+    }
+
+    #[test]
+    fn tool_keeps_its_builder_api() {
+        let t = Tool::new("echo", json!({"type": "object"}))
+            .with_description("Echoes")
+            .with_output_schema(json!({"type": "object"}));
+        assert_eq!(t.input_schema["type"], "object");
+        assert_eq!(t.description.as_deref(), Some("Echoes"));
+        assert!(t.output_schema.is_some());
+        assert_eq!(
+            serde_json::to_value(&t).unwrap(),
+            json!({"name": "echo", "description": "Echoes", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}})
+        );
+    }
+}
