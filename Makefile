@@ -18,7 +18,7 @@ NODE ?= node
 MATURIN_VERSION := 1.16.0
 PYTEST_VERSION := 9.2.0
 # the Rust binaries examples/manifest.json starts, copied to a profile-free path
-RUST_BINS := echo-server
+RUST_BINS := echo-server everything-server
 
 export CARGO_TERM_COLOR ?= never
 
@@ -49,7 +49,7 @@ lint:
 test-rust: build
 	cargo test --workspace $(CARGO_PROFILE_FLAG)
 
-test: lint test-rust test-python test-node test-c
+test: lint test-rust test-python test-node test-c conformance
 	@echo "make test: all suites passed"
 
 demo: build

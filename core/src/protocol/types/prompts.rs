@@ -64,6 +64,18 @@ pub struct PromptArgument {
     pub required: Option<bool>,
 }
 
+impl PromptArgument {
+    /// An argument with a name and whether it is required.
+    pub fn new(name: impl Into<String>, required: bool) -> Self {
+        PromptArgument {
+            name: name.into(),
+            title: None,
+            description: None,
+            required: Some(required),
+        }
+    }
+}
+
 /// One message of a prompt (schema: `PromptMessage`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
