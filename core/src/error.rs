@@ -42,7 +42,10 @@ impl McpError {
 
     /// `-32601 Method not found`.
     pub fn method_not_found(method: &str) -> Self {
-        McpError::new(codes::METHOD_NOT_FOUND, format!("Method not found: {method}"))
+        McpError::new(
+            codes::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
     }
 
     /// `-32603 Internal error`.
@@ -52,7 +55,10 @@ impl McpError {
 
     /// `-32020 HeaderMismatch`.
     pub fn header_mismatch(message: impl Into<String>) -> Self {
-        McpError::new(codes::HEADER_MISMATCH, format!("Header mismatch: {}", message.into()))
+        McpError::new(
+            codes::HEADER_MISMATCH,
+            format!("Header mismatch: {}", message.into()),
+        )
     }
 }
 

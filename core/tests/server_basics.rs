@@ -98,7 +98,9 @@ impl Stdio {
     fn start(server: Server) -> Stdio {
         let (to_server, server_in) = tokio::io::duplex(1 << 20);
         let (server_out, from_server) = tokio::io::duplex(1 << 20);
-        let task = tokio::spawn(polymcp::transport::stdio::serve(server, server_in, server_out));
+        let task = tokio::spawn(polymcp::transport::stdio::serve(
+            server, server_in, server_out,
+        ));
         Stdio {
             to_server,
             from_server: BufReader::new(from_server),
@@ -117,10 +119,13 @@ impl Stdio {
 
     async fn recv(&mut self) -> Value {
         let mut line = String::new();
-        tokio::time::timeout(Duration::from_secs(5), self.from_server.read_line(&mut line))
-            .await
-            .expect("server answered in time")
-            .unwrap();
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            self.from_server.read_line(&mut line),
+        )
+        .await
+        .expect("server answered in time")
+        .unwrap();
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
     }
 
@@ -135,8 +140,14 @@ async fn basic_index_meta_is_required_on_every_request() {
     let mut io = Stdio::start(test_server());
     for (params, why) in [
         (json!({}), "no _meta"),
-        (json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}), "no version"),
-        (json!({"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}}), "no capabilities"),
+        (
+            json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}),
+            "no version",
+        ),
+        (
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}}),
+            "no capabilities",
+        ),
     ] {
         let reply = io
             .call(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}))
@@ -146,10 +157,12 @@ async fn basic_index_meta_is_required_on_every_request() {
     }
     // clientInfo is optional
     let reply = io
-        .call(json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {"_meta": {
-            "io.modelcontextprotocol/protocolVersion": VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {}
-        }}}))
+        .call(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }}}),
+        )
         .await;
     assert!(reply["result"].is_object(), "{reply}");
 }
@@ -226,7 +239,11 @@ async fn tools_list_is_ordered_cacheable_and_paginated_with_sealed_cursors() {
     assert_eq!(pages, 3);
     assert_eq!(names, ["echo", "add", "fail", "panic", "slow"]);
     let reply = io
-        .call(request(9, "tools/list", json!({"cursor": "eyJvZmZzZXQiOjJ9"})))
+        .call(request(
+            9,
+            "tools/list",
+            json!({"cursor": "eyJvZmZzZXQiOjJ9"}),
+        ))
         .await;
     assert_eq!(reply["error"]["code"], -32602, "forged cursor: {reply}");
 }
@@ -235,32 +252,61 @@ async fn tools_list_is_ordered_cacheable_and_paginated_with_sealed_cursors() {
 async fn tools_call_validates_arguments_and_reports_tool_errors_as_results() {
     let mut io = Stdio::start(test_server());
     let reply = io
-        .call(request(1, "tools/call", json!({"name": "add", "arguments": {"a": "x", "b": 1}})))
+        .call(request(
+            1,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": "x", "b": 1}}),
+        ))
         .await;
     assert_eq!(reply["result"]["isError"], true);
     let text = reply["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("Invalid arguments for tool 'add'") && text.contains("/a"), "{text}");
+    assert!(
+        text.contains("Invalid arguments for tool 'add'") && text.contains("/a"),
+        "{text}"
+    );
 
     let reply = io
-        .call(request(2, "tools/call", json!({"name": "add", "arguments": {"a": 2, "b": 3}})))
+        .call(request(
+            2,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+        ))
         .await;
     assert_eq!(reply["result"]["structuredContent"], json!({"result": 5}));
-    assert_eq!(reply["result"]["content"], json!([{"type": "text", "text": "5"}]));
+    assert_eq!(
+        reply["result"]["content"],
+        json!([{"type": "text", "text": "5"}])
+    );
     assert_eq!(reply["result"]["resultType"], "complete");
 
-    let reply = io.call(request(3, "tools/call", json!({"name": "fail"}))).await;
+    let reply = io
+        .call(request(3, "tools/call", json!({"name": "fail"})))
+        .await;
     assert_eq!(reply["result"]["isError"], true);
     assert_eq!(reply["result"]["content"][0]["text"], "it broke");
 
-    let reply = io.call(request(4, "tools/call", json!({"name": "panic"}))).await;
+    let reply = io
+        .call(request(4, "tools/call", json!({"name": "panic"})))
+        .await;
     assert_eq!(reply["result"]["isError"], true);
-    assert!(reply["result"]["content"][0]["text"].as_str().unwrap().contains("handler exploded"));
+    assert!(
+        reply["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("handler exploded")
+    );
 
-    let reply = io.call(request(5, "tools/call", json!({"name": "nope"}))).await;
+    let reply = io
+        .call(request(5, "tools/call", json!({"name": "nope"})))
+        .await;
     assert_eq!(reply["error"]["code"], -32602);
 
     let reply = io
-        .call(request(6, "tools/call", json!({"name": "echo", "arguments": {"text": "still alive"}})))
+        .call(request(
+            6,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "still alive"}}),
+        ))
         .await;
     assert_eq!(reply["result"]["content"][0]["text"], "still alive");
 }
@@ -283,16 +329,25 @@ async fn progress_notifications_precede_the_result_on_stdio() {
 #[tokio::test]
 async fn stdio_cancellation_suppresses_the_response() {
     let mut io = Stdio::start(test_server());
-    io.send(&request(7, "tools/call", json!({"name": "slow"}))).await;
-    io.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}))
+    io.send(&request(7, "tools/call", json!({"name": "slow"})))
         .await;
+    io.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}),
+    )
+    .await;
     let next = io.call(request(8, "tools/list", json!({}))).await;
-    assert_eq!(next["id"], 8, "the cancelled request must not be answered: {next}");
+    assert_eq!(
+        next["id"], 8,
+        "the cancelled request must not be answered: {next}"
+    );
     tokio::time::sleep(Duration::from_millis(80)).await;
     drop(io.to_server);
     let mut rest = String::new();
     io.from_server.read_to_string(&mut rest).await.unwrap();
-    assert!(rest.is_empty(), "nothing may follow for a cancelled request: {rest}");
+    assert!(
+        rest.is_empty(),
+        "nothing may follow for a cancelled request: {rest}"
+    );
 }
 
 #[tokio::test]
@@ -366,7 +421,10 @@ impl RawResponse {
 /// Sends one HTTP/1.1 request with exactly the given headers.
 async fn raw_http(port: u16, method: &str, headers: &[(&str, String)], body: &str) -> RawResponse {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let mut head = format!("{method} /mcp HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
     if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
         head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
     }
@@ -396,14 +454,24 @@ async fn raw_http(port: u16, method: &str, headers: &[(&str, String)], body: &st
     let chunked = headers
         .iter()
         .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
-    let body = if chunked { dechunk(body) } else { body.to_owned() };
-    RawResponse { status, headers, body }
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    RawResponse {
+        status,
+        headers,
+        body,
+    }
 }
 
 fn dechunk(mut body: &str) -> String {
     let mut out = String::new();
     while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
         if size == 0 {
             break;
         }
@@ -429,8 +497,19 @@ fn mcp_headers(method: &str, name: Option<&str>) -> Vec<(&'static str, String)> 
 #[tokio::test]
 async fn streamable_http_answers_with_json_and_checks_headers() {
     let http = Http::start(test_server(), None).await;
-    let body = request(1, "tools/call", json!({"name": "echo", "arguments": {"text": "hi"}})).to_string();
-    let ok = raw_http(http.port, "POST", &mcp_headers("tools/call", Some("echo")), &body).await;
+    let body = request(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    )
+    .to_string();
+    let ok = raw_http(
+        http.port,
+        "POST",
+        &mcp_headers("tools/call", Some("echo")),
+        &body,
+    )
+    .await;
     assert_eq!(ok.status, 200);
     assert_eq!(ok.header("content-type"), Some("application/json"));
     assert_eq!(ok.json()["result"]["content"][0]["text"], "hi");
@@ -438,13 +517,22 @@ async fn streamable_http_answers_with_json_and_checks_headers() {
     // header names are case-insensitive and surrounding whitespace is accepted
     let mut relaxed = mcp_headers("tools/call", Some("  echo "));
     relaxed[3].0 = "mcp-METHOD";
-    assert_eq!(raw_http(http.port, "POST", &relaxed, &body).await.status, 200);
+    assert_eq!(
+        raw_http(http.port, "POST", &relaxed, &body).await.status,
+        200
+    );
 
     for (headers, why) in [
         (mcp_headers("tools/call", Some("add")), "Mcp-Name mismatch"),
-        (mcp_headers("tools/list", Some("echo")), "Mcp-Method mismatch"),
+        (
+            mcp_headers("tools/list", Some("echo")),
+            "Mcp-Method mismatch",
+        ),
         (mcp_headers("tools/call", None), "Mcp-Name missing"),
-        (mcp_headers("Tools/Call", Some("echo")), "method values are case-sensitive"),
+        (
+            mcp_headers("Tools/Call", Some("echo")),
+            "method values are case-sensitive",
+        ),
         (
             mcp_headers("tools/call", Some("echo"))
                 .into_iter()
@@ -460,7 +548,13 @@ async fn streamable_http_answers_with_json_and_checks_headers() {
     }
 
     // base64 sentinel form of Mcp-Name is decoded before comparing
-    let encoded = raw_http(http.port, "POST", &mcp_headers("tools/call", Some("=?base64?ZWNobw==?=")), &body).await;
+    let encoded = raw_http(
+        http.port,
+        "POST",
+        &mcp_headers("tools/call", Some("=?base64?ZWNobw==?=")),
+        &body,
+    )
+    .await;
     assert_eq!(encoded.status, 200);
 }
 
@@ -476,17 +570,36 @@ async fn streamable_http_version_rules() {
     assert_eq!(both.status, 400);
     assert_eq!(both.json()["error"]["code"], -32022);
     assert_eq!(both.json()["error"]["data"]["requested"], "v999.0.0");
-    let mismatch = raw_http(http.port, "POST", &mcp_headers("server/discover", None), &body).await;
+    let mismatch = raw_http(
+        http.port,
+        "POST",
+        &mcp_headers("server/discover", None),
+        &body,
+    )
+    .await;
     assert_eq!(mismatch.status, 400);
     assert_eq!(mismatch.json()["error"]["code"], -32020);
 
-    let no_meta = json!({"jsonrpc": "2.0", "id": 4, "method": "server/discover", "params": {}}).to_string();
-    let r = raw_http(http.port, "POST", &mcp_headers("server/discover", None), &no_meta).await;
-    assert_eq!((r.status, r.json()["error"]["code"].clone()), (400, json!(-32602)));
+    let no_meta =
+        json!({"jsonrpc": "2.0", "id": 4, "method": "server/discover", "params": {}}).to_string();
+    let r = raw_http(
+        http.port,
+        "POST",
+        &mcp_headers("server/discover", None),
+        &no_meta,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (400, json!(-32602))
+    );
 
     let removed = request(5, "ping", json!({})).to_string();
     let r = raw_http(http.port, "POST", &mcp_headers("ping", None), &removed).await;
-    assert_eq!((r.status, r.json()["error"]["code"].clone()), (404, json!(-32601)));
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (404, json!(-32601))
+    );
 }
 
 #[tokio::test]
@@ -501,11 +614,20 @@ async fn streamable_http_security_and_method_rules() {
     rebind.push(("Host", "evil.example.com".into()));
     rebind.push(("Origin", "http://evil.example.com".into()));
     let r = raw_http(http.port, "POST", &rebind, &body).await;
-    assert!((400..500).contains(&r.status), "DNS rebinding must be refused: {}", r.status);
+    assert!(
+        (400..500).contains(&r.status),
+        "DNS rebinding must be refused: {}",
+        r.status
+    );
 
     let mut local_origin = mcp_headers("server/discover", None);
     local_origin.push(("Origin", format!("http://localhost:{}", http.port)));
-    assert_eq!(raw_http(http.port, "POST", &local_origin, &body).await.status, 200);
+    assert_eq!(
+        raw_http(http.port, "POST", &local_origin, &body)
+            .await
+            .status,
+        200
+    );
 
     for method in ["GET", "DELETE"] {
         let r = raw_http(http.port, method, &[], "").await;
@@ -513,15 +635,45 @@ async fn streamable_http_security_and_method_rules() {
         assert_eq!(r.header("allow"), Some("POST"));
     }
 
-    let big = request(2, "tools/call", json!({"name": "echo", "arguments": {"text": "x".repeat(10_000)}})).to_string();
-    let r = raw_http(http.port, "POST", &mcp_headers("tools/call", Some("echo")), &big).await;
+    let big = request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x".repeat(10_000)}}),
+    )
+    .to_string();
+    let r = raw_http(
+        http.port,
+        "POST",
+        &mcp_headers("tools/call", Some("echo")),
+        &big,
+    )
+    .await;
     assert_eq!(r.status, 413);
 
-    let r = raw_http(http.port, "POST", &mcp_headers("server/discover", None), "{oops").await;
-    assert_eq!((r.status, r.json()["error"]["code"].clone()), (400, json!(-32700)));
+    let r = raw_http(
+        http.port,
+        "POST",
+        &mcp_headers("server/discover", None),
+        "{oops",
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (400, json!(-32700))
+    );
 
     // still serving
-    assert_eq!(raw_http(http.port, "POST", &mcp_headers("server/discover", None), &body).await.status, 200);
+    assert_eq!(
+        raw_http(
+            http.port,
+            "POST",
+            &mcp_headers("server/discover", None),
+            &body
+        )
+        .await
+        .status,
+        200
+    );
 }
 
 #[tokio::test]
@@ -529,7 +681,13 @@ async fn streamable_http_switches_to_sse_for_progress() {
     let http = Http::start(test_server(), None).await;
     let mut req = request(1, "tools/call", json!({"name": "slow"}));
     req["params"]["_meta"]["progressToken"] = json!(42);
-    let r = raw_http(http.port, "POST", &mcp_headers("tools/call", Some("slow")), &req.to_string()).await;
+    let r = raw_http(
+        http.port,
+        "POST",
+        &mcp_headers("tools/call", Some("slow")),
+        &req.to_string(),
+    )
+    .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("text/event-stream"));
     assert_eq!(r.header("x-accel-buffering"), Some("no"));
@@ -548,25 +706,40 @@ async fn streamable_http_switches_to_sse_for_progress() {
 #[tokio::test]
 async fn rust_client_round_trips_over_http() {
     let http = Http::start(test_server(), None).await;
-    let client = polymcp::client::Client::connect_http(&format!("http://127.0.0.1:{}/mcp", http.port))
-        .await
-        .unwrap();
+    let client =
+        polymcp::client::Client::connect_http(&format!("http://127.0.0.1:{}/mcp", http.port))
+            .await
+            .unwrap();
     let discovered = client.discover().await.unwrap();
     assert_eq!(discovered["supportedVersions"], json!([VERSION]));
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 5);
-    let result = client.call_tool("add", json!({"a": 40, "b": 2})).await.unwrap();
+    let result = client
+        .call_tool("add", json!({"a": 40, "b": 2}))
+        .await
+        .unwrap();
     assert_eq!(result["structuredContent"]["result"], 42);
     let err = client.call_tool("nope", json!({})).await.unwrap_err();
-    assert!(matches!(err, polymcp::Error::Mcp(ref e) if e.code == -32602), "{err}");
+    assert!(
+        matches!(err, polymcp::Error::Mcp(ref e) if e.code == -32602),
+        "{err}"
+    );
 }
 
 #[test]
 fn registration_rejects_bad_definitions() {
     let server = Server::new("s", "1");
     let noop = |_ctx, _args: Value| async move { Ok(ToolOutput::Value(Value::Null)) };
-    assert!(server.add_tool(Tool::new("has space", json!({"type": "object"})), noop).is_err());
-    assert!(server.add_tool(Tool::new("x", json!({"type": "string"})), noop).is_err());
+    assert!(
+        server
+            .add_tool(Tool::new("has space", json!({"type": "object"})), noop)
+            .is_err()
+    );
+    assert!(
+        server
+            .add_tool(Tool::new("x", json!({"type": "string"})), noop)
+            .is_err()
+    );
     assert!(
         server
             .add_tool(

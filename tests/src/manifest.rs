@@ -71,9 +71,7 @@ impl Manifest {
             .and_then(|f| f.get(language))
             .and_then(|l| l.get(transport.key()))
             .and_then(Value::as_array)
-            .ok_or_else(|| {
-                format!("manifest has no {fixture}.{language}.{}", transport.key())
-            })?;
+            .ok_or_else(|| format!("manifest has no {fixture}.{language}.{}", transport.key()))?;
         argv.iter()
             .map(|a| {
                 let a = a.as_str().ok_or("manifest arguments must be strings")?;

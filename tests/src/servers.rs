@@ -49,9 +49,7 @@ fn check_program(argv: &[String]) -> Result<(), String> {
     let program = argv.first().ok_or("empty command")?;
     if program.contains('/') && !repo_root().join(program).exists() && !Path::new(program).exists()
     {
-        return Err(format!(
-            "{program} does not exist: run `make build` first"
-        ));
+        return Err(format!("{program} does not exist: run `make build` first"));
     }
     Ok(())
 }
@@ -115,5 +113,7 @@ fn wait_for_port(port: u16, limit: Duration, child: Option<&mut Child>) -> Resul
         }
         std::thread::sleep(Duration::from_millis(25));
     }
-    Err(format!("server did not listen on port {port} within {limit:?}"))
+    Err(format!(
+        "server did not listen on port {port} within {limit:?}"
+    ))
 }

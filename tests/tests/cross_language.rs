@@ -35,7 +35,9 @@ async fn transcript(manifest: &Manifest, language: &str, transport: Transport) -
             .unwrap_or_else(|e| panic!("{language}: {tool} {args}: {e}"));
         seen.push(json!({"method": "tools/call", "tool": tool, "result": result}));
     }
-    seen.push(json!({"method": "server/discover", "result": client.discover().await.expect("discover")}));
+    seen.push(
+        json!({"method": "server/discover", "result": client.discover().await.expect("discover")}),
+    );
     running.stop().await;
     seen
 }
@@ -54,23 +56,29 @@ async fn echo_servers_agree_across_languages_and_transports() {
             let label = format!("{language}/{}", transport.key());
             let seen = transcript(&manifest, language, transport).await;
             for entry in &seen {
-                if let (Some(method), Some(result)) = (entry["method"].as_str(), entry.get("result")) {
+                if let (Some(method), Some(result)) =
+                    (entry["method"].as_str(), entry.get("result"))
+                {
                     let message = json!({"jsonrpc": "2.0", "id": 1, "result": result});
                     schema
                         .validate_server_message(&message, Some(method))
-                        .unwrap_or_else(|e| panic!("{label}: {method} result violates schema: {e}"));
+                        .unwrap_or_else(|e| {
+                            panic!("{label}: {method} result violates schema: {e}")
+                        });
                 }
             }
             match &reference {
                 None => reference = Some((label, seen)),
-                Some((ref_label, expected)) => assert_eq!(
-                    &seen, expected,
-                    "{label} differs from {ref_label}"
-                ),
+                Some((ref_label, expected)) => {
+                    assert_eq!(&seen, expected, "{label} differs from {ref_label}")
+                }
             }
         }
     }
     let (_, expected) = reference.expect("at least one language");
-    assert_eq!(expected[2]["result"]["structuredContent"], json!({"result": 5}));
+    assert_eq!(
+        expected[2]["result"]["structuredContent"],
+        json!({"result": 5})
+    );
     assert_eq!(expected[4]["result"]["isError"], json!(true));
 }

@@ -54,7 +54,10 @@ fn name_header(method: &str, params: &serde_json::Map<String, Value>) -> Option<
         "resources/read" => "uri",
         _ => return None,
     };
-    params.get(field).and_then(Value::as_str).map(encode_header_value)
+    params
+        .get(field)
+        .and_then(Value::as_str)
+        .map(encode_header_value)
 }
 
 impl ClientTransport for HttpTransport {
@@ -119,7 +122,9 @@ async fn read_response(
         let mut parser = SseParser::default();
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| Error::Http(format!("reading SSE stream: {e}")))?;
-            let Ok(data) = frame.into_data() else { continue };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
             for event in parser.push(&data)? {
                 match Message::from_slice(event.as_bytes()) {
                     Ok(Message::Response(r)) if r.id.as_ref() == Some(id) => {
@@ -148,7 +153,9 @@ async fn read_response(
         .map_err(|e| Error::Http(format!("reading response: {e}")))?
         .to_bytes();
     if status == StatusCode::ACCEPTED && bytes.is_empty() {
-        return Err(Error::Protocol("server accepted the request without answering".into()));
+        return Err(Error::Protocol(
+            "server accepted the request without answering".into(),
+        ));
     }
     match Message::from_slice(&bytes) {
         Ok(Message::Response(r)) => r.outcome.map_err(Error::Mcp),
@@ -214,8 +221,14 @@ mod tests {
     #[test]
     fn parses_events_across_chunks_and_skips_comments() {
         let mut p = SseParser::default();
-        assert!(p.push(b": keep-alive\n\nevent: message\nda").unwrap().is_empty());
-        let events = p.push(b"ta: {\"a\":1}\r\n\r\ndata: x\ndata: y\n\n").unwrap();
+        assert!(
+            p.push(b": keep-alive\n\nevent: message\nda")
+                .unwrap()
+                .is_empty()
+        );
+        let events = p
+            .push(b"ta: {\"a\":1}\r\n\r\ndata: x\ndata: y\n\n")
+            .unwrap();
         assert_eq!(events, vec!["{\"a\":1}".to_string(), "x\ny".to_string()]);
     }
 }

@@ -13,11 +13,11 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{ClientTransport, Outgoing};
+use crate::Error;
 use crate::protocol::jsonrpc::{Message, RequestId, notification_value, request_value};
 use crate::server::BoxFuture;
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::transport::stdio::{LineRead, read_line_bounded};
-use crate::Error;
 
 /// How to start a server process.
 #[derive(Debug, Clone)]
@@ -141,8 +141,14 @@ impl Drop for CancelOnDrop {
                 "requestId".into(),
                 serde_json::to_value(&id).unwrap_or(Value::Null),
             );
-            params.insert("reason".into(), Value::from("request abandoned by the client"));
-            let _ = out.send(line_bytes(&notification_value("notifications/cancelled", Some(&params))));
+            params.insert(
+                "reason".into(),
+                Value::from("request abandoned by the client"),
+            );
+            let _ = out.send(line_bytes(&notification_value(
+                "notifications/cancelled",
+                Some(&params),
+            )));
         }
     }
 }
@@ -295,7 +301,10 @@ fn route_notification(pending: &PendingMap, note: crate::protocol::jsonrpc::Noti
     let token = note
         .params
         .as_ref()
-        .and_then(|p| p.get("progressToken").or_else(|| p.get("_meta")?.get("progressToken")))
+        .and_then(|p| {
+            p.get("progressToken")
+                .or_else(|| p.get("_meta")?.get("progressToken"))
+        })
         .and_then(|t| serde_json::from_value::<RequestId>(t.clone()).ok());
     let value = notification_value(&note.method, note.params.as_ref());
     if let Some(token) = token
@@ -307,4 +316,3 @@ fn route_notification(pending: &PendingMap, note: crate::protocol::jsonrpc::Noti
     }
     tracing::debug!(method = %note.method, "notification not tied to a pending request");
 }
-

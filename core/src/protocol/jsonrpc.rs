@@ -152,7 +152,10 @@ impl Message {
                 outcome: Err(error),
             }));
         }
-        Err(invalid(id, "message has neither \"method\", \"result\" nor \"error\""))
+        Err(invalid(
+            id,
+            "message has neither \"method\", \"result\" nor \"error\"",
+        ))
     }
 
     /// Serialises to a JSON value.
@@ -237,8 +240,15 @@ mod tests {
 
     #[test]
     fn classifies_requests_notifications_and_responses() {
-        let req = Message::from_slice(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#);
-        assert!(matches!(req, Ok(Message::Request(Request { id: RequestId::Number(7), .. }))));
+        let req =
+            Message::from_slice(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#);
+        assert!(matches!(
+            req,
+            Ok(Message::Request(Request {
+                id: RequestId::Number(7),
+                ..
+            }))
+        ));
         let note = Message::from_slice(br#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#);
         assert!(matches!(note, Ok(Message::Notification(_))));
         let resp = Message::from_slice(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#);

@@ -229,7 +229,12 @@ impl RequestContext {
     /// [`RequestContext::ask_now`]). When the answer is not available yet
     /// this never resolves: the server ends the round, drops the handler and
     /// runs it again when the client retries with the answer.
-    pub async fn ask(&self, key: Option<&str>, kind: InputKind, params: Value) -> Result<Value, HandlerError> {
+    pub async fn ask(
+        &self,
+        key: Option<&str>,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<Value, HandlerError> {
         match self.ask_now(key, kind, params)? {
             AskOutcome::Answered(answer) => Ok(answer),
             AskOutcome::Pending => std::future::pending().await,
@@ -238,7 +243,11 @@ impl RequestContext {
 
     /// `elicitation/create` in form mode: asks the user to fill
     /// `requested_schema`. Returns the `ElicitResult` (`action`, `content`).
-    pub async fn elicit(&self, message: &str, requested_schema: Value) -> Result<Value, HandlerError> {
+    pub async fn elicit(
+        &self,
+        message: &str,
+        requested_schema: Value,
+    ) -> Result<Value, HandlerError> {
         self.elicit_as(None, message, requested_schema).await
     }
 
@@ -249,7 +258,8 @@ impl RequestContext {
         message: &str,
         requested_schema: Value,
     ) -> Result<Value, HandlerError> {
-        let params = json!({"mode": "form", "message": message, "requestedSchema": requested_schema});
+        let params =
+            json!({"mode": "form", "message": message, "requestedSchema": requested_schema});
         self.ask(key, InputKind::Elicitation, params).await
     }
 
@@ -279,7 +289,9 @@ impl RequestContext {
 }
 
 /// Reads the per-request protocol fields out of `params._meta`.
-pub(crate) fn parse_request_meta(params: Option<&Map<String, Value>>) -> Result<RequestMeta, String> {
+pub(crate) fn parse_request_meta(
+    params: Option<&Map<String, Value>>,
+) -> Result<RequestMeta, String> {
     let Some(meta_obj) = params.and_then(|p| p.get("_meta")) else {
         return Err("params._meta is required on every request (it carries \"io.modelcontextprotocol/protocolVersion\" and \"io.modelcontextprotocol/clientCapabilities\")".into());
     };
@@ -288,7 +300,12 @@ pub(crate) fn parse_request_meta(params: Option<&Map<String, Value>>) -> Result<
     };
     let protocol_version = match meta_obj.get(meta::PROTOCOL_VERSION) {
         Some(Value::String(v)) => v.clone(),
-        Some(_) => return Err(format!("_meta[\"{}\"] must be a string", meta::PROTOCOL_VERSION)),
+        Some(_) => {
+            return Err(format!(
+                "_meta[\"{}\"] must be a string",
+                meta::PROTOCOL_VERSION
+            ));
+        }
         None => return Err(format!("_meta[\"{}\"] is required", meta::PROTOCOL_VERSION)),
     };
     let client_capabilities = match meta_obj.get(meta::CLIENT_CAPABILITIES) {

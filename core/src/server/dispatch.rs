@@ -14,7 +14,9 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{NotificationSink, RequestContext, RequestMeta, parse_request_meta};
-use super::handler::{BoxFuture, CompletionOutput, HandlerError, PromptOutput, ResourceOutput, ResourceRequest};
+use super::handler::{
+    BoxFuture, CompletionOutput, HandlerError, PromptOutput, ResourceOutput, ResourceRequest,
+};
 use super::input::{InputRound, supports_input};
 use super::panic::{catch_panic, panic_message};
 use super::registry::ListKind;
@@ -197,7 +199,11 @@ impl Server {
                 "supported": MODERN_PROTOCOL_VERSIONS,
                 "requested": requested,
             }));
-            return Err(Rejection::new(Some(prepared.request.id.clone()), error, 400));
+            return Err(Rejection::new(
+                Some(prepared.request.id.clone()),
+                error,
+                400,
+            ));
         }
         match Route::of(&prepared.request.method) {
             Some(route) if self.serves(route) => Ok(()),
@@ -281,7 +287,11 @@ impl Server {
     }
 
     /// The `InputRequiredResult` that ends a round.
-    fn input_required(&self, round: &InputRound, params: &Map<String, Value>) -> Map<String, Value> {
+    fn input_required(
+        &self,
+        round: &InputRound,
+        params: &Map<String, Value>,
+    ) -> Map<String, Value> {
         let options = &self.shared.options;
         round.input_required(params, &options.seal_key, options.request_state_ttl)
     }
@@ -312,7 +322,10 @@ impl Server {
             caps.insert("tools".into(), json!({"listChanged": true}));
         }
         if offered.resources {
-            caps.insert("resources".into(), json!({"subscribe": true, "listChanged": true}));
+            caps.insert(
+                "resources".into(),
+                json!({"subscribe": true, "listChanged": true}),
+            );
         }
         if offered.prompts {
             caps.insert("prompts".into(), json!({"listChanged": true}));
@@ -336,7 +349,11 @@ impl Server {
         result
     }
 
-    fn list(&self, kind: ListKind, params: &Map<String, Value>) -> Result<Map<String, Value>, McpError> {
+    fn list(
+        &self,
+        kind: ListKind,
+        params: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, McpError> {
         let options = &self.shared.options;
         let (field, purpose, hint) = match kind {
             ListKind::Tools => ("tools", "tools/list", options.caching.tools),
@@ -355,7 +372,10 @@ impl Server {
         let mut result = Map::new();
         result.insert(field.into(), Value::Array(items));
         if more {
-            result.insert("nextCursor".into(), Value::from(self.make_cursor(purpose, next)));
+            result.insert(
+                "nextCursor".into(),
+                Value::from(self.make_cursor(purpose, next)),
+            );
         }
         insert_cache_hint(&mut result, hint);
         Ok(result)
@@ -393,7 +413,11 @@ impl Server {
     ) -> Result<Map<String, Value>, McpError> {
         let name = match params.get("name") {
             Some(Value::String(name)) => name.clone(),
-            _ => return Err(McpError::invalid_params("tools/call requires a string \"name\"")),
+            _ => {
+                return Err(McpError::invalid_params(
+                    "tools/call requires a string \"name\"",
+                ));
+            }
         };
         let arguments = match params.get("arguments") {
             None | Some(Value::Null) => Value::Object(Map::new()),
@@ -442,12 +466,21 @@ impl Server {
         input: Option<&InputRound>,
     ) -> Result<Map<String, Value>, McpError> {
         let Some(Value::String(uri)) = params.get("uri") else {
-            return Err(McpError::invalid_params("resources/read requires a string \"uri\""));
+            return Err(McpError::invalid_params(
+                "resources/read requires a string \"uri\"",
+            ));
         };
         let resolved = self.registry_read().resolve_resource(uri);
-        let Some((handler, mime_type, variables)) = resolved else {
-            return Err(McpError::invalid_params(format!("Resource not found: {uri}"))
-                .with_data(json!({ "uri": uri })));
+        let Some(super::registry::ResolvedResource {
+            handler,
+            mime_type,
+            variables,
+        }) = resolved
+        else {
+            return Err(
+                McpError::invalid_params(format!("Resource not found: {uri}"))
+                    .with_data(json!({ "uri": uri })),
+            );
         };
         let request = ResourceRequest {
             uri: uri.clone(),
@@ -464,7 +497,12 @@ impl Server {
             }
         };
         let contents = match output {
-            ResourceOutput::Text(text) => vec![contents_item(uri, mime_type.as_deref(), "text", Value::from(text))],
+            ResourceOutput::Text(text) => vec![contents_item(
+                uri,
+                mime_type.as_deref(),
+                "text",
+                Value::from(text),
+            )],
             ResourceOutput::Blob(bytes) => vec![contents_item(
                 uri,
                 mime_type.as_deref(),
@@ -486,7 +524,9 @@ impl Server {
         input: Option<&InputRound>,
     ) -> Result<Map<String, Value>, McpError> {
         let Some(Value::String(name)) = params.get("name") else {
-            return Err(McpError::invalid_params("prompts/get requires a string \"name\""));
+            return Err(McpError::invalid_params(
+                "prompts/get requires a string \"name\"",
+            ));
         };
         let Some(entry) = self.registry_read().prompts.get(name).cloned() else {
             return Err(McpError::invalid_params(format!("Unknown prompt: {name}"))
@@ -522,7 +562,9 @@ impl Server {
             Ran::Done(Err(HandlerError::Tool(message))) => return Err(McpError::internal(message)),
             Ran::Panicked(panic) => {
                 tracing::error!(prompt = %name, %panic, "prompt handler panicked");
-                return Err(McpError::internal(format!("Prompt '{name}' failed: {panic}")));
+                return Err(McpError::internal(format!(
+                    "Prompt '{name}' failed: {panic}"
+                )));
             }
         };
         Ok(match output {
@@ -559,12 +601,18 @@ impl Server {
             return Err(McpError::method_not_found("completion/complete"));
         };
         let input = Value::Object(params.clone());
-        let output: CompletionOutput = match run_handler(None, move || handler.call(ctx, input)).await {
+        let output: CompletionOutput = match run_handler(None, move || handler.call(ctx, input))
+            .await
+        {
             Ran::Done(Ok(output)) => output,
             Ran::Done(Err(HandlerError::Protocol(error))) => return Err(error),
             Ran::Done(Err(HandlerError::Tool(message))) => return Err(McpError::internal(message)),
-            Ran::Panicked(panic) => return Err(McpError::internal(format!("completion failed: {panic}"))),
-            Ran::InputRequired => return Err(McpError::internal("completion cannot ask for input")),
+            Ran::Panicked(panic) => {
+                return Err(McpError::internal(format!("completion failed: {panic}")));
+            }
+            Ran::InputRequired => {
+                return Err(McpError::internal("completion cannot ask for input"));
+            }
         };
         // The spec caps a completion response at 100 values.
         const MAX_VALUES: usize = 100;

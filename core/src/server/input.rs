@@ -225,7 +225,12 @@ impl InputRound {
     }
 
     /// Resolves an ask from the answers at hand, or records it.
-    pub(crate) fn ask(&self, key: &str, kind: InputKind, params: Value) -> Result<AskOutcome, HandlerError> {
+    pub(crate) fn ask(
+        &self,
+        key: &str,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<AskOutcome, HandlerError> {
         if !supports_input(&self.method) {
             return Err(HandlerError::Protocol(McpError::internal(format!(
                 "{} cannot ask the client for input (only tools/call, prompts/get and resources/read can)",
@@ -249,7 +254,10 @@ impl InputRound {
         }
         let mut asked = self.asked.lock().unwrap_or_else(|p| p.into_inner());
         if !asked.iter().any(|(k, _)| k == key) {
-            asked.push((key.to_owned(), json!({"method": kind.method(), "params": params})));
+            asked.push((
+                key.to_owned(),
+                json!({"method": kind.method(), "params": params}),
+            ));
         }
         drop(asked);
         self.notify.notify_one();
@@ -257,7 +265,11 @@ impl InputRound {
     }
 
     pub(crate) fn has_pending(&self) -> bool {
-        !self.asked.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+        !self
+            .asked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
     }
 
     /// Resolves once the handler recorded an unanswered ask.
@@ -363,7 +375,10 @@ mod tests {
     }
 
     fn params() -> Map<String, Value> {
-        json!({"name": "t", "arguments": {"x": 1}}).as_object().cloned().unwrap_or_default()
+        json!({"name": "t", "arguments": {"x": 1}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
     }
 
     #[test]
@@ -371,20 +386,39 @@ mod tests {
         let key = SealKey::random();
         let round1 = InputRound::from_request("tools/call", &params(), &caps(), &key).unwrap();
         let schema = json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}});
-        assert_eq!(round1.ask("who", InputKind::Elicitation, schema.clone()).unwrap(), AskOutcome::Pending);
+        assert_eq!(
+            round1
+                .ask("who", InputKind::Elicitation, schema.clone())
+                .unwrap(),
+            AskOutcome::Pending
+        );
         let result = round1.input_required(&params(), &key, Duration::from_secs(60));
         let state = result["requestState"].as_str().unwrap().to_owned();
 
         let mut retry = params();
         retry.insert("requestState".into(), Value::from(state.clone()));
-        retry.insert("inputResponses".into(), json!({"who": {"action": "accept", "content": {"name": "Ada"}}, "extra": 1}));
+        retry.insert(
+            "inputResponses".into(),
+            json!({"who": {"action": "accept", "content": {"name": "Ada"}}, "extra": 1}),
+        );
         let round2 = InputRound::from_request("tools/call", &retry, &caps(), &key).unwrap();
-        assert!(matches!(round2.ask("who", InputKind::Elicitation, schema.clone()).unwrap(), AskOutcome::Answered(_)));
+        assert!(matches!(
+            round2
+                .ask("who", InputKind::Elicitation, schema.clone())
+                .unwrap(),
+            AskOutcome::Answered(_)
+        ));
 
         // a response that does not fit the requested schema is asked again
-        retry.insert("inputResponses".into(), json!({"who": {"action": "accept", "content": {"name": 5}}}));
+        retry.insert(
+            "inputResponses".into(),
+            json!({"who": {"action": "accept", "content": {"name": 5}}}),
+        );
         let round2b = InputRound::from_request("tools/call", &retry, &caps(), &key).unwrap();
-        assert_eq!(round2b.ask("who", InputKind::Elicitation, schema).unwrap(), AskOutcome::Pending);
+        assert_eq!(
+            round2b.ask("who", InputKind::Elicitation, schema).unwrap(),
+            AskOutcome::Pending
+        );
     }
 
     #[test]
@@ -392,14 +426,21 @@ mod tests {
         let key = SealKey::random();
         let round = InputRound::from_request("tools/call", &params(), &caps(), &key).unwrap();
         round.ask("k", InputKind::Roots, json!({})).unwrap();
-        let state = round.input_required(&params(), &key, Duration::from_secs(60))["requestState"].clone();
-        let mut other = json!({"name": "t", "arguments": {"x": 2}}).as_object().cloned().unwrap();
+        let state =
+            round.input_required(&params(), &key, Duration::from_secs(60))["requestState"].clone();
+        let mut other = json!({"name": "t", "arguments": {"x": 2}})
+            .as_object()
+            .cloned()
+            .unwrap();
         other.insert("requestState".into(), state.clone());
         assert!(InputRound::from_request("tools/call", &other, &caps(), &key).is_err());
         let mut same = params();
         same.insert("requestState".into(), state.clone());
         assert!(InputRound::from_request("prompts/get", &same, &caps(), &key).is_err());
-        same.insert("requestState".into(), Value::from(format!("{}-TAMPERED", state.as_str().unwrap())));
+        same.insert(
+            "requestState".into(),
+            Value::from(format!("{}-TAMPERED", state.as_str().unwrap())),
+        );
         assert!(InputRound::from_request("tools/call", &same, &caps(), &key).is_err());
     }
 
@@ -407,8 +448,11 @@ mod tests {
     fn missing_capability_is_an_error_not_an_ask() {
         let key = SealKey::random();
         let sampling_only = json!({"sampling": {}}).as_object().cloned().unwrap();
-        let round = InputRound::from_request("tools/call", &params(), &sampling_only, &key).unwrap();
-        let err = round.ask("k", InputKind::Elicitation, json!({})).unwrap_err();
+        let round =
+            InputRound::from_request("tools/call", &params(), &sampling_only, &key).unwrap();
+        let err = round
+            .ask("k", InputKind::Elicitation, json!({}))
+            .unwrap_err();
         assert!(matches!(err, HandlerError::Protocol(ref e) if e.code == -32021));
         assert!(!round.has_pending());
     }

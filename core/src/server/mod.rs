@@ -17,8 +17,8 @@ pub use context::{LogLevel, RequestContext, RequestMeta};
 pub(crate) use dispatch::{Prepared, Rejection};
 pub use handler::{
     BoxFuture, Completion, CompletionHandler, CompletionOutput, CompletionReceiver, Handler,
-    HandlerError, HandlerResult, PromptHandler, PromptOutput, ResourceHandler, ResourceOutput, ResourceRequest,
-    ToolHandler, ToolOutput,
+    HandlerError, HandlerResult, PromptHandler, PromptOutput, ResourceHandler, ResourceOutput,
+    ResourceRequest, ToolHandler, ToolOutput,
 };
 pub use input::{AskOutcome, InputKind, input_kind_for_method};
 pub(crate) use registry::HeaderParam;
@@ -163,7 +163,9 @@ impl Server {
     pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<(), Error> {
         let entry = ToolEntry::new(tool, Arc::new(handler))?;
         let mut registry = self.registry_write();
-        registry.tools.insert(entry.tool.name.clone(), Arc::new(entry));
+        registry
+            .tools
+            .insert(entry.tool.name.clone(), Arc::new(entry));
         registry.offered.tools = true;
         drop(registry);
         self.publish(ServerEvent::ToolsChanged);
@@ -186,9 +188,15 @@ impl Server {
     }
 
     /// Registers (or replaces) a resource with a fixed URI.
-    pub fn add_resource(&self, resource: Resource, handler: impl ResourceHandler) -> Result<(), Error> {
+    pub fn add_resource(
+        &self,
+        resource: Resource,
+        handler: impl ResourceHandler,
+    ) -> Result<(), Error> {
         if resource.uri.is_empty() {
-            return Err(Error::InvalidDefinition("resource uri must not be empty".into()));
+            return Err(Error::InvalidDefinition(
+                "resource uri must not be empty".into(),
+            ));
         }
         let entry = ResourceEntry {
             listing: serde_json::to_value(&resource)?,
@@ -220,7 +228,8 @@ impl Server {
         template: ResourceTemplate,
         handler: impl ResourceHandler,
     ) -> Result<(), Error> {
-        let compiled = UriTemplate::parse(&template.uri_template).map_err(Error::InvalidDefinition)?;
+        let compiled =
+            UriTemplate::parse(&template.uri_template).map_err(Error::InvalidDefinition)?;
         let entry = TemplateEntry {
             listing: serde_json::to_value(&template)?,
             template: compiled,
@@ -228,7 +237,9 @@ impl Server {
             handler: Arc::new(handler),
         };
         let mut registry = self.registry_write();
-        registry.templates.insert(template.uri_template, Arc::new(entry));
+        registry
+            .templates
+            .insert(template.uri_template, Arc::new(entry));
         registry.offered.resources = true;
         drop(registry);
         self.publish(ServerEvent::ResourcesChanged);
@@ -238,7 +249,9 @@ impl Server {
     /// Registers (or replaces) a prompt.
     pub fn add_prompt(&self, prompt: Prompt, handler: impl PromptHandler) -> Result<(), Error> {
         if prompt.name.is_empty() {
-            return Err(Error::InvalidDefinition("prompt name must not be empty".into()));
+            return Err(Error::InvalidDefinition(
+                "prompt name must not be empty".into(),
+            ));
         }
         let required = prompt
             .arguments

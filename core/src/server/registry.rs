@@ -46,8 +46,20 @@ fn is_header_token(name: &str) -> bool {
             b.is_ascii_alphanumeric()
                 || matches!(
                     b,
-                    b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^'
-                        | b'_' | b'`' | b'|' | b'~'
+                    b'!' | b'#'
+                        | b'$'
+                        | b'%'
+                        | b'&'
+                        | b'\''
+                        | b'*'
+                        | b'+'
+                        | b'-'
+                        | b'.'
+                        | b'^'
+                        | b'_'
+                        | b'`'
+                        | b'|'
+                        | b'~'
                 )
         })
 }
@@ -109,7 +121,8 @@ fn collect_header_params(
 
 impl ToolEntry {
     pub(crate) fn new(tool: Tool, handler: Arc<dyn ToolHandler>) -> Result<ToolEntry, Error> {
-        let invalid = |what: String| Error::InvalidDefinition(format!("tool {:?}: {what}", tool.name));
+        let invalid =
+            |what: String| Error::InvalidDefinition(format!("tool {:?}: {what}", tool.name));
         if !is_valid_tool_name(&tool.name) {
             return Err(Error::InvalidDefinition(format!(
                 "tool name {:?} must be 1-64 characters of A-Z a-z 0-9 _ . / -",
@@ -197,6 +210,14 @@ fn page<'a, T: 'a>(
     (page, more)
 }
 
+/// The handler a URI resolved to.
+pub(crate) struct ResolvedResource {
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+    pub(crate) mime_type: Option<String>,
+    /// Template variables (empty for a fixed resource).
+    pub(crate) variables: Map<String, Value>,
+}
+
 /// The lists `*/list` requests page through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ListKind {
@@ -209,28 +230,60 @@ pub(crate) enum ListKind {
 impl Registry {
     /// One page of the listing of `kind` starting at `offset`, and whether
     /// more follow.
-    pub(crate) fn page(&self, kind: ListKind, offset: usize, page_size: usize) -> (Vec<Value>, bool) {
+    pub(crate) fn page(
+        &self,
+        kind: ListKind,
+        offset: usize,
+        page_size: usize,
+    ) -> (Vec<Value>, bool) {
         match kind {
-            ListKind::Tools => page(self.tools.values(), self.tools.len(), offset, page_size, |t| &t.listing),
-            ListKind::Resources => page(self.resources.values(), self.resources.len(), offset, page_size, |r| &r.listing),
-            ListKind::Templates => page(self.templates.values(), self.templates.len(), offset, page_size, |t| &t.listing),
-            ListKind::Prompts => page(self.prompts.values(), self.prompts.len(), offset, page_size, |p| &p.listing),
+            ListKind::Tools => page(
+                self.tools.values(),
+                self.tools.len(),
+                offset,
+                page_size,
+                |t| &t.listing,
+            ),
+            ListKind::Resources => page(
+                self.resources.values(),
+                self.resources.len(),
+                offset,
+                page_size,
+                |r| &r.listing,
+            ),
+            ListKind::Templates => page(
+                self.templates.values(),
+                self.templates.len(),
+                offset,
+                page_size,
+                |t| &t.listing,
+            ),
+            ListKind::Prompts => page(
+                self.prompts.values(),
+                self.prompts.len(),
+                offset,
+                page_size,
+                |p| &p.listing,
+            ),
         }
     }
 
     /// The handler for a URI: an exact resource first, then the first
     /// template (in registration order) that matches.
-    pub(crate) fn resolve_resource(
-        &self,
-        uri: &str,
-    ) -> Option<(Arc<dyn ResourceHandler>, Option<String>, Map<String, Value>)> {
+    pub(crate) fn resolve_resource(&self, uri: &str) -> Option<ResolvedResource> {
         if let Some(r) = self.resources.get(uri) {
-            return Some((r.handler.clone(), r.mime_type.clone(), Map::new()));
+            return Some(ResolvedResource {
+                handler: r.handler.clone(),
+                mime_type: r.mime_type.clone(),
+                variables: Map::new(),
+            });
         }
         self.templates.values().find_map(|t| {
-            t.template
-                .matches(uri)
-                .map(|vars| (t.handler.clone(), t.mime_type.clone(), vars))
+            t.template.matches(uri).map(|variables| ResolvedResource {
+                handler: t.handler.clone(),
+                mime_type: t.mime_type.clone(),
+                variables,
+            })
         })
     }
 }

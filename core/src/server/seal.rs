@@ -86,10 +86,17 @@ mod tests {
     fn round_trips_and_rejects_tampering() {
         let key = SealKey::random();
         let sealed = key.seal("cursor", b"offset=10");
-        assert_eq!(key.open("cursor", &sealed).as_deref(), Some(&b"offset=10"[..]));
+        assert_eq!(
+            key.open("cursor", &sealed).as_deref(),
+            Some(&b"offset=10"[..])
+        );
         assert_eq!(key.open("state", &sealed), None, "purpose is bound");
         assert_eq!(key.open("cursor", &format!("{sealed}-TAMPERED")), None);
-        assert_eq!(SealKey::random().open("cursor", &sealed), None, "key is bound");
+        assert_eq!(
+            SealKey::random().open("cursor", &sealed),
+            None,
+            "key is bound"
+        );
         assert_eq!(key.open("cursor", "garbage"), None);
     }
 

@@ -60,7 +60,11 @@ impl Filter {
                     })
                 })
                 .collect::<Result<_, _>>()?,
-            Some(_) => return Err(McpError::invalid_params("resourceSubscriptions must be an array")),
+            Some(_) => {
+                return Err(McpError::invalid_params(
+                    "resourceSubscriptions must be an array",
+                ));
+            }
         };
         Ok(Filter {
             tools: flag("toolsListChanged")?,
@@ -76,7 +80,11 @@ impl Filter {
             tools: self.tools && offered.tools,
             prompts: self.prompts && offered.prompts,
             resources: self.resources && offered.resources,
-            uris: if offered.resources { self.uris } else { Vec::new() },
+            uris: if offered.resources {
+                self.uris
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -100,7 +108,9 @@ impl Filter {
     /// The notification (method, params) an event becomes, if admitted.
     fn admit(&self, event: &ServerEvent) -> Option<(&'static str, Map<String, Value>)> {
         match event {
-            ServerEvent::ToolsChanged if self.tools => Some(("notifications/tools/list_changed", Map::new())),
+            ServerEvent::ToolsChanged if self.tools => {
+                Some(("notifications/tools/list_changed", Map::new()))
+            }
             ServerEvent::PromptsChanged if self.prompts => {
                 Some(("notifications/prompts/list_changed", Map::new()))
             }

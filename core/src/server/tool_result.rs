@@ -43,7 +43,10 @@ pub(crate) fn structured_content(value: Value) -> Map<String, Value> {
 }
 
 /// Builds the `CallToolResult` object (without `resultType`/`_meta`).
-pub(crate) fn into_call_tool_result(output: ToolOutput, has_output_schema: bool) -> Map<String, Value> {
+pub(crate) fn into_call_tool_result(
+    output: ToolOutput,
+    has_output_schema: bool,
+) -> Map<String, Value> {
     match output {
         ToolOutput::Result(mut map) => {
             if !matches!(map.get("content"), Some(Value::Array(_))) {
@@ -88,7 +91,10 @@ mod tests {
     #[test]
     fn string_becomes_text() {
         let r = into_call_tool_result(ToolOutput::text("hi"), false);
-        assert_eq!(Value::Object(r), json!({"content": [{"type": "text", "text": "hi"}]}));
+        assert_eq!(
+            Value::Object(r),
+            json!({"content": [{"type": "text", "text": "hi"}]})
+        );
     }
 
     #[test]

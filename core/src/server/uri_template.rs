@@ -37,7 +37,9 @@ impl UriTemplate {
                         .ok_or_else(|| format!("unclosed '{{' in URI template {template:?}"))?;
                     let body = &rest[1..end];
                     let (op, names) = match body.chars().next() {
-                        Some(c @ ('+' | '#' | '.' | '/' | ';' | '?' | '&')) => (Some(c), &body[1..]),
+                        Some(c @ ('+' | '#' | '.' | '/' | ';' | '?' | '&')) => {
+                            (Some(c), &body[1..])
+                        }
                         _ => (None, body),
                     };
                     let vars: Vec<String> = names
@@ -260,28 +262,58 @@ mod tests {
     use serde_json::json;
 
     fn m(t: &str, uri: &str) -> Option<Value> {
-        UriTemplate::parse(t).unwrap().matches(uri).map(Value::Object)
+        UriTemplate::parse(t)
+            .unwrap()
+            .matches(uri)
+            .map(Value::Object)
     }
 
     #[test]
     fn simple_variables() {
-        assert_eq!(m("test://template/{id}/data", "test://template/123/data"), Some(json!({"id": "123"})));
-        assert_eq!(m("test://template/{id}/data", "test://template//data"), None);
-        assert_eq!(m("test://template/{id}/data", "test://template/1/2/data"), None);
-        assert_eq!(m("file:///{name}.txt", "file:///notes.txt"), Some(json!({"name": "notes"})));
-        assert_eq!(m("users://{user}", "users://a%20b"), Some(json!({"user": "a b"})));
+        assert_eq!(
+            m("test://template/{id}/data", "test://template/123/data"),
+            Some(json!({"id": "123"}))
+        );
+        assert_eq!(
+            m("test://template/{id}/data", "test://template//data"),
+            None
+        );
+        assert_eq!(
+            m("test://template/{id}/data", "test://template/1/2/data"),
+            None
+        );
+        assert_eq!(
+            m("file:///{name}.txt", "file:///notes.txt"),
+            Some(json!({"name": "notes"}))
+        );
+        assert_eq!(
+            m("users://{user}", "users://a%20b"),
+            Some(json!({"user": "a b"}))
+        );
     }
 
     #[test]
     fn reserved_and_path_operators() {
-        assert_eq!(m("file://{+path}", "file:///etc/hosts"), Some(json!({"path": "/etc/hosts"})));
-        assert_eq!(m("repo://x{/owner,name}", "repo://x/octo/cat"), Some(json!({"owner": "octo", "name": "cat"})));
-        assert_eq!(m("doc://a{#frag}", "doc://a#top"), Some(json!({"frag": "top"})));
+        assert_eq!(
+            m("file://{+path}", "file:///etc/hosts"),
+            Some(json!({"path": "/etc/hosts"}))
+        );
+        assert_eq!(
+            m("repo://x{/owner,name}", "repo://x/octo/cat"),
+            Some(json!({"owner": "octo", "name": "cat"}))
+        );
+        assert_eq!(
+            m("doc://a{#frag}", "doc://a#top"),
+            Some(json!({"frag": "top"}))
+        );
     }
 
     #[test]
     fn query_variables_are_optional() {
-        assert_eq!(m("search://q{?term,limit}", "search://q?term=x&limit=5"), Some(json!({"term": "x", "limit": "5"})));
+        assert_eq!(
+            m("search://q{?term,limit}", "search://q?term=x&limit=5"),
+            Some(json!({"term": "x", "limit": "5"}))
+        );
         assert_eq!(m("search://q{?term,limit}", "search://q"), Some(json!({})));
     }
 

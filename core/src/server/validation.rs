@@ -31,7 +31,11 @@ impl CompiledSchema {
     /// JSON pointer of the offending value.
     pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
         let mut problems = Vec::new();
-        for error in self.validator.iter_errors(instance).take(MAX_REPORTED_ERRORS) {
+        for error in self
+            .validator
+            .iter_errors(instance)
+            .take(MAX_REPORTED_ERRORS)
+        {
             let path = error.instance_path().to_string();
             let location = if path.is_empty() {
                 "(root)".to_string()

@@ -88,7 +88,9 @@ where
     Ok(())
 }
 
-fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashMap<RequestId, (CancellationToken, bool)>> {
+fn lock(
+    in_flight: &InFlight,
+) -> std::sync::MutexGuard<'_, HashMap<RequestId, (CancellationToken, bool)>> {
     // The map holds only tokens; a panic elsewhere cannot leave it inconsistent.
     in_flight.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -202,7 +204,11 @@ pub(crate) async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
         }
         reader.consume(used);
         if found {
-            return Ok(if too_long { LineRead::TooLong } else { LineRead::Line });
+            return Ok(if too_long {
+                LineRead::TooLong
+            } else {
+                LineRead::Line
+            });
         }
     }
 }

@@ -11,13 +11,14 @@ const SUFFIX: &str = "?=";
 /// inner spaces/tabs only, no surrounding whitespace, and not mistakable for
 /// the base64 sentinel.
 fn is_plain_safe(value: &str) -> bool {
+    let looks_encoded = value.starts_with(PREFIX) && value.ends_with(SUFFIX);
     !value.is_empty()
         && value
             .bytes()
             .all(|b| (0x21..=0x7e).contains(&b) || b == b' ' || b == b'\t')
         && !value.starts_with([' ', '\t'])
         && !value.ends_with([' ', '\t'])
-        && !(value.starts_with(PREFIX) && value.ends_with(SUFFIX))
+        && !looks_encoded
 }
 
 /// Encodes a value for an `Mcp-Name` or `Mcp-Param-*` header.
@@ -34,7 +35,10 @@ pub fn encode_header_value(value: &str) -> String {
 /// taken literally. Surrounding whitespace is not part of the value.
 pub fn decode_header_value(raw: &str) -> Result<String, String> {
     let raw = raw.trim_matches([' ', '\t']);
-    match raw.strip_prefix(PREFIX).and_then(|r| r.strip_suffix(SUFFIX)) {
+    match raw
+        .strip_prefix(PREFIX)
+        .and_then(|r| r.strip_suffix(SUFFIX))
+    {
         Some(encoded) => {
             let bytes = STANDARD
                 .decode(encoded)
@@ -52,9 +56,15 @@ mod tests {
     #[test]
     fn spec_examples() {
         assert_eq!(encode_header_value("us-west1"), "us-west1");
-        assert_eq!(encode_header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(
+            encode_header_value("Hello, 世界"),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
         assert_eq!(encode_header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
-        assert_eq!(encode_header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert_eq!(
+            encode_header_value("line1\nline2"),
+            "=?base64?bGluZTEKbGluZTI=?="
+        );
         assert_eq!(
             encode_header_value("=?base64?literal?="),
             "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
@@ -63,11 +73,26 @@ mod tests {
 
     #[test]
     fn decoding_round_trips_and_is_strict() {
-        for v in ["us-west1", "Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?="] {
-            assert_eq!(decode_header_value(&encode_header_value(v)).as_deref(), Ok(v));
+        for v in [
+            "us-west1",
+            "Hello, 世界",
+            " padded ",
+            "line1\nline2",
+            "=?base64?literal?=",
+        ] {
+            assert_eq!(
+                decode_header_value(&encode_header_value(v)).as_deref(),
+                Ok(v)
+            );
         }
-        assert!(decode_header_value("=?base64?SGVsbG8?=").is_err(), "missing padding");
-        assert!(decode_header_value("=?base64?SGV$bG8=?=").is_err(), "bad character");
+        assert!(
+            decode_header_value("=?base64?SGVsbG8?=").is_err(),
+            "missing padding"
+        );
+        assert!(
+            decode_header_value("=?base64?SGV$bG8=?=").is_err(),
+            "bad character"
+        );
         assert_eq!(decode_header_value("  plain  ").as_deref(), Ok("plain"));
     }
 }

@@ -186,7 +186,7 @@ impl Endpoint {
             return plain(StatusCode::NOT_FOUND, "not found");
         }
         if let Err(response) = self.check_host_and_origin(req.headers()) {
-            return response;
+            return *response;
         }
         match *req.method() {
             Method::POST => {}
@@ -202,14 +202,22 @@ impl Endpoint {
             return jsonrpc_error(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 None,
-                McpError::new(codes::INVALID_REQUEST, "Content-Type must be application/json"),
+                McpError::new(
+                    codes::INVALID_REQUEST,
+                    "Content-Type must be application/json",
+                ),
             );
         }
         let (parts, body) = req.into_parts();
-        let bytes = match Limited::new(body, self.options.max_body_bytes).collect().await {
+        let bytes = match Limited::new(body, self.options.max_body_bytes)
+            .collect()
+            .await
+        {
             Ok(collected) => collected.to_bytes(),
             Err(e) => {
-                if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some()
+                {
                     return jsonrpc_error(
                         StatusCode::PAYLOAD_TOO_LARGE,
                         None,
@@ -264,7 +272,11 @@ impl Endpoint {
 
     /// `Mcp-Param-*` headers must mirror the tool's `x-mcp-header`
     /// arguments exactly (spec: "Server Behavior for Custom Headers").
-    fn check_param_headers(&self, headers: &HeaderMap, prepared: &Prepared) -> Result<(), Rejection> {
+    fn check_param_headers(
+        &self,
+        headers: &HeaderMap,
+        prepared: &Prepared,
+    ) -> Result<(), Rejection> {
         if prepared.request.method != "tools/call" {
             return Ok(());
         }
@@ -278,7 +290,8 @@ impl Endpoint {
         }
         let arguments = params.and_then(|p| p.get("arguments"));
         let id = Some(prepared.request.id.clone());
-        let mismatch = |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);
+        let mismatch =
+            |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);
         for param in header_params {
             let header_name = format!("mcp-param-{}", param.name.to_ascii_lowercase());
             let body = param
@@ -291,11 +304,15 @@ impl Endpoint {
                 None => None,
                 Some(raw) => {
                     let raw = raw.to_str().map_err(|_| {
-                        mismatch(format!("Mcp-Param-{} contains invalid characters", param.name))
+                        mismatch(format!(
+                            "Mcp-Param-{} contains invalid characters",
+                            param.name
+                        ))
                     })?;
-                    Some(decode_header_value(raw).map_err(|e| {
-                        mismatch(format!("Mcp-Param-{}: {e}", param.name))
-                    })?)
+                    Some(
+                        decode_header_value(raw)
+                            .map_err(|e| mismatch(format!("Mcp-Param-{}: {e}", param.name)))?,
+                    )
                 }
             };
             match (body, header) {
@@ -325,7 +342,7 @@ impl Endpoint {
         Ok(())
     }
 
-    fn check_host_and_origin(&self, headers: &HeaderMap) -> Result<(), Response<McpBody>> {
+    fn check_host_and_origin(&self, headers: &HeaderMap) -> Result<(), Box<Response<McpBody>>> {
         let forbidden = |why: String| {
             jsonrpc_error(
                 StatusCode::FORBIDDEN,
@@ -346,10 +363,10 @@ impl Endpoint {
             (None, _) => true,
         };
         if !host_ok {
-            return Err(forbidden(format!(
+            return Err(Box::new(forbidden(format!(
                 "Host {:?} is not allowed",
                 host.unwrap_or("")
-            )));
+            ))));
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or("");
@@ -362,7 +379,9 @@ impl Endpoint {
                     .is_some_and(|h| LOOPBACK_HOSTS.iter().any(|a| a.eq_ignore_ascii_case(h))),
             };
             if !origin_ok {
-                return Err(forbidden(format!("Origin {origin:?} is not allowed")));
+                return Err(Box::new(forbidden(format!(
+                    "Origin {origin:?} is not allowed"
+                ))));
             }
         }
         Ok(())
@@ -380,9 +399,8 @@ impl Endpoint {
         let run_cancel = cancel.clone();
         // Boxed and owning its server handle, so it can move into a task if
         // the response turns into a stream.
-        let mut run = Box::pin(async move {
-            server.execute(prepared, run_cancel, Some(note_tx)).await
-        });
+        let mut run =
+            Box::pin(async move { server.execute(prepared, run_cancel, Some(note_tx)).await });
         let first_note = tokio::select! {
             biased;
             reply = &mut run => {
@@ -401,7 +419,8 @@ impl Endpoint {
         let task_cancel = cancel.clone();
         let period = self.options.keep_alive.max(Duration::from_millis(10));
         let owned_run = async move {
-            let mut keep_alive = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            let mut keep_alive =
+                tokio::time::interval_at(tokio::time::Instant::now() + period, period);
             loop {
                 tokio::select! {
                     biased;
@@ -580,9 +599,10 @@ fn json_response(status: StatusCode, message: &Value) -> Response<McpBody> {
     let body = serde_json::to_vec(message).unwrap_or_default();
     let mut response = Response::new(McpBody::Full(Some(Bytes::from(body))));
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 
@@ -605,7 +625,10 @@ fn sse_response(frames: mpsc::UnboundedReceiver<Bytes>, guard: DropGuard) -> Res
         _cancel_on_drop: guard,
     });
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response

@@ -21,7 +21,6 @@ const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQV
 /// A silent, empty 44.1 kHz mono WAV.
 const WAV_BASE64: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA=";
 
-
 fn no_args() -> Value {
     json!({"type": "object", "properties": {}})
 }
@@ -42,7 +41,11 @@ fn result(content: Value) -> ToolOutput {
 
 fn text_of(answer: &Value) -> String {
     match &answer["content"] {
-        Value::Object(c) => c.get("text").and_then(Value::as_str).unwrap_or("").to_owned(),
+        Value::Object(c) => c
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
         Value::Array(items) => items
             .iter()
             .filter_map(|c| c["text"].as_str())
@@ -70,22 +73,31 @@ fn elicit_params(message: &str, schema: Value) -> Value {
 fn add_content_tools(server: &Server) -> Result<(), polymcp::Error> {
     server.add_tool(
         Tool::new("test_simple_text", no_args()).with_description("Returns a simple text response"),
-        |_ctx, _args| async { Ok(ToolOutput::text("This is a simple text response for testing.")) },
+        |_ctx, _args| async {
+            Ok(ToolOutput::text(
+                "This is a simple text response for testing.",
+            ))
+        },
     )?;
     server.add_tool(
         Tool::new("test_image_content", no_args()).with_description("Returns an image"),
         |_ctx, _args| async {
-            Ok(result(json!([{"type": "image", "data": PNG_BASE64, "mimeType": "image/png"}])))
+            Ok(result(
+                json!([{"type": "image", "data": PNG_BASE64, "mimeType": "image/png"}]),
+            ))
         },
     )?;
     server.add_tool(
         Tool::new("test_audio_content", no_args()).with_description("Returns audio"),
         |_ctx, _args| async {
-            Ok(result(json!([{"type": "audio", "data": WAV_BASE64, "mimeType": "audio/wav"}])))
+            Ok(result(
+                json!([{"type": "audio", "data": WAV_BASE64, "mimeType": "audio/wav"}]),
+            ))
         },
     )?;
     server.add_tool(
-        Tool::new("test_embedded_resource", no_args()).with_description("Returns an embedded resource"),
+        Tool::new("test_embedded_resource", no_args())
+            .with_description("Returns an embedded resource"),
         |_ctx, _args| async {
             Ok(result(json!([{"type": "resource", "resource": {
                 "uri": "test://embedded-resource",
@@ -110,7 +122,8 @@ fn add_content_tools(server: &Server) -> Result<(), polymcp::Error> {
         },
     )?;
     server.add_tool(
-        Tool::new("test_error_handling", no_args()).with_description("Always fails as a tool error"),
+        Tool::new("test_error_handling", no_args())
+            .with_description("Always fails as a tool error"),
         |_ctx, _args| async {
             Err::<ToolOutput, _>(HandlerError::tool(
                 "This tool intentionally returns an error for testing",
@@ -132,9 +145,13 @@ fn add_content_tools(server: &Server) -> Result<(), polymcp::Error> {
     server.add_tool(
         Tool::new("test_tool_with_logging", no_args()).with_description("Logs while it runs"),
         |ctx: RequestContext, _args| async move {
-            for (i, message) in ["Tool execution started", "Tool processing data", "Tool execution completed"]
-                .into_iter()
-                .enumerate()
+            for (i, message) in [
+                "Tool execution started",
+                "Tool processing data",
+                "Tool execution completed",
+            ]
+            .into_iter()
+            .enumerate()
             {
                 if i > 0 {
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -149,7 +166,11 @@ fn add_content_tools(server: &Server) -> Result<(), polymcp::Error> {
             .with_description("Logs only when the request asks for a log level"),
         |ctx: RequestContext, _args| async move {
             let sent = ctx.log(LogLevel::Info, json!("test_logging_tool ran"), None);
-            Ok(ToolOutput::text(if sent { "logged" } else { "no log level requested" }))
+            Ok(ToolOutput::text(if sent {
+                "logged"
+            } else {
+                "no log level requested"
+            }))
         },
     )?;
     server.add_tool(
@@ -166,7 +187,10 @@ fn add_content_tools(server: &Server) -> Result<(), polymcp::Error> {
         )
         .with_description("Mirrors its argument into the Mcp-Param-Value header"),
         |_ctx, args: Value| async move {
-            Ok(ToolOutput::text(format!("value: {}", args["value"].as_str().unwrap_or(""))))
+            Ok(ToolOutput::text(format!(
+                "value: {}",
+                args["value"].as_str().unwrap_or("")
+            )))
         },
     )?;
     Ok(())
@@ -196,11 +220,15 @@ fn json_schema_2020_12() -> Value {
 
 fn add_client_input_tools(server: &Server) -> Result<(), polymcp::Error> {
     server.add_tool(
-        Tool::new("test_sampling", string_args(&["prompt"])).with_description("Asks the client's model"),
+        Tool::new("test_sampling", string_args(&["prompt"]))
+            .with_description("Asks the client's model"),
         |ctx: RequestContext, args: Value| async move {
             let prompt = args["prompt"].as_str().unwrap_or_default();
             let answer = ctx.sample(sampling_params(prompt)).await?;
-            Ok(ToolOutput::text(format!("LLM response: {}", text_of(&answer))))
+            Ok(ToolOutput::text(format!(
+                "LLM response: {}",
+                text_of(&answer)
+            )))
         },
     )?;
     server.add_tool(
@@ -276,7 +304,10 @@ fn add_client_input_tools(server: &Server) -> Result<(), polymcp::Error> {
                 .ask(
                     Some("confirmation"),
                     InputKind::Elicitation,
-                    elicit_params("Continue?", json!({"type": "object", "properties": {"ok": {"type": "boolean"}}})),
+                    elicit_params(
+                        "Continue?",
+                        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+                    ),
                 )
                 .await?;
             Ok(ToolOutput::text(format!("answer: {answer}")))
@@ -291,7 +322,11 @@ fn add_input_required_tools(server: &Server) -> Result<(), polymcp::Error> {
             .with_description("Asks for the user's name through an input request"),
         |ctx: RequestContext, _args| async move {
             let answer = ctx
-                .ask(Some("user_name"), InputKind::Elicitation, elicit_params("What is your name?", name_schema()))
+                .ask(
+                    Some("user_name"),
+                    InputKind::Elicitation,
+                    elicit_params("What is your name?", name_schema()),
+                )
                 .await?;
             let name = answer["content"]["name"].as_str().unwrap_or("stranger");
             Ok(ToolOutput::text(format!("Hello, {name}!")))
@@ -308,19 +343,27 @@ fn add_input_required_tools(server: &Server) -> Result<(), polymcp::Error> {
                     sampling_params("What is the capital of France?"),
                 )
                 .await?;
-            Ok(ToolOutput::text(format!("The model answered: {}", text_of(&answer))))
+            Ok(ToolOutput::text(format!(
+                "The model answered: {}",
+                text_of(&answer)
+            )))
         },
     )?;
     server.add_tool(
         Tool::new("test_input_required_result_list_roots", no_args())
             .with_description("Asks for the client's roots through an input request"),
         |ctx: RequestContext, _args| async move {
-            let answer = ctx.ask(Some("client_roots"), InputKind::Roots, json!({})).await?;
+            let answer = ctx
+                .ask(Some("client_roots"), InputKind::Roots, json!({}))
+                .await?;
             let uris: Vec<&str> = answer["roots"]
                 .as_array()
                 .map(|r| r.iter().filter_map(|r| r["uri"].as_str()).collect())
                 .unwrap_or_default();
-            Ok(ToolOutput::text(format!("Client roots: {}", uris.join(", "))))
+            Ok(ToolOutput::text(format!(
+                "Client roots: {}",
+                uris.join(", ")
+            )))
         },
     )?;
     server.add_tool(
@@ -341,8 +384,16 @@ fn add_input_required_tools(server: &Server) -> Result<(), polymcp::Error> {
             .with_description("Asks for three inputs in one round"),
         |ctx: RequestContext, _args| async move {
             let (name, greeting, roots) = tokio::join!(
-                ctx.ask(Some("user_name"), InputKind::Elicitation, elicit_params("What is your name?", name_schema())),
-                ctx.ask(Some("greeting"), InputKind::Sampling, sampling_params("Write a short greeting.")),
+                ctx.ask(
+                    Some("user_name"),
+                    InputKind::Elicitation,
+                    elicit_params("What is your name?", name_schema())
+                ),
+                ctx.ask(
+                    Some("greeting"),
+                    InputKind::Sampling,
+                    sampling_params("Write a short greeting.")
+                ),
                 ctx.ask(Some("client_roots"), InputKind::Roots, json!({})),
             );
             let (name, greeting, roots) = (name?, greeting?, roots?);
@@ -360,10 +411,18 @@ fn add_input_required_tools(server: &Server) -> Result<(), polymcp::Error> {
         |ctx: RequestContext, _args| async move {
             let schema = || json!({"type": "object", "properties": {"value": {"type": "string"}}});
             let first = ctx
-                .ask(Some("step1"), InputKind::Elicitation, elicit_params("Step 1: enter a value", schema()))
+                .ask(
+                    Some("step1"),
+                    InputKind::Elicitation,
+                    elicit_params("Step 1: enter a value", schema()),
+                )
                 .await?;
             let second = ctx
-                .ask(Some("step2"), InputKind::Elicitation, elicit_params("Step 2: enter another value", schema()))
+                .ask(
+                    Some("step2"),
+                    InputKind::Elicitation,
+                    elicit_params("Step 2: enter another value", schema()),
+                )
                 .await?;
             Ok(ToolOutput::text(format!(
                 "step1={}, step2={}",
@@ -377,7 +436,12 @@ fn add_input_required_tools(server: &Server) -> Result<(), polymcp::Error> {
             .with_description("Rejects tampered request state"),
         |ctx: RequestContext, _args| async move {
             let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
-            ctx.ask(Some("confirm"), InputKind::Elicitation, elicit_params("Confirm?", schema)).await?;
+            ctx.ask(
+                Some("confirm"),
+                InputKind::Elicitation,
+                elicit_params("Confirm?", schema),
+            )
+            .await?;
             Ok(ToolOutput::text("state verified"))
         },
     )?;
@@ -387,11 +451,19 @@ fn add_input_required_tools(server: &Server) -> Result<(), polymcp::Error> {
         |ctx: RequestContext, _args| async move {
             let caps = &ctx.meta().client_capabilities;
             let answer = if caps.contains_key("elicitation") {
-                ctx.ask(Some("user_name"), InputKind::Elicitation, elicit_params("What is your name?", name_schema()))
-                    .await?
+                ctx.ask(
+                    Some("user_name"),
+                    InputKind::Elicitation,
+                    elicit_params("What is your name?", name_schema()),
+                )
+                .await?
             } else {
-                ctx.ask(Some("capital_question"), InputKind::Sampling, sampling_params("What is the capital of France?"))
-                    .await?
+                ctx.ask(
+                    Some("capital_question"),
+                    InputKind::Sampling,
+                    sampling_params("What is the capital of France?"),
+                )
+                .await?
             };
             Ok(ToolOutput::text(format!("answer: {answer}")))
         },
@@ -415,7 +487,8 @@ fn add_trigger_tools(server: &Server) -> Result<(), polymcp::Error> {
                 } else {
                     server
                         .add_tool(
-                            Tool::new("test_dynamic_tool", no_args()).with_description("Added at run time"),
+                            Tool::new("test_dynamic_tool", no_args())
+                                .with_description("Added at run time"),
                             |_ctx, _args| async { Ok(ToolOutput::text("dynamic")) },
                         )
                         .map_err(|e| HandlerError::tool(e.to_string()))?;
@@ -427,7 +500,8 @@ fn add_trigger_tools(server: &Server) -> Result<(), polymcp::Error> {
     let dynamic_prompt = Arc::new(AtomicBool::new(false));
     let handle = server.clone();
     server.add_tool(
-        Tool::new("test_trigger_prompt_change", no_args()).with_description("Adds or removes a prompt"),
+        Tool::new("test_trigger_prompt_change", no_args())
+            .with_description("Adds or removes a prompt"),
         move |_ctx, _args| {
             let server = handle.clone();
             let present = dynamic_prompt.clone();
@@ -439,7 +513,9 @@ fn add_trigger_tools(server: &Server) -> Result<(), polymcp::Error> {
                     let mut prompt = Prompt::new("test_dynamic_prompt");
                     prompt.description = Some("Added at run time".into());
                     server
-                        .add_prompt(prompt, |_ctx, _args| async { Ok(PromptOutput::Text("dynamic".into())) })
+                        .add_prompt(prompt, |_ctx, _args| async {
+                            Ok(PromptOutput::Text("dynamic".into()))
+                        })
                         .map_err(|e| HandlerError::tool(e.to_string()))?;
                     Ok(ToolOutput::text("added test_dynamic_prompt"))
                 }
@@ -454,7 +530,9 @@ fn add_resources(server: &Server) -> Result<(), polymcp::Error> {
     text.description = Some("A static text resource for testing".into());
     text.mime_type = Some("text/plain".into());
     server.add_resource(text, |_ctx, _req: ResourceRequest| async {
-        Ok(ResourceOutput::Text("This is the content of the static text resource.".into()))
+        Ok(ResourceOutput::Text(
+            "This is the content of the static text resource.".into(),
+        ))
     })?;
 
     let mut binary = Resource::new("test://static-binary", "Static binary resource");
@@ -479,9 +557,14 @@ fn add_resources(server: &Server) -> Result<(), polymcp::Error> {
     template.description = Some("A resource template with an id parameter".into());
     template.mime_type = Some("application/json".into());
     server.add_resource_template(template, |_ctx, req: ResourceRequest| async move {
-        let id = req.variables.get("id").and_then(Value::as_str).unwrap_or("");
+        let id = req
+            .variables
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         Ok(ResourceOutput::Text(
-            json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string(),
+            json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+                .to_string(),
         ))
     })?;
     Ok(())
@@ -505,19 +588,33 @@ fn prompt(name: &str, description: &str, args: &[(&str, &str)]) -> Prompt {
 }
 
 fn arg(args: &Map<String, Value>, name: &str) -> String {
-    args.get(name).and_then(Value::as_str).unwrap_or("").to_owned()
+    args.get(name)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
 }
 
 fn add_prompts(server: &Server) -> Result<(), polymcp::Error> {
     server.add_prompt(
-        prompt("test_simple_prompt", "A simple prompt without arguments", &[]),
-        |_ctx, _args| async { Ok(PromptOutput::Text("This is a simple prompt for testing.".into())) },
+        prompt(
+            "test_simple_prompt",
+            "A simple prompt without arguments",
+            &[],
+        ),
+        |_ctx, _args| async {
+            Ok(PromptOutput::Text(
+                "This is a simple prompt for testing.".into(),
+            ))
+        },
     )?;
     server.add_prompt(
         prompt(
             "test_prompt_with_arguments",
             "A prompt with required arguments",
-            &[("arg1", "First test argument"), ("arg2", "Second test argument")],
+            &[
+                ("arg1", "First test argument"),
+                ("arg2", "Second test argument"),
+            ],
         ),
         |_ctx, args: Map<String, Value>| async move {
             Ok(PromptOutput::Text(format!(
@@ -571,7 +668,10 @@ fn add_prompts(server: &Server) -> Result<(), polymcp::Error> {
 fn add_completion(server: &Server) {
     server.set_completion_handler(|_ctx, params: Value| async move {
         const WORDS: &[&str] = &["paris", "park", "party", "pasta", "hello", "world"];
-        let prefix = params["argument"]["value"].as_str().unwrap_or("").to_owned();
+        let prefix = params["argument"]["value"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
         let values: Vec<String> = WORDS
             .iter()
             .filter(|w| w.starts_with(&prefix))

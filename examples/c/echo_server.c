@@ -1,0 +1,269 @@
+/*
+ * The walking-skeleton example in C: a server "polymcp-echo" 1.0.0 with the
+ * tools `echo` and `add`, served over stdio, or with `--http PORT` over
+ * Streamable HTTP at http://127.0.0.1:PORT/mcp.
+ *
+ *   echo-server-c              # stdio
+ *   echo-server-c --http 8000  # HTTP; stop with Ctrl-C or SIGTERM
+ *
+ * polymcp validates every call's arguments against the tool's input schema
+ * before the callback runs, and hands them over as compact JSON. The
+ * callbacks below still read them with a small bounds-checked scanner that
+ * fails the call (instead of crashing) on anything unexpected, because a C
+ * program should never trust text it did not produce.
+ */
+
+/* sigaction() is POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "polymcp.h"
+
+/* ---- a minimal JSON scanner: finds a top-level member of an object ---- */
+
+static const char *skip_ws(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
+        p++;
+    }
+    return p;
+}
+
+/* p points at '"'; returns the position after the closing quote, or NULL. */
+static const char *skip_string(const char *p, const char *end) {
+    for (p++; p < end; p++) {
+        if (*p == '\\') {
+            /* skip the escaped character (\uXXXX needs no special case) */
+            if (++p >= end) {
+                return NULL;
+            }
+        } else if (*p == '"') {
+            return p + 1;
+        }
+    }
+    return NULL;
+}
+
+/* Returns the position after the JSON value at p, or NULL if malformed. */
+static const char *skip_value(const char *p, const char *end) {
+    if (p >= end) {
+        return NULL;
+    }
+    if (*p == '"') {
+        return skip_string(p, end);
+    }
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        while (p < end) {
+            if (*p == '"') {
+                p = skip_string(p, end);
+                if (p == NULL) {
+                    return NULL;
+                }
+                continue;
+            }
+            if (*p == '{' || *p == '[') {
+                depth++;
+            } else if (*p == '}' || *p == ']') {
+                if (--depth == 0) {
+                    return p + 1;
+                }
+            }
+            p++;
+        }
+        return NULL;
+    }
+    /* number, true, false, null */
+    const char *start = p;
+    while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' &&
+           *p != '\n' && *p != '\r') {
+        p++;
+    }
+    return p > start ? p : NULL;
+}
+
+/*
+ * Finds member `key` (a plain key without escapes) of the JSON object in
+ * json[0..len). On success points value at the raw value text, of value_len bytes.
+ */
+static bool find_member(const char *json, size_t len, const char *key, const char **value,
+                        size_t *value_len) {
+    const char *end = json + len;
+    const char *p = skip_ws(json, end);
+    size_t key_len = strlen(key);
+    if (p >= end || *p != '{') {
+        return false;
+    }
+    p = skip_ws(p + 1, end);
+    while (p < end && *p == '"') {
+        const char *key_end = skip_string(p, end);
+        if (key_end == NULL) {
+            return false;
+        }
+        bool match = (size_t)(key_end - p - 2) == key_len && memcmp(p + 1, key, key_len) == 0;
+        p = skip_ws(key_end, end);
+        if (p >= end || *p != ':') {
+            return false;
+        }
+        p = skip_ws(p + 1, end);
+        const char *value_end = skip_value(p, end);
+        if (value_end == NULL) {
+            return false;
+        }
+        if (match) {
+            *value = p;
+            *value_len = (size_t)(value_end - p);
+            return true;
+        }
+        p = skip_ws(value_end, end);
+        if (p < end && *p == ',') {
+            p = skip_ws(p + 1, end);
+        }
+    }
+    return false;
+}
+
+/* Parses a JSON integer token that fits in int64_t (no fraction/exponent). */
+static bool parse_int64(const char *text, size_t len, int64_t *out) {
+    char buf[32];
+    if (len == 0 || len >= sizeof buf) {
+        return false;
+    }
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    char *parsed_end = NULL;
+    errno = 0;
+    long long v = strtoll(buf, &parsed_end, 10);
+    if (errno != 0 || parsed_end != buf + len) {
+        return false;
+    }
+    *out = (int64_t)v;
+    return true;
+}
+
+/* ---- the tools ---- */
+
+/* Returns the text unchanged: the raw JSON string token is already a valid
+ * JSON value, so it is passed back without unescaping and re-escaping. */
+static void echo_tool(void *userdata, const char *arguments_json, size_t arguments_len,
+                      polymcp_call *call) {
+    (void)userdata;
+    const char *text = NULL;
+    size_t text_len = 0;
+    if (!find_member(arguments_json, arguments_len, "text", &text, &text_len) ||
+        text[0] != '"') {
+        polymcp_call_fail(call, "text must be a string");
+        return;
+    }
+    char *result = malloc(text_len + 1);
+    if (result == NULL) {
+        polymcp_call_fail(call, "out of memory");
+        return;
+    }
+    memcpy(result, text, text_len);
+    result[text_len] = '\0';
+    polymcp_call_respond(call, result);
+    free(result);
+}
+
+/* Adds two integers and returns the sum as a plain value; with the output
+ * schema, polymcp reports it as structuredContent {"result": sum}. */
+static void add_tool(void *userdata, const char *arguments_json, size_t arguments_len,
+                     polymcp_call *call) {
+    (void)userdata;
+    const char *a_text = NULL;
+    const char *b_text = NULL;
+    size_t a_len = 0;
+    size_t b_len = 0;
+    int64_t a = 0;
+    int64_t b = 0;
+    if (!find_member(arguments_json, arguments_len, "a", &a_text, &a_len) ||
+        !find_member(arguments_json, arguments_len, "b", &b_text, &b_len) ||
+        !parse_int64(a_text, a_len, &a) || !parse_int64(b_text, b_len, &b)) {
+        polymcp_call_fail(call, "a and b must be integers");
+        return;
+    }
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) {
+        polymcp_call_fail(call, "the sum does not fit in 64 bits");
+        return;
+    }
+    char result[32];
+    snprintf(result, sizeof result, "%lld", (long long)(a + b));
+    polymcp_call_respond(call, result);
+}
+
+/* ---- main ---- */
+
+static polymcp_server *g_server = NULL;
+
+/* polymcp_server_shutdown is async-signal-safe: serve_http then returns. */
+static void on_signal(int signo) {
+    (void)signo;
+    polymcp_server_shutdown(g_server);
+}
+
+static int fail(const char *what, polymcp_status status) {
+    fprintf(stderr, "echo-server-c: %s: %s (%s)\n", what, polymcp_status_message(status),
+            polymcp_last_error_message());
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    long port = -1;
+    if (argc == 3 && strcmp(argv[1], "--http") == 0) {
+        char *end = NULL;
+        port = strtol(argv[2], &end, 10);
+        if (*argv[2] == '\0' || *end != '\0' || port < 0 || port > 65535) {
+            fprintf(stderr, "echo-server-c: invalid port \"%s\"\n", argv[2]);
+            return 2;
+        }
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: echo-server-c [--http PORT]\n");
+        return 2;
+    }
+
+    polymcp_status status = polymcp_server_new("polymcp-echo", "1.0.0", &g_server);
+    if (status != POLYMCP_OK) {
+        return fail("creating the server", status);
+    }
+    status = polymcp_server_add_tool(
+        g_server, "echo", "Returns the text unchanged.",
+        "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
+        "\"required\":[\"text\"]}",
+        NULL, echo_tool, NULL, NULL);
+    if (status == POLYMCP_OK) {
+        status = polymcp_server_add_tool(
+            g_server, "add", "Adds two integers.",
+            "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
+            "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}",
+            "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"integer\"}},"
+            "\"required\":[\"result\"]}",
+            add_tool, NULL, NULL);
+    }
+    if (status != POLYMCP_OK) {
+        polymcp_server_free(g_server);
+        return fail("adding the tools", status);
+    }
+
+    if (port >= 0) {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_handler = on_signal;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGINT, &action, NULL);
+        sigaction(SIGTERM, &action, NULL);
+        fprintf(stderr, "echo-server-c: serving on http://127.0.0.1:%ld/mcp\n", port);
+        status = polymcp_server_serve_http(g_server, "127.0.0.1", (uint16_t)port);
+    } else {
+        status = polymcp_server_serve_stdio(g_server);
+    }
+    int exit_code = status == POLYMCP_OK ? 0 : fail("serving", status);
+    polymcp_server_free(g_server);
+    return exit_code;
+}
