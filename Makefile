@@ -18,7 +18,7 @@ NODE ?= node
 MATURIN_VERSION := 1.16.0
 PYTEST_VERSION := 9.2.0
 # the Rust binaries examples/manifest.json starts, copied to a profile-free path
-RUST_BINS := echo-server everything-server
+RUST_BINS := echo-server everything-server everything-client
 
 export CARGO_TERM_COLOR ?= never
 

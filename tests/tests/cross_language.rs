@@ -14,12 +14,7 @@ async fn transcript(manifest: &Manifest, language: &str, transport: Transport) -
     let client = &running.client;
     let mut seen = Vec::new();
     let tools = client.list_tools(None).await.expect("tools/list");
-    let names: Vec<&str> = tools["tools"]
-        .as_array()
-        .expect("tools array")
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
+    let names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["echo", "add"], "{language}: tool order");
     seen.push(json!({"method": "tools/list", "names": names}));
     for (tool, args) in [
@@ -29,8 +24,12 @@ async fn transcript(manifest: &Manifest, language: &str, transport: Transport) -
         // fails validation: same tool error text from core in every language
         ("add", json!({"a": "two", "b": 3})),
     ] {
+        // the raw result, so the comparison sees exactly what was sent
+        let mut params = serde_json::Map::new();
+        params.insert("name".into(), json!(tool));
+        params.insert("arguments".into(), args.clone());
         let result = client
-            .call_tool(tool, args.clone())
+            .request("tools/call", params)
             .await
             .unwrap_or_else(|e| panic!("{language}: {tool} {args}: {e}"));
         seen.push(json!({"method": "tools/call", "tool": tool, "result": result}));

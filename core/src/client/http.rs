@@ -66,6 +66,7 @@ impl ClientTransport for HttpTransport {
             id,
             method,
             params,
+            headers,
             notifications,
         } = request;
         let version = params
@@ -89,6 +90,11 @@ impl ClientTransport for HttpTransport {
                     .map_err(|e| Error::Http(format!("Mcp-Name header: {e}")))?;
                 builder = builder.header("mcp-name", value);
             }
+            for (name, value) in headers {
+                let value = HeaderValue::from_str(&value)
+                    .map_err(|e| Error::Http(format!("{name} header: {e}")))?;
+                builder = builder.header(name.as_str(), value);
+            }
             let http_request = builder
                 .body(Full::new(Bytes::from(body?)))
                 .map_err(|e| Error::Http(e.to_string()))?;
@@ -98,6 +104,10 @@ impl ClientTransport for HttpTransport {
                 .map_err(|e| Error::Http(format!("request failed: {e}")))?;
             read_response(response, &id, notifications).await
         })
+    }
+
+    fn mirrors_headers(&self) -> bool {
+        true
     }
 
     fn close(&self) -> BoxFuture<()> {

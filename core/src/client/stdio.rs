@@ -1,20 +1,29 @@
-//! stdio client transport: spawns the server and speaks newline-delimited
-//! JSON-RPC over its stdin/stdout.
+//! stdio client transport: spawns and supervises the server process and
+//! speaks newline-delimited JSON-RPC over its stdin/stdout.
+//!
+//! Supervision: stderr is captured line by line (its tail explains a crash),
+//! shutdown closes stdin, then sends SIGTERM, then SIGKILL, and a server that
+//! exited is started again by the next request (the protocol is stateless,
+//! so nothing is lost but the requests in flight at the crash).
 
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{ClientTransport, Outgoing};
+use super::{ClientTransport, NotificationCallback, Outgoing};
 use crate::Error;
-use crate::protocol::jsonrpc::{Message, RequestId, notification_value, request_value};
+use crate::protocol::jsonrpc::{
+    Message, Notification, RequestId, notification_value, request_value,
+};
+use crate::protocol::meta;
 use crate::server::BoxFuture;
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::transport::stdio::{LineRead, read_line_bounded};
@@ -57,32 +66,112 @@ impl StdioCommand {
     }
 }
 
+/// What happens to the server's stderr.
+#[derive(Clone, Default)]
+pub enum StderrMode {
+    /// Read line by line into the log (`tracing`, target `polymcp::stderr`)
+    /// and keep the last lines to explain a crash.
+    #[default]
+    Capture,
+    /// Pass through to this process's stderr.
+    Inherit,
+    /// Discard.
+    Null,
+    /// Hand each line to a callback (and keep the tail, as `Capture`).
+    Callback(Arc<dyn Fn(&str) + Send + Sync>),
+}
+
+impl std::fmt::Debug for StderrMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StderrMode::Capture => "Capture",
+            StderrMode::Inherit => "Inherit",
+            StderrMode::Null => "Null",
+            StderrMode::Callback(_) => "Callback",
+        })
+    }
+}
+
+/// Lines of stderr kept to explain a crash.
+const STDERR_TAIL_LINES: usize = 20;
+
 struct Pending {
     reply: oneshot::Sender<Result<Value, Error>>,
     notifications: Option<mpsc::UnboundedSender<Value>>,
+    /// The progress token this request asked for, if any.
+    progress_token: Option<Value>,
 }
 
 type PendingMap = Arc<Mutex<HashMap<RequestId, Pending>>>;
 
-fn lock(map: &PendingMap) -> std::sync::MutexGuard<'_, HashMap<RequestId, Pending>> {
-    // Only channel ends live in the map; a panic elsewhere leaves it usable.
-    map.lock().unwrap_or_else(|p| p.into_inner())
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Only channel ends and buffers live behind these locks; a panic
+    // elsewhere leaves them usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-pub(crate) struct StdioTransport {
+/// One running server process.
+struct Connection {
     outgoing: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
     pending: PendingMap,
     child: Arc<tokio::sync::Mutex<Child>>,
+    alive: Arc<AtomicBool>,
+}
+
+pub(crate) struct StdioTransport {
+    command: StdioCommand,
+    stderr: StderrMode,
+    on_notification: Option<NotificationCallback>,
+    connection: Mutex<Option<Arc<Connection>>>,
+    closed: AtomicBool,
 }
 
 impl StdioTransport {
-    pub(crate) fn spawn(command: StdioCommand) -> Result<StdioTransport, Error> {
+    pub(crate) fn spawn(
+        command: StdioCommand,
+        stderr: StderrMode,
+        on_notification: Option<NotificationCallback>,
+    ) -> Result<StdioTransport, Error> {
+        let transport = StdioTransport {
+            command,
+            stderr,
+            on_notification,
+            connection: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        };
+        // Start now so a bad command fails at connect time.
+        transport.connection()?;
+        Ok(transport)
+    }
+
+    /// The live connection, starting (or restarting) the server if needed.
+    fn connection(&self) -> Result<Arc<Connection>, Error> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        let mut slot = lock(&self.connection);
+        if let Some(conn) = slot.as_ref()
+            && conn.alive.load(Ordering::Acquire)
+        {
+            return Ok(conn.clone());
+        }
+        let conn = Arc::new(self.start()?);
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+
+    fn start(&self) -> Result<Connection, Error> {
+        let command = &self.command;
         let mut cmd = Command::new(&command.program);
         cmd.args(&command.args)
             .envs(command.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(match self.stderr {
+                StderrMode::Inherit => Stdio::inherit(),
+                StderrMode::Null => Stdio::null(),
+                _ => Stdio::piped(),
+            })
             .kill_on_drop(true);
         if let Some(cwd) = &command.cwd {
             cmd.current_dir(cwd);
@@ -101,23 +190,33 @@ impl StdioTransport {
             .stdout
             .take()
             .ok_or_else(|| Error::Protocol("child has no stdout".into()))?;
+        let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(read_stderr(stderr, self.stderr.clone(), tail.clone()));
+        }
         let pending: PendingMap = Arc::default();
+        let alive = Arc::new(AtomicBool::new(true));
         let (out_tx, out_rx) = mpsc::unbounded_channel();
         tokio::spawn(write_lines(stdin, out_rx));
-        tokio::spawn(read_replies(BufReader::new(stdout), pending.clone()));
-        Ok(StdioTransport {
+        tokio::spawn(read_replies(
+            BufReader::new(stdout),
+            pending.clone(),
+            alive.clone(),
+            tail,
+            self.on_notification.clone(),
+        ));
+        Ok(Connection {
             outgoing: Mutex::new(Some(out_tx)),
             pending,
             child: Arc::new(tokio::sync::Mutex::new(child)),
+            alive,
         })
     }
+}
 
-    fn write(&self, bytes: Vec<u8>) -> Result<(), Error> {
-        let guard = self.outgoing.lock().unwrap_or_else(|p| p.into_inner());
-        match guard.as_ref() {
-            Some(tx) => tx.send(bytes).map_err(|_| Error::Closed),
-            None => Err(Error::Closed),
-        }
+impl Connection {
+    fn sender(&self) -> Option<mpsc::UnboundedSender<Vec<u8>>> {
+        lock(&self.outgoing).clone()
     }
 }
 
@@ -161,37 +260,41 @@ fn line_bytes(value: &Value) -> Vec<u8> {
 
 impl ClientTransport for StdioTransport {
     fn send(&self, request: Outgoing) -> BoxFuture<Result<Value, Error>> {
+        let conn = match self.connection() {
+            Ok(conn) => conn,
+            Err(e) => return Box::pin(async move { Err(e) }),
+        };
         let (tx, rx) = oneshot::channel();
         let Outgoing {
             id,
             method,
-            mut params,
+            params,
             notifications,
+            ..
         } = request;
-        // Progress notifications carry only their token, so use the request
-        // id as the token to route them back to this call.
-        if notifications.is_some()
-            && let Some(Value::Object(meta)) = params.get_mut("_meta")
-        {
-            meta.entry("progressToken")
-                .or_insert_with(|| serde_json::to_value(&id).unwrap_or(Value::Null));
-        }
-        lock(&self.pending).insert(
+        let progress_token = params
+            .get("_meta")
+            .and_then(|m| m.get(meta::PROGRESS_TOKEN))
+            .cloned();
+        lock(&conn.pending).insert(
             id.clone(),
             Pending {
                 reply: tx,
                 notifications,
+                progress_token,
             },
         );
-        let written = self.write(line_bytes(&request_value(&id, &method, Some(&params))));
+        let outgoing = conn.sender();
+        let written = match &outgoing {
+            Some(out) => out
+                .send(line_bytes(&request_value(&id, &method, Some(&params))))
+                .map_err(|_| Error::Closed),
+            None => Err(Error::Closed),
+        };
         let guard = CancelOnDrop {
             id: Some(id.clone()),
-            pending: self.pending.clone(),
-            outgoing: self
-                .outgoing
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone(),
+            pending: conn.pending.clone(),
+            outgoing,
         };
         Box::pin(async move {
             let mut guard = guard;
@@ -206,16 +309,19 @@ impl ClientTransport for StdioTransport {
         })
     }
 
+    fn mirrors_headers(&self) -> bool {
+        false
+    }
+
     fn close(&self) -> BoxFuture<()> {
-        // Dropping the sender ends the writer task, which closes stdin: the
-        // server's signal to exit.
-        self.outgoing
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        let child = self.child.clone();
+        self.closed.store(true, Ordering::Release);
+        let conn = lock(&self.connection).take();
         Box::pin(async move {
-            let mut child = child.lock().await;
+            let Some(conn) = conn else { return };
+            // Dropping the sender ends the writer task, which closes stdin:
+            // the server's signal to exit.
+            lock(&conn.outgoing).take();
+            let mut child = conn.child.lock().await;
             if tokio::time::timeout(Duration::from_secs(2), child.wait())
                 .await
                 .is_err()
@@ -258,7 +364,32 @@ async fn write_lines(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<
     let _ = stdin.shutdown().await;
 }
 
-async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(mut reader: R, pending: PendingMap) {
+async fn read_stderr(
+    stderr: tokio::process::ChildStderr,
+    mode: StderrMode,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        match &mode {
+            StderrMode::Callback(cb) => cb(&line),
+            _ => tracing::debug!(target: "polymcp::stderr", "{line}"),
+        }
+        let mut tail = lock(&tail);
+        if tail.len() == STDERR_TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+}
+
+async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
+    mut reader: R,
+    pending: PendingMap,
+    alive: Arc<AtomicBool>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    on_notification: Option<NotificationCallback>,
+) {
     let mut line = Vec::with_capacity(4096);
     loop {
         line.clear();
@@ -284,35 +415,72 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(mut reader: R, pending
                     let _ = p.reply.send(response.outcome.map_err(Error::Mcp));
                 }
             }
-            Ok(Message::Notification(note)) => route_notification(&pending, note),
+            Ok(Message::Notification(note)) => {
+                route_notification(&pending, note, on_notification.as_ref())
+            }
             Ok(Message::Request(request)) => {
                 tracing::warn!(method = %request.method, "ignoring a server-to-client request");
             }
             Err(e) => tracing::warn!(error = %e.error, "unreadable message from server"),
         }
     }
+    alive.store(false, Ordering::Release);
+    // Let the stderr reader catch the last words before reporting them.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let tail: Vec<String> = lock(&stderr_tail).iter().cloned().collect();
+    let why = if tail.is_empty() {
+        "the server process closed its output".to_owned()
+    } else {
+        format!(
+            "the server process closed its output; its stderr ended with:\n{}",
+            tail.join("\n")
+        )
+    };
     // The server is gone: every waiting call fails instead of hanging.
     for (_, p) in lock(&pending).drain() {
-        let _ = p.reply.send(Err(Error::Closed));
+        let _ = p.reply.send(Err(Error::Protocol(why.clone())));
     }
 }
 
-fn route_notification(pending: &PendingMap, note: crate::protocol::jsonrpc::Notification) {
-    let token = note
-        .params
-        .as_ref()
-        .and_then(|p| {
-            p.get("progressToken")
-                .or_else(|| p.get("_meta")?.get("progressToken"))
-        })
+/// Delivers a notification to the request it concerns: by subscription id
+/// (the listen request's id) or by progress token; anything else goes to
+/// the client-wide callback.
+fn route_notification(
+    pending: &PendingMap,
+    note: Notification,
+    fallback: Option<&NotificationCallback>,
+) {
+    let params = note.params.as_ref();
+    let subscription = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(meta::SUBSCRIPTION_ID))
         .and_then(|t| serde_json::from_value::<RequestId>(t.clone()).ok());
-    let value = notification_value(&note.method, note.params.as_ref());
-    if let Some(token) = token
-        && let Some(p) = lock(pending).get(&token)
-        && let Some(tx) = &p.notifications
+    let progress = params.and_then(|p| p.get("progressToken"));
+    let value = notification_value(&note.method, params);
     {
-        let _ = tx.send(value);
-        return;
+        let pending = lock(pending);
+        let target = match (&subscription, progress) {
+            (Some(id), _) => pending.get(id),
+            (None, Some(token)) => pending
+                .values()
+                .find(|p| p.progress_token.as_ref() == Some(token)),
+            (None, None) => None,
+        };
+        if let Some(tx) = target.and_then(|p| p.notifications.as_ref()) {
+            let _ = tx.send(value);
+            return;
+        }
     }
-    tracing::debug!(method = %note.method, "notification not tied to a pending request");
+    match fallback {
+        Some(cb) => cb(
+            &note.method,
+            params
+                .map(|p| Value::Object(p.clone()))
+                .as_ref()
+                .unwrap_or(&Value::Null),
+        ),
+        None => {
+            tracing::debug!(method = %note.method, "notification not tied to a pending request")
+        }
+    }
 }

@@ -21,7 +21,7 @@ pub use handler::{
     ResourceRequest, ToolHandler, ToolOutput,
 };
 pub use input::{AskOutcome, InputKind, input_kind_for_method};
-pub(crate) use registry::HeaderParam;
+pub(crate) use registry::{HeaderParam, header_params};
 pub use seal::SealKey;
 
 use std::sync::{Arc, RwLock};

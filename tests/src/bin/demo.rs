@@ -14,14 +14,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("== {language} echo server over {} ==", transport.key());
             let running = start(&manifest, "echo-server", &language, transport).await?;
             let tools = running.client.list_all_tools().await?;
-            let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
             println!("tools/list -> {names:?}");
             for (tool, args) in [
                 ("echo", json!({"text": "hello from the Rust client"})),
                 ("add", json!({"a": 2, "b": 3})),
             ] {
                 let result = running.client.call_tool(tool, args.clone()).await?;
-                println!("tools/call {tool} {args} -> {result}");
+                println!(
+                    "tools/call {tool} {args} -> {}",
+                    serde_json::to_string(&result)?
+                );
             }
             running.stop().await;
         }

@@ -1,0 +1,150 @@
+//! In-memory cache of cacheable results (spec: server/utilities/caching.mdx):
+//! fresh for `ttlMs` after receipt, keyed by method and the parameters that
+//! affect the result, never holding results of MRTR retries.
+
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How one call uses the cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheMode {
+    /// Serve a fresh cached result; otherwise fetch and cache.
+    #[default]
+    Use,
+    /// Always fetch, and replace the cached result.
+    Refresh,
+    /// Always fetch; neither read nor write the cache.
+    Bypass,
+}
+
+/// Methods whose complete results carry caching hints.
+pub(crate) fn is_cacheable(method: &str) -> bool {
+    matches!(
+        method,
+        "server/discover"
+            | "tools/list"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+    )
+}
+
+struct Entry {
+    value: Value,
+    expires: Instant,
+}
+
+#[derive(Default)]
+pub(crate) struct ResultCache {
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+/// The cache key: method plus the params that affect the result (not
+/// `_meta`, which carries per-request protocol fields).
+pub(crate) fn cache_key(method: &str, params: &Map<String, Value>) -> String {
+    let mut salient = params.clone();
+    salient.remove("_meta");
+    // serde_json maps are sorted by key, so this text is canonical.
+    format!("{method}\n{}", Value::Object(salient))
+}
+
+impl ResultCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        // Entries are plain values; a panic elsewhere leaves them usable.
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<Value> {
+        let mut entries = self.lock();
+        match entries.get(key) {
+            Some(e) if e.expires > Instant::now() => Some(e.value.clone()),
+            Some(_) => {
+                entries.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Stores a result for its `ttlMs` (nothing for 0, absent or negative,
+    /// which mean "immediately stale").
+    pub(crate) fn put(&self, key: String, result: &Value) {
+        let ttl = result.get("ttlMs").and_then(Value::as_u64).unwrap_or(0);
+        if ttl == 0
+            || result
+                .get("resultType")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t != "complete")
+        {
+            return;
+        }
+        self.lock().insert(
+            key,
+            Entry {
+                value: result.clone(),
+                expires: Instant::now() + Duration::from_millis(ttl),
+            },
+        );
+    }
+
+    /// Forgets every cached result of `method` (e.g. on list_changed).
+    pub(crate) fn invalidate_method(&self, method: &str) {
+        let prefix = format!("{method}\n");
+        self.lock().retain(|k, _| !k.starts_with(&prefix));
+    }
+
+    /// Forgets cached reads of one resource.
+    pub(crate) fn invalidate_resource(&self, uri: &str) {
+        let mut params = Map::new();
+        params.insert("uri".into(), Value::from(uri));
+        let key = cache_key("resources/read", &params);
+        self.lock().remove(&key);
+    }
+
+    /// Forgets everything.
+    pub(crate) fn clear(&self) {
+        self.lock().clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn honours_ttl_and_invalidation() {
+        let cache = ResultCache::default();
+        let key = cache_key("tools/list", &Map::new());
+        cache.put(
+            key.clone(),
+            &json!({"resultType": "complete", "ttlMs": 60000, "tools": []}),
+        );
+        assert!(cache.get(&key).is_some());
+        cache.invalidate_method("tools/list");
+        assert!(cache.get(&key).is_none());
+        cache.put(
+            key.clone(),
+            &json!({"resultType": "complete", "ttlMs": 0, "tools": []}),
+        );
+        assert!(cache.get(&key).is_none(), "ttl 0 is immediately stale");
+    }
+
+    #[test]
+    fn key_ignores_meta_but_not_cursor() {
+        let a = cache_key(
+            "tools/list",
+            json!({"_meta": {"x": 1}}).as_object().unwrap(),
+        );
+        let b = cache_key(
+            "tools/list",
+            json!({"_meta": {"x": 2}}).as_object().unwrap(),
+        );
+        let c = cache_key("tools/list", json!({"cursor": "abc"}).as_object().unwrap());
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+}

@@ -1,0 +1,197 @@
+//! The conformance fixture client: `everything-client URL`, with the
+//! scenario named by `MCP_CONFORMANCE_SCENARIO`, the wire revision by
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` and scenario data in
+//! `MCP_CONFORMANCE_CONTEXT` (JSON), as the official suite runs clients.
+
+use polymcp::client::{Client, ClientOptions};
+use polymcp::protocol::{LATEST_PROTOCOL_VERSION, Tool};
+use serde_json::{Map, Value, json};
+use std::process::ExitCode;
+
+type Failure = Box<dyn std::error::Error>;
+
+/// Fills a form from its schema: each field's default, else a plausible
+/// value of its type (the suite checks that defaults are applied).
+fn fill_from_schema(schema: &Value) -> Map<String, Value> {
+    let mut content = Map::new();
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (name, prop) in properties {
+            let value = prop
+                .get("default")
+                .cloned()
+                .unwrap_or_else(|| placeholder(prop));
+            content.insert(name.clone(), value);
+        }
+    }
+    content
+}
+
+fn placeholder(prop: &Value) -> Value {
+    if let Some(Value::Array(options)) = prop.get("enum")
+        && let Some(first) = options.first()
+    {
+        return first.clone();
+    }
+    match prop.get("type").and_then(Value::as_str) {
+        Some("integer") => json!(1),
+        Some("number") => json!(1.0),
+        Some("boolean") => json!(true),
+        Some("array") => json!([]),
+        Some("object") => json!({}),
+        _ => json!("test"),
+    }
+}
+
+/// Arguments for a tool call: every required property, from its default
+/// or a placeholder of its type.
+fn arguments_for(tool: &Tool) -> Value {
+    let schema = Value::Object(tool.input_schema.clone());
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let filled = fill_from_schema(&schema);
+    Value::Object(
+        filled
+            .into_iter()
+            .filter(|(k, _)| required.contains(&k.as_str()))
+            .collect(),
+    )
+}
+
+fn options(version: &str) -> ClientOptions {
+    let mut options = ClientOptions {
+        protocol_version: version.to_owned(),
+        ..ClientOptions::default()
+    };
+    options.info = polymcp::protocol::Implementation::new(
+        "polymcp-everything-client",
+        env!("CARGO_PKG_VERSION"),
+    );
+    options
+        .on_elicitation(|params: Value| async move {
+            let content = fill_from_schema(&params["requestedSchema"]);
+            Ok(json!({"action": "accept", "content": content}))
+        })
+        .on_sampling(|params: Value| async move {
+            let asked = params["messages"][0]["content"]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned();
+            Ok(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": format!("Answer to: {asked}")},
+                "model": "polymcp-conformance-model",
+                "stopReason": "endTurn"
+            }))
+        })
+        .on_roots(|_params: Value| async move {
+            Ok(json!({"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}))
+        })
+}
+
+async fn call_each_listed_tool(client: &Client) -> Result<(), Failure> {
+    for tool in client.list_all_tools().await? {
+        let result = client.call_tool(&tool.name, arguments_for(&tool)).await?;
+        eprintln!("called {}: isError={:?}", tool.name, result.is_error);
+    }
+    Ok(())
+}
+
+async fn run(scenario: &str, url: &str, version: &str, context: &Value) -> Result<(), Failure> {
+    let client = Client::connect_http_with(url, options(version)).await?;
+    match scenario {
+        "tools_call" => {
+            client.list_all_tools().await?;
+            client
+                .call_tool("add_numbers", json!({"a": 5, "b": 3}))
+                .await?;
+        }
+        "request-metadata" => {
+            client.discover().await?;
+            call_each_listed_tool(&client).await?;
+        }
+        "sep-2322-client-request-state" => {
+            client.list_all_tools().await?;
+            for tool in [
+                "test_mrtr_echo_state",
+                "test_mrtr_no_state",
+                "test_mrtr_unrelated",
+                "test_mrtr_no_result_type",
+            ] {
+                client.call_tool(tool, json!({})).await?;
+            }
+        }
+        "http-standard-headers" => {
+            if let Some(tool) = client.list_all_tools().await?.first() {
+                client.call_tool(&tool.name, arguments_for(tool)).await?;
+            }
+            if let Some(resource) = client.list_all_resources().await?.first() {
+                client.read_resource(&resource.uri).await?;
+            }
+            if let Some(prompt) = client.list_all_prompts().await?.first() {
+                let mut args = Map::new();
+                for a in prompt.arguments.iter().flatten() {
+                    args.insert(a.name.clone(), json!("test"));
+                }
+                client.get_prompt(&prompt.name, args).await?;
+            }
+        }
+        "http-custom-headers" => {
+            client.list_all_tools().await?;
+            for call in context["toolCalls"].as_array().into_iter().flatten() {
+                let name = call["name"]
+                    .as_str()
+                    .ok_or("toolCalls entry without name")?;
+                client
+                    .call_tool(name, call.get("arguments").cloned().unwrap_or(json!({})))
+                    .await?;
+            }
+        }
+        "http-invalid-tool-headers" => call_each_listed_tool(&client).await?,
+        "json-schema-ref-no-deref" => {
+            client.list_all_tools().await?;
+        }
+        "json-schema-2020-12-preservation" => {
+            let tools = client.list_all_tools().await?;
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .ok_or("json_schema_2020_12_tool not listed")?;
+            client
+                .call_tool("json_schema_echo", json!({"schema": focal.input_schema}))
+                .await?;
+        }
+        other => return Err(format!("unknown scenario {other:?}").into()),
+    }
+    client.close().await;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: everything-client URL (scenario in MCP_CONFORMANCE_SCENARIO)");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        .unwrap_or_else(|_| LATEST_PROTOCOL_VERSION.to_owned());
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    match run(&scenario, &url, &version, &context).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("everything-client: scenario {scenario:?} failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
