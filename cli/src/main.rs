@@ -1,0 +1,239 @@
+//! `polymcp`: a command-line MCP client for poking at any MCP server, over
+//! Streamable HTTP (`--url`) or stdio (`--stdio 'CMD ARGS'`).
+//!
+//! ```text
+//! polymcp tools --url http://127.0.0.1:8000/mcp
+//! polymcp call --stdio 'target/bin/echo-server' echo '{"text":"hi"}'
+//! ```
+
+use clap::{Args, Parser, Subcommand};
+use polymcp::client::{Client, ClientOptions, StderrMode, StdioCommand};
+use serde_json::{Map, Value};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "polymcp", version, about = "Talk to any MCP server from the command line", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Which server to talk to.
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct Target {
+    /// Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// Server command to spawn and talk to over stdio, e.g. 'python server.py'
+    /// (split on whitespace; no shell quoting)
+    #[arg(long, value_name = "'CMD ARGS'")]
+    stdio: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the server's supported versions, capabilities and identity (server/discover)
+    Discover {
+        #[command(flatten)]
+        target: Target,
+    },
+    /// List the server's tools (every page)
+    Tools {
+        #[command(flatten)]
+        target: Target,
+        /// Print the full tool definitions as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call a tool and print the result as JSON
+    Call {
+        #[command(flatten)]
+        target: Target,
+        /// Tool name
+        tool: String,
+        /// Arguments as a JSON object, e.g. '{"text":"hi"}'
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// List the server's resources and resource templates
+    Resources {
+        #[command(flatten)]
+        target: Target,
+        /// Print the full definitions as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read a resource and print the result as JSON
+    Read {
+        #[command(flatten)]
+        target: Target,
+        /// Resource URI
+        uri: String,
+    },
+    /// List the server's prompts
+    Prompts {
+        #[command(flatten)]
+        target: Target,
+        /// Print the full definitions as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Get a prompt and print the result as JSON
+    GetPrompt {
+        #[command(flatten)]
+        target: Target,
+        /// Prompt name
+        name: String,
+        /// Arguments as a JSON object of strings, e.g. '{"topic":"rust"}'
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+}
+
+type Failure = Box<dyn std::error::Error>;
+
+async fn connect(target: &Target) -> Result<Client, Failure> {
+    let options = ClientOptions {
+        // A CLI user wants to see why a server failed to start.
+        stderr: StderrMode::Inherit,
+        ..ClientOptions::default()
+    };
+    Ok(match (&target.url, &target.stdio) {
+        (Some(url), _) => Client::connect_http_with(url, options).await?,
+        (None, Some(command)) => {
+            Client::connect_stdio_with(StdioCommand::parse(command)?, options).await?
+        }
+        (None, None) => return Err("give --url URL or --stdio 'CMD ARGS'".into()),
+    })
+}
+
+fn json_object(text: &str, what: &str) -> Result<Map<String, Value>, Failure> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(format!("invalid {what}: expected a JSON object, got {text}").into()),
+        Err(e) => Err(format!("invalid {what}: {e}: {text}").into()),
+    }
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+fn print_line(name: &str, detail: Option<&str>) {
+    match detail {
+        Some(d) if !d.is_empty() => println!("{name}\t{}", d.lines().next().unwrap_or("")),
+        _ => println!("{name}"),
+    }
+}
+
+async fn run(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Discover { target } => {
+            let client = connect(&target).await?;
+            print_json(&client.discover().await?)?;
+            client.close().await;
+        }
+        Command::Tools { target, json } => {
+            let client = connect(&target).await?;
+            let tools = client.list_all_tools().await?;
+            if json {
+                print_json(&tools)?;
+            } else {
+                for tool in &tools {
+                    print_line(&tool.name, tool.description.as_deref());
+                }
+            }
+            client.close().await;
+        }
+        Command::Call {
+            target,
+            tool,
+            arguments,
+        } => {
+            let arguments = json_object(&arguments, "tool arguments")?;
+            let client = connect(&target).await?;
+            let mut params = Map::new();
+            params.insert("name".into(), Value::from(tool));
+            params.insert("arguments".into(), Value::Object(arguments));
+            print_json(&client.request("tools/call", params).await?)?;
+            client.close().await;
+        }
+        Command::Resources { target, json } => {
+            let client = connect(&target).await?;
+            let resources = client.list_all_resources().await?;
+            let templates = client
+                .list_all_resource_templates()
+                .await
+                .unwrap_or_default();
+            if json {
+                print_json(
+                    &serde_json::json!({"resources": resources, "resourceTemplates": templates}),
+                )?;
+            } else {
+                for r in &resources {
+                    print_line(&r.uri, Some(&r.name));
+                }
+                for t in &templates {
+                    print_line(&t.uri_template, Some(&t.name));
+                }
+            }
+            client.close().await;
+        }
+        Command::Read { target, uri } => {
+            let client = connect(&target).await?;
+            let mut params = Map::new();
+            params.insert("uri".into(), Value::from(uri));
+            print_json(&client.request("resources/read", params).await?)?;
+            client.close().await;
+        }
+        Command::Prompts { target, json } => {
+            let client = connect(&target).await?;
+            let prompts = client.list_all_prompts().await?;
+            if json {
+                print_json(&prompts)?;
+            } else {
+                for p in &prompts {
+                    print_line(&p.name, p.description.as_deref());
+                }
+            }
+            client.close().await;
+        }
+        Command::GetPrompt {
+            target,
+            name,
+            arguments,
+        } => {
+            let arguments = json_object(&arguments, "prompt arguments")?;
+            let client = connect(&target).await?;
+            let mut params = Map::new();
+            params.insert("name".into(), Value::from(name));
+            params.insert("arguments".into(), Value::Object(arguments));
+            print_json(&client.request("prompts/get", params).await?)?;
+            client.close().await;
+        }
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "error".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    match run(cli.command).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // one clear line: the first line of the error
+            let message = e.to_string();
+            eprintln!("polymcp: {}", message.lines().next().unwrap_or("failed"));
+            ExitCode::FAILURE
+        }
+    }
+}
