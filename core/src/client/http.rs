@@ -6,11 +6,9 @@ use http::header::{self, HeaderValue};
 use http::{Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
+use super::pool::Pool;
 use super::{ClientTransport, Outgoing};
 use crate::protocol::jsonrpc::{Message, RequestId, request_value};
 use crate::protocol::meta;
@@ -21,7 +19,7 @@ use crate::{Error, McpError};
 
 pub(crate) struct HttpTransport {
     uri: Uri,
-    client: HyperClient<HttpConnector, Full<Bytes>>,
+    pool: Pool,
 }
 
 impl HttpTransport {
@@ -38,12 +36,15 @@ impl HttpTransport {
             }
             None => return Err(Error::Http(format!("URL {url:?} has no scheme"))),
         }
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        let client = HyperClient::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(64)
-            .build(connector);
-        Ok(HttpTransport { uri, client })
+        let host = uri
+            .host()
+            .ok_or_else(|| Error::Http(format!("URL {url:?} has no host")))?
+            .to_owned();
+        let port = uri.port_u16().unwrap_or(80);
+        Ok(HttpTransport {
+            pool: Pool::new(host, port),
+            uri,
+        })
     }
 }
 
@@ -78,9 +79,17 @@ impl ClientTransport for HttpTransport {
         let name = name_header(&method, &params);
         let body = serde_json::to_vec(&request_value(&id, &method, Some(&params)));
         let uri = self.uri.clone();
-        let client = self.client.clone();
+        let pool = self.pool.clone();
         Box::pin(async move {
-            let mut builder = Request::post(uri)
+            // A bare connection needs origin-form targets and an explicit Host.
+            let target = uri
+                .path_and_query()
+                .map(|p| p.as_str())
+                .unwrap_or("/")
+                .to_owned();
+            let authority = uri.authority().map(|a| a.as_str()).unwrap_or("").to_owned();
+            let mut builder = Request::post(target)
+                .header(header::HOST, authority)
                 .header(header::CONTENT_TYPE, "application/json")
                 .header(header::ACCEPT, "application/json, text/event-stream")
                 .header("mcp-protocol-version", version)
@@ -98,11 +107,17 @@ impl ClientTransport for HttpTransport {
             let http_request = builder
                 .body(Full::new(Bytes::from(body?)))
                 .map_err(|e| Error::Http(e.to_string()))?;
-            let response = client
-                .request(http_request)
+            // The connection belongs to this request until the response is
+            // read: abandoning the request closes it.
+            let mut conn = pool.get().await?;
+            let response = conn
+                .sender
+                .send_request(http_request)
                 .await
                 .map_err(|e| Error::Http(format!("request failed: {e}")))?;
-            read_response(response, &id, notifications).await
+            let outcome = read_response(response, &id, notifications).await;
+            pool.put(conn);
+            outcome
         })
     }
 

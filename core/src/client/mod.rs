@@ -22,6 +22,7 @@ mod cache;
 mod headers;
 mod http;
 mod listen;
+mod pool;
 mod stdio;
 
 use serde::de::DeserializeOwned;
@@ -299,6 +300,19 @@ impl Client {
             options.on_notification.clone(),
         )?;
         Ok(Self::from_transport(Arc::new(transport), options))
+    }
+
+    /// Speaks newline-delimited JSON-RPC over any byte stream (a Unix
+    /// socket, a TCP connection, an in-memory pipe), as the stdio binding
+    /// defines it for custom transports.
+    pub fn connect_stream<R, W>(reader: R, writer: W, options: ClientOptions) -> Client
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let transport =
+            stdio::StdioTransport::over_stream(reader, writer, options.on_notification.clone());
+        Self::from_transport(Arc::new(transport), options)
     }
 
     /// Talks to a Streamable HTTP endpoint (`http://host:port/mcp`).

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{ClientTransport, NotificationCallback, Outgoing};
@@ -110,16 +110,26 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// One running server process.
+/// One live byte-stream connection (a server process's stdio, or a stream
+/// handed in by the application).
 struct Connection {
     outgoing: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
     pending: PendingMap,
-    child: Arc<tokio::sync::Mutex<Child>>,
+    /// The server process, when this transport started one.
+    child: Option<Arc<tokio::sync::Mutex<Child>>>,
     alive: Arc<AtomicBool>,
 }
 
+/// Where connections come from.
+enum Source {
+    /// Spawn (and respawn) this command.
+    Command(StdioCommand),
+    /// A single stream given by the application; it cannot be reopened.
+    Stream,
+}
+
 pub(crate) struct StdioTransport {
-    command: StdioCommand,
+    source: Source,
     stderr: StderrMode,
     on_notification: Option<NotificationCallback>,
     connection: Mutex<Option<Arc<Connection>>>,
@@ -133,7 +143,7 @@ impl StdioTransport {
         on_notification: Option<NotificationCallback>,
     ) -> Result<StdioTransport, Error> {
         let transport = StdioTransport {
-            command,
+            source: Source::Command(command),
             stderr,
             on_notification,
             connection: Mutex::new(None),
@@ -142,6 +152,33 @@ impl StdioTransport {
         // Start now so a bad command fails at connect time.
         transport.connection()?;
         Ok(transport)
+    }
+
+    /// A transport over an existing byte stream (newline-delimited
+    /// JSON-RPC, as the stdio binding defines it for any reliable stream).
+    pub(crate) fn over_stream<R, W>(
+        reader: R,
+        writer: W,
+        on_notification: Option<NotificationCallback>,
+    ) -> StdioTransport
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let conn = start_connection(
+            reader,
+            writer,
+            None,
+            Arc::default(),
+            on_notification.clone(),
+        );
+        StdioTransport {
+            source: Source::Stream,
+            stderr: StderrMode::Null,
+            on_notification,
+            connection: Mutex::new(Some(Arc::new(conn))),
+            closed: AtomicBool::new(false),
+        }
     }
 
     /// The live connection, starting (or restarting) the server if needed.
@@ -155,13 +192,15 @@ impl StdioTransport {
         {
             return Ok(conn.clone());
         }
-        let conn = Arc::new(self.start()?);
+        let Source::Command(command) = &self.source else {
+            return Err(Error::Closed);
+        };
+        let conn = Arc::new(self.start(command)?);
         *slot = Some(conn.clone());
         Ok(conn)
     }
 
-    fn start(&self) -> Result<Connection, Error> {
-        let command = &self.command;
+    fn start(&self, command: &StdioCommand) -> Result<Connection, Error> {
         let mut cmd = Command::new(&command.program);
         cmd.args(&command.args)
             .envs(command.env.iter().map(|(k, v)| (k, v)))
@@ -194,23 +233,43 @@ impl StdioTransport {
         if let Some(stderr) = child.stderr.take() {
             tokio::spawn(read_stderr(stderr, self.stderr.clone(), tail.clone()));
         }
-        let pending: PendingMap = Arc::default();
-        let alive = Arc::new(AtomicBool::new(true));
-        let (out_tx, out_rx) = mpsc::unbounded_channel();
-        tokio::spawn(write_lines(stdin, out_rx));
-        tokio::spawn(read_replies(
-            BufReader::new(stdout),
-            pending.clone(),
-            alive.clone(),
+        Ok(start_connection(
+            stdout,
+            stdin,
+            Some(child),
             tail,
             self.on_notification.clone(),
-        ));
-        Ok(Connection {
-            outgoing: Mutex::new(Some(out_tx)),
-            pending,
-            child: Arc::new(tokio::sync::Mutex::new(child)),
-            alive,
-        })
+        ))
+    }
+}
+
+fn start_connection<R, W>(
+    reader: R,
+    writer: W,
+    child: Option<Child>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    on_notification: Option<NotificationCallback>,
+) -> Connection
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let pending: PendingMap = Arc::default();
+    let alive = Arc::new(AtomicBool::new(true));
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    tokio::spawn(write_lines(writer, out_rx));
+    tokio::spawn(read_replies(
+        BufReader::new(reader),
+        pending.clone(),
+        alive.clone(),
+        stderr_tail,
+        on_notification,
+    ));
+    Connection {
+        outgoing: Mutex::new(Some(out_tx)),
+        pending,
+        child: child.map(|c| Arc::new(tokio::sync::Mutex::new(c))),
+        alive,
     }
 }
 
@@ -321,7 +380,8 @@ impl ClientTransport for StdioTransport {
             // Dropping the sender ends the writer task, which closes stdin:
             // the server's signal to exit.
             lock(&conn.outgoing).take();
-            let mut child = conn.child.lock().await;
+            let Some(child) = &conn.child else { return };
+            let mut child = child.lock().await;
             if tokio::time::timeout(Duration::from_secs(2), child.wait())
                 .await
                 .is_err()
@@ -352,7 +412,10 @@ async fn terminate(child: &mut Child) {
     let _ = child.kill().await;
 }
 
-async fn write_lines(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
+    mut stdin: W,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
     while let Some(bytes) = rx.recv().await {
         if stdin.write_all(&bytes).await.is_err() {
             break;

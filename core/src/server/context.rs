@@ -145,8 +145,10 @@ impl RequestContext {
         &self.inner.meta
     }
 
-    /// True once the client cancelled the request (or went away). A handler
-    /// doing long work should check this and stop early.
+    /// True once the client cancelled the request (or went away), and once
+    /// the request finished (work a handler left running must stop: nothing
+    /// more is sent for the request). A handler doing long work should check
+    /// this and stop early.
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancel.is_cancelled()
     }

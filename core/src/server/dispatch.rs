@@ -617,7 +617,9 @@ impl Server {
         // The spec caps a completion response at 100 values.
         const MAX_VALUES: usize = 100;
         let total = output.total.unwrap_or(output.values.len() as u64);
-        let has_more = output.has_more.unwrap_or(output.values.len() > MAX_VALUES);
+        // Values dropped by the cap are more results, whatever the handler
+        // claimed.
+        let has_more = output.has_more.unwrap_or(false) || output.values.len() > MAX_VALUES;
         let mut values = output.values;
         values.truncate(MAX_VALUES);
         let mut completion = Map::new();

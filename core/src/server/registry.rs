@@ -69,6 +69,7 @@ fn is_header_token(name: &str) -> bool {
 /// boolean properties reachable through `properties`, with header-safe,
 /// case-insensitively unique names.
 pub(crate) fn header_params(schema: &Map<String, Value>) -> Result<Vec<HeaderParam>, String> {
+    reject_unreachable_annotations(schema, true, true)?;
     let mut found = Vec::new();
     collect_header_params(schema, &mut Vec::new(), &mut found)?;
     let mut seen: Vec<String> = Vec::new();
@@ -80,6 +81,69 @@ pub(crate) fn header_params(schema: &Map<String, Value>) -> Result<Vec<HeaderPar
         seen.push(lower);
     }
     Ok(found)
+}
+
+/// Keywords whose value is one subschema.
+const SUBSCHEMA_KEYWORDS: &[&str] = &[
+    "items",
+    "additionalItems",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "additionalProperties",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "propertyNames",
+];
+/// Keywords whose value maps names to subschemas.
+const SUBSCHEMA_MAP_KEYWORDS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+/// Keywords whose value is an array of subschemas.
+const SUBSCHEMA_ARRAY_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+
+/// An `x-mcp-header` anywhere but on a property reached from the root
+/// through `properties` alone (not `items`, composition, conditionals, `$ref`
+/// targets in `$defs`, nor the root itself) makes the tool invalid.
+fn reject_unreachable_annotations(
+    schema: &Map<String, Value>,
+    reachable: bool,
+    root: bool,
+) -> Result<(), String> {
+    if let Some(header) = schema.get("x-mcp-header")
+        && (root || !reachable)
+    {
+        return Err(format!(
+            "x-mcp-header {header} must be on a property reached from the schema root through \"properties\" only (not items, composition or conditional keywords, $ref or $defs)"
+        ));
+    }
+    for (keyword, value) in schema {
+        let keyword = keyword.as_str();
+        let subschemas: Vec<(&Map<String, Value>, bool)> = match value {
+            Value::Object(map) if SUBSCHEMA_MAP_KEYWORDS.contains(&keyword) => map
+                .values()
+                .filter_map(Value::as_object)
+                .map(|sub| (sub, reachable && keyword == "properties"))
+                .collect(),
+            Value::Object(sub) if SUBSCHEMA_KEYWORDS.contains(&keyword) => vec![(sub, false)],
+            Value::Array(items) if SUBSCHEMA_ARRAY_KEYWORDS.contains(&keyword) => items
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|sub| (sub, false))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (sub, sub_reachable) in subschemas {
+            reject_unreachable_annotations(sub, sub_reachable, false)?;
+        }
+    }
+    Ok(())
 }
 
 fn collect_header_params(

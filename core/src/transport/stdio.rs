@@ -133,7 +133,13 @@ fn handle_line(
                 tokio::select! {
                     reply = run => {
                         // Nothing may be sent for a cancelled request.
-                        if !cancel.is_cancelled() {
+                        let was_cancelled = cancel.is_cancelled();
+                        // The request is over: work its handler left running
+                        // must not send notifications after the response
+                        // (progress MUST stop after completion), as on HTTP
+                        // where the finished response drops the token's guard.
+                        cancel.cancel();
+                        if !was_cancelled {
                             let _ = out.send(reply.message);
                         }
                     }

@@ -17,7 +17,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -135,10 +135,19 @@ impl HttpServer {
             let _ = stream.set_nodelay(true);
             let endpoint = endpoint.clone();
             let conn_shutdown = shutdown.clone();
+            let (stream, hangup) = match watch_hangup(stream) {
+                Ok(pair) => pair,
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not watch connection; dropping it");
+                    continue;
+                }
+            };
             tokio::spawn(async move {
+                let peer_gone = hangup.clone();
                 let service = service_fn(move |req| {
                     let endpoint = endpoint.clone();
-                    async move { Ok::<_, Infallible>(endpoint.handle(req).await) }
+                    let peer_gone = peer_gone.clone();
+                    async move { Ok::<_, Infallible>(endpoint.handle(req, peer_gone).await) }
                 });
                 let conn = http1::Builder::new()
                     .keep_alive(true)
@@ -155,9 +164,48 @@ impl HttpServer {
                         let _ = conn.await;
                     }
                 }
+                // ends the watcher task
+                hangup.cancel();
             });
         }
     }
+}
+
+/// Detects the client closing its connection while a request is running.
+///
+/// hyper does not read from a connection while its service is busy, so it
+/// cannot notice a hang-up until it writes the response; but closing the
+/// connection is how a Streamable HTTP client cancels a request. A second
+/// descriptor for the same socket is watched for read-closed readiness
+/// (EPOLLRDHUP) without consuming any bytes, and the returned token fires on
+/// hang-up (or when the connection ends).
+fn watch_hangup(stream: TcpStream) -> std::io::Result<(TcpStream, CancellationToken)> {
+    let std_stream = stream.into_std()?;
+    let watcher = TcpStream::from_std(std_stream.try_clone()?)?;
+    let stream = TcpStream::from_std(std_stream)?;
+    let token = CancellationToken::new();
+    let fired = token.clone();
+    tokio::spawn(async move {
+        loop {
+            let ready = tokio::select! {
+                ready = watcher.ready(tokio::io::Interest::READABLE) => ready,
+                _ = fired.cancelled() => return,
+            };
+            match ready {
+                Ok(r) if r.is_read_closed() => break,
+                Ok(_) => {
+                    // Bytes for hyper to read: forget this edge without
+                    // consuming them and wait for the next one.
+                    let _ = watcher.try_io(tokio::io::Interest::READABLE, || {
+                        Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+                    });
+                }
+                Err(_) => break,
+            }
+        }
+        fired.cancel();
+    });
+    Ok((stream, token))
 }
 
 struct Endpoint {
@@ -181,7 +229,11 @@ fn host_without_port(authority: &str) -> &str {
 }
 
 impl Endpoint {
-    async fn handle(&self, req: http::Request<Incoming>) -> Response<McpBody> {
+    async fn handle(
+        &self,
+        req: http::Request<Incoming>,
+        peer_gone: CancellationToken,
+    ) -> Response<McpBody> {
         if req.uri().path() != self.options.path {
             return plain(StatusCode::NOT_FOUND, "not found");
         }
@@ -267,7 +319,7 @@ impl Endpoint {
         if let Err(rejection) = self.server.admit(&prepared) {
             return rejection_response(rejection);
         }
-        self.run(prepared).await
+        self.run(prepared, peer_gone).await
     }
 
     /// `Mcp-Param-*` headers must mirror the tool's `x-mcp-header`
@@ -389,10 +441,10 @@ impl Endpoint {
 
     /// Runs the request: JSON if the result comes before any notification,
     /// otherwise an SSE stream carrying the notifications and then the result.
-    async fn run(&self, prepared: Prepared) -> Response<McpBody> {
+    async fn run(&self, prepared: Prepared, peer_gone: CancellationToken) -> Response<McpBody> {
         let cancel = CancellationToken::new();
-        // If hyper drops this future (client disconnected) the guard cancels
-        // the handler.
+        // If hyper drops this future (the connection ended) the guard
+        // cancels the handler.
         let guard = cancel.clone().drop_guard();
         let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
         let server = self.server.clone();
@@ -401,37 +453,60 @@ impl Endpoint {
         // the response turns into a stream.
         let mut run =
             Box::pin(async move { server.execute(prepared, run_cancel, Some(note_tx)).await });
-        let first_note = tokio::select! {
-            biased;
-            reply = &mut run => {
-                let status = StatusCode::from_u16(reply.http_status).unwrap_or(StatusCode::OK);
-                drop(guard);
-                return json_response(status, &reply.message);
+        // Until the handler emits a notification the answer can be plain
+        // JSON. A closed notification channel only means the handler let
+        // go of its context, not that it finished.
+        let mut notes_open = true;
+        let first_note = loop {
+            tokio::select! {
+                biased;
+                reply = &mut run => {
+                    let status = StatusCode::from_u16(reply.http_status).unwrap_or(StatusCode::OK);
+                    // Notifications emitted in the same poll as the result
+                    // must still precede it — unless the reply needs an
+                    // error status, which only a JSON response can carry.
+                    let mut frames = Vec::new();
+                    while let Ok(note) = note_rx.try_recv() {
+                        frames.push(sse_event(&note));
+                    }
+                    if frames.is_empty() || status != StatusCode::OK {
+                        drop(guard);
+                        return json_response(status, &reply.message);
+                    }
+                    frames.push(sse_event(&reply.message));
+                    let (frame_tx, frame_rx) = mpsc::unbounded_channel::<Bytes>();
+                    for frame in frames {
+                        let _ = frame_tx.send(frame);
+                    }
+                    return sse_response(frame_rx, guard);
+                }
+                note = note_rx.recv(), if notes_open => match note {
+                    Some(note) => break note,
+                    None => notes_open = false,
+                },
+                _ = peer_gone.cancelled() => {
+                    // The client hung up, which cancels the request:
+                    // dropping `run` and the guard stops the handler.
+                    return empty(StatusCode::NO_CONTENT);
+                }
             }
-            note = note_rx.recv() => note,
         };
         // Switch to SSE: the rest of the work continues in a task that feeds
         // the response body; dropping the body cancels it.
         let (frame_tx, frame_rx) = mpsc::unbounded_channel::<Bytes>();
-        if let Some(note) = first_note {
-            let _ = frame_tx.send(sse_event(&note));
-        }
+        let _ = frame_tx.send(sse_event(&first_note));
         let task_cancel = cancel.clone();
         let period = self.options.keep_alive.max(Duration::from_millis(10));
         let owned_run = async move {
             let mut keep_alive =
                 tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            let mut notes_open = true;
             loop {
                 tokio::select! {
                     biased;
-                    _ = keep_alive.tick() => { let _ = frame_tx.send(Bytes::from_static(b":\n\n")); }
-                    note = note_rx.recv() => match note {
+                    note = note_rx.recv(), if notes_open => match note {
                         Some(note) => { let _ = frame_tx.send(sse_event(&note)); }
-                        None => {
-                            let reply = (&mut run).await;
-                            let _ = frame_tx.send(sse_event(&reply.message));
-                            break;
-                        }
+                        None => notes_open = false,
                     },
                     reply = &mut run => {
                         while let Ok(note) = note_rx.try_recv() {
@@ -440,7 +515,12 @@ impl Endpoint {
                         let _ = frame_tx.send(sse_event(&reply.message));
                         break;
                     }
+                    _ = keep_alive.tick() => { let _ = frame_tx.send(Bytes::from_static(b":\n\n")); }
                     _ = task_cancel.cancelled() => break,
+                    _ = peer_gone.cancelled() => {
+                        task_cancel.cancel();
+                        break;
+                    }
                 }
             }
         };

@@ -1,0 +1,93 @@
+//! A minimal HTTP/1.1 connection pool for the client transport.
+//!
+//! hyper-util's pooled client keeps a connection open after its request
+//! future is dropped until the response arrives, so the server never learns
+//! that the call was abandoned. Here each in-flight request owns its
+//! connection: dropping the request drops the connection, which closes the
+//! socket — the Streamable HTTP cancellation signal. Finished connections go
+//! back to the pool for keep-alive reuse.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper_util::rt::TokioIo;
+use std::sync::{Arc, Mutex};
+use tokio::net::TcpStream;
+use tokio::task::JoinHandle;
+
+use crate::Error;
+
+/// Idle connections kept per endpoint.
+const MAX_IDLE: usize = 64;
+
+/// One HTTP/1.1 connection: the request handle and the task driving it.
+pub(crate) struct PooledConnection {
+    pub(crate) sender: SendRequest<Full<Bytes>>,
+    driver: JoinHandle<()>,
+}
+
+impl Drop for PooledConnection {
+    fn drop(&mut self) {
+        // Closing the socket is what tells the server the request is over.
+        self.driver.abort();
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct Pool {
+    host: String,
+    port: u16,
+    idle: Arc<Mutex<Vec<PooledConnection>>>,
+}
+
+impl Pool {
+    pub(crate) fn new(host: String, port: u16) -> Pool {
+        Pool {
+            host,
+            port,
+            idle: Arc::default(),
+        }
+    }
+
+    /// An idle connection that is still open, or a new one.
+    pub(crate) async fn get(&self) -> Result<PooledConnection, Error> {
+        loop {
+            let candidate = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            match candidate {
+                Some(conn) if !conn.sender.is_closed() && conn.sender.is_ready() => {
+                    return Ok(conn);
+                }
+                Some(_) => continue,
+                None => break,
+            }
+        }
+        let host = self.host.trim_start_matches('[').trim_end_matches(']');
+        let stream = TcpStream::connect((host, self.port)).await.map_err(|e| {
+            Error::Http(format!(
+                "cannot connect to {}:{}: {e}",
+                self.host, self.port
+            ))
+        })?;
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) = http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| Error::Http(format!("HTTP handshake failed: {e}")))?;
+        let driver = tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "HTTP client connection ended");
+            }
+        });
+        Ok(PooledConnection { sender, driver })
+    }
+
+    /// Returns a connection whose response was read to the end.
+    pub(crate) fn put(&self, conn: PooledConnection) {
+        if conn.sender.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < MAX_IDLE {
+            idle.push(conn);
+        }
+    }
+}
