@@ -2,7 +2,8 @@
 # Runs the pinned official MCP conformance suite against the project's
 # fixtures, as examples/manifest.json starts them, and prints pass counts.
 #
-#   scripts/conformance.sh [LEG ...]     LEG: server-2026 client-2026 (default: all)
+#   scripts/conformance.sh [LEG ...]     LEG: server-2026 client-2026 server-2025
+#                                        client-2025 (default: all)
 #
 # Required scenarios must all pass, and so must the unscored ones an issue
 # asked for (PENDING_REQUIRED below); conformance/expected-failures.txt may
@@ -25,6 +26,8 @@ conformance() { "$suite_dir/node_modules/.bin/conformance" "$@"; }
 # Unscored scenarios an issue requires to pass as well.
 PENDING_REQUIRED_server_2026="json-schema-2020-12 http-header-validation http-custom-header-server-validation"
 PENDING_REQUIRED_client_2026="json-schema-2020-12-preservation"
+PENDING_REQUIRED_server_2025="server-session-lifecycle server-sse-polling"
+PENDING_REQUIRED_client_2025=""
 
 expected_failures() {
   grep -v '^\s*#' "$suite_dir/expected-failures.txt" 2>/dev/null | awk 'NF {print $1}' || true
@@ -130,6 +133,8 @@ for leg in "${legs[@]}"; do
   case $leg in
     server-2026) run_server_leg 2026-07-28 server-2026 "$PENDING_REQUIRED_server_2026" || status=1 ;;
     client-2026) run_client_leg 2026-07-28 client-2026 "$PENDING_REQUIRED_client_2026" || status=1 ;;
+    server-2025) run_server_leg 2025-11-25 server-2025 "$PENDING_REQUIRED_server_2025" || status=1 ;;
+    client-2025) run_client_leg 2025-11-25 client-2025 "$PENDING_REQUIRED_client_2025" || status=1 ;;
     *) echo "unknown leg: $leg" >&2; status=1 ;;
   esac
 done

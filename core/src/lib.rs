@@ -33,6 +33,7 @@
 
 pub mod client;
 mod error;
+pub mod legacy;
 pub mod protocol;
 pub mod runtime;
 pub mod server;

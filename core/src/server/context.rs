@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::handler::HandlerError;
@@ -85,13 +85,40 @@ pub struct RequestMeta {
 /// request's own SSE stream.
 pub(crate) type NotificationSink = mpsc::UnboundedSender<Value>;
 
+/// A live channel for server-to-client requests (the legacy 2025-11-25
+/// wire, where the server asks mid-call and waits for the answer).
+pub(crate) trait LiveRequester: Send + Sync {
+    /// Whether the client declared a capability at initialization.
+    fn has_capability(&self, capability: &str) -> bool;
+    /// Sends a request to the client through `sink` and returns where its
+    /// answer will arrive.
+    fn start(
+        &self,
+        method: &str,
+        params: Value,
+        sink: Option<&NotificationSink>,
+    ) -> Result<oneshot::Receiver<Result<Value, McpError>>, McpError>;
+}
+
+/// How a request can ask the client for input.
+#[derive(Clone)]
+pub(crate) enum InputMode {
+    /// It cannot (methods other than tools/call, prompts/get, resources/read).
+    None,
+    /// 2026-07-28: by ending the round with `input_required` (MRTR).
+    Rounds(Arc<InputRound>),
+    /// 2025-11-25: by a real server-to-client request.
+    Live(Arc<dyn LiveRequester>),
+}
+
 struct ContextInner {
     request_id: RequestId,
     method: String,
     meta: RequestMeta,
     cancel: CancellationToken,
     sink: Option<NotificationSink>,
-    input: Option<Arc<InputRound>>,
+    input: InputMode,
+    close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 /// What a handler gets besides its arguments. Cheap to clone.
@@ -116,7 +143,8 @@ impl RequestContext {
         meta: RequestMeta,
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
-        input: Option<Arc<InputRound>>,
+        input: InputMode,
+        close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
     ) -> Self {
         RequestContext {
             inner: Arc::new(ContextInner {
@@ -126,8 +154,50 @@ impl RequestContext {
                 cancel,
                 sink,
                 input,
+                close_stream,
             }),
         }
+    }
+
+    /// On the legacy HTTP wire, ends the current SSE connection without
+    /// ending the stream: the client reconnects with `Last-Event-ID` and
+    /// receives what follows (spec 2025-11-25, "Resumability"). Returns
+    /// whether there was such a stream to close.
+    pub fn close_sse_stream(&self) -> bool {
+        match &self.inner.close_stream {
+            Some(close) => {
+                close();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn input_unavailable(&self) -> HandlerError {
+        HandlerError::Protocol(McpError::internal(format!(
+            "{} cannot ask the client for input (only tools/call, prompts/get and resources/read can)",
+            self.inner.method
+        )))
+    }
+
+    fn live_request(
+        &self,
+        live: &Arc<dyn LiveRequester>,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<oneshot::Receiver<Result<Value, McpError>>, HandlerError> {
+        let capability = kind.capability();
+        if !live.has_capability(capability) {
+            return Err(HandlerError::Protocol(
+                McpError::new(
+                    crate::protocol::codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    format!("This request needs the client capability '{capability}'"),
+                )
+                .with_data(json!({"requiredCapabilities": {capability: {}}})),
+            ));
+        }
+        live.start(kind.method(), params, self.inner.sink.as_ref())
+            .map_err(HandlerError::Protocol)
     }
 
     /// The JSON-RPC id of the request.
@@ -214,29 +284,70 @@ impl RequestContext {
         kind: InputKind,
         params: Value,
     ) -> Result<AskOutcome, HandlerError> {
-        let Some(round) = &self.inner.input else {
-            return Err(HandlerError::Protocol(McpError::internal(format!(
-                "{} cannot ask the client for input (only tools/call, prompts/get and resources/read can)",
-                self.inner.method
-            ))));
-        };
-        let key = match key {
-            Some(k) => k.to_owned(),
-            None => round.auto_key(kind),
-        };
-        round.ask(&key, kind, params)
+        match &self.inner.input {
+            InputMode::Rounds(round) => {
+                let key = match key {
+                    Some(k) => k.to_owned(),
+                    None => round.auto_key(kind),
+                };
+                round.ask(&key, kind, params)
+            }
+            // On the live wire the answer only comes later: use `ask` or
+            // `ask_blocking`.
+            InputMode::Live(_) => Err(HandlerError::Protocol(McpError::internal(
+                "ask_now cannot wait for a live answer; use ask or ask_blocking",
+            ))),
+            InputMode::None => Err(self.input_unavailable()),
+        }
+    }
+
+    /// Like [`RequestContext::ask_now`], but on the legacy wire it sends the
+    /// request and blocks this thread until the client answers. For host
+    /// handlers running on blocking threads (never call it on an async
+    /// runtime's worker thread).
+    pub fn ask_blocking(
+        &self,
+        key: Option<&str>,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<AskOutcome, HandlerError> {
+        match &self.inner.input {
+            InputMode::Live(live) => {
+                let answer = self.live_request(live, kind, params)?;
+                match answer.blocking_recv() {
+                    Ok(Ok(value)) => Ok(AskOutcome::Answered(value)),
+                    Ok(Err(e)) => Err(HandlerError::Protocol(e)),
+                    Err(_) => Err(HandlerError::Protocol(McpError::internal(
+                        "the client session ended before answering",
+                    ))),
+                }
+            }
+            _ => self.ask_now(key, kind, params),
+        }
     }
 
     /// Asks the client for input and waits for the answer (see
-    /// [`RequestContext::ask_now`]). When the answer is not available yet
-    /// this never resolves: the server ends the round, drops the handler and
-    /// runs it again when the client retries with the answer.
+    /// [`RequestContext::ask_now`]). Under 2026-07-28, when the answer is not
+    /// in the request yet, this never resolves: the server ends the round,
+    /// drops the handler and runs it again when the client retries with the
+    /// answer. In a legacy 2025-11-25 session it sends a real request to the
+    /// client and resolves with its answer.
     pub async fn ask(
         &self,
         key: Option<&str>,
         kind: InputKind,
         params: Value,
     ) -> Result<Value, HandlerError> {
+        if let InputMode::Live(live) = &self.inner.input {
+            let answer = self.live_request(live, kind, params)?;
+            return match answer.await {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(e)) => Err(HandlerError::Protocol(e)),
+                Err(_) => Err(HandlerError::Protocol(McpError::internal(
+                    "the client session ended before answering",
+                ))),
+            };
+        }
         match self.ask_now(key, kind, params)? {
             AskOutcome::Answered(answer) => Ok(answer),
             AskOutcome::Pending => std::future::pending().await,

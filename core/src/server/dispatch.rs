@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{NotificationSink, RequestContext, RequestMeta, parse_request_meta};
+use super::context::{
+    InputMode, LiveRequester, NotificationSink, RequestContext, RequestMeta, parse_request_meta,
+};
 use super::handler::{
     BoxFuture, CompletionOutput, HandlerError, PromptOutput, ResourceOutput, ResourceRequest,
 };
@@ -55,6 +57,18 @@ impl Route {
             _ => return None,
         })
     }
+}
+
+/// Which wire a request arrived on.
+pub(crate) enum Era {
+    /// 2026-07-28: stateless, input by MRTR rounds.
+    Modern,
+    /// 2025-11-25 session: input by live requests; on HTTP, the handler may
+    /// close its SSE connection for the client to resume.
+    Legacy {
+        requester: Arc<dyn LiveRequester>,
+        close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
+    },
 }
 
 /// A request whose `_meta` has been read.
@@ -227,7 +241,7 @@ impl Server {
     ) -> Reply {
         let Prepared { request, meta } = prepared;
         let id = request.id.clone();
-        let outcome = self.route(request, meta, cancel, sink).await;
+        let outcome = self.route(request, meta, cancel, sink, Era::Modern).await;
         match outcome {
             Ok(result) => Reply {
                 message: result_value(Some(&id), Value::Object(self.finish_result(result))),
@@ -240,26 +254,70 @@ impl Server {
         }
     }
 
+    /// Runs a primitive request of a legacy (2025-11-25) session: the same
+    /// handlers, but input is asked for with live server-to-client requests
+    /// and results carry none of the 2026-07-28 fields.
+    pub(crate) async fn execute_legacy(
+        &self,
+        request: Request,
+        meta: RequestMeta,
+        cancel: CancellationToken,
+        sink: Option<NotificationSink>,
+        era: Era,
+    ) -> Reply {
+        let id = request.id.clone();
+        let allowed = Route::of(&request.method)
+            .filter(|r| !matches!(r, Route::Discover | Route::Listen))
+            .is_some_and(|r| self.serves(r));
+        let outcome = if allowed {
+            self.route(request, meta, cancel, sink, era).await
+        } else {
+            Err(McpError::method_not_found(&request.method))
+        };
+        match outcome {
+            Ok(mut result) => {
+                for modern_only in ["resultType", "ttlMs", "cacheScope"] {
+                    result.remove(modern_only);
+                }
+                Reply {
+                    message: result_value(Some(&id), Value::Object(result)),
+                    http_status: 200,
+                }
+            }
+            Err(error) => Reply {
+                http_status: 200,
+                message: error_value(Some(&id), &error),
+            },
+        }
+    }
+
     async fn route(
         &self,
         request: Request,
         meta: RequestMeta,
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
+        era: Era,
     ) -> Result<Map<String, Value>, McpError> {
         let Some(route) = Route::of(&request.method) else {
             return Err(McpError::method_not_found(&request.method));
         };
         let options = &self.shared.options;
-        let input = if supports_input(&request.method) {
-            Some(Arc::new(InputRound::from_request(
-                &request.method,
-                params_of(&request),
-                &meta.client_capabilities,
-                &options.seal_key,
-            )?))
-        } else {
-            None
+        let (input, mode, close_stream) = match era {
+            _ if !supports_input(&request.method) => (None, InputMode::None, None),
+            Era::Modern => {
+                let round = Arc::new(InputRound::from_request(
+                    &request.method,
+                    params_of(&request),
+                    &meta.client_capabilities,
+                    &options.seal_key,
+                )?);
+                (Some(round.clone()), InputMode::Rounds(round), None)
+            }
+            Era::Legacy {
+                requester,
+                close_stream,
+            } => (None, InputMode::Live(requester), close_stream),
         };
         let ctx = RequestContext::new(
             request.id.clone(),
@@ -267,7 +325,8 @@ impl Server {
             meta,
             cancel,
             sink,
-            input.clone(),
+            mode,
+            close_stream,
         );
         let params = params_of(&request);
         match route {

@@ -13,7 +13,9 @@ pub(crate) mod tool_result;
 pub mod uri_template;
 mod validation;
 
+pub(crate) use context::{LiveRequester, NotificationSink};
 pub use context::{LogLevel, RequestContext, RequestMeta};
+pub(crate) use dispatch::Era;
 pub(crate) use dispatch::{Prepared, Rejection};
 pub use handler::{
     BoxFuture, Completion, CompletionHandler, CompletionOutput, CompletionReceiver, Handler,
@@ -23,6 +25,7 @@ pub use handler::{
 pub use input::{AskOutcome, InputKind, input_kind_for_method};
 pub(crate) use registry::{HeaderParam, header_params};
 pub use seal::SealKey;
+pub(crate) use subscriptions::ServerEvent as ServerEventView;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -298,6 +301,10 @@ impl Server {
     /// once.
     pub fn close_subscriptions(&self) {
         self.shared.closing.cancel();
+    }
+
+    pub(crate) fn subscribe_events(&self) -> broadcast::Receiver<ServerEvent> {
+        self.shared.events.subscribe()
     }
 
     fn publish(&self, event: ServerEvent) {

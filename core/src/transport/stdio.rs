@@ -11,6 +11,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::legacy::{self, Session};
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, RequestId, error_value};
 use crate::server::Server;
@@ -37,6 +38,9 @@ where
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::with_capacity(4096);
+    // Set when the client opens with a legacy `initialize`: the whole
+    // process then speaks 2025-11-25 to it.
+    let mut legacy: Option<Arc<Session>> = None;
 
     loop {
         line.clear();
@@ -61,7 +65,15 @@ where
             continue;
         }
         while tasks.try_join_next().is_some() {}
-        handle_line(&server, bytes, &out_tx, &in_flight, &mut tasks);
+        match &legacy {
+            Some(session) => handle_legacy_line(&server, session, bytes, &out_tx, &mut tasks),
+            None => {
+                legacy = handle_line(&server, bytes, &out_tx, &in_flight, &mut tasks);
+            }
+        }
+    }
+    if let Some(session) = &legacy {
+        session.close();
     }
 
     // The client is gone: its subscriptions end now, while ordinary requests
@@ -95,11 +107,47 @@ fn lock(
     in_flight.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Handles one line of a 2026-07-28 connection; returns the session when
+/// the line was a legacy `initialize` that turned the connection legacy.
 fn handle_line(
     server: &Server,
     bytes: &[u8],
     out: &mpsc::UnboundedSender<Value>,
     in_flight: &InFlight,
+    tasks: &mut JoinSet<()>,
+) -> Option<Arc<Session>> {
+    let message = match Message::from_slice(bytes) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = out.send(error_value(e.id.as_ref(), &e.error));
+            return None;
+        }
+    };
+    if let Message::Request(request) = &message
+        && legacy::is_legacy_initialize(request)
+    {
+        return match legacy::initialize(server, request, "stdio".into()) {
+            Ok(init) => {
+                init.session.set_standalone(Some(out.clone()));
+                init.session.forward_events(server);
+                let _ = out.send(init.message);
+                Some(init.session)
+            }
+            Err(message) => {
+                let _ = out.send(message);
+                None
+            }
+        };
+    }
+    handle_modern(server, message, out, in_flight, tasks);
+    None
+}
+
+fn handle_legacy_line(
+    server: &Server,
+    session: &Arc<Session>,
+    bytes: &[u8],
+    out: &mpsc::UnboundedSender<Value>,
     tasks: &mut JoinSet<()>,
 ) {
     let message = match Message::from_slice(bytes) {
@@ -109,6 +157,49 @@ fn handle_line(
             return;
         }
     };
+    match message {
+        Message::Request(request) => {
+            let server = server.clone();
+            let session = session.clone();
+            let out = out.clone();
+            tasks.spawn(async move {
+                let cancel = CancellationToken::new();
+                let run = legacy::handle_request(
+                    &server,
+                    &session,
+                    request,
+                    cancel.clone(),
+                    Some(out.clone()),
+                    None,
+                );
+                tokio::select! {
+                    reply = run => {
+                        if !cancel.is_cancelled() {
+                            let _ = out.send(reply);
+                        }
+                    }
+                    _ = cancel.cancelled() => {}
+                }
+            });
+        }
+        Message::Notification(note) => {
+            legacy::handle_notification(session, &note.method, note.params.as_ref());
+        }
+        Message::Response(response) => {
+            if let Some(id) = response.id {
+                session.deliver_response(&id, response.outcome);
+            }
+        }
+    }
+}
+
+fn handle_modern(
+    server: &Server,
+    message: Message,
+    out: &mpsc::UnboundedSender<Value>,
+    in_flight: &InFlight,
+    tasks: &mut JoinSet<()>,
+) {
     match message {
         Message::Request(request) => {
             let prepared = match server.prepare(request) {

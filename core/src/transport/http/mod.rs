@@ -1,6 +1,7 @@
 //! Streamable HTTP transport (spec: basic/transports/streamable-http.mdx).
 
 pub(crate) mod headers;
+mod legacy;
 mod server;
 
 pub use server::{HttpOptions, HttpServer, serve};

@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::headers::decode_header_value;
+use crate::legacy::{SessionLimits, SessionStore};
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, error_value};
 use crate::server::{Prepared, Rejection, Server};
@@ -51,6 +52,8 @@ pub struct HttpOptions {
     /// Interval of SSE comment lines on streams with nothing to say, so
     /// proxies and client idle timeouts do not cut them.
     pub keep_alive: Duration,
+    /// Bounds on legacy (2025-11-25) sessions.
+    pub session_limits: SessionLimits,
 }
 
 impl Default for HttpOptions {
@@ -63,6 +66,7 @@ impl Default for HttpOptions {
             allowed_origins: None,
             shutdown: CancellationToken::new(),
             keep_alive: Duration::from_secs(15),
+            session_limits: SessionLimits::default(),
         }
     }
 }
@@ -111,7 +115,21 @@ impl HttpServer {
         let endpoint = std::sync::Arc::new(Endpoint {
             server: self.server,
             loopback: local.ip().is_loopback(),
+            sessions: SessionStore::new(self.options.session_limits),
             options: self.options,
+        });
+        let sweeper = endpoint.clone();
+        tokio::spawn(async move {
+            let shutdown = sweeper.options.shutdown.clone();
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(30)) => sweeper.sessions.expire(),
+                    _ = shutdown.cancelled() => {
+                        sweeper.sessions.close_all();
+                        return;
+                    }
+                }
+            }
         });
         let shutdown = endpoint.options.shutdown.clone();
         tracing::info!(address = %local, path = %endpoint.options.path, "serving MCP over HTTP");
@@ -208,10 +226,12 @@ fn watch_hangup(stream: TcpStream) -> std::io::Result<(TcpStream, CancellationTo
     Ok((stream, token))
 }
 
-struct Endpoint {
-    server: Server,
-    options: HttpOptions,
+pub(super) struct Endpoint {
+    pub(super) server: Server,
+    pub(super) options: HttpOptions,
     loopback: bool,
+    /// Legacy (2025-11-25) sessions served on the same endpoint.
+    pub(super) sessions: SessionStore,
 }
 
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
@@ -240,8 +260,15 @@ impl Endpoint {
         if let Err(response) = self.check_host_and_origin(req.headers()) {
             return *response;
         }
-        match *req.method() {
-            Method::POST => {}
+        let session_id = req
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        match (req.method(), &session_id) {
+            (&Method::POST, _) => {}
+            (&Method::GET, Some(id)) => return self.legacy_get(id, req.headers()),
+            (&Method::DELETE, Some(id)) => return self.legacy_delete(id),
             _ => {
                 let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "only POST is supported");
                 response
@@ -289,6 +316,14 @@ impl Endpoint {
             Ok(m) => m,
             Err(e) => return jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error),
         };
+        if let Some(id) = session_id {
+            return self.legacy_post(&id, message).await;
+        }
+        if let Message::Request(request) = &message
+            && crate::legacy::is_legacy_initialize(request)
+        {
+            return self.legacy_initialize(request);
+        }
         let request = match message {
             Message::Request(request) => request,
             Message::Notification(_) => {
@@ -612,7 +647,7 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
-fn sse_event(message: &Value) -> Bytes {
+pub(super) fn sse_event(message: &Value) -> Bytes {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(b"event: message\ndata: ");
     // serde_json never emits raw newlines, so one data line suffices.
@@ -659,7 +694,7 @@ impl Body for McpBody {
     }
 }
 
-fn plain(status: StatusCode, text: &'static str) -> Response<McpBody> {
+pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<McpBody> {
     let mut response = Response::new(McpBody::Full(Some(Bytes::from_static(text.as_bytes()))));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -669,13 +704,13 @@ fn plain(status: StatusCode, text: &'static str) -> Response<McpBody> {
     response
 }
 
-fn empty(status: StatusCode) -> Response<McpBody> {
+pub(super) fn empty(status: StatusCode) -> Response<McpBody> {
     let mut response = Response::new(McpBody::Full(None));
     *response.status_mut() = status;
     response
 }
 
-fn json_response(status: StatusCode, message: &Value) -> Response<McpBody> {
+pub(super) fn json_response(status: StatusCode, message: &Value) -> Response<McpBody> {
     let body = serde_json::to_vec(message).unwrap_or_default();
     let mut response = Response::new(McpBody::Full(Some(Bytes::from(body))));
     *response.status_mut() = status;
@@ -686,7 +721,7 @@ fn json_response(status: StatusCode, message: &Value) -> Response<McpBody> {
     response
 }
 
-fn jsonrpc_error(
+pub(super) fn jsonrpc_error(
     status: StatusCode,
     id: Option<crate::protocol::jsonrpc::RequestId>,
     error: McpError,
@@ -699,7 +734,10 @@ fn rejection_response(rejection: Rejection) -> Response<McpBody> {
     json_response(status, &rejection.to_message())
 }
 
-fn sse_response(frames: mpsc::UnboundedReceiver<Bytes>, guard: DropGuard) -> Response<McpBody> {
+pub(super) fn sse_response(
+    frames: mpsc::UnboundedReceiver<Bytes>,
+    guard: DropGuard,
+) -> Response<McpBody> {
     let mut response = Response::new(McpBody::Stream {
         frames,
         _cancel_on_drop: guard,

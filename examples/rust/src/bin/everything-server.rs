@@ -287,6 +287,18 @@ fn add_client_input_tools(server: &Server) -> Result<(), polymcp::Error> {
         },
     )?;
     server.add_tool(
+        Tool::new("test_reconnection", no_args()).with_description(
+            "Closes its SSE connection mid-call; the result arrives on the resumed stream",
+        ),
+        |ctx: RequestContext, _args| async move {
+            // Only the legacy HTTP wire has resumable streams; elsewhere this
+            // is a no-op and the call simply completes.
+            ctx.close_sse_stream();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Ok(ToolOutput::text("Reconnection test completed"))
+        },
+    )?;
+    server.add_tool(
         Tool::new("test_missing_capability", no_args())
             .with_description("Needs the client's sampling capability"),
         |ctx: RequestContext, _args| async move {

@@ -1,0 +1,182 @@
+//! The legacy 2025-11-25 revision (initialize handshake, sessions), served by
+//! the same server and handlers as 2026-07-28 (spec 2026-07-28:
+//! basic/versioning.mdx, "Backward Compatibility"; spec 2025-11-25:
+//! basic/lifecycle.mdx, basic/transports.mdx).
+//!
+//! A session is what `initialize` establishes: the negotiated version, the
+//! client's capabilities and identity, its log level and resource
+//! subscriptions. Requests in a session run the ordinary handlers; when one
+//! asks for input, the session sends a real request to the client and waits
+//! for the response. Change notifications reach the session on its
+//! standalone channel (the GET stream on HTTP, stdout on stdio).
+
+mod session;
+pub(crate) mod streams;
+
+pub use session::SessionLimits;
+pub(crate) use session::{Session, SessionStore};
+
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+use crate::McpError;
+use crate::protocol::jsonrpc::{Request, error_value, result_value};
+use crate::server::{Era, LogLevel, NotificationSink, RequestMeta, Server};
+use tokio_util::sync::CancellationToken;
+
+/// Revisions a legacy client may negotiate, newest first.
+pub const LEGACY_PROTOCOL_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// `initialize` without modern `_meta` starts a legacy session; with it, it
+/// is a 2026-07-28 request for a method that revision removed.
+pub(crate) fn is_legacy_initialize(request: &Request) -> bool {
+    request.method == "initialize"
+        && request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(crate::protocol::meta::PROTOCOL_VERSION))
+            .is_none()
+}
+
+/// The reply to `initialize`, and the session it opens.
+pub(crate) struct Initialized {
+    pub(crate) session: Arc<Session>,
+    pub(crate) message: Value,
+}
+
+/// Handles `initialize`: negotiates the version (the client's if we speak
+/// it, else our newest legacy one) and opens a session.
+pub(crate) fn initialize(
+    server: &Server,
+    request: &Request,
+    session_id: String,
+) -> Result<Initialized, Value> {
+    let params = request.params.clone().unwrap_or_default();
+    let requested = params.get("protocolVersion").and_then(Value::as_str);
+    let Some(requested) = requested else {
+        let error = McpError::invalid_params("initialize requires a string \"protocolVersion\"");
+        return Err(error_value(Some(&request.id), &error));
+    };
+    let version = if LEGACY_PROTOCOL_VERSIONS.contains(&requested) {
+        requested
+    } else {
+        LEGACY_PROTOCOL_VERSIONS[0]
+    };
+    let capabilities = match params.get("capabilities") {
+        Some(Value::Object(c)) => c.clone(),
+        _ => Map::new(),
+    };
+    let session = Arc::new(Session::new(
+        session_id,
+        version.to_owned(),
+        capabilities,
+        params.get("clientInfo").cloned(),
+    ));
+    let mut result = Map::new();
+    result.insert("protocolVersion".into(), Value::from(version));
+    result.insert("capabilities".into(), server.capabilities());
+    result.insert(
+        "serverInfo".into(),
+        serde_json::to_value(server.info()).unwrap_or(Value::Null),
+    );
+    if let Some(instructions) = &server.options().instructions {
+        result.insert("instructions".into(), Value::from(instructions.clone()));
+    }
+    Ok(Initialized {
+        session,
+        message: result_value(Some(&request.id), Value::Object(result)),
+    })
+}
+
+/// Runs one request of an established session and returns its response.
+pub(crate) async fn handle_request(
+    server: &Server,
+    session: &Arc<Session>,
+    request: Request,
+    cancel: CancellationToken,
+    sink: Option<NotificationSink>,
+    close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
+) -> Value {
+    let id = request.id.clone();
+    let params = request.params.clone().unwrap_or_default();
+    let immediate = match request.method.as_str() {
+        "ping" => Some(Ok(json!({}))),
+        "initialize" => Some(Err(McpError::new(
+            crate::protocol::codes::INVALID_REQUEST,
+            "the session is already initialized",
+        ))),
+        "logging/setLevel" => Some(
+            match params
+                .get("level")
+                .and_then(Value::as_str)
+                .and_then(LogLevel::parse)
+            {
+                Some(level) => {
+                    session.set_log_level(level);
+                    Ok(json!({}))
+                }
+                None => Err(McpError::invalid_params(
+                    "logging/setLevel requires a valid \"level\"",
+                )),
+            },
+        ),
+        "resources/subscribe" | "resources/unsubscribe" => {
+            Some(match params.get("uri").and_then(Value::as_str) {
+                Some(uri) => {
+                    session.set_subscribed(uri, request.method == "resources/subscribe");
+                    Ok(json!({}))
+                }
+                None => Err(McpError::invalid_params(format!(
+                    "{} requires a string \"uri\"",
+                    request.method
+                ))),
+            })
+        }
+        _ => None,
+    };
+    if let Some(outcome) = immediate {
+        return match outcome {
+            Ok(result) => result_value(Some(&id), result),
+            Err(error) => error_value(Some(&id), &error),
+        };
+    }
+    let meta = RequestMeta {
+        protocol_version: session.protocol_version.clone(),
+        client_capabilities: session.client_capabilities.clone(),
+        client_info: session.client_info.clone(),
+        log_level: Some(session.log_level()),
+        progress_token: params
+            .get("_meta")
+            .and_then(|m| m.get(crate::protocol::meta::PROGRESS_TOKEN))
+            .cloned(),
+    };
+    let era = Era::Legacy {
+        requester: session.clone(),
+        close_stream,
+    };
+    let in_flight = session.track(id.clone(), cancel.clone());
+    let reply = server
+        .execute_legacy(request, meta, cancel, sink, era)
+        .await;
+    drop(in_flight);
+    reply.message
+}
+
+/// Handles a client notification within a session.
+pub(crate) fn handle_notification(
+    session: &Session,
+    method: &str,
+    params: Option<&Map<String, Value>>,
+) {
+    if method == "notifications/cancelled"
+        && let Some(id) = params
+            .and_then(|p| p.get("requestId"))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    {
+        session.cancel(&id);
+    }
+    // notifications/initialized and roots/list_changed need no action: the
+    // session is usable from `initialize` on, and roots are asked for live.
+}

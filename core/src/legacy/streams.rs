@@ -1,0 +1,180 @@
+//! Resumable SSE streams of the legacy HTTP wire (spec 2025-11-25,
+//! basic/transports.mdx, "Resumability and Redelivery").
+//!
+//! Every event of a stream gets an id `{stream}_{seq}` and is kept in the
+//! stream's log, so a client whose connection closed (or was closed by the
+//! server to make it poll) can reconnect with `GET` + `Last-Event-ID` and
+//! receive what it missed, then the rest live. Logs are bounded per stream
+//! and per session.
+
+use bytes::Bytes;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// Events kept per stream for replay.
+const MAX_EVENTS_PER_STREAM: usize = 1024;
+/// Stream logs kept per session (oldest dropped first).
+const MAX_STREAMS_PER_SESSION: usize = 64;
+/// How long a client waits before reconnecting (the SSE `retry` field).
+pub(crate) const RETRY_MS: u64 = 500;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A log is plain data; a panic elsewhere leaves it usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+struct LogState {
+    events: VecDeque<(u64, Bytes)>,
+    next_seq: u64,
+    attached: Option<mpsc::UnboundedSender<Bytes>>,
+    finished: bool,
+}
+
+/// One stream's events and its current connection, if any.
+pub(crate) struct StreamLog {
+    id: u64,
+    state: Mutex<LogState>,
+}
+
+impl StreamLog {
+    fn event_id(&self, seq: u64) -> String {
+        format!("{}_{seq}", self.id)
+    }
+
+    fn record(&self, state: &mut LogState, body: &str) {
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        let event = Bytes::from(format!("id: {}\n{body}\n\n", self.event_id(seq)));
+        if state.events.len() == MAX_EVENTS_PER_STREAM {
+            state.events.pop_front();
+        }
+        state.events.push_back((seq, event.clone()));
+        if let Some(tx) = &state.attached
+            && tx.send(event).is_err()
+        {
+            state.attached = None;
+        }
+    }
+
+    /// Opens the stream on a new connection: the priming event (an id and
+    /// empty data, with the reconnection delay), then whatever follows.
+    pub(crate) fn start(&self) -> mpsc::UnboundedReceiver<Bytes> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut state = lock(&self.state);
+        state.attached = Some(tx);
+        self.record(&mut state, &format!("retry: {RETRY_MS}\ndata: "));
+        rx
+    }
+
+    /// Appends a JSON-RPC message.
+    pub(crate) fn push(&self, message: &Value) {
+        let mut state = lock(&self.state);
+        let body = format!("event: message\ndata: {message}");
+        self.record(&mut state, &body);
+    }
+
+    /// Ends the stream after its last message.
+    pub(crate) fn finish(&self) {
+        let mut state = lock(&self.state);
+        state.finished = true;
+        state.attached = None;
+    }
+
+    /// Closes the current connection but not the stream: the client is
+    /// expected to reconnect with `Last-Event-ID`.
+    pub(crate) fn detach(&self) {
+        lock(&self.state).attached = None;
+    }
+
+    /// Reattaches a connection after event `seq`: replays what followed,
+    /// then continues live unless the stream already finished.
+    pub(crate) fn resume_after(&self, seq: u64) -> mpsc::UnboundedReceiver<Bytes> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut state = lock(&self.state);
+        for (s, event) in &state.events {
+            if *s > seq {
+                let _ = tx.send(event.clone());
+            }
+        }
+        if !state.finished {
+            state.attached = Some(tx);
+        }
+        rx
+    }
+}
+
+/// The resumable streams of one session.
+#[derive(Default)]
+pub(crate) struct Streams {
+    next_id: AtomicU64,
+    logs: Mutex<VecDeque<Arc<StreamLog>>>,
+}
+
+impl Streams {
+    /// A new stream log, registered for resumption.
+    pub(crate) fn open(&self) -> Arc<StreamLog> {
+        let log = Arc::new(StreamLog {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed) + 1,
+            state: Mutex::new(LogState {
+                events: VecDeque::new(),
+                next_seq: 0,
+                attached: None,
+                finished: false,
+            }),
+        });
+        let mut logs = lock(&self.logs);
+        if logs.len() == MAX_STREAMS_PER_SESSION {
+            logs.pop_front();
+        }
+        logs.push_back(log.clone());
+        log
+    }
+
+    /// Finds the stream and position a `Last-Event-ID` names.
+    pub(crate) fn find(&self, last_event_id: &str) -> Option<(Arc<StreamLog>, u64)> {
+        let (stream, seq) = last_event_id.trim().split_once('_')?;
+        let stream: u64 = stream.parse().ok()?;
+        let seq: u64 = seq.parse().ok()?;
+        let log = lock(&self.logs).iter().find(|l| l.id == stream)?.clone();
+        Some((log, seq))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn drain(rx: &mut mpsc::UnboundedReceiver<Bytes>) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Ok(b) = rx.try_recv() {
+            out.push(String::from_utf8_lossy(&b).into_owned());
+        }
+        out
+    }
+
+    #[test]
+    fn replays_after_last_event_id_then_continues_live() {
+        let streams = Streams::default();
+        let log = streams.open();
+        let mut first = log.start();
+        log.push(&json!({"n": 1}));
+        log.detach();
+        log.push(&json!({"n": 2}));
+        let seen = drain(&mut first);
+        assert_eq!(seen.len(), 2);
+        assert!(seen[0].starts_with("id: 1_0\nretry: 500\ndata: "));
+        let (found, seq) = streams.find("1_1").unwrap();
+        let mut resumed = found.resume_after(seq);
+        log.push(&json!({"n": 3}));
+        log.finish();
+        let replay = drain(&mut resumed);
+        assert_eq!(replay.len(), 2);
+        assert!(replay[0].contains("\"n\":2") && replay[1].contains("\"n\":3"));
+        assert!(streams.find("9_0").is_none());
+        assert!(streams.find("garbage").is_none());
+    }
+}

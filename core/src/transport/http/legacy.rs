@@ -1,0 +1,237 @@
+//! The legacy (2025-11-25) side of the one HTTP endpoint: `initialize`
+//! opens a session (`Mcp-Session-Id`), later POSTs carry requests,
+//! notifications and the client's answers to server requests, GET opens the
+//! session's standalone SSE stream or resumes a stream (`Last-Event-ID`),
+//! DELETE ends the session. An ended or unknown session gets 404.
+
+use bytes::Bytes;
+use http::header::{HeaderMap, HeaderValue};
+use http::{Response, StatusCode};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::server::{
+    Endpoint, McpBody, empty, json_response, jsonrpc_error, sse_event, sse_response,
+};
+use crate::McpError;
+use crate::legacy::{self, Session, SessionStore};
+use crate::protocol::codes;
+use crate::protocol::jsonrpc::{Message, Request, error_value};
+
+fn session_not_found() -> Response<McpBody> {
+    jsonrpc_error(
+        StatusCode::NOT_FOUND,
+        None,
+        McpError::new(
+            codes::INVALID_REQUEST,
+            "Session not found: start a new one with initialize",
+        ),
+    )
+}
+
+/// A dummy guard: dropping a legacy stream's body must not cancel its
+/// request (the client may resume; disconnection is not cancellation there).
+fn detached_guard() -> tokio_util::sync::DropGuard {
+    CancellationToken::new().drop_guard()
+}
+
+impl Endpoint {
+    pub(super) fn legacy_initialize(&self, request: &Request) -> Response<McpBody> {
+        let initialized = match legacy::initialize(&self.server, request, SessionStore::new_id()) {
+            Ok(init) => init,
+            Err(message) => return json_response(StatusCode::BAD_REQUEST, &message),
+        };
+        if let Err(e) = self.sessions.insert(initialized.session.clone()) {
+            return json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &error_value(Some(&request.id), &e),
+            );
+        }
+        initialized.session.forward_events(&self.server);
+        let mut response = json_response(StatusCode::OK, &initialized.message);
+        if let Ok(value) = HeaderValue::from_str(&initialized.session.id) {
+            response.headers_mut().insert("mcp-session-id", value);
+        }
+        response
+    }
+
+    pub(super) fn legacy_delete(&self, session_id: &str) -> Response<McpBody> {
+        if self.sessions.remove(session_id) {
+            empty(StatusCode::OK)
+        } else {
+            session_not_found()
+        }
+    }
+
+    pub(super) fn legacy_get(&self, session_id: &str, headers: &HeaderMap) -> Response<McpBody> {
+        let Some(session) = self.sessions.get(session_id) else {
+            return session_not_found();
+        };
+        if let Some(last) = headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+            return match session.streams.find(last) {
+                Some((log, seq)) => sse_response(log.resume_after(seq), detached_guard()),
+                None => jsonrpc_error(
+                    StatusCode::NOT_FOUND,
+                    None,
+                    McpError::invalid_params(format!("no stream to resume after event {last:?}")),
+                ),
+            };
+        }
+        if session.has_standalone() {
+            return jsonrpc_error(
+                StatusCode::CONFLICT,
+                None,
+                McpError::new(
+                    codes::INVALID_REQUEST,
+                    "this session already has an open GET stream",
+                ),
+            );
+        }
+        let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
+        session.set_standalone(Some(note_tx));
+        let (frame_tx, frame_rx) = mpsc::unbounded_channel::<Bytes>();
+        let period = self.options.keep_alive.max(Duration::from_millis(10));
+        let closed = session.closed.clone();
+        tokio::spawn(async move {
+            let mut keep_alive =
+                tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            loop {
+                let frame = tokio::select! {
+                    note = note_rx.recv() => match note {
+                        Some(note) => sse_event(&note),
+                        None => break,
+                    },
+                    _ = keep_alive.tick() => Bytes::from_static(b":\n\n"),
+                    _ = closed.cancelled() => break,
+                };
+                if frame_tx.send(frame).is_err() {
+                    break;
+                }
+            }
+        });
+        sse_response(frame_rx, detached_guard())
+    }
+
+    pub(super) async fn legacy_post(
+        &self,
+        session_id: &str,
+        message: Message,
+    ) -> Response<McpBody> {
+        let Some(session) = self.sessions.get(session_id) else {
+            return session_not_found();
+        };
+        match message {
+            Message::Response(response) => {
+                if let Some(id) = response.id {
+                    session.deliver_response(&id, response.outcome);
+                }
+                empty(StatusCode::ACCEPTED)
+            }
+            Message::Notification(note) => {
+                legacy::handle_notification(&session, &note.method, note.params.as_ref());
+                empty(StatusCode::ACCEPTED)
+            }
+            Message::Request(request) => self.legacy_request(session, request).await,
+        }
+    }
+
+    /// Runs a session request: plain JSON unless something is sent before
+    /// the result (notifications, or requests to the client), in which case
+    /// the answer becomes a resumable SSE stream.
+    async fn legacy_request(&self, session: Arc<Session>, request: Request) -> Response<McpBody> {
+        let cancel = CancellationToken::new();
+        let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
+        let log = session.streams.open();
+        // The handler may end the connection (not the stream) to make the
+        // client poll; before anything was streamed that first opens the
+        // stream so the client has an event id to resume from.
+        let (close_tx, mut close_rx) = mpsc::unbounded_channel::<()>();
+        let close_stream: Arc<dyn Fn() + Send + Sync> = Arc::new(move || {
+            let _ = close_tx.send(());
+        });
+        let server = self.server.clone();
+        let run_session = session.clone();
+        let run_cancel = cancel.clone();
+        let mut run = Box::pin(async move {
+            legacy::handle_request(
+                &server,
+                &run_session,
+                request,
+                run_cancel,
+                Some(note_tx),
+                Some(close_stream),
+            )
+            .await
+        });
+        let mut notes_open = true;
+        let mut closes_open = true;
+        let first = loop {
+            tokio::select! {
+                biased;
+                close = close_rx.recv(), if closes_open => match close {
+                    Some(()) => break None,
+                    None => closes_open = false,
+                },
+                reply = &mut run => {
+                    if let Ok(note) = note_rx.try_recv() {
+                        // Sent in the same poll as the result: still ordered.
+                        let frames = log.start();
+                        log.push(&note);
+                        while let Ok(more) = note_rx.try_recv() {
+                            log.push(&more);
+                        }
+                        log.push(&reply);
+                        log.finish();
+                        return sse_response(frames, detached_guard());
+                    }
+                    return json_response(StatusCode::OK, &reply);
+                }
+                note = note_rx.recv(), if notes_open => match note {
+                    Some(note) => break Some(note),
+                    None => notes_open = false,
+                },
+                _ = session.closed.cancelled() => {
+                    cancel.cancel();
+                    return session_not_found();
+                }
+            }
+        };
+        let frames = log.start();
+        match first {
+            Some(note) => log.push(&note),
+            None => log.detach(),
+        }
+        let closed = session.closed.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    biased;
+                    close = close_rx.recv(), if closes_open => match close {
+                        Some(()) => log.detach(),
+                        None => closes_open = false,
+                    },
+                    note = note_rx.recv(), if notes_open => match note {
+                        Some(note) => log.push(&note),
+                        None => notes_open = false,
+                    },
+                    reply = &mut run => {
+                        while let Ok(note) = note_rx.try_recv() {
+                            log.push(&note);
+                        }
+                        log.push(&reply);
+                        break;
+                    }
+                    _ = closed.cancelled() => {
+                        cancel.cancel();
+                        break;
+                    }
+                }
+            }
+            log.finish();
+        });
+        sse_response(frames, detached_guard())
+    }
+}
