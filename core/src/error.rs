@@ -74,9 +74,12 @@ pub enum Error {
     /// JSON could not be encoded or decoded.
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),
-    /// An HTTP-level failure (status, headers, connection).
+    /// An HTTP-level failure (headers, connection).
     #[error("HTTP error: {0}")]
     Http(String),
+    /// The server answered with an HTTP error status and no JSON-RPC error.
+    #[error("HTTP {0}: {1}")]
+    HttpStatus(u16, String),
     /// The peer broke the protocol (unexpected message, missing field...).
     #[error("protocol error: {0}")]
     Protocol(String),

@@ -1,28 +1,14 @@
 //! Behaviour of the 2026-07-28 server core over stdio and Streamable HTTP.
 //! Each test names the spec section (docs/…) whose rule it checks.
 
+mod common;
+
+use common::{Http, Stdio, VERSION, mcp_headers, raw_http, request};
 use polymcp::protocol::Tool;
 use polymcp::server::{HandlerError, Server, ServerOptions, ToolOutput};
-use polymcp::transport::http::{HttpOptions, HttpServer};
 use serde_json::{Value, json};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
-
-const VERSION: &str = "2026-07-28";
-
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"}
-    })
-}
-
-fn request(id: i64, method: &str, mut params: Value) -> Value {
-    params["_meta"] = meta();
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn test_server_with(options: ServerOptions) -> Server {
     let server = Server::with_options(
@@ -85,54 +71,6 @@ fn test_server_with(options: ServerOptions) -> Server {
 
 fn test_server() -> Server {
     test_server_with(ServerOptions::default())
-}
-
-/// A stdio session over an in-memory pipe.
-struct Stdio {
-    to_server: tokio::io::DuplexStream,
-    from_server: BufReader<tokio::io::DuplexStream>,
-    task: tokio::task::JoinHandle<Result<(), polymcp::Error>>,
-}
-
-impl Stdio {
-    fn start(server: Server) -> Stdio {
-        let (to_server, server_in) = tokio::io::duplex(1 << 20);
-        let (server_out, from_server) = tokio::io::duplex(1 << 20);
-        let task = tokio::spawn(polymcp::transport::stdio::serve(
-            server, server_in, server_out,
-        ));
-        Stdio {
-            to_server,
-            from_server: BufReader::new(from_server),
-            task,
-        }
-    }
-
-    async fn send_raw(&mut self, line: &str) {
-        self.to_server.write_all(line.as_bytes()).await.unwrap();
-        self.to_server.write_all(b"\n").await.unwrap();
-    }
-
-    async fn send(&mut self, message: &Value) {
-        self.send_raw(&message.to_string()).await;
-    }
-
-    async fn recv(&mut self) -> Value {
-        let mut line = String::new();
-        tokio::time::timeout(
-            Duration::from_secs(5),
-            self.from_server.read_line(&mut line),
-        )
-        .await
-        .expect("server answered in time")
-        .unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
-    }
-
-    async fn call(&mut self, message: Value) -> Value {
-        self.send(&message).await;
-        self.recv().await
-    }
 }
 
 #[tokio::test]
@@ -374,129 +312,9 @@ async fn stdio_exits_on_eof_after_answering_what_was_sent() {
 
 // ---- Streamable HTTP ----
 
-struct Http {
-    port: u16,
-    shutdown: tokio_util::sync::CancellationToken,
-}
-
-impl Http {
-    async fn start(server: Server, max_body: Option<usize>) -> Http {
-        let mut options = HttpOptions::localhost(0);
-        if let Some(max) = max_body {
-            options.max_body_bytes = max;
-        }
-        let shutdown = options.shutdown.clone();
-        let bound = HttpServer::bind(server, options).await.unwrap();
-        let port = bound.local_addr().unwrap().port();
-        tokio::spawn(bound.run());
-        Http { port, shutdown }
-    }
-}
-
-impl Drop for Http {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
-struct RawResponse {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl RawResponse {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-}
-
-/// Sends one HTTP/1.1 request with exactly the given headers.
-async fn raw_http(port: u16, method: &str, headers: &[(&str, String)], body: &str) -> RawResponse {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let mut head = format!(
-        "{method} /mcp HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
-        head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
-    }
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(body.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut raw))
-        .await
-        .expect("response in time")
-        .unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    let chunked = headers
-        .iter()
-        .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
-    let body = if chunked {
-        dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    RawResponse {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if size == 0 {
-            break;
-        }
-        out.push_str(&rest[..size]);
-        body = &rest[size + 2..];
-    }
-    out
-}
-
-fn mcp_headers(method: &str, name: Option<&str>) -> Vec<(&'static str, String)> {
-    let mut h = vec![
-        ("Content-Type", "application/json".to_owned()),
-        ("Accept", "application/json, text/event-stream".to_owned()),
-        ("MCP-Protocol-Version", VERSION.to_owned()),
-        ("Mcp-Method", method.to_owned()),
-    ];
-    if let Some(name) = name {
-        h.push(("Mcp-Name", name.to_owned()));
-    }
-    h
-}
-
 #[tokio::test]
 async fn streamable_http_answers_with_json_and_checks_headers() {
-    let http = Http::start(test_server(), None).await;
+    let http = Http::start(test_server()).await;
     let body = request(
         1,
         "tools/call",
@@ -560,7 +378,7 @@ async fn streamable_http_answers_with_json_and_checks_headers() {
 
 #[tokio::test]
 async fn streamable_http_version_rules() {
-    let http = Http::start(test_server(), None).await;
+    let http = Http::start(test_server()).await;
     let mut req = request(3, "server/discover", json!({}));
     req["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
     let body = req.to_string();
@@ -604,7 +422,7 @@ async fn streamable_http_version_rules() {
 
 #[tokio::test]
 async fn streamable_http_security_and_method_rules() {
-    let http = Http::start(test_server(), Some(4096)).await;
+    let http = Http::start_with(test_server(), |o| o.max_body_bytes = 4096).await;
     let body = request(1, "server/discover", json!({})).to_string();
     let mut evil = mcp_headers("server/discover", None);
     evil.push(("Origin", "http://evil.example.com".into()));
@@ -678,7 +496,7 @@ async fn streamable_http_security_and_method_rules() {
 
 #[tokio::test]
 async fn streamable_http_switches_to_sse_for_progress() {
-    let http = Http::start(test_server(), None).await;
+    let http = Http::start(test_server()).await;
     let mut req = request(1, "tools/call", json!({"name": "slow"}));
     req["params"]["_meta"]["progressToken"] = json!(42);
     let r = raw_http(
@@ -705,20 +523,20 @@ async fn streamable_http_switches_to_sse_for_progress() {
 
 #[tokio::test]
 async fn rust_client_round_trips_over_http() {
-    let http = Http::start(test_server(), None).await;
+    let http = Http::start(test_server()).await;
     let client =
         polymcp::client::Client::connect_http(&format!("http://127.0.0.1:{}/mcp", http.port))
             .await
             .unwrap();
     let discovered = client.discover().await.unwrap();
-    assert_eq!(discovered["supportedVersions"], json!([VERSION]));
+    assert_eq!(discovered.supported_versions, [VERSION]);
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 5);
     let result = client
         .call_tool("add", json!({"a": 40, "b": 2}))
         .await
         .unwrap();
-    assert_eq!(result["structuredContent"]["result"], 42);
+    assert_eq!(result.structured_content, Some(json!({"result": 42})));
     let err = client.call_tool("nope", json!({})).await.unwrap_err();
     assert!(
         matches!(err, polymcp::Error::Mcp(ref e) if e.code == -32602),

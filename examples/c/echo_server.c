@@ -264,6 +264,11 @@ int main(int argc, char **argv) {
         status = polymcp_server_serve_stdio(g_server);
     }
     int exit_code = status == POLYMCP_OK ? 0 : fail("serving", status);
+    if (port >= 0) {
+        /* No handler may touch the server once it is freed. */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+    }
     polymcp_server_free(g_server);
     return exit_code;
 }

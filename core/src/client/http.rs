@@ -8,22 +8,42 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use serde_json::Value;
 
-use super::pool::Pool;
-use super::{ClientTransport, Outgoing};
-use crate::protocol::jsonrpc::{Message, RequestId, request_value};
-use crate::protocol::meta;
+use super::pool::{Pool, PooledConnection};
+use super::{ClientTransport, Outgoing, ServerRequestHandler};
+use crate::protocol::jsonrpc::{Message, RequestId, notification_value, request_value};
 use crate::server::BoxFuture;
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::transport::http::headers::encode_header_value;
 use crate::{Error, McpError};
+use serde_json::Map;
+use std::sync::{Arc, RwLock};
 
 pub(crate) struct HttpTransport {
-    uri: Uri,
-    pool: Pool,
+    inner: Arc<HttpInner>,
 }
 
+struct HttpInner {
+    /// Origin-form target (`/mcp`) and Host value: a bare connection needs both.
+    target: String,
+    authority: String,
+    pool: Pool,
+    /// The legacy session, once `initialize` issued one.
+    session_id: RwLock<Option<String>>,
+    /// Answers requests a legacy server sends on its SSE streams.
+    server_requests: Option<ServerRequestHandler>,
+    /// Receives notifications a legacy server sends on its GET stream.
+    on_notification: Option<super::NotificationCallback>,
+}
+
+/// At most this many reconnections to resume one legacy SSE stream.
+const MAX_RESUMES: usize = 8;
+
 impl HttpTransport {
-    pub(crate) fn new(url: &str) -> Result<HttpTransport, Error> {
+    pub(crate) fn new(
+        url: &str,
+        server_requests: Option<ServerRequestHandler>,
+        on_notification: Option<super::NotificationCallback>,
+    ) -> Result<HttpTransport, Error> {
         let uri: Uri = url
             .parse()
             .map_err(|e| Error::Http(format!("invalid URL {url:?}: {e}")))?;
@@ -42,8 +62,18 @@ impl HttpTransport {
             .to_owned();
         let port = uri.port_u16().unwrap_or(80);
         Ok(HttpTransport {
-            pool: Pool::new(host, port),
-            uri,
+            inner: Arc::new(HttpInner {
+                target: uri
+                    .path_and_query()
+                    .map(|p| p.as_str())
+                    .unwrap_or("/")
+                    .to_owned(),
+                authority: uri.authority().map(|a| a.as_str()).unwrap_or("").to_owned(),
+                pool: Pool::new(host, port),
+                session_id: RwLock::new(None),
+                server_requests,
+                on_notification,
+            }),
         })
     }
 }
@@ -61,6 +91,180 @@ fn name_header(method: &str, params: &serde_json::Map<String, Value>) -> Option<
         .map(encode_header_value)
 }
 
+fn header_value(name: &str, value: &str) -> Result<HeaderValue, Error> {
+    HeaderValue::from_str(value).map_err(|e| Error::Http(format!("{name} header: {e}")))
+}
+
+impl HttpInner {
+    fn session(&self) -> Option<String> {
+        self.session_id
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn builder(
+        &self,
+        method: http::Method,
+        version: &str,
+    ) -> Result<http::request::Builder, Error> {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(self.target.as_str())
+            .header(header::HOST, self.authority.as_str())
+            .header(header::ACCEPT, "application/json, text/event-stream");
+        if !version.is_empty() {
+            builder = builder.header(
+                "mcp-protocol-version",
+                header_value("MCP-Protocol-Version", version)?,
+            );
+        }
+        if let Some(session) = self.session() {
+            builder = builder.header("mcp-session-id", header_value("Mcp-Session-Id", &session)?);
+        }
+        Ok(builder)
+    }
+
+    /// Sends one request on a connection it owns until the response is read,
+    /// so abandoning the call closes the connection.
+    async fn exchange(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<(PooledConnection, http::Response<Incoming>), Error> {
+        let mut conn = self.pool.get().await?;
+        let response = conn
+            .sender
+            .send_request(request)
+            .await
+            .map_err(|e| Error::Http(format!("request failed: {e}")))?;
+        if let Some(session) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            *self.session_id.write().unwrap_or_else(|p| p.into_inner()) = Some(session.to_owned());
+        }
+        Ok((conn, response))
+    }
+
+    /// POSTs a JSON-RPC message that expects no answer (a notification, or
+    /// our response to a server request).
+    async fn post_message(&self, message: &Value, version: &str) -> Result<(), Error> {
+        let body = serde_json::to_vec(message)?;
+        let request = self
+            .builder(http::Method::POST, version)?
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(
+                "mcp-method",
+                message.get("method").and_then(Value::as_str).unwrap_or(""),
+            )
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| Error::Http(e.to_string()))?;
+        let (conn, response) = self.exchange(request).await?;
+        let status = response.status();
+        let _ = response.into_body().collect().await;
+        self.pool.put(conn);
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(Error::Http(format!("HTTP {status} for a posted message")))
+        }
+    }
+
+    /// Reads the session's GET stream (spec 2025-11-25, "Listening for
+    /// Messages from the Server"): server requests are answered,
+    /// notifications handed to the client-wide callback. Reconnects while the
+    /// session lasts; a server without the stream answers 405 and is left be.
+    async fn listen_standalone(
+        self: Arc<Self>,
+        version: String,
+        opened: tokio::sync::oneshot::Sender<()>,
+    ) {
+        // Dropped (so the waiting handshake resumes) once the first attempt
+        // has an answer, whatever it is.
+        let mut opened = Some(opened);
+        let mut last_event_id: Option<String> = None;
+        for _attempt in 0..MAX_RESUMES {
+            let Some(session) = self.session() else {
+                return;
+            };
+            let Ok(mut builder) = self.builder(http::Method::GET, &version) else {
+                return;
+            };
+            builder = builder.header(header::ACCEPT, "text/event-stream");
+            if let Some(last) = &last_event_id
+                && let Ok(v) = header_value("Last-Event-ID", last)
+            {
+                builder = builder.header("last-event-id", v);
+            }
+            let Ok(request) = builder.body(Full::new(Bytes::new())) else {
+                return;
+            };
+            let Ok((_conn, response)) = self.exchange(request).await else {
+                return;
+            };
+            if let Some(opened) = opened.take() {
+                let _ = opened.send(());
+            }
+            if !response.status().is_success() {
+                tracing::debug!(status = %response.status(), %session, "no standalone stream");
+                return;
+            }
+            let mut body = response.into_body();
+            let mut parser = SseParser::default();
+            let mut retry = 1000;
+            while let Some(Ok(frame)) = body.frame().await {
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                let Ok(events) = parser.push_events(&data) else {
+                    return;
+                };
+                for event in events {
+                    if event.id.is_some() {
+                        last_event_id = event.id;
+                    }
+                    if let Some(r) = event.retry {
+                        retry = r;
+                    }
+                    match Message::from_slice(event.data.as_bytes()) {
+                        Ok(Message::Request(request)) => self.answer(request, version.clone()),
+                        Ok(Message::Notification(n)) => {
+                            if let Some(cb) = &self.on_notification {
+                                cb(
+                                    &n.method,
+                                    &n.params.map(Value::Object).unwrap_or(Value::Null),
+                                );
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(retry)).await;
+        }
+    }
+
+    /// Answers a request a legacy server sent on an SSE stream.
+    fn answer(self: &Arc<Self>, request: crate::protocol::jsonrpc::Request, version: String) {
+        let Some(handler) = self.server_requests.clone() else {
+            tracing::warn!(method = %request.method, "server request ignored: no handler");
+            return;
+        };
+        let inner = self.clone();
+        tokio::spawn(async move {
+            let params = request.params.map(Value::Object).unwrap_or(Value::Null);
+            let message = match handler(request.method, params).await {
+                Ok(result) => crate::protocol::jsonrpc::result_value(Some(&request.id), result),
+                Err(e) => crate::protocol::jsonrpc::error_value(Some(&request.id), &e),
+            };
+            if let Err(e) = inner.post_message(&message, &version).await {
+                tracing::warn!(error = %e, "could not deliver the answer to a server request");
+            }
+        });
+    }
+}
+
 impl ClientTransport for HttpTransport {
     fn send(&self, request: Outgoing) -> BoxFuture<Result<Value, Error>> {
         let Outgoing {
@@ -69,140 +273,249 @@ impl ClientTransport for HttpTransport {
             params,
             headers,
             notifications,
+            version,
         } = request;
-        let version = params
-            .get("_meta")
-            .and_then(|m| m.get(meta::PROTOCOL_VERSION))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
         let name = name_header(&method, &params);
         let body = serde_json::to_vec(&request_value(&id, &method, Some(&params)));
-        let uri = self.uri.clone();
-        let pool = self.pool.clone();
+        let inner = self.inner.clone();
         Box::pin(async move {
-            // A bare connection needs origin-form targets and an explicit Host.
-            let target = uri
-                .path_and_query()
-                .map(|p| p.as_str())
-                .unwrap_or("/")
-                .to_owned();
-            let authority = uri.authority().map(|a| a.as_str()).unwrap_or("").to_owned();
-            let mut builder = Request::post(target)
-                .header(header::HOST, authority)
+            let mut builder = inner
+                .builder(http::Method::POST, &version)?
                 .header(header::CONTENT_TYPE, "application/json")
-                .header(header::ACCEPT, "application/json, text/event-stream")
-                .header("mcp-protocol-version", version)
-                .header("mcp-method", method.as_str());
+                .header("mcp-method", header_value("Mcp-Method", &method)?);
             if let Some(name) = name {
-                let value = HeaderValue::from_str(&name)
-                    .map_err(|e| Error::Http(format!("Mcp-Name header: {e}")))?;
-                builder = builder.header("mcp-name", value);
+                builder = builder.header("mcp-name", header_value("Mcp-Name", &name)?);
             }
             for (name, value) in headers {
-                let value = HeaderValue::from_str(&value)
-                    .map_err(|e| Error::Http(format!("{name} header: {e}")))?;
-                builder = builder.header(name.as_str(), value);
+                builder = builder.header(name.as_str(), header_value(&name, &value)?);
             }
             let http_request = builder
                 .body(Full::new(Bytes::from(body?)))
                 .map_err(|e| Error::Http(e.to_string()))?;
-            // The connection belongs to this request until the response is
-            // read: abandoning the request closes it.
-            let mut conn = pool.get().await?;
-            let response = conn
-                .sender
-                .send_request(http_request)
-                .await
-                .map_err(|e| Error::Http(format!("request failed: {e}")))?;
-            let outcome = read_response(response, &id, notifications).await;
-            pool.put(conn);
+            let (conn, response) = inner.exchange(http_request).await?;
+            let mut reader = ResponseReader {
+                inner: &inner,
+                id: &id,
+                notifications,
+                version: &version,
+                last_event_id: None,
+                retry_ms: None,
+            };
+            let outcome = match reader.read(response).await {
+                Ok(Some(result)) => Ok(result),
+                Ok(None) => reader.resume().await,
+                Err(e) => Err(e),
+            };
+            inner.pool.put(conn);
             outcome
         })
+    }
+
+    fn notify(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        version: &str,
+    ) -> BoxFuture<Result<(), Error>> {
+        let inner = self.inner.clone();
+        let message = notification_value(method, Some(&params));
+        let version = version.to_owned();
+        Box::pin(async move { inner.post_message(&message, &version).await })
     }
 
     fn mirrors_headers(&self) -> bool {
         true
     }
 
+    fn legacy_session_started(&self, version: &str) -> BoxFuture<()> {
+        let inner = self.inner.clone();
+        let version = version.to_owned();
+        let (opened_tx, opened_rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move { inner.listen_standalone(version, opened_tx).await });
+        Box::pin(async move {
+            let _ = opened_rx.await;
+        })
+    }
+
     fn close(&self) -> BoxFuture<()> {
-        Box::pin(async {})
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            // A legacy session is ended explicitly (spec 2025-11-25:
+            // "Session Management").
+            if inner.session().is_some()
+                && let Ok(builder) = inner.builder(http::Method::DELETE, "")
+                && let Ok(request) = builder.body(Full::new(Bytes::new()))
+                && let Ok((_conn, response)) = inner.exchange(request).await
+            {
+                let _ = response.into_body().collect().await;
+            }
+        })
     }
 }
 
-async fn read_response(
-    response: http::Response<Incoming>,
-    id: &RequestId,
+/// Reads one request's answer, following a legacy stream across
+/// reconnections.
+struct ResponseReader<'a> {
+    inner: &'a Arc<HttpInner>,
+    id: &'a RequestId,
     notifications: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
-) -> Result<Value, Error> {
-    let status = response.status();
-    let content_type = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let mut body = response.into_body();
-    if content_type.starts_with("text/event-stream") {
-        let mut parser = SseParser::default();
-        while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|e| Error::Http(format!("reading SSE stream: {e}")))?;
-            let Ok(data) = frame.into_data() else {
-                continue;
-            };
-            for event in parser.push(&data)? {
-                match Message::from_slice(event.as_bytes()) {
-                    Ok(Message::Response(r)) if r.id.as_ref() == Some(id) => {
-                        return r.outcome.map_err(Error::Mcp);
+    version: &'a str,
+    last_event_id: Option<String>,
+    retry_ms: Option<u64>,
+}
+
+impl ResponseReader<'_> {
+    /// The result, or `None` when an SSE stream ended early but can be
+    /// resumed (it carried event ids).
+    async fn read(&mut self, response: http::Response<Incoming>) -> Result<Option<Value>, Error> {
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let mut body = response.into_body();
+        if content_type.starts_with("text/event-stream") {
+            let mut parser = SseParser::default();
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| Error::Http(format!("reading SSE stream: {e}")))?;
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                for event in parser.push_events(&data)? {
+                    if let Some(id) = event.id {
+                        self.last_event_id = Some(id);
                     }
-                    Ok(Message::Notification(n)) => {
-                        if let Some(tx) = &notifications {
-                            let _ = tx.send(crate::protocol::jsonrpc::notification_value(
-                                &n.method,
-                                n.params.as_ref(),
-                            ));
-                        }
+                    if let Some(retry) = event.retry {
+                        self.retry_ms = Some(retry);
                     }
-                    Ok(_) => tracing::debug!("ignoring unrelated message on SSE stream"),
-                    Err(e) => tracing::warn!(error = %e.error, "unreadable SSE event"),
+                    if event.data.is_empty() {
+                        continue;
+                    }
+                    if let Some(result) = self.dispatch(&event.data) {
+                        return result.map(Some);
+                    }
                 }
             }
+            return match self.last_event_id {
+                Some(_) => Ok(None),
+                None => Err(Error::Protocol(
+                    "SSE stream ended before the response arrived".into(),
+                )),
+            };
         }
-        return Err(Error::Protocol(
+        let bytes = http_body_util::Limited::new(body, DEFAULT_MAX_MESSAGE_BYTES)
+            .collect()
+            .await
+            .map_err(|e| Error::Http(format!("reading response: {e}")))?
+            .to_bytes();
+        if status == StatusCode::ACCEPTED && bytes.is_empty() {
+            return Err(Error::Protocol(
+                "server accepted the request without answering".into(),
+            ));
+        }
+        match Message::from_slice(&bytes) {
+            Ok(Message::Response(r)) => r.outcome.map(Some).map_err(Error::Mcp),
+            _ if !status.is_success() => Err(Error::HttpStatus(
+                status.as_u16(),
+                String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned(),
+            )),
+            Ok(_) => Err(Error::Protocol("expected a JSON-RPC response".into())),
+            Err(e) => Err(Error::Mcp(McpError::new(e.error.code, e.error.message))),
+        }
+    }
+
+    /// Handles one SSE message; `Some` once it is this request's response.
+    fn dispatch(&self, data: &str) -> Option<Result<Value, Error>> {
+        match Message::from_slice(data.as_bytes()) {
+            Ok(Message::Response(r)) if r.id.as_ref() == Some(self.id) => {
+                Some(r.outcome.map_err(Error::Mcp))
+            }
+            Ok(Message::Notification(n)) => {
+                if let Some(tx) = &self.notifications {
+                    let _ = tx.send(notification_value(&n.method, n.params.as_ref()));
+                }
+                None
+            }
+            Ok(Message::Request(request)) => {
+                self.inner.answer(request, self.version.to_owned());
+                None
+            }
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(error = %e.error, "unreadable SSE event");
+                None
+            }
+        }
+    }
+
+    /// Reconnects with `GET` + `Last-Event-ID` after the server's `retry`
+    /// delay until the response arrives (spec 2025-11-25, "Resumability").
+    async fn resume(&mut self) -> Result<Value, Error> {
+        for _ in 0..MAX_RESUMES {
+            let Some(last) = self.last_event_id.clone() else {
+                break;
+            };
+            tokio::time::sleep(std::time::Duration::from_millis(
+                self.retry_ms.unwrap_or(1000),
+            ))
+            .await;
+            let request = self
+                .inner
+                .builder(http::Method::GET, self.version)?
+                .header("last-event-id", header_value("Last-Event-ID", &last)?)
+                .body(Full::new(Bytes::new()))
+                .map_err(|e| Error::Http(e.to_string()))?;
+            let (conn, response) = self.inner.exchange(request).await?;
+            if !response.status().is_success() {
+                return Err(Error::Http(format!(
+                    "resuming the stream failed: HTTP {}",
+                    response.status()
+                )));
+            }
+            let outcome = self.read(response).await;
+            self.inner.pool.put(conn);
+            if let Some(result) = outcome? {
+                return Ok(result);
+            }
+        }
+        Err(Error::Protocol(
             "SSE stream ended before the response arrived".into(),
-        ));
-    }
-    let bytes = http_body_util::Limited::new(body, DEFAULT_MAX_MESSAGE_BYTES)
-        .collect()
-        .await
-        .map_err(|e| Error::Http(format!("reading response: {e}")))?
-        .to_bytes();
-    if status == StatusCode::ACCEPTED && bytes.is_empty() {
-        return Err(Error::Protocol(
-            "server accepted the request without answering".into(),
-        ));
-    }
-    match Message::from_slice(&bytes) {
-        Ok(Message::Response(r)) => r.outcome.map_err(Error::Mcp),
-        _ if !status.is_success() => Err(Error::Http(format!(
-            "HTTP {status}: {}",
-            String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
-        ))),
-        Ok(_) => Err(Error::Protocol("expected a JSON-RPC response".into())),
-        Err(e) => Err(Error::Mcp(McpError::new(e.error.code, e.error.message))),
+        ))
     }
 }
 
-/// Incremental SSE parser: yields the `data` of each complete event and
-/// ignores comments (keep-alives), `id`, `retry` and `event` fields.
+/// One parsed SSE event.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct SseEvent {
+    pub(crate) id: Option<String>,
+    pub(crate) retry: Option<u64>,
+    pub(crate) data: String,
+}
+
+/// Incremental SSE parser: yields complete events, ignoring comments
+/// (keep-alives) and `event` names.
 #[derive(Default)]
 pub(crate) struct SseParser {
     buffer: BytesMut,
-    data: String,
+    current: SseEvent,
+    has_fields: bool,
 }
 
 impl SseParser {
+    /// The `data` of each complete non-empty event.
+    #[cfg(test)]
     pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, Error> {
+        Ok(self
+            .push_events(chunk)?
+            .into_iter()
+            .filter(|e| !e.data.is_empty())
+            .map(|e| e.data)
+            .collect())
+    }
+
+    pub(crate) fn push_events(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, Error> {
         self.buffer.extend_from_slice(chunk);
         if self.buffer.len() > DEFAULT_MAX_MESSAGE_BYTES {
             return Err(Error::Protocol("SSE event exceeds the size limit".into()));
@@ -216,8 +529,9 @@ impl SseParser {
             }
             let line = String::from_utf8_lossy(&line);
             if line.is_empty() {
-                if !self.data.is_empty() {
-                    events.push(std::mem::take(&mut self.data));
+                if self.has_fields {
+                    events.push(std::mem::take(&mut self.current));
+                    self.has_fields = false;
                 }
                 continue;
             }
@@ -228,12 +542,18 @@ impl SseParser {
                 Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
                 None => (line.as_ref(), ""),
             };
-            if field == "data" {
-                if !self.data.is_empty() {
-                    self.data.push('\n');
+            match field {
+                "data" => {
+                    if !self.current.data.is_empty() {
+                        self.current.data.push('\n');
+                    }
+                    self.current.data.push_str(value);
                 }
-                self.data.push_str(value);
+                "id" => self.current.id = Some(value.to_owned()),
+                "retry" => self.current.retry = value.trim().parse().ok(),
+                _ => {}
             }
+            self.has_fields = true;
         }
         Ok(events)
     }

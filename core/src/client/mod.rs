@@ -93,6 +93,11 @@ pub struct ClientOptions {
     pub on_notification: Option<NotificationCallback>,
     /// What happens to a stdio server's stderr.
     pub stderr: StderrMode,
+    /// Which revision family to speak.
+    pub era: EraPreference,
+    /// How long the stdio era probe (`server/discover`) may take before the
+    /// server is taken to be legacy.
+    pub probe_timeout: Duration,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -119,6 +124,8 @@ impl Default for ClientOptions {
             extra_capabilities: Map::new(),
             on_notification: None,
             stderr: StderrMode::default(),
+            era: EraPreference::Auto,
+            probe_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -176,6 +183,26 @@ impl ClientOptions {
             caps.insert("roots".into(), json!({}));
         }
         caps
+    }
+
+    /// The handler answering a legacy server's requests.
+    fn server_request_handler(&self) -> ServerRequestHandler {
+        let options = self.clone();
+        Arc::new(move |method: String, params: Value| {
+            let options = options.clone();
+            Box::pin(async move {
+                if method == "ping" {
+                    return Ok(json!({}));
+                }
+                match options.handler_for(&method) {
+                    Some(handler) => handler(params).await.map_err(|e| match e {
+                        Error::Mcp(e) => e,
+                        other => McpError::internal(other.to_string()),
+                    }),
+                    None => Err(McpError::method_not_found(&method)),
+                }
+            })
+        })
     }
 
     fn handler_for(&self, method: &str) -> Option<&InputHandler> {
@@ -242,6 +269,36 @@ pub(crate) struct Outgoing {
     /// Where notifications about this request (progress, logs,
     /// subscription events) go.
     pub(crate) notifications: Option<mpsc::UnboundedSender<Value>>,
+    /// The `MCP-Protocol-Version` header value (HTTP).
+    pub(crate) version: String,
+}
+
+/// Answers a request a legacy server sends to the client (`ping`,
+/// `elicitation/create`, `sampling/createMessage`, `roots/list`).
+pub(crate) type ServerRequestHandler =
+    Arc<dyn Fn(String, Value) -> BoxFuture<Result<Value, McpError>> + Send + Sync>;
+
+/// Which revision family the client speaks to its server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EraPreference {
+    /// Detect it (spec: versioning.mdx, "Backward Compatibility"): a modern
+    /// probe first; a legacy server gets the `initialize` handshake.
+    #[default]
+    Auto,
+    /// 2026-07-28 and later only.
+    Modern,
+    /// 2025-11-25 and earlier only (initialize handshake).
+    Legacy,
+}
+
+/// The era detected for (or imposed on) a server.
+#[derive(Debug, Clone, PartialEq)]
+enum Era {
+    Modern,
+    Legacy {
+        /// The negotiated legacy revision.
+        version: String,
+    },
 }
 
 /// What carries requests to a server and brings back their results.
@@ -249,8 +306,20 @@ pub(crate) trait ClientTransport: Send + Sync {
     /// Sends a request; resolves to its `result`, or `Error::Mcp` for a
     /// JSON-RPC error. Dropping the future abandons the request.
     fn send(&self, request: Outgoing) -> BoxFuture<Result<Value, Error>>;
+    /// Sends a notification.
+    fn notify(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        version: &str,
+    ) -> BoxFuture<Result<(), Error>>;
     /// Whether `x-mcp-header` mirroring applies (HTTP only).
     fn mirrors_headers(&self) -> bool;
+    /// After a legacy handshake: start receiving what the server sends
+    /// outside any request (HTTP: the session's GET stream).
+    fn legacy_session_started(&self, _version: &str) -> BoxFuture<()> {
+        Box::pin(async {})
+    }
     /// Stops the transport (for stdio: ends the server process).
     fn close(&self) -> BoxFuture<()>;
 }
@@ -258,6 +327,9 @@ pub(crate) trait ClientTransport: Send + Sync {
 struct ClientShared {
     transport: Arc<dyn ClientTransport>,
     options: ClientOptions,
+    era: RwLock<Option<Era>>,
+    /// Serialises era detection so concurrent first calls probe once.
+    detecting: tokio::sync::Mutex<()>,
     protocol_version: RwLock<String>,
     next_id: AtomicI64,
     cache: cache::ResultCache,
@@ -298,6 +370,7 @@ impl Client {
             command,
             options.stderr.clone(),
             options.on_notification.clone(),
+            Some(options.server_request_handler()),
         )?;
         Ok(Self::from_transport(Arc::new(transport), options))
     }
@@ -310,8 +383,12 @@ impl Client {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let transport =
-            stdio::StdioTransport::over_stream(reader, writer, options.on_notification.clone());
+        let transport = stdio::StdioTransport::over_stream(
+            reader,
+            writer,
+            options.on_notification.clone(),
+            Some(options.server_request_handler()),
+        );
         Self::from_transport(Arc::new(transport), options)
     }
 
@@ -322,7 +399,11 @@ impl Client {
 
     /// [`Client::connect_http`] with explicit options.
     pub async fn connect_http_with(url: &str, options: ClientOptions) -> Result<Client, Error> {
-        let transport = http::HttpTransport::new(url)?;
+        let transport = http::HttpTransport::new(
+            url,
+            Some(options.server_request_handler()),
+            options.on_notification.clone(),
+        )?;
         Ok(Self::from_transport(Arc::new(transport), options))
     }
 
@@ -331,6 +412,11 @@ impl Client {
             shared: Arc::new(ClientShared {
                 transport,
                 protocol_version: RwLock::new(options.protocol_version.clone()),
+                era: RwLock::new(match options.era {
+                    EraPreference::Modern => Some(Era::Modern),
+                    _ => None,
+                }),
+                detecting: tokio::sync::Mutex::new(()),
                 options,
                 next_id: AtomicI64::new(1),
                 cache: cache::ResultCache::default(),
@@ -528,6 +614,170 @@ impl Client {
         params: Map<String, Value>,
         options: &CallOptions,
     ) -> Result<Value, Error> {
+        match self.era().await? {
+            Era::Modern => self.send_modern(method, params, options).await,
+            Era::Legacy { version } => self.send_legacy(method, params, options, &version).await,
+        }
+    }
+
+    /// The server's era, detected on first use (spec: versioning.mdx,
+    /// "Backward Compatibility"): a modern probe; a result or a recognised
+    /// modern error means modern; anything else, or no answer in time on
+    /// stdio, means legacy, and the client falls back to `initialize`.
+    async fn era(&self) -> Result<Era, Error> {
+        if let Some(era) = self
+            .shared
+            .era
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            return Ok(era);
+        }
+        let _detecting = self.shared.detecting.lock().await;
+        if let Some(era) = self
+            .shared
+            .era
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            return Ok(era);
+        }
+        let era = match self.shared.options.era {
+            EraPreference::Modern => Era::Modern,
+            EraPreference::Legacy => self.initialize_legacy().await?,
+            EraPreference::Auto => {
+                let probe = CallOptions::default()
+                    .with_timeout(self.shared.options.probe_timeout)
+                    .with_cache(CacheMode::Bypass);
+                let outcome = tokio::time::timeout(
+                    self.shared.options.probe_timeout,
+                    self.send_modern("server/discover", Map::new(), &probe),
+                )
+                .await
+                .unwrap_or(Err(Error::Timeout));
+                match outcome {
+                    Ok(result) => {
+                        self.shared
+                            .cache
+                            .put(cache::cache_key("server/discover", &Map::new()), &result);
+                        Era::Modern
+                    }
+                    Err(Error::Mcp(e)) if is_modern_error(e.code) => Era::Modern,
+                    Err(Error::Mcp(_)) | Err(Error::HttpStatus(..)) | Err(Error::Timeout) => {
+                        self.initialize_legacy().await?
+                    }
+                    Err(other) => return Err(other),
+                }
+            }
+        };
+        *self.shared.era.write().unwrap_or_else(|p| p.into_inner()) = Some(era.clone());
+        Ok(era)
+    }
+
+    /// The legacy handshake: `initialize`, then `notifications/initialized`.
+    async fn initialize_legacy(&self) -> Result<Era, Error> {
+        let mut params = Map::new();
+        params.insert(
+            "protocolVersion".into(),
+            Value::from(crate::legacy::LEGACY_PROTOCOL_VERSIONS[0]),
+        );
+        params.insert(
+            "capabilities".into(),
+            Value::Object(self.shared.options.capabilities()),
+        );
+        params.insert(
+            "clientInfo".into(),
+            serde_json::to_value(&self.shared.options.info).unwrap_or(Value::Null),
+        );
+        let result = self
+            .shared
+            .transport
+            .send(Outgoing {
+                id: self.next_id(),
+                method: "initialize".into(),
+                params,
+                headers: Vec::new(),
+                notifications: None,
+                version: String::new(),
+            })
+            .await?;
+        let version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if !crate::legacy::LEGACY_PROTOCOL_VERSIONS.contains(&version.as_str()) {
+            return Err(Error::Protocol(format!(
+                "the server negotiated protocol version {version:?}, which this client does not speak"
+            )));
+        }
+        self.shared
+            .transport
+            .notify("notifications/initialized", Map::new(), &version)
+            .await?;
+        // Wait until the stream is open: a server may route its requests
+        // there as soon as the next call starts.
+        let _ = tokio::time::timeout(
+            self.shared.options.probe_timeout,
+            self.shared.transport.legacy_session_started(&version),
+        )
+        .await;
+        Ok(Era::Legacy { version })
+    }
+
+    /// A request to a legacy server: no per-request protocol fields, the
+    /// negotiated version in the header.
+    async fn send_legacy(
+        &self,
+        method: &str,
+        mut params: Map<String, Value>,
+        options: &CallOptions,
+        version: &str,
+    ) -> Result<Value, Error> {
+        let mut meta = options.meta.clone();
+        if let Some(Value::Object(m)) = params.remove("_meta") {
+            meta.extend(m);
+        }
+        for modern_only in [
+            meta::PROTOCOL_VERSION,
+            meta::CLIENT_INFO,
+            meta::CLIENT_CAPABILITIES,
+            meta::LOG_LEVEL,
+        ] {
+            meta.remove(modern_only);
+        }
+        params.insert("_meta".into(), Value::Object(meta));
+        let notifications = self.notification_router(options, &mut params);
+        if params
+            .get("_meta")
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty)
+        {
+            params.remove("_meta");
+        }
+        self.shared
+            .transport
+            .send(Outgoing {
+                id: self.next_id(),
+                method: method.to_owned(),
+                params,
+                headers: Vec::new(),
+                notifications,
+                version: version.to_owned(),
+            })
+            .await
+    }
+
+    /// One 2026-07-28 exchange, switching protocol version once if the
+    /// server answers `-32022` with versions this client speaks.
+    async fn send_modern(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
         let mut switched = false;
         loop {
             let mut p = params.clone();
@@ -557,6 +807,7 @@ impl Client {
                     params: p,
                     headers,
                     notifications,
+                    version: self.protocol_version(),
                 })
                 .await;
             match outcome {
@@ -576,6 +827,17 @@ impl Client {
                 other => return other,
             }
         }
+    }
+
+    /// Whether the client speaks the legacy protocol to this server (known
+    /// after the first request).
+    pub fn is_legacy(&self) -> Option<bool> {
+        self.shared
+            .era
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|e| matches!(e, Era::Legacy { .. }))
     }
 
     /// A channel delivering this call's notifications to its callbacks; asks
@@ -844,6 +1106,16 @@ impl Client {
     pub async fn close(&self) {
         self.shared.transport.close().await
     }
+}
+
+/// Errors only a modern server sends (spec: basic/index.mdx, "Error Codes").
+fn is_modern_error(code: i32) -> bool {
+    matches!(
+        code,
+        codes::HEADER_MISMATCH
+            | codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | codes::UNSUPPORTED_PROTOCOL_VERSION
+    )
 }
 
 /// The version to retry with after `-32022`: the newest one both sides

@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{ClientTransport, NotificationCallback, Outgoing};
+use super::{ClientTransport, NotificationCallback, Outgoing, ServerRequestHandler};
 use crate::Error;
 use crate::protocol::jsonrpc::{
     Message, Notification, RequestId, notification_value, request_value,
@@ -132,6 +132,7 @@ pub(crate) struct StdioTransport {
     source: Source,
     stderr: StderrMode,
     on_notification: Option<NotificationCallback>,
+    server_requests: Option<ServerRequestHandler>,
     connection: Mutex<Option<Arc<Connection>>>,
     closed: AtomicBool,
 }
@@ -141,11 +142,13 @@ impl StdioTransport {
         command: StdioCommand,
         stderr: StderrMode,
         on_notification: Option<NotificationCallback>,
+        server_requests: Option<ServerRequestHandler>,
     ) -> Result<StdioTransport, Error> {
         let transport = StdioTransport {
             source: Source::Command(command),
             stderr,
             on_notification,
+            server_requests,
             connection: Mutex::new(None),
             closed: AtomicBool::new(false),
         };
@@ -160,6 +163,7 @@ impl StdioTransport {
         reader: R,
         writer: W,
         on_notification: Option<NotificationCallback>,
+        server_requests: Option<ServerRequestHandler>,
     ) -> StdioTransport
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -171,11 +175,13 @@ impl StdioTransport {
             None,
             Arc::default(),
             on_notification.clone(),
+            server_requests.clone(),
         );
         StdioTransport {
             source: Source::Stream,
             stderr: StderrMode::Null,
             on_notification,
+            server_requests,
             connection: Mutex::new(Some(Arc::new(conn))),
             closed: AtomicBool::new(false),
         }
@@ -239,6 +245,7 @@ impl StdioTransport {
             Some(child),
             tail,
             self.on_notification.clone(),
+            self.server_requests.clone(),
         ))
     }
 }
@@ -249,6 +256,7 @@ fn start_connection<R, W>(
     child: Option<Child>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     on_notification: Option<NotificationCallback>,
+    server_requests: Option<ServerRequestHandler>,
 ) -> Connection
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -258,12 +266,18 @@ where
     let alive = Arc::new(AtomicBool::new(true));
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     tokio::spawn(write_lines(writer, out_rx));
+    // Weak: the reader must not keep stdin open once the client closes it.
+    let answers = ServerRequests {
+        handler: server_requests,
+        outgoing: out_tx.downgrade(),
+    };
     tokio::spawn(read_replies(
         BufReader::new(reader),
         pending.clone(),
         alive.clone(),
         stderr_tail,
         on_notification,
+        answers,
     ));
     Connection {
         outgoing: Mutex::new(Some(out_tx)),
@@ -368,6 +382,21 @@ impl ClientTransport for StdioTransport {
         })
     }
 
+    fn notify(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        _version: &str,
+    ) -> BoxFuture<Result<(), Error>> {
+        let sent = self.connection().and_then(|conn| match conn.sender() {
+            Some(out) => out
+                .send(line_bytes(&notification_value(method, Some(&params))))
+                .map_err(|_| Error::Closed),
+            None => Err(Error::Closed),
+        });
+        Box::pin(async move { sent })
+    }
+
     fn mirrors_headers(&self) -> bool {
         false
     }
@@ -446,12 +475,39 @@ async fn read_stderr(
     }
 }
 
+/// Where a legacy server's requests are answered.
+struct ServerRequests {
+    handler: Option<ServerRequestHandler>,
+    outgoing: mpsc::WeakUnboundedSender<Vec<u8>>,
+}
+
+impl ServerRequests {
+    fn answer(&self, request: crate::protocol::jsonrpc::Request) {
+        let Some(handler) = self.handler.clone() else {
+            tracing::warn!(method = %request.method, "server request ignored: no handler");
+            return;
+        };
+        let outgoing = self.outgoing.clone();
+        tokio::spawn(async move {
+            let params = request.params.map(Value::Object).unwrap_or(Value::Null);
+            let message = match handler(request.method, params).await {
+                Ok(result) => crate::protocol::jsonrpc::result_value(Some(&request.id), result),
+                Err(e) => crate::protocol::jsonrpc::error_value(Some(&request.id), &e),
+            };
+            if let Some(out) = outgoing.upgrade() {
+                let _ = out.send(line_bytes(&message));
+            }
+        });
+    }
+}
+
 async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     mut reader: R,
     pending: PendingMap,
     alive: Arc<AtomicBool>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     on_notification: Option<NotificationCallback>,
+    server_requests: ServerRequests,
 ) {
     let mut line = Vec::with_capacity(4096);
     loop {
@@ -481,9 +537,7 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
             Ok(Message::Notification(note)) => {
                 route_notification(&pending, note, on_notification.as_ref())
             }
-            Ok(Message::Request(request)) => {
-                tracing::warn!(method = %request.method, "ignoring a server-to-client request");
-            }
+            Ok(Message::Request(request)) => server_requests.answer(request),
             Err(e) => tracing::warn!(error = %e.error, "unreadable message from server"),
         }
     }

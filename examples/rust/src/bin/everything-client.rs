@@ -3,7 +3,7 @@
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` and scenario data in
 //! `MCP_CONFORMANCE_CONTEXT` (JSON), as the official suite runs clients.
 
-use polymcp::client::{Client, ClientOptions};
+use polymcp::client::{Client, ClientOptions, EraPreference};
 use polymcp::protocol::{LATEST_PROTOCOL_VERSION, Tool};
 use serde_json::{Map, Value, json};
 use std::process::ExitCode;
@@ -60,8 +60,20 @@ fn arguments_for(tool: &Tool) -> Value {
 }
 
 fn options(version: &str) -> ClientOptions {
+    // The suite names the wire: 2025-11-25 and earlier are the legacy
+    // (initialize) era, anything newer is stateless.
+    let legacy = polymcp::legacy::LEGACY_PROTOCOL_VERSIONS.contains(&version);
     let mut options = ClientOptions {
-        protocol_version: version.to_owned(),
+        protocol_version: if legacy {
+            LATEST_PROTOCOL_VERSION.to_owned()
+        } else {
+            version.to_owned()
+        },
+        era: if legacy {
+            EraPreference::Legacy
+        } else {
+            EraPreference::Modern
+        },
         ..ClientOptions::default()
     };
     options.info = polymcp::protocol::Implementation::new(
@@ -101,6 +113,19 @@ async fn call_each_listed_tool(client: &Client) -> Result<(), Failure> {
 async fn run(scenario: &str, url: &str, version: &str, context: &Value) -> Result<(), Failure> {
     let client = Client::connect_http_with(url, options(version)).await?;
     match scenario {
+        "initialize" => {
+            client.list_all_tools().await?;
+        }
+        "elicitation-sep1034-client-defaults" => {
+            client.list_all_tools().await?;
+            client
+                .call_tool("test_client_elicitation_defaults", json!({}))
+                .await?;
+        }
+        "sse-retry" => {
+            client.list_all_tools().await?;
+            client.call_tool("test_reconnection", json!({})).await?;
+        }
         "tools_call" => {
             client.list_all_tools().await?;
             client
