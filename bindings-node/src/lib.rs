@@ -1,1 +1,30 @@
-//! placeholder
+//! The Node.js binding of polymcp: a napi-rs addon that adapts JS values and
+//! callbacks to the `polymcp` core and nothing more.
+//!
+//! The addon is private. The npm package `polymcp` loads it through the
+//! generated loader (`native.js`, typed by the generated `native.d.ts`) and
+//! wraps it in a small hand-written facade (`index.js` / `index.d.ts`), which
+//! is the public API:
+//!
+//! ```js
+//! const { Server } = require("polymcp");
+//!
+//! const server = new Server({ name: "demo", version: "1.0.0" });
+//! server.tool("echo", {
+//!   description: "Returns the text unchanged.",
+//!   inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+//! }, ({ text }) => text);
+//! await server.serveStdio();
+//! ```
+//!
+//! Modules mirror the core modules they adapt: `server` (`polymcp::server`),
+//! `handler` (the handler boundary), `context` (the request context),
+//! `error` (both directions of error conversion), `runtime` (settling JS
+//! promises from polymcp's one tokio runtime) and `json` (JS numbers to JSON).
+
+mod context;
+mod error;
+mod handler;
+mod json;
+mod runtime;
+mod server;

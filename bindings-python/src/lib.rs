@@ -1,1 +1,32 @@
-//! placeholder
+//! `polymcp._native`: the compiled half of the `polymcp` Python package.
+//!
+//! Thin by design: it adapts Python callables to core's handler boundary,
+//! converts JSON values to and from Python objects, and runs core's
+//! transports with the GIL released. Everything protocol is in the
+//! `polymcp` crate; everything Pythonic (schemas from type hints,
+//! decorators, exception classes) is in `python/polymcp/`.
+
+mod context;
+mod convert;
+mod error;
+mod handler;
+mod server;
+mod serving;
+mod tool_result;
+
+use pyo3::prelude::*;
+
+/// The native module. Import `polymcp` instead.
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<server::PyServer>()?;
+    m.add_class::<serving::PyServing>()?;
+    m.add_class::<context::PyContext>()?;
+    m.add_class::<tool_result::PyToolResult>()?;
+    m.add(
+        "PROTOCOL_VERSION",
+        polymcp::protocol::LATEST_PROTOCOL_VERSION,
+    )?;
+    Ok(())
+}

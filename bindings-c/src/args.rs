@@ -1,0 +1,128 @@
+//! Reading arguments that C passed in: pointers, strings and JSON text.
+//! Every check here turns a caller mistake into a status instead of
+//! undefined behaviour, as far as a pointer can be checked at all (NULL).
+
+use serde_json::Value;
+use std::ffi::{CStr, c_char};
+
+use crate::error::{FfiError, polymcp_status};
+
+/// Borrows a required object argument.
+///
+/// # Safety
+/// `ptr` is NULL or points to a live `T` for the returned lifetime.
+pub(crate) unsafe fn required_ref<'a, T>(ptr: *const T, name: &str) -> Result<&'a T, FfiError> {
+    // SAFETY: non-NULL pointers are valid per the caller's contract.
+    unsafe { ptr.as_ref() }.ok_or_else(|| FfiError::null(name))
+}
+
+/// Borrows a required NUL-terminated UTF-8 string.
+///
+/// # Safety
+/// `ptr` is NULL or points to a NUL-terminated string that outlives `'a`.
+pub(crate) unsafe fn required_str<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, FfiError> {
+    if ptr.is_null() {
+        return Err(FfiError::null(name));
+    }
+    // SAFETY: checked non-NULL; NUL termination is the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(ptr) };
+    bytes.to_str().map_err(|e| {
+        FfiError::new(
+            polymcp_status::POLYMCP_INVALID_UTF8,
+            format!("`{name}` is not valid UTF-8: {e}"),
+        )
+    })
+}
+
+/// Like [`required_str`], but NULL means "absent".
+///
+/// # Safety
+/// As for [`required_str`].
+pub(crate) unsafe fn optional_str<'a>(
+    ptr: *const c_char,
+    name: &str,
+) -> Result<Option<&'a str>, FfiError> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded contract.
+    unsafe { required_str(ptr, name) }.map(Some)
+}
+
+/// Parses JSON text passed by C.
+pub(crate) fn parse_json(text: &str, name: &str) -> Result<Value, FfiError> {
+    serde_json::from_str(text).map_err(|e| {
+        FfiError::new(
+            polymcp_status::POLYMCP_INVALID_JSON,
+            format!("`{name}` is not valid JSON: {e}"),
+        )
+    })
+}
+
+/// Parses JSON text that must be an object.
+pub(crate) fn parse_json_object(
+    text: &str,
+    name: &str,
+) -> Result<serde_json::Map<String, Value>, FfiError> {
+    match parse_json(text, name)? {
+        Value::Object(map) => Ok(map),
+        other => Err(FfiError::new(
+            polymcp_status::POLYMCP_INVALID_JSON,
+            format!("`{name}` must be a JSON object, not {}", json_kind(&other)),
+        )),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Checks that an output pointer is usable before any work is done, so a
+/// NULL output never leaves side effects behind.
+pub(crate) fn check_out<T>(out: *mut T, name: &str) -> Result<(), FfiError> {
+    if out.is_null() {
+        Err(FfiError::null(name))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_string_is_reported_by_name() {
+        // SAFETY: NULL is allowed input.
+        let err = unsafe { required_str(std::ptr::null(), "name") }.unwrap_err();
+        assert_eq!(err.status, polymcp_status::POLYMCP_NULL_ARGUMENT);
+        assert!(err.message.contains("`name`"));
+        // SAFETY: NULL is allowed input.
+        assert_eq!(unsafe { optional_str(std::ptr::null(), "d") }, Ok(None));
+    }
+
+    #[test]
+    fn invalid_utf8_is_rejected() {
+        let bytes = b"\xff\xfe\0";
+        // SAFETY: a NUL-terminated byte string.
+        let err = unsafe { required_str(bytes.as_ptr().cast(), "name") }.unwrap_err();
+        assert_eq!(err.status, polymcp_status::POLYMCP_INVALID_UTF8);
+    }
+
+    #[test]
+    fn json_objects_are_told_apart() {
+        assert!(parse_json_object("{\"a\":1}", "x").is_ok());
+        let err = parse_json_object("[1]", "x").unwrap_err();
+        assert_eq!(err.status, polymcp_status::POLYMCP_INVALID_JSON);
+        assert!(err.message.contains("an array"));
+        let err = parse_json("{", "x").unwrap_err();
+        assert_eq!(err.status, polymcp_status::POLYMCP_INVALID_JSON);
+    }
+}

@@ -1,0 +1,2 @@
+// Types of the ESM entry (index.mjs): the same API as index.d.ts.
+export * from './index.js';

@@ -1,0 +1,231 @@
+/**
+ * polymcp — Model Context Protocol (revision 2026-07-28) servers for Node.js,
+ * on the polymcp Rust core.
+ *
+ * @example
+ * ```js
+ * import { Server } from 'polymcp';
+ *
+ * const server = new Server({ name: 'polymcp-echo', version: '1.0.0' });
+ * server.tool('echo', {
+ *   description: 'Returns the text unchanged.',
+ *   inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+ * }, ({ text }) => text);
+ * await server.serveStdio();
+ * ```
+ *
+ * @packageDocumentation
+ */
+
+import type { RequestContext, HttpAddress, HttpOptions as NativeHttpOptions } from './native';
+
+export { RequestContext } from './native';
+export type { HttpAddress } from './native';
+
+/** A JSON Schema object (`inputSchema`, `outputSchema`). */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * An MCP error: a JSON-RPC error object as a JS `Error`.
+ *
+ * polymcp throws it (or rejects with it) when the core reports a failure: an
+ * invalid tool definition, an address already in use, ... Failures that never
+ * reached the wire carry `data.kind` (`"invalidDefinition"`, `"io"`, ...; I/O
+ * errors add `data.ioKind`, e.g. `"AddrInUse"`).
+ *
+ * A tool handler may throw one itself to answer the request with that JSON-RPC
+ * error instead of a tool result with `isError: true`.
+ *
+ * @example
+ * ```js
+ * server.tool('lookup', { inputSchema: { type: 'object' } }, () => {
+ *   throw new McpError('Resource not found', { code: -32002, data: { uri: 'file:///x' } });
+ * });
+ * ```
+ */
+export declare class McpError extends Error {
+  /**
+   * @param message - a short description (the JSON-RPC `message`).
+   * @param options - `code` (default -32603, Internal error), optional `data`
+   *   and `cause`.
+   */
+  constructor(message: string, options?: { code?: number; data?: unknown; cause?: unknown });
+  /** Always `"McpError"`. */
+  name: 'McpError';
+  /** The JSON-RPC error code. */
+  code: number;
+  /** Extra structured information, if any. */
+  data: unknown;
+}
+
+/** Who the server is, and server-wide settings. */
+export interface ServerInfo {
+  /** Programmatic name, e.g. `"polymcp-echo"`. */
+  name: string;
+  /** Version string, e.g. `"1.0.0"`. */
+  version: string;
+  /** Human-readable title. */
+  title?: string;
+  /** What the server is for. */
+  description?: string;
+  /** Where to learn more. */
+  websiteUrl?: string;
+  /** Icons (`{ src, mimeType?, sizes?, theme? }`). */
+  icons?: Array<Record<string, unknown>>;
+  /** Natural-language guidance for the client, returned by `server/discover`. */
+  instructions?: string;
+  /** Items per page of `tools/list` (default 100). */
+  pageSize?: number;
+}
+
+/** A tool's definition, besides its name. */
+export interface ToolDefinition {
+  /** What the tool does, for the model. */
+  description?: string;
+  /** Human-readable title. */
+  title?: string;
+  /** JSON Schema of the arguments; default `{ type: 'object' }`. */
+  inputSchema?: JsonSchema;
+  /**
+   * JSON Schema of `structuredContent`. With it, a handler's object result is
+   * the structured content and any other value is wrapped as `{ result: value }`.
+   */
+  outputSchema?: JsonSchema;
+  /** Behaviour hints (`readOnlyHint`, `destructiveHint`, ...). */
+  annotations?: Record<string, unknown>;
+  /** Icons (`{ src, mimeType?, sizes?, theme? }`). */
+  icons?: Array<Record<string, unknown>>;
+  /** Extra metadata. */
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * A tool implementation. It gets the arguments, already validated against
+ * `inputSchema`, and the request context, and returns the result or a
+ * Promise of it:
+ *
+ * - a string becomes one text content block;
+ * - with an `outputSchema`, an object is the `structuredContent` (mirrored as
+ *   JSON text) and any other value is wrapped as `{ result: value }`;
+ * - `undefined` or `null` gives empty content;
+ * - a thrown error or a rejected promise becomes a result with
+ *   `isError: true` and the text `"<ErrorName>: <message>"`, except a thrown
+ *   {@link McpError}, which answers with that JSON-RPC error.
+ */
+export type ToolHandler<Args = any> = (args: Args, ctx: RequestContext) => unknown;
+
+/** Where and how to serve Streamable HTTP. */
+export interface HttpOptions extends NativeHttpOptions {
+  /** Called once the socket is bound, with the real address (useful with `port: 0`). */
+  onListening?: (address: HttpAddress) => void;
+}
+
+/**
+ * An MCP server: tools registered with {@link Server.tool}, served over stdio
+ * ({@link Server.serveStdio}) or Streamable HTTP ({@link Server.serveHttp}).
+ *
+ * @example
+ * ```js
+ * const server = new Server({ name: 'polymcp-echo', version: '1.0.0' });
+ * server.tool('add', {
+ *   description: 'Adds two integers.',
+ *   inputSchema: {
+ *     type: 'object',
+ *     properties: { a: { type: 'integer' }, b: { type: 'integer' } },
+ *     required: ['a', 'b'],
+ *   },
+ *   outputSchema: { type: 'object', properties: { result: { type: 'integer' } }, required: ['result'] },
+ * }, ({ a, b }) => a + b); // structuredContent: { result: a + b }
+ * await server.serveHttp({ port: 8000 }); // http://127.0.0.1:8000/mcp
+ * ```
+ */
+export declare class Server {
+  /**
+   * @throws {McpError} when `info` is not a valid `Implementation` (code -32602).
+   * @throws {TypeError} when `info` is not an object.
+   */
+  constructor(info: ServerInfo);
+
+  /**
+   * Registers (or replaces) a tool; returns the server, for chaining.
+   *
+   * @example
+   * ```js
+   * server.tool('echo', {
+   *   description: 'Returns the text unchanged.',
+   *   inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+   * }, async ({ text }, ctx) => {
+   *   ctx.log('info', { echoing: text });
+   *   return text;
+   * });
+   * ```
+   *
+   * @throws {McpError} when the definition is not acceptable (an invalid
+   *   JSON Schema, a bad name): code -32602, `data.kind` `"invalidDefinition"`.
+   * @throws {TypeError} when `handler` is not a function.
+   */
+  tool<Args = any>(name: string, definition: ToolDefinition, handler: ToolHandler<Args>): this;
+
+  /**
+   * Removes a tool; returns whether it existed.
+   *
+   * @example
+   * ```js
+   * server.removeTool('echo'); // true
+   * ```
+   */
+  removeTool(name: string): boolean;
+
+  /**
+   * Names of the registered tools, in listing order.
+   *
+   * @example
+   * ```js
+   * console.error(server.toolNames); // [ 'echo', 'add' ]
+   * ```
+   */
+  get toolNames(): string[];
+
+  /**
+   * Serves this process's stdin/stdout (newline-delimited JSON-RPC) until
+   * stdin ends or {@link Server.close} is called. stdout carries the
+   * protocol: write logs to stderr (`console.error`), never `console.log`.
+   *
+   * @example
+   * ```js
+   * await server.serveStdio();
+   * ```
+   */
+  serveStdio(): Promise<void>;
+
+  /**
+   * Serves Streamable HTTP at `http://<host>:<port><path>` (default
+   * `http://127.0.0.1:8000/mcp`) until {@link Server.close} is called.
+   *
+   * @example
+   * ```js
+   * process.once('SIGINT', () => server.close());
+   * await server.serveHttp({
+   *   port: 0,
+   *   onListening: ({ url }) => console.error(`listening on ${url}`),
+   * });
+   * ```
+   *
+   * @returns a promise that resolves when the server stops.
+   * @throws {McpError} (as a rejection) when the address cannot be bound:
+   *   `data.kind` `"io"`, e.g. `data.ioKind` `"AddrInUse"`.
+   */
+  serveHttp(options?: HttpOptions): Promise<void>;
+
+  /**
+   * Stops serving: pending {@link Server.serveStdio} / {@link Server.serveHttp}
+   * promises resolve and nothing of the server keeps the event loop alive any
+   * more. The server may be served again afterwards.
+   *
+   * @example
+   * ```js
+   * process.once('SIGTERM', () => server.close());
+   * ```
+   */
+  close(): void;
+}

@@ -1,0 +1,166 @@
+'use strict';
+/**
+ * polymcp — Model Context Protocol (revision 2026-07-28) servers for Node.js.
+ *
+ * This file is the public face of the package. The protocol itself (JSON-RPC,
+ * validation, transports) lives in the polymcp Rust core, reached through the
+ * native addon loaded by `native.js`; this facade only shapes the API.
+ *
+ * @example
+ * const { Server } = require('polymcp');
+ *
+ * const server = new Server({ name: 'demo', version: '1.0.0' });
+ * server.tool('echo', {
+ *   description: 'Returns the text unchanged.',
+ *   inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+ * }, ({ text }) => text);
+ * server.serveStdio();
+ */
+
+const native = require('./native.js');
+
+/** JSON-RPC "Internal error", the code of failures that carry no other. */
+const INTERNAL_ERROR = -32603;
+
+/**
+ * An MCP error: a JSON-RPC error object as a JS `Error`.
+ *
+ * polymcp throws it (or rejects with it) when the core reports a failure:
+ * an invalid tool definition, an address already in use, ... `code` is the
+ * JSON-RPC error code and `data` its optional payload; failures that never
+ * reached the wire carry `data.kind` (`"invalidDefinition"`, `"io"`, ...).
+ *
+ * A tool handler may throw one itself to answer the request with that
+ * JSON-RPC error instead of a tool result with `isError: true`.
+ *
+ * @example
+ * server.tool('lookup', { inputSchema: { type: 'object' } }, () => {
+ *   throw new McpError('Resource not found', { code: -32002, data: { uri: 'file:///x' } });
+ * });
+ */
+class McpError extends Error {
+  /**
+   * @param {string} message
+   * @param {{ code?: number, data?: unknown, cause?: unknown }} [options]
+   */
+  constructor(message, options = {}) {
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.name = 'McpError';
+    /** @type {number} */
+    this.code = options.code ?? INTERNAL_ERROR;
+    /** @type {unknown} */
+    this.data = options.data;
+  }
+}
+
+native.registerErrorClass(McpError);
+
+/**
+ * An MCP server: tools registered with `tool()`, served over stdio or
+ * Streamable HTTP.
+ *
+ * @example
+ * const server = new Server({ name: 'polymcp-echo', version: '1.0.0' });
+ * server.tool('add', {
+ *   description: 'Adds two integers.',
+ *   inputSchema: {
+ *     type: 'object',
+ *     properties: { a: { type: 'integer' }, b: { type: 'integer' } },
+ *     required: ['a', 'b'],
+ *   },
+ * }, ({ a, b }) => a + b);
+ * await server.serveHttp({ port: 8000 });
+ */
+class Server {
+  /** @type {InstanceType<typeof native.Server>} */
+  #native;
+
+  /**
+   * @param {{ name: string, version: string, title?: string, description?: string,
+   *   websiteUrl?: string, icons?: object[], instructions?: string, pageSize?: number }} info
+   */
+  constructor(info) {
+    if (info === null || typeof info !== 'object') {
+      throw new TypeError('new Server(info): info must be an object like { name, version }');
+    }
+    const { instructions, pageSize, ...implementation } = info;
+    this.#native = new native.Server(implementation, { instructions, pageSize });
+  }
+
+  /**
+   * Registers (or replaces) a tool and returns the server, for chaining.
+   *
+   * `handler(args, ctx)` gets the validated arguments and a
+   * {@link RequestContext}; it returns the result or a Promise of it. A
+   * string becomes one text block; with an `outputSchema`, an object is the
+   * `structuredContent` and any other value is wrapped as `{ result: value }`;
+   * `undefined`/`null` gives empty content. A thrown error or a rejected
+   * promise becomes a result with `isError: true` and the text
+   * `"<ErrorName>: <message>"`, except an {@link McpError}, which becomes a
+   * JSON-RPC error.
+   *
+   * @param {string} name
+   * @param {{ description?: string, title?: string, inputSchema?: object,
+   *   outputSchema?: object, annotations?: object, icons?: object[], _meta?: object }} definition
+   * @param {(args: any, ctx: import('./native').RequestContext) => unknown} handler
+   * @returns {this}
+   */
+  tool(name, definition, handler) {
+    if (typeof handler !== 'function') {
+      throw new TypeError(`tool(${JSON.stringify(name)}): handler must be a function`);
+    }
+    const { inputSchema = { type: 'object' }, ...rest } = definition ?? {};
+    this.#native.addTool({ ...rest, name, inputSchema }, handler);
+    return this;
+  }
+
+  /**
+   * Removes a tool; returns whether it existed.
+   * @param {string} name
+   * @returns {boolean}
+   */
+  removeTool(name) {
+    return this.#native.removeTool(name);
+  }
+
+  /** Names of the registered tools, in listing order. @type {string[]} */
+  get toolNames() {
+    return this.#native.toolNames;
+  }
+
+  /**
+   * Serves this process's stdin/stdout (newline-delimited JSON-RPC) until
+   * stdin ends or `close()` is called. Write logs to stderr: stdout carries
+   * the protocol.
+   * @returns {Promise<void>}
+   */
+  serveStdio() {
+    return this.#native.serveStdio();
+  }
+
+  /**
+   * Serves Streamable HTTP at `http://<host>:<port><path>` until `close()`
+   * is called. `onListening` receives the bound address (useful with
+   * `port: 0`). Rejects with an {@link McpError} if the address cannot be bound.
+   * @param {{ port?: number, host?: string, path?: string, allowedHosts?: string[],
+   *   allowedOrigins?: string[], onListening?: (address: { host: string, port: number, url: string }) => void }} [options]
+   * @returns {Promise<void>}
+   */
+  serveHttp(options = {}) {
+    const { onListening, ...http } = options;
+    if (onListening !== undefined && typeof onListening !== 'function') {
+      throw new TypeError('serveHttp(options): onListening must be a function');
+    }
+    return this.#native.serveHttp(http, onListening);
+  }
+
+  /**
+   * Stops serving: pending `serveStdio()`/`serveHttp()` promises resolve and
+   * nothing of the server keeps the event loop alive any more.
+   */
+  close() {
+    this.#native.close();
+  }
+}
+
+module.exports = { Server, McpError, RequestContext: native.RequestContext };

@@ -1,0 +1,239 @@
+//! The native `Server` class (adapts `polymcp::server::Server` and its
+//! transports). The facade's `Server` wraps it; see `index.d.ts` for the
+//! public API.
+
+use std::cell::RefCell;
+use std::net::SocketAddr;
+
+use napi::bindgen_prelude::{Function, Object};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, Status, Unknown};
+use napi_derive::napi;
+use polymcp::protocol::{Implementation, Tool};
+use polymcp::server::{Server, ServerOptions};
+use polymcp::transport::http::{HttpOptions, HttpServer};
+use tokio_util::sync::CancellationToken;
+
+use crate::handler::{JsToolCallback, JsToolHandler, ToolCallArgs};
+use crate::{error, json, runtime};
+
+/// Server-wide settings.
+#[napi(object, js_name = "ServerOptions")]
+pub struct JsServerOptions {
+    /// Natural-language guidance for the client, returned by `server/discover`.
+    pub instructions: Option<String>,
+    /// Items per page of `tools/list` (default 100).
+    pub page_size: Option<u32>,
+}
+
+/// Where and how to serve Streamable HTTP.
+#[napi(object, js_name = "HttpOptions")]
+pub struct JsHttpOptions {
+    /// TCP port; 0 picks a free one. Default 8000.
+    pub port: Option<u16>,
+    /// Address or host name to listen on. Default `"127.0.0.1"`: local
+    /// servers should not listen on every interface.
+    pub host: Option<String>,
+    /// Path of the MCP endpoint. Default `"/mcp"`.
+    pub path: Option<String>,
+    /// `Host` header values (without port) accepted; default: the loopback
+    /// names when bound to a loopback address, any host otherwise.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// `Origin` values accepted (exact, e.g. `"https://app.example"`);
+    /// default: loopback origins only.
+    pub allowed_origins: Option<Vec<String>>,
+}
+
+/// The address an HTTP server listens on.
+#[napi(object, js_name = "HttpAddress")]
+pub struct JsHttpAddress {
+    /// The bound IP address, e.g. `"127.0.0.1"`.
+    pub host: String,
+    /// The bound port (the real one when 0 was asked for).
+    pub port: u16,
+    /// The endpoint URL, e.g. `"http://127.0.0.1:8000/mcp"`.
+    pub url: String,
+}
+
+/// Told once the HTTP listener is bound. `Weak = true`: it must never be
+/// what keeps the process alive (the pending serve promise does that).
+type OnListening = ThreadsafeFunction<JsHttpAddress, (), JsHttpAddress, Status, false, true>;
+
+/// An MCP server: a registry of tools served over stdio or Streamable HTTP.
+///
+/// @example
+/// ```js
+/// const native = require("./native.js");
+/// const server = new native.Server({ name: "demo", version: "1.0.0" });
+/// server.addTool({ name: "ping", inputSchema: { type: "object" } }, () => "pong");
+/// await server.serveStdio();
+/// ```
+#[napi(js_name = "Server")]
+pub struct JsServer {
+    server: Server,
+    /// Cancelled by `close()`; replaced so the server can be served again.
+    shutdown: RefCell<CancellationToken>,
+}
+
+#[napi]
+impl JsServer {
+    /// A server named by an `Implementation` object (`name`, `version`, and
+    /// optionally `title`, `description`, `websiteUrl`, `icons`).
+    #[napi(
+        constructor,
+        ts_args_type = "info: { name: string; version: string; title?: string; description?: string; websiteUrl?: string; icons?: Array<Record<string, unknown>> }, options?: ServerOptions"
+    )]
+    pub fn new(
+        env: &Env,
+        info: Unknown<'_>,
+        options: Option<JsServerOptions>,
+    ) -> napi::Result<Self> {
+        let info: Implementation = serde_json::from_value(json::from_js(info)?).map_err(|e| {
+            error::to_js(
+                env,
+                &polymcp::Error::InvalidDefinition(format!("invalid server info: {e}")),
+            )
+        })?;
+        let mut server_options = ServerOptions::default();
+        if let Some(options) = options {
+            server_options.instructions = options.instructions;
+            if let Some(page_size) = options.page_size {
+                server_options.page_size = page_size.max(1) as usize;
+            }
+        }
+        Ok(JsServer {
+            server: Server::with_options(info, server_options),
+            shutdown: RefCell::new(CancellationToken::new()),
+        })
+    }
+
+    /// Registers (or replaces) a tool. `definition` is an MCP `Tool` object
+    /// (`name`, `inputSchema`, optionally `title`, `description`,
+    /// `outputSchema`, `annotations`, `icons`, `_meta`). Throws an `McpError`
+    /// when the definition is not acceptable.
+    #[napi(
+        ts_args_type = "definition: { name: string; inputSchema: Record<string, unknown>; [key: string]: unknown }, handler: (args: any, ctx: RequestContext) => unknown"
+    )]
+    pub fn add_tool(
+        &self,
+        env: &Env,
+        definition: Unknown<'_>,
+        handler: Function<'_, ToolCallArgs, Unknown<'static>>,
+    ) -> napi::Result<()> {
+        let tool: Tool = serde_json::from_value(json::from_js(definition)?).map_err(|e| {
+            error::to_js(
+                env,
+                &polymcp::Error::InvalidDefinition(format!("invalid tool definition: {e}")),
+            )
+        })?;
+        let callback: JsToolCallback =
+            handler.build_threadsafe_function().weak::<true>().build()?;
+        self.server
+            .add_tool(tool, JsToolHandler::new(callback))
+            .map_err(|e| error::to_js(env, &e))
+    }
+
+    /// Removes a tool; returns whether it existed.
+    #[napi]
+    pub fn remove_tool(&self, name: String) -> bool {
+        self.server.remove_tool(&name)
+    }
+
+    /// Names of the registered tools, in listing order.
+    #[napi(getter)]
+    pub fn tool_names(&self) -> Vec<String> {
+        self.server.tool_names()
+    }
+
+    /// Serves newline-delimited JSON-RPC on this process's stdin/stdout.
+    /// Resolves when stdin ends or `close()` is called; nothing but MCP is
+    /// written to stdout.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn serve_stdio<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        let server = self.server.clone();
+        let shutdown = self.shutdown.borrow().clone();
+        runtime::spawn_promise(env, async move {
+            tokio::select! {
+                served = server.serve_stdio() => served,
+                // Dropping the serve future stops reading and abandons the
+                // requests in flight, which is what closing means.
+                () = shutdown.cancelled() => Ok(()),
+            }
+        })
+    }
+
+    /// Serves Streamable HTTP. Calls `onListening` once the socket is bound;
+    /// resolves when `close()` is called; rejects with an `McpError` when
+    /// the address cannot be bound.
+    #[napi(
+        ts_args_type = "options?: HttpOptions, onListening?: (address: HttpAddress) => void",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn serve_http<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<JsHttpOptions>,
+        on_listening: Option<Function<'_, JsHttpAddress, ()>>,
+    ) -> napi::Result<Object<'env>> {
+        let on_listening: Option<OnListening> = on_listening
+            .map(|f| f.build_threadsafe_function().weak::<true>().build())
+            .transpose()?;
+        let server = self.server.clone();
+        let shutdown = self.shutdown.borrow().clone();
+        let options = options.unwrap_or(JsHttpOptions {
+            port: None,
+            host: None,
+            path: None,
+            allowed_hosts: None,
+            allowed_origins: None,
+        });
+        runtime::spawn_promise(env, async move {
+            let mut http = HttpOptions {
+                shutdown,
+                ..HttpOptions::default()
+            };
+            let port = options.port.unwrap_or(http.bind.port());
+            if let Some(host) = options.host {
+                http.bind = resolve(&host, port).await?;
+            } else {
+                http.bind.set_port(port);
+            }
+            if let Some(path) = options.path {
+                http.path = path;
+            }
+            http.allowed_hosts = options.allowed_hosts;
+            http.allowed_origins = options.allowed_origins;
+            let path = http.path.clone();
+            let bound = HttpServer::bind(server, http).await?;
+            let local = bound.local_addr()?;
+            if let Some(on_listening) = on_listening {
+                let address = JsHttpAddress {
+                    host: local.ip().to_string(),
+                    port: local.port(),
+                    url: format!("http://{local}{path}"),
+                };
+                on_listening.call(address, ThreadsafeFunctionCallMode::NonBlocking);
+            }
+            bound.run().await
+        })
+    }
+
+    /// Stops every `serveStdio()` / `serveHttp()` of this server (their
+    /// promises resolve). Afterwards nothing of the server keeps the event
+    /// loop alive. The server may be served again later.
+    #[napi]
+    pub fn close(&self) {
+        self.shutdown.replace(CancellationToken::new()).cancel();
+    }
+}
+
+/// The socket address of `host:port`, looked up off the JS thread.
+async fn resolve(host: &str, port: u16) -> Result<SocketAddr, polymcp::Error> {
+    let mut addresses = tokio::net::lookup_host((host, port)).await?;
+    addresses.next().ok_or_else(|| {
+        polymcp::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("host {host:?} has no address"),
+        ))
+    })
+}

@@ -1,0 +1,61 @@
+"""polymcp: Model Context Protocol servers in Python, on a Rust core.
+
+Write tools as plain or ``async`` functions; type hints become JSON Schemas
+and docstrings become descriptions::
+
+    import polymcp
+
+    server = polymcp.Server("polymcp-echo", version="1.0.0")
+
+    @server.tool
+    def echo(text: str) -> str:
+        \"\"\"Returns the text unchanged.\"\"\"
+        return text
+
+    if __name__ == "__main__":
+        server.run()  # stdio; server.run("http", port=8000) for Streamable HTTP
+
+The protocol (MCP revision 2026-07-28: JSON-RPC, validation, transports)
+runs in the compiled ``polymcp._native`` module; this package is its
+Python face.
+"""
+
+from __future__ import annotations
+
+from ._native import PROTOCOL_VERSION, Context, Serving, ToolResult
+from .errors import (
+    ConnectionClosedError,
+    InternalError,
+    InvalidDefinitionError,
+    InvalidParamsError,
+    InvalidRequestError,
+    McpError,
+    MethodNotFoundError,
+    ParseError,
+    ProtocolError,
+    RequestCancelledError,
+    RequestTimeoutError,
+    TransportError,
+)
+from .server import Server, Transport
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "ConnectionClosedError",
+    "Context",
+    "InternalError",
+    "InvalidDefinitionError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "McpError",
+    "MethodNotFoundError",
+    "ParseError",
+    "ProtocolError",
+    "RequestCancelledError",
+    "RequestTimeoutError",
+    "Server",
+    "Serving",
+    "ToolResult",
+    "TransportError",
+    "Transport",
+]

@@ -1,0 +1,99 @@
+"""Type stubs of the compiled module ``polymcp._native`` (private: use ``polymcp``)."""
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, final
+
+__all__ = ["PROTOCOL_VERSION", "Context", "Server", "Serving", "ToolResult"]
+
+PROTOCOL_VERSION: str
+"""The MCP revision spoken: ``"2026-07-28"``."""
+
+@final
+class Server:
+    """The native server; ``polymcp.Server`` derives schemas and wraps it."""
+
+    def __new__(
+        cls,
+        name: str,
+        version: str,
+        *,
+        instructions: str | None = None,
+        json_default: Callable[[Any], Any] | None = None,
+    ) -> Server: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    def add_tool(
+        self,
+        name: str,
+        description: str | None,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+        handler: Callable[[dict[str, Any], Context], Any],
+        is_async: bool,
+    ) -> None: ...
+    def remove_tool(self, name: str) -> bool: ...
+    def tool_names(self) -> list[str]: ...
+    def serve_stdio(self, event_loop: asyncio.AbstractEventLoop | None = None) -> None: ...
+    def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        event_loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None: ...
+    def start_stdio(self, event_loop: asyncio.AbstractEventLoop | None = None) -> Serving: ...
+    def start_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        event_loop: asyncio.AbstractEventLoop | None = None,
+    ) -> Serving: ...
+
+@final
+class Serving:
+    """A transport serving in the background."""
+
+    def stop(self) -> None: ...
+    def wait(self, timeout: float | None = None) -> bool: ...
+    @property
+    def done(self) -> bool: ...
+    @property
+    def address(self) -> tuple[str, int] | None: ...
+    @property
+    def port(self) -> int | None: ...
+
+@final
+class Context:
+    """The request a tool handler is serving."""
+
+    @property
+    def request_id(self) -> int | str: ...
+    @property
+    def protocol_version(self) -> str: ...
+    @property
+    def client_capabilities(self) -> dict[str, Any]: ...
+    @property
+    def cancelled(self) -> bool: ...
+    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> bool: ...
+    def log(self, level: str, data: Any, logger: str | None = None) -> bool: ...
+
+@final
+class ToolResult:
+    """A complete ``CallToolResult``, returned by a handler as is."""
+
+    def __new__(
+        cls,
+        content: list[dict[str, Any] | str] | None = None,
+        *,
+        structured_content: dict[str, Any] | None = None,
+        is_error: bool = False,
+        meta: dict[str, Any] | None = None,
+    ) -> ToolResult: ...
+    @property
+    def content(self) -> list[dict[str, Any]]: ...
+    @property
+    def structured_content(self) -> dict[str, Any] | None: ...
+    @property
+    def is_error(self) -> bool: ...

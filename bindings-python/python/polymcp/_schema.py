@@ -1,0 +1,370 @@
+"""JSON Schemas derived from Python type hints and docstrings.
+
+Schemas are kept minimal (no ``title`` keys, no ``$defs``) so a tool written
+in Python lists exactly like the same tool written in Rust, Node or C.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import enum
+import inspect
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, Union
+
+from ._docstring import parse_docstring
+
+__all__ = ["ToolSignature", "output_schema", "tool_signature", "type_schema"]
+
+JsonSchema = dict[str, Any]
+
+_SEQUENCES = (
+    list,
+    set,
+    frozenset,
+    collections.abc.Sequence,
+    collections.abc.MutableSequence,
+    collections.abc.Set,
+    collections.abc.MutableSet,
+    collections.abc.Iterable,
+    collections.abc.Collection,
+)
+_MAPPINGS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+_UNION_TYPES: tuple[Any, ...] = (Union, types.UnionType)
+
+
+def _json_type(value: Any) -> str | None:
+    """The JSON Schema type name of a literal value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
+def _is_jsonable(value: Any) -> bool:
+    if _json_type(value) is not None:
+        return not (isinstance(value, float) and value != value)  # NaN
+    if isinstance(value, (list, tuple)):
+        return all(_is_jsonable(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_jsonable(v) for k, v in value.items())
+    return False
+
+
+def _enum_schema(values: list[Any]) -> JsonSchema:
+    kinds = {_json_type(v) for v in values}
+    schema: JsonSchema = {}
+    if len(kinds) == 1 and None not in kinds:
+        schema["type"] = kinds.pop()
+    schema["enum"] = values
+    return schema
+
+
+def _nullable(schema: JsonSchema) -> JsonSchema:
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind != "null":
+        out = {**schema, "type": [kind, "null"]}
+        if "enum" in out and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
+        return out
+    if isinstance(kind, list):
+        return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
+    if schema == {}:
+        return schema
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _is_typeddict(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
+
+
+def _class_schema(tp: type, seen: tuple[Any, ...]) -> JsonSchema:
+    """Object schema for a TypedDict or dataclass."""
+    hints = typing.get_type_hints(tp, include_extras=True)
+    properties: dict[str, JsonSchema] = {}
+    required: list[str] = []
+    if _is_typeddict(tp):
+        required_keys: frozenset[str] = getattr(tp, "__required_keys__", frozenset())
+        for name, hint in hints.items():
+            properties[name] = type_schema(hint, seen)
+            if name in required_keys:
+                required.append(name)
+    else:
+        for f in dataclasses.fields(tp):
+            schema = type_schema(hints.get(f.name, Any), seen)
+            if f.default is not dataclasses.MISSING:
+                if _is_jsonable(f.default):
+                    schema = {**schema, "default": f.default}
+            elif f.default_factory is dataclasses.MISSING:
+                required.append(f.name)
+            properties[f.name] = schema
+    out: JsonSchema = {"type": "object", "properties": properties}
+    if required:
+        out["required"] = required
+    return out
+
+
+def is_object_type(tp: Any) -> bool:
+    """Whether values of ``tp`` are JSON objects (and so can be a tool's
+    ``structuredContent`` as they are).
+
+    >>> is_object_type(dict[str, int]), is_object_type(int)
+    (True, False)
+    """
+    tp = _strip_annotated(tp)
+    origin = typing.get_origin(tp) or tp
+    if origin in _MAPPINGS or _is_typeddict(tp):
+        return True
+    if isinstance(tp, type) and (dataclasses.is_dataclass(tp) or hasattr(tp, "model_json_schema")):
+        return True
+    return False
+
+
+def _strip_annotated(tp: Any) -> Any:
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def type_schema(tp: Any, _seen: tuple[Any, ...] = ()) -> JsonSchema:
+    """The JSON Schema of a type annotation.
+
+    >>> type_schema(int)
+    {'type': 'integer'}
+    >>> type_schema(list[str])
+    {'type': 'array', 'items': {'type': 'string'}}
+    >>> type_schema(int | None)
+    {'type': ['integer', 'null']}
+    >>> type_schema(Literal["a", "b"])
+    {'type': 'string', 'enum': ['a', 'b']}
+
+    Raises ``TypeError`` for a type with no JSON equivalent.
+    """
+    if tp is inspect.Parameter.empty or tp is Any or tp is object:
+        return {}
+    if tp is None or tp is type(None):
+        return {"type": "null"}
+    if isinstance(tp, typing.TypeVar):
+        return {}
+    if isinstance(tp, typing.NewType):
+        return type_schema(tp.__supertype__, _seen)
+
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+
+    if origin is typing.Annotated:
+        schema = dict(type_schema(args[0], _seen))
+        for extra in args[1:]:
+            if isinstance(extra, str):
+                schema["description"] = extra
+            elif isinstance(extra, dict):
+                schema.update(extra)
+        return schema
+    if origin in _UNION_TYPES:
+        members = [a for a in args if a is not type(None)]
+        nullable = len(members) < len(args)
+        if len(members) == 1:
+            schema = type_schema(members[0], _seen)
+            return _nullable(schema) if nullable else schema
+        any_of = [type_schema(m, _seen) for m in members]
+        if nullable:
+            any_of.append({"type": "null"})
+        return {"anyOf": any_of}
+    if origin is Literal:
+        return _enum_schema(list(args))
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return {"type": "array", "items": type_schema(args[0], _seen)}
+        if not args or args == ((),):  # tuple[()]: the empty tuple
+            return {"type": "array", "maxItems": 0}
+        return {
+            "type": "array",
+            "prefixItems": [type_schema(a, _seen) for a in args],
+            "minItems": len(args),
+            "maxItems": len(args),
+        }
+    if origin in _SEQUENCES:
+        schema = {"type": "array"}
+        if args and args[0] is not Any:
+            schema["items"] = type_schema(args[0], _seen)
+        if origin in (set, frozenset, collections.abc.Set, collections.abc.MutableSet):
+            schema["uniqueItems"] = True
+        return schema
+    if origin in _MAPPINGS:
+        schema = {"type": "object"}
+        if len(args) == 2 and args[1] is not Any:
+            schema["additionalProperties"] = type_schema(args[1], _seen)
+        return schema
+
+    if not isinstance(tp, type):
+        raise TypeError(f"cannot derive a JSON Schema for {tp!r}")
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:
+        return {"type": "number"}
+    if tp is str:
+        return {"type": "string"}
+    if issubclass(tp, enum.Enum):
+        return _enum_schema([member.value for member in tp])
+    if tp in (list, tuple, set, frozenset):
+        return {"type": "array"}
+    if tp is dict:
+        return {"type": "object"}
+    if _is_typeddict(tp) or dataclasses.is_dataclass(tp):
+        if tp in _seen:
+            return {"type": "object"}  # recursive type: stop describing here
+        return _class_schema(tp, (*_seen, tp))
+    model_schema = getattr(tp, "model_json_schema", None)
+    if callable(model_schema):  # a pydantic model describes itself
+        return dict(model_schema())
+    raise TypeError(
+        f"cannot derive a JSON Schema for {tp.__qualname__}: use a JSON type "
+        "(str, int, float, bool, list, dict, a TypedDict or a dataclass) or pass input_schema="
+    )
+
+
+def output_schema(return_hint: Any) -> JsonSchema | None:
+    """The ``outputSchema`` a return annotation stands for, or ``None``.
+
+    Object-like types (TypedDict, dataclass, dict) describe the structured
+    content directly; other JSON types are wrapped as ``{"result": value}``,
+    the rule core applies to non-object return values. ``str`` (plain text),
+    ``None``, ``Any`` and optional types declare no output schema.
+
+    >>> output_schema(int)
+    {'type': 'object', 'properties': {'result': {'type': 'integer'}}, 'required': ['result']}
+    >>> output_schema(str) is None
+    True
+    """
+    from ._native import ToolResult
+
+    hint = _strip_annotated(return_hint)
+    if hint in (inspect.Signature.empty, None, type(None), Any, str, ToolResult):
+        return None
+    origin = typing.get_origin(hint)
+    if origin in _UNION_TYPES and type(None) in typing.get_args(hint):
+        return None
+    if origin in (collections.abc.Awaitable, collections.abc.Coroutine):
+        return None
+    if is_object_type(hint):
+        schema = type_schema(return_hint)
+        return schema if schema.get("type") == "object" else None
+    return {
+        "type": "object",
+        "properties": {"result": type_schema(return_hint)},
+        "required": ["result"],
+    }
+
+
+@dataclass
+class Parameter:
+    """One tool argument and how to hand it to the function."""
+
+    name: str
+    convert: Callable[[Any], Any] | None = None
+    """Turns the JSON value into the annotated type (dataclass, Enum)."""
+
+
+@dataclass
+class ToolSignature:
+    """Everything derived from a tool function's signature and docstring."""
+
+    description: str | None
+    input_schema: JsonSchema
+    output_schema: JsonSchema | None
+    parameters: list[Parameter]
+    context_parameter: str | None
+    """The parameter annotated ``polymcp.Context``, if any."""
+    accepts_extra: bool
+    """True when the function takes ``**kwargs`` (extra arguments pass through)."""
+
+
+def _converter(hint: Any) -> Callable[[Any], Any] | None:
+    hint = _strip_annotated(hint)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        cls = hint
+        return lambda value: cls(**value)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint
+    return None
+
+
+def tool_signature(fn: Callable[..., Any], context_type: type, *, derive_input: bool = True) -> ToolSignature:
+    """Derives the schemas and calling plan of a tool function.
+
+    With ``derive_input=False`` (an explicit input schema replaces the
+    derived one) parameter types without a JSON Schema are accepted.
+
+    >>> def add(a: int, b: int = 2) -> int:
+    ...     '''Adds two integers.'''
+    ...     return a + b
+    >>> sig = tool_signature(add, type(None))
+    >>> sig.description, sig.input_schema["required"]
+    ('Adds two integers.', ['a'])
+    """
+    signature = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except TypeError:  # a callable object or partial without __annotations__
+        hints = {}
+    except NameError as e:
+        raise TypeError(
+            f"cannot resolve the type hints of {getattr(fn, '__qualname__', fn)!r}: {e} "
+            "(types named in string annotations must be importable from the function's module)"
+        ) from None
+    doc = parse_docstring(inspect.getdoc(fn))
+    properties: dict[str, JsonSchema] = {}
+    required: list[str] = []
+    parameters: list[Parameter] = []
+    context_parameter: str | None = None
+    accepts_extra = False
+    for name, param in signature.parameters.items():
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            accepts_extra = True
+            continue
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            continue
+        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+            raise TypeError(f"tool parameter {name!r} is positional-only; tools take keyword arguments")
+        hint = hints.get(name, param.annotation)
+        if _strip_annotated(hint) is context_type:
+            context_parameter = name
+            continue
+        try:
+            schema = type_schema(hint)
+        except TypeError as e:
+            if derive_input:
+                raise TypeError(f"parameter {name!r} of {getattr(fn, '__qualname__', fn)!r}: {e}") from None
+            schema = {}
+        if name in doc.params:
+            schema = {**schema, "description": doc.params[name]}
+        if param.default is inspect.Parameter.empty:
+            required.append(name)
+        elif _is_jsonable(param.default):
+            schema = {**schema, "default": param.default}
+        properties[name] = schema
+        parameters.append(Parameter(name, _converter(hint)))
+    input_schema: JsonSchema = {"type": "object", "properties": properties}
+    if required:
+        input_schema["required"] = required
+    return_hint = hints.get("return", signature.return_annotation)
+    return ToolSignature(
+        description=doc.description,
+        input_schema=input_schema,
+        output_schema=output_schema(return_hint),
+        parameters=parameters,
+        context_parameter=context_parameter,
+        accepts_extra=accepts_extra,
+    )

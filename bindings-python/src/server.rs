@@ -1,0 +1,259 @@
+//! `polymcp._native.Server`: a [`polymcp::server::Server`] whose tools are
+//! Python callables. The pure-Python `polymcp.Server` wraps it.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+
+use pyo3::PyTraverseError;
+use pyo3::exceptions::{PyOSError, PyTypeError};
+use pyo3::gc::PyVisit;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tokio_util::sync::CancellationToken;
+
+use polymcp::protocol::{Implementation, Tool};
+use polymcp::server::{Server, ServerOptions};
+use polymcp::transport::http::{HttpOptions, HttpServer};
+
+use crate::handler::{PyRefs, PyToolHandler};
+use crate::serving::{self, PyServing};
+use crate::{convert, error};
+
+/// The native MCP server. Use `polymcp.Server`, which derives schemas from
+/// type hints; this class takes them ready-made.
+///
+/// ```python
+/// from polymcp import _native
+///
+/// server = _native.Server("demo", "1.0.0")
+/// server.add_tool(
+///     "echo", "Returns the text unchanged.",
+///     {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+///     None, lambda args, ctx: args["text"], False,
+/// )
+/// server.serve_stdio()
+/// ```
+#[pyclass(module = "polymcp._native", name = "Server", frozen, weakref)]
+pub(crate) struct PyServer {
+    server: Server,
+    refs: Arc<PyRefs>,
+}
+
+#[pymethods]
+impl PyServer {
+    /// `json_default` converts handler results that are not plain JSON
+    /// types (like `json.dumps(default=...)`).
+    #[new]
+    #[pyo3(signature = (name, version, *, instructions=None, json_default=None))]
+    fn new(
+        name: String,
+        version: String,
+        instructions: Option<String>,
+        json_default: Option<Py<PyAny>>,
+    ) -> Self {
+        let options = ServerOptions {
+            instructions,
+            ..ServerOptions::default()
+        };
+        PyServer {
+            server: Server::with_options(Implementation::new(name, version), options),
+            refs: Arc::new(PyRefs::new(json_default)),
+        }
+    }
+
+    /// The server's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.server.info().name
+    }
+
+    /// The server's version.
+    #[getter]
+    fn version(&self) -> &str {
+        &self.server.info().version
+    }
+
+    /// Registers (or replaces) a tool. `handler(arguments, ctx)` returns the
+    /// result (a coroutine when `is_async`). Raises
+    /// `polymcp.InvalidDefinitionError` for an unacceptable name or schema.
+    #[pyo3(signature = (name, description, input_schema, output_schema, handler, is_async))]
+    fn add_tool(
+        &self,
+        name: String,
+        description: Option<String>,
+        input_schema: &Bound<'_, PyDict>,
+        output_schema: Option<&Bound<'_, PyDict>>,
+        handler: Bound<'_, PyAny>,
+        is_async: bool,
+    ) -> PyResult<()> {
+        let py = handler.py();
+        if !handler.is_callable() {
+            return Err(PyTypeError::new_err("handler must be callable"));
+        }
+        let input_schema = convert::from_python_object(input_schema, None, "input_schema")?;
+        let mut tool = Tool::new(&name, input_schema.into());
+        if let Some(description) = description {
+            tool = tool.with_description(description);
+        }
+        if let Some(schema) = output_schema {
+            let schema = convert::from_python_object(schema, None, "output_schema")?;
+            tool = tool.with_output_schema(schema.into());
+        }
+        let native = PyToolHandler {
+            name: name.clone(),
+            is_async,
+            refs: self.refs.clone(),
+        };
+        self.server
+            .add_tool(tool, native)
+            .map_err(|e| error::to_py_err(py, &e))?;
+        // Installed after core accepted the tool; no call can run before this
+        // method returns because a call needs the GIL we hold.
+        self.refs.set_handler(&name, handler.unbind());
+        Ok(())
+    }
+
+    /// Removes a tool; returns whether it existed.
+    fn remove_tool(&self, name: &str) -> bool {
+        let existed = self.server.remove_tool(name);
+        self.refs.remove_handler(name);
+        existed
+    }
+
+    /// Names of the registered tools, in listing order.
+    fn tool_names(&self) -> Vec<String> {
+        self.server.tool_names()
+    }
+
+    /// Serves stdin/stdout until stdin ends, blocking with the GIL released.
+    /// Ctrl-C stops the server and raises KeyboardInterrupt.
+    #[pyo3(signature = (event_loop=None))]
+    fn serve_stdio(slf: &Bound<'_, Self>, event_loop: Option<Py<PyAny>>) -> PyResult<()> {
+        Self::start_stdio(slf, event_loop).inner.block(slf.py())
+    }
+
+    /// Serves Streamable HTTP at `http://host:port/mcp`, blocking with the
+    /// GIL released. Ctrl-C stops the server and raises KeyboardInterrupt.
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None))]
+    fn serve_http(
+        slf: &Bound<'_, Self>,
+        host: &str,
+        port: u16,
+        event_loop: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        Self::start_http(slf, host, port, event_loop)?
+            .inner
+            .block(slf.py())
+    }
+
+    /// Starts serving stdin/stdout in the background. `event_loop` runs the
+    /// async tools.
+    #[pyo3(signature = (event_loop=None))]
+    fn start_stdio(slf: &Bound<'_, Self>, event_loop: Option<Py<PyAny>>) -> PyServing {
+        let on_finish = Self::hold_while_serving(slf, event_loop);
+        let server = slf.get().server.clone();
+        let stop = CancellationToken::new();
+        let stopped = stop.clone();
+        // Core's stdio loop ends only at EOF; stopping drops it in place,
+        // which also abandons the requests still in flight.
+        let serve = async move {
+            tokio::select! {
+                result = server.serve_stdio() => result,
+                () = stopped.cancelled() => Ok(()),
+            }
+        };
+        PyServing {
+            inner: serving::spawn(serve, stop, None, on_finish),
+        }
+    }
+
+    /// Binds `host:port` (0 picks a free port, see `Serving.port`) and
+    /// serves Streamable HTTP in the background. `event_loop` runs the async
+    /// tools.
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None))]
+    fn start_http(
+        slf: &Bound<'_, Self>,
+        host: &str,
+        port: u16,
+        event_loop: Option<Py<PyAny>>,
+    ) -> PyResult<PyServing> {
+        let py = slf.py();
+        let bind = resolve(py, host, port)?;
+        let stop = CancellationToken::new();
+        let options = HttpOptions {
+            bind,
+            shutdown: stop.clone(),
+            ..HttpOptions::default()
+        };
+        let server = slf.get().server.clone();
+        let bound = py
+            .detach(|| polymcp::runtime::get().block_on(HttpServer::bind(server, options)))
+            .map_err(|e| error::to_py_err(py, &e))?;
+        let local_addr = bound.local_addr().map_err(|e| error::to_py_err(py, &e))?;
+        let on_finish = Self::hold_while_serving(slf, event_loop);
+        Ok(PyServing {
+            inner: serving::spawn(bound.run(), stop, Some(local_addr), on_finish),
+        })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.refs.traverse(&visit)
+    }
+
+    fn __clear__(&self) {
+        self.refs.clear();
+    }
+
+    fn __repr__(&self) -> String {
+        let info = self.server.info();
+        format!("<polymcp._native.Server {:?} {}>", info.name, info.version)
+    }
+}
+
+impl PyServer {
+    /// Keeps the server object alive while a transport serves it and makes
+    /// `event_loop` the one async tools run on; returns the hook that
+    /// releases both when the transport ends.
+    ///
+    /// The running transport is a root the garbage collector cannot see, so
+    /// it holds a strong reference: the collector then never clears the
+    /// handlers of a server that is still serving.
+    fn hold_while_serving(
+        slf: &Bound<'_, Self>,
+        event_loop: Option<Py<PyAny>>,
+    ) -> impl FnOnce(Python<'_>) + Send + 'static {
+        let py = slf.py();
+        let held: Py<PyServer> = slf.clone().unbind();
+        if let Some(l) = &event_loop {
+            slf.get().refs.set_event_loop(l.clone_ref(py));
+        }
+        move |_py| {
+            if let Some(l) = event_loop {
+                held.get().refs.release_event_loop(&l);
+            }
+            drop(held);
+        }
+    }
+}
+
+impl Drop for PyServer {
+    /// Transports that outlive the server (HTTP connections finishing their
+    /// last requests) find no handlers rather than objects the collector
+    /// may already have cleared.
+    fn drop(&mut self) {
+        self.refs.clear();
+    }
+}
+
+/// Resolves `host` (a name or an address literal) with the GIL released:
+/// a DNS lookup can take a while.
+fn resolve(py: Python<'_>, host: &str, port: u16) -> PyResult<SocketAddr> {
+    let found = py.detach(|| (host, port).to_socket_addrs().map(|mut addrs| addrs.next()));
+    match found {
+        Ok(Some(addr)) => Ok(addr),
+        Ok(None) => Err(PyOSError::new_err(format!(
+            "{host:?} resolves to no address"
+        ))),
+        Err(e) => Err(PyOSError::new_err(format!("cannot resolve {host:?}: {e}"))),
+    }
+}

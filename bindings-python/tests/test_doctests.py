@@ -1,0 +1,18 @@
+"""The examples in the package's docstrings run and say what they show."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["polymcp.errors", "polymcp._docstring", "polymcp._schema", "polymcp._json", "polymcp.server"],
+)
+def test_docstring_examples(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 0

@@ -1,0 +1,74 @@
+"""Python objects held by the native server are visible to the garbage
+collector: a dropped server whose tools refer back to it is collected."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import polymcp
+
+
+def test_dropped_server_with_a_reference_cycle_is_collected() -> None:
+    server = polymcp.Server("gc")
+
+    @server.tool
+    def name() -> str:
+        # refers to the server: server -> native -> handler -> this function -> server
+        return server.name
+
+    wrapper = weakref.ref(server)
+    native = weakref.ref(server._native)
+    del server, name
+    gc.collect()
+    assert wrapper() is None
+    assert native() is None
+
+
+def test_stopped_server_is_collected() -> None:
+    server = polymcp.Server("gc-served")
+
+    @server.tool
+    async def name() -> str:
+        return server.name
+
+    serving = server.start("http", port=0)
+    serving.stop()
+    assert serving.wait(10)
+    native = weakref.ref(server._native)
+    del server, name
+    gc.collect()
+    assert native() is None
+
+
+def test_a_serving_server_stays_alive_until_stopped() -> None:
+    """A running transport keeps its server (and the tools) alive even when
+    no Python variable refers to it any more; once stopped, the collector
+    frees it."""
+    from conftest import http_post, params
+
+    server = polymcp.Server("outlived")
+
+    @server.tool
+    def ping() -> str:
+        return "pong"
+
+    ping.server = server  # type: ignore[attr-defined]  # a cycle through the handler
+    serving = server.start("http", port=0)
+    native = weakref.ref(server._native)
+    del server, ping
+    gc.collect()
+    try:
+        assert native() is not None
+        assert serving.port is not None
+        for request_id in (1, 2):
+            response = http_post(
+                serving.port,
+                {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params(name="ping", arguments={})},
+            )
+            assert response["result"]["content"] == [{"type": "text", "text": "pong"}]
+    finally:
+        serving.stop()
+        assert serving.wait(10)
+    gc.collect()
+    assert native() is None
