@@ -38,7 +38,9 @@ fn class_for(err: &Error) -> (&'static str, i32) {
             },
             e.code,
         ),
-        Error::Io(_) | Error::Http(_) => ("TransportError", codes::INTERNAL_ERROR),
+        Error::Io(_) | Error::Http(_) | Error::HttpStatus(..) => {
+            ("TransportError", codes::INTERNAL_ERROR)
+        }
         Error::Closed => ("ConnectionClosedError", codes::INTERNAL_ERROR),
         Error::Json(_) => ("ParseError", codes::PARSE_ERROR),
         Error::Protocol(_) => ("ProtocolError", codes::INTERNAL_ERROR),

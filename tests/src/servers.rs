@@ -1,6 +1,6 @@
 //! Starting example servers for tests and the demo.
 
-use polymcp::client::{Client, StdioCommand};
+use polymcp::client::{Client, ClientOptions, StdioCommand};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -61,13 +61,31 @@ pub async fn start(
     language: &str,
     transport: Transport,
 ) -> Result<Running, String> {
+    start_with(
+        manifest,
+        fixture,
+        language,
+        transport,
+        ClientOptions::default(),
+    )
+    .await
+}
+
+/// [`start`] with explicit client options (e.g. a legacy-era client).
+pub async fn start_with(
+    manifest: &Manifest,
+    fixture: &str,
+    language: &str,
+    transport: Transport,
+    options: ClientOptions,
+) -> Result<Running, String> {
     match transport {
         Transport::Stdio => {
             let argv = manifest.command(fixture, language, transport, None)?;
             check_program(&argv)?;
             let mut command = StdioCommand::new(&argv[0], &argv[1..]);
             command.cwd = Some(repo_root());
-            let client = Client::connect_stdio(command)
+            let client = Client::connect_stdio_with(command, options)
                 .await
                 .map_err(|e| format!("{language}: {e}"))?;
             Ok(Running {
@@ -88,7 +106,7 @@ pub async fn start(
                 .spawn()
                 .map_err(|e| format!("starting {argv:?}: {e}"))?;
             let mut running = Running {
-                client: Client::connect_http(&format!("http://127.0.0.1:{port}/mcp"))
+                client: Client::connect_http_with(&format!("http://127.0.0.1:{port}/mcp"), options)
                     .await
                     .map_err(|e| e.to_string())?,
                 http_process: Some(child),

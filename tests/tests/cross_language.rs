@@ -1,14 +1,24 @@
 //! The same tools in Rust, Python, Node and C, over stdio and HTTP, must
 //! give byte-identical results: the protocol lives in one core.
 
+use polymcp::client::{ClientOptions, EraPreference};
 use polymcp_tests::manifest::{Manifest, Transport};
 use polymcp_tests::schema::SchemaValidator;
-use polymcp_tests::servers::start;
+use polymcp_tests::servers::start_with;
 use serde_json::{Value, json};
 
 /// Calls every language's echo server makes, and the JSON each returned.
-async fn transcript(manifest: &Manifest, language: &str, transport: Transport) -> Vec<Value> {
-    let running = start(manifest, "echo-server", language, transport)
+async fn transcript(
+    manifest: &Manifest,
+    language: &str,
+    transport: Transport,
+    era: EraPreference,
+) -> Vec<Value> {
+    let options = ClientOptions {
+        era,
+        ..ClientOptions::default()
+    };
+    let running = start_with(manifest, "echo-server", language, transport, options)
         .await
         .unwrap_or_else(|e| panic!("{language}/{}: {e}", transport.key()));
     let client = &running.client;
@@ -34,15 +44,31 @@ async fn transcript(manifest: &Manifest, language: &str, transport: Transport) -
             .unwrap_or_else(|e| panic!("{language}: {tool} {args}: {e}"));
         seen.push(json!({"method": "tools/call", "tool": tool, "result": result}));
     }
-    seen.push(
-        json!({"method": "server/discover", "result": client.discover().await.expect("discover")}),
-    );
+    if era == EraPreference::Legacy {
+        assert_eq!(client.is_legacy(), Some(true), "{language}: legacy session");
+    } else {
+        let discovered = client
+            .request("server/discover", serde_json::Map::new())
+            .await
+            .expect("discover");
+        seen.push(json!({"method": "server/discover", "result": discovered}));
+    }
     running.stop().await;
     seen
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn echo_servers_agree_across_languages_and_transports() {
+    agree(EraPreference::Modern).await;
+}
+
+/// The same servers, unchanged, answer a legacy (2025-11-25) client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn echo_servers_answer_legacy_clients_alike() {
+    agree(EraPreference::Legacy).await;
+}
+
+async fn agree(era: EraPreference) {
     let manifest = Manifest::load().expect("manifest");
     let mut languages = manifest.languages("echo-server");
     languages.sort();
@@ -53,8 +79,8 @@ async fn echo_servers_agree_across_languages_and_transports() {
     for language in &languages {
         for transport in [Transport::Stdio, Transport::Http] {
             let label = format!("{language}/{}", transport.key());
-            let seen = transcript(&manifest, language, transport).await;
-            for entry in &seen {
+            let seen = transcript(&manifest, language, transport, era).await;
+            for entry in seen.iter().filter(|_| era != EraPreference::Legacy) {
                 if let (Some(method), Some(result)) =
                     (entry["method"].as_str(), entry.get("result"))
                 {

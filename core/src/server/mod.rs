@@ -317,6 +317,18 @@ impl Server {
         crate::transport::stdio::serve(self.clone(), tokio::io::stdin(), tokio::io::stdout()).await
     }
 
+    /// Serves on stdin/stdout until stdin reaches EOF or `shutdown` is
+    /// cancelled; requests in flight are given time to finish either way.
+    pub async fn serve_stdio_until(&self, shutdown: CancellationToken) -> Result<(), Error> {
+        crate::transport::stdio::serve_until(
+            self.clone(),
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            shutdown,
+        )
+        .await
+    }
+
     /// Serves Streamable HTTP until `options.shutdown` is cancelled.
     pub async fn serve_http(&self, options: HttpOptions) -> Result<(), Error> {
         crate::transport::http::serve(self.clone(), options).await

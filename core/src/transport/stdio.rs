@@ -32,8 +32,24 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_until(server, reader, writer, CancellationToken::new()).await
+}
+
+/// [`serve`], also stopping when `shutdown` is cancelled: no more input is
+/// read, and requests in flight get the same grace period as at EOF.
+pub async fn serve_until<R, W>(
+    server: Server,
+    reader: R,
+    writer: W,
+    shutdown: CancellationToken,
+) -> Result<(), Error>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Value>();
-    let writer_task = tokio::spawn(write_messages(writer, out_rx));
+    let writer_done = CancellationToken::new();
+    let writer_task = tokio::spawn(write_messages(writer, out_rx, writer_done.clone()));
     let in_flight: InFlight = Arc::default();
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
@@ -44,7 +60,11 @@ where
 
     loop {
         line.clear();
-        match read_line_bounded(&mut reader, &mut line, DEFAULT_MAX_MESSAGE_BYTES).await {
+        let read = tokio::select! {
+            read = read_line_bounded(&mut reader, &mut line, DEFAULT_MAX_MESSAGE_BYTES) => read,
+            _ = shutdown.cancelled() => break,
+        };
+        match read {
             Ok(LineRead::Eof) => break,
             Ok(LineRead::TooLong) => {
                 let error = McpError::new(
@@ -94,6 +114,9 @@ where
         while tasks.join_next().await.is_some() {}
     }
     drop(out_tx);
+    // A host may still hold a request context (and with it a sender) after
+    // its request ended; the writer must not wait for those to go away.
+    writer_done.cancel();
     writer_task
         .await
         .map_err(|e| Error::Protocol(format!("stdio writer task failed: {e}")))??;
@@ -315,10 +338,23 @@ pub(crate) async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
 async fn write_messages<W: AsyncWrite + Unpin>(
     writer: W,
     mut rx: mpsc::UnboundedReceiver<Value>,
+    done: CancellationToken,
 ) -> Result<(), Error> {
     let mut writer = BufWriter::with_capacity(64 * 1024, writer);
     let mut buf = Vec::with_capacity(4096);
-    while let Some(message) = rx.recv().await {
+    loop {
+        let message = tokio::select! {
+            biased;
+            message = rx.recv() => match message {
+                Some(m) => m,
+                None => break,
+            },
+            // Everything queued so far is still written below.
+            _ = done.cancelled() => match rx.try_recv() {
+                Ok(m) => m,
+                Err(_) => break,
+            },
+        };
         buf.clear();
         serde_json::to_writer(&mut buf, &message)?;
         buf.push(b'\n');

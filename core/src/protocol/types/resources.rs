@@ -183,8 +183,12 @@ pub struct ListResourcesResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
     /// How long (ms) the client may cache the result.
+    /// Absent from earlier revisions\' results: read as 0 (stale at once).
+    #[serde(default)]
     pub ttl_ms: u64,
     /// Who may cache the result.
+    /// Absent from earlier revisions\' results: read as `private`.
+    #[serde(default)]
     pub cache_scope: CacheScope,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -218,8 +222,12 @@ pub struct ListResourceTemplatesResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
     /// How long (ms) the client may cache the result.
+    /// Absent from earlier revisions\' results: read as 0 (stale at once).
+    #[serde(default)]
     pub ttl_ms: u64,
     /// Who may cache the result.
+    /// Absent from earlier revisions\' results: read as `private`.
+    #[serde(default)]
     pub cache_scope: CacheScope,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

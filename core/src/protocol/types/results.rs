@@ -102,8 +102,12 @@ pub struct CacheableResult {
     #[serde(default)]
     pub result_type: ResultType,
     /// How long (ms) the client may cache the result; 0 means stale at once.
+    /// Absent from earlier revisions\' results: read as 0 (stale at once).
+    #[serde(default)]
     pub ttl_ms: u64,
     /// Who may cache the result.
+    /// Absent from earlier revisions\' results: read as `private`.
+    #[serde(default)]
     pub cache_scope: CacheScope,
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -172,8 +176,12 @@ pub struct DiscoverResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
     /// How long (ms) the client may cache the result.
+    /// Absent from earlier revisions\' results: read as 0 (stale at once).
+    #[serde(default)]
     pub ttl_ms: u64,
     /// Who may cache the result.
+    /// Absent from earlier revisions\' results: read as `private`.
+    #[serde(default)]
     pub cache_scope: CacheScope,
     /// Result metadata (server info).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

@@ -29,6 +29,10 @@ use crate::server::{Prepared, Rejection, Server};
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::{Error, McpError};
 
+/// How long open connections may take to finish after shutdown before
+/// they are cut.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 /// Settings of the HTTP listener.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -133,7 +137,11 @@ impl HttpServer {
         });
         let shutdown = endpoint.options.shutdown.clone();
         tracing::info!(address = %local, path = %endpoint.options.path, "serving MCP over HTTP");
+        // Connections are tracked so `run` returns only once they are done:
+        // a host may free its handlers as soon as `run` returns.
+        let mut connections = tokio::task::JoinSet::new();
         loop {
+            while connections.try_join_next().is_some() {}
             let (stream, _) = tokio::select! {
                 accepted = self.listener.accept() => match accepted {
                     Ok(conn) => conn,
@@ -147,6 +155,15 @@ impl HttpServer {
                 },
                 _ = shutdown.cancelled() => {
                     endpoint.server.close_subscriptions();
+                    endpoint.sessions.close_all();
+                    let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
+                        while connections.join_next().await.is_some() {}
+                    })
+                    .await;
+                    if drained.is_err() {
+                        connections.abort_all();
+                        while connections.join_next().await.is_some() {}
+                    }
                     return Ok(());
                 }
             };
@@ -160,7 +177,7 @@ impl HttpServer {
                     continue;
                 }
             };
-            tokio::spawn(async move {
+            connections.spawn(async move {
                 let peer_gone = hangup.clone();
                 let service = service_fn(move |req| {
                     let endpoint = endpoint.clone();
