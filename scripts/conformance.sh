@@ -127,7 +127,7 @@ run_client_leg() { # revision label pending
 }
 
 legs=("$@")
-[ ${#legs[@]} -gt 0 ] || legs=(server-2026 client-2026)
+[ ${#legs[@]} -gt 0 ] || legs=(server-2026 client-2026 server-2025 client-2025)
 status=0
 for leg in "${legs[@]}"; do
   case $leg in
