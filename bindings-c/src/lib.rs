@@ -40,3 +40,8 @@ pub use server::{
     polymcp_server_new, polymcp_server_serve_http, polymcp_server_serve_stdio,
     polymcp_server_shutdown,
 };
+
+// Unit tests, not integration tests: the crate builds no rlib, whose file
+// name (libpolymcp.rlib) would collide with core's.
+#[cfg(test)]
+mod ffi_tests;

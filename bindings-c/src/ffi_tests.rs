@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use polymcp::{
+use crate::{
     polymcp_call, polymcp_call_fail, polymcp_call_is_cancelled, polymcp_call_respond,
     polymcp_call_respond_result, polymcp_last_error_message, polymcp_server,
     polymcp_server_add_tool, polymcp_server_free, polymcp_server_http_port, polymcp_server_new,
