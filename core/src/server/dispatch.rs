@@ -518,6 +518,28 @@ impl Server {
         }
     }
 
+    /// How a resource or prompt handler's round ends: its output, the
+    /// `InputRequiredResult` (as `Ok(Err(..))`), or a JSON-RPC error (these
+    /// have no `isError` result to carry a failure).
+    fn non_tool_outcome<O>(
+        &self,
+        ran: Ran<O>,
+        input: Option<&InputRound>,
+        params: &Map<String, Value>,
+        what: &str,
+    ) -> Result<Result<O, Map<String, Value>>, McpError> {
+        match ran {
+            Ran::InputRequired => Ok(Err(self.input_required(expect_round(input)?, params))),
+            Ran::Done(Ok(output)) => Ok(Ok(output)),
+            Ran::Done(Err(HandlerError::Protocol(error))) => Err(error),
+            Ran::Done(Err(HandlerError::Tool(message))) => Err(McpError::internal(message)),
+            Ran::Panicked(panic) => {
+                tracing::error!(%what, %panic, "handler panicked");
+                Err(McpError::internal(format!("{what} failed: {panic}")))
+            }
+        }
+    }
+
     async fn read_resource(
         &self,
         ctx: RequestContext,
@@ -545,15 +567,10 @@ impl Server {
             uri: uri.clone(),
             variables,
         };
-        let output = match run_handler(input, move || handler.call(ctx, request)).await {
-            Ran::InputRequired => return Ok(self.input_required(expect_round(input)?, params)),
-            Ran::Done(Ok(output)) => output,
-            Ran::Done(Err(HandlerError::Protocol(error))) => return Err(error),
-            Ran::Done(Err(HandlerError::Tool(message))) => return Err(McpError::internal(message)),
-            Ran::Panicked(panic) => {
-                tracing::error!(%uri, %panic, "resource handler panicked");
-                return Err(McpError::internal(format!("Reading {uri} failed: {panic}")));
-            }
+        let ran = run_handler(input, move || handler.call(ctx, request)).await;
+        let output = match self.non_tool_outcome(ran, input, params, &format!("Reading {uri}"))? {
+            Ok(output) => output,
+            Err(input_required) => return Ok(input_required),
         };
         let contents = match output {
             ResourceOutput::Text(text) => vec![contents_item(
@@ -614,17 +631,10 @@ impl Server {
             )));
         }
         let handler = entry.handler.clone();
-        let output = match run_handler(input, move || handler.call(ctx, arguments)).await {
-            Ran::InputRequired => return Ok(self.input_required(expect_round(input)?, params)),
-            Ran::Done(Ok(output)) => output,
-            Ran::Done(Err(HandlerError::Protocol(error))) => return Err(error),
-            Ran::Done(Err(HandlerError::Tool(message))) => return Err(McpError::internal(message)),
-            Ran::Panicked(panic) => {
-                tracing::error!(prompt = %name, %panic, "prompt handler panicked");
-                return Err(McpError::internal(format!(
-                    "Prompt '{name}' failed: {panic}"
-                )));
-            }
+        let ran = run_handler(input, move || handler.call(ctx, arguments)).await;
+        let output = match self.non_tool_outcome(ran, input, params, &format!("Prompt '{name}'"))? {
+            Ok(output) => output,
+            Err(input_required) => return Ok(input_required),
         };
         Ok(match output {
             PromptOutput::Text(text) => {
