@@ -362,7 +362,7 @@ impl Server {
             .entry("resultType")
             .or_insert_with(|| Value::from("complete"));
         if self.shared.options.include_server_info {
-            let info = serde_json::to_value(&self.shared.info).unwrap_or(Value::Null);
+            let info = self.shared.info_value.clone();
             match result.entry("_meta").or_insert_with(|| json!({})) {
                 Value::Object(m) => {
                     m.insert(meta::SERVER_INFO.into(), info);
