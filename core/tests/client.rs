@@ -252,6 +252,12 @@ async fn lists_every_page_and_uses_every_primitive() {
         let c = &h.client;
         let discovered = c.discover().await.unwrap();
         assert_eq!(discovered.supported_versions, ["2026-07-28"], "{t}");
+        let mut pages = c.tool_pages();
+        let mut sizes = Vec::new();
+        while let Some(page) = pages.next_page().await {
+            sizes.push(page.unwrap().len());
+        }
+        assert_eq!(sizes, [2, 2, 2, 2, 2], "{t}: pages");
         let first = c.list_tools(None).await.unwrap();
         assert_eq!(first.tools.len(), 2, "{t}: page size");
         assert!(first.next_cursor.is_some());

@@ -914,24 +914,41 @@ impl Client {
 
     async fn list_all<T: DeserializeOwned>(
         &self,
-        method: &str,
-        field: &str,
+        method: &'static str,
+        field: &'static str,
         cache: CacheMode,
     ) -> Result<Vec<T>, Error> {
+        let mut pages = Pages::new(self, method, field, cache);
         let mut items = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let mut page = self.list_page(method, cursor.as_deref(), cache).await?;
-            if let Some(Value::Array(list)) = page.get_mut(field) {
-                for item in list.drain(..) {
-                    items.push(decode(method, item)?);
-                }
-            }
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if cursor.as_deref() != Some(next) => cursor = Some(next.to_owned()),
-                _ => return Ok(items),
-            }
+        while let Some(page) = pages.next_page().await {
+            items.extend(page?);
         }
+        Ok(items)
+    }
+
+    /// The tools, a page at a time: `while let Some(page) = pages.next_page().await`.
+    pub fn tool_pages(&self) -> Pages<'_, Tool> {
+        Pages::new(self, "tools/list", "tools", CacheMode::Use)
+    }
+
+    /// The resources, a page at a time.
+    pub fn resource_pages(&self) -> Pages<'_, Resource> {
+        Pages::new(self, "resources/list", "resources", CacheMode::Use)
+    }
+
+    /// The resource templates, a page at a time.
+    pub fn resource_template_pages(&self) -> Pages<'_, ResourceTemplate> {
+        Pages::new(
+            self,
+            "resources/templates/list",
+            "resourceTemplates",
+            CacheMode::Use,
+        )
+    }
+
+    /// The prompts, a page at a time.
+    pub fn prompt_pages(&self) -> Pages<'_, Prompt> {
+        Pages::new(self, "prompts/list", "prompts", CacheMode::Use)
     }
 
     /// One page of `tools/list` (tools with invalid `x-mcp-header`
@@ -1105,6 +1122,75 @@ impl Client {
     /// SIGTERM, then SIGKILL if it does not exit).
     pub async fn close(&self) {
         self.shared.transport.close().await
+    }
+}
+
+/// Walks a paginated list, following `nextCursor` (spec:
+/// server/utilities/pagination.mdx). A cursor that repeats ends the walk, so
+/// a misbehaving server cannot loop it forever.
+pub struct Pages<'a, T> {
+    client: &'a Client,
+    method: &'static str,
+    field: &'static str,
+    cache: CacheMode,
+    cursor: Option<String>,
+    done: bool,
+    _items: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'a, T: DeserializeOwned> Pages<'a, T> {
+    fn new(
+        client: &'a Client,
+        method: &'static str,
+        field: &'static str,
+        cache: CacheMode,
+    ) -> Self {
+        Pages {
+            client,
+            method,
+            field,
+            cache,
+            cursor: None,
+            done: false,
+            _items: std::marker::PhantomData,
+        }
+    }
+
+    /// The next page's items; `None` after the last page.
+    pub async fn next_page(&mut self) -> Option<Result<Vec<T>, Error>> {
+        if self.done {
+            return None;
+        }
+        let mut page = match self
+            .client
+            .list_page(self.method, self.cursor.as_deref(), self.cache)
+            .await
+        {
+            Ok(page) => page,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(e));
+            }
+        };
+        let mut items = Vec::new();
+        if let Some(Value::Array(list)) = page.get_mut(self.field) {
+            for item in list.drain(..) {
+                match decode(self.method, item) {
+                    Ok(item) => items.push(item),
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                }
+            }
+        }
+        match page.get("nextCursor").and_then(Value::as_str) {
+            Some(next) if self.cursor.as_deref() != Some(next) => {
+                self.cursor = Some(next.to_owned())
+            }
+            _ => self.done = true,
+        }
+        Some(Ok(items))
     }
 }
 
