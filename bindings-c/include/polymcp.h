@@ -26,6 +26,17 @@
 #include <stdint.h>
 
 /**
+ * Flags for polymcp_server_add_tool_ex().
+ *
+ * POLYMCP_TOOL_NONBLOCKING: the callback promises not to block (it
+ * completes the call at once, or hands it to a thread of its own and
+ * returns). It is then called on the polymcp thread serving the request,
+ * saving two thread switches per call. A callback registered this way that
+ * does block stalls other requests for as long as it blocks.
+ */
+#define POLYMCP_TOOL_NONBLOCKING 1
+
+/**
  * The outcome of a polymcp function. The numeric values are stable: new
  * codes are only ever added, and existing values never change meaning.
  *
@@ -320,6 +331,28 @@ enum polymcp_status polymcp_server_add_tool(const struct polymcp_server *server,
                                             polymcp_tool_callback callback,
                                             void *userdata,
                                             polymcp_userdata_free userdata_free);
+
+/**
+ * polymcp_server_add_tool() with flags (see POLYMCP_TOOL_NONBLOCKING;
+ * 0 behaves exactly like polymcp_server_add_tool()).
+ *
+ * Returns POLYMCP_INVALID_ARGUMENT for unknown flag bits, and otherwise
+ * what polymcp_server_add_tool() returns. Ownership, callback and
+ * thread-safety rules are those of polymcp_server_add_tool(), except that a
+ * POLYMCP_TOOL_NONBLOCKING callback runs on a polymcp runtime thread.
+ *
+ * # Safety
+ * As polymcp_server_add_tool().
+ */
+enum polymcp_status polymcp_server_add_tool_ex(const struct polymcp_server *server,
+                                               const char *name,
+                                               const char *description,
+                                               const char *input_schema_json,
+                                               const char *output_schema_json,
+                                               uint32_t flags,
+                                               polymcp_tool_callback callback,
+                                               void *userdata,
+                                               polymcp_userdata_free userdata_free);
 
 /**
  * Serves MCP over this process's stdin and stdout, blocking the calling

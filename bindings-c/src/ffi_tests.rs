@@ -561,3 +561,43 @@ fn null_arguments_are_errors_not_crashes() {
     );
     assert!(last_error().contains("callback"));
 }
+
+#[test]
+fn nonblocking_callbacks_run_in_place_and_unknown_flags_are_refused() {
+    let server = OwnedServer::new();
+    // SAFETY: live server, valid strings.
+    let status = unsafe {
+        crate::polymcp_server_add_tool_ex(
+            server.0,
+            c"sum".as_ptr(),
+            ptr::null(),
+            OBJECT.as_ptr(),
+            ptr::null(),
+            crate::POLYMCP_TOOL_NONBLOCKING,
+            Some(sum),
+            ptr::null_mut(),
+            None,
+        )
+    };
+    assert_eq!(status, polymcp_status::POLYMCP_OK);
+    // SAFETY: as above.
+    let refused = unsafe {
+        crate::polymcp_server_add_tool_ex(
+            server.0,
+            c"other".as_ptr(),
+            ptr::null(),
+            OBJECT.as_ptr(),
+            ptr::null(),
+            0x80,
+            Some(sum),
+            ptr::null_mut(),
+            None,
+        )
+    };
+    assert_eq!(refused, polymcp_status::POLYMCP_INVALID_ARGUMENT);
+    assert!(last_error().contains("unknown flags"), "{}", last_error());
+    with_http_server(&server, |client, _| {
+        let r = call(client, "sum", json!({"a": 40, "b": 2}));
+        assert_eq!(texts(&r), vec!["42".to_owned()]);
+    });
+}

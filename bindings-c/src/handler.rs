@@ -108,6 +108,9 @@ pub(crate) struct CallbackTool {
     callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut polymcp_call),
     userdata: *mut c_void,
     finalizer: polymcp_userdata_free,
+    /// Registered with POLYMCP_TOOL_NONBLOCKING: the callback promised not
+    /// to block, so it runs on the runtime thread serving the request.
+    nonblocking: bool,
     /// Cleared when registration fails: the caller then still owns the
     /// userdata and must not see the finalizer run.
     owns_userdata: AtomicBool,
@@ -124,11 +127,13 @@ impl CallbackTool {
         callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut polymcp_call),
         userdata: *mut c_void,
         finalizer: polymcp_userdata_free,
+        nonblocking: bool,
     ) -> CallbackTool {
         CallbackTool {
             callback,
             userdata,
             finalizer,
+            nonblocking,
             owns_userdata: AtomicBool::new(true),
         }
     }
@@ -153,11 +158,17 @@ impl CallbackTool {
         // Display of a Value is compact JSON; serde_json escapes control
         // characters, so the text has no interior NUL.
         let arguments = arguments.to_string();
-        // C callbacks may block, so never on a runtime worker. The task is
-        // detached: the outcome arrives through the completion handle.
-        drop(tokio::task::spawn_blocking(move || {
-            self.invoke(arguments, call)
-        }));
+        if self.nonblocking {
+            // Promised not to block: calling in place saves the two thread
+            // switches a trip through the blocking pool costs.
+            self.invoke(arguments, call);
+        } else {
+            // C callbacks may block, so never on a runtime worker. The task
+            // is detached: the outcome arrives through the completion handle.
+            drop(tokio::task::spawn_blocking(move || {
+                self.invoke(arguments, call)
+            }));
+        }
         receiver.wait().await
     }
 

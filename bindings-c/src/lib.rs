@@ -36,9 +36,9 @@ pub use handler::{
     polymcp_call_respond_result, polymcp_tool_callback, polymcp_userdata_free,
 };
 pub use server::{
-    polymcp_server, polymcp_server_add_tool, polymcp_server_free, polymcp_server_http_port,
-    polymcp_server_new, polymcp_server_serve_http, polymcp_server_serve_stdio,
-    polymcp_server_shutdown,
+    POLYMCP_TOOL_NONBLOCKING, polymcp_server, polymcp_server_add_tool, polymcp_server_add_tool_ex,
+    polymcp_server_free, polymcp_server_http_port, polymcp_server_new, polymcp_server_serve_http,
+    polymcp_server_serve_stdio, polymcp_server_shutdown,
 };
 
 // Unit tests, not integration tests: the crate builds no rlib, whose file

@@ -232,19 +232,22 @@ int main(int argc, char **argv) {
     if (status != POLYMCP_OK) {
         return fail("creating the server", status);
     }
-    status = polymcp_server_add_tool(
+    /* Both callbacks answer at once and never block, so they may run on
+     * polymcp's own threads (POLYMCP_TOOL_NONBLOCKING), which saves two
+     * thread switches per call. */
+    status = polymcp_server_add_tool_ex(
         g_server, "echo", "Returns the text unchanged.",
         "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
         "\"required\":[\"text\"]}",
-        NULL, echo_tool, NULL, NULL);
+        NULL, POLYMCP_TOOL_NONBLOCKING, echo_tool, NULL, NULL);
     if (status == POLYMCP_OK) {
-        status = polymcp_server_add_tool(
+        status = polymcp_server_add_tool_ex(
             g_server, "add", "Adds two integers.",
             "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
             "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}",
             "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"integer\"}},"
             "\"required\":[\"result\"]}",
-            add_tool, NULL, NULL);
+            POLYMCP_TOOL_NONBLOCKING, add_tool, NULL, NULL);
     }
     if (status != POLYMCP_OK) {
         polymcp_server_free(g_server);
