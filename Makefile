@@ -58,8 +58,7 @@ demo: build
 conformance: build
 	bash scripts/conformance.sh
 
-bench:
-	@echo "make bench: not implemented yet (issue #6)"; exit 1
+include bench/bench.mk
 
 clean:
 	cargo clean

@@ -1,0 +1,408 @@
+//! mcp-bench: the load generator and benchmark driver.
+//!
+//!     mcp-bench run   [--short] [--rounds N] [--phase SECS] [--only a,b] [--config FILE]
+//!                     [--manifest FILE] [--root DIR] [--out DIR] [--no-pin]
+//!                     [--generator-cpu N] [--server-cpu N] [--strict]
+//!     mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
+//!     mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS…
+//!     mcp-bench cold  [--times N] -- CMD ARGS…
+//!
+//! `run` measures every server of bench/servers.json and writes
+//! bench/results/latest.{json,md}; BENCH_SHORT=1 is the same as --short.
+
+use polymcp_bench::config;
+use polymcp_bench::http::{self, Endpoint};
+use polymcp_bench::proc::{self, Launch};
+use polymcp_bench::report::{self, Machine, Report};
+use polymcp_bench::runner::{self, Plan};
+use polymcp_bench::stdio::{self, StdioServer, Stop};
+use std::net::ToSocketAddrs;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+const USAGE: &str = "usage:
+  mcp-bench run   [--short] [--rounds N] [--phase SECS] [--only a,b] [--config FILE]
+                  [--manifest FILE] [--root DIR] [--out DIR] [--no-pin]
+                  [--generator-cpu N] [--server-cpu N] [--strict]
+  mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
+  mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS...
+  mcp-bench cold  [--times N] -- CMD ARGS...";
+
+/// Options as `--name value` pairs and flags, then the words after `--`.
+struct Args {
+    options: Vec<(String, Option<String>)>,
+    positional: Vec<String>,
+    command: Vec<String>,
+}
+
+const FLAGS: [&str; 4] = ["--short", "--no-pin", "--strict", "--help"];
+
+impl Args {
+    fn parse(raw: &[String]) -> Result<Args, String> {
+        let mut args = Args {
+            options: Vec::new(),
+            positional: Vec::new(),
+            command: Vec::new(),
+        };
+        let mut it = raw.iter();
+        while let Some(a) = it.next() {
+            if a == "--" {
+                args.command = it.cloned().collect();
+                break;
+            }
+            if FLAGS.contains(&a.as_str()) {
+                args.options.push((a.clone(), None));
+            } else if a.starts_with("--") {
+                let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
+                args.options.push((a.clone(), Some(value.clone())));
+            } else {
+                args.positional.push(a.clone());
+            }
+        }
+        Ok(args)
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        self.options.iter().any(|(n, _)| n == name)
+    }
+
+    fn value(&self, name: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    fn number<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, String> {
+        match self.value(name) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .map_err(|_| format!("{name}: not a number: {v:?}")),
+        }
+    }
+
+    fn reject_unknown(&self, known: &[&str]) -> Result<(), String> {
+        match self
+            .options
+            .iter()
+            .find(|(n, _)| !known.contains(&n.as_str()))
+        {
+            Some((n, _)) => Err(format!("unknown option {n}")),
+            None => Ok(()),
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    // One thread: the generator is pinned to one core, and a single-threaded
+    // scheduler has no cross-thread wake-ups to pay for.
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
+}
+
+fn print_load(label: &str, r: &mut polymcp_bench::stats::LoadResult) {
+    let l = r.latency();
+    println!(
+        "{label}: {:.0} calls/s, {} ok, {} errors, p50 {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+        r.rate(),
+        r.ok,
+        r.errors,
+        l.p50_us,
+        l.p90_us,
+        l.p99_us,
+        l.max_us
+    );
+    if let Some(e) = &r.first_error {
+        println!("first error: {e}");
+    }
+}
+
+fn cmd_http(args: &Args) -> Result<ExitCode, String> {
+    args.reject_unknown(&["--concurrency", "--duration", "--pad"])?;
+    let url = args.positional.first().ok_or("http: missing URL")?;
+    let rest = url.strip_prefix("http://").ok_or("only http:// URLs")?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let addr = authority
+        .to_socket_addrs()
+        .map_err(|e| format!("{authority}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{authority}: no address"))?;
+    let endpoint = Endpoint {
+        addr,
+        path: path.to_owned(),
+    };
+    let concurrency: usize = args.number("--concurrency", 32)?;
+    let duration: f64 = args.number("--duration", 5.0)?;
+    let pad: usize = args.number("--pad", 0)?;
+    runtime()?.block_on(async {
+        let session = http::open_session(&endpoint).await?;
+        println!("wire: {}", session.wire.as_str());
+        let mut r = http::load(
+            &endpoint,
+            &session,
+            concurrency,
+            Duration::from_secs_f64(duration),
+            pad,
+        )
+        .await;
+        print_load(&format!("http c={concurrency}"), &mut r);
+        Ok(if r.errors == 0 && r.ok > 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
+    })
+}
+
+fn stdio_launch(args: &Args) -> Result<Launch, String> {
+    if args.command.is_empty() {
+        return Err("missing the server command after --".into());
+    }
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    Ok(Launch {
+        argv: args.command.clone(),
+        cwd,
+        cpu: None,
+        log: None,
+    })
+}
+
+fn cmd_stdio(args: &Args) -> Result<ExitCode, String> {
+    args.reject_unknown(&["--in-flight", "--duration", "--pad"])?;
+    let launch = stdio_launch(args)?;
+    let in_flight: usize = args.number("--in-flight", 16)?;
+    let duration: f64 = args.number("--duration", 5.0)?;
+    let pad: usize = args.number("--pad", 0)?;
+    runtime()?.block_on(async {
+        let mut server = StdioServer::spawn(&launch)?;
+        let wire = server.detect().await?;
+        println!("wire: {}", wire.as_str());
+        let mut r = server
+            .load(
+                wire,
+                in_flight,
+                Stop::After(Duration::from_secs_f64(duration)),
+                pad,
+            )
+            .await;
+        server.stop().await;
+        print_load(&format!("stdio {in_flight} in flight"), &mut r);
+        Ok(if r.errors == 0 && r.ok > 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
+    })
+}
+
+fn cmd_cold(args: &Args) -> Result<ExitCode, String> {
+    args.reject_unknown(&["--times"])?;
+    let launch = stdio_launch(args)?;
+    let times: usize = args.number("--times", 5)?;
+    runtime()?.block_on(async {
+        let mut probe = StdioServer::spawn(&launch)?;
+        let wire = probe.detect().await;
+        probe.stop().await;
+        let wire = wire?;
+        let mut samples = Vec::new();
+        for _ in 0..times {
+            samples.push(stdio::cold_start(&launch, wire).await?.as_secs_f64() * 1000.0);
+        }
+        let median = polymcp_bench::stats::median(&samples).unwrap_or(0.0);
+        println!(
+            "cold start ({}): median {median:.2} ms of {samples:.2?}",
+            wire.as_str()
+        );
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
+    args.reject_unknown(&[
+        "--short",
+        "--rounds",
+        "--phase",
+        "--only",
+        "--config",
+        "--manifest",
+        "--root",
+        "--out",
+        "--no-pin",
+        "--generator-cpu",
+        "--server-cpu",
+        "--strict",
+    ])?;
+    let root = match args.value("--root") {
+        Some(r) => PathBuf::from(r),
+        None => std::env::current_dir().map_err(|e| e.to_string())?,
+    };
+    let config_path = args
+        .value("--config")
+        .map_or_else(|| root.join("bench/servers.json"), PathBuf::from);
+    let manifest_path = args
+        .value("--manifest")
+        .map_or_else(|| root.join("examples/manifest.json"), PathBuf::from);
+    let (config, mut servers) = config::load(&config_path, &manifest_path)?;
+    if let Some(only) = args.value("--only") {
+        let wanted: Vec<&str> = only.split(',').map(str::trim).collect();
+        if let Some(unknown) = wanted
+            .iter()
+            .find(|w| !servers.iter().any(|s| s.name() == **w))
+        {
+            return Err(format!("--only: no server named {unknown}"));
+        }
+        servers.retain(|s| wanted.contains(&s.name()));
+    }
+    let short = args.flag("--short") || std::env::var("BENCH_SHORT").is_ok_and(|v| v == "1");
+    let mut plan = if short {
+        Plan::short(root.clone())
+    } else {
+        Plan::full(root.clone())
+    };
+    plan.rounds = args.number("--rounds", plan.rounds)?.max(1);
+    plan.phase_secs = args.number("--phase", plan.phase_secs)?;
+    // Set by bench/bench.mk: the `make build-LANG` parts that failed. Their
+    // polymcp servers are not run, so no stale artifact is measured.
+    if let Ok(failed) = std::env::var("MCP_BENCH_FAILED_BUILDS") {
+        for part in failed.split_whitespace() {
+            let language = part.strip_prefix("build-").unwrap_or(part);
+            for s in servers
+                .iter()
+                .filter(|s| s.spec.kind == "polymcp" && s.spec.language == language)
+            {
+                plan.known_unavailable.insert(
+                    s.name().to_owned(),
+                    format!("`make {part} RELEASE=1` failed"),
+                );
+            }
+        }
+    }
+
+    // Pin before the runtime starts, so every thread inherits the mask.
+    let cpus = proc::cpus();
+    let machine = Machine::probe(cpus);
+    if !args.flag("--no-pin") && cpus >= 2 {
+        let generator: usize = args.number("--generator-cpu", 0)?;
+        let server: usize = args.number("--server-cpu", 1)?;
+        if proc::which("taskset").is_none() {
+            eprintln!("mcp-bench: taskset (util-linux) not found; servers are not pinned");
+        } else {
+            plan.server_cpu = Some(server);
+        }
+        match proc::pin_self(generator) {
+            Ok(()) => plan.generator_cpu = Some(generator),
+            Err(e) => eprintln!("mcp-bench: cannot pin the load generator: {e}"),
+        }
+    }
+
+    let out_dir = args
+        .value("--out")
+        .map_or_else(|| root.join("bench/results"), PathBuf::from);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let stamp = report::utc_timestamp(now);
+    let file_stamp = stamp.replace(':', "");
+    let log_dir = out_dir.join("logs").join(&file_stamp);
+    std::fs::create_dir_all(&log_dir)
+        .map_err(|e| format!("cannot create {}: {e}", log_dir.display()))?;
+    plan.log_dir = Some(log_dir.clone());
+
+    eprintln!(
+        "mcp-bench: {} servers, {} rounds of {} s phases; server logs in {}",
+        servers.len(),
+        plan.rounds,
+        plan.phase_secs,
+        log_dir.display()
+    );
+    let outcomes = runtime()?.block_on(runner::run(&plan, &servers));
+    let targets = report::evaluate(&config.targets, &outcomes);
+    let command = std::env::var("MCP_BENCH_COMMAND").unwrap_or_else(|_| {
+        let mut words = vec!["mcp-bench".to_owned()];
+        words.extend(raw.iter().cloned());
+        words.join(" ")
+    });
+    let git_commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(&root)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| "unknown".into());
+    let report = Report {
+        schema: "polymcp-bench/1",
+        date: stamp,
+        command,
+        git_commit,
+        machine,
+        plan,
+        servers: outcomes,
+        targets,
+    };
+    let markdown = report::markdown(&report);
+    println!("{markdown}");
+    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    for (name, text) in [
+        (format!("bench-{file_stamp}.json"), &json),
+        ("latest.json".to_owned(), &json),
+        ("latest.md".to_owned(), &markdown),
+    ] {
+        let path = out_dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    eprintln!(
+        "mcp-bench: results in {}",
+        out_dir.join("latest.json").display()
+    );
+
+    let measured = report
+        .servers
+        .iter()
+        .filter(|o| o.unavailable.is_none())
+        .count();
+    let failed = report
+        .servers
+        .iter()
+        .any(|o| o.errors > 0 || o.unavailable.is_some());
+    if measured == 0 || (args.flag("--strict") && failed) {
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let Some((sub, rest)) = raw.split_first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = Args::parse(rest).and_then(|args| {
+        if args.flag("--help") {
+            println!("{USAGE}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        match sub.as_str() {
+            "run" => cmd_run(&args, &raw),
+            "http" => cmd_http(&args),
+            "stdio" => cmd_stdio(&args),
+            "cold" => cmd_cold(&args),
+            _ => Err(format!("unknown command {sub}")),
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(why) => {
+            eprintln!("mcp-bench: {why}\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! polymcp-bench: measures MCP servers over Streamable HTTP and stdio.
+//!
+//! `mcp-bench run` drives every server of bench/servers.json round by round
+//! and prints figures, ratios and target checks; `mcp-bench http`, `stdio`
+//! and `cold` measure one server. `baseline-server` is the physical-limit
+//! reference: hyper + serde_json answering just the echo tool.
+
+pub mod config;
+pub mod http;
+pub mod proc;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod stdio;
+pub mod wire;
