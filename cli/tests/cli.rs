@@ -170,9 +170,15 @@ fn calls_a_stdio_server_from_the_manifest() {
 fn works_unchanged_against_a_legacy_server() {
     let command = "python3 tests/fixtures/legacy_stdio_server.py";
     let tools = polymcp(&["tools", "--stdio", command]);
-    assert_eq!(String::from_utf8_lossy(&tools.stdout), "shout\tUpper-cases text\n");
+    assert_eq!(
+        String::from_utf8_lossy(&tools.stdout),
+        "shout\tUpper-cases text\n"
+    );
     let call = polymcp(&["call", "--stdio", command, "shout", r#"{"text":"hi"}"#]);
     let result = stdout_json(&call);
     assert_eq!(result["content"][0]["text"], "HI");
-    assert!(result.get("resultType").is_none(), "a legacy result, passed through");
+    assert!(
+        result.get("resultType").is_none(),
+        "a legacy result, passed through"
+    );
 }
