@@ -568,3 +568,21 @@ fn registration_rejects_bad_definitions() {
         "network $ref must not be fetched"
     );
 }
+
+#[tokio::test]
+async fn basic_index_request_ids_in_flight_must_be_unique() {
+    let mut io = Stdio::start(test_server());
+    io.send(&request(5, "tools/call", json!({"name": "slow"})))
+        .await;
+    let duplicate = io.call(request(5, "tools/list", json!({}))).await;
+    assert_eq!(duplicate["error"]["code"], -32600, "{duplicate}");
+    assert_eq!(duplicate["id"], 5);
+    // the first request is still answered, and the id is free again after
+    let mut first = io.recv().await;
+    while first.get("method").is_some() {
+        first = io.recv().await;
+    }
+    assert_eq!(first["result"]["content"][0]["text"], "done");
+    let reused = io.call(request(5, "tools/list", json!({}))).await;
+    assert!(reused["result"].is_object(), "{reused}");
+}

@@ -238,7 +238,22 @@ fn handle_modern(
             }
             let id = prepared.request.id.clone();
             let cancel = CancellationToken::new();
-            lock(in_flight).insert(id.clone(), (cancel.clone(), prepared.is_listen()));
+            {
+                let mut running = lock(in_flight);
+                if running.contains_key(&id) {
+                    // Ids must be unique among requests in flight (spec:
+                    // basic/index.mdx, "Requests"); accepting a second one
+                    // would make the first impossible to cancel or answer
+                    // unambiguously.
+                    let error = McpError::new(
+                        codes::INVALID_REQUEST,
+                        format!("request id {id} is already in use by a request in flight"),
+                    );
+                    let _ = out.send(error_value(Some(&id), &error));
+                    return;
+                }
+                running.insert(id.clone(), (cancel.clone(), prepared.is_listen()));
+            }
             let server = server.clone();
             let out = out.clone();
             let in_flight = in_flight.clone();
@@ -253,6 +268,9 @@ fn handle_modern(
                         // (progress MUST stop after completion), as on HTTP
                         // where the finished response drops the token's guard.
                         cancel.cancel();
+                        // Free the id before answering: a client may reuse
+                        // it as soon as it reads the response.
+                        lock(&in_flight).remove(&id);
                         if !was_cancelled {
                             let _ = out.send(reply.message);
                         }
