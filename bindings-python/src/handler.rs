@@ -29,6 +29,20 @@ use crate::{convert, error};
 
 const INTERPRETER_GONE: &str = "the Python interpreter is shutting down";
 
+/// How many plain `def` handlers may run at once, process-wide. They all
+/// queue for the GIL anyway; past a few threads, more only add context
+/// switches (the benchmark saw 100+ blocking threads at 32 connections).
+/// The bound is `concurrent.futures.ThreadPoolExecutor`'s default,
+/// `min(32, cpus + 4)`, so a handler that blocks on I/O still overlaps with
+/// others as it would in a Python thread pool.
+fn sync_slots() -> &'static tokio::sync::Semaphore {
+    static SLOTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    SLOTS.get_or_init(|| {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        tokio::sync::Semaphore::new((cpus + 4).min(32))
+    })
+}
+
 /// Every Python object a server holds, in one place so the garbage
 /// collector can see (and break) cycles through them.
 ///
@@ -154,7 +168,12 @@ struct Call {
 
 impl Call {
     async fn run_sync(self) -> HandlerResult {
+        // Never closed, so acquiring only waits. The permit moves into the
+        // blocking task, so it is held while Python runs even if the request
+        // is abandoned meanwhile.
+        let permit = sync_slots().acquire().await;
         let task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             Python::try_attach(|py| {
                 self.invoke(py)
                     .and_then(|returned| output(py, &self.refs, &returned))
