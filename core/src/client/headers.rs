@@ -3,7 +3,7 @@
 //! from `tools/list`, and annotated arguments are mirrored into
 //! `Mcp-Param-{Name}` headers on `tools/call`.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::RwLock;
 
@@ -74,11 +74,6 @@ impl ToolHeaders {
             })
             .collect()
     }
-}
-
-/// Extracts `arguments` from `tools/call` params.
-pub(crate) fn call_arguments(params: &Map<String, Value>) -> Option<&Value> {
-    params.get("arguments")
 }
 
 #[cfg(test)]

@@ -334,6 +334,10 @@ struct ClientShared {
     next_id: AtomicI64,
     cache: cache::ResultCache,
     tool_headers: headers::ToolHeaders,
+    /// `clientInfo` and `clientCapabilities` never change: built once, not
+    /// once per request.
+    info_value: Value,
+    capabilities_value: Value,
 }
 
 /// An MCP client connected to one server. Cheap to clone.
@@ -408,6 +412,8 @@ impl Client {
     }
 
     fn from_transport(transport: Arc<dyn ClientTransport>, options: ClientOptions) -> Client {
+        let info_value = serde_json::to_value(&options.info).unwrap_or(Value::Null);
+        let capabilities_value = Value::Object(options.capabilities());
         Client {
             shared: Arc::new(ClientShared {
                 transport,
@@ -421,6 +427,8 @@ impl Client {
                 next_id: AtomicI64::new(1),
                 cache: cache::ResultCache::default(),
                 tool_headers: headers::ToolHeaders::default(),
+                info_value,
+                capabilities_value,
             }),
         }
     }
@@ -445,13 +453,10 @@ impl Client {
             meta::PROTOCOL_VERSION.into(),
             Value::from(self.protocol_version()),
         );
-        meta.insert(
-            meta::CLIENT_INFO.into(),
-            serde_json::to_value(&self.shared.options.info).unwrap_or(Value::Null),
-        );
+        meta.insert(meta::CLIENT_INFO.into(), self.shared.info_value.clone());
         meta.insert(
             meta::CLIENT_CAPABILITIES.into(),
-            Value::Object(self.shared.options.capabilities()),
+            self.shared.capabilities_value.clone(),
         );
         meta
     }
@@ -793,7 +798,7 @@ impl Client {
                 let name = p.get("name").and_then(Value::as_str).unwrap_or("");
                 self.shared
                     .tool_headers
-                    .headers_for(name, headers::call_arguments(&p))
+                    .headers_for(name, p.get("arguments"))
             } else {
                 Vec::new()
             };

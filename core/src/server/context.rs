@@ -314,13 +314,7 @@ impl RequestContext {
         match &self.inner.input {
             InputMode::Live(live) => {
                 let answer = self.live_request(live, kind, params)?;
-                match answer.blocking_recv() {
-                    Ok(Ok(value)) => Ok(AskOutcome::Answered(value)),
-                    Ok(Err(e)) => Err(HandlerError::Protocol(e)),
-                    Err(_) => Err(HandlerError::Protocol(McpError::internal(
-                        "the client session ended before answering",
-                    ))),
-                }
+                live_answer(answer.blocking_recv()).map(AskOutcome::Answered)
             }
             _ => self.ask_now(key, kind, params),
         }
@@ -340,13 +334,7 @@ impl RequestContext {
     ) -> Result<Value, HandlerError> {
         if let InputMode::Live(live) = &self.inner.input {
             let answer = self.live_request(live, kind, params)?;
-            return match answer.await {
-                Ok(Ok(value)) => Ok(value),
-                Ok(Err(e)) => Err(HandlerError::Protocol(e)),
-                Err(_) => Err(HandlerError::Protocol(McpError::internal(
-                    "the client session ended before answering",
-                ))),
-            };
+            return live_answer(answer.await);
         }
         match self.ask_now(key, kind, params)? {
             AskOutcome::Answered(answer) => Ok(answer),
@@ -398,6 +386,18 @@ impl RequestContext {
             Some(sink) => sink.send(notification_value(method, Some(&params))).is_ok(),
             None => false,
         }
+    }
+}
+
+/// The client's answer to a live request, or why there is none.
+fn live_answer(
+    received: Result<Result<Value, McpError>, oneshot::error::RecvError>,
+) -> Result<Value, HandlerError> {
+    match received {
+        Ok(answer) => answer.map_err(HandlerError::Protocol),
+        Err(_) => Err(HandlerError::Protocol(McpError::internal(
+            "the client session ended before answering",
+        ))),
     }
 }
 
