@@ -4,8 +4,8 @@
 //! the pure-Python layer adapts user functions to it (keyword arguments,
 //! context injection, return-value normalisation).
 //!
-//! - Sync handlers run on tokio's blocking pool (never on a runtime worker)
-//!   and hold the GIL only while Python code runs.
+//! - Sync handlers run on the Python worker threads of [`workers`] (never
+//!   on a runtime worker).
 //! - Async handlers are scheduled on the asyncio loop given to `start_*`
 //!   with `asyncio.run_coroutine_threadsafe`; the loop's done callback
 //!   completes a [`Completion`] that the core awaits.
@@ -25,23 +25,9 @@ use polymcp::server::{
 
 use crate::context::PyContext;
 use crate::tool_result::PyToolResult;
-use crate::{convert, error};
+use crate::{convert, error, workers};
 
 const INTERPRETER_GONE: &str = "the Python interpreter is shutting down";
-
-/// How many plain `def` handlers may run at once, process-wide. They all
-/// queue for the GIL anyway; past a few threads, more only add context
-/// switches (the benchmark saw 100+ blocking threads at 32 connections).
-/// The bound is `concurrent.futures.ThreadPoolExecutor`'s default,
-/// `min(32, cpus + 4)`, so a handler that blocks on I/O still overlaps with
-/// others as it would in a Python thread pool.
-fn sync_slots() -> &'static tokio::sync::Semaphore {
-    static SLOTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
-    SLOTS.get_or_init(|| {
-        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-        tokio::sync::Semaphore::new((cpus + 4).min(32))
-    })
-}
 
 /// Every Python object a server holds, in one place so the garbage
 /// collector can see (and break) cycles through them.
@@ -168,32 +154,17 @@ struct Call {
 
 impl Call {
     async fn run_sync(self) -> HandlerResult {
-        // Never closed, so acquiring only waits. The permit moves into the
-        // blocking task, so it is held while Python runs even if the request
-        // is abandoned meanwhile.
-        let permit = sync_slots().acquire().await;
-        let task = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            Python::try_attach(|py| {
-                self.invoke(py)
-                    .and_then(|returned| output(py, &self.refs, &returned))
-            })
-            .unwrap_or_else(|| Err(HandlerError::tool(INTERPRETER_GONE)))
-        });
-        task.await.unwrap_or_else(|e| Err(thread_failed(e)))
+        with_gil(move |py| {
+            self.invoke(py)
+                .and_then(|returned| output(py, &self.refs, &returned))
+        })
+        .await
+        .and_then(|result| result)
     }
 
     async fn run_async(self) -> HandlerResult {
         let (completion, receiver) = Completion::new();
-        let scheduled = tokio::task::spawn_blocking(move || {
-            Python::try_attach(|py| self.schedule(py, completion))
-                .unwrap_or_else(|| Err(HandlerError::tool(INTERPRETER_GONE)))
-        });
-        let future = match scheduled.await {
-            Ok(Ok(future)) => future,
-            Ok(Err(e)) => return Err(e),
-            Err(e) => return Err(thread_failed(e)),
-        };
+        let future = with_gil(move |py| self.schedule(py, completion)).await??;
         let mut pending = CancelOnDrop(Some(future));
         let result = receiver.wait().await;
         pending.0 = None;
@@ -251,8 +222,22 @@ impl Call {
     }
 }
 
-fn thread_failed(e: tokio::task::JoinError) -> HandlerError {
-    HandlerError::tool(format!("the Python handler thread failed: {e}"))
+/// Runs `f` on a Python worker thread (see [`workers`]) and waits for its
+/// answer without blocking the runtime.
+async fn with_gil<T: Send + 'static>(
+    f: impl FnOnce(Python<'_>) -> T + Send + 'static,
+) -> Result<T, HandlerError> {
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    workers::submit(move |py| {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py)))
+            .map_err(|_| HandlerError::tool("the Python handler call panicked in polymcp"));
+        // The request may have been abandoned meanwhile; nobody to tell.
+        let _ = answer.send(outcome);
+    });
+    // Dropped unanswered: the interpreter is shutting down.
+    answered
+        .await
+        .unwrap_or_else(|_| Err(HandlerError::tool(INTERPRETER_GONE)))
 }
 
 fn run_coroutine_threadsafe(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
@@ -288,11 +273,9 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some(future) = self.0.take() {
             // Dropped on a runtime worker: taking the GIL there could stall
-            // other requests, so cancel from the blocking pool.
-            polymcp::runtime::handle().spawn_blocking(move || {
-                Python::try_attach(|py| {
-                    let _ = future.bind(py).call_method0("cancel");
-                });
+            // other requests, so cancel from a Python worker.
+            workers::submit(move |py| {
+                let _ = future.bind(py).call_method0("cancel");
             });
         }
     }

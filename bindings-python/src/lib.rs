@@ -13,6 +13,7 @@ mod handler;
 mod server;
 mod serving;
 mod tool_result;
+mod workers;
 
 use pyo3::prelude::*;
 
