@@ -106,6 +106,12 @@ pub struct EnvelopeError {
 impl Message {
     /// Reads one message from bytes, classifying it by its members.
     pub fn from_slice(bytes: &[u8]) -> Result<Message, EnvelopeError> {
+        // Straight into the envelope's members, without a JSON tree for the
+        // envelope itself. Anything that is not an object (or not JSON)
+        // takes the slow path, which words the error.
+        if let Ok(envelope) = serde_json::from_slice::<Envelope>(bytes) {
+            return envelope.classify();
+        }
         let value: Value = serde_json::from_slice(bytes).map_err(|e| EnvelopeError {
             id: None,
             error: McpError::new(codes::PARSE_ERROR, format!("Parse error: {e}")),
@@ -118,44 +124,15 @@ impl Message {
         let Value::Object(mut obj) = value else {
             return Err(invalid(None, "a JSON-RPC message must be a JSON object"));
         };
-        let id_value = obj.remove("id");
-        let id = id_value.as_ref().and_then(RequestId::from_value);
-        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Err(invalid(id, "\"jsonrpc\" must be \"2.0\""));
+        Envelope {
+            jsonrpc: obj.remove("jsonrpc"),
+            id: obj.remove("id"),
+            method: obj.remove("method"),
+            params: obj.remove("params"),
+            result: obj.remove("result"),
+            error: obj.remove("error"),
         }
-        if let Some(method) = obj.remove("method") {
-            let Value::String(method) = method else {
-                return Err(invalid(id, "\"method\" must be a string"));
-            };
-            let params = match obj.remove("params") {
-                None => None,
-                Some(Value::Object(map)) => Some(map),
-                Some(_) => return Err(invalid(id, "\"params\" must be an object")),
-            };
-            return match (id_value, id) {
-                (None, _) => Ok(Message::Notification(Notification { method, params })),
-                (Some(_), Some(id)) => Ok(Message::Request(Request { id, method, params })),
-                (Some(_), None) => Err(invalid(None, "\"id\" must be a string or an integer")),
-            };
-        }
-        if let Some(result) = obj.remove("result") {
-            return Ok(Message::Response(Response {
-                id,
-                outcome: Ok(result),
-            }));
-        }
-        if let Some(error) = obj.remove("error") {
-            let error: McpError = serde_json::from_value(error)
-                .map_err(|e| invalid(id.clone(), &format!("malformed \"error\": {e}")))?;
-            return Ok(Message::Response(Response {
-                id,
-                outcome: Err(error),
-            }));
-        }
-        Err(invalid(
-            id,
-            "message has neither \"method\", \"result\" nor \"error\"",
-        ))
+        .classify()
     }
 
     /// Serialises to a JSON value.
@@ -168,6 +145,130 @@ impl Message {
                 Err(e) => error_value(r.id.as_ref(), e),
             },
         }
+    }
+}
+
+/// The members of a JSON-RPC message object that matter; any others are
+/// ignored. A member given twice keeps its last value, as in a JSON object.
+#[derive(Default)]
+struct Envelope {
+    jsonrpc: Option<Value>,
+    id: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+impl Envelope {
+    fn classify(self) -> Result<Message, EnvelopeError> {
+        let id = self.id.as_ref().and_then(RequestId::from_value);
+        if self.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+            return Err(invalid(id, "\"jsonrpc\" must be \"2.0\""));
+        }
+        if let Some(method) = self.method {
+            let Value::String(method) = method else {
+                return Err(invalid(id, "\"method\" must be a string"));
+            };
+            let params = match self.params {
+                None => None,
+                Some(Value::Object(map)) => Some(map),
+                Some(_) => return Err(invalid(id, "\"params\" must be an object")),
+            };
+            return match (self.id, id) {
+                (None, _) => Ok(Message::Notification(Notification { method, params })),
+                (Some(_), Some(id)) => Ok(Message::Request(Request { id, method, params })),
+                (Some(_), None) => Err(invalid(None, "\"id\" must be a string or an integer")),
+            };
+        }
+        if let Some(result) = self.result {
+            return Ok(Message::Response(Response {
+                id,
+                outcome: Ok(result),
+            }));
+        }
+        if let Some(error) = self.error {
+            let error: McpError = serde_json::from_value(error)
+                .map_err(|e| invalid(id.clone(), &format!("malformed \"error\": {e}")))?;
+            return Ok(Message::Response(Response {
+                id,
+                outcome: Err(error),
+            }));
+        }
+        Err(invalid(
+            id,
+            "message has neither \"method\", \"result\" nor \"error\"",
+        ))
+    }
+}
+
+/// A member name of the envelope, read without allocating it.
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Member, E> {
+                Ok(match name {
+                    "jsonrpc" => Member::Jsonrpc,
+                    "id" => Member::Id,
+                    "method" => Member::Method,
+                    "params" => Member::Params,
+                    "result" => Member::Result,
+                    "error" => Member::Error,
+                    _ => Member::Other,
+                })
+            }
+        }
+        deserializer.deserialize_str(Name)
+    }
+}
+
+impl<'de> Deserialize<'de> for Envelope {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> serde::de::Visitor<'de> for Members {
+            type Value = Envelope;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Envelope, A::Error> {
+                let mut envelope = Envelope::default();
+                while let Some(member) = map.next_key::<Member>()? {
+                    let slot = match member {
+                        Member::Jsonrpc => &mut envelope.jsonrpc,
+                        Member::Id => &mut envelope.id,
+                        Member::Method => &mut envelope.method,
+                        Member::Params => &mut envelope.params,
+                        Member::Result => &mut envelope.result,
+                        Member::Error => &mut envelope.error,
+                        Member::Other => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(envelope)
+            }
+        }
+        deserializer.deserialize_map(Members)
     }
 }
 
@@ -237,6 +338,42 @@ pub fn error_value(id: Option<&RequestId>, error: &McpError) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn reading_bytes_and_reading_a_parsed_value_agree() {
+        let cases: &[&str] = &[
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#,
+            r#"{"jsonrpc":"2.0","id":"a","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":"x"}}"#,
+            r#"{"jsonrpc":"1.0","id":3,"method":"m"}"#,
+            r#"{"id":3,"method":"m"}"#,
+            r#"{"jsonrpc":2,"id":3,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"m","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"a","method":"b","extra":{"deep":[1,2]}}"#,
+            r#"{"jsonrpc":"2.0","id":5}"#,
+            r#"{"\u006asonrpc":"2.0","id":6,"method":"escaped-key"}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"batch"}]"#,
+            r#"42"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m""#,
+            r#"not json"#,
+        ];
+        for case in cases {
+            let from_tree = serde_json::from_slice::<Value>(case.as_bytes())
+                .map_err(|e| e.to_string())
+                .map(Message::from_value);
+            match (Message::from_slice(case.as_bytes()), from_tree) {
+                (Ok(fast), Ok(Ok(tree))) => assert_eq!(fast, tree, "{case}"),
+                (Err(fast), Ok(Err(tree))) => assert_eq!(fast, tree, "{case}"),
+                (Err(fast), Err(_)) => assert_eq!(fast.error.code, codes::PARSE_ERROR, "{case}"),
+                (fast, tree) => panic!("{case}: bytes gave {fast:?}, tree gave {tree:?}"),
+            }
+        }
+    }
 
     #[test]
     fn classifies_requests_notifications_and_responses() {

@@ -175,12 +175,14 @@ impl FlatSchema {
                 }
                 continue;
             };
-            let location = format!("/{}", name.replace('~', "~0").replace('/', "~1"));
+            // Built only for a problem: the valid case allocates nothing.
+            let location = || format!("/{}", name.replace('~', "~0").replace('/', "~1"));
             if let Some(kind) = property.kind
                 && !kind.admits(value)
             {
                 problems.push(format!(
-                    "{location}: {value} is not of type \"{}\"",
+                    "{}: {value} is not of type \"{}\"",
+                    location(),
                     kind.name()
                 ));
             }
@@ -188,7 +190,8 @@ impl FlatSchema {
                 && !allowed.iter().any(|a| same_value(a, value))
             {
                 problems.push(format!(
-                    "{location}: {value} is not one of {}",
+                    "{}: {value} is not one of {}",
+                    location(),
                     Value::from(allowed.clone())
                 ));
             }

@@ -1,5 +1,6 @@
 //! Streamable HTTP transport (spec: basic/transports/streamable-http.mdx).
 
+mod hangup;
 pub(crate) mod headers;
 mod legacy;
 mod server;

@@ -17,10 +17,11 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::hangup::HangupWatcher;
 use super::headers::decode_header_value;
 use crate::legacy::{SessionLimits, SessionStore};
 use crate::protocol::codes;
@@ -140,6 +141,7 @@ impl HttpServer {
         // Connections are tracked so `run` returns only once they are done:
         // a host may free its handlers as soon as `run` returns.
         let mut connections = tokio::task::JoinSet::new();
+        let hangups = HangupWatcher::new();
         loop {
             while connections.try_join_next().is_some() {}
             let (stream, _) = tokio::select! {
@@ -170,7 +172,7 @@ impl HttpServer {
             let _ = stream.set_nodelay(true);
             let endpoint = endpoint.clone();
             let conn_shutdown = shutdown.clone();
-            let (stream, hangup) = match watch_hangup(stream) {
+            let (stream, hangup) = match hangups.watch(stream) {
                 Ok(pair) => pair,
                 Err(e) => {
                     tracing::warn!(error = %e, "could not watch connection; dropping it");
@@ -178,7 +180,7 @@ impl HttpServer {
                 }
             };
             connections.spawn(async move {
-                let peer_gone = hangup.clone();
+                let peer_gone = hangup.token().clone();
                 let service = service_fn(move |req| {
                     let endpoint = endpoint.clone();
                     let peer_gone = peer_gone.clone();
@@ -199,48 +201,11 @@ impl HttpServer {
                         let _ = conn.await;
                     }
                 }
-                // ends the watcher task
-                hangup.cancel();
+                // Before the connection's descriptor closes: stop watching it.
+                drop(hangup);
             });
         }
     }
-}
-
-/// Detects the client closing its connection while a request is running.
-///
-/// hyper does not read from a connection while its service is busy, so it
-/// cannot notice a hang-up until it writes the response; but closing the
-/// connection is how a Streamable HTTP client cancels a request. A second
-/// descriptor for the same socket is watched for read-closed readiness
-/// (EPOLLRDHUP) without consuming any bytes, and the returned token fires on
-/// hang-up (or when the connection ends).
-fn watch_hangup(stream: TcpStream) -> std::io::Result<(TcpStream, CancellationToken)> {
-    let std_stream = stream.into_std()?;
-    let watcher = TcpStream::from_std(std_stream.try_clone()?)?;
-    let stream = TcpStream::from_std(std_stream)?;
-    let token = CancellationToken::new();
-    let fired = token.clone();
-    tokio::spawn(async move {
-        loop {
-            let ready = tokio::select! {
-                ready = watcher.ready(tokio::io::Interest::READABLE) => ready,
-                _ = fired.cancelled() => return,
-            };
-            match ready {
-                Ok(r) if r.is_read_closed() => break,
-                Ok(_) => {
-                    // Bytes for hyper to read: forget this edge without
-                    // consuming them and wait for the next one.
-                    let _ = watcher.try_io(tokio::io::Interest::READABLE, || {
-                        Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
-                    });
-                }
-                Err(_) => break,
-            }
-        }
-        fired.cancel();
-    });
-    Ok((stream, token))
 }
 
 pub(super) struct Endpoint {
