@@ -161,7 +161,7 @@ pub(crate) async fn handle_request(
         .execute_legacy(request, meta, cancel, sink, era)
         .await;
     drop(in_flight);
-    reply.message
+    reply.message.into_value()
 }
 
 /// Handles a client notification within a session.

@@ -22,12 +22,13 @@ use super::handler::{
 use super::input::{InputRound, supports_input};
 use super::panic::{catch_panic, panic_message};
 use super::registry::ListKind;
+use super::reply::{Outgoing, Reply};
 use super::subscriptions::{Filter, listen};
 use super::tool_result::{error_result, into_call_tool_result};
 use super::{CacheHint, Server};
 use crate::McpError;
 use crate::protocol::jsonrpc::{Request, RequestId, error_value, result_value};
-use crate::protocol::{MODERN_PROTOCOL_VERSIONS, codes, meta};
+use crate::protocol::{MODERN_PROTOCOL_VERSIONS, codes};
 
 /// The methods this revision defines for a server to answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,12 +120,6 @@ pub(crate) fn http_status_for(error: &McpError) -> u16 {
         | codes::UNSUPPORTED_PROTOCOL_VERSION => 400,
         _ => 200,
     }
-}
-
-/// The response to one request, and the HTTP status to send it with.
-pub(crate) struct Reply {
-    pub(crate) message: Value,
-    pub(crate) http_status: u16,
 }
 
 /// How a handler round ended.
@@ -244,12 +239,20 @@ impl Server {
         let outcome = self.route(request, meta, cancel, sink, Era::Modern).await;
         match outcome {
             Ok(result) => Reply {
-                message: result_value(Some(&id), Value::Object(self.finish_result(result))),
+                message: Outgoing::Result {
+                    id,
+                    result,
+                    server_info: self
+                        .shared
+                        .options
+                        .include_server_info
+                        .then(|| self.shared.info_value.clone()),
+                },
                 http_status: 200,
             },
             Err(error) => Reply {
                 http_status: http_status_for(&error),
-                message: error_value(Some(&id), &error),
+                message: Outgoing::Message(error_value(Some(&id), &error)),
             },
         }
     }
@@ -280,13 +283,13 @@ impl Server {
                     result.remove(modern_only);
                 }
                 Reply {
-                    message: result_value(Some(&id), Value::Object(result)),
+                    message: Outgoing::Message(result_value(Some(&id), Value::Object(result))),
                     http_status: 200,
                 }
             }
             Err(error) => Reply {
                 http_status: 200,
-                message: error_value(Some(&id), &error),
+                message: Outgoing::Message(error_value(Some(&id), &error)),
             },
         }
     }
@@ -353,24 +356,6 @@ impl Server {
     ) -> Map<String, Value> {
         let options = &self.shared.options;
         round.input_required(params, &options.seal_key, options.request_state_ttl)
-    }
-
-    /// Every result says it is complete (unless the handler said otherwise)
-    /// and who answered.
-    fn finish_result(&self, mut result: Map<String, Value>) -> Map<String, Value> {
-        result
-            .entry("resultType")
-            .or_insert_with(|| Value::from("complete"));
-        if self.shared.options.include_server_info {
-            let info = self.shared.info_value.clone();
-            match result.entry("_meta").or_insert_with(|| json!({})) {
-                Value::Object(m) => {
-                    m.insert(meta::SERVER_INFO.into(), info);
-                }
-                other => *other = json!({ meta::SERVER_INFO: info }),
-            }
-        }
-        result
     }
 
     pub(crate) fn capabilities(&self) -> Value {

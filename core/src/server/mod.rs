@@ -7,6 +7,7 @@ mod handler;
 mod input;
 mod panic;
 mod registry;
+mod reply;
 pub(crate) mod seal;
 mod subscriptions;
 pub(crate) mod tool_result;
@@ -109,7 +110,7 @@ impl Default for ServerOptions {
 pub(crate) struct ServerShared {
     pub(crate) info: Implementation,
     /// `info` as JSON, serialised once for every result's `_meta`.
-    pub(crate) info_value: serde_json::Value,
+    pub(crate) info_value: std::sync::Arc<serde_json::Value>,
     pub(crate) options: ServerOptions,
     pub(crate) registry: RwLock<Registry>,
     pub(crate) events: broadcast::Sender<ServerEvent>,
@@ -143,7 +144,7 @@ impl Server {
         let (events, _) = broadcast::channel(subscriptions::EVENT_BUFFER);
         Server {
             shared: Arc::new(ServerShared {
-                info_value: serde_json::to_value(&info).unwrap_or_default(),
+                info_value: std::sync::Arc::new(serde_json::to_value(&info).unwrap_or_default()),
                 info,
                 options,
                 registry: RwLock::new(Registry::default()),

@@ -272,7 +272,7 @@ fn handle_modern(
                         // it as soon as it reads the response.
                         lock(&in_flight).remove(&id);
                         if !was_cancelled {
-                            let _ = out.send(reply.message);
+                            let _ = out.send(reply.message.into_value());
                         }
                     }
                     _ = cancel.cancelled() => {}

@@ -629,7 +629,7 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
-pub(super) fn sse_event(message: &Value) -> Bytes {
+pub(super) fn sse_event(message: &(impl serde::Serialize + ?Sized)) -> Bytes {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(b"event: message\ndata: ");
     // serde_json never emits raw newlines, so one data line suffices.
@@ -692,7 +692,10 @@ pub(super) fn empty(status: StatusCode) -> Response<McpBody> {
     response
 }
 
-pub(super) fn json_response(status: StatusCode, message: &Value) -> Response<McpBody> {
+pub(super) fn json_response(
+    status: StatusCode,
+    message: &(impl serde::Serialize + ?Sized),
+) -> Response<McpBody> {
     let body = serde_json::to_vec(message).unwrap_or_default();
     let mut response = Response::new(McpBody::Full(Some(Bytes::from(body))));
     *response.status_mut() = status;

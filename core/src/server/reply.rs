@@ -1,0 +1,218 @@
+//! The response to one request, on its way to a transport.
+//!
+//! A successful 2026-07-28 result is kept as the handler's result object
+//! plus what every result carries (`resultType`, the server's identity in
+//! `_meta`), and those are written out while serialising. Building them into
+//! the JSON tree instead meant a copy of the server identity and a dozen
+//! small allocations per request, a measurable share of a small call.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+use crate::protocol::jsonrpc::{RequestId, result_value};
+use crate::protocol::meta;
+
+/// The response to one request, and the HTTP status to send it with.
+pub(crate) struct Reply {
+    pub(crate) message: Outgoing,
+    pub(crate) http_status: u16,
+}
+
+/// A JSON-RPC response message.
+pub(crate) enum Outgoing {
+    /// A result that still gets `resultType: "complete"` (unless it has a
+    /// `resultType`) and, when given, the server's identity in its `_meta`.
+    Result {
+        id: RequestId,
+        result: Map<String, Value>,
+        server_info: Option<Arc<Value>>,
+    },
+    /// A complete message (errors, legacy results).
+    Message(Value),
+}
+
+impl Outgoing {
+    /// The message as a JSON tree, for transports that queue values.
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Outgoing::Message(value) => value,
+            Outgoing::Result {
+                id,
+                mut result,
+                server_info,
+            } => {
+                result
+                    .entry("resultType")
+                    .or_insert_with(|| Value::from("complete"));
+                if let Some(info) = server_info {
+                    let info = Value::clone(&info);
+                    match result
+                        .entry("_meta")
+                        .or_insert_with(|| Value::Object(Map::new()))
+                    {
+                        Value::Object(m) => {
+                            m.insert(meta::SERVER_INFO.into(), info);
+                        }
+                        other => {
+                            *other =
+                                Value::Object(Map::from_iter([(meta::SERVER_INFO.into(), info)]))
+                        }
+                    }
+                }
+                result_value(Some(&id), Value::Object(result))
+            }
+        }
+    }
+}
+
+impl Serialize for Outgoing {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Outgoing::Message(value) => value.serialize(serializer),
+            Outgoing::Result {
+                id,
+                result,
+                server_info,
+            } => {
+                let mut envelope = serializer.serialize_map(Some(3))?;
+                envelope.serialize_entry("jsonrpc", "2.0")?;
+                envelope.serialize_entry("id", id)?;
+                envelope.serialize_entry(
+                    "result",
+                    &CompletedResult {
+                        result,
+                        server_info: server_info.as_deref(),
+                    },
+                )?;
+                envelope.end()
+            }
+        }
+    }
+}
+
+/// A result object with `resultType` and the server identity merged in.
+struct CompletedResult<'a> {
+    result: &'a Map<String, Value>,
+    server_info: Option<&'a Value>,
+}
+
+impl Serialize for CompletedResult<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        let mut wrote_meta = false;
+        for (key, value) in self.result {
+            match (key.as_str(), self.server_info, value) {
+                ("_meta", Some(info), Value::Object(handler_meta)) => {
+                    map.serialize_entry(key, &MetaWithServerInfo { handler_meta, info })?;
+                    wrote_meta = true;
+                }
+                // A `_meta` that is not an object is replaced, as it must be
+                // one.
+                ("_meta", Some(_), _) => {}
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        if !self.result.contains_key("resultType") {
+            map.serialize_entry("resultType", "complete")?;
+        }
+        if let (Some(info), false) = (self.server_info, wrote_meta) {
+            map.serialize_entry("_meta", &ServerInfoOnly(info))?;
+        }
+        map.end()
+    }
+}
+
+/// A handler's `_meta` with the server identity added (or overriding).
+struct MetaWithServerInfo<'a> {
+    handler_meta: &'a Map<String, Value>,
+    info: &'a Value,
+}
+
+impl Serialize for MetaWithServerInfo<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.handler_meta {
+            if key != meta::SERVER_INFO {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.serialize_entry(meta::SERVER_INFO, self.info)?;
+        map.end()
+    }
+}
+
+/// `{"io.modelcontextprotocol/serverInfo": …}`
+struct ServerInfoOnly<'a>(&'a Value);
+
+impl Serialize for ServerInfoOnly<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(meta::SERVER_INFO, self.0)?;
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn outgoing(result: Value, info: Option<Value>) -> Outgoing {
+        let Value::Object(result) = result else {
+            unreachable!("tests pass objects")
+        };
+        Outgoing::Result {
+            id: RequestId::Number(7),
+            result,
+            server_info: info.map(Arc::new),
+        }
+    }
+
+    /// Serialising directly and building the tree must give the same JSON.
+    fn both_ways(result: Value, info: Option<Value>) -> Value {
+        let direct: Value = serde_json::from_slice(
+            &serde_json::to_vec(&outgoing(result.clone(), info.clone())).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(direct, outgoing(result, info).into_value());
+        direct
+    }
+
+    #[test]
+    fn results_are_completed_with_result_type_and_server_identity() {
+        let info = json!({"name": "s", "version": "1"});
+        assert_eq!(
+            both_ways(json!({"content": []}), Some(info.clone())),
+            json!({"jsonrpc": "2.0", "id": 7, "result": {
+                "content": [], "resultType": "complete",
+                "_meta": {"io.modelcontextprotocol/serverInfo": info}}})
+        );
+    }
+
+    #[test]
+    fn handler_meta_and_result_type_are_kept_and_the_identity_wins() {
+        let info = json!({"name": "s", "version": "1"});
+        let result = json!({
+            "resultType": "input_required",
+            "_meta": {"a": 1, "io.modelcontextprotocol/serverInfo": "forged"}
+        });
+        assert_eq!(
+            both_ways(result, Some(info.clone()))["result"],
+            json!({"resultType": "input_required",
+                   "_meta": {"a": 1, "io.modelcontextprotocol/serverInfo": info}})
+        );
+        assert_eq!(
+            both_ways(json!({"_meta": 5}), Some(info.clone()))["result"],
+            json!({"resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": info}})
+        );
+    }
+
+    #[test]
+    fn without_server_identity_meta_is_untouched() {
+        assert_eq!(
+            both_ways(json!({"_meta": 5}), None)["result"],
+            json!({"resultType": "complete", "_meta": 5})
+        );
+    }
+}
