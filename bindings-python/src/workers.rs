@@ -260,7 +260,8 @@ fn run(py: Python<'_>, job: Job) {
 /// the Python thread it woke for the first one, which then finds a queue of
 /// one; with it, the runtime worker queues the whole burst first. The
 /// thread still runs at once on an idle CPU; only wake-up preemption of a
-/// running thread changes (`SCHED_BATCH`, no privileges needed).
+/// running thread changes (`SCHED_BATCH`, no privileges needed). Threads a
+/// handler starts inherit the policy, as they would a nice value.
 #[cfg(target_os = "linux")]
 fn batch_scheduling() {
     let param = libc::sched_param { sched_priority: 0 };
