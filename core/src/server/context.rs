@@ -403,16 +403,19 @@ fn live_answer(
 
 /// Reads the per-request protocol fields out of `params._meta`.
 pub(crate) fn parse_request_meta(
-    params: Option<&Map<String, Value>>,
+    params: Option<&mut Map<String, Value>>,
 ) -> Result<RequestMeta, String> {
-    let Some(meta_obj) = params.and_then(|p| p.get("_meta")) else {
+    // Taken out of the params, not copied: nothing downstream reads `_meta`
+    // from the params (the requestState digest leaves it out anyway), and a
+    // real client's capabilities and clientInfo are a dozen allocations.
+    let Some(meta_value) = params.and_then(|p| p.remove("_meta")) else {
         return Err("params._meta is required on every request (it carries \"io.modelcontextprotocol/protocolVersion\" and \"io.modelcontextprotocol/clientCapabilities\")".into());
     };
-    let Value::Object(meta_obj) = meta_obj else {
+    let Value::Object(mut meta_obj) = meta_value else {
         return Err("params._meta must be an object".into());
     };
-    let protocol_version = match meta_obj.get(meta::PROTOCOL_VERSION) {
-        Some(Value::String(v)) => v.clone(),
+    let protocol_version = match meta_obj.remove(meta::PROTOCOL_VERSION) {
+        Some(Value::String(v)) => v,
         Some(_) => {
             return Err(format!(
                 "_meta[\"{}\"] must be a string",
@@ -421,8 +424,8 @@ pub(crate) fn parse_request_meta(
         }
         None => return Err(format!("_meta[\"{}\"] is required", meta::PROTOCOL_VERSION)),
     };
-    let client_capabilities = match meta_obj.get(meta::CLIENT_CAPABILITIES) {
-        Some(Value::Object(c)) => c.clone(),
+    let client_capabilities = match meta_obj.remove(meta::CLIENT_CAPABILITIES) {
+        Some(Value::Object(c)) => c,
         Some(_) => {
             return Err(format!(
                 "_meta[\"{}\"] must be an object",
@@ -444,16 +447,16 @@ pub(crate) fn parse_request_meta(
         ),
         Some(_) => return Err(format!("_meta[\"{}\"] must be a string", meta::LOG_LEVEL)),
     };
-    let progress_token = match meta_obj.get(meta::PROGRESS_TOKEN) {
+    let progress_token = match meta_obj.remove(meta::PROGRESS_TOKEN) {
         None => None,
-        Some(t @ Value::String(_)) => Some(t.clone()),
-        Some(t @ Value::Number(n)) if n.is_i64() || n.is_u64() => Some(t.clone()),
+        Some(t @ Value::String(_)) => Some(t),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n)),
         Some(_) => return Err("_meta.progressToken must be a string or an integer".into()),
     };
     Ok(RequestMeta {
         protocol_version,
         client_capabilities,
-        client_info: meta_obj.get(meta::CLIENT_INFO).cloned(),
+        client_info: meta_obj.remove(meta::CLIENT_INFO),
         log_level,
         progress_token,
     })

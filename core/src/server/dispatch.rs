@@ -170,8 +170,8 @@ fn params_of(request: &Request) -> &Map<String, Value> {
 
 impl Server {
     /// Reads and checks the per-request `_meta`.
-    pub(crate) fn prepare(&self, request: Request) -> Result<Prepared, Rejection> {
-        match parse_request_meta(request.params.as_ref()) {
+    pub(crate) fn prepare(&self, mut request: Request) -> Result<Prepared, Rejection> {
+        match parse_request_meta(request.params.as_mut()) {
             Ok(meta) => Ok(Prepared { request, meta }),
             Err(why) => Err(Rejection::new(
                 Some(request.id),
