@@ -33,6 +33,7 @@
 
 pub mod client;
 mod error;
+pub mod host_threads;
 pub mod legacy;
 pub mod protocol;
 pub mod runtime;
