@@ -131,8 +131,9 @@ typedef struct polymcp_server polymcp_server;
  *   polymcp_call_fail(), either before returning or later from any thread.
  *   A handle that is never completed is leaked and its request never answered.
  *
- * Threads: called on a polymcp blocking-pool thread, never on a thread the
- * caller created and never on an async runtime worker, so it may block.
+ * Threads: called on a polymcp host thread (a pool that grows while
+ * callbacks block, up to 512 threads), never on a thread the caller
+ * created and never on an async runtime worker, so it may block.
  * Several calls (of the same or other tools) may run at the same time on
  * different threads, so state reached through `userdata` must be
  * thread-safe. A callback must not call polymcp_server_serve_stdio() or

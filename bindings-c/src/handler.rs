@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 use std::ffi::{CString, c_char, c_void};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 
+use polymcp_core::host_threads::HostThreads;
 use polymcp_core::server::{Completion, HandlerError, HandlerResult, RequestContext, ToolOutput};
 
 use crate::args::{optional_str, parse_json, parse_json_object, required_ref, required_str};
@@ -27,8 +28,9 @@ use crate::panic::{ffi_boundary, ffi_boundary_or};
 ///   polymcp_call_fail(), either before returning or later from any thread.
 ///   A handle that is never completed is leaked and its request never answered.
 ///
-/// Threads: called on a polymcp blocking-pool thread, never on a thread the
-/// caller created and never on an async runtime worker, so it may block.
+/// Threads: called on a polymcp host thread (a pool that grows while
+/// callbacks block, up to 512 threads), never on a thread the caller
+/// created and never on an async runtime worker, so it may block.
 /// Several calls (of the same or other tools) may run at the same time on
 /// different threads, so state reached through `userdata` must be
 /// thread-safe. A callback must not call polymcp_server_serve_stdio() or
@@ -96,7 +98,23 @@ unsafe fn take_call(call: *mut polymcp_call) -> Result<Box<polymcp_call>, FfiErr
     Ok(unsafe { Box::from_raw(call) })
 }
 
-/// A raw call handle crossing to the blocking pool. The handle itself is
+/// How many callbacks may block at once: tokio's default for its blocking
+/// pool, which served them before. C callbacks may wait on anything (a
+/// socket, a lock another callback holds), so the bound is generous; the
+/// pool only grows that far if that many callbacks are blocked at once.
+const MAX_C_THREADS: usize = 512;
+
+/// The threads blocking callbacks run on: core's pool, which drains its
+/// queue in batches instead of waking a thread per call, and grows only
+/// while callbacks block.
+static C_THREADS: LazyLock<HostThreads> = LazyLock::new(|| {
+    HostThreads::new("polymcp-c", MAX_C_THREADS, |drain| {
+        drain();
+        true
+    })
+});
+
+/// A raw call handle crossing to a host thread. The handle itself is
 /// `Send` (a `Completion` and a `RequestContext`); only the pointer is not.
 struct CallPtr(*mut polymcp_call);
 
@@ -143,8 +161,9 @@ impl CallbackTool {
         self.owns_userdata.store(false, Ordering::Release);
     }
 
-    /// Runs one invocation: the callback runs on the blocking pool while the
-    /// request awaits the completion handle.
+    /// Runs one invocation: the callback runs on a host thread (or in
+    /// place, if non-blocking) while the request awaits the completion
+    /// handle.
     pub(crate) async fn call(
         self: Arc<Self>,
         context: RequestContext,
@@ -159,15 +178,13 @@ impl CallbackTool {
         // characters, so the text has no interior NUL.
         let arguments = arguments.to_string();
         if self.nonblocking {
-            // Promised not to block: calling in place saves the two thread
-            // switches a trip through the blocking pool costs.
+            // Promised not to block: calling in place saves the thread
+            // switches a trip to a host thread costs.
             self.invoke(arguments, call);
         } else {
-            // C callbacks may block, so never on a runtime worker. The task
-            // is detached: the outcome arrives through the completion handle.
-            drop(tokio::task::spawn_blocking(move || {
-                self.invoke(arguments, call)
-            }));
+            // C callbacks may block, so never on a runtime worker. The
+            // outcome arrives through the completion handle.
+            C_THREADS.submit(Box::new(move || self.invoke(arguments, call)));
         }
         receiver.wait().await
     }

@@ -51,8 +51,8 @@ impl polymcp_server {
         F: Future<Output = Result<(), FfiError>>,
     {
         if tokio::runtime::Handle::try_current().is_ok() {
-            // Blocking a runtime thread (a callback's blocking-pool thread
-            // included) would panic in tokio or starve other requests.
+            // Blocking a runtime thread (a callback's host thread included)
+            // would panic in tokio or starve other requests.
             return Err(FfiError::new(
                 polymcp_status::POLYMCP_INVALID_STATE,
                 "cannot serve from a polymcp callback or async runtime thread",
