@@ -211,30 +211,20 @@ fn status_kib(pid: u32, field: &str) -> Option<u64> {
 
 /// Peak resident set of the processes, summed, in MiB.
 pub fn peak_rss_mib(pids: &[u32]) -> Option<f64> {
-    let kib: Vec<u64> = pids
-        .iter()
-        .filter_map(|&p| status_kib(p, "VmHWM:"))
-        .collect();
-    if kib.is_empty() {
-        None
-    } else {
-        Some(kib.iter().sum::<u64>() as f64 / 1024.0)
-    }
+    summed_status_mib(pids, "VmHWM:")
 }
 
 /// Current anonymous resident memory (heap, stacks) of the processes, summed,
 /// in MiB: peak RSS also counts the pages of the executable and libraries
 /// that were touched, which grow with code size rather than with load.
 pub fn anon_rss_mib(pids: &[u32]) -> Option<f64> {
-    let kib: Vec<u64> = pids
-        .iter()
-        .filter_map(|&p| status_kib(p, "RssAnon:"))
-        .collect();
-    if kib.is_empty() {
-        None
-    } else {
-        Some(kib.iter().sum::<u64>() as f64 / 1024.0)
-    }
+    summed_status_mib(pids, "RssAnon:")
+}
+
+/// A /proc/PID/status field summed over the processes that report it.
+fn summed_status_mib(pids: &[u32], field: &str) -> Option<f64> {
+    let kib: Vec<u64> = pids.iter().filter_map(|&p| status_kib(p, field)).collect();
+    (!kib.is_empty()).then(|| kib.iter().sum::<u64>() as f64 / 1024.0)
 }
 
 /// Pins the calling thread (and so every thread it starts later) to `cpu`.
