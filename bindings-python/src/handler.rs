@@ -123,7 +123,8 @@ impl PyRefs {
 
 /// One registered Python tool.
 pub(crate) struct PyToolHandler {
-    pub(crate) name: String,
+    /// Shared with every call, so a call does not copy it.
+    pub(crate) name: Arc<str>,
     pub(crate) is_async: bool,
     pub(crate) refs: Arc<PyRefs>,
 }
@@ -146,7 +147,7 @@ impl Handler<Value, ToolOutput> for PyToolHandler {
 
 /// One invocation, moved onto whichever thread runs it.
 struct Call {
-    name: String,
+    name: Arc<str>,
     refs: Arc<PyRefs>,
     ctx: RequestContext,
     arguments: Value,

@@ -100,7 +100,7 @@ impl PyServer {
             tool = tool.with_output_schema(schema.into());
         }
         let native = PyToolHandler {
-            name: name.clone(),
+            name: Arc::from(name.as_str()),
             is_async,
             refs: self.refs.clone(),
         };
