@@ -53,7 +53,7 @@ test: lint test-rust test-python test-node test-c conformance
 	@echo "make test: all suites passed"
 
 demo: build
-	cargo run --quiet -p polymcp-tests --bin demo $(CARGO_PROFILE_FLAG)
+	cargo run --quiet -p ferromcp-tests --bin demo $(CARGO_PROFILE_FLAG)
 
 conformance: build
 	bash scripts/conformance.sh

@@ -2,7 +2,7 @@
 # (`make bench BENCH_SHORT=1`, about 2-3 minutes). Included by the top
 # Makefile, run from the repository root; uses PYTHON from it.
 #
-# Builds every polymcp artifact optimised, installs the official SDKs pinned
+# Builds every ferromcp artifact optimised, installs the official SDKs pinned
 # in bench/sdk/ into the git-ignored .cache/bench/, then measures every server
 # of bench/servers.json round by round with the load generator (mcp-bench),
 # which pins itself to CPU 0 and the servers to CPU 1. Prints the figures,
@@ -37,7 +37,7 @@ bench-short:
 	$(MAKE) bench BENCH_SHORT=1
 
 bench-tools:
-	cargo build --release -p polymcp-bench
+	cargo build --release -p ferromcp-bench
 
 bench-sdks: $(BENCH_PY)/.installed $(BENCH_NODE_DIR)/.installed bench-rmcp
 

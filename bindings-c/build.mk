@@ -1,16 +1,16 @@
-# C binding: libpolymcp + the C example + the C tests.
+# C binding: libferromcp + the C example + the C tests.
 # Included by the top-level Makefile, which defines RELEASE,
 # CARGO_PROFILE_FLAG and PROFILE_DIR; every recipe runs from the repo root.
 #
-#   make build-c       build target/$(PROFILE_DIR)/libpolymcp.a and target/bin/echo-server-c
+#   make build-c       build target/$(PROFILE_DIR)/libferromcp.a and target/bin/echo-server-c
 #   make test-c        header check + Rust tests, then the C tests under valgrind
-#   make regen-header  rewrite bindings-c/include/polymcp.h from the sources
+#   make regen-header  rewrite bindings-c/include/ferromcp.h from the sources
 
 C_CC ?= cc
 C_WARNINGS := -std=c11 -Wall -Wextra -Werror
 C_OPT := $(if $(RELEASE),-O2,-O0 -g)
 C_INCLUDE := -Ibindings-c/include
-C_LIB := target/$(PROFILE_DIR)/libpolymcp.a
+C_LIB := target/$(PROFILE_DIR)/libferromcp.a
 # What a Rust staticlib needs from the system on Linux/glibc.
 C_LDLIBS := -lpthread -ldl -lm
 C_BIN_DIR := target/bin
@@ -25,13 +25,13 @@ C_VALGRIND ?= valgrind --quiet --leak-check=full \
 .PHONY: build-c test-c regen-header
 
 build-c:
-	cargo build -p polymcp-c $(CARGO_PROFILE_FLAG)
+	cargo build -p ferromcp-c $(CARGO_PROFILE_FLAG)
 	@mkdir -p $(C_BIN_DIR)
 	$(C_CC) $(C_WARNINGS) $(C_OPT) $(C_INCLUDE) examples/c/echo_server.c $(C_LIB) $(C_LDLIBS) \
 		-o $(C_BIN_DIR)/echo-server-c
 
 test-c: build-c
-	cargo test -p polymcp-c $(CARGO_PROFILE_FLAG)
+	cargo test -p ferromcp-c $(CARGO_PROFILE_FLAG)
 	@mkdir -p $(C_TEST_DIR)
 	@set -e; for t in $(C_TESTS); do \
 		echo "$(C_CC) bindings-c/tests/$$t.c -> $(C_TEST_DIR)/$$t"; \
@@ -43,4 +43,4 @@ test-c: build-c
 	C_VALGRIND="$(C_VALGRIND)" python3 bindings-c/tests/echo_example_stdio.py $(C_BIN_DIR)/echo-server-c
 
 regen-header:
-	POLYMCP_BLESS=1 cargo test -p polymcp-c --test header
+	FERROMCP_BLESS=1 cargo test -p ferromcp-c --test header

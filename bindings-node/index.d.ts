@@ -1,12 +1,12 @@
 /**
- * polymcp — Model Context Protocol (revision 2026-07-28) servers for Node.js,
- * on the polymcp Rust core.
+ * ferromcp — Model Context Protocol (revision 2026-07-28) servers for Node.js,
+ * on the ferromcp Rust core.
  *
  * @example
  * ```js
- * import { Server } from 'polymcp';
+ * import { Server } from 'ferromcp';
  *
- * const server = new Server({ name: 'polymcp-echo', version: '1.0.0' });
+ * const server = new Server({ name: 'ferromcp-echo', version: '1.0.0' });
  * server.tool('echo', {
  *   description: 'Returns the text unchanged.',
  *   inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
@@ -28,7 +28,7 @@ export type JsonSchema = Record<string, unknown>;
 /**
  * An MCP error: a JSON-RPC error object as a JS `Error`.
  *
- * polymcp throws it (or rejects with it) when the core reports a failure: an
+ * ferromcp throws it (or rejects with it) when the core reports a failure: an
  * invalid tool definition, an address already in use, ... Failures that never
  * reached the wire carry `data.kind` (`"invalidDefinition"`, `"io"`, ...; I/O
  * errors add `data.ioKind`, e.g. `"AddrInUse"`).
@@ -60,7 +60,7 @@ export declare class McpError extends Error {
 
 /** Who the server is, and server-wide settings. */
 export interface ServerInfo {
-  /** Programmatic name, e.g. `"polymcp-echo"`. */
+  /** Programmatic name, e.g. `"ferromcp-echo"`. */
   name: string;
   /** Version string, e.g. `"1.0.0"`. */
   version: string;
@@ -126,7 +126,7 @@ export interface HttpOptions extends NativeHttpOptions {
  *
  * @example
  * ```js
- * const server = new Server({ name: 'polymcp-echo', version: '1.0.0' });
+ * const server = new Server({ name: 'ferromcp-echo', version: '1.0.0' });
  * server.tool('add', {
  *   description: 'Adds two integers.',
  *   inputSchema: {

@@ -1,13 +1,13 @@
 'use strict';
 /**
- * polymcp — Model Context Protocol (revision 2026-07-28) servers for Node.js.
+ * ferromcp — Model Context Protocol (revision 2026-07-28) servers for Node.js.
  *
  * This file is the public face of the package. The protocol itself (JSON-RPC,
- * validation, transports) lives in the polymcp Rust core, reached through the
+ * validation, transports) lives in the ferromcp Rust core, reached through the
  * native addon loaded by `native.js`; this facade only shapes the API.
  *
  * @example
- * const { Server } = require('polymcp');
+ * const { Server } = require('ferromcp');
  *
  * const server = new Server({ name: 'demo', version: '1.0.0' });
  * server.tool('echo', {
@@ -25,7 +25,7 @@ const INTERNAL_ERROR = -32603;
 /**
  * An MCP error: a JSON-RPC error object as a JS `Error`.
  *
- * polymcp throws it (or rejects with it) when the core reports a failure:
+ * ferromcp throws it (or rejects with it) when the core reports a failure:
  * an invalid tool definition, an address already in use, ... `code` is the
  * JSON-RPC error code and `data` its optional payload; failures that never
  * reached the wire carry `data.kind` (`"invalidDefinition"`, `"io"`, ...).
@@ -60,7 +60,7 @@ native.registerErrorClass(McpError);
  * Streamable HTTP.
  *
  * @example
- * const server = new Server({ name: 'polymcp-echo', version: '1.0.0' });
+ * const server = new Server({ name: 'ferromcp-echo', version: '1.0.0' });
  * server.tool('add', {
  *   description: 'Adds two integers.',
  *   inputSchema: {

@@ -1,5 +1,5 @@
-// ESM entry: the same module instance as `require('polymcp')` (one native
+// ESM entry: the same module instance as `require('ferromcp')` (one native
 // addon, one McpError class), with named exports.
-import polymcp from './index.js';
+import ferromcp from './index.js';
 
-export const { Server, McpError, RequestContext } = polymcp;
+export const { Server, McpError, RequestContext } = ferromcp;

@@ -151,7 +151,7 @@ export interface HttpOptions {
  * calls this once when it loads; later calls from the same thread replace
  * the class.
  *
- * @internal Used by the `polymcp` package itself.
+ * @internal Used by the `ferromcp` package itself.
  */
 export declare function registerErrorClass(errorClass: new (message: string, options: { code: number; data?: unknown }) => Error): void
 

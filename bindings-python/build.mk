@@ -2,7 +2,7 @@
 # Included by the top Makefile, run from the repository root; uses VENV,
 # RELEASE and PROFILE_DIR from it.
 #
-# `maturin develop` builds polymcp._native into bindings-python/python/polymcp/
+# `maturin develop` builds ferromcp._native into bindings-python/python/ferromcp/
 # and installs the package into $(VENV) in editable mode, so edits to the
 # .py files need no rebuild. A stamp keeps `make build-python` instant when
 # no Rust source, manifest or the profile changed.
@@ -10,8 +10,8 @@
 PY_BINDING_DIR := bindings-python
 PY_NATIVE_INPUTS := $(shell find core/src $(PY_BINDING_DIR)/src -name '*.rs') \
 	Cargo.toml Cargo.lock core/Cargo.toml $(PY_BINDING_DIR)/Cargo.toml $(PY_BINDING_DIR)/pyproject.toml
-PY_NATIVE_STAMP := $(VENV)/.polymcp-native
-PY_PROFILE_MARK := $(VENV)/.polymcp-profile
+PY_NATIVE_STAMP := $(VENV)/.ferromcp-native
+PY_PROFILE_MARK := $(VENV)/.ferromcp-profile
 
 .PHONY: build-python test-python
 

@@ -1,4 +1,4 @@
-"""The polymcp Python echo server with an ``async def`` handler, for
+"""The ferromcp Python echo server with an ``async def`` handler, for
 ``make bench`` (the plain ``def`` variant is examples/python/echo_server.py).
 
 Run from the repository root after ``make build``:
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 
-import polymcp
+import ferromcp
 
-server = polymcp.Server("polymcp-echo-async", version="1.0.0")
+server = ferromcp.Server("ferromcp-echo-async", version="1.0.0")
 
 
 @server.tool
@@ -26,7 +26,7 @@ async def echo(text: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="polymcp async echo server for the benchmark")
+    parser = argparse.ArgumentParser(description="ferromcp async echo server for the benchmark")
     parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT")
     args = parser.parse_args()
     if args.http is not None:

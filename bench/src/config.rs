@@ -1,5 +1,5 @@
 //! The bench configuration (bench/servers.json): which servers to measure,
-//! how to start them, and the targets to check. polymcp servers name an
+//! how to start them, and the targets to check. ferromcp servers name an
 //! entry of examples/manifest.json instead of repeating its commands.
 
 use serde::Deserialize;
@@ -17,7 +17,7 @@ pub struct Config {
 pub struct ServerSpec {
     /// Short unique name, used in tables and JSON.
     pub name: String,
-    /// `baseline`, `polymcp` or `official`.
+    /// `baseline`, `ferromcp` or `official`.
     pub kind: String,
     /// Language of the server (`rust`, `python`, `node`, `c`, …).
     pub language: String,

@@ -1,4 +1,4 @@
-//! polymcp-bench: measures MCP servers over Streamable HTTP and stdio.
+//! ferromcp-bench: measures MCP servers over Streamable HTTP and stdio.
 //!
 //! `mcp-bench run` drives every server of bench/servers.json round by round
 //! and prints figures, ratios and target checks; `mcp-bench http`, `stdio`

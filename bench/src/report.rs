@@ -260,7 +260,7 @@ fn ratio_cells(o: &Outcome, reference: Option<&Outcome>) -> Vec<String> {
         .collect()
 }
 
-/// Ratios of every server to the baseline, and of each polymcp server to
+/// Ratios of every server to the baseline, and of each ferromcp server to
 /// the official SDK of its language.
 pub fn ratios_table(outcomes: &[Outcome]) -> String {
     let baseline = outcomes

@@ -1,5 +1,5 @@
 //! The benchmark's smoke test: one very short `mcp-bench run` against the
-//! baseline server (modern and legacy wire) and the polymcp Rust echo server
+//! baseline server (modern and legacy wire) and the ferromcp Rust echo server
 //! from examples/manifest.json, checking that every reply was correct and
 //! every figure was produced. No timing is asserted: this runs inside
 //! `make test` on a busy machine.
@@ -16,7 +16,7 @@ fn workspace_root() -> PathBuf {
 }
 
 fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("polymcp-bench-{name}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("ferromcp-bench-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create a scratch directory");
     dir
@@ -28,7 +28,7 @@ fn short_run_checks_every_reply() {
     let echo = root.join("target/bin/echo-server");
     assert!(
         echo.exists(),
-        "{} is missing: run `make build` first (the smoke test drives the polymcp Rust echo server \
+        "{} is missing: run `make build` first (the smoke test drives the ferromcp Rust echo server \
          through its examples/manifest.json entry)",
         echo.display()
     );
@@ -47,14 +47,14 @@ fn short_run_checks_every_reply() {
                 "stdio": [baseline, "--legacy"]
             },
             {
-                "name": "polymcp-rust", "kind": "polymcp", "language": "rust",
+                "name": "ferromcp-rust", "kind": "ferromcp", "language": "rust",
                 "compare_with": "baseline-legacy",
                 "manifest": {"fixture": "echo-server", "language": "rust"}
             }
         ],
         "targets": [
             {"description": "CPU per request vs the baseline (evaluated, not asserted)",
-             "server": "polymcp-rust", "metric": "http_c32_cpu_us", "reference": "baseline",
+             "server": "ferromcp-rust", "metric": "http_c32_cpu_us", "reference": "baseline",
              "op": "<=", "ratio": 1000.0}
         ]
     });
@@ -141,7 +141,7 @@ fn missing_servers_are_reported_not_run() {
         "servers": [
             {"name": "baseline", "kind": "baseline", "language": "rust",
              "stdio": [env!("CARGO_BIN_EXE_baseline-server")]},
-            {"name": "not-built", "kind": "polymcp", "language": "c",
+            {"name": "not-built", "kind": "ferromcp", "language": "c",
              "stdio": ["target/bin/this-server-does-not-exist"]}
         ]
     });

@@ -5,7 +5,7 @@
 use serde_json::Value;
 use std::ffi::{CStr, c_char};
 
-use crate::error::{FfiError, polymcp_status};
+use crate::error::{FfiError, ferromcp_status};
 
 /// Borrows a required object argument.
 ///
@@ -28,7 +28,7 @@ pub(crate) unsafe fn required_str<'a>(ptr: *const c_char, name: &str) -> Result<
     let bytes = unsafe { CStr::from_ptr(ptr) };
     bytes.to_str().map_err(|e| {
         FfiError::new(
-            polymcp_status::POLYMCP_INVALID_UTF8,
+            ferromcp_status::FERROMCP_INVALID_UTF8,
             format!("`{name}` is not valid UTF-8: {e}"),
         )
     })
@@ -53,7 +53,7 @@ pub(crate) unsafe fn optional_str<'a>(
 pub(crate) fn parse_json(text: &str, name: &str) -> Result<Value, FfiError> {
     serde_json::from_str(text).map_err(|e| {
         FfiError::new(
-            polymcp_status::POLYMCP_INVALID_JSON,
+            ferromcp_status::FERROMCP_INVALID_JSON,
             format!("`{name}` is not valid JSON: {e}"),
         )
     })
@@ -67,7 +67,7 @@ pub(crate) fn parse_json_object(
     match parse_json(text, name)? {
         Value::Object(map) => Ok(map),
         other => Err(FfiError::new(
-            polymcp_status::POLYMCP_INVALID_JSON,
+            ferromcp_status::FERROMCP_INVALID_JSON,
             format!("`{name}` must be a JSON object, not {}", json_kind(&other)),
         )),
     }
@@ -102,7 +102,7 @@ mod tests {
     fn null_string_is_reported_by_name() {
         // SAFETY: NULL is allowed input.
         let err = unsafe { required_str(std::ptr::null(), "name") }.unwrap_err();
-        assert_eq!(err.status, polymcp_status::POLYMCP_NULL_ARGUMENT);
+        assert_eq!(err.status, ferromcp_status::FERROMCP_NULL_ARGUMENT);
         assert!(err.message.contains("`name`"));
         // SAFETY: NULL is allowed input.
         assert_eq!(unsafe { optional_str(std::ptr::null(), "d") }, Ok(None));
@@ -113,16 +113,16 @@ mod tests {
         let bytes = b"\xff\xfe\0";
         // SAFETY: a NUL-terminated byte string.
         let err = unsafe { required_str(bytes.as_ptr().cast(), "name") }.unwrap_err();
-        assert_eq!(err.status, polymcp_status::POLYMCP_INVALID_UTF8);
+        assert_eq!(err.status, ferromcp_status::FERROMCP_INVALID_UTF8);
     }
 
     #[test]
     fn json_objects_are_told_apart() {
         assert!(parse_json_object("{\"a\":1}", "x").is_ok());
         let err = parse_json_object("[1]", "x").unwrap_err();
-        assert_eq!(err.status, polymcp_status::POLYMCP_INVALID_JSON);
+        assert_eq!(err.status, ferromcp_status::FERROMCP_INVALID_JSON);
         assert!(err.message.contains("an array"));
         let err = parse_json("{", "x").unwrap_err();
-        assert_eq!(err.status, polymcp_status::POLYMCP_INVALID_JSON);
+        assert_eq!(err.status, ferromcp_status::FERROMCP_INVALID_JSON);
     }
 }

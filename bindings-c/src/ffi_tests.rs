@@ -9,25 +9,25 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::{
-    polymcp_call, polymcp_call_fail, polymcp_call_is_cancelled, polymcp_call_respond,
-    polymcp_call_respond_result, polymcp_last_error_message, polymcp_server,
-    polymcp_server_add_tool, polymcp_server_free, polymcp_server_http_port, polymcp_server_new,
-    polymcp_server_serve_http, polymcp_server_serve_stdio, polymcp_server_shutdown, polymcp_status,
-    polymcp_tool_callback,
+    ferromcp_call, ferromcp_call_fail, ferromcp_call_is_cancelled, ferromcp_call_respond,
+    ferromcp_call_respond_result, ferromcp_last_error_message, ferromcp_server,
+    ferromcp_server_add_tool, ferromcp_server_free, ferromcp_server_http_port, ferromcp_server_new,
+    ferromcp_server_serve_http, ferromcp_server_serve_stdio, ferromcp_server_shutdown, ferromcp_status,
+    ferromcp_tool_callback,
 };
-use polymcp_core::client::Client;
+use ferromcp_core::client::Client;
 use serde_json::{Value, json};
 
 const OBJECT: &CStr = c"{\"type\":\"object\"}";
 
 fn last_error() -> String {
     // SAFETY: always a valid, thread-owned C string.
-    unsafe { CStr::from_ptr(polymcp_last_error_message()) }
+    unsafe { CStr::from_ptr(ferromcp_last_error_message()) }
         .to_string_lossy()
         .into_owned()
 }
 
-struct OwnedServer(*mut polymcp_server);
+struct OwnedServer(*mut ferromcp_server);
 
 // SAFETY: the C API allows a server to be used from several threads.
 unsafe impl Send for OwnedServer {}
@@ -39,12 +39,12 @@ impl OwnedServer {
         let mut server = ptr::null_mut();
         // SAFETY: valid strings and out pointer.
         let status =
-            unsafe { polymcp_server_new(c"ffi-test".as_ptr(), c"0.1.0".as_ptr(), &mut server) };
-        assert_eq!(status, polymcp_status::POLYMCP_OK);
+            unsafe { ferromcp_server_new(c"ffi-test".as_ptr(), c"0.1.0".as_ptr(), &mut server) };
+        assert_eq!(status, ferromcp_status::FERROMCP_OK);
         OwnedServer(server)
     }
 
-    fn add(&self, name: &CStr, output_schema: Option<&CStr>, callback: polymcp_tool_callback) {
+    fn add(&self, name: &CStr, output_schema: Option<&CStr>, callback: ferromcp_tool_callback) {
         self.add_with(name, output_schema, callback, ptr::null_mut(), None);
     }
 
@@ -52,13 +52,13 @@ impl OwnedServer {
         &self,
         name: &CStr,
         output_schema: Option<&CStr>,
-        callback: polymcp_tool_callback,
+        callback: ferromcp_tool_callback,
         userdata: *mut c_void,
         userdata_free: Option<unsafe extern "C" fn(*mut c_void)>,
-    ) -> polymcp_status {
+    ) -> ferromcp_status {
         // SAFETY: live server, valid strings.
         unsafe {
-            polymcp_server_add_tool(
+            ferromcp_server_add_tool(
                 self.0,
                 name.as_ptr(),
                 c"test tool".as_ptr(),
@@ -74,15 +74,15 @@ impl OwnedServer {
 
 impl Drop for OwnedServer {
     fn drop(&mut self) {
-        // SAFETY: created by polymcp_server_new, freed once.
-        unsafe { polymcp_server_free(self.0) }
+        // SAFETY: created by ferromcp_server_new, freed once.
+        unsafe { ferromcp_server_free(self.0) }
     }
 }
 
 /// Serves HTTP on a free port in a thread; stops and joins on drop.
 struct Serving<'a> {
     server: &'a OwnedServer,
-    thread: Option<std::thread::ScopedJoinHandle<'a, polymcp_status>>,
+    thread: Option<std::thread::ScopedJoinHandle<'a, ferromcp_status>>,
     port: u16,
 }
 
@@ -90,12 +90,12 @@ fn with_http_server<R>(server: &OwnedServer, body: impl FnOnce(&Client, u16) -> 
     std::thread::scope(|scope| {
         let thread = scope.spawn(|| {
             // SAFETY: live server and host string.
-            unsafe { polymcp_server_serve_http(server.0, c"127.0.0.1".as_ptr(), 0) }
+            unsafe { ferromcp_server_serve_http(server.0, c"127.0.0.1".as_ptr(), 0) }
         });
         let mut port = 0u16;
         let deadline = Instant::now() + Duration::from_secs(10);
         // SAFETY: live server, valid out pointer.
-        while unsafe { polymcp_server_http_port(server.0, &mut port) } != polymcp_status::POLYMCP_OK
+        while unsafe { ferromcp_server_http_port(server.0, &mut port) } != ferromcp_status::FERROMCP_OK
         {
             assert!(Instant::now() < deadline, "server did not start listening");
             std::thread::sleep(Duration::from_millis(10));
@@ -105,7 +105,7 @@ fn with_http_server<R>(server: &OwnedServer, body: impl FnOnce(&Client, u16) -> 
             thread: Some(thread),
             port,
         };
-        let client = polymcp_core::runtime::get()
+        let client = ferromcp_core::runtime::get()
             .block_on(Client::connect_http(&format!(
                 "http://127.0.0.1:{port}/mcp"
             )))
@@ -120,13 +120,13 @@ impl Serving<'_> {
     fn stop(&mut self) {
         // SAFETY: live server.
         assert_eq!(
-            unsafe { polymcp_server_shutdown(self.server.0) },
-            polymcp_status::POLYMCP_OK
+            unsafe { ferromcp_server_shutdown(self.server.0) },
+            ferromcp_status::FERROMCP_OK
         );
         if let Some(thread) = self.thread.take() {
             assert_eq!(
                 thread.join().expect("serve thread"),
-                polymcp_status::POLYMCP_OK
+                ferromcp_status::FERROMCP_OK
             );
         }
     }
@@ -135,7 +135,7 @@ impl Serving<'_> {
 /// Calls a tool; the result as its wire JSON, so assertions read like the
 /// protocol rather than core's typed model.
 fn call(client: &Client, name: &str, arguments: Value) -> Value {
-    let result = polymcp_core::runtime::get()
+    let result = ferromcp_core::runtime::get()
         .block_on(client.call_tool(name, arguments))
         .expect("tools/call succeeds at the protocol level");
     serde_json::to_value(result).expect("a CallToolResult serialises")
@@ -155,58 +155,58 @@ fn texts(result: &Value) -> Vec<String> {
 
 // ---- callbacks ----
 
-/// SAFETY (all callbacks): called by polymcp with valid arguments.
+/// SAFETY (all callbacks): called by ferromcp with valid arguments.
 unsafe extern "C" fn echo_arguments(
     _: *mut c_void,
     args: *const c_char,
     len: usize,
-    call: *mut polymcp_call,
+    call: *mut ferromcp_call,
 ) {
     // SAFETY: `args` is NUL-terminated JSON of `len` bytes.
     let text = unsafe { CStr::from_ptr(args) };
     assert_eq!(text.to_bytes().len(), len);
     // SAFETY: uncompleted handle, valid JSON text.
-    let status = unsafe { polymcp_call_respond(call, args) };
-    assert_eq!(status, polymcp_status::POLYMCP_OK);
+    let status = unsafe { ferromcp_call_respond(call, args) };
+    assert_eq!(status, ferromcp_status::FERROMCP_OK);
 }
 
-unsafe extern "C" fn sum(_: *mut c_void, args: *const c_char, _: usize, call: *mut polymcp_call) {
-    // SAFETY: valid JSON text from polymcp.
+unsafe extern "C" fn sum(_: *mut c_void, args: *const c_char, _: usize, call: *mut ferromcp_call) {
+    // SAFETY: valid JSON text from ferromcp.
     let args: Value =
         serde_json::from_slice(unsafe { CStr::from_ptr(args) }.to_bytes()).expect("JSON");
     let total = args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0);
     let text = CString::new(total.to_string()).expect("no NUL");
     // SAFETY: uncompleted handle.
-    unsafe { polymcp_call_respond(call, text.as_ptr()) };
+    unsafe { ferromcp_call_respond(call, text.as_ptr()) };
 }
 
-struct CallPtr(*mut polymcp_call);
+struct CallPtr(*mut ferromcp_call);
 // SAFETY: call handles may be completed from any thread.
 unsafe impl Send for CallPtr {}
 
-unsafe extern "C" fn later(_: *mut c_void, _: *const c_char, _: usize, call: *mut polymcp_call) {
+unsafe extern "C" fn later(_: *mut c_void, _: *const c_char, _: usize, call: *mut ferromcp_call) {
     let call = CallPtr(call);
     std::thread::spawn(move || {
         let call = call;
         std::thread::sleep(Duration::from_millis(50));
         // SAFETY: uncompleted handle moved to this thread.
-        assert!(!unsafe { polymcp_call_is_cancelled(call.0) });
+        assert!(!unsafe { ferromcp_call_is_cancelled(call.0) });
         // SAFETY: as above.
-        let status = unsafe { polymcp_call_respond(call.0, c"\"done later\"".as_ptr()) };
-        assert_eq!(status, polymcp_status::POLYMCP_OK);
+        let status = unsafe { ferromcp_call_respond(call.0, c"\"done later\"".as_ptr()) };
+        assert_eq!(status, ferromcp_status::FERROMCP_OK);
     });
 }
 
-unsafe extern "C" fn failing(_: *mut c_void, _: *const c_char, _: usize, call: *mut polymcp_call) {
+unsafe extern "C" fn failing(_: *mut c_void, _: *const c_char, _: usize, call: *mut ferromcp_call) {
     // SAFETY: uncompleted handle.
-    unsafe { polymcp_call_fail(call, c"ValueError: boom".as_ptr()) };
+    unsafe { ferromcp_call_fail(call, c"ValueError: boom".as_ptr()) };
 }
 
 static BAD_JSON_STATUS: AtomicI32 = AtomicI32::new(-1);
 
-unsafe extern "C" fn bad_json(_: *mut c_void, _: *const c_char, _: usize, call: *mut polymcp_call) {
+unsafe extern "C" fn bad_json(_: *mut c_void, _: *const c_char, _: usize, call: *mut ferromcp_call) {
     // SAFETY: uncompleted handle.
-    let status = unsafe { polymcp_call_respond(call, c"{not json".as_ptr()) };
+    let status = unsafe { ferromcp_call_respond(call, c"{not json".as_ptr()) };
     BAD_JSON_STATUS.store(status as i32, Ordering::SeqCst);
 }
 
@@ -214,32 +214,32 @@ unsafe extern "C" fn null_json(
     _: *mut c_void,
     _: *const c_char,
     _: usize,
-    call: *mut polymcp_call,
+    call: *mut ferromcp_call,
 ) {
     // SAFETY: uncompleted handle; NULL is a documented input.
-    unsafe { polymcp_call_respond(call, ptr::null()) };
+    unsafe { ferromcp_call_respond(call, ptr::null()) };
 }
 
 unsafe extern "C" fn full_result(
     _: *mut c_void,
     _: *const c_char,
     _: usize,
-    call: *mut polymcp_call,
+    call: *mut ferromcp_call,
 ) {
     let result =
         c"{\"content\":[{\"type\":\"text\",\"text\":\"custom\"}],\"structuredContent\":{\"n\":7}}";
     // SAFETY: uncompleted handle.
-    unsafe { polymcp_call_respond_result(call, result.as_ptr()) };
+    unsafe { ferromcp_call_respond_result(call, result.as_ptr()) };
 }
 
 unsafe extern "C" fn result_not_object(
     _: *mut c_void,
     _: *const c_char,
     _: usize,
-    call: *mut polymcp_call,
+    call: *mut ferromcp_call,
 ) {
     // SAFETY: uncompleted handle.
-    unsafe { polymcp_call_respond_result(call, c"[1]".as_ptr()) };
+    unsafe { ferromcp_call_respond_result(call, c"[1]".as_ptr()) };
 }
 
 static NESTED_SERVE_STATUS: AtomicI32 = AtomicI32::new(-1);
@@ -249,14 +249,14 @@ unsafe extern "C" fn serve_from_callback(
     _: *mut c_void,
     _: *const c_char,
     _: usize,
-    call: *mut polymcp_call,
+    call: *mut ferromcp_call,
 ) {
-    let server = *NESTED_SERVER.lock().expect("lock") as *const polymcp_server;
+    let server = *NESTED_SERVER.lock().expect("lock") as *const ferromcp_server;
     // SAFETY: the server outlives the request.
-    let status = unsafe { polymcp_server_serve_stdio(server) };
+    let status = unsafe { ferromcp_server_serve_stdio(server) };
     NESTED_SERVE_STATUS.store(status as i32, Ordering::SeqCst);
     // SAFETY: uncompleted handle.
-    unsafe { polymcp_call_respond(call, c"null".as_ptr()) };
+    unsafe { ferromcp_call_respond(call, c"null".as_ptr()) };
 }
 
 /// Meets `needed` concurrent invocations before answering: proves callbacks
@@ -264,7 +264,7 @@ unsafe extern "C" fn serve_from_callback(
 static MEETING: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
 static MEETING_SIZE: AtomicUsize = AtomicUsize::new(usize::MAX);
 
-unsafe extern "C" fn meet(_: *mut c_void, _: *const c_char, _: usize, call: *mut polymcp_call) {
+unsafe extern "C" fn meet(_: *mut c_void, _: *const c_char, _: usize, call: *mut ferromcp_call) {
     let (lock, arrived) = &MEETING;
     let mut count = lock.lock().expect("lock");
     *count += 1;
@@ -280,25 +280,25 @@ unsafe extern "C" fn meet(_: *mut c_void, _: *const c_char, _: usize, call: *mut
     };
     drop(count);
     // SAFETY: uncompleted handle.
-    unsafe { polymcp_call_respond(call, answer.as_ptr()) };
+    unsafe { ferromcp_call_respond(call, answer.as_ptr()) };
 }
 
 /// What a callback saw after its client gave up: (cancelled?, respond status).
-static AFTER_CANCEL: Mutex<Option<(bool, polymcp_status)>> = Mutex::new(None);
+static AFTER_CANCEL: Mutex<Option<(bool, ferromcp_status)>> = Mutex::new(None);
 
 unsafe extern "C" fn wait_for_cancel(
     _: *mut c_void,
     _: *const c_char,
     _: usize,
-    call: *mut polymcp_call,
+    call: *mut ferromcp_call,
 ) {
     let deadline = Instant::now() + Duration::from_secs(10);
     // SAFETY: uncompleted handle (all three calls).
-    while !unsafe { polymcp_call_is_cancelled(call) } && Instant::now() < deadline {
+    while !unsafe { ferromcp_call_is_cancelled(call) } && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    let cancelled = unsafe { polymcp_call_is_cancelled(call) };
-    let status = unsafe { polymcp_call_respond(call, c"\"too late\"".as_ptr()) };
+    let cancelled = unsafe { ferromcp_call_is_cancelled(call) };
+    let status = unsafe { ferromcp_call_respond(call, c"\"too late\"".as_ptr()) };
     *AFTER_CANCEL.lock().expect("lock") = Some((cancelled, status));
 }
 
@@ -364,7 +364,7 @@ fn tool_results_errors_and_recovery_over_http() {
         }
         assert_eq!(
             BAD_JSON_STATUS.load(Ordering::SeqCst),
-            polymcp_status::POLYMCP_INVALID_JSON as i32
+            ferromcp_status::FERROMCP_INVALID_JSON as i32
         );
 
         let r = call(client, "null_json", json!({}));
@@ -386,7 +386,7 @@ fn a_client_that_gives_up_is_seen_as_cancelled() {
     server.add(c"wait_for_cancel", None, Some(wait_for_cancel));
     server.add(c"sum", None, Some(sum));
     with_http_server(&server, |client, _| {
-        let gave_up = polymcp_core::runtime::get().block_on(async {
+        let gave_up = ferromcp_core::runtime::get().block_on(async {
             let call = client.call_tool("wait_for_cancel", json!({}));
             tokio::time::timeout(Duration::from_millis(200), call).await
         });
@@ -402,7 +402,7 @@ fn a_client_that_gives_up_is_seen_as_cancelled() {
             );
             std::thread::sleep(Duration::from_millis(10));
         };
-        assert_eq!(seen, (true, polymcp_status::POLYMCP_REQUEST_CANCELLED));
+        assert_eq!(seen, (true, ferromcp_status::FERROMCP_REQUEST_CANCELLED));
         let r = call(client, "sum", json!({"a": 1, "b": 2}));
         assert_eq!(texts(&r), vec!["3".to_owned()]);
     });
@@ -418,7 +418,7 @@ fn callbacks_run_off_the_runtime_workers() {
     let needed = workers + 2;
     MEETING_SIZE.store(needed, Ordering::SeqCst);
     with_http_server(&server, |client, _| {
-        let answers = polymcp_core::runtime::get().block_on(async {
+        let answers = ferromcp_core::runtime::get().block_on(async {
             let calls = (0..needed).map(|_| {
                 let client = client.clone();
                 async move { client.call_tool("meet", json!({})).await }
@@ -453,15 +453,15 @@ fn serving_from_a_callback_or_twice_is_refused() {
     server.add(c"nested", None, Some(serve_from_callback));
     with_http_server(&server, |client, _| {
         // SAFETY: live server.
-        let second = unsafe { polymcp_server_serve_http(server.0, c"127.0.0.1".as_ptr(), 0) };
-        assert_eq!(second, polymcp_status::POLYMCP_INVALID_STATE);
+        let second = unsafe { ferromcp_server_serve_http(server.0, c"127.0.0.1".as_ptr(), 0) };
+        assert_eq!(second, ferromcp_status::FERROMCP_INVALID_STATE);
         assert!(last_error().contains("already serving"));
         let r = call(client, "nested", json!({}));
         assert_eq!(r["content"], json!([]), "{r}");
     });
     assert_eq!(
         NESTED_SERVE_STATUS.load(Ordering::SeqCst),
-        polymcp_status::POLYMCP_INVALID_STATE as i32
+        ferromcp_status::FERROMCP_INVALID_STATE as i32
     );
 }
 
@@ -480,8 +480,8 @@ fn shutdown_releases_the_port_and_serving_can_resume() {
     );
     let mut port = 0u16;
     // SAFETY: live server, valid out pointer.
-    let status = unsafe { polymcp_server_http_port(server.0, &mut port) };
-    assert_eq!(status, polymcp_status::POLYMCP_INVALID_STATE);
+    let status = unsafe { ferromcp_server_http_port(server.0, &mut port) };
+    assert_eq!(status, ferromcp_status::FERROMCP_INVALID_STATE);
     with_http_server(&server, |client, _| {
         let r = call(client, "sum", json!({"a": 2, "b": 2}));
         assert_eq!(texts(&r), vec!["4".to_owned()]);
@@ -494,12 +494,12 @@ fn finalizer_runs_once_and_never_after_a_failed_registration() {
     let server = OwnedServer::new();
     let userdata = Box::into_raw(Box::new(7u64)).cast::<c_void>();
     let status = server.add_with(c"t", None, Some(sum), userdata, Some(count_finalizer));
-    assert_eq!(status, polymcp_status::POLYMCP_OK);
+    assert_eq!(status, ferromcp_status::FERROMCP_OK);
 
     let rejected = Box::into_raw(Box::new(8u64)).cast::<c_void>();
     // SAFETY: live server and valid strings; the schema is not JSON Schema.
     let status = unsafe {
-        polymcp_server_add_tool(
+        ferromcp_server_add_tool(
             server.0,
             c"bad".as_ptr(),
             ptr::null(),
@@ -512,7 +512,7 @@ fn finalizer_runs_once_and_never_after_a_failed_registration() {
     };
     assert_eq!(
         status,
-        polymcp_status::POLYMCP_INVALID_DEFINITION,
+        ferromcp_status::FERROMCP_INVALID_DEFINITION,
         "{}",
         last_error()
     );
@@ -526,38 +526,38 @@ fn finalizer_runs_once_and_never_after_a_failed_registration() {
 
 #[test]
 fn null_arguments_are_errors_not_crashes() {
-    let sentinel = ptr::dangling_mut::<polymcp_server>();
+    let sentinel = ptr::dangling_mut::<ferromcp_server>();
     let mut out = sentinel;
     // SAFETY: NULL inputs are documented as checked.
     unsafe {
         assert_eq!(
-            polymcp_server_new(ptr::null(), c"1".as_ptr(), &mut out),
-            polymcp_status::POLYMCP_NULL_ARGUMENT
+            ferromcp_server_new(ptr::null(), c"1".as_ptr(), &mut out),
+            ferromcp_status::FERROMCP_NULL_ARGUMENT
         );
         assert_eq!(
-            polymcp_server_new(c"n".as_ptr(), c"1".as_ptr(), ptr::null_mut()),
-            polymcp_status::POLYMCP_NULL_ARGUMENT
+            ferromcp_server_new(c"n".as_ptr(), c"1".as_ptr(), ptr::null_mut()),
+            ferromcp_status::FERROMCP_NULL_ARGUMENT
         );
         assert_eq!(out, sentinel, "output untouched on failure");
         assert_eq!(
-            polymcp_call_respond(ptr::null_mut(), c"1".as_ptr()),
-            polymcp_status::POLYMCP_NULL_ARGUMENT
+            ferromcp_call_respond(ptr::null_mut(), c"1".as_ptr()),
+            ferromcp_status::FERROMCP_NULL_ARGUMENT
         );
         assert_eq!(
-            polymcp_call_fail(ptr::null_mut(), ptr::null()),
-            polymcp_status::POLYMCP_NULL_ARGUMENT
+            ferromcp_call_fail(ptr::null_mut(), ptr::null()),
+            ferromcp_status::FERROMCP_NULL_ARGUMENT
         );
-        assert!(!polymcp_call_is_cancelled(ptr::null()));
+        assert!(!ferromcp_call_is_cancelled(ptr::null()));
         assert_eq!(
-            polymcp_server_shutdown(ptr::null()),
-            polymcp_status::POLYMCP_NULL_ARGUMENT
+            ferromcp_server_shutdown(ptr::null()),
+            ferromcp_status::FERROMCP_NULL_ARGUMENT
         );
-        polymcp_server_free(ptr::null_mut());
+        ferromcp_server_free(ptr::null_mut());
     }
     let server = OwnedServer::new();
     assert_eq!(
         server.add_with(c"t", None, None, ptr::null_mut(), None),
-        polymcp_status::POLYMCP_NULL_ARGUMENT
+        ferromcp_status::FERROMCP_NULL_ARGUMENT
     );
     assert!(last_error().contains("callback"));
 }
@@ -567,22 +567,22 @@ fn nonblocking_callbacks_run_in_place_and_unknown_flags_are_refused() {
     let server = OwnedServer::new();
     // SAFETY: live server, valid strings.
     let status = unsafe {
-        crate::polymcp_server_add_tool_ex(
+        crate::ferromcp_server_add_tool_ex(
             server.0,
             c"sum".as_ptr(),
             ptr::null(),
             OBJECT.as_ptr(),
             ptr::null(),
-            crate::POLYMCP_TOOL_NONBLOCKING,
+            crate::FERROMCP_TOOL_NONBLOCKING,
             Some(sum),
             ptr::null_mut(),
             None,
         )
     };
-    assert_eq!(status, polymcp_status::POLYMCP_OK);
+    assert_eq!(status, ferromcp_status::FERROMCP_OK);
     // SAFETY: as above.
     let refused = unsafe {
-        crate::polymcp_server_add_tool_ex(
+        crate::ferromcp_server_add_tool_ex(
             server.0,
             c"other".as_ptr(),
             ptr::null(),
@@ -594,7 +594,7 @@ fn nonblocking_callbacks_run_in_place_and_unknown_flags_are_refused() {
             None,
         )
     };
-    assert_eq!(refused, polymcp_status::POLYMCP_INVALID_ARGUMENT);
+    assert_eq!(refused, ferromcp_status::FERROMCP_INVALID_ARGUMENT);
     assert!(last_error().contains("unknown flags"), "{}", last_error());
     with_http_server(&server, |client, _| {
         let r = call(client, "sum", json!({"a": 40, "b": 2}));

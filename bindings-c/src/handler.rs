@@ -1,5 +1,5 @@
 //! The handler boundary for C: a function pointer plus `void *userdata`
-//! adapted to core's `ToolHandler`, and the `polymcp_call` completion handle
+//! adapted to core's `ToolHandler`, and the `ferromcp_call` completion handle
 //! (a boxed core `Completion`) that C completes once, from any thread.
 
 use serde_json::Value;
@@ -7,64 +7,64 @@ use std::ffi::{CString, c_char, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 
-use polymcp_core::host_threads::HostThreads;
-use polymcp_core::server::{Completion, HandlerError, HandlerResult, RequestContext, ToolOutput};
+use ferromcp_core::host_threads::HostThreads;
+use ferromcp_core::server::{Completion, HandlerError, HandlerResult, RequestContext, ToolOutput};
 
 use crate::args::{optional_str, parse_json, parse_json_object, required_ref, required_str};
-use crate::error::{FfiError, polymcp_status};
+use crate::error::{FfiError, ferromcp_status};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
 
 /// A tool implementation written in C.
 ///
-/// - `userdata`: the pointer given to polymcp_server_add_tool(), passed back
+/// - `userdata`: the pointer given to ferromcp_server_add_tool(), passed back
 ///   unchanged.
 /// - `arguments_json`, `arguments_len`: the tool's arguments, a JSON object
 ///   already validated against the tool's input schema, as compact UTF-8
-///   JSON text of `arguments_len` bytes followed by a NUL. Owned by polymcp
+///   JSON text of `arguments_len` bytes followed by a NUL. Owned by ferromcp
 ///   and valid only until the callback returns: copy what you keep.
 /// - `call`: the completion handle for this invocation. Ownership passes to
 ///   the callback, which must complete it exactly once, with
-///   polymcp_call_respond(), polymcp_call_respond_result() or
-///   polymcp_call_fail(), either before returning or later from any thread.
+///   ferromcp_call_respond(), ferromcp_call_respond_result() or
+///   ferromcp_call_fail(), either before returning or later from any thread.
 ///   A handle that is never completed is leaked and its request never answered.
 ///
-/// Threads: called on a polymcp host thread (a pool that grows while
+/// Threads: called on a ferromcp host thread (a pool that grows while
 /// callbacks block, up to 512 threads), never on a thread the caller
 /// created and never on an async runtime worker, so it may block.
 /// Several calls (of the same or other tools) may run at the same time on
 /// different threads, so state reached through `userdata` must be
-/// thread-safe. A callback must not call polymcp_server_serve_stdio() or
-/// polymcp_server_serve_http() (they return POLYMCP_INVALID_STATE there).
-pub type polymcp_tool_callback = Option<
+/// thread-safe. A callback must not call ferromcp_server_serve_stdio() or
+/// ferromcp_server_serve_http() (they return FERROMCP_INVALID_STATE there).
+pub type ferromcp_tool_callback = Option<
     unsafe extern "C" fn(
         userdata: *mut c_void,
         arguments_json: *const c_char,
         arguments_len: usize,
-        call: *mut polymcp_call,
+        call: *mut ferromcp_call,
     ),
 >;
 
 /// Releases a tool's userdata. Called exactly once, with the tool's
-/// `userdata`, when polymcp drops the tool: when a later tool with the same
+/// `userdata`, when ferromcp drops the tool: when a later tool with the same
 /// name replaces it, or when the server is freed and no request that uses
 /// it is still running. It may run on any thread, including after
-/// polymcp_server_free() returned; it must not block for long and must not
-/// call back into polymcp.
-pub type polymcp_userdata_free = Option<unsafe extern "C" fn(userdata: *mut c_void)>;
+/// ferromcp_server_free() returned; it must not block for long and must not
+/// call back into ferromcp.
+pub type ferromcp_userdata_free = Option<unsafe extern "C" fn(userdata: *mut c_void)>;
 
-/// One in-progress tool invocation, handed to a polymcp_tool_callback.
+/// One in-progress tool invocation, handed to a ferromcp_tool_callback.
 ///
 /// Opaque. Owned by the callback from the moment it is called until it
-/// passes the handle to exactly one of polymcp_call_respond(),
-/// polymcp_call_respond_result() or polymcp_call_fail(), which consume and
+/// passes the handle to exactly one of ferromcp_call_respond(),
+/// ferromcp_call_respond_result() or ferromcp_call_fail(), which consume and
 /// free it. The handle may be moved to and completed on any thread, but
 /// must not be used from two threads at the same time.
-pub struct polymcp_call {
+pub struct ferromcp_call {
     completion: Completion,
     context: RequestContext,
 }
 
-impl polymcp_call {
+impl ferromcp_call {
     /// Delivers the outcome; reports a discarded result as a status so the
     /// host can tell its work was wasted.
     fn finish(self, result: HandlerResult) -> Result<(), FfiError> {
@@ -72,7 +72,7 @@ impl polymcp_call {
             Ok(())
         } else {
             Err(FfiError::new(
-                polymcp_status::POLYMCP_REQUEST_CANCELLED,
+                ferromcp_status::FERROMCP_REQUEST_CANCELLED,
                 "the request was cancelled or its client went away; the result was discarded",
             ))
         }
@@ -90,7 +90,7 @@ impl polymcp_call {
 ///
 /// # Safety
 /// `call` is NULL or a handle from a callback that was not completed yet.
-unsafe fn take_call(call: *mut polymcp_call) -> Result<Box<polymcp_call>, FfiError> {
+unsafe fn take_call(call: *mut ferromcp_call) -> Result<Box<ferromcp_call>, FfiError> {
     if call.is_null() {
         return Err(FfiError::null("call"));
     }
@@ -108,7 +108,7 @@ const MAX_C_THREADS: usize = 512;
 /// queue in batches instead of waking a thread per call, and grows only
 /// while callbacks block.
 static C_THREADS: LazyLock<HostThreads> = LazyLock::new(|| {
-    HostThreads::new("polymcp-c", MAX_C_THREADS, |drain| {
+    HostThreads::new("ferromcp-c", MAX_C_THREADS, |drain| {
         drain();
         true
     })
@@ -116,17 +116,17 @@ static C_THREADS: LazyLock<HostThreads> = LazyLock::new(|| {
 
 /// A raw call handle crossing to a host thread. The handle itself is
 /// `Send` (a `Completion` and a `RequestContext`); only the pointer is not.
-struct CallPtr(*mut polymcp_call);
+struct CallPtr(*mut ferromcp_call);
 
 // SAFETY: the pointee is Send and the pointer is used by one thread at a time.
 unsafe impl Send for CallPtr {}
 
 /// A C callback registered as a tool, owning its userdata.
 pub(crate) struct CallbackTool {
-    callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut polymcp_call),
+    callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut ferromcp_call),
     userdata: *mut c_void,
-    finalizer: polymcp_userdata_free,
-    /// Registered with POLYMCP_TOOL_NONBLOCKING: the callback promised not
+    finalizer: ferromcp_userdata_free,
+    /// Registered with FERROMCP_TOOL_NONBLOCKING: the callback promised not
     /// to block, so it runs on the runtime thread serving the request.
     nonblocking: bool,
     /// Cleared when registration fails: the caller then still owns the
@@ -135,16 +135,16 @@ pub(crate) struct CallbackTool {
 }
 
 // SAFETY: the header requires callbacks, userdata and finalizers to be
-// usable from any thread; polymcp itself never dereferences `userdata`.
+// usable from any thread; ferromcp itself never dereferences `userdata`.
 unsafe impl Send for CallbackTool {}
 // SAFETY: as above; concurrent invocations are part of the documented contract.
 unsafe impl Sync for CallbackTool {}
 
 impl CallbackTool {
     pub(crate) fn new(
-        callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut polymcp_call),
+        callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut ferromcp_call),
         userdata: *mut c_void,
-        finalizer: polymcp_userdata_free,
+        finalizer: ferromcp_userdata_free,
         nonblocking: bool,
     ) -> CallbackTool {
         CallbackTool {
@@ -170,7 +170,7 @@ impl CallbackTool {
         arguments: Value,
     ) -> HandlerResult {
         let (completion, receiver) = Completion::new();
-        let call = CallPtr(Box::into_raw(Box::new(polymcp_call {
+        let call = CallPtr(Box::into_raw(Box::new(ferromcp_call {
             completion,
             context,
         })));
@@ -221,22 +221,22 @@ impl Drop for CallbackTool {
     }
 }
 
-/// Completes a call with a JSON value, which polymcp turns into the
+/// Completes a call with a JSON value, which ferromcp turns into the
 /// CallToolResult: a string becomes one text content block; null gives empty
 /// content; with an output schema an object becomes structuredContent (and
 /// other values are wrapped as {"result": value}); otherwise the value's JSON
 /// text becomes text content.
 ///
-/// - `call`: a handle received by a polymcp_tool_callback and not completed
+/// - `call`: a handle received by a ferromcp_tool_callback and not completed
 ///   yet. Consumed and freed by this function whatever it returns (unless it
 ///   is NULL): do not use it afterwards.
 /// - `result_json`: NUL-terminated UTF-8 JSON text, borrowed for the call.
 ///
-/// Returns POLYMCP_OK when the result was delivered. If `result_json` is NULL,
+/// Returns FERROMCP_OK when the result was delivered. If `result_json` is NULL,
 /// not UTF-8 or not valid JSON, the call is still completed, as a tool error
 /// (isError: true) saying the handler returned invalid JSON, and
-/// POLYMCP_NULL_ARGUMENT, POLYMCP_INVALID_UTF8 or POLYMCP_INVALID_JSON is
-/// returned. POLYMCP_REQUEST_CANCELLED means the result was discarded because
+/// FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8 or FERROMCP_INVALID_JSON is
+/// returned. FERROMCP_REQUEST_CANCELLED means the result was discarded because
 /// nobody waits for it any more.
 ///
 /// Threads: may be called from any thread, inside or after the callback.
@@ -245,10 +245,10 @@ impl Drop for CallbackTool {
 /// `call` is NULL or an uncompleted handle; `result_json` is NULL or a
 /// NUL-terminated string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_call_respond(
-    call: *mut polymcp_call,
+pub unsafe extern "C" fn ferromcp_call_respond(
+    call: *mut ferromcp_call,
     result_json: *const c_char,
-) -> polymcp_status {
+) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
         let call = unsafe { take_call(call) }?;
@@ -267,14 +267,14 @@ pub unsafe extern "C" fn polymcp_call_respond(
 
 /// Completes a call with a complete CallToolResult object (for example
 /// `{"content":[...],"structuredContent":{...},"isError":false}`), sent as
-/// is; polymcp only adds what every result carries (resultType, _meta).
+/// is; ferromcp only adds what every result carries (resultType, _meta).
 ///
-/// - `call`: as for polymcp_call_respond(): consumed whatever happens.
+/// - `call`: as for ferromcp_call_respond(): consumed whatever happens.
 /// - `call_tool_result_json`: NUL-terminated UTF-8 JSON text of an object,
 ///   borrowed for the call.
 ///
-/// Returns as polymcp_call_respond() does; JSON that is not an object is
-/// POLYMCP_INVALID_JSON and completes the call with a tool error.
+/// Returns as ferromcp_call_respond() does; JSON that is not an object is
+/// FERROMCP_INVALID_JSON and completes the call with a tool error.
 ///
 /// Threads: may be called from any thread, inside or after the callback.
 ///
@@ -282,10 +282,10 @@ pub unsafe extern "C" fn polymcp_call_respond(
 /// `call` is NULL or an uncompleted handle; `call_tool_result_json` is NULL
 /// or a NUL-terminated string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_call_respond_result(
-    call: *mut polymcp_call,
+pub unsafe extern "C" fn ferromcp_call_respond_result(
+    call: *mut ferromcp_call,
     call_tool_result_json: *const c_char,
-) -> polymcp_status {
+) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
         let call = unsafe { take_call(call) }?;
@@ -310,10 +310,10 @@ pub unsafe extern "C" fn polymcp_call_respond_result(
 /// isError: true and `message` as its text, so the model can react. The
 /// server keeps serving.
 ///
-/// - `call`: as for polymcp_call_respond(): consumed whatever happens.
+/// - `call`: as for ferromcp_call_respond(): consumed whatever happens.
 /// - `message`: NUL-terminated UTF-8 text, borrowed for the call. If it is
-///   NULL a generic message is sent and POLYMCP_NULL_ARGUMENT returned; if it
-///   is not UTF-8 the invalid bytes are replaced and POLYMCP_INVALID_UTF8
+///   NULL a generic message is sent and FERROMCP_NULL_ARGUMENT returned; if it
+///   is not UTF-8 the invalid bytes are replaced and FERROMCP_INVALID_UTF8
 ///   returned. Either way the call is completed.
 ///
 /// Threads: may be called from any thread, inside or after the callback.
@@ -322,10 +322,10 @@ pub unsafe extern "C" fn polymcp_call_respond_result(
 /// `call` is NULL or an uncompleted handle; `message` is NULL or a
 /// NUL-terminated string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_call_fail(
-    call: *mut polymcp_call,
+pub unsafe extern "C" fn ferromcp_call_fail(
+    call: *mut ferromcp_call,
     message: *const c_char,
-) -> polymcp_status {
+) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
         let call = unsafe { take_call(call) }?;
@@ -356,7 +356,7 @@ pub unsafe extern "C" fn polymcp_call_fail(
 /// # Safety
 /// `call` is NULL or an uncompleted handle not being completed concurrently.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_call_is_cancelled(call: *const polymcp_call) -> bool {
+pub unsafe extern "C" fn ferromcp_call_is_cancelled(call: *const ferromcp_call) -> bool {
     ffi_boundary_or(false, || {
         // SAFETY: forwarded contract.
         match unsafe { required_ref(call, "call") } {

@@ -3,11 +3,11 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::error::{FfiError, into_status, polymcp_status, set_last_error};
+use crate::error::{FfiError, into_status, ferromcp_status, set_last_error};
 
-/// Runs a fallible body; a panic becomes [`polymcp_status::POLYMCP_PANIC`]
+/// Runs a fallible body; a panic becomes [`ferromcp_status::FERROMCP_PANIC`]
 /// and any failure is recorded as the thread's last error.
-pub(crate) fn ffi_boundary(body: impl FnOnce() -> Result<(), FfiError>) -> polymcp_status {
+pub(crate) fn ffi_boundary(body: impl FnOnce() -> Result<(), FfiError>) -> ferromcp_status {
     // AssertUnwindSafe: after a panic the only thing we touch is the
     // thread-local error slot, which the panicking body never borrows.
     match catch_unwind(AssertUnwindSafe(body)) {
@@ -19,10 +19,10 @@ pub(crate) fn ffi_boundary(body: impl FnOnce() -> Result<(), FfiError>) -> polym
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
             set_last_error(&FfiError::new(
-                polymcp_status::POLYMCP_PANIC,
-                format!("polymcp panicked: {detail}"),
+                ferromcp_status::FERROMCP_PANIC,
+                format!("ferromcp panicked: {detail}"),
             ));
-            polymcp_status::POLYMCP_PANIC
+            ferromcp_status::FERROMCP_PANIC
         }
     }
 }
@@ -40,10 +40,10 @@ mod tests {
     #[test]
     fn panic_becomes_status_and_message() {
         let status = ffi_boundary(|| panic!("boom"));
-        assert_eq!(status, polymcp_status::POLYMCP_PANIC);
+        assert_eq!(status, ferromcp_status::FERROMCP_PANIC);
         // SAFETY: the function returns a thread-owned, NUL-terminated string.
-        let message = unsafe { std::ffi::CStr::from_ptr(crate::polymcp_last_error_message()) };
-        assert_eq!(message.to_str(), Ok("polymcp panicked: boom"));
+        let message = unsafe { std::ffi::CStr::from_ptr(crate::ferromcp_last_error_message()) };
+        assert_eq!(message.to_str(), Ok("ferromcp panicked: boom"));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `polymcp_server`: core's `Server` behind an opaque pointer, plus the
+//! `ferromcp_server`: core's `Server` behind an opaque pointer, plus the
 //! blocking serve functions C programs call from a thread of their own.
 
 use std::ffi::{c_char, c_void};
@@ -7,25 +7,25 @@ use std::net::ToSocketAddrs;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 
-use polymcp_core::protocol::Tool;
-use polymcp_core::server::{RequestContext, Server};
-use polymcp_core::transport::http::{HttpOptions, HttpServer};
+use ferromcp_core::protocol::Tool;
+use ferromcp_core::server::{RequestContext, Server};
+use ferromcp_core::transport::http::{HttpOptions, HttpServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{check_out, optional_str, parse_json_object, required_ref, required_str};
-use crate::error::{FfiError, polymcp_status};
-use crate::handler::{CallbackTool, polymcp_tool_callback, polymcp_userdata_free};
+use crate::error::{FfiError, ferromcp_status};
+use crate::handler::{CallbackTool, ferromcp_tool_callback, ferromcp_userdata_free};
 use crate::panic::ffi_boundary;
 use crate::shutdown::ShutdownSignal;
 
 /// An MCP server: a set of tools and the functions that serve them.
 ///
-/// Opaque. Created by polymcp_server_new(), freed by polymcp_server_free().
-/// Functions taking a `const polymcp_server *` may be called from several
-/// threads at once (for example polymcp_server_shutdown() while another
-/// thread is inside polymcp_server_serve_http()).
-pub struct polymcp_server {
+/// Opaque. Created by ferromcp_server_new(), freed by ferromcp_server_free().
+/// Functions taking a `const ferromcp_server *` may be called from several
+/// threads at once (for example ferromcp_server_shutdown() while another
+/// thread is inside ferromcp_server_serve_http()).
+pub struct ferromcp_server {
     server: Server,
     shutdown: ShutdownSignal,
     serving: AtomicBool,
@@ -34,7 +34,7 @@ pub struct polymcp_server {
 }
 
 /// Clears `serving` (and the port) when a serve call ends, however it ends.
-struct ServingGuard<'a>(&'a polymcp_server);
+struct ServingGuard<'a>(&'a ferromcp_server);
 
 impl Drop for ServingGuard<'_> {
     fn drop(&mut self) {
@@ -43,7 +43,7 @@ impl Drop for ServingGuard<'_> {
     }
 }
 
-impl polymcp_server {
+impl ferromcp_server {
     /// Runs `serve` on the shared runtime until it ends or shutdown is
     /// requested, blocking the calling thread.
     fn serve_blocking<F>(&self, serve: F) -> Result<(), FfiError>
@@ -54,18 +54,18 @@ impl polymcp_server {
             // Blocking a runtime thread (a callback's host thread included)
             // would panic in tokio or starve other requests.
             return Err(FfiError::new(
-                polymcp_status::POLYMCP_INVALID_STATE,
-                "cannot serve from a polymcp callback or async runtime thread",
+                ferromcp_status::FERROMCP_INVALID_STATE,
+                "cannot serve from a ferromcp callback or async runtime thread",
             ));
         }
         if self.serving.swap(true, Ordering::AcqRel) {
             return Err(FfiError::new(
-                polymcp_status::POLYMCP_INVALID_STATE,
+                ferromcp_status::FERROMCP_INVALID_STATE,
                 "the server is already serving",
             ));
         }
         let _guard = ServingGuard(self);
-        polymcp_core::runtime::get().block_on(serve)
+        ferromcp_core::runtime::get().block_on(serve)
     }
 
     async fn serve_http(&self, options: HttpOptions) -> Result<(), FfiError> {
@@ -81,7 +81,7 @@ impl polymcp_server {
                 // Core's own shutdown path: stop accepting, let connections
                 // finish their current response.
                 stop.cancel();
-                requested.map_err(polymcp_core::Error::from)?;
+                requested.map_err(ferromcp_core::Error::from)?;
                 Ok(run.await?)
             }
         }
@@ -92,7 +92,7 @@ impl polymcp_server {
             result = self.server.serve_stdio() => Ok(result?),
             // Dropping the stdio future abandons requests still in flight:
             // the caller asked to stop now, and stdin may never reach EOF.
-            requested = self.shutdown.requested() => Ok(requested.map_err(polymcp_core::Error::from)?),
+            requested = self.shutdown.requested() => Ok(requested.map_err(ferromcp_core::Error::from)?),
         }
     }
 }
@@ -102,7 +102,7 @@ impl polymcp_server {
 /// - `name`, `version`: the server's identity (serverInfo), NUL-terminated
 ///   UTF-8, copied.
 /// - `out_server`: receives the new server on success; untouched on failure.
-///   The caller owns it and must release it with polymcp_server_free().
+///   The caller owns it and must release it with ferromcp_server_free().
 ///
 /// Threads: may be called from any thread.
 ///
@@ -110,18 +110,18 @@ impl polymcp_server {
 /// Each pointer is NULL or valid: strings NUL-terminated, `out_server`
 /// writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_server_new(
+pub unsafe extern "C" fn ferromcp_server_new(
     name: *const c_char,
     version: *const c_char,
-    out_server: *mut *mut polymcp_server,
-) -> polymcp_status {
+    out_server: *mut *mut ferromcp_server,
+) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all three): forwarded contract.
         let name = unsafe { required_str(name, "name") }?;
         let version = unsafe { required_str(version, "version") }?;
         check_out(out_server, "out_server")?;
-        let shutdown = ShutdownSignal::new().map_err(polymcp_core::Error::from)?;
-        let server = Box::new(polymcp_server {
+        let shutdown = ShutdownSignal::new().map_err(ferromcp_core::Error::from)?;
+        let server = Box::new(ferromcp_server {
             server: Server::new(name, version),
             shutdown,
             serving: AtomicBool::new(false),
@@ -137,21 +137,21 @@ pub unsafe extern "C" fn polymcp_server_new(
 /// tools still used by a request that has not finished: theirs run when it
 /// finishes).
 ///
-/// - `server`: a server from polymcp_server_new(), or NULL (then nothing
+/// - `server`: a server from ferromcp_server_new(), or NULL (then nothing
 ///   happens). Invalid after the call.
 ///
 /// When: not while any other function is using the server; in particular,
-/// stop a serve call with polymcp_server_shutdown() and wait for it to
+/// stop a serve call with ferromcp_server_shutdown() and wait for it to
 /// return first.
 ///
 /// # Safety
 /// `server` is NULL or a live server no other thread is using.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_server_free(server: *mut polymcp_server) {
+pub unsafe extern "C" fn ferromcp_server_free(server: *mut ferromcp_server) {
     // A panic here (a finalizer cannot unwind) has nowhere to be reported.
     let _ = ffi_boundary(|| {
         if !server.is_null() {
-            // SAFETY: allocated by polymcp_server_new; freed once per the contract.
+            // SAFETY: allocated by ferromcp_server_new; freed once per the contract.
             drop(unsafe { Box::from_raw(server) });
         }
         Ok(())
@@ -165,20 +165,20 @@ pub unsafe extern "C" fn polymcp_server_free(server: *mut polymcp_server) {
 /// - `name`: the tool name, NUL-terminated UTF-8, copied.
 /// - `description`: NUL-terminated UTF-8 for the model, copied; NULL for none.
 /// - `input_schema_json`: the arguments' JSON Schema, a JSON object as
-///   NUL-terminated UTF-8 text, copied. polymcp validates arguments against
+///   NUL-terminated UTF-8 text, copied. ferromcp validates arguments against
 ///   it before calling `callback`.
 /// - `output_schema_json`: JSON Schema of the structured result, or NULL if
 ///   the tool returns no structured content. With one, values given to
-///   polymcp_call_respond() become structuredContent.
-/// - `callback`: the implementation (see polymcp_tool_callback). Not NULL.
+///   ferromcp_call_respond() become structuredContent.
+/// - `callback`: the implementation (see ferromcp_tool_callback). Not NULL.
 /// - `userdata`: passed to every `callback` call; may be NULL. On success
-///   polymcp holds it until the tool is dropped; on failure it stays the
+///   ferromcp holds it until the tool is dropped; on failure it stays the
 ///   caller's and `userdata_free` is not called.
 /// - `userdata_free`: called exactly once with `userdata` when the tool is
-///   dropped (see polymcp_userdata_free); NULL if there is nothing to free.
+///   dropped (see ferromcp_userdata_free); NULL if there is nothing to free.
 ///
-/// Returns POLYMCP_INVALID_JSON for unparsable or non-object schemas and
-/// POLYMCP_INVALID_DEFINITION when polymcp rejects the tool (for example a
+/// Returns FERROMCP_INVALID_JSON for unparsable or non-object schemas and
+/// FERROMCP_INVALID_DEFINITION when ferromcp rejects the tool (for example a
 /// schema that is not valid JSON Schema).
 ///
 /// Threads: may be called from any thread, also while another thread serves.
@@ -187,19 +187,19 @@ pub unsafe extern "C" fn polymcp_server_free(server: *mut polymcp_server) {
 /// Each pointer is NULL or valid; strings NUL-terminated.
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)] // one C call registers one tool
-pub unsafe extern "C" fn polymcp_server_add_tool(
-    server: *const polymcp_server,
+pub unsafe extern "C" fn ferromcp_server_add_tool(
+    server: *const ferromcp_server,
     name: *const c_char,
     description: *const c_char,
     input_schema_json: *const c_char,
     output_schema_json: *const c_char,
-    callback: polymcp_tool_callback,
+    callback: ferromcp_tool_callback,
     userdata: *mut c_void,
-    userdata_free: polymcp_userdata_free,
-) -> polymcp_status {
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
     // SAFETY: the same contract, forwarded.
     unsafe {
-        polymcp_server_add_tool_ex(
+        ferromcp_server_add_tool_ex(
             server,
             name,
             description,
@@ -213,41 +213,41 @@ pub unsafe extern "C" fn polymcp_server_add_tool(
     }
 }
 
-/// Flags for polymcp_server_add_tool_ex().
+/// Flags for ferromcp_server_add_tool_ex().
 ///
-/// POLYMCP_TOOL_NONBLOCKING: the callback promises not to block (it
+/// FERROMCP_TOOL_NONBLOCKING: the callback promises not to block (it
 /// completes the call at once, or hands it to a thread of its own and
-/// returns). It is then called on the polymcp thread serving the request,
+/// returns). It is then called on the ferromcp thread serving the request,
 /// saving two thread switches per call. A callback registered this way that
 /// does block stalls other requests for as long as it blocks.
-pub const POLYMCP_TOOL_NONBLOCKING: u32 = 1;
+pub const FERROMCP_TOOL_NONBLOCKING: u32 = 1;
 
-/// polymcp_server_add_tool() with flags (see POLYMCP_TOOL_NONBLOCKING;
-/// 0 behaves exactly like polymcp_server_add_tool()).
+/// ferromcp_server_add_tool() with flags (see FERROMCP_TOOL_NONBLOCKING;
+/// 0 behaves exactly like ferromcp_server_add_tool()).
 ///
-/// Returns POLYMCP_INVALID_ARGUMENT for unknown flag bits, and otherwise
-/// what polymcp_server_add_tool() returns. Ownership, callback and
-/// thread-safety rules are those of polymcp_server_add_tool(), except that a
-/// POLYMCP_TOOL_NONBLOCKING callback runs on a polymcp runtime thread.
+/// Returns FERROMCP_INVALID_ARGUMENT for unknown flag bits, and otherwise
+/// what ferromcp_server_add_tool() returns. Ownership, callback and
+/// thread-safety rules are those of ferromcp_server_add_tool(), except that a
+/// FERROMCP_TOOL_NONBLOCKING callback runs on a ferromcp runtime thread.
 ///
 /// # Safety
-/// As polymcp_server_add_tool().
+/// As ferromcp_server_add_tool().
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_server_add_tool_ex(
-    server: *const polymcp_server,
+pub unsafe extern "C" fn ferromcp_server_add_tool_ex(
+    server: *const ferromcp_server,
     name: *const c_char,
     description: *const c_char,
     input_schema_json: *const c_char,
     output_schema_json: *const c_char,
     flags: u32,
-    callback: polymcp_tool_callback,
+    callback: ferromcp_tool_callback,
     userdata: *mut c_void,
-    userdata_free: polymcp_userdata_free,
-) -> polymcp_status {
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
     ffi_boundary(|| {
-        if flags & !POLYMCP_TOOL_NONBLOCKING != 0 {
+        if flags & !FERROMCP_TOOL_NONBLOCKING != 0 {
             return Err(FfiError::new(
-                polymcp_status::POLYMCP_INVALID_ARGUMENT,
+                ferromcp_status::FERROMCP_INVALID_ARGUMENT,
                 format!("unknown flags {flags:#x}"),
             ));
         }
@@ -277,7 +277,7 @@ pub unsafe extern "C" fn polymcp_server_add_tool_ex(
             callback,
             userdata,
             userdata_free,
-            flags & POLYMCP_TOOL_NONBLOCKING != 0,
+            flags & FERROMCP_TOOL_NONBLOCKING != 0,
         ));
         let handler_registration = Arc::clone(&registration);
         let handler = move |context: RequestContext, arguments: Value| {
@@ -293,7 +293,7 @@ pub unsafe extern "C" fn polymcp_server_add_tool_ex(
 
 /// Serves MCP over this process's stdin and stdout, blocking the calling
 /// thread until stdin reaches end of file (after answering the requests
-/// already read) or polymcp_server_shutdown() is called (requests still
+/// already read) or ferromcp_server_shutdown() is called (requests still
 /// running are then abandoned).
 ///
 /// While serving, stdout carries only MCP messages: the program must not
@@ -301,18 +301,18 @@ pub unsafe extern "C" fn polymcp_server_add_tool_ex(
 ///
 /// - `server`: the server, borrowed; it must stay alive until this returns.
 ///
-/// Returns POLYMCP_OK at end of input or on shutdown; POLYMCP_IO if stdin or
-/// stdout fails; POLYMCP_INVALID_STATE if the server is already serving or
-/// this is called from a polymcp callback.
+/// Returns FERROMCP_OK at end of input or on shutdown; FERROMCP_IO if stdin or
+/// stdout fails; FERROMCP_INVALID_STATE if the server is already serving or
+/// this is called from a ferromcp callback.
 ///
 /// Threads: any thread the caller owns. One serve call per server at a time.
 ///
 /// # Safety
 /// `server` is NULL or a live server.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_server_serve_stdio(
-    server: *const polymcp_server,
-) -> polymcp_status {
+pub unsafe extern "C" fn ferromcp_server_serve_stdio(
+    server: *const ferromcp_server,
+) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
         let server = unsafe { required_ref(server, "server") }?;
@@ -321,7 +321,7 @@ pub unsafe extern "C" fn polymcp_server_serve_stdio(
 }
 
 /// Serves MCP over Streamable HTTP at http://host:port/mcp, blocking the
-/// calling thread until polymcp_server_shutdown() is called (from another
+/// calling thread until ferromcp_server_shutdown() is called (from another
 /// thread or a signal handler). Requests whose response is being sent when
 /// shutdown is requested are allowed to finish.
 ///
@@ -329,29 +329,29 @@ pub unsafe extern "C" fn polymcp_server_serve_stdio(
 /// - `host`: NUL-terminated address or host name to listen on, for example
 ///   "127.0.0.1" (loopback only; then only loopback Host and Origin headers
 ///   are accepted, against DNS rebinding) or "0.0.0.0".
-/// - `port`: TCP port; 0 picks a free one (see polymcp_server_http_port()).
+/// - `port`: TCP port; 0 picks a free one (see ferromcp_server_http_port()).
 ///
-/// Returns POLYMCP_OK after shutdown; POLYMCP_INVALID_ARGUMENT if `host`
-/// does not resolve; POLYMCP_IO if the port cannot be bound;
-/// POLYMCP_INVALID_STATE as for polymcp_server_serve_stdio().
+/// Returns FERROMCP_OK after shutdown; FERROMCP_INVALID_ARGUMENT if `host`
+/// does not resolve; FERROMCP_IO if the port cannot be bound;
+/// FERROMCP_INVALID_STATE as for ferromcp_server_serve_stdio().
 ///
 /// Threads: any thread the caller owns. One serve call per server at a time.
 ///
 /// # Safety
 /// `server` is NULL or a live server; `host` is NULL or NUL-terminated.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_server_serve_http(
-    server: *const polymcp_server,
+pub unsafe extern "C" fn ferromcp_server_serve_http(
+    server: *const ferromcp_server,
     host: *const c_char,
     port: u16,
-) -> polymcp_status {
+) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (both): forwarded contract.
         let server = unsafe { required_ref(server, "server") }?;
         let host = unsafe { required_str(host, "host") }?;
         let invalid_host = |why: String| {
             FfiError::new(
-                polymcp_status::POLYMCP_INVALID_ARGUMENT,
+                ferromcp_status::FERROMCP_INVALID_ARGUMENT,
                 format!("cannot listen on host {host:?}: {why}"),
             )
         };
@@ -369,13 +369,13 @@ pub unsafe extern "C" fn polymcp_server_serve_http(
     })
 }
 
-/// The TCP port polymcp_server_serve_http() is listening on (useful after
+/// The TCP port ferromcp_server_serve_http() is listening on (useful after
 /// asking for port 0).
 ///
 /// - `server`: the server, borrowed.
 /// - `out_port`: receives the port on success; untouched on failure.
 ///
-/// Returns POLYMCP_INVALID_STATE when the server is not (yet) listening:
+/// Returns FERROMCP_INVALID_STATE when the server is not (yet) listening:
 /// poll until it is.
 ///
 /// Threads: any thread; meant for a thread other than the serving one.
@@ -383,17 +383,17 @@ pub unsafe extern "C" fn polymcp_server_serve_http(
 /// # Safety
 /// `server` is NULL or a live server; `out_port` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_server_http_port(
-    server: *const polymcp_server,
+pub unsafe extern "C" fn ferromcp_server_http_port(
+    server: *const ferromcp_server,
     out_port: *mut u16,
-) -> polymcp_status {
+) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
         let server = unsafe { required_ref(server, "server") }?;
         check_out(out_port, "out_port")?;
         match server.http_port.load(Ordering::Acquire) {
             0 => Err(FfiError::new(
-                polymcp_status::POLYMCP_INVALID_STATE,
+                ferromcp_status::FERROMCP_INVALID_STATE,
                 "the server is not listening on HTTP",
             )),
             port => {
@@ -418,7 +418,7 @@ pub unsafe extern "C" fn polymcp_server_http_port(
 /// # Safety
 /// `server` is NULL or a live server.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn polymcp_server_shutdown(server: *const polymcp_server) -> polymcp_status {
+pub unsafe extern "C" fn ferromcp_server_shutdown(server: *const ferromcp_server) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
         let server = unsafe { required_ref(server, "server") }?;

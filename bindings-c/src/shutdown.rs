@@ -74,7 +74,7 @@ mod tests {
         let signal = ShutdownSignal::new().expect("socketpair");
         signal.raise();
         signal.raise();
-        let rt = polymcp_core::runtime::get();
+        let rt = ferromcp_core::runtime::get();
         rt.block_on(async {
             tokio::time::timeout(Duration::from_secs(5), signal.requested())
                 .await
@@ -93,7 +93,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
             raiser.raise();
         });
-        polymcp_core::runtime::get().block_on(async {
+        ferromcp_core::runtime::get().block_on(async {
             tokio::time::timeout(Duration::from_secs(5), signal.requested())
                 .await
                 .expect("woken")

@@ -1,7 +1,7 @@
 /* Minimal assertion helpers shared by the C tests (no test framework, so the
  * tests build with nothing but a C11 compiler). */
-#ifndef POLYMCP_TEST_CHECK_H
-#define POLYMCP_TEST_CHECK_H
+#ifndef FERROMCP_TEST_CHECK_H
+#define FERROMCP_TEST_CHECK_H
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "polymcp.h"
+#include "ferromcp.h"
 
-/* Atomic: callbacks check things on polymcp threads too. */
+/* Atomic: callbacks check things on ferromcp threads too. */
 static atomic_int check_failures = 0;
 
 #define CHECK(cond)                                                                    \
@@ -24,11 +24,11 @@ static atomic_int check_failures = 0;
 
 #define CHECK_STATUS(expr, expected)                                                   \
     do {                                                                               \
-        polymcp_status check_got_ = (expr);                                            \
+        ferromcp_status check_got_ = (expr);                                            \
         if (check_got_ != (expected)) {                                                \
             fprintf(stderr, "%s:%d: %s returned %d (%s: %s), expected %d\n", __FILE__, \
-                    __LINE__, #expr, (int)check_got_, polymcp_status_message(check_got_), \
-                    polymcp_last_error_message(), (int)(expected));                    \
+                    __LINE__, #expr, (int)check_got_, ferromcp_status_message(check_got_), \
+                    ferromcp_last_error_message(), (int)(expected));                    \
             check_failures++;                                                          \
         }                                                                              \
     } while (0)

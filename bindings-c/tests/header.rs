@@ -1,6 +1,6 @@
-//! The committed `include/polymcp.h` must be exactly what the pinned
+//! The committed `include/ferromcp.h` must be exactly what the pinned
 //! cbindgen generates from the sources, so the header can never drift from
-//! the library. Regenerate with `POLYMCP_BLESS=1 cargo test -p polymcp-c
+//! the library. Regenerate with `FERROMCP_BLESS=1 cargo test -p ferromcp-c
 //! --test header` (or `make regen-header`).
 
 use std::path::Path;
@@ -23,17 +23,17 @@ fn generate() -> String {
 
 #[test]
 fn committed_header_matches_generated() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/polymcp.h");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/ferromcp.h");
     let generated = generate();
-    if std::env::var_os("POLYMCP_BLESS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, &generated).expect("write include/polymcp.h");
+    if std::env::var_os("FERROMCP_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &generated).expect("write include/ferromcp.h");
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "include/polymcp.h is out of date with the Rust sources; regenerate it with \
-         `POLYMCP_BLESS=1 cargo test -p polymcp-c --test header` (or `make regen-header`) \
+        "include/ferromcp.h is out of date with the Rust sources; regenerate it with \
+         `FERROMCP_BLESS=1 cargo test -p ferromcp-c --test header` (or `make regen-header`) \
          and commit the result"
     );
 }

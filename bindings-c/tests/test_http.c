@@ -28,71 +28,71 @@ static void count_finalizer(void *userdata) {
 
 /* Responds with the arguments object itself: shows the JSON handed in. */
 static void echo_args(void *userdata, const char *arguments_json, size_t arguments_len,
-                      polymcp_call *call) {
+                      ferromcp_call *call) {
     (void)userdata;
     CHECK(strlen(arguments_json) == arguments_len);
-    CHECK_STATUS(polymcp_call_respond(call, arguments_json), POLYMCP_OK);
+    CHECK_STATUS(ferromcp_call_respond(call, arguments_json), FERROMCP_OK);
 }
 
 struct later_job {
-    polymcp_call *call;
+    ferromcp_call *call;
 };
 
 static void *complete_later(void *arg) {
     struct later_job *job = arg;
     sleep_ms(50);
-    CHECK(!polymcp_call_is_cancelled(job->call));
-    atomic_store(&respond_status_later, (int)polymcp_call_respond(job->call, "\"done later\""));
+    CHECK(!ferromcp_call_is_cancelled(job->call));
+    atomic_store(&respond_status_later, (int)ferromcp_call_respond(job->call, "\"done later\""));
     free(job);
     return NULL;
 }
 
 /* Returns at once; another thread completes the call afterwards. */
 static void later(void *userdata, const char *arguments_json, size_t arguments_len,
-                  polymcp_call *call) {
+                  ferromcp_call *call) {
     (void)userdata;
     (void)arguments_json;
     (void)arguments_len;
     struct later_job *job = malloc(sizeof *job);
     pthread_t thread;
     if (job == NULL) {
-        polymcp_call_fail(call, "out of memory");
+        ferromcp_call_fail(call, "out of memory");
         return;
     }
     job->call = call;
     if (pthread_create(&thread, NULL, complete_later, job) != 0) {
         free(job);
-        polymcp_call_fail(call, "cannot start a thread");
+        ferromcp_call_fail(call, "cannot start a thread");
         return;
     }
     pthread_detach(thread);
 }
 
 static void failing(void *userdata, const char *arguments_json, size_t arguments_len,
-                    polymcp_call *call) {
+                    ferromcp_call *call) {
     (void)userdata;
     (void)arguments_json;
     (void)arguments_len;
-    CHECK_STATUS(polymcp_call_fail(call, "ValueError: boom"), POLYMCP_OK);
+    CHECK_STATUS(ferromcp_call_fail(call, "ValueError: boom"), FERROMCP_OK);
 }
 
 static void bad_json(void *userdata, const char *arguments_json, size_t arguments_len,
-                     polymcp_call *call) {
+                     ferromcp_call *call) {
     (void)userdata;
     (void)arguments_json;
     (void)arguments_len;
-    atomic_store(&respond_status_of_bad_json, (int)polymcp_call_respond(call, "{not json"));
+    atomic_store(&respond_status_of_bad_json, (int)ferromcp_call_respond(call, "{not json"));
 }
 
 static void full_result(void *userdata, const char *arguments_json, size_t arguments_len,
-                        polymcp_call *call) {
+                        ferromcp_call *call) {
     (void)userdata;
     (void)arguments_json;
     (void)arguments_len;
-    CHECK_STATUS(polymcp_call_respond_result(
+    CHECK_STATUS(ferromcp_call_respond_result(
                      call, "{\"content\":[{\"type\":\"text\",\"text\":\"custom\"}],"
                            "\"structuredContent\":{\"n\":7}}"),
-                 POLYMCP_OK);
+                 FERROMCP_OK);
 }
 
 /* ---- a minimal HTTP client (one request per connection) ---- */
@@ -171,7 +171,7 @@ static char *call_tool(uint16_t port, int id, const char *name, const char *argu
 
 /* ---- the test ---- */
 
-/* The client can read the response before polymcp_call_respond() has
+/* The client can read the response before ferromcp_call_respond() has
  * returned to the callback that records its status: wait for it. */
 static int recorded_status(atomic_int *slot) {
     for (int i = 0; i < 250 && atomic_load(slot) == -1; i++) {
@@ -181,26 +181,26 @@ static int recorded_status(atomic_int *slot) {
 }
 
 struct serve_job {
-    polymcp_server *server;
-    polymcp_status status;
+    ferromcp_server *server;
+    ferromcp_status status;
 };
 
 static void *serve(void *arg) {
     struct serve_job *job = arg;
-    job->status = polymcp_server_serve_http(job->server, "127.0.0.1", 0);
+    job->status = ferromcp_server_serve_http(job->server, "127.0.0.1", 0);
     return NULL;
 }
 
-static void add(polymcp_server *server, const char *name, polymcp_tool_callback callback,
+static void add(ferromcp_server *server, const char *name, ferromcp_tool_callback callback,
                 const char *output_schema) {
-    CHECK_STATUS(polymcp_server_add_tool(server, name, "a test tool", "{\"type\":\"object\"}",
+    CHECK_STATUS(ferromcp_server_add_tool(server, name, "a test tool", "{\"type\":\"object\"}",
                                          output_schema, callback, NULL, count_finalizer),
-                 POLYMCP_OK);
+                 FERROMCP_OK);
 }
 
 int main(void) {
-    polymcp_server *server = NULL;
-    CHECK_STATUS(polymcp_server_new("http-test", "0.1.0", &server), POLYMCP_OK);
+    ferromcp_server *server = NULL;
+    CHECK_STATUS(ferromcp_server_new("http-test", "0.1.0", &server), FERROMCP_OK);
     if (server == NULL) {
         return check_report("test_http");
     }
@@ -210,17 +210,17 @@ int main(void) {
     add(server, "bad_json", bad_json, NULL);
     add(server, "full_result", full_result, NULL);
 
-    struct serve_job job = {server, POLYMCP_INTERNAL};
+    struct serve_job job = {server, FERROMCP_INTERNAL};
     pthread_t thread;
     CHECK(pthread_create(&thread, NULL, serve, &job) == 0);
 
     uint16_t port = 0;
-    for (int i = 0; i < 500 && polymcp_server_http_port(server, &port) != POLYMCP_OK; i++) {
+    for (int i = 0; i < 500 && ferromcp_server_http_port(server, &port) != FERROMCP_OK; i++) {
         sleep_ms(20);
     }
     CHECK(port != 0);
     /* A second serve call on the same server is refused while serving. */
-    CHECK_STATUS(polymcp_server_serve_http(server, "127.0.0.1", 0), POLYMCP_INVALID_STATE);
+    CHECK_STATUS(ferromcp_server_serve_http(server, "127.0.0.1", 0), FERROMCP_INVALID_STATE);
 
     char *r = call_tool(port, 1, "echo_args", "{\"text\":\"hi\",\"n\":[1,2]}");
     CHECK_CONTAINS(r, "HTTP/1.1 200");
@@ -234,7 +234,7 @@ int main(void) {
     r = call_tool(port, 2, "later", "{}");
     CHECK_CONTAINS(r, "\"text\":\"done later\"");
     free(r);
-    CHECK(recorded_status(&respond_status_later) == POLYMCP_OK);
+    CHECK(recorded_status(&respond_status_later) == FERROMCP_OK);
 
     r = call_tool(port, 3, "failing", "{}");
     CHECK_CONTAINS(r, "\"isError\":true");
@@ -246,7 +246,7 @@ int main(void) {
     CHECK_CONTAINS(r, "\"isError\":true");
     CHECK_CONTAINS(r, "invalid JSON");
     free(r);
-    CHECK(recorded_status(&respond_status_of_bad_json) == POLYMCP_INVALID_JSON);
+    CHECK(recorded_status(&respond_status_of_bad_json) == FERROMCP_INVALID_JSON);
 
     /* The server keeps answering after a failing handler. */
     r = call_tool(port, 5, "echo_args", "{\"after\":true}");
@@ -259,13 +259,13 @@ int main(void) {
     CHECK_CONTAINS(r, "\"structuredContent\":{\"n\":7}");
     free(r);
 
-    CHECK_STATUS(polymcp_server_shutdown(server), POLYMCP_OK);
+    CHECK_STATUS(ferromcp_server_shutdown(server), FERROMCP_OK);
     pthread_join(thread, NULL);
-    CHECK_STATUS(job.status, POLYMCP_OK);
-    polymcp_server_free(server);
+    CHECK_STATUS(job.status, FERROMCP_OK);
+    ferromcp_server_free(server);
 
     /* Connections may still hold the tools for a moment after serve returns
-     * (see polymcp_userdata_free): wait for all five finalizers. */
+     * (see ferromcp_userdata_free): wait for all five finalizers. */
     for (int i = 0; i < 250 && atomic_load(&finalized) < 5; i++) {
         sleep_ms(20);
     }

@@ -1,5 +1,5 @@
 //! The request context a JS tool handler receives as its second argument
-//! (adapts `polymcp::server::RequestContext`).
+//! (adapts `ferromcp::server::RequestContext`).
 //!
 //! The JS object may outlive the call (a handler can keep it in a closure),
 //! and until the garbage collector runs, so the live core context, whose
@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use napi::{Status, Unknown};
 use napi_derive::napi;
-use polymcp::server::{LogLevel, RequestContext, RequestMeta};
+use ferromcp::server::{LogLevel, RequestContext, RequestMeta};
 use serde_json::Value;
 
 /// The live core context of one call, shared by the JS object and the

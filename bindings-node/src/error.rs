@@ -1,6 +1,6 @@
 //! Errors, converted in one place, in both directions:
 //!
-//! - a core [`polymcp::Error`] becomes an instance of the facade's JS
+//! - a core [`ferromcp::Error`] becomes an instance of the facade's JS
 //!   `McpError` class (`extends Error`, with `code` and `data`);
 //! - whatever a JS tool handler throws or rejects with becomes a
 //!   [`HandlerError`]: a thrown `McpError` a JSON-RPC error, anything else
@@ -12,9 +12,9 @@ use std::mem::ManuallyDrop;
 use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, JsObjectValue, Object};
 use napi::{Env, JsValue, Status, Unknown, ValueType};
 use napi_derive::napi;
-use polymcp::protocol::codes;
-use polymcp::server::HandlerError;
-use polymcp::{Error, McpError};
+use ferromcp::protocol::codes;
+use ferromcp::server::HandlerError;
+use ferromcp::{Error, McpError};
 use serde_json::{Map, Value, json};
 
 /// The JS `McpError` constructor: `new McpError(message, { code, data })`.
@@ -33,7 +33,7 @@ thread_local! {
 /// calls this once when it loads; later calls from the same thread replace
 /// the class.
 ///
-/// @internal Used by the `polymcp` package itself.
+/// @internal Used by the `ferromcp` package itself.
 // Unit-test builds compile out napi's registration glue, its only caller.
 #[cfg_attr(test, allow(dead_code))]
 #[napi(

@@ -1,5 +1,5 @@
 //! JS tool handlers adapted to core's handler boundary
-//! (`polymcp::server::Handler<Value, ToolOutput>`, i.e. a `ToolHandler`).
+//! (`ferromcp::server::Handler<Value, ToolOutput>`, i.e. a `ToolHandler`).
 //!
 //! A call reaches the JS thread through a typed threadsafe function. The
 //! handler's return value is read there: a plain value completes the call at
@@ -13,7 +13,7 @@ use std::rc::Rc;
 use napi::bindgen_prelude::{CallbackContext, FnArgs, JsError, PromiseRaw};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, JsValue, Status, Unknown};
-use polymcp::server::{
+use ferromcp::server::{
     BoxFuture, Completion, Handler, HandlerError, HandlerResult, RequestContext, ToolOutput,
 };
 use serde_json::Value;

@@ -1,13 +1,13 @@
-//! The Node.js binding of polymcp: a napi-rs addon that adapts JS values and
-//! callbacks to the `polymcp` core and nothing more.
+//! The Node.js binding of ferromcp: a napi-rs addon that adapts JS values and
+//! callbacks to the `ferromcp` core and nothing more.
 //!
-//! The addon is private. The npm package `polymcp` loads it through the
+//! The addon is private. The npm package `ferromcp` loads it through the
 //! generated loader (`native.js`, typed by the generated `native.d.ts`) and
 //! wraps it in a small hand-written facade (`index.js` / `index.d.ts`), which
 //! is the public API:
 //!
 //! ```js
-//! const { Server } = require("polymcp");
+//! const { Server } = require("ferromcp");
 //!
 //! const server = new Server({ name: "demo", version: "1.0.0" });
 //! server.tool("echo", {
@@ -17,10 +17,10 @@
 //! await server.serveStdio();
 //! ```
 //!
-//! Modules mirror the core modules they adapt: `server` (`polymcp::server`),
+//! Modules mirror the core modules they adapt: `server` (`ferromcp::server`),
 //! `handler` (the handler boundary), `context` (the request context),
 //! `error` (both directions of error conversion), `runtime` (settling JS
-//! promises from polymcp's one tokio runtime) and `json` (JS numbers to JSON).
+//! promises from ferromcp's one tokio runtime) and `json` (JS numbers to JSON).
 
 mod context;
 mod error;

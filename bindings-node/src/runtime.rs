@@ -1,4 +1,4 @@
-//! Async work for JS callers: it runs on polymcp's one tokio runtime and
+//! Async work for JS callers: it runs on ferromcp's one tokio runtime and
 //! settles a JS promise when done.
 //!
 //! napi's own async support (`tokio_rt`) would start a second runtime when
@@ -14,14 +14,14 @@ use napi::{Env, Status};
 
 use crate::error;
 
-/// Runs `work` on the polymcp runtime and returns a promise of its outcome:
+/// Runs `work` on the ferromcp runtime and returns a promise of its outcome:
 /// resolved with `undefined`, or rejected with an `McpError`.
 pub(crate) fn spawn_promise<'env, F>(env: &'env Env, work: F) -> napi::Result<Object<'env>>
 where
-    F: Future<Output = Result<(), polymcp::Error>> + Send + 'static,
+    F: Future<Output = Result<(), ferromcp::Error>> + Send + 'static,
 {
     let (deferred, promise) = env.create_deferred()?;
-    let runtime = polymcp::runtime::handle();
+    let runtime = ferromcp::runtime::handle();
     let worker = runtime.clone();
     runtime.spawn(async move {
         // A separate task, so that a panic in `work` is reported through the
@@ -33,7 +33,7 @@ where
             Ok(Err(e)) => Err(error::to_js(&env, &e)),
             Err(join) => Err(napi::Error::new(
                 Status::GenericFailure,
-                format!("polymcp internal error: {join}"),
+                format!("ferromcp internal error: {join}"),
             )),
         });
     });

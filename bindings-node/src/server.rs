@@ -1,4 +1,4 @@
-//! The native `Server` class (adapts `polymcp::server::Server` and its
+//! The native `Server` class (adapts `ferromcp::server::Server` and its
 //! transports). The facade's `Server` wraps it; see `index.d.ts` for the
 //! public API.
 
@@ -9,9 +9,9 @@ use napi::bindgen_prelude::{Function, Object};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status, Unknown};
 use napi_derive::napi;
-use polymcp::protocol::{Implementation, Tool};
-use polymcp::server::{Server, ServerOptions};
-use polymcp::transport::http::{HttpOptions, HttpServer};
+use ferromcp::protocol::{Implementation, Tool};
+use ferromcp::server::{Server, ServerOptions};
+use ferromcp::transport::http::{HttpOptions, HttpServer};
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::{JsToolCallback, JsToolHandler, ToolCallArgs};
@@ -91,7 +91,7 @@ impl JsServer {
         let info: Implementation = serde_json::from_value(json::from_js(info)?).map_err(|e| {
             error::to_js(
                 env,
-                &polymcp::Error::InvalidDefinition(format!("invalid server info: {e}")),
+                &ferromcp::Error::InvalidDefinition(format!("invalid server info: {e}")),
             )
         })?;
         let mut server_options = ServerOptions::default();
@@ -123,7 +123,7 @@ impl JsServer {
         let tool: Tool = serde_json::from_value(json::from_js(definition)?).map_err(|e| {
             error::to_js(
                 env,
-                &polymcp::Error::InvalidDefinition(format!("invalid tool definition: {e}")),
+                &ferromcp::Error::InvalidDefinition(format!("invalid tool definition: {e}")),
             )
         })?;
         let callback: JsToolCallback =
@@ -228,10 +228,10 @@ impl JsServer {
 }
 
 /// The socket address of `host:port`, looked up off the JS thread.
-async fn resolve(host: &str, port: u16) -> Result<SocketAddr, polymcp::Error> {
+async fn resolve(host: &str, port: u16) -> Result<SocketAddr, ferromcp::Error> {
     let mut addresses = tokio::net::lookup_host((host, port)).await?;
     addresses.next().ok_or_else(|| {
-        polymcp::Error::Io(std::io::Error::new(
+        ferromcp::Error::Io(std::io::Error::new(
             std::io::ErrorKind::NotFound,
             format!("host {host:?} has no address"),
         ))

@@ -1,5 +1,5 @@
 // Serves HTTP on a free port, answers one request, closes, and must then
-// exit on its own: nothing of polymcp may keep the event loop alive.
+// exit on its own: nothing of ferromcp may keep the event loop alive.
 
 import { Server } from '../index.mjs';
 

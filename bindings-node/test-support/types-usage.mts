@@ -1,7 +1,7 @@
 // Compiled (never run) by test/types.test.mjs: the public typings must accept
 // this usage and reject the misuse marked @ts-expect-error.
 
-import { Server, McpError, RequestContext, type HttpAddress, type ToolHandler } from 'polymcp';
+import { Server, McpError, RequestContext, type HttpAddress, type ToolHandler } from 'ferromcp';
 
 const server: Server = new Server({ name: 'typed', version: '1.0.0', instructions: 'Be brief.' });
 

@@ -8,7 +8,7 @@ import { Server, McpError } from '../index.mjs';
 import { postMcp } from '../test-support/helpers.mjs';
 
 function echoAddServer() {
-  return new Server({ name: 'polymcp-echo', version: '1.0.0' })
+  return new Server({ name: 'ferromcp-echo', version: '1.0.0' })
     .tool(
       'echo',
       {

@@ -1,28 +1,28 @@
-//! `polymcp.Context`: what a Python handler may know and do about the
-//! request it serves (a thin view of [`polymcp::server::RequestContext`]).
+//! `ferromcp.Context`: what a Python handler may know and do about the
+//! request it serves (a thin view of [`ferromcp::server::RequestContext`]).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use polymcp::protocol::jsonrpc::RequestId;
-use polymcp::server::{LogLevel, RequestContext};
+use ferromcp::protocol::jsonrpc::RequestId;
+use ferromcp::server::{LogLevel, RequestContext};
 
 use crate::convert;
 
 /// The request a tool handler is serving.
 ///
-/// Ask for it by annotating a handler parameter with `polymcp.Context`:
+/// Ask for it by annotating a handler parameter with `ferromcp.Context`:
 ///
 /// ```python
 /// @server.tool
-/// def slow(n: int, ctx: polymcp.Context) -> str:
+/// def slow(n: int, ctx: ferromcp.Context) -> str:
 ///     for i in range(n):
 ///         if ctx.cancelled:
 ///             return "stopped"
 ///         ctx.progress(i, total=n)
 ///     return "done"
 /// ```
-#[pyclass(module = "polymcp._native", name = "Context", frozen)]
+#[pyclass(module = "ferromcp._native", name = "Context", frozen)]
 pub(crate) struct PyContext {
     inner: RequestContext,
 }
@@ -82,6 +82,6 @@ impl PyContext {
     }
 
     fn __repr__(&self) -> String {
-        format!("<polymcp.Context request_id={}>", self.inner.request_id())
+        format!("<ferromcp.Context request_id={}>", self.inner.request_id())
     }
 }

@@ -1,8 +1,8 @@
 //! Errors crossing the boundary, converted here and nowhere else:
-//! core [`polymcp::Error`] -> a `polymcp.errors` exception, and a Python
+//! core [`ferromcp::Error`] -> a `ferromcp.errors` exception, and a Python
 //! exception raised by a tool handler -> [`HandlerError`].
 //!
-//! The exception classes are plain Python (`polymcp/errors.py`) so they can
+//! The exception classes are plain Python (`ferromcp/errors.py`) so they can
 //! also inherit from the matching builtins (`TimeoutError`, `ValueError`...).
 
 use pyo3::exceptions::PyRuntimeError;
@@ -10,9 +10,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 
-use polymcp::protocol::codes;
-use polymcp::server::HandlerError;
-use polymcp::{Error, McpError};
+use ferromcp::protocol::codes;
+use ferromcp::server::HandlerError;
+use ferromcp::{Error, McpError};
 
 use crate::convert;
 
@@ -20,11 +20,11 @@ static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     ERRORS_MODULE
-        .get_or_try_init(py, || Ok(py.import("polymcp.errors")?.unbind()))
+        .get_or_try_init(py, || Ok(py.import("ferromcp.errors")?.unbind()))
         .map(|m| m.bind(py))
 }
 
-/// The `polymcp.errors` class standing for a core error, and its JSON-RPC code.
+/// The `ferromcp.errors` class standing for a core error, and its JSON-RPC code.
 fn class_for(err: &Error) -> (&'static str, i32) {
     match err {
         Error::Mcp(e) => (
@@ -67,14 +67,14 @@ pub(crate) fn to_py_err(py: Python<'_>, err: &Error) -> PyErr {
         let exc = class.call((message.as_str(),), Some(&kwargs))?;
         Ok(PyErr::from_value(exc))
     };
-    // Only a broken installation (polymcp.errors missing) lands here; the
+    // Only a broken installation (ferromcp.errors missing) lands here; the
     // message still says what failed.
     build().unwrap_or_else(|_| PyRuntimeError::new_err(err.to_string()))
 }
 
 /// Converts an exception raised by a tool handler.
 ///
-/// `polymcp.McpError` (and subclasses) deliberately raised by the handler
+/// `ferromcp.McpError` (and subclasses) deliberately raised by the handler
 /// become a JSON-RPC error; every other exception becomes a tool error
 /// result (`isError: true`) reading `"<ExceptionType>: <message>"`, so the
 /// model sees what went wrong and the server keeps serving.

@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use serde_json::Value;
 
-use polymcp::server::{
+use ferromcp::server::{
     BoxFuture, Completion, Handler, HandlerError, HandlerResult, RequestContext, ToolOutput,
 };
 
@@ -231,7 +231,7 @@ async fn with_gil<T: Send + 'static>(
     let (answer, answered) = tokio::sync::oneshot::channel();
     workers::submit(move |py| {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py)))
-            .map_err(|_| HandlerError::tool("the Python handler call panicked in polymcp"));
+            .map_err(|_| HandlerError::tool("the Python handler call panicked in ferromcp"));
         // The request may have been abandoned meanwhile; nobody to tell.
         let _ = answer.send(outcome);
     });
@@ -283,7 +283,7 @@ impl Drop for CancelOnDrop {
 }
 
 /// The done callback of a scheduled coroutine: delivers its outcome.
-#[pyclass(module = "polymcp._native", frozen)]
+#[pyclass(module = "ferromcp._native", frozen)]
 struct CompletionCallback {
     completion: Mutex<Option<Completion>>,
     refs: Arc<PyRefs>,

@@ -1,10 +1,10 @@
-//! `polymcp._native`: the compiled half of the `polymcp` Python package.
+//! `ferromcp._native`: the compiled half of the `ferromcp` Python package.
 //!
 //! Thin by design: it adapts Python callables to core's handler boundary,
 //! converts JSON values to and from Python objects, and runs core's
 //! transports with the GIL released. Everything protocol is in the
-//! `polymcp` crate; everything Pythonic (schemas from type hints,
-//! decorators, exception classes) is in `python/polymcp/`.
+//! `ferromcp` crate; everything Pythonic (schemas from type hints,
+//! decorators, exception classes) is in `python/ferromcp/`.
 
 mod context;
 mod convert;
@@ -17,7 +17,7 @@ mod workers;
 
 use pyo3::prelude::*;
 
-/// The native module. Import `polymcp` instead.
+/// The native module. Import `ferromcp` instead.
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -27,7 +27,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tool_result::PyToolResult>()?;
     m.add(
         "PROTOCOL_VERSION",
-        polymcp::protocol::LATEST_PROTOCOL_VERSION,
+        ferromcp::protocol::LATEST_PROTOCOL_VERSION,
     )?;
     Ok(())
 }

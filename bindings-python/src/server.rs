@@ -1,5 +1,5 @@
-//! `polymcp._native.Server`: a [`polymcp::server::Server`] whose tools are
-//! Python callables. The pure-Python `polymcp.Server` wraps it.
+//! `ferromcp._native.Server`: a [`ferromcp::server::Server`] whose tools are
+//! Python callables. The pure-Python `ferromcp.Server` wraps it.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -11,19 +11,19 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tokio_util::sync::CancellationToken;
 
-use polymcp::protocol::{Implementation, Tool};
-use polymcp::server::{Server, ServerOptions};
-use polymcp::transport::http::{HttpOptions, HttpServer};
+use ferromcp::protocol::{Implementation, Tool};
+use ferromcp::server::{Server, ServerOptions};
+use ferromcp::transport::http::{HttpOptions, HttpServer};
 
 use crate::handler::{PyRefs, PyToolHandler};
 use crate::serving::{self, PyServing};
 use crate::{convert, error};
 
-/// The native MCP server. Use `polymcp.Server`, which derives schemas from
+/// The native MCP server. Use `ferromcp.Server`, which derives schemas from
 /// type hints; this class takes them ready-made.
 ///
 /// ```python
-/// from polymcp import _native
+/// from ferromcp import _native
 ///
 /// server = _native.Server("demo", "1.0.0")
 /// server.add_tool(
@@ -33,7 +33,7 @@ use crate::{convert, error};
 /// )
 /// server.serve_stdio()
 /// ```
-#[pyclass(module = "polymcp._native", name = "Server", frozen, weakref)]
+#[pyclass(module = "ferromcp._native", name = "Server", frozen, weakref)]
 pub(crate) struct PyServer {
     server: Server,
     refs: Arc<PyRefs>,
@@ -75,7 +75,7 @@ impl PyServer {
 
     /// Registers (or replaces) a tool. `handler(arguments, ctx)` returns the
     /// result (a coroutine when `is_async`). Raises
-    /// `polymcp.InvalidDefinitionError` for an unacceptable name or schema.
+    /// `ferromcp.InvalidDefinitionError` for an unacceptable name or schema.
     #[pyo3(signature = (name, description, input_schema, output_schema, handler, is_async))]
     fn add_tool(
         &self,
@@ -187,7 +187,7 @@ impl PyServer {
         };
         let server = slf.get().server.clone();
         let bound = py
-            .detach(|| polymcp::runtime::get().block_on(HttpServer::bind(server, options)))
+            .detach(|| ferromcp::runtime::get().block_on(HttpServer::bind(server, options)))
             .map_err(|e| error::to_py_err(py, &e))?;
         let local_addr = bound.local_addr().map_err(|e| error::to_py_err(py, &e))?;
         let on_finish = Self::hold_while_serving(slf, event_loop);
@@ -206,7 +206,7 @@ impl PyServer {
 
     fn __repr__(&self) -> String {
         let info = self.server.info();
-        format!("<polymcp._native.Server {:?} {}>", info.name, info.version)
+        format!("<ferromcp._native.Server {:?} {}>", info.name, info.version)
     }
 }
 

@@ -1,4 +1,4 @@
-//! A running transport (`polymcp._native.Serving`) and the blocking wait
+//! A running transport (`ferromcp._native.Serving`) and the blocking wait
 //! that keeps Ctrl-C working while the GIL is released.
 
 use std::future::Future;
@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use polymcp::Error;
+use ferromcp::Error;
 
 use crate::error;
 
@@ -115,7 +115,7 @@ pub(crate) fn spawn(
         local_addr,
     });
     let task_inner = inner.clone();
-    polymcp::runtime::get().spawn(async move {
+    ferromcp::runtime::get().spawn(async move {
         let result = serve.await;
         // Off the worker: taking the GIL may wait. If the interpreter is
         // gone, the closure and its references are simply dropped.
@@ -134,7 +134,7 @@ pub(crate) fn spawn(
 /// serving.stop()
 /// serving.wait()
 /// ```
-#[pyclass(module = "polymcp._native", name = "Serving", frozen)]
+#[pyclass(module = "ferromcp._native", name = "Serving", frozen)]
 pub(crate) struct PyServing {
     pub(crate) inner: Arc<ServingInner>,
 }
@@ -182,8 +182,8 @@ impl PyServing {
     fn __repr__(&self) -> String {
         let state = if self.done() { "done" } else { "running" };
         match self.inner.local_addr {
-            Some(addr) => format!("<polymcp.Serving http://{addr}/mcp {state}>"),
-            None => format!("<polymcp.Serving stdio {state}>"),
+            Some(addr) => format!("<ferromcp.Serving http://{addr}/mcp {state}>"),
+            None => format!("<ferromcp.Serving stdio {state}>"),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! `polymcp.ToolResult`: a complete `CallToolResult`, for handlers that need
+//! `ferromcp.ToolResult`: a complete `CallToolResult`, for handlers that need
 //! more than a plain return value (several content blocks, images, an
 //! explicit error flag). Plain return values are turned into results by core.
 
@@ -12,8 +12,8 @@ use crate::convert;
 ///
 /// ```python
 /// @server.tool
-/// def report() -> polymcp.ToolResult:
-///     return polymcp.ToolResult(
+/// def report() -> ferromcp.ToolResult:
+///     return ferromcp.ToolResult(
 ///         ["two blocks:", {"type": "text", "text": "second"}],
 ///         structured_content={"ok": True},
 ///     )
@@ -21,7 +21,7 @@ use crate::convert;
 ///
 /// `content` items are content-block dicts; a `str` item is shorthand for a
 /// text block.
-#[pyclass(module = "polymcp._native", name = "ToolResult", frozen)]
+#[pyclass(module = "ferromcp._native", name = "ToolResult", frozen)]
 pub(crate) struct PyToolResult {
     result: Map<String, Value>,
 }

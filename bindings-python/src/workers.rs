@@ -1,5 +1,5 @@
 //! The threads that run Python code for the core: core's
-//! [`HostThreads`](polymcp::host_threads::HostThreads) pool, with every
+//! [`HostThreads`](ferromcp::host_threads::HostThreads) pool, with every
 //! batch run under one GIL acquisition. A thread that holds the GIL drains
 //! whatever was queued meanwhile, so a burst of requests costs one wake-up
 //! and one GIL hand-over instead of one per call. Handlers that block
@@ -8,11 +8,11 @@
 
 use std::sync::LazyLock;
 
-use polymcp::host_threads::{HostThreads, default_max_threads};
+use ferromcp::host_threads::{HostThreads, default_max_threads};
 use pyo3::prelude::*;
 
 static PYTHON_THREADS: LazyLock<HostThreads> =
-    LazyLock::new(|| HostThreads::new("polymcp-python", default_max_threads(), with_gil));
+    LazyLock::new(|| HostThreads::new("ferromcp-python", default_max_threads(), with_gil));
 
 /// Runs a batch holding the GIL throughout; refuses once the interpreter is
 /// shutting down (queued jobs are then dropped, which their owners see).

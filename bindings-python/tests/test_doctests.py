@@ -10,7 +10,7 @@ import pytest
 
 @pytest.mark.parametrize(
     "module",
-    ["polymcp.errors", "polymcp._docstring", "polymcp._schema", "polymcp._json", "polymcp.server"],
+    ["ferromcp.errors", "ferromcp._docstring", "ferromcp._schema", "ferromcp._json", "ferromcp.server"],
 )
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import gc
 import weakref
 
-import polymcp
+import ferromcp
 
 
 def test_dropped_server_with_a_reference_cycle_is_collected() -> None:
-    server = polymcp.Server("gc")
+    server = ferromcp.Server("gc")
 
     @server.tool
     def name() -> str:
@@ -26,7 +26,7 @@ def test_dropped_server_with_a_reference_cycle_is_collected() -> None:
 
 
 def test_stopped_server_is_collected() -> None:
-    server = polymcp.Server("gc-served")
+    server = ferromcp.Server("gc-served")
 
     @server.tool
     async def name() -> str:
@@ -47,7 +47,7 @@ def test_a_serving_server_stays_alive_until_stopped() -> None:
     frees it."""
     from conftest import http_post, params
 
-    server = polymcp.Server("outlived")
+    server = ferromcp.Server("outlived")
 
     @server.tool
     def ping() -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from conftest import EXAMPLE, REPO, SERVERS, TIMEOUT, free_port, http_post, params, wait_for_port
 
-import polymcp
+import ferromcp
 
 
 def call(port: int, tool: str, request_id: int = 1, **arguments: object) -> dict:
@@ -71,7 +71,7 @@ def test_async_server_over_http() -> None:
 
 
 def test_start_in_process_with_port_zero() -> None:
-    server = polymcp.Server("in-process", version="2.0")
+    server = ferromcp.Server("in-process", version="2.0")
 
     @server.tool
     def double(x: float) -> float:
@@ -91,10 +91,10 @@ def test_start_in_process_with_port_zero() -> None:
 
 
 def test_address_in_use_is_a_transport_error() -> None:
-    server = polymcp.Server("busy")
+    server = ferromcp.Server("busy")
     first = server.start("http", port=0)
     try:
-        with pytest.raises(polymcp.TransportError) as info:
+        with pytest.raises(ferromcp.TransportError) as info:
             server.start("http", port=first.port or 0)
         assert isinstance(info.value, OSError)
     finally:
@@ -105,7 +105,7 @@ def test_address_in_use_is_a_transport_error() -> None:
 def test_serve_in_a_running_loop_and_cancel() -> None:
     """`await server.serve()` runs async tools on the caller's loop and stops
     when its task is cancelled."""
-    server = polymcp.Server("async-serve")
+    server = ferromcp.Server("async-serve")
     seen_threads: list[threading.Thread] = []
 
     @server.tool
@@ -129,7 +129,7 @@ def test_serve_in_a_running_loop_and_cancel() -> None:
 
 
 def test_async_tool_without_a_loop_is_a_tool_error() -> None:
-    server = polymcp.Server("no-loop")
+    server = ferromcp.Server("no-loop")
 
     @server.tool
     async def lonely() -> str:

@@ -8,13 +8,13 @@ from typing import Annotated, Any, Literal, Optional, TypedDict
 
 import pytest
 
-import polymcp
-from polymcp._docstring import parse_docstring
-from polymcp._schema import output_schema, tool_signature, type_schema
+import ferromcp
+from ferromcp._docstring import parse_docstring
+from ferromcp._schema import output_schema, tool_signature, type_schema
 
 
 def signature(fn: Any) -> Any:
-    return tool_signature(fn, polymcp.Context)
+    return tool_signature(fn, ferromcp.Context)
 
 
 class Color(enum.Enum):
@@ -219,7 +219,7 @@ def test_docstring_sections_other_than_args_are_ignored() -> None:
         (str, None),
         (Any, None),
         (int | None, None),
-        (polymcp.ToolResult, None),
+        (ferromcp.ToolResult, None),
         (int, {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}),
         (bool, {"type": "object", "properties": {"result": {"type": "boolean"}}, "required": ["result"]}),
         (dict, {"type": "object"}),
@@ -238,7 +238,7 @@ def test_output_schema(hint: Any, schema: dict[str, Any] | None) -> None:
 
 
 def test_context_parameter_is_not_in_the_schema() -> None:
-    def tool(text: str, ctx: polymcp.Context) -> str:
+    def tool(text: str, ctx: ferromcp.Context) -> str:
         return text
 
     sig = signature(tool)
@@ -258,7 +258,7 @@ def test_async_return_annotation_is_the_awaited_type() -> None:
 
 
 def test_decorator_forms_and_overrides() -> None:
-    server = polymcp.Server("schema-test")
+    server = ferromcp.Server("schema-test")
 
     @server.tool
     def plain(x: int) -> int:
@@ -280,11 +280,11 @@ def test_decorator_forms_and_overrides() -> None:
 
 
 def test_invalid_tool_name_is_refused_by_core() -> None:
-    server = polymcp.Server("schema-test")
-    with pytest.raises(polymcp.InvalidDefinitionError) as info:
+    server = ferromcp.Server("schema-test")
+    with pytest.raises(ferromcp.InvalidDefinitionError) as info:
         server.add_tool(lambda: None, name="bad name with spaces")
     assert isinstance(info.value, ValueError)
-    assert isinstance(info.value, polymcp.McpError)
+    assert isinstance(info.value, ferromcp.McpError)
 
 
 def test_unresolvable_hint_is_a_clear_error() -> None:

@@ -48,7 +48,7 @@ def test_example_calls(example: StdioServer) -> None:
     add = example.call("add", a=2, b=3)
     assert add["content"] == [{"type": "text", "text": "5"}]
     assert add["structuredContent"] == {"result": 5}
-    assert add["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "polymcp-echo", "version": "1.0.0"}
+    assert add["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "ferromcp-echo", "version": "1.0.0"}
 
 
 def test_invalid_arguments_are_rejected_by_core(example: StdioServer) -> None:

@@ -1,4 +1,4 @@
-"""Plain `def` handlers run on polymcp's Python worker threads, which batch
+"""Plain `def` handlers run on ferromcp's Python worker threads, which batch
 calls under one GIL acquisition. Handlers that block must still overlap, as
 they would in a thread pool, and never hold up the handlers behind them."""
 
@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from conftest import TIMEOUT, http_post, params
 
-import polymcp
+import ferromcp
 
 # Below the pool's smallest size, min(32, cpus + 4) with one CPU.
 CONCURRENT = 5
@@ -21,7 +21,7 @@ def call(port: int, request_id: int, tool: str, **arguments: object) -> dict:
 
 
 def test_blocking_handlers_run_at_the_same_time() -> None:
-    server = polymcp.Server("workers")
+    server = ferromcp.Server("workers")
     # Each call waits until all of them are inside a handler at once: if the
     # worker threads ran them one after another, the barrier would break.
     barrier = threading.Barrier(CONCURRENT, timeout=TIMEOUT)
@@ -45,7 +45,7 @@ def test_blocking_handlers_run_at_the_same_time() -> None:
 
 
 def test_a_handler_that_never_returns_does_not_hold_up_others() -> None:
-    server = polymcp.Server("workers-stuck")
+    server = ferromcp.Server("workers-stuck")
     release = threading.Event()
     entered = threading.Event()
 

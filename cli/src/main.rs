@@ -1,18 +1,18 @@
-//! `polymcp`: a command-line MCP client for poking at any MCP server, over
+//! `ferromcp`: a command-line MCP client for poking at any MCP server, over
 //! Streamable HTTP (`--url`) or stdio (`--stdio 'CMD ARGS'`).
 //!
 //! ```text
-//! polymcp tools --url http://127.0.0.1:8000/mcp
-//! polymcp call --stdio 'target/bin/echo-server' echo '{"text":"hi"}'
+//! ferromcp tools --url http://127.0.0.1:8000/mcp
+//! ferromcp call --stdio 'target/bin/echo-server' echo '{"text":"hi"}'
 //! ```
 
 use clap::{Args, Parser, Subcommand};
-use polymcp::client::{Client, ClientOptions, StderrMode, StdioCommand};
+use ferromcp::client::{Client, ClientOptions, StderrMode, StdioCommand};
 use serde_json::{Map, Value};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "polymcp", version, about = "Talk to any MCP server from the command line", long_about = None)]
+#[command(name = "ferromcp", version, about = "Talk to any MCP server from the command line", long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -232,7 +232,7 @@ async fn main() -> ExitCode {
         Err(e) => {
             // one clear line: the first line of the error
             let message = e.to_string();
-            eprintln!("polymcp: {}", message.lines().next().unwrap_or("failed"));
+            eprintln!("ferromcp: {}", message.lines().next().unwrap_or("failed"));
             ExitCode::FAILURE
         }
     }

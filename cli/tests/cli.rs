@@ -1,19 +1,19 @@
-//! The `polymcp` command line end to end: against an in-process HTTP server
+//! The `ferromcp` command line end to end: against an in-process HTTP server
 //! and, over stdio, against the Rust echo server from examples/manifest.json.
 
-use polymcp::protocol::{Prompt, Resource, Tool};
-use polymcp::server::{PromptOutput, ResourceOutput, Server, ToolOutput};
-use polymcp::transport::http::{HttpOptions, HttpServer};
-use polymcp_tests::manifest::{Manifest, Transport, repo_root};
+use ferromcp::protocol::{Prompt, Resource, Tool};
+use ferromcp::server::{PromptOutput, ResourceOutput, Server, ToolOutput};
+use ferromcp::transport::http::{HttpOptions, HttpServer};
+use ferromcp_tests::manifest::{Manifest, Transport, repo_root};
 use serde_json::{Value, json};
 use std::process::{Command, Output};
 
-fn polymcp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_polymcp"))
+fn ferromcp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ferromcp"))
         .args(args)
         .current_dir(repo_root())
         .output()
-        .expect("run polymcp")
+        .expect("run ferromcp")
 }
 
 fn stdout_json(out: &Output) -> Value {
@@ -74,13 +74,13 @@ async fn every_subcommand_over_http() {
         let url = url.to_owned();
         move || {
             (
-                polymcp(&["tools", "--url", &url]),
-                polymcp(&["call", "--url", &url, "shout", r#"{"text":"hi"}"#]),
-                polymcp(&["resources", "--url", &url]),
-                polymcp(&["read", "--url", &url, "mem://note"]),
-                polymcp(&["prompts", "--url", &url]),
-                polymcp(&["get-prompt", "--url", &url, "greet"]),
-                polymcp(&["discover", "--url", &url]),
+                ferromcp(&["tools", "--url", &url]),
+                ferromcp(&["call", "--url", &url, "shout", r#"{"text":"hi"}"#]),
+                ferromcp(&["resources", "--url", &url]),
+                ferromcp(&["read", "--url", &url, "mem://note"]),
+                ferromcp(&["prompts", "--url", &url]),
+                ferromcp(&["get-prompt", "--url", &url, "greet"]),
+                ferromcp(&["discover", "--url", &url]),
             )
         }
     })
@@ -131,7 +131,7 @@ async fn errors_are_one_line_on_stderr_with_a_failing_exit() {
     let outputs = tokio::task::spawn_blocking(move || {
         cases
             .iter()
-            .map(|c| polymcp(&c.iter().map(String::as_str).collect::<Vec<_>>()))
+            .map(|c| ferromcp(&c.iter().map(String::as_str).collect::<Vec<_>>()))
             .collect::<Vec<_>>()
     })
     .await
@@ -140,7 +140,7 @@ async fn errors_are_one_line_on_stderr_with_a_failing_exit() {
         assert!(!out.status.success());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-        assert!(stderr.starts_with("polymcp: "), "{stderr}");
+        assert!(stderr.starts_with("ferromcp: "), "{stderr}");
         assert!(out.stdout.is_empty());
     }
 }
@@ -157,24 +157,24 @@ fn calls_a_stdio_server_from_the_manifest() {
         argv[0]
     );
     let command = argv.join(" ");
-    let out = polymcp(&["call", "--stdio", &command, "add", r#"{"a":20,"b":22}"#]);
+    let out = ferromcp(&["call", "--stdio", &command, "add", r#"{"a":20,"b":22}"#]);
     assert_eq!(
         stdout_json(&out)["structuredContent"],
         json!({"result": 42})
     );
-    let help = polymcp(&["call", "--help"]);
+    let help = ferromcp(&["call", "--help"]);
     assert!(String::from_utf8_lossy(&help.stdout).contains("--stdio"));
 }
 
 #[test]
 fn works_unchanged_against_a_legacy_server() {
     let command = "python3 tests/fixtures/legacy_stdio_server.py";
-    let tools = polymcp(&["tools", "--stdio", command]);
+    let tools = ferromcp(&["tools", "--stdio", command]);
     assert_eq!(
         String::from_utf8_lossy(&tools.stdout),
         "shout\tUpper-cases text\n"
     );
-    let call = polymcp(&["call", "--stdio", command, "shout", r#"{"text":"hi"}"#]);
+    let call = ferromcp(&["call", "--stdio", command, "shout", r#"{"text":"hi"}"#]);
     let result = stdout_json(&call);
     assert_eq!(result["content"][0]["text"], "HI");
     assert!(

@@ -62,7 +62,7 @@ impl McpError {
     }
 }
 
-/// Everything that can fail inside polymcp.
+/// Everything that can fail inside ferromcp.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The peer answered with a JSON-RPC error.

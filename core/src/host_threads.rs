@@ -84,7 +84,7 @@ impl State {
 /// first use.
 ///
 /// ```
-/// use polymcp::host_threads::HostThreads;
+/// use ferromcp::host_threads::HostThreads;
 /// use std::sync::{LazyLock, mpsc};
 ///
 /// static POOL: LazyLock<HostThreads> = LazyLock::new(|| {

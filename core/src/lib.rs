@@ -1,4 +1,4 @@
-//! # polymcp
+//! # ferromcp
 //!
 //! One Rust implementation of the Model Context Protocol, revision 2026-07-28
 //! (stateless: every request carries its protocol version and client
@@ -12,13 +12,13 @@
 //! - [`client`]: a typed client over either transport.
 //!
 //! ```no_run
-//! use polymcp::server::{Server, ToolOutput};
+//! use ferromcp::server::{Server, ToolOutput};
 //! use serde_json::json;
 //!
-//! # async fn run() -> Result<(), polymcp::Error> {
+//! # async fn run() -> Result<(), ferromcp::Error> {
 //! let server = Server::new("demo", "1.0.0");
 //! server.add_tool(
-//!     polymcp::protocol::Tool::new("echo", json!({
+//!     ferromcp::protocol::Tool::new("echo", json!({
 //!         "type": "object",
 //!         "properties": {"text": {"type": "string"}},
 //!         "required": ["text"]

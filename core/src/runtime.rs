@@ -1,4 +1,4 @@
-//! The one tokio runtime polymcp runs on.
+//! The one tokio runtime ferromcp runs on.
 //!
 //! Bindings never create their own: Python, Node and C hosts call into this
 //! runtime, started lazily on first use, so every language shares one pool of
@@ -18,9 +18,9 @@ pub fn get() -> &'static Runtime {
     RUNTIME.get_or_init(|| {
         Builder::new_multi_thread()
             .enable_all()
-            .thread_name("polymcp-worker")
+            .thread_name("ferromcp-worker")
             .build()
-            .expect("failed to start the polymcp tokio runtime")
+            .expect("failed to start the ferromcp tokio runtime")
     })
 }
 

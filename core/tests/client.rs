@@ -3,15 +3,15 @@
 //! negotiation, pagination, caching, MRTR across rounds, `x-mcp-header`
 //! mirroring, progress, cancellation, timeouts and listen streams.
 
-use polymcp::client::{CacheMode, CallOptions, Client, ClientOptions};
-use polymcp::protocol::{
+use ferromcp::client::{CacheMode, CallOptions, Client, ClientOptions};
+use ferromcp::protocol::{
     Prompt, PromptArgument, Resource, ResourceTemplate, SubscriptionFilter, Tool,
 };
-use polymcp::server::{
+use ferromcp::server::{
     CompletionOutput, InputKind, PromptOutput, RequestContext, ResourceOutput, ResourceRequest,
     Server, ServerOptions, ToolOutput,
 };
-use polymcp::transport::http::{HttpOptions, HttpServer};
+use ferromcp::transport::http::{HttpOptions, HttpServer};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -40,7 +40,7 @@ fn server(counters: Arc<Counters>) -> Server {
     options.caching.resource_read.ttl_ms = 60_000;
     options.caching.tools.ttl_ms = 60_000;
     let server = Server::with_options(
-        polymcp::protocol::Implementation::new("client-test", "1.0.0"),
+        ferromcp::protocol::Implementation::new("client-test", "1.0.0"),
         options,
     );
     for name in ["a", "b", "c", "d", "e"] {
@@ -208,7 +208,7 @@ async fn harness(kind: Kind, options: ClientOptions) -> Harness {
         Kind::Stdio => {
             let (client_io, server_io) = tokio::io::duplex(1 << 20);
             let (server_read, server_write) = tokio::io::split(server_io);
-            tokio::spawn(polymcp::transport::stdio::serve(
+            tokio::spawn(ferromcp::transport::stdio::serve(
                 server.clone(),
                 server_read,
                 server_write,
@@ -306,7 +306,7 @@ async fn lists_every_page_and_uses_every_primitive() {
         assert_eq!(done.completion.values, ["alice", "alfred"], "{t}");
         let missing = c.read_resource("mem://nope").await.unwrap_err();
         assert!(
-            matches!(missing, polymcp::Error::Mcp(ref e) if e.code == -32602),
+            matches!(missing, ferromcp::Error::Mcp(ref e) if e.code == -32602),
             "{t}: {missing}"
         );
     })
@@ -403,7 +403,7 @@ async fn declares_capabilities_only_for_registered_handlers() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, polymcp::Error::Mcp(ref e) if e.code == -32021),
+        matches!(err, ferromcp::Error::Mcp(ref e) if e.code == -32021),
         "{err}"
     );
     let h = harness(Kind::Stdio, answering_options()).await;
@@ -427,7 +427,7 @@ async fn gives_up_after_the_configured_number_of_rounds() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, polymcp::Error::Protocol(ref m) if m.contains("rounds")),
+        matches!(err, ferromcp::Error::Protocol(ref m) if m.contains("rounds")),
         "{err}"
     );
 }
@@ -491,13 +491,13 @@ async fn cancelling_or_timing_out_stops_the_server_handler() {
             cancel.cancel();
         };
         let (result, ()) = tokio::join!(call, canceller);
-        assert!(matches!(result, Err(polymcp::Error::Cancelled)), "{t}");
+        assert!(matches!(result, Err(ferromcp::Error::Cancelled)), "{t}");
         wait_until(|| h.counters.slow_cancelled.load(Ordering::SeqCst), t).await;
 
         h.counters.slow_cancelled.store(false, Ordering::SeqCst);
         let options = CallOptions::default().with_timeout(Duration::from_millis(100));
         let result = h.client.call_tool_with("slow", json!({}), &options).await;
-        assert!(matches!(result, Err(polymcp::Error::Timeout)), "{t}");
+        assert!(matches!(result, Err(ferromcp::Error::Timeout)), "{t}");
         wait_until(|| h.counters.slow_cancelled.load(Ordering::SeqCst), t).await;
         // the connection still serves
         assert!(h.client.call_tool("a", json!({})).await.is_ok());

@@ -1,12 +1,12 @@
 //! The compatibility matrix (spec 2026-07-28: basic/versioning.mdx,
-//! "Compatibility Matrix") for the rows polymcp takes part in, over stdio and
+//! "Compatibility Matrix") for the rows ferromcp takes part in, over stdio and
 //! Streamable HTTP: dual-era client with modern and legacy servers, legacy
 //! client with the dual-era server, modern-only client with a legacy server.
 
-use polymcp::client::{Client, ClientOptions, EraPreference};
-use polymcp::protocol::{Resource, Tool};
-use polymcp::server::{InputKind, LogLevel, RequestContext, ResourceOutput, Server, ToolOutput};
-use polymcp::transport::http::{HttpOptions, HttpServer};
+use ferromcp::client::{Client, ClientOptions, EraPreference};
+use ferromcp::protocol::{Resource, Tool};
+use ferromcp::server::{InputKind, LogLevel, RequestContext, ResourceOutput, Server, ToolOutput};
+use ferromcp::transport::http::{HttpOptions, HttpServer};
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -79,7 +79,7 @@ impl Drop for Guard {
 async fn over_stdio(server: Server, options: ClientOptions) -> Served {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let (sr, sw) = tokio::io::split(server_io);
-    tokio::spawn(polymcp::transport::stdio::serve(server, sr, sw));
+    tokio::spawn(ferromcp::transport::stdio::serve(server, sr, sw));
     let (cr, cw) = tokio::io::split(client_io);
     Served {
         client: Client::connect_stream(cr, cw, options),

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::PathBuf;
 
-use polymcp::protocol as p;
+use ferromcp::protocol as p;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

@@ -4,15 +4,15 @@
 mod common;
 
 use common::{Http, Stdio, VERSION, mcp_headers, raw_http, request};
-use polymcp::protocol::Tool;
-use polymcp::server::{HandlerError, Server, ServerOptions, ToolOutput};
+use ferromcp::protocol::Tool;
+use ferromcp::server::{HandlerError, Server, ServerOptions, ToolOutput};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn test_server_with(options: ServerOptions) -> Server {
     let server = Server::with_options(
-        polymcp::protocol::Implementation::new("test-server", "9.9.9"),
+        ferromcp::protocol::Implementation::new("test-server", "9.9.9"),
         options,
     );
     server
@@ -57,7 +57,7 @@ fn test_server_with(options: ServerOptions) -> Server {
     server
         .add_tool(
             Tool::new("slow", json!({"type": "object"})),
-            |ctx: polymcp::server::RequestContext, _args: Value| async move {
+            |ctx: ferromcp::server::RequestContext, _args: Value| async move {
                 ctx.progress(0.0, Some(2.0), Some("starting"));
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 ctx.progress(1.0, Some(2.0), None);
@@ -525,7 +525,7 @@ async fn streamable_http_switches_to_sse_for_progress() {
 async fn rust_client_round_trips_over_http() {
     let http = Http::start(test_server()).await;
     let client =
-        polymcp::client::Client::connect_http(&format!("http://127.0.0.1:{}/mcp", http.port))
+        ferromcp::client::Client::connect_http(&format!("http://127.0.0.1:{}/mcp", http.port))
             .await
             .unwrap();
     let discovered = client.discover().await.unwrap();
@@ -539,7 +539,7 @@ async fn rust_client_round_trips_over_http() {
     assert_eq!(result.structured_content, Some(json!({"result": 42})));
     let err = client.call_tool("nope", json!({})).await.unwrap_err();
     assert!(
-        matches!(err, polymcp::Error::Mcp(ref e) if e.code == -32602),
+        matches!(err, ferromcp::Error::Mcp(ref e) if e.code == -32602),
         "{err}"
     );
 }

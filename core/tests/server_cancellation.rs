@@ -9,8 +9,8 @@ mod common;
 use common::{
     Flag, Http, QUIET, Stdio, cancelled, meta_with, request, request_with_meta, server_with,
 };
-use polymcp::protocol::Tool;
-use polymcp::server::{LogLevel, RequestContext, Server, ServerOptions, ToolOutput};
+use ferromcp::protocol::Tool;
+use ferromcp::server::{LogLevel, RequestContext, Server, ServerOptions, ToolOutput};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

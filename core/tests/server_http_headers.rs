@@ -6,8 +6,8 @@
 mod common;
 
 use common::{Http, mcp_headers, raw_http, request, server_with};
-use polymcp::protocol::Tool;
-use polymcp::server::{Server, ServerOptions, ToolOutput};
+use ferromcp::protocol::Tool;
+use ferromcp::server::{Server, ServerOptions, ToolOutput};
 use serde_json::{Value, json};
 
 fn sql_tool() -> Tool {

@@ -6,8 +6,8 @@
 mod common;
 
 use common::{Http, Stdio, meta_all_caps, meta_with, request_with_meta, server_with};
-use polymcp::protocol::{Prompt, Resource, Tool};
-use polymcp::server::{
+use ferromcp::protocol::{Prompt, Resource, Tool};
+use ferromcp::server::{
     CompletionOutput, HandlerError, InputKind, LogLevel, PromptOutput, RequestContext,
     ResourceOutput, ResourceRequest, SealKey, Server, ServerOptions, ToolOutput,
 };

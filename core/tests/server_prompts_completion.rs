@@ -7,8 +7,8 @@
 mod common;
 
 use common::{Http, Stdio, request, server_with};
-use polymcp::protocol::{CacheScope, Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
-use polymcp::server::{
+use ferromcp::protocol::{CacheScope, Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
+use ferromcp::server::{
     CacheHint, Caching, CompletionOutput, HandlerError, PromptOutput, RequestContext,
     ResourceOutput, ResourceRequest, Server, ServerOptions, ToolOutput,
 };

@@ -5,9 +5,9 @@
 mod common;
 
 use common::{Http, Stdio, mcp_headers, raw_http, request, server_with};
-use polymcp::McpError;
-use polymcp::protocol::{CacheScope, Resource, ResourceTemplate};
-use polymcp::server::{
+use ferromcp::McpError;
+use ferromcp::protocol::{CacheScope, Resource, ResourceTemplate};
+use ferromcp::server::{
     CacheHint, Caching, HandlerError, ResourceOutput, ResourceRequest, Server, ServerOptions,
 };
 use serde_json::{Value, json};
@@ -30,7 +30,7 @@ fn template(uri_template: &str, name: &str) -> ResourceTemplate {
 
 /// Every template handler answers with the URI and variables it was given.
 async fn echo_variables(
-    _ctx: polymcp::server::RequestContext,
+    _ctx: ferromcp::server::RequestContext,
     req: ResourceRequest,
 ) -> Result<ResourceOutput, HandlerError> {
     Ok(ResourceOutput::Text(

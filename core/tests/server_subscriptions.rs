@@ -6,8 +6,8 @@
 mod common;
 
 use common::{Http, QUIET, SseItem, Stdio, TIMEOUT, cancelled, request, server_with};
-use polymcp::protocol::{Prompt, Resource, ResourceTemplate, Tool};
-use polymcp::server::{
+use ferromcp::protocol::{Prompt, Resource, ResourceTemplate, Tool};
+use ferromcp::server::{
     PromptOutput, ResourceOutput, ResourceRequest, Server, ServerOptions, ToolOutput,
 };
 use serde_json::{Value, json};
@@ -482,8 +482,8 @@ async fn streamable_http_listen_streams_carry_no_request_scoped_notifications() 
     server
         .add_tool(
             Tool::new("chatty", json!({"type": "object"})),
-            |ctx: polymcp::server::RequestContext, _args: Value| async move {
-                ctx.log(polymcp::server::LogLevel::Error, json!("noise"), None);
+            |ctx: ferromcp::server::RequestContext, _args: Value| async move {
+                ctx.log(ferromcp::server::LogLevel::Error, json!("noise"), None);
                 ctx.progress(1.0, None, None);
                 Ok(ToolOutput::text("ok"))
             },

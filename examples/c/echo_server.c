@@ -1,12 +1,12 @@
 /*
- * The walking-skeleton example in C: a server "polymcp-echo" 1.0.0 with the
+ * The walking-skeleton example in C: a server "ferromcp-echo" 1.0.0 with the
  * tools `echo` and `add`, served over stdio, or with `--http PORT` over
  * Streamable HTTP at http://127.0.0.1:PORT/mcp.
  *
  *   echo-server-c              # stdio
  *   echo-server-c --http 8000  # HTTP; stop with Ctrl-C or SIGTERM
  *
- * polymcp validates every call's arguments against the tool's input schema
+ * ferromcp validates every call's arguments against the tool's input schema
  * before the callback runs, and hands them over as compact JSON. The
  * callbacks below still read them with a small bounds-checked scanner that
  * fails the call (instead of crashing) on anything unexpected, because a C
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "polymcp.h"
+#include "ferromcp.h"
 
 /* ---- a minimal JSON scanner: finds a top-level member of an object ---- */
 
@@ -152,30 +152,30 @@ static bool parse_int64(const char *text, size_t len, int64_t *out) {
 /* Returns the text unchanged: the raw JSON string token is already a valid
  * JSON value, so it is passed back without unescaping and re-escaping. */
 static void echo_tool(void *userdata, const char *arguments_json, size_t arguments_len,
-                      polymcp_call *call) {
+                      ferromcp_call *call) {
     (void)userdata;
     const char *text = NULL;
     size_t text_len = 0;
     if (!find_member(arguments_json, arguments_len, "text", &text, &text_len) ||
         text[0] != '"') {
-        polymcp_call_fail(call, "text must be a string");
+        ferromcp_call_fail(call, "text must be a string");
         return;
     }
     char *result = malloc(text_len + 1);
     if (result == NULL) {
-        polymcp_call_fail(call, "out of memory");
+        ferromcp_call_fail(call, "out of memory");
         return;
     }
     memcpy(result, text, text_len);
     result[text_len] = '\0';
-    polymcp_call_respond(call, result);
+    ferromcp_call_respond(call, result);
     free(result);
 }
 
 /* Adds two integers and returns the sum as a plain value; with the output
- * schema, polymcp reports it as structuredContent {"result": sum}. */
+ * schema, ferromcp reports it as structuredContent {"result": sum}. */
 static void add_tool(void *userdata, const char *arguments_json, size_t arguments_len,
-                     polymcp_call *call) {
+                     ferromcp_call *call) {
     (void)userdata;
     const char *a_text = NULL;
     const char *b_text = NULL;
@@ -186,31 +186,31 @@ static void add_tool(void *userdata, const char *arguments_json, size_t argument
     if (!find_member(arguments_json, arguments_len, "a", &a_text, &a_len) ||
         !find_member(arguments_json, arguments_len, "b", &b_text, &b_len) ||
         !parse_int64(a_text, a_len, &a) || !parse_int64(b_text, b_len, &b)) {
-        polymcp_call_fail(call, "a and b must be integers");
+        ferromcp_call_fail(call, "a and b must be integers");
         return;
     }
     if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) {
-        polymcp_call_fail(call, "the sum does not fit in 64 bits");
+        ferromcp_call_fail(call, "the sum does not fit in 64 bits");
         return;
     }
     char result[32];
     snprintf(result, sizeof result, "%lld", (long long)(a + b));
-    polymcp_call_respond(call, result);
+    ferromcp_call_respond(call, result);
 }
 
 /* ---- main ---- */
 
-static polymcp_server *g_server = NULL;
+static ferromcp_server *g_server = NULL;
 
-/* polymcp_server_shutdown is async-signal-safe: serve_http then returns. */
+/* ferromcp_server_shutdown is async-signal-safe: serve_http then returns. */
 static void on_signal(int signo) {
     (void)signo;
-    polymcp_server_shutdown(g_server);
+    ferromcp_server_shutdown(g_server);
 }
 
-static int fail(const char *what, polymcp_status status) {
-    fprintf(stderr, "echo-server-c: %s: %s (%s)\n", what, polymcp_status_message(status),
-            polymcp_last_error_message());
+static int fail(const char *what, ferromcp_status status) {
+    fprintf(stderr, "echo-server-c: %s: %s (%s)\n", what, ferromcp_status_message(status),
+            ferromcp_last_error_message());
     return 1;
 }
 
@@ -228,29 +228,29 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    polymcp_status status = polymcp_server_new("polymcp-echo", "1.0.0", &g_server);
-    if (status != POLYMCP_OK) {
+    ferromcp_status status = ferromcp_server_new("ferromcp-echo", "1.0.0", &g_server);
+    if (status != FERROMCP_OK) {
         return fail("creating the server", status);
     }
     /* Both callbacks answer at once and never block, so they may run on
-     * polymcp's own threads (POLYMCP_TOOL_NONBLOCKING), which saves two
+     * ferromcp's own threads (FERROMCP_TOOL_NONBLOCKING), which saves two
      * thread switches per call. */
-    status = polymcp_server_add_tool_ex(
+    status = ferromcp_server_add_tool_ex(
         g_server, "echo", "Returns the text unchanged.",
         "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
         "\"required\":[\"text\"]}",
-        NULL, POLYMCP_TOOL_NONBLOCKING, echo_tool, NULL, NULL);
-    if (status == POLYMCP_OK) {
-        status = polymcp_server_add_tool_ex(
+        NULL, FERROMCP_TOOL_NONBLOCKING, echo_tool, NULL, NULL);
+    if (status == FERROMCP_OK) {
+        status = ferromcp_server_add_tool_ex(
             g_server, "add", "Adds two integers.",
             "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
             "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}",
             "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"integer\"}},"
             "\"required\":[\"result\"]}",
-            POLYMCP_TOOL_NONBLOCKING, add_tool, NULL, NULL);
+            FERROMCP_TOOL_NONBLOCKING, add_tool, NULL, NULL);
     }
-    if (status != POLYMCP_OK) {
-        polymcp_server_free(g_server);
+    if (status != FERROMCP_OK) {
+        ferromcp_server_free(g_server);
         return fail("adding the tools", status);
     }
 
@@ -262,16 +262,16 @@ int main(int argc, char **argv) {
         sigaction(SIGINT, &action, NULL);
         sigaction(SIGTERM, &action, NULL);
         fprintf(stderr, "echo-server-c: serving on http://127.0.0.1:%ld/mcp\n", port);
-        status = polymcp_server_serve_http(g_server, "127.0.0.1", (uint16_t)port);
+        status = ferromcp_server_serve_http(g_server, "127.0.0.1", (uint16_t)port);
     } else {
-        status = polymcp_server_serve_stdio(g_server);
+        status = ferromcp_server_serve_stdio(g_server);
     }
-    int exit_code = status == POLYMCP_OK ? 0 : fail("serving", status);
+    int exit_code = status == FERROMCP_OK ? 0 : fail("serving", status);
     if (port >= 0) {
         /* No handler may touch the server once it is freed. */
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
     }
-    polymcp_server_free(g_server);
+    ferromcp_server_free(g_server);
     return exit_code;
 }

@@ -9,7 +9,7 @@
 
 import { Server } from '../../bindings-node/index.mjs';
 
-const server = new Server({ name: 'polymcp-echo', version: '1.0.0' });
+const server = new Server({ name: 'ferromcp-echo', version: '1.0.0' });
 
 server.tool(
   'echo',
@@ -65,7 +65,7 @@ if (args.length === 0) {
   process.once('SIGTERM', () => server.close());
   await server.serveHttp({
     port,
-    onListening: ({ url }) => console.error(`polymcp-echo listening on ${url}`),
+    onListening: ({ url }) => console.error(`ferromcp-echo listening on ${url}`),
   });
 } else {
   usage();

@@ -1,4 +1,4 @@
-"""The polymcp walking-skeleton server in Python: tools `echo` and `add`.
+"""The ferromcp walking-skeleton server in Python: tools `echo` and `add`.
 
 Run from the repository root after `make build`:
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-import polymcp
+import ferromcp
 
-server = polymcp.Server("polymcp-echo", version="1.0.0")
+server = ferromcp.Server("ferromcp-echo", version="1.0.0")
 
 
 @server.tool
@@ -28,7 +28,7 @@ def add(a: int, b: int) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="polymcp echo/add example server")
+    parser = argparse.ArgumentParser(description="ferromcp echo/add example server")
     parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT")
     args = parser.parse_args()
     if args.http is not None:

@@ -1,6 +1,6 @@
 //! Starting example servers for tests and the demo.
 
-use polymcp::client::{Client, ClientOptions, StdioCommand};
+use ferromcp::client::{Client, ClientOptions, StdioCommand};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

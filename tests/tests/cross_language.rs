@@ -1,10 +1,10 @@
 //! The same tools in Rust, Python, Node and C, over stdio and HTTP, must
 //! give byte-identical results: the protocol lives in one core.
 
-use polymcp::client::{ClientOptions, EraPreference};
-use polymcp_tests::manifest::{Manifest, Transport};
-use polymcp_tests::schema::SchemaValidator;
-use polymcp_tests::servers::start_with;
+use ferromcp::client::{ClientOptions, EraPreference};
+use ferromcp_tests::manifest::{Manifest, Transport};
+use ferromcp_tests::schema::SchemaValidator;
+use ferromcp_tests::servers::start_with;
 use serde_json::{Value, json};
 
 /// Calls every language's echo server makes, and the JSON each returned.

@@ -11,13 +11,13 @@ use common::{
     Http, Stdio, cancelled, mcp_headers, meta_all_caps, meta_with, raw_http, request,
     request_with_meta, server_with,
 };
-use polymcp::McpError;
-use polymcp::protocol::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
-use polymcp::server::{
+use ferromcp::McpError;
+use ferromcp::protocol::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
+use ferromcp::server::{
     CompletionOutput, HandlerError, InputKind, LogLevel, PromptOutput, RequestContext,
     ResourceOutput, ResourceRequest, Server, ServerOptions, ToolOutput,
 };
-use polymcp_tests::schema::SchemaValidator;
+use ferromcp_tests::schema::SchemaValidator;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 

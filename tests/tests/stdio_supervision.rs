@@ -3,8 +3,8 @@
 //! started again by the next request, its stderr explains a crash, and
 //! closing ends the process.
 
-use polymcp::client::{Client, ClientOptions, EraPreference, StderrMode, StdioCommand};
-use polymcp_tests::manifest::{Manifest, Transport, repo_root};
+use ferromcp::client::{Client, ClientOptions, EraPreference, StderrMode, StdioCommand};
+use ferromcp_tests::manifest::{Manifest, Transport, repo_root};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -8,7 +8,7 @@ The SDK is set up the way its documentation recommends for a fast,
 stateless HTTP server: `stateless_http=True` (no session per client) and
 `json_response=True` (a plain JSON answer instead of an SSE stream), with
 request logging off, so it is measured at its best. The tool is a plain
-`def`, like the polymcp Python echo example.
+`def`, like the ferromcp Python echo example.
 """
 
 from __future__ import annotations

@@ -10,12 +10,12 @@
 //! `run` measures every server of bench/servers.json and writes
 //! bench/results/latest.{json,md}; BENCH_SHORT=1 is the same as --short.
 
-use polymcp_bench::config;
-use polymcp_bench::http::{self, Endpoint};
-use polymcp_bench::proc::{self, Launch};
-use polymcp_bench::report::{self, Machine, Report};
-use polymcp_bench::runner::{self, Plan};
-use polymcp_bench::stdio::{self, StdioServer, Stop};
+use ferromcp_bench::config;
+use ferromcp_bench::http::{self, Endpoint};
+use ferromcp_bench::proc::{self, Launch};
+use ferromcp_bench::report::{self, Machine, Report};
+use ferromcp_bench::runner::{self, Plan};
+use ferromcp_bench::stdio::{self, StdioServer, Stop};
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -105,7 +105,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the runtime: {e}"))
 }
 
-fn print_load(label: &str, r: &mut polymcp_bench::stats::LoadResult) {
+fn print_load(label: &str, r: &mut ferromcp_bench::stats::LoadResult) {
     let l = r.latency();
     println!(
         "{label}: {:.0} calls/s, {} ok, {} errors, p50 {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
@@ -216,7 +216,7 @@ fn cmd_cold(args: &Args) -> Result<ExitCode, String> {
         for _ in 0..times {
             samples.push(stdio::cold_start(&launch, wire).await?.as_secs_f64() * 1000.0);
         }
-        let median = polymcp_bench::stats::median(&samples).unwrap_or(0.0);
+        let median = ferromcp_bench::stats::median(&samples).unwrap_or(0.0);
         println!(
             "cold start ({}): median {median:.2} ms of {samples:.2?}",
             wire.as_str()
@@ -270,13 +270,13 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
     plan.rounds = args.number("--rounds", plan.rounds)?.max(1);
     plan.phase_secs = args.number("--phase", plan.phase_secs)?;
     // Set by bench/bench.mk: the `make build-LANG` parts that failed. Their
-    // polymcp servers are not run, so no stale artifact is measured.
+    // ferromcp servers are not run, so no stale artifact is measured.
     if let Ok(failed) = std::env::var("MCP_BENCH_FAILED_BUILDS") {
         for part in failed.split_whitespace() {
             let language = part.strip_prefix("build-").unwrap_or(part);
             for s in servers
                 .iter()
-                .filter(|s| s.spec.kind == "polymcp" && s.spec.language == language)
+                .filter(|s| s.spec.kind == "ferromcp" && s.spec.language == language)
             {
                 plan.known_unavailable.insert(
                     s.name().to_owned(),
@@ -339,7 +339,7 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_else(|| "unknown".into());
     let report = Report {
-        schema: "polymcp-bench/1",
+        schema: "ferromcp-bench/1",
         date: stamp,
         command,
         git_commit,

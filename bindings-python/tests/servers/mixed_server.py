@@ -12,10 +12,10 @@ import sys
 import threading
 from typing import TypedDict
 
-import polymcp
-from polymcp.errors import InvalidParamsError
+import ferromcp
+from ferromcp.errors import InvalidParamsError
 
-server = polymcp.Server("mixed", version="0.0.1")
+server = ferromcp.Server("mixed", version="0.0.1")
 
 
 class Stats(TypedDict):
@@ -74,13 +74,13 @@ def point(x: int, y: int) -> Point:
 
 
 @server.tool
-def whoami(ctx: polymcp.Context) -> str:
+def whoami(ctx: ferromcp.Context) -> str:
     """The protocol version of the request."""
     return ctx.protocol_version
 
 
 @server.tool
-def count(n: int, ctx: polymcp.Context) -> int:
+def count(n: int, ctx: ferromcp.Context) -> int:
     """Counts to n, reporting progress and logging."""
     for i in range(n):
         ctx.progress(i + 1, total=n, message=f"step {i + 1}")
@@ -109,9 +109,9 @@ def chatty() -> str:
 
 
 @server.tool
-def rich() -> polymcp.ToolResult:
+def rich() -> ferromcp.ToolResult:
     """A complete result with two blocks."""
-    return polymcp.ToolResult(["first", {"type": "text", "text": "second"}], structured_content={"n": 2})
+    return ferromcp.ToolResult(["first", {"type": "text", "text": "second"}], structured_content={"n": 2})
 
 
 @server.tool

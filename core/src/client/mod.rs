@@ -8,8 +8,8 @@
 //! the application's elicitation, sampling and roots handlers.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), polymcp::Error> {
-//! use polymcp::client::Client;
+//! # async fn demo() -> Result<(), ferromcp::Error> {
+//! use ferromcp::client::Client;
 //! let client = Client::connect_http("http://127.0.0.1:8000/mcp").await?;
 //! for tool in client.list_all_tools().await? {
 //!     println!("{}", tool.name);
@@ -114,7 +114,7 @@ impl std::fmt::Debug for ClientOptions {
 impl Default for ClientOptions {
     fn default() -> Self {
         ClientOptions {
-            info: Implementation::new("polymcp-client", env!("CARGO_PKG_VERSION")),
+            info: Implementation::new("ferromcp-client", env!("CARGO_PKG_VERSION")),
             protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
             timeout: Some(Duration::from_secs(60)),
             max_input_rounds: 8,

@@ -69,7 +69,7 @@ impl StdioCommand {
 /// What happens to the server's stderr.
 #[derive(Clone, Default)]
 pub enum StderrMode {
-    /// Read line by line into the log (`tracing`, target `polymcp::stderr`)
+    /// Read line by line into the log (`tracing`, target `ferromcp::stderr`)
     /// and keep the last lines to explain a crash.
     #[default]
     Capture,
@@ -465,7 +465,7 @@ async fn read_stderr(
     while let Ok(Some(line)) = lines.next_line().await {
         match &mode {
             StderrMode::Callback(cb) => cb(&line),
-            _ => tracing::debug!(target: "polymcp::stderr", "{line}"),
+            _ => tracing::debug!(target: "ferromcp::stderr", "{line}"),
         }
         let mut tail = lock(&tail);
         if tail.len() == STDERR_TAIL_LINES {

@@ -202,7 +202,7 @@ impl LiveRequester for Session {
         sink: Option<&NotificationSink>,
     ) -> Result<oneshot::Receiver<Result<Value, McpError>>, McpError> {
         let id = RequestId::String(format!(
-            "polymcp-{}",
+            "ferromcp-{}",
             self.next_request_id.fetch_add(1, Ordering::Relaxed)
         ));
         let params = match params {

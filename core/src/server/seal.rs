@@ -32,9 +32,9 @@ impl SealKey {
         if getrandom::fill(&mut key).is_err() {
             let fallback = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
             let mut mac = HmacSha256::new_from_slice(fallback.as_bytes()).unwrap_or_else(|_| {
-                HmacSha256::new_from_slice(b"polymcp").expect("HMAC takes keys of any length")
+                HmacSha256::new_from_slice(b"ferromcp").expect("HMAC takes keys of any length")
             });
-            mac.update(b"polymcp-fallback-key");
+            mac.update(b"ferromcp-fallback-key");
             key.copy_from_slice(&mac.finalize().into_bytes());
         }
         SealKey(key)
@@ -42,7 +42,7 @@ impl SealKey {
 
     /// A key derived from caller-provided secret bytes (any length).
     pub fn from_secret(secret: &[u8]) -> SealKey {
-        let mut mac = HmacSha256::new_from_slice(b"polymcp-seal-key-v1")
+        let mut mac = HmacSha256::new_from_slice(b"ferromcp-seal-key-v1")
             .expect("HMAC takes keys of any length");
         mac.update(secret);
         let mut key = [0u8; 32];

@@ -2,14 +2,14 @@
 //! in-memory stdio session, and a raw HTTP/1.1 client whose headers are
 //! fully controlled (whole responses, or an SSE stream read event by event).
 //!
-//! Depends only on `polymcp`, `serde_json` and `tokio`, so the schema tests
-//! of the `polymcp-tests` crate can include it too (`#[path]`).
+//! Depends only on `ferromcp`, `serde_json` and `tokio`, so the schema tests
+//! of the `ferromcp-tests` crate can include it too (`#[path]`).
 
 // Each test file uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use polymcp::server::{Server, ServerOptions};
-use polymcp::transport::http::{HttpOptions, HttpServer};
+use ferromcp::server::{Server, ServerOptions};
+use ferromcp::transport::http::{HttpOptions, HttpServer};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,7 +79,7 @@ pub fn cancelled(id: impl Into<Value>) -> Value {
 /// An empty server with a fixed identity and the given options.
 pub fn server_with(options: ServerOptions) -> Server {
     Server::with_options(
-        polymcp::protocol::Implementation::new("test-server", "9.9.9"),
+        ferromcp::protocol::Implementation::new("test-server", "9.9.9"),
         options,
     )
 }
@@ -136,14 +136,14 @@ impl Drop for SetOnDrop {
 pub struct Stdio {
     pub to_server: tokio::io::DuplexStream,
     pub from_server: BufReader<tokio::io::DuplexStream>,
-    pub task: tokio::task::JoinHandle<Result<(), polymcp::Error>>,
+    pub task: tokio::task::JoinHandle<Result<(), ferromcp::Error>>,
 }
 
 impl Stdio {
     pub fn start(server: Server) -> Stdio {
         let (to_server, server_in) = tokio::io::duplex(1 << 20);
         let (server_out, from_server) = tokio::io::duplex(1 << 20);
-        let task = tokio::spawn(polymcp::transport::stdio::serve(
+        let task = tokio::spawn(ferromcp::transport::stdio::serve(
             server, server_in, server_out,
         ));
         Stdio {

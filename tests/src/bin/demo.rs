@@ -2,8 +2,8 @@
 //! examples/manifest.json, calls their tools with the Rust client over stdio
 //! and HTTP, and prints each result.
 
-use polymcp_tests::manifest::{Manifest, Transport};
-use polymcp_tests::servers::start;
+use ferromcp_tests::manifest::{Manifest, Transport};
+use ferromcp_tests::servers::start;
 use serde_json::json;
 
 #[tokio::main]

@@ -1,13 +1,13 @@
 //! The walking-skeleton example: `echo` and `add`, served over stdio or,
 //! with `--http PORT`, over Streamable HTTP at http://127.0.0.1:PORT/mcp.
 
-use polymcp::protocol::Tool;
-use polymcp::server::{HandlerError, Server, ToolOutput};
-use polymcp::transport::http::HttpOptions;
+use ferromcp::protocol::Tool;
+use ferromcp::server::{HandlerError, Server, ToolOutput};
+use ferromcp::transport::http::HttpOptions;
 use serde_json::{Value, json};
 
-fn build_server() -> Result<Server, polymcp::Error> {
-    let server = Server::new("polymcp-echo", "1.0.0");
+fn build_server() -> Result<Server, ferromcp::Error> {
+    let server = Server::new("ferromcp-echo", "1.0.0");
     server.add_tool(
         Tool::new(
             "echo",

@@ -3,8 +3,8 @@
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` and scenario data in
 //! `MCP_CONFORMANCE_CONTEXT` (JSON), as the official suite runs clients.
 
-use polymcp::client::{Client, ClientOptions, EraPreference};
-use polymcp::protocol::{LATEST_PROTOCOL_VERSION, Tool};
+use ferromcp::client::{Client, ClientOptions, EraPreference};
+use ferromcp::protocol::{LATEST_PROTOCOL_VERSION, Tool};
 use serde_json::{Map, Value, json};
 use std::process::ExitCode;
 
@@ -62,7 +62,7 @@ fn arguments_for(tool: &Tool) -> Value {
 fn options(version: &str) -> ClientOptions {
     // The suite names the wire: 2025-11-25 and earlier are the legacy
     // (initialize) era, anything newer is stateless.
-    let legacy = polymcp::legacy::LEGACY_PROTOCOL_VERSIONS.contains(&version);
+    let legacy = ferromcp::legacy::LEGACY_PROTOCOL_VERSIONS.contains(&version);
     let mut options = ClientOptions {
         protocol_version: if legacy {
             LATEST_PROTOCOL_VERSION.to_owned()
@@ -76,8 +76,8 @@ fn options(version: &str) -> ClientOptions {
         },
         ..ClientOptions::default()
     };
-    options.info = polymcp::protocol::Implementation::new(
-        "polymcp-everything-client",
+    options.info = ferromcp::protocol::Implementation::new(
+        "ferromcp-everything-client",
         env!("CARGO_PKG_VERSION"),
     );
     options
@@ -93,7 +93,7 @@ fn options(version: &str) -> ClientOptions {
             Ok(json!({
                 "role": "assistant",
                 "content": {"type": "text", "text": format!("Answer to: {asked}")},
-                "model": "polymcp-conformance-model",
+                "model": "ferromcp-conformance-model",
                 "stopReason": "endTurn"
             }))
         })

@@ -1,16 +1,16 @@
 //! The conformance fixture server: every tool, resource, prompt and
 //! completion the official MCP conformance suite calls, implemented for real
-//! on the polymcp Rust API.
+//! on the ferromcp Rust API.
 //!
 //! Usage: `everything-server PORT` serves Streamable HTTP at
 //! `http://127.0.0.1:PORT/mcp`; `everything-server --stdio` serves stdio.
 
-use polymcp::protocol::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
-use polymcp::server::{
+use ferromcp::protocol::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
+use ferromcp::server::{
     CompletionOutput, HandlerError, InputKind, LogLevel, PromptOutput, RequestContext,
     ResourceOutput, ResourceRequest, Server, ToolOutput,
 };
-use polymcp::transport::http::HttpOptions;
+use ferromcp::transport::http::HttpOptions;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,7 +70,7 @@ fn elicit_params(message: &str, schema: Value) -> Value {
     json!({"mode": "form", "message": message, "requestedSchema": schema})
 }
 
-fn add_content_tools(server: &Server) -> Result<(), polymcp::Error> {
+fn add_content_tools(server: &Server) -> Result<(), ferromcp::Error> {
     server.add_tool(
         Tool::new("test_simple_text", no_args()).with_description("Returns a simple text response"),
         |_ctx, _args| async {
@@ -218,7 +218,7 @@ fn json_schema_2020_12() -> Value {
     })
 }
 
-fn add_client_input_tools(server: &Server) -> Result<(), polymcp::Error> {
+fn add_client_input_tools(server: &Server) -> Result<(), ferromcp::Error> {
     server.add_tool(
         Tool::new("test_sampling", string_args(&["prompt"]))
             .with_description("Asks the client's model"),
@@ -328,7 +328,7 @@ fn add_client_input_tools(server: &Server) -> Result<(), polymcp::Error> {
     Ok(())
 }
 
-fn add_input_required_tools(server: &Server) -> Result<(), polymcp::Error> {
+fn add_input_required_tools(server: &Server) -> Result<(), ferromcp::Error> {
     server.add_tool(
         Tool::new("test_input_required_result_elicitation", no_args())
             .with_description("Asks for the user's name through an input request"),
@@ -484,7 +484,7 @@ fn add_input_required_tools(server: &Server) -> Result<(), polymcp::Error> {
 }
 
 /// Tools whose calls change the tool and prompt lists (for list_changed).
-fn add_trigger_tools(server: &Server) -> Result<(), polymcp::Error> {
+fn add_trigger_tools(server: &Server) -> Result<(), ferromcp::Error> {
     let dynamic_tool = Arc::new(AtomicBool::new(false));
     let handle = server.clone();
     server.add_tool(
@@ -537,7 +537,7 @@ fn add_trigger_tools(server: &Server) -> Result<(), polymcp::Error> {
     Ok(())
 }
 
-fn add_resources(server: &Server) -> Result<(), polymcp::Error> {
+fn add_resources(server: &Server) -> Result<(), ferromcp::Error> {
     let mut text = Resource::new("test://static-text", "Static text resource");
     text.description = Some("A static text resource for testing".into());
     text.mime_type = Some("text/plain".into());
@@ -606,7 +606,7 @@ fn arg(args: &Map<String, Value>, name: &str) -> String {
         .to_owned()
 }
 
-fn add_prompts(server: &Server) -> Result<(), polymcp::Error> {
+fn add_prompts(server: &Server) -> Result<(), ferromcp::Error> {
     server.add_prompt(
         prompt(
             "test_simple_prompt",
@@ -697,8 +697,8 @@ fn add_completion(server: &Server) {
     });
 }
 
-fn build() -> Result<Server, polymcp::Error> {
-    let server = Server::new("polymcp-everything-server", env!("CARGO_PKG_VERSION"));
+fn build() -> Result<Server, ferromcp::Error> {
+    let server = Server::new("ferromcp-everything-server", env!("CARGO_PKG_VERSION"));
     add_content_tools(&server)?;
     add_client_input_tools(&server)?;
     add_input_required_tools(&server)?;

@@ -1,6 +1,6 @@
-"""Exceptions raised by polymcp, and raised by tools to send JSON-RPC errors.
+"""Exceptions raised by ferromcp, and raised by tools to send JSON-RPC errors.
 
-Every error polymcp raises is a :class:`McpError` carrying a JSON-RPC
+Every error ferromcp raises is a :class:`McpError` carrying a JSON-RPC
 ``code`` (and optional ``data``); subclasses also inherit the matching
 builtin exception where one exists, so ``except TimeoutError`` still works.
 
@@ -8,8 +8,8 @@ Inside a tool, raising an :class:`McpError` answers the request with that
 JSON-RPC error; any other exception becomes a tool result with
 ``isError: true``::
 
-    from polymcp import Server
-    from polymcp.errors import InvalidParamsError
+    from ferromcp import Server
+    from ferromcp.errors import InvalidParamsError
 
     server = Server("demo")
 

@@ -1,4 +1,4 @@
-"""Type stubs of the compiled module ``polymcp._native`` (private: use ``polymcp``)."""
+"""Type stubs of the compiled module ``ferromcp._native`` (private: use ``ferromcp``)."""
 
 import asyncio
 from collections.abc import Callable
@@ -11,7 +11,7 @@ PROTOCOL_VERSION: str
 
 @final
 class Server:
-    """The native server; ``polymcp.Server`` derives schemas and wraps it."""
+    """The native server; ``ferromcp.Server`` derives schemas and wraps it."""
 
     def __new__(
         cls,

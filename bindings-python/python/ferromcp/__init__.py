@@ -1,11 +1,11 @@
-"""polymcp: Model Context Protocol servers in Python, on a Rust core.
+"""ferromcp: Model Context Protocol servers in Python, on a Rust core.
 
 Write tools as plain or ``async`` functions; type hints become JSON Schemas
 and docstrings become descriptions::
 
-    import polymcp
+    import ferromcp
 
-    server = polymcp.Server("polymcp-echo", version="1.0.0")
+    server = ferromcp.Server("ferromcp-echo", version="1.0.0")
 
     @server.tool
     def echo(text: str) -> str:
@@ -16,7 +16,7 @@ and docstrings become descriptions::
         server.run()  # stdio; server.run("http", port=8000) for Streamable HTTP
 
 The protocol (MCP revision 2026-07-28: JSON-RPC, validation, transports)
-runs in the compiled ``polymcp._native`` module; this package is its
+runs in the compiled ``ferromcp._native`` module; this package is its
 Python face.
 """
 

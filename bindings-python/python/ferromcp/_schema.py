@@ -286,7 +286,7 @@ class ToolSignature:
     output_schema: JsonSchema | None
     parameters: list[Parameter]
     context_parameter: str | None
-    """The parameter annotated ``polymcp.Context``, if any."""
+    """The parameter annotated ``ferromcp.Context``, if any."""
     accepts_extra: bool
     """True when the function takes ``**kwargs`` (extra arguments pass through)."""
 

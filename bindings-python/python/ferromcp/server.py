@@ -37,9 +37,9 @@ class Server:
     Tools are plain or ``async`` functions; their type hints become the
     input schema and their docstring the description::
 
-        import polymcp
+        import ferromcp
 
-        server = polymcp.Server("demo", version="1.0.0")
+        server = ferromcp.Server("demo", version="1.0.0")
 
         @server.tool
         def add(a: int, b: int) -> int:
@@ -148,7 +148,7 @@ class Server:
           ``float``, ``bool``, ``list[T]``, ``dict``, ``T | None``,
           ``Literal``, ``Enum``, TypedDict, dataclass); parameters with a
           default are optional; Google-style ``Args:`` lines describe them.
-          A parameter annotated :class:`polymcp.Context` receives the
+          A parameter annotated :class:`ferromcp.Context` receives the
           request context instead;
         - ``output_schema``: the return annotation. A TypedDict, dataclass
           or ``dict`` describes the structured content; another JSON type
@@ -156,7 +156,7 @@ class Server:
           ``None`` and optional types declare none.
 
         A handler's exception becomes a tool result with ``isError: true``
-        (``"ValueError: message"``); raise :class:`polymcp.McpError` to
+        (``"ValueError: message"``); raise :class:`ferromcp.McpError` to
         answer with a JSON-RPC error instead.
 
         >>> server = Server("demo")
@@ -169,7 +169,7 @@ class Server:
 
         Raises:
             TypeError: a parameter's type has no JSON Schema (pass ``input_schema``).
-            polymcp.InvalidDefinitionError: core refused the name or a schema.
+            ferromcp.InvalidDefinitionError: core refused the name or a schema.
         """
         tool_name = name or getattr(fn, "__name__", None)
         if not tool_name:
@@ -219,7 +219,7 @@ class Server:
             server.run("http", port=8000)           # http://127.0.0.1:8000/mcp
 
         Raises:
-            polymcp.TransportError: the address cannot be bound.
+            ferromcp.TransportError: the address cannot be bound.
         """
         _check_transport(transport)
         try:
@@ -282,7 +282,7 @@ class Server:
         return self._native.start_http(host, port, event_loop)
 
     def __repr__(self) -> str:
-        return f"<polymcp.Server {self.name!r} {self.version} tools={self.tool_names()}>"
+        return f"<ferromcp.Server {self.name!r} {self.version} tools={self.tool_names()}>"
 
 
 def _check_transport(transport: str) -> None:
