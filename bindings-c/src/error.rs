@@ -113,7 +113,9 @@ impl FfiError {
 impl From<ferromcp_core::Error> for FfiError {
     fn from(error: ferromcp_core::Error) -> FfiError {
         let status = match &error {
-            ferromcp_core::Error::InvalidDefinition(_) => ferromcp_status::FERROMCP_INVALID_DEFINITION,
+            ferromcp_core::Error::InvalidDefinition(_) => {
+                ferromcp_status::FERROMCP_INVALID_DEFINITION
+            }
             ferromcp_core::Error::Io(_) => ferromcp_status::FERROMCP_IO,
             ferromcp_core::Error::Json(_) => ferromcp_status::FERROMCP_INVALID_JSON,
             _ => ferromcp_status::FERROMCP_INTERNAL,

@@ -12,8 +12,8 @@ use crate::{
     ferromcp_call, ferromcp_call_fail, ferromcp_call_is_cancelled, ferromcp_call_respond,
     ferromcp_call_respond_result, ferromcp_last_error_message, ferromcp_server,
     ferromcp_server_add_tool, ferromcp_server_free, ferromcp_server_http_port, ferromcp_server_new,
-    ferromcp_server_serve_http, ferromcp_server_serve_stdio, ferromcp_server_shutdown, ferromcp_status,
-    ferromcp_tool_callback,
+    ferromcp_server_serve_http, ferromcp_server_serve_stdio, ferromcp_server_shutdown,
+    ferromcp_status, ferromcp_tool_callback,
 };
 use ferromcp_core::client::Client;
 use serde_json::{Value, json};
@@ -95,7 +95,8 @@ fn with_http_server<R>(server: &OwnedServer, body: impl FnOnce(&Client, u16) -> 
         let mut port = 0u16;
         let deadline = Instant::now() + Duration::from_secs(10);
         // SAFETY: live server, valid out pointer.
-        while unsafe { ferromcp_server_http_port(server.0, &mut port) } != ferromcp_status::FERROMCP_OK
+        while unsafe { ferromcp_server_http_port(server.0, &mut port) }
+            != ferromcp_status::FERROMCP_OK
         {
             assert!(Instant::now() < deadline, "server did not start listening");
             std::thread::sleep(Duration::from_millis(10));
@@ -204,7 +205,12 @@ unsafe extern "C" fn failing(_: *mut c_void, _: *const c_char, _: usize, call: *
 
 static BAD_JSON_STATUS: AtomicI32 = AtomicI32::new(-1);
 
-unsafe extern "C" fn bad_json(_: *mut c_void, _: *const c_char, _: usize, call: *mut ferromcp_call) {
+unsafe extern "C" fn bad_json(
+    _: *mut c_void,
+    _: *const c_char,
+    _: usize,
+    call: *mut ferromcp_call,
+) {
     // SAFETY: uncompleted handle.
     let status = unsafe { ferromcp_call_respond(call, c"{not json".as_ptr()) };
     BAD_JSON_STATUS.store(status as i32, Ordering::SeqCst);

@@ -36,9 +36,10 @@ pub use handler::{
     ferromcp_call_respond_result, ferromcp_tool_callback, ferromcp_userdata_free,
 };
 pub use server::{
-    FERROMCP_TOOL_NONBLOCKING, ferromcp_server, ferromcp_server_add_tool, ferromcp_server_add_tool_ex,
-    ferromcp_server_free, ferromcp_server_http_port, ferromcp_server_new, ferromcp_server_serve_http,
-    ferromcp_server_serve_stdio, ferromcp_server_shutdown,
+    FERROMCP_TOOL_NONBLOCKING, ferromcp_server, ferromcp_server_add_tool,
+    ferromcp_server_add_tool_ex, ferromcp_server_free, ferromcp_server_http_port,
+    ferromcp_server_new, ferromcp_server_serve_http, ferromcp_server_serve_stdio,
+    ferromcp_server_shutdown,
 };
 
 // Unit tests, not integration tests: the crate builds no rlib, whose file

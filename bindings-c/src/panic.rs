@@ -3,7 +3,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::error::{FfiError, into_status, ferromcp_status, set_last_error};
+use crate::error::{FfiError, ferromcp_status, into_status, set_last_error};
 
 /// Runs a fallible body; a panic becomes [`ferromcp_status::FERROMCP_PANIC`]
 /// and any failure is recorded as the thread's last error.

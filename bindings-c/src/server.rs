@@ -418,7 +418,9 @@ pub unsafe extern "C" fn ferromcp_server_http_port(
 /// # Safety
 /// `server` is NULL or a live server.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_server_shutdown(server: *const ferromcp_server) -> ferromcp_status {
+pub unsafe extern "C" fn ferromcp_server_shutdown(
+    server: *const ferromcp_server,
+) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
         let server = unsafe { required_ref(server, "server") }?;

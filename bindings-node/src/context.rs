@@ -9,9 +9,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use ferromcp::server::{LogLevel, RequestContext, RequestMeta};
 use napi::{Status, Unknown};
 use napi_derive::napi;
-use ferromcp::server::{LogLevel, RequestContext, RequestMeta};
 use serde_json::Value;
 
 /// The live core context of one call, shared by the JS object and the

@@ -9,12 +9,12 @@
 use std::cell::RefCell;
 use std::mem::ManuallyDrop;
 
-use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, JsObjectValue, Object};
-use napi::{Env, JsValue, Status, Unknown, ValueType};
-use napi_derive::napi;
 use ferromcp::protocol::codes;
 use ferromcp::server::HandlerError;
 use ferromcp::{Error, McpError};
+use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, JsObjectValue, Object};
+use napi::{Env, JsValue, Status, Unknown, ValueType};
+use napi_derive::napi;
 use serde_json::{Map, Value, json};
 
 /// The JS `McpError` constructor: `new McpError(message, { code, data })`.

@@ -10,12 +10,12 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use napi::bindgen_prelude::{CallbackContext, FnArgs, JsError, PromiseRaw};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Env, JsValue, Status, Unknown};
 use ferromcp::server::{
     BoxFuture, Completion, Handler, HandlerError, HandlerResult, RequestContext, ToolOutput,
 };
+use napi::bindgen_prelude::{CallbackContext, FnArgs, JsError, PromiseRaw};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, JsValue, Status, Unknown};
 use serde_json::Value;
 
 use crate::context::{ContextSlot, JsRequestContext};

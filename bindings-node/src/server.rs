@@ -5,13 +5,13 @@
 use std::cell::RefCell;
 use std::net::SocketAddr;
 
+use ferromcp::protocol::{Implementation, Tool};
+use ferromcp::server::{Server, ServerOptions};
+use ferromcp::transport::http::{HttpOptions, HttpServer};
 use napi::bindgen_prelude::{Function, Object};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status, Unknown};
 use napi_derive::napi;
-use ferromcp::protocol::{Implementation, Tool};
-use ferromcp::server::{Server, ServerOptions};
-use ferromcp::transport::http::{HttpOptions, HttpServer};
 use tokio_util::sync::CancellationToken;
 
 use crate::handler::{JsToolCallback, JsToolHandler, ToolCallArgs};
