@@ -3,6 +3,7 @@
 
 mod context;
 mod dispatch;
+mod primitives;
 mod handler;
 mod input;
 mod panic;
