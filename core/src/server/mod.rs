@@ -3,10 +3,10 @@
 
 mod context;
 mod dispatch;
-mod primitives;
 mod handler;
 mod input;
 mod panic;
+mod primitives;
 mod registry;
 mod reply;
 pub(crate) mod seal;
@@ -37,9 +37,8 @@ use tokio_util::sync::CancellationToken;
 use crate::Error;
 use crate::protocol::{CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use crate::transport::http::HttpOptions;
-use registry::{PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
+use registry::{Entry, ListKind, PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
 use subscriptions::ServerEvent;
-use uri_template::UriTemplate;
 
 /// Caching hints for one kind of result (`ttlMs` + `cacheScope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,25 +168,16 @@ impl Server {
     /// are unacceptable (invalid JSON Schema, a network `$ref`, a bad name,
     /// an invalid `x-mcp-header` annotation).
     pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<(), Error> {
-        let entry = ToolEntry::new(tool, Arc::new(handler))?;
-        let mut registry = self.registry_write();
-        registry
-            .tools
-            .insert(entry.tool.name.clone(), Arc::new(entry));
-        registry.offered.tools = true;
-        drop(registry);
-        self.publish(ServerEvent::ToolsChanged);
+        self.register(Entry::Tool(Arc::new(ToolEntry::new(
+            tool,
+            Arc::new(handler),
+        )?)));
         Ok(())
     }
 
     /// Removes a tool; returns whether it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
-        // shift_remove keeps the listing order of the remaining tools stable
-        let removed = self.registry_write().tools.shift_remove(name).is_some();
-        if removed {
-            self.publish(ServerEvent::ToolsChanged);
-        }
-        removed
+        self.unregister(ListKind::Tools, name)
     }
 
     /// Names of the registered tools, in listing order.
@@ -201,31 +191,16 @@ impl Server {
         resource: Resource,
         handler: impl ResourceHandler,
     ) -> Result<(), Error> {
-        if resource.uri.is_empty() {
-            return Err(Error::InvalidDefinition(
-                "resource uri must not be empty".into(),
-            ));
-        }
-        let entry = ResourceEntry {
-            listing: serde_json::to_value(&resource)?,
-            mime_type: resource.mime_type.clone(),
-            handler: Arc::new(handler),
-        };
-        let mut registry = self.registry_write();
-        registry.resources.insert(resource.uri, Arc::new(entry));
-        registry.offered.resources = true;
-        drop(registry);
-        self.publish(ServerEvent::ResourcesChanged);
+        self.register(Entry::Resource(Arc::new(ResourceEntry::new(
+            resource,
+            Arc::new(handler),
+        )?)));
         Ok(())
     }
 
     /// Removes a resource; returns whether it existed.
     pub fn remove_resource(&self, uri: &str) -> bool {
-        let removed = self.registry_write().resources.shift_remove(uri).is_some();
-        if removed {
-            self.publish(ServerEvent::ResourcesChanged);
-        }
-        removed
+        self.unregister(ListKind::Resources, uri)
     }
 
     /// Registers (or replaces) a resource template: reads of URIs matching
@@ -236,58 +211,44 @@ impl Server {
         template: ResourceTemplate,
         handler: impl ResourceHandler,
     ) -> Result<(), Error> {
-        let compiled =
-            UriTemplate::parse(&template.uri_template).map_err(Error::InvalidDefinition)?;
-        let entry = TemplateEntry {
-            listing: serde_json::to_value(&template)?,
-            template: compiled,
-            mime_type: template.mime_type.clone(),
-            handler: Arc::new(handler),
-        };
-        let mut registry = self.registry_write();
-        registry
-            .templates
-            .insert(template.uri_template, Arc::new(entry));
-        registry.offered.resources = true;
-        drop(registry);
-        self.publish(ServerEvent::ResourcesChanged);
+        self.register(Entry::Template(Arc::new(TemplateEntry::new(
+            template,
+            Arc::new(handler),
+        )?)));
         Ok(())
     }
 
     /// Registers (or replaces) a prompt.
     pub fn add_prompt(&self, prompt: Prompt, handler: impl PromptHandler) -> Result<(), Error> {
-        if prompt.name.is_empty() {
-            return Err(Error::InvalidDefinition(
-                "prompt name must not be empty".into(),
-            ));
-        }
-        let required = prompt
-            .arguments
-            .iter()
-            .flatten()
-            .filter(|a| a.required == Some(true))
-            .map(|a| a.name.clone())
-            .collect();
-        let entry = PromptEntry {
-            listing: serde_json::to_value(&prompt)?,
-            required,
-            handler: Arc::new(handler),
-        };
-        let mut registry = self.registry_write();
-        registry.prompts.insert(prompt.name, Arc::new(entry));
-        registry.offered.prompts = true;
-        drop(registry);
-        self.publish(ServerEvent::PromptsChanged);
+        self.register(Entry::Prompt(Arc::new(PromptEntry::new(
+            prompt,
+            Arc::new(handler),
+        )?)));
         Ok(())
     }
 
     /// Removes a prompt; returns whether it existed.
     pub fn remove_prompt(&self, name: &str) -> bool {
-        let removed = self.registry_write().prompts.shift_remove(name).is_some();
-        if removed {
-            self.publish(ServerEvent::PromptsChanged);
+        self.unregister(ListKind::Prompts, name)
+    }
+
+    /// The one way into the registry: insert, then announce the change once
+    /// the lock is released (a subscriber may read the registry at once).
+    fn register(&self, entry: Entry) {
+        let event = self.registry_write().insert(entry);
+        self.publish(event);
+    }
+
+    /// The one way out of the registry; returns whether `key` existed.
+    fn unregister(&self, kind: ListKind, key: &str) -> bool {
+        let event = self.registry_write().remove(kind, key);
+        match event {
+            Some(event) => {
+                self.publish(event);
+                true
+            }
+            None => false,
         }
-        removed
     }
 
     /// Sets the provider answering `completion/complete` (and declares the

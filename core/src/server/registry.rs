@@ -7,10 +7,11 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use super::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
+use super::subscriptions::ServerEvent;
 use super::uri_template::UriTemplate;
 use super::validation::CompiledSchema;
 use crate::Error;
-use crate::protocol::Tool;
+use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 
 /// One tool parameter mirrored into an `Mcp-Param-{name}` header.
 #[derive(Debug, Clone, PartialEq)]
@@ -219,23 +220,98 @@ impl ToolEntry {
 }
 
 pub(crate) struct ResourceEntry {
+    pub(crate) uri: String,
     pub(crate) listing: Value,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
+}
+
+impl ResourceEntry {
+    pub(crate) fn new(
+        resource: Resource,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<ResourceEntry, Error> {
+        if resource.uri.is_empty() {
+            return Err(Error::InvalidDefinition(
+                "resource uri must not be empty".into(),
+            ));
+        }
+        Ok(ResourceEntry {
+            listing: serde_json::to_value(&resource)?,
+            mime_type: resource.mime_type,
+            uri: resource.uri,
+            handler,
+        })
+    }
 }
 
 pub(crate) struct TemplateEntry {
     pub(crate) listing: Value,
     pub(crate) template: UriTemplate,
+    /// The template as registered, the key it is replaced or removed by.
+    pub(crate) uri_template: String,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
 }
 
+impl TemplateEntry {
+    pub(crate) fn new(
+        template: ResourceTemplate,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<TemplateEntry, Error> {
+        let compiled =
+            UriTemplate::parse(&template.uri_template).map_err(Error::InvalidDefinition)?;
+        Ok(TemplateEntry {
+            listing: serde_json::to_value(&template)?,
+            template: compiled,
+            mime_type: template.mime_type,
+            uri_template: template.uri_template,
+            handler,
+        })
+    }
+}
+
 pub(crate) struct PromptEntry {
+    pub(crate) name: String,
     pub(crate) listing: Value,
     /// Names of the arguments the prompt requires.
     pub(crate) required: Vec<String>,
     pub(crate) handler: Arc<dyn PromptHandler>,
+}
+
+impl PromptEntry {
+    pub(crate) fn new(
+        prompt: Prompt,
+        handler: Arc<dyn PromptHandler>,
+    ) -> Result<PromptEntry, Error> {
+        if prompt.name.is_empty() {
+            return Err(Error::InvalidDefinition(
+                "prompt name must not be empty".into(),
+            ));
+        }
+        let required = prompt
+            .arguments
+            .iter()
+            .flatten()
+            .filter(|a| a.required == Some(true))
+            .map(|a| a.name.clone())
+            .collect();
+        Ok(PromptEntry {
+            listing: serde_json::to_value(&prompt)?,
+            name: prompt.name,
+            required,
+            handler,
+        })
+    }
+}
+
+/// One checked registration of any listed kind, ready for
+/// [`Registry::insert`].
+pub(crate) enum Entry {
+    Tool(Arc<ToolEntry>),
+    Resource(Arc<ResourceEntry>),
+    Template(Arc<TemplateEntry>),
+    Prompt(Arc<PromptEntry>),
 }
 
 /// Which primitives this server offers (and so declares as capabilities):
@@ -292,6 +368,59 @@ pub(crate) enum ListKind {
 }
 
 impl Registry {
+    /// Adds an entry, replacing one with the same key (name, URI or URI
+    /// template) in place so the listing order stays put; marks its kind
+    /// offered and returns the change to announce.
+    pub(crate) fn insert(&mut self, entry: Entry) -> ServerEvent {
+        match entry {
+            Entry::Tool(entry) => {
+                self.tools.insert(entry.tool.name.clone(), entry);
+                self.offered.tools = true;
+                ServerEvent::ToolsChanged
+            }
+            Entry::Resource(entry) => {
+                self.resources.insert(entry.uri.clone(), entry);
+                self.offered.resources = true;
+                ServerEvent::ResourcesChanged
+            }
+            Entry::Template(entry) => {
+                self.templates.insert(entry.uri_template.clone(), entry);
+                self.offered.resources = true;
+                ServerEvent::ResourcesChanged
+            }
+            Entry::Prompt(entry) => {
+                self.prompts.insert(entry.name.clone(), entry);
+                self.offered.prompts = true;
+                ServerEvent::PromptsChanged
+            }
+        }
+    }
+
+    /// Removes the entry of `kind` with `key`; returns the change to
+    /// announce if there was one. The kind stays offered (see [`Offered`]).
+    pub(crate) fn remove(&mut self, kind: ListKind, key: &str) -> Option<ServerEvent> {
+        // shift_remove keeps the listing order of the remaining entries
+        let (removed, event) = match kind {
+            ListKind::Tools => (
+                self.tools.shift_remove(key).is_some(),
+                ServerEvent::ToolsChanged,
+            ),
+            ListKind::Resources => (
+                self.resources.shift_remove(key).is_some(),
+                ServerEvent::ResourcesChanged,
+            ),
+            ListKind::Templates => (
+                self.templates.shift_remove(key).is_some(),
+                ServerEvent::ResourcesChanged,
+            ),
+            ListKind::Prompts => (
+                self.prompts.shift_remove(key).is_some(),
+                ServerEvent::PromptsChanged,
+            ),
+        };
+        removed.then_some(event)
+    }
+
     /// One page of the listing of `kind` starting at `offset`, and whether
     /// more follow.
     pub(crate) fn page(
@@ -359,6 +488,50 @@ mod tests {
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
+    }
+
+    fn resource(uri: &str) -> Entry {
+        let handler = |_ctx, _req: super::super::handler::ResourceRequest| async move {
+            Ok(super::super::handler::ResourceOutput::Text(String::new()))
+        };
+        Entry::Resource(Arc::new(
+            ResourceEntry::new(Resource::new(uri, uri), Arc::new(handler)).unwrap(),
+        ))
+    }
+
+    fn listed_uris(registry: &Registry) -> Vec<Value> {
+        let (page, _) = registry.page(ListKind::Resources, 0, 10);
+        page.iter().map(|r| r["uri"].clone()).collect()
+    }
+
+    #[test]
+    fn insert_offers_the_kind_and_replaces_in_place() {
+        let mut registry = Registry::default();
+        assert!(!registry.offered.resources);
+        assert_eq!(
+            registry.insert(resource("a://1")),
+            ServerEvent::ResourcesChanged
+        );
+        registry.insert(resource("a://2"));
+        registry.insert(resource("a://1"));
+        assert!(registry.offered.resources);
+        assert!(!registry.offered.tools && !registry.offered.prompts);
+        assert_eq!(listed_uris(&registry), [json!("a://1"), json!("a://2")]);
+    }
+
+    #[test]
+    fn remove_announces_only_what_existed_and_keeps_the_offer() {
+        let mut registry = Registry::default();
+        registry.insert(resource("a://1"));
+        registry.insert(resource("a://2"));
+        assert_eq!(
+            registry.remove(ListKind::Resources, "a://1"),
+            Some(ServerEvent::ResourcesChanged)
+        );
+        assert_eq!(registry.remove(ListKind::Resources, "a://1"), None);
+        assert_eq!(registry.remove(ListKind::Templates, "a://2"), None);
+        assert!(registry.offered.resources);
+        assert_eq!(listed_uris(&registry), [json!("a://2")]);
     }
 
     #[test]
