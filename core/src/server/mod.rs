@@ -1,5 +1,8 @@
-//! The MCP server: a registry of primitives, request dispatch, and the
-//! entry points that serve it over stdio or Streamable HTTP.
+//! The MCP server: a registry of primitives and request dispatch.
+//!
+//! It knows nothing of transports: `Server::serve_stdio` and
+//! `Server::serve_http` are defined in [`crate::transport`], which depends on
+//! the server and not the other way round.
 
 mod context;
 mod dispatch;
@@ -36,7 +39,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Error;
 use crate::protocol::{CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool};
-use crate::transport::http::HttpOptions;
 use registry::{Entry, ListKind, PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
 use subscriptions::ServerEvent;
 
@@ -276,28 +278,6 @@ impl Server {
     fn publish(&self, event: ServerEvent) {
         // No receiver just means nobody listens right now.
         let _ = self.shared.events.send(event);
-    }
-
-    /// Serves on this process's stdin/stdout until stdin reaches EOF.
-    pub async fn serve_stdio(&self) -> Result<(), Error> {
-        crate::transport::stdio::serve(self.clone(), tokio::io::stdin(), tokio::io::stdout()).await
-    }
-
-    /// Serves on stdin/stdout until stdin reaches EOF or `shutdown` is
-    /// cancelled; requests in flight are given time to finish either way.
-    pub async fn serve_stdio_until(&self, shutdown: CancellationToken) -> Result<(), Error> {
-        crate::transport::stdio::serve_until(
-            self.clone(),
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-            shutdown,
-        )
-        .await
-    }
-
-    /// Serves Streamable HTTP until `options.shutdown` is cancelled.
-    pub async fn serve_http(&self, options: HttpOptions) -> Result<(), Error> {
-        crate::transport::http::serve(self.clone(), options).await
     }
 
     /// The `x-mcp-header` parameters of a tool, for header validation.

@@ -25,6 +25,25 @@ const DRAIN_GRACE: Duration = Duration::from_secs(10);
 /// Requests being served, with whether each is a `subscriptions/listen`.
 type InFlight = Arc<Mutex<HashMap<RequestId, (CancellationToken, bool)>>>;
 
+impl Server {
+    /// Serves on this process's stdin/stdout until stdin reaches EOF.
+    pub async fn serve_stdio(&self) -> Result<(), Error> {
+        serve(self.clone(), tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves on stdin/stdout until stdin reaches EOF or `shutdown` is
+    /// cancelled; requests in flight are given time to finish either way.
+    pub async fn serve_stdio_until(&self, shutdown: CancellationToken) -> Result<(), Error> {
+        serve_until(
+            self.clone(),
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            shutdown,
+        )
+        .await
+    }
+}
+
 /// Serves `server` over a byte stream pair until `reader` reaches EOF and
 /// in-flight requests have finished.
 pub async fn serve<R, W>(server: Server, reader: R, writer: W) -> Result<(), Error>
