@@ -26,6 +26,7 @@ use super::headers::decode_header_value;
 use crate::legacy::{SessionLimits, SessionStore};
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, error_value};
+use crate::protocol::mcp_headers::header_matches_value;
 use crate::server::{Prepared, Rejection, Server};
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::{Error, McpError};
@@ -605,20 +606,6 @@ fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<(), Rejecti
         }
     }
     Ok(())
-}
-
-/// Compares a decoded header with the argument it mirrors: strings as is,
-/// numbers numerically (`42.0` equals `42`), booleans as `true`/`false`.
-fn header_matches_value(header: &str, body: &Value) -> bool {
-    match body {
-        Value::String(s) => s == header,
-        Value::Bool(b) => header == if *b { "true" } else { "false" },
-        Value::Number(n) => match (header.parse::<f64>(), n.as_f64()) {
-            (Ok(h), Some(b)) => h == b,
-            _ => false,
-        },
-        _ => false,
-    }
 }
 
 fn is_json_content_type(headers: &HeaderMap) -> bool {
