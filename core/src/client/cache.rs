@@ -2,6 +2,7 @@
 //! fresh for `ttlMs` after receipt, keyed by method and the parameters that
 //! affect the result, never holding results of MRTR retries.
 
+use crate::rpc::lock_unpoisoned;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -52,13 +53,8 @@ pub(crate) fn cache_key(method: &str, params: &Map<String, Value>) -> String {
 }
 
 impl ResultCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
-        // Entries are plain values; a panic elsewhere leaves them usable.
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     pub(crate) fn get(&self, key: &str) -> Option<Value> {
-        let mut entries = self.lock();
+        let mut entries = lock_unpoisoned(&self.entries);
         match entries.get(key) {
             Some(e) if e.expires > Instant::now() => Some(e.value.clone()),
             Some(_) => {
@@ -81,7 +77,7 @@ impl ResultCache {
         {
             return;
         }
-        self.lock().insert(
+        lock_unpoisoned(&self.entries).insert(
             key,
             Entry {
                 value: result.clone(),
@@ -93,7 +89,7 @@ impl ResultCache {
     /// Forgets every cached result of `method` (e.g. on list_changed).
     pub(crate) fn invalidate_method(&self, method: &str) {
         let prefix = format!("{method}\n");
-        self.lock().retain(|k, _| !k.starts_with(&prefix));
+        lock_unpoisoned(&self.entries).retain(|k, _| !k.starts_with(&prefix));
     }
 
     /// Forgets cached reads of one resource.
@@ -101,12 +97,12 @@ impl ResultCache {
         let mut params = Map::new();
         params.insert("uri".into(), Value::from(uri));
         let key = cache_key("resources/read", &params);
-        self.lock().remove(&key);
+        lock_unpoisoned(&self.entries).remove(&key);
     }
 
     /// Forgets everything.
     pub(crate) fn clear(&self) {
-        self.lock().clear();
+        lock_unpoisoned(&self.entries).clear();
     }
 }
 

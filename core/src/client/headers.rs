@@ -3,6 +3,7 @@
 //! from `tools/list`, and annotated arguments are mirrored into
 //! `Mcp-Param-{Name}` headers on `tools/call`.
 
+use crate::rpc::{read_unpoisoned, write_unpoisoned};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -23,7 +24,7 @@ impl ToolHeaders {
         let Some(Value::Array(tools)) = result.get_mut("tools") else {
             return;
         };
-        let mut known = self.by_tool.write().unwrap_or_else(|p| p.into_inner());
+        let mut known = write_unpoisoned(&self.by_tool);
         tools.retain(|tool| {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
             let schema = tool.get("inputSchema").and_then(Value::as_object);
@@ -43,10 +44,7 @@ impl ToolHeaders {
 
     /// Whether a tool's definition has been seen.
     pub(crate) fn knows(&self, tool: &str) -> bool {
-        self.by_tool
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(tool)
+        read_unpoisoned(&self.by_tool).contains_key(tool)
     }
 
     /// The `Mcp-Param-*` headers for a call of `tool` with `arguments`.
@@ -55,7 +53,7 @@ impl ToolHeaders {
         tool: &str,
         arguments: Option<&Value>,
     ) -> Vec<(String, String)> {
-        let known = self.by_tool.read().unwrap_or_else(|p| p.into_inner());
+        let known = read_unpoisoned(&self.by_tool);
         let Some(params) = known.get(tool) else {
             return Vec::new();
         };

@@ -1,6 +1,7 @@
 //! Streamable HTTP client transport: one POST per request; the answer is a
 //! JSON object or an SSE stream of notifications ending with the response.
 
+use crate::rpc::{read_unpoisoned, write_unpoisoned};
 use bytes::{Bytes, BytesMut};
 use http::header::{self, HeaderValue};
 use http::{Request, StatusCode, Uri};
@@ -97,10 +98,7 @@ fn header_value(name: &str, value: &str) -> Result<HeaderValue, Error> {
 
 impl HttpInner {
     fn session(&self) -> Option<String> {
-        self.session_id
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        read_unpoisoned(&self.session_id).clone()
     }
 
     fn builder(
@@ -142,7 +140,7 @@ impl HttpInner {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
         {
-            *self.session_id.write().unwrap_or_else(|p| p.into_inner()) = Some(session.to_owned());
+            *write_unpoisoned(&self.session_id) = Some(session.to_owned());
         }
         Ok((conn, response))
     }

@@ -25,6 +25,7 @@ mod listen;
 mod pool;
 mod stdio;
 
+use crate::rpc::{read_unpoisoned, write_unpoisoned};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -440,11 +441,7 @@ impl Client {
 
     /// The protocol version requests currently declare.
     pub fn protocol_version(&self) -> String {
-        self.shared
-            .protocol_version
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        read_unpoisoned(&self.shared.protocol_version).clone()
     }
 
     fn request_meta(&self, extra: &Map<String, Value>) -> Map<String, Value> {
@@ -630,23 +627,11 @@ impl Client {
     /// modern error means modern; anything else, or no answer in time on
     /// stdio, means legacy, and the client falls back to `initialize`.
     async fn era(&self) -> Result<Era, Error> {
-        if let Some(era) = self
-            .shared
-            .era
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-        {
+        if let Some(era) = read_unpoisoned(&self.shared.era).clone() {
             return Ok(era);
         }
         let _detecting = self.shared.detecting.lock().await;
-        if let Some(era) = self
-            .shared
-            .era
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-        {
+        if let Some(era) = read_unpoisoned(&self.shared.era).clone() {
             return Ok(era);
         }
         let era = match self.shared.options.era {
@@ -677,7 +662,7 @@ impl Client {
                 }
             }
         };
-        *self.shared.era.write().unwrap_or_else(|p| p.into_inner()) = Some(era.clone());
+        *write_unpoisoned(&self.shared.era) = Some(era.clone());
         Ok(era)
     }
 
@@ -823,11 +808,7 @@ impl Client {
                         return Err(Error::Mcp(e));
                     };
                     switched = true;
-                    *self
-                        .shared
-                        .protocol_version
-                        .write()
-                        .unwrap_or_else(|p| p.into_inner()) = version;
+                    *write_unpoisoned(&self.shared.protocol_version) = version;
                 }
                 other => return other,
             }
@@ -837,10 +818,7 @@ impl Client {
     /// Whether the client speaks the legacy protocol to this server (known
     /// after the first request).
     pub fn is_legacy(&self) -> Option<bool> {
-        self.shared
-            .era
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
+        read_unpoisoned(&self.shared.era)
             .as_ref()
             .map(|e| matches!(e, Era::Legacy { .. }))
     }

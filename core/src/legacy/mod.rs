@@ -24,9 +24,9 @@ use crate::protocol::jsonrpc::{Request, error_value, result_value};
 use crate::server::{Era, LogLevel, NotificationSink, RequestMeta, Server};
 use tokio_util::sync::CancellationToken;
 
-/// Revisions a legacy client may negotiate, newest first.
-pub const LEGACY_PROTOCOL_VERSIONS: &[&str] =
-    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Revisions a legacy client may negotiate, newest first (defined in
+/// [`crate::protocol::versions`]; re-exported at its old path).
+pub use crate::protocol::versions::LEGACY_PROTOCOL_VERSIONS;
 
 /// `initialize` without modern `_meta` starts a legacy session; with it, it
 /// is a 2026-07-28 request for a method that revision removed.

@@ -33,45 +33,8 @@ pub(crate) fn supports_input(method: &str) -> bool {
     matches!(method, "tools/call" | "prompts/get" | "resources/read")
 }
 
-/// The kinds of input a server may ask a client for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    /// `elicitation/create`: ask the user.
-    Elicitation,
-    /// `sampling/createMessage`: ask the client's model.
-    Sampling,
-    /// `roots/list`: ask for the client's roots.
-    Roots,
-}
-
-impl InputKind {
-    /// The request method.
-    pub fn method(self) -> &'static str {
-        match self {
-            InputKind::Elicitation => "elicitation/create",
-            InputKind::Sampling => "sampling/createMessage",
-            InputKind::Roots => "roots/list",
-        }
-    }
-
-    /// The client capability the request needs.
-    pub fn capability(self) -> &'static str {
-        match self {
-            InputKind::Elicitation => "elicitation",
-            InputKind::Sampling => "sampling",
-            InputKind::Roots => "roots",
-        }
-    }
-
-    fn from_method(method: &str) -> Option<InputKind> {
-        Some(match method {
-            "elicitation/create" => InputKind::Elicitation,
-            "sampling/createMessage" => InputKind::Sampling,
-            "roots/list" => InputKind::Roots,
-            _ => return None,
-        })
-    }
-}
+/// Defined with the method table in `protocol/`; re-exported at its old path.
+pub use crate::protocol::methods::InputKind;
 
 /// What an ask resolved to right now.
 #[derive(Debug, Clone, PartialEq)]

@@ -28,7 +28,8 @@ pub use handler::{
     ResourceRequest, ToolHandler, ToolOutput,
 };
 pub use input::{AskOutcome, InputKind, input_kind_for_method};
-pub(crate) use registry::{HeaderParam, header_params};
+// Until the client reads these from protocol/ (its own change).
+pub(crate) use crate::protocol::mcp_headers::{HeaderParam, header_params};
 pub use seal::SealKey;
 pub(crate) use subscriptions::ServerEvent as ServerEventView;
 

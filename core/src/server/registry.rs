@@ -11,16 +11,8 @@ use super::subscriptions::ServerEvent;
 use super::uri_template::UriTemplate;
 use super::validation::CompiledSchema;
 use crate::Error;
+use crate::protocol::mcp_headers::{HeaderParam, header_params};
 use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
-
-/// One tool parameter mirrored into an `Mcp-Param-{name}` header.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HeaderParam {
-    /// The `{name}` part of the header.
-    pub(crate) name: String,
-    /// Property path from the arguments object to the value.
-    pub(crate) path: Vec<String>,
-}
 
 pub(crate) struct ToolEntry {
     pub(crate) tool: Tool,
@@ -38,150 +30,6 @@ pub(crate) fn is_valid_tool_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-'))
-}
-
-/// HTTP token characters allowed in an `x-mcp-header` name.
-fn is_header_token(name: &str) -> bool {
-    !name.is_empty()
-        && name.bytes().all(|b| {
-            b.is_ascii_alphanumeric()
-                || matches!(
-                    b,
-                    b'!' | b'#'
-                        | b'$'
-                        | b'%'
-                        | b'&'
-                        | b'\''
-                        | b'*'
-                        | b'+'
-                        | b'-'
-                        | b'.'
-                        | b'^'
-                        | b'_'
-                        | b'`'
-                        | b'|'
-                        | b'~'
-                )
-        })
-}
-
-/// Finds `x-mcp-header` annotations in an input schema and checks them
-/// (spec: server/tools.mdx, "x-mcp-header"): only on string, integer or
-/// boolean properties reachable through `properties`, with header-safe,
-/// case-insensitively unique names.
-pub(crate) fn header_params(schema: &Map<String, Value>) -> Result<Vec<HeaderParam>, String> {
-    reject_unreachable_annotations(schema, true, true)?;
-    let mut found = Vec::new();
-    collect_header_params(schema, &mut Vec::new(), &mut found)?;
-    let mut seen: Vec<String> = Vec::new();
-    for p in &found {
-        let lower = p.name.to_ascii_lowercase();
-        if seen.contains(&lower) {
-            return Err(format!("duplicate x-mcp-header name {:?}", p.name));
-        }
-        seen.push(lower);
-    }
-    Ok(found)
-}
-
-/// Keywords whose value is one subschema.
-const SUBSCHEMA_KEYWORDS: &[&str] = &[
-    "items",
-    "additionalItems",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "additionalProperties",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "propertyNames",
-];
-/// Keywords whose value maps names to subschemas.
-const SUBSCHEMA_MAP_KEYWORDS: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
-/// Keywords whose value is an array of subschemas.
-const SUBSCHEMA_ARRAY_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
-
-/// An `x-mcp-header` anywhere but on a property reached from the root
-/// through `properties` alone (not `items`, composition, conditionals, `$ref`
-/// targets in `$defs`, nor the root itself) makes the tool invalid.
-fn reject_unreachable_annotations(
-    schema: &Map<String, Value>,
-    reachable: bool,
-    root: bool,
-) -> Result<(), String> {
-    if let Some(header) = schema.get("x-mcp-header")
-        && (root || !reachable)
-    {
-        return Err(format!(
-            "x-mcp-header {header} must be on a property reached from the schema root through \"properties\" only (not items, composition or conditional keywords, $ref or $defs)"
-        ));
-    }
-    for (keyword, value) in schema {
-        let keyword = keyword.as_str();
-        let subschemas: Vec<(&Map<String, Value>, bool)> = match value {
-            Value::Object(map) if SUBSCHEMA_MAP_KEYWORDS.contains(&keyword) => map
-                .values()
-                .filter_map(Value::as_object)
-                .map(|sub| (sub, reachable && keyword == "properties"))
-                .collect(),
-            Value::Object(sub) if SUBSCHEMA_KEYWORDS.contains(&keyword) => vec![(sub, false)],
-            Value::Array(items) if SUBSCHEMA_ARRAY_KEYWORDS.contains(&keyword) => items
-                .iter()
-                .filter_map(Value::as_object)
-                .map(|sub| (sub, false))
-                .collect(),
-            _ => Vec::new(),
-        };
-        for (sub, sub_reachable) in subschemas {
-            reject_unreachable_annotations(sub, sub_reachable, false)?;
-        }
-    }
-    Ok(())
-}
-
-fn collect_header_params(
-    schema: &Map<String, Value>,
-    path: &mut Vec<String>,
-    found: &mut Vec<HeaderParam>,
-) -> Result<(), String> {
-    let Some(Value::Object(properties)) = schema.get("properties") else {
-        return Ok(());
-    };
-    for (prop, sub) in properties {
-        let Value::Object(sub) = sub else { continue };
-        path.push(prop.clone());
-        if let Some(header) = sub.get("x-mcp-header") {
-            let Value::String(name) = header else {
-                return Err(format!("x-mcp-header on {path:?} must be a string"));
-            };
-            if !is_header_token(name) {
-                return Err(format!("x-mcp-header {name:?} is not a valid header name"));
-            }
-            match sub.get("type").and_then(Value::as_str) {
-                Some("string") | Some("integer") | Some("boolean") => {}
-                other => {
-                    return Err(format!(
-                        "x-mcp-header {name:?} is on a property of type {other:?}; only string, integer and boolean can be mirrored"
-                    ));
-                }
-            }
-            found.push(HeaderParam {
-                name: name.clone(),
-                path: path.clone(),
-            });
-        }
-        collect_header_params(sub, path, found)?;
-        path.pop();
-    }
-    Ok(())
 }
 
 impl ToolEntry {
@@ -486,10 +334,6 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap_or_default()
-    }
-
     fn resource(uri: &str) -> Entry {
         let handler = |_ctx, _req: super::super::handler::ResourceRequest| async move {
             Ok(super::super::handler::ResourceOutput::Text(String::new()))
@@ -532,33 +376,5 @@ mod tests {
         assert_eq!(registry.remove(ListKind::Templates, "a://2"), None);
         assert!(registry.offered.resources);
         assert_eq!(listed_uris(&registry), [json!("a://2")]);
-    }
-
-    #[test]
-    fn finds_nested_header_params() {
-        let schema = obj(json!({"type": "object", "properties": {
-            "region": {"type": "string", "x-mcp-header": "Region"},
-            "opts": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "N"}}},
-            "plain": {"type": "string"}
-        }}));
-        let found = header_params(&schema).unwrap();
-        assert_eq!(found.len(), 2);
-        let nested = found.iter().find(|p| p.name == "N").unwrap();
-        assert_eq!(nested.path, ["opts", "n"]);
-    }
-
-    #[test]
-    fn rejects_invalid_header_annotations() {
-        for bad in [
-            json!({"a": {"type": "string", "x-mcp-header": ""}}),
-            json!({"a": {"type": "string", "x-mcp-header": "has space"}}),
-            json!({"a": {"type": "object", "x-mcp-header": "A"}}),
-            json!({"a": {"type": "number", "x-mcp-header": "A"}}),
-            json!({"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}),
-            json!({"a": {"type": "string", "x-mcp-header": "Ü"}}),
-        ] {
-            let schema = obj(json!({"type": "object", "properties": bad}));
-            assert!(header_params(&schema).is_err(), "{schema:?}");
-        }
     }
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::headers::decode_header_value;
 use super::listener::HttpOptions;
 use crate::McpError;
+use crate::protocol::mcp_headers::header_matches_value;
 use crate::server::{Prepared, Rejection, Server};
 
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
@@ -195,18 +196,4 @@ pub(super) fn check_param_headers(
         }
     }
     Ok(())
-}
-
-/// Compares a decoded header with the argument it mirrors: strings as is,
-/// numbers numerically (`42.0` equals `42`), booleans as `true`/`false`.
-fn header_matches_value(header: &str, body: &Value) -> bool {
-    match body {
-        Value::String(s) => s == header,
-        Value::Bool(b) => header == if *b { "true" } else { "false" },
-        Value::Number(n) => match (header.parse::<f64>(), n.as_f64()) {
-            (Ok(h), Some(b)) => h == b,
-            _ => false,
-        },
-        _ => false,
-    }
 }
