@@ -24,7 +24,7 @@ pub use handler::{
     ResourceRequest, ToolHandler, ToolOutput,
 };
 pub use input::{AskOutcome, InputKind, input_kind_for_method};
-pub(crate) use registry::{HeaderParam, header_params};
+pub(crate) use registry::HeaderParam;
 pub use seal::SealKey;
 pub(crate) use subscriptions::ServerEvent as ServerEventView;
 
