@@ -46,3 +46,8 @@ pub mod server;
 pub mod transport;
 
 pub use error::{Error, McpError};
+
+/// A boxed, sendable future: what handlers, client transports and input
+/// callbacks return. Lives at the crate root because both the server and
+/// the client use it and neither should import the other for it.
+pub type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'static>>;

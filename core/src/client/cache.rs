@@ -1,7 +1,10 @@
-//! In-memory cache of cacheable results (spec: server/utilities/caching.mdx):
-//! fresh for `ttlMs` after receipt, keyed by method and the parameters that
-//! affect the result, never holding results of MRTR retries.
+//! In-memory cache of cacheable results (spec: server/utilities/caching.mdx;
+//! which methods are cacheable is in the method table,
+//! [`crate::protocol::methods::Method::is_cacheable`]): fresh for `ttlMs`
+//! after receipt, keyed by method and the parameters that affect the
+//! result, never holding results of MRTR retries.
 
+use crate::protocol::methods;
 use crate::rpc::lock_unpoisoned;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -18,19 +21,6 @@ pub enum CacheMode {
     Refresh,
     /// Always fetch; neither read nor write the cache.
     Bypass,
-}
-
-/// Methods whose complete results carry caching hints.
-pub(crate) fn is_cacheable(method: &str) -> bool {
-    matches!(
-        method,
-        "server/discover"
-            | "tools/list"
-            | "prompts/list"
-            | "resources/list"
-            | "resources/templates/list"
-            | "resources/read"
-    )
 }
 
 struct Entry {
@@ -96,7 +86,7 @@ impl ResultCache {
     pub(crate) fn invalidate_resource(&self, uri: &str) {
         let mut params = Map::new();
         params.insert("uri".into(), Value::from(uri));
-        let key = cache_key("resources/read", &params);
+        let key = cache_key(methods::RESOURCES_READ, &params);
         lock_unpoisoned(&self.entries).remove(&key);
     }
 
@@ -109,18 +99,19 @@ impl ResultCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::methods::TOOLS_LIST;
     use serde_json::json;
 
     #[test]
     fn honours_ttl_and_invalidation() {
         let cache = ResultCache::default();
-        let key = cache_key("tools/list", &Map::new());
+        let key = cache_key(TOOLS_LIST, &Map::new());
         cache.put(
             key.clone(),
             &json!({"resultType": "complete", "ttlMs": 60000, "tools": []}),
         );
         assert!(cache.get(&key).is_some());
-        cache.invalidate_method("tools/list");
+        cache.invalidate_method(TOOLS_LIST);
         assert!(cache.get(&key).is_none());
         cache.put(
             key.clone(),
@@ -131,15 +122,9 @@ mod tests {
 
     #[test]
     fn key_ignores_meta_but_not_cursor() {
-        let a = cache_key(
-            "tools/list",
-            json!({"_meta": {"x": 1}}).as_object().unwrap(),
-        );
-        let b = cache_key(
-            "tools/list",
-            json!({"_meta": {"x": 2}}).as_object().unwrap(),
-        );
-        let c = cache_key("tools/list", json!({"cursor": "abc"}).as_object().unwrap());
+        let a = cache_key(TOOLS_LIST, json!({"_meta": {"x": 1}}).as_object().unwrap());
+        let b = cache_key(TOOLS_LIST, json!({"_meta": {"x": 2}}).as_object().unwrap());
+        let c = cache_key(TOOLS_LIST, json!({"cursor": "abc"}).as_object().unwrap());
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

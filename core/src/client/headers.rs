@@ -8,8 +8,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::RwLock;
 
-use crate::server::{HeaderParam, header_params};
-use crate::transport::http::headers::encode_header_value;
+use crate::protocol::mcp_headers::{
+    HeaderParam, encode_header_value, header_params, param_header_text,
+};
 
 /// Header parameters of every tool seen in a `tools/list` page.
 #[derive(Default)]
@@ -60,14 +61,8 @@ impl ToolHeaders {
         params
             .iter()
             .filter_map(|p| {
-                let value = p.path.iter().try_fold(arguments?, |v, key| v.get(key))?;
-                let text = match value {
-                    Value::String(s) => s.clone(),
-                    Value::Bool(b) => b.to_string(),
-                    Value::Number(n) => n.to_string(),
-                    // null or a structured value: nothing to mirror
-                    _ => return None,
-                };
+                // null or a structured value: nothing to mirror
+                let text = param_header_text(p.argument(arguments)?)?;
                 Some((format!("Mcp-Param-{}", p.name), encode_header_value(&text)))
             })
             .collect()

@@ -12,10 +12,10 @@ use serde_json::Value;
 use super::pool::{Pool, PooledConnection};
 use super::{ClientTransport, Outgoing, ServerRequestHandler};
 use crate::protocol::jsonrpc::{Message, RequestId, notification_value, request_value};
-use crate::server::BoxFuture;
+use crate::protocol::mcp_headers::{encode_header_value, mcp_name_value};
+use crate::protocol::methods;
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::transport::http::headers::encode_header_value;
-use crate::{Error, McpError};
+use crate::{BoxFuture, Error, McpError};
 use serde_json::Map;
 use std::sync::{Arc, RwLock};
 
@@ -81,15 +81,8 @@ impl HttpTransport {
 
 /// The value of `Mcp-Name` for a request, when its method has one.
 fn name_header(method: &str, params: &serde_json::Map<String, Value>) -> Option<String> {
-    let field = match method {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        _ => return None,
-    };
-    params
-        .get(field)
-        .and_then(Value::as_str)
-        .map(encode_header_value)
+    let method = methods::Method::from_name(method)?;
+    mcp_name_value(method, params).map(encode_header_value)
 }
 
 fn header_value(name: &str, value: &str) -> Result<HeaderValue, Error> {

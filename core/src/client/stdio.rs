@@ -19,15 +19,14 @@ use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{ClientTransport, NotificationCallback, Outgoing, ServerRequestHandler};
-use crate::Error;
 use crate::protocol::jsonrpc::{
     Message, Notification, RequestId, notification_value, request_value,
 };
-use crate::protocol::meta;
+use crate::protocol::{meta, methods};
 use crate::rpc::{InFlight, Reply, lock_unpoisoned};
-use crate::server::BoxFuture;
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::transport::stdio::{LineRead, read_line_bounded};
+use crate::{BoxFuture, Error};
 
 /// How to start a server process.
 #[derive(Debug, Clone)]
@@ -321,7 +320,7 @@ impl Drop for CancelOnDrop {
                 Value::from("request abandoned by the client"),
             );
             let _ = out.send(line_bytes(&notification_value(
-                "notifications/cancelled",
+                methods::NOTIFICATIONS_CANCELLED,
                 Some(&params),
             )));
         }

@@ -28,8 +28,6 @@ pub use handler::{
     ResourceRequest, ToolHandler, ToolOutput,
 };
 pub use input::{AskOutcome, InputKind, input_kind_for_method};
-// Until the client reads these from protocol/ (its own change).
-pub(crate) use crate::protocol::mcp_headers::{HeaderParam, header_params};
 pub use seal::SealKey;
 pub(crate) use subscriptions::ServerEvent as ServerEventView;
 
@@ -39,6 +37,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::Error;
+use crate::protocol::mcp_headers::HeaderParam;
 use crate::protocol::{CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use registry::{Entry, ListKind, PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
 use subscriptions::ServerEvent;

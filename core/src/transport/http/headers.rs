@@ -3,4 +3,4 @@
 //! live in [`crate::protocol::mcp_headers`]; re-exported here so transport
 //! code keeps its paths.
 
-pub use crate::protocol::mcp_headers::{decode_header_value, encode_header_value};
+pub use crate::protocol::mcp_headers::decode_header_value;
