@@ -20,6 +20,8 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::lock_unpoisoned;
+use crate::McpError;
+use crate::protocol::codes;
 use crate::protocol::jsonrpc::RequestId;
 
 /// An entry that can be cancelled: it owns the token that stops its work.
@@ -60,6 +62,15 @@ impl<T> Reply for oneshot::Sender<T> {
 /// handed back.
 #[derive(Debug)]
 pub(crate) struct DuplicateId<V>(pub(crate) V);
+
+/// The error answering a request refused because its id is already in
+/// flight (-32600, the same from every transport and era).
+pub(crate) fn duplicate_id_error(id: &RequestId) -> McpError {
+    McpError::new(
+        codes::INVALID_REQUEST,
+        format!("request id {id} is already in use by a request in flight"),
+    )
+}
 
 /// Requests in flight by id. Share it behind an `Arc`; every method takes
 /// `&self` and holds the lock only for the map operation.

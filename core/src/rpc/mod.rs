@@ -3,7 +3,7 @@
 
 pub(crate) mod inflight;
 
-pub(crate) use inflight::{Cancel, DuplicateId, InFlight, Reply, Tracked};
+pub(crate) use inflight::{Cancel, DuplicateId, InFlight, Reply, Tracked, duplicate_id_error};
 
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 

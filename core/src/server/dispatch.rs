@@ -18,13 +18,13 @@ use super::Server;
 use super::context::{
     InputMode, LiveRequester, NotificationSink, RequestContext, RequestMeta, parse_request_meta,
 };
-use super::input::{InputRound, supports_input};
+use super::input::InputRound;
 use super::registry::ListKind;
 use super::reply::{Outgoing, Reply};
 use super::subscriptions::{Filter, listen};
 use crate::McpError;
 use crate::protocol::jsonrpc::{Request, RequestId, error_value, result_value};
-use crate::protocol::{MODERN_PROTOCOL_VERSIONS, codes};
+use crate::protocol::{MODERN_PROTOCOL_VERSIONS, Method, codes};
 
 /// The methods this revision defines for a server to answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,20 +39,25 @@ pub(crate) enum Route {
 }
 
 impl Route {
-    fn of(method: &str) -> Option<Route> {
+    fn of(method: Method) -> Option<Route> {
         Some(match method {
-            "server/discover" => Route::Discover,
-            "tools/list" => Route::List(ListKind::Tools),
-            "tools/call" => Route::ToolsCall,
-            "resources/list" => Route::List(ListKind::Resources),
-            "resources/templates/list" => Route::List(ListKind::Templates),
-            "resources/read" => Route::ResourcesRead,
-            "prompts/list" => Route::List(ListKind::Prompts),
-            "prompts/get" => Route::PromptsGet,
-            "completion/complete" => Route::Complete,
-            "subscriptions/listen" => Route::Listen,
+            Method::ServerDiscover => Route::Discover,
+            Method::ToolsList => Route::List(ListKind::Tools),
+            Method::ToolsCall => Route::ToolsCall,
+            Method::ResourcesList => Route::List(ListKind::Resources),
+            Method::ResourcesTemplatesList => Route::List(ListKind::Templates),
+            Method::ResourcesRead => Route::ResourcesRead,
+            Method::PromptsList => Route::List(ListKind::Prompts),
+            Method::PromptsGet => Route::PromptsGet,
+            Method::CompletionComplete => Route::Complete,
+            Method::SubscriptionsListen => Route::Listen,
             _ => return None,
         })
+    }
+
+    /// The route of a wire method name.
+    fn of_name(method: &str) -> Option<Route> {
+        Method::from_name(method).and_then(Route::of)
     }
 }
 
@@ -73,12 +78,15 @@ pub(crate) enum Era {
 pub(crate) struct Prepared {
     pub(crate) request: Request,
     pub(crate) meta: RequestMeta,
+    /// The method table's entry for `request.method`, looked up once
+    /// (`None` for a method no revision defines).
+    pub(crate) method: Option<Method>,
 }
 
 impl Prepared {
     /// Whether this is a long-lived `subscriptions/listen` request.
     pub(crate) fn is_listen(&self) -> bool {
-        self.request.method == "subscriptions/listen"
+        self.method == Some(Method::SubscriptionsListen)
     }
 }
 
@@ -130,7 +138,11 @@ impl Server {
     /// Reads and checks the per-request `_meta`.
     pub(crate) fn prepare(&self, mut request: Request) -> Result<Prepared, Rejection> {
         match parse_request_meta(request.params.as_mut()) {
-            Ok(meta) => Ok(Prepared { request, meta }),
+            Ok(meta) => Ok(Prepared {
+                method: Method::from_name(&request.method),
+                meta,
+                request,
+            }),
             Err(why) => Err(Rejection::new(
                 Some(request.id),
                 McpError::invalid_params(why),
@@ -172,7 +184,7 @@ impl Server {
                 400,
             ));
         }
-        match Route::of(&prepared.request.method) {
+        match prepared.method.and_then(Route::of) {
             Some(route) if self.serves(route) => Ok(()),
             _ => Err(Rejection::new(
                 Some(prepared.request.id.clone()),
@@ -192,7 +204,7 @@ impl Server {
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
     ) -> Reply {
-        let Prepared { request, meta } = prepared;
+        let Prepared { request, meta, .. } = prepared;
         let id = request.id.clone();
         let outcome = self.route(request, meta, cancel, sink, Era::Modern).await;
         match outcome {
@@ -227,7 +239,7 @@ impl Server {
         era: Era,
     ) -> Reply {
         let id = request.id.clone();
-        let allowed = Route::of(&request.method)
+        let allowed = Route::of_name(&request.method)
             .filter(|r| !matches!(r, Route::Discover | Route::Listen))
             .is_some_and(|r| self.serves(r));
         let outcome = if allowed {
@@ -260,12 +272,13 @@ impl Server {
         sink: Option<NotificationSink>,
         era: Era,
     ) -> Result<Map<String, Value>, McpError> {
-        let Some(route) = Route::of(&request.method) else {
+        let method = Method::from_name(&request.method);
+        let Some(route) = method.and_then(Route::of) else {
             return Err(McpError::method_not_found(&request.method));
         };
         let options = &self.shared.options;
         let (input, mode, close_stream) = match era {
-            _ if !supports_input(&request.method) => (None, InputMode::None, None),
+            _ if !method.is_some_and(Method::supports_input) => (None, InputMode::None, None),
             Era::Modern => {
                 let round = Arc::new(InputRound::from_request(
                     &request.method,

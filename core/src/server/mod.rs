@@ -18,6 +18,9 @@ pub(crate) mod tool_result;
 pub mod uri_template;
 mod validation;
 
+/// What [`RequestContext::ask`] asks for; defined with the method table in
+/// [`crate::protocol`] and named here too because handlers use it.
+pub use crate::protocol::InputKind;
 pub(crate) use context::{LiveRequester, NotificationSink};
 pub use context::{LogLevel, RequestContext, RequestMeta};
 pub(crate) use dispatch::Era;
@@ -27,7 +30,7 @@ pub use handler::{
     HandlerError, HandlerResult, PromptHandler, PromptOutput, ResourceHandler, ResourceOutput,
     ResourceRequest, ToolHandler, ToolOutput,
 };
-pub use input::{AskOutcome, InputKind, input_kind_for_method};
+pub use input::{AskOutcome, input_kind_for_method};
 pub use seal::SealKey;
 pub(crate) use subscriptions::ServerEvent as ServerEventView;
 
@@ -39,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 use crate::Error;
 use crate::protocol::mcp_headers::HeaderParam;
 use crate::protocol::{CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use crate::rpc::{read_unpoisoned, write_unpoisoned};
 use registry::{Entry, ListKind, PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
 use subscriptions::ServerEvent;
 
@@ -292,16 +296,10 @@ impl Server {
     pub(crate) fn registry_read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
         // A poisoned lock means a panic while mutating the registry; its
         // maps are still structurally valid, so keep serving.
-        self.shared
-            .registry
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        read_unpoisoned(&self.shared.registry)
     }
 
     fn registry_write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
-        self.shared
-            .registry
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        write_unpoisoned(&self.shared.registry)
     }
 }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Ran, run_handler};
 use crate::McpError;
+use crate::protocol::methods::COMPLETION_COMPLETE;
 use crate::server::Server;
 use crate::server::context::RequestContext;
 use crate::server::handler::{CompletionOutput, HandlerError};
@@ -22,12 +23,12 @@ impl Server {
         if !params.get("ref").is_some_and(Value::is_object)
             || !params.get("argument").is_some_and(Value::is_object)
         {
-            return Err(McpError::invalid_params(
-                "completion/complete requires \"ref\" and \"argument\" objects",
-            ));
+            return Err(McpError::invalid_params(format!(
+                "{COMPLETION_COMPLETE} requires \"ref\" and \"argument\" objects"
+            )));
         }
         let Some(handler) = self.registry_read().completion.clone() else {
-            return Err(McpError::method_not_found("completion/complete"));
+            return Err(McpError::method_not_found(COMPLETION_COMPLETE));
         };
         let input = Value::Object(params.clone());
         let output: CompletionOutput = match run_handler(None, move || handler.call(ctx, input))

@@ -6,6 +6,9 @@ use serde_json::{Map, Value};
 
 use super::insert_cache_hint;
 use crate::McpError;
+use crate::protocol::methods::{
+    PROMPTS_LIST, RESOURCES_LIST, RESOURCES_TEMPLATES_LIST, TOOLS_LIST,
+};
 use crate::server::Server;
 use crate::server::registry::ListKind;
 
@@ -17,14 +20,14 @@ impl Server {
     ) -> Result<Map<String, Value>, McpError> {
         let options = &self.shared.options;
         let (field, purpose, hint) = match kind {
-            ListKind::Tools => ("tools", "tools/list", options.caching.tools),
-            ListKind::Resources => ("resources", "resources/list", options.caching.resources),
+            ListKind::Tools => ("tools", TOOLS_LIST, options.caching.tools),
+            ListKind::Resources => ("resources", RESOURCES_LIST, options.caching.resources),
             ListKind::Templates => (
                 "resourceTemplates",
-                "resources/templates/list",
+                RESOURCES_TEMPLATES_LIST,
                 options.caching.resource_templates,
             ),
-            ListKind::Prompts => ("prompts", "prompts/list", options.caching.prompts),
+            ListKind::Prompts => ("prompts", PROMPTS_LIST, options.caching.prompts),
         };
         let offset = self.read_cursor(purpose, params)?;
         let page_size = options.page_size.max(1);

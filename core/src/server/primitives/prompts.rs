@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::run_handler;
 use crate::McpError;
+use crate::protocol::methods::PROMPTS_GET;
 use crate::server::Server;
 use crate::server::context::RequestContext;
 use crate::server::handler::PromptOutput;
@@ -19,9 +20,9 @@ impl Server {
         input: Option<&InputRound>,
     ) -> Result<Map<String, Value>, McpError> {
         let Some(Value::String(name)) = params.get("name") else {
-            return Err(McpError::invalid_params(
-                "prompts/get requires a string \"name\"",
-            ));
+            return Err(McpError::invalid_params(format!(
+                "{PROMPTS_GET} requires a string \"name\""
+            )));
         };
         let Some(entry) = self.registry_read().prompts.get(name).cloned() else {
             return Err(McpError::invalid_params(format!("Unknown prompt: {name}"))

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::{insert_cache_hint, run_handler};
 use crate::McpError;
+use crate::protocol::methods::RESOURCES_READ;
 use crate::server::Server;
 use crate::server::context::RequestContext;
 use crate::server::handler::{ResourceOutput, ResourceRequest};
@@ -22,9 +23,9 @@ impl Server {
         input: Option<&InputRound>,
     ) -> Result<Map<String, Value>, McpError> {
         let Some(Value::String(uri)) = params.get("uri") else {
-            return Err(McpError::invalid_params(
-                "resources/read requires a string \"uri\"",
-            ));
+            return Err(McpError::invalid_params(format!(
+                "{RESOURCES_READ} requires a string \"uri\""
+            )));
         };
         let resolved = self.registry_read().resolve_resource(uri);
         let Some(ResolvedResource {

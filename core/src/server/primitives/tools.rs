@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Ran, expect_round, run_handler};
 use crate::McpError;
+use crate::protocol::methods::TOOLS_CALL;
 use crate::server::Server;
 use crate::server::context::RequestContext;
 use crate::server::handler::HandlerError;
@@ -23,9 +24,9 @@ impl Server {
         let name = match params.get("name") {
             Some(Value::String(name)) => name.clone(),
             _ => {
-                return Err(McpError::invalid_params(
-                    "tools/call requires a string \"name\"",
-                ));
+                return Err(McpError::invalid_params(format!(
+                    "{TOOLS_CALL} requires a string \"name\""
+                )));
             }
         };
         let arguments = match params.get("arguments") {

@@ -7,10 +7,10 @@
 use http::header::{self, HeaderMap};
 use serde_json::Value;
 
-use super::headers::decode_header_value;
 use super::listener::HttpOptions;
 use crate::McpError;
-use crate::protocol::mcp_headers::header_matches_value;
+use crate::protocol::Method;
+use crate::protocol::mcp_headers::{decode_header_value, header_matches_value, mcp_name_value};
 use crate::server::{Prepared, Rejection, Server};
 
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
@@ -99,18 +99,14 @@ pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<
         }
         Some(_) => {}
     }
-    let name_field = match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
-    if let Some(field) = name_field {
+    if let Some(method) = prepared.method
+        && method.name_param().is_some()
+    {
         let body_value = prepared
             .request
             .params
             .as_ref()
-            .and_then(|p| p.get(field))
-            .and_then(Value::as_str);
+            .and_then(|params| mcp_name_value(method, params));
         match (header_str("mcp-name")?, body_value) {
             (None, _) => return Err(mismatch("Mcp-Name header is required".into())),
             (Some(raw), body) => {
@@ -134,7 +130,7 @@ pub(super) fn check_param_headers(
     server: &Server,
     prepared: &Prepared,
 ) -> Result<(), Rejection> {
-    if prepared.request.method != "tools/call" {
+    if prepared.method != Some(Method::ToolsCall) {
         return Ok(());
     }
     let params = prepared.request.params.as_ref();
@@ -150,12 +146,7 @@ pub(super) fn check_param_headers(
     let mismatch = |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);
     for param in header_params {
         let header_name = format!("mcp-param-{}", param.name.to_ascii_lowercase());
-        let body = param
-            .path
-            .iter()
-            .try_fold(arguments, |v, key| Some(v?.get(key)))
-            .flatten()
-            .filter(|v| !v.is_null());
+        let body = param.argument(arguments);
         let header = match headers.get(&header_name) {
             None => None,
             Some(raw) => {

@@ -12,7 +12,6 @@ mod body;
 mod endpoint;
 mod guard;
 mod hangup;
-pub(crate) mod headers;
 mod legacy;
 mod listener;
 

@@ -1,20 +1,29 @@
-//! The import graph between core's top-level modules (spec of the layering
-//! in docs/ARCHITECTURE.md): it has no circles, and the layers point one
-//! way: transports and the legacy era depend on the server, never the
-//! reverse, and `protocol/` depends on nothing but the crate's error type.
+//! Rules about where things live in core, checked on the source (see the
+//! layering in docs/ARCHITECTURE.md):
+//! - the import graph between top-level modules has no circles, and the
+//!   layers point one way: transports and the legacy era depend on the
+//!   server, never the reverse; `protocol/` depends on no higher layer;
+//! - protocol facts are named once: outside `protocol/` (and unit tests),
+//!   no string literal is a method name from the method table.
 //!
-//! The graph is read from the source: every `crate::…` and `super::…` path
-//! outside comments, resolved to the top-level module it names. Doc links
-//! live in comments, so they do not count.
+//! The source is read as text: `crate::…`/`super::…` paths and string
+//! literals outside comments, with inline modules (`mod tests { … }`)
+//! followed. Doc links live in comments, so they do not count.
 
+use ferromcp::protocol::Method;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The crate root: `lib.rs`, the error types it re-exports and the private
-/// `error` module defining them. Every module may use the root (it holds
-/// no protocol rules; `error.rs` reads only the leaf `protocol::codes`), so
-/// it is not a node of the graph.
-const ROOT: &[&str] = &["self", "Error", "McpError", "error"];
+/// The crate root: `lib.rs`, the items it defines or re-exports
+/// (`crate::Error`, `crate::BoxFuture`: capitalised, unlike modules) and the
+/// private `error` module defining the error types. Every module may use the
+/// root (it holds no protocol rules; `error.rs` reads only the leaf
+/// `protocol::codes`), so it is not a node of the graph.
+const ROOT: &[&str] = &["self", "error"];
+
+fn is_root(name: &str) -> bool {
+    ROOT.contains(&name) || name.starts_with(|c: char| c.is_ascii_uppercase())
+}
 
 /// Module path of a source file relative to `src/`: `server/mod.rs` is
 /// `["server"]`, `server/dispatch.rs` is `["server", "dispatch"]`.
@@ -31,35 +40,48 @@ fn module_path(rel: &Path) -> Vec<String> {
     parts
 }
 
-/// The source without `//` comments, string literals (raw ones too) and
-/// char literals: they could hold anything that looks like a path or a
-/// brace.
-fn code_only(source: &str) -> String {
-    let mut out = String::with_capacity(source.len());
+/// A source file with comments dropped and every string literal (raw ones
+/// too) replaced by `""`, and char literals by `' '`: they could hold
+/// anything that looks like a path or a brace. The literals are kept with
+/// the offset of their `""` in the code.
+struct Lexed {
+    code: String,
+    strings: Vec<(usize, String)>,
+}
+
+fn lex(source: &str) -> Lexed {
+    let mut code = String::with_capacity(source.len());
+    let mut strings = Vec::new();
     let mut rest = source;
     while let Some(c) = rest.chars().next() {
         if rest.starts_with("//") {
             let end = rest.find('\n').unwrap_or(rest.len());
             rest = &rest[end..];
         } else if let Some(raw) = rest.strip_prefix("r#\"") {
-            let end = raw.find("\"#").map_or(raw.len(), |e| e + 2);
-            out.push_str("\"\"");
-            rest = &raw[end..];
+            let end = raw.find("\"#").unwrap_or(raw.len());
+            strings.push((code.len(), raw[..end].to_owned()));
+            code.push_str("\"\"");
+            rest = &raw[(end + 2).min(raw.len())..];
         } else if let Some(string) = rest.strip_prefix('"') {
             let mut escaped = false;
             let mut end = string.len();
+            let mut text = String::new();
             for (at, c) in string.char_indices() {
                 match (escaped, c) {
                     (false, '\\') => escaped = true,
                     (false, '"') => {
-                        end = at + 1;
+                        end = at;
                         break;
                     }
-                    _ => escaped = false,
+                    _ => {
+                        escaped = false;
+                        text.push(c);
+                    }
                 }
             }
-            out.push_str("\"\"");
-            rest = &string[end..];
+            strings.push((code.len(), text));
+            code.push_str("\"\"");
+            rest = &string[(end + 1).min(string.len())..];
         } else if let Some(literal) = rest.strip_prefix('\'') {
             // '\n', '\'' or 'x'; anything else is a lifetime
             let mut inner = literal.chars();
@@ -70,20 +92,20 @@ fn code_only(source: &str) -> String {
             };
             match len {
                 Some(len) => {
-                    out.push_str("' '");
+                    code.push_str("' '");
                     rest = &rest[len..];
                 }
                 None => {
-                    out.push(c);
+                    code.push(c);
                     rest = literal;
                 }
             }
         } else {
-            out.push(c);
+            code.push(c);
             rest = &rest[c.len_utf8()..];
         }
     }
-    out
+    Lexed { code, strings }
 }
 
 fn is_ident(c: char) -> bool {
@@ -117,11 +139,21 @@ fn group_heads(code: &str, at: usize) -> Vec<String> {
     heads
 }
 
-/// The top-level modules a file's paths reach, other than its own. Inline
-/// modules (`mod tests { use super::*; }`) are followed, so `super` there
-/// means the file's module.
-fn dependencies(file_module: &[String], code: &str) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
+/// What one file shows.
+#[derive(Default)]
+struct Scan {
+    /// The top-level modules its paths reach, other than its own.
+    deps: BTreeSet<String>,
+    /// Its string literals, each with the module it sits in.
+    literals: Vec<(Vec<String>, String)>,
+}
+
+/// Reads one file. Inline modules (`mod tests { use super::*; }`) are
+/// followed, so `super` there means the file's module.
+fn scan(file_module: &[String], lexed: &Lexed) -> Scan {
+    let code = lexed.code.as_str();
+    let mut strings = lexed.strings.iter().peekable();
+    let mut found = Scan::default();
     let mut module = file_module.to_vec();
     // (depth its body opened at) of each inline module we are inside
     let mut inline: Vec<usize> = Vec::new();
@@ -132,6 +164,11 @@ fn dependencies(file_module: &[String], code: &str) -> BTreeSet<String> {
         let rest = &code[i..];
         let boundary = i == 0 || !code[..i].ends_with(is_ident);
         let c = rest.chars().next().unwrap_or(' ');
+        if let Some((_, text)) = strings.next_if(|(at, _)| *at == i) {
+            found.literals.push((module.clone(), text.clone()));
+            i += "\"\"".len();
+            continue;
+        }
         if c == '{' {
             depth += 1;
             if let Some(name) = pending_mod.take() {
@@ -182,9 +219,8 @@ fn dependencies(file_module: &[String], code: &str) -> BTreeSet<String> {
                 base.truncate(1);
                 base[0].clone()
             };
-            if !top.is_empty() && Some(&top) != file_module.first() && !ROOT.contains(&top.as_str())
-            {
-                found.insert(top);
+            if !top.is_empty() && Some(&top) != file_module.first() && !is_root(&top) {
+                found.deps.insert(top);
             }
         }
         i = after;
@@ -207,24 +243,35 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Top-level module → the top-level modules it imports from.
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
+/// Every file of `src/` but the crate root's, with its module path.
+fn scan_sources() -> Vec<(Vec<String>, Scan)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut scans = Vec::new();
     for file in files {
         let rel = file.strip_prefix(&src).expect("under src/");
         let module = module_path(rel);
-        let Some(top) = module.first().cloned() else {
-            continue; // lib.rs: the root re-exports everything
-        };
-        if ROOT.contains(&top.as_str()) {
-            continue;
+        match module.first() {
+            None => continue, // lib.rs: the root re-exports everything
+            Some(top) if is_root(top) => continue,
+            Some(_) => {}
         }
         let source = std::fs::read_to_string(&file).expect("source is UTF-8");
-        let deps = dependencies(&module, &code_only(&source));
-        graph.entry(top).or_default().extend(deps);
+        let found = scan(&module, &lex(&source));
+        scans.push((module, found));
+    }
+    scans
+}
+
+/// Top-level module → the top-level modules it imports from.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, found) in scan_sources() {
+        graph
+            .entry(module[0].clone())
+            .or_default()
+            .extend(found.deps);
     }
     graph
 }
@@ -270,15 +317,17 @@ fn layering_core_modules_have_no_import_circles() {
 }
 
 #[test]
-fn layering_server_depends_on_no_transport_and_protocol_on_nothing() {
+fn layering_each_layer_imports_only_what_is_below_it() {
     let graph = graph();
     let forbidden: &[(&str, &[&str])] = &[
         (
             "protocol",
             &["server", "client", "transport", "legacy", "rpc"],
         ),
+        ("rpc", &["server", "client", "transport", "legacy"]),
         ("server", &["transport", "legacy", "client"]),
         ("legacy", &["transport", "client"]),
+        ("client", &["server", "legacy"]),
     ];
     for (module, not_allowed) in forbidden {
         let deps = graph.get(*module).cloned().unwrap_or_default();
@@ -292,22 +341,58 @@ fn layering_server_depends_on_no_transport_and_protocol_on_nothing() {
 }
 
 #[test]
-fn layering_graph_reader_sees_paths_and_groups() {
+fn protocol_facts_no_method_name_literals_outside_protocol() {
+    let mut found = Vec::new();
+    for (module, scan) in scan_sources() {
+        if module[0] == "protocol" {
+            continue;
+        }
+        for (at, literal) in scan.literals {
+            // unit tests may spell out the wire
+            if at.iter().any(|m| m == "tests") {
+                continue;
+            }
+            if Method::from_name(&literal).is_some() {
+                found.push(format!("{}: {literal:?}", at.join("::")));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "method names belong in protocol/methods.rs; use its constants or Method:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn reader_sees_paths_groups_and_literals() {
     let module = vec!["server".to_owned(), "dispatch".to_owned()];
-    let code = code_only(
-        "use super::context::X;\n\
+    let lexed = lex("use super::context::X;\n\
          use crate::{Error, transport::http::{A, B}};\n\
          // crate::client in a comment\n\
          let s = \"crate::legacy\";\n\
          let r = r#\"\"crate::client\"\"#;\n\
          super::super::legacy::f();\n\
-         mod tests { use super::super::context::Y; let c = '{'; }\n\
-         fn f<'a>(x: &'a str) { super::super::client::g(); }\n",
-    );
-    let deps = dependencies(&module, &code);
+         mod tests { use super::super::context::Y; let c = '{'; let m = \"tools/call\"; }\n\
+         fn f<'a>(x: &'a str) { super::super::client::g(\"ping\"); }\n");
+    let found = scan(&module, &lexed);
     let expected: BTreeSet<String> = ["transport", "legacy", "client"]
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
-    assert_eq!(deps, expected);
+    assert_eq!(found.deps, expected);
+    let literals: Vec<(String, &str)> = found
+        .literals
+        .iter()
+        .map(|(m, l)| (m.join("::"), l.as_str()))
+        .collect();
+    assert_eq!(
+        literals,
+        [
+            ("server::dispatch".to_owned(), "crate::legacy"),
+            ("server::dispatch".to_owned(), "\"crate::client\""),
+            ("server::dispatch::tests".to_owned(), "tools/call"),
+            ("server::dispatch".to_owned(), "ping"),
+        ]
+    );
 }
