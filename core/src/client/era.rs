@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{CacheMode, CallOptions, Client, EraPreference, Outgoing, cache};
+use super::{CacheMode, CallOptions, Client, EraPreference, OutgoingRequest, cache};
 use crate::Error;
 use crate::protocol::{LEGACY_PROTOCOL_VERSIONS, codes, meta, methods};
 use crate::rpc::{read_unpoisoned, write_unpoisoned};
@@ -92,7 +92,7 @@ impl Client {
         let result = self
             .shared
             .transport
-            .send(Outgoing {
+            .send(OutgoingRequest {
                 id: self.next_id(),
                 method: methods::INITIALIZE.into(),
                 params,
@@ -139,7 +139,7 @@ impl Client {
         drop_empty_meta(&mut params);
         self.shared
             .transport
-            .send(Outgoing {
+            .send(OutgoingRequest {
                 id: self.next_id(),
                 method: method.to_owned(),
                 params,

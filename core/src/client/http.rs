@@ -10,7 +10,7 @@ use hyper::body::Incoming;
 use serde_json::Value;
 
 use super::pool::{Pool, PooledConnection};
-use super::{ClientTransport, Outgoing, ServerRequestHandler};
+use super::{ClientTransport, OutgoingRequest, ServerRequestHandler};
 use crate::protocol::jsonrpc::{Message, RequestId, notification_value, request_value};
 use crate::protocol::mcp_headers::{encode_header_value, mcp_name_value};
 use crate::protocol::methods;
@@ -257,8 +257,8 @@ impl HttpInner {
 }
 
 impl ClientTransport for HttpTransport {
-    fn send(&self, request: Outgoing) -> BoxFuture<Result<Value, Error>> {
-        let Outgoing {
+    fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
+        let OutgoingRequest {
             id,
             method,
             params,
