@@ -13,6 +13,7 @@ use crate::rpc::{read_unpoisoned, write_unpoisoned};
 /// The era detected for (or imposed on) a server.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Era {
+    /// 2026-07-28: stateless, protocol fields in each request's `_meta`.
     Modern,
     Legacy {
         /// The negotiated legacy revision.

@@ -552,7 +552,25 @@ impl SseParser {
 
 #[cfg(test)]
 mod tests {
-    use super::SseParser;
+    use super::{SseParser, name_header};
+    use crate::protocol::methods;
+    use serde_json::json;
+
+    #[test]
+    fn mcp_name_comes_from_the_method_table_and_is_encoded() {
+        let params = json!({"name": "Hello, 世界", "uri": "file:///a b"});
+        let params = params.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            name_header(methods::TOOLS_CALL, &params).as_deref(),
+            Some("=?base64?SGVsbG8sIOS4lueVjA==?=")
+        );
+        assert_eq!(
+            name_header(methods::RESOURCES_READ, &params).as_deref(),
+            Some("file:///a b")
+        );
+        assert_eq!(name_header(methods::TOOLS_LIST, &params), None);
+        assert_eq!(name_header("x/unknown", &params), None);
+    }
 
     #[test]
     fn parses_events_across_chunks_and_skips_comments() {
