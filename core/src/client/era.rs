@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{CacheMode, CallOptions, Client, EraPreference, Outgoing, cache};
+use super::{CacheMode, CallOptions, Client, EraPreference, OutgoingRequest, cache};
 use crate::Error;
 use crate::protocol::{LEGACY_PROTOCOL_VERSIONS, codes, meta, methods};
 use crate::rpc::{read_unpoisoned, write_unpoisoned};
@@ -13,6 +13,7 @@ use crate::rpc::{read_unpoisoned, write_unpoisoned};
 /// The era detected for (or imposed on) a server.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Era {
+    /// 2026-07-28: stateless, protocol fields in each request's `_meta`.
     Modern,
     Legacy {
         /// The negotiated legacy revision.
@@ -92,7 +93,7 @@ impl Client {
         let result = self
             .shared
             .transport
-            .send(Outgoing {
+            .send(OutgoingRequest {
                 id: self.next_id(),
                 method: methods::INITIALIZE.into(),
                 params,
@@ -139,7 +140,7 @@ impl Client {
         drop_empty_meta(&mut params);
         self.shared
             .transport
-            .send(Outgoing {
+            .send(OutgoingRequest {
                 id: self.next_id(),
                 method: method.to_owned(),
                 params,

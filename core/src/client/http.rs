@@ -10,7 +10,7 @@ use hyper::body::Incoming;
 use serde_json::Value;
 
 use super::pool::{Pool, PooledConnection};
-use super::{ClientTransport, Outgoing, ServerRequestHandler};
+use super::{ClientTransport, OutgoingRequest, ServerRequestHandler};
 use crate::protocol::jsonrpc::{Message, RequestId, notification_value, request_value};
 use crate::protocol::mcp_headers::{encode_header_value, mcp_name_value};
 use crate::protocol::methods;
@@ -257,8 +257,8 @@ impl HttpInner {
 }
 
 impl ClientTransport for HttpTransport {
-    fn send(&self, request: Outgoing) -> BoxFuture<Result<Value, Error>> {
-        let Outgoing {
+    fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
+        let OutgoingRequest {
             id,
             method,
             params,
@@ -552,7 +552,25 @@ impl SseParser {
 
 #[cfg(test)]
 mod tests {
-    use super::SseParser;
+    use super::{SseParser, name_header};
+    use crate::protocol::methods;
+    use serde_json::json;
+
+    #[test]
+    fn mcp_name_comes_from_the_method_table_and_is_encoded() {
+        let params = json!({"name": "Hello, 世界", "uri": "file:///a b"});
+        let params = params.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            name_header(methods::TOOLS_CALL, &params).as_deref(),
+            Some("=?base64?SGVsbG8sIOS4lueVjA==?=")
+        );
+        assert_eq!(
+            name_header(methods::RESOURCES_READ, &params).as_deref(),
+            Some("file:///a b")
+        );
+        assert_eq!(name_header(methods::TOOLS_LIST, &params), None);
+        assert_eq!(name_header("x/unknown", &params), None);
+    }
 
     #[test]
     fn parses_events_across_chunks_and_skips_comments() {

@@ -52,7 +52,7 @@ pub use pages::Pages;
 pub use stdio::{StderrMode, StdioCommand};
 
 /// One request as a transport sends it.
-pub(crate) struct Outgoing {
+pub(crate) struct OutgoingRequest {
     pub(crate) id: RequestId,
     pub(crate) method: String,
     pub(crate) params: Map<String, Value>,
@@ -74,7 +74,7 @@ pub(crate) type ServerRequestHandler =
 pub(crate) trait ClientTransport: Send + Sync {
     /// Sends a request; resolves to its `result`, or `Error::Mcp` for a
     /// JSON-RPC error. Dropping the future abandons the request.
-    fn send(&self, request: Outgoing) -> BoxFuture<Result<Value, Error>>;
+    fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>>;
     /// Sends a notification.
     fn notify(
         &self,

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use std::sync::atomic::Ordering;
 use tokio::sync::mpsc;
 
-use super::{CacheMode, CallOptions, Client, Outgoing, ProgressUpdate, cache, era::Era};
+use super::{CacheMode, CallOptions, Client, OutgoingRequest, ProgressUpdate, cache, era::Era};
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::methods::{self, Method};
 use crate::protocol::{MODERN_PROTOCOL_VERSIONS, codes, meta};
@@ -202,7 +202,7 @@ impl Client {
             let outcome = self
                 .shared
                 .transport
-                .send(Outgoing {
+                .send(OutgoingRequest {
                     id: self.next_id(),
                     method: method.to_owned(),
                     params: p,

@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{ClientTransport, NotificationCallback, Outgoing, ServerRequestHandler};
+use super::{ClientTransport, NotificationCallback, OutgoingRequest, ServerRequestHandler};
 use crate::protocol::jsonrpc::{
     Message, Notification, RequestId, notification_value, request_value,
 };
@@ -334,13 +334,13 @@ fn line_bytes(value: &Value) -> Vec<u8> {
 }
 
 impl ClientTransport for StdioTransport {
-    fn send(&self, request: Outgoing) -> BoxFuture<Result<Value, Error>> {
+    fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
         let conn = match self.connection() {
             Ok(conn) => conn,
             Err(e) => return Box::pin(async move { Err(e) }),
         };
         let (tx, rx) = oneshot::channel();
-        let Outgoing {
+        let OutgoingRequest {
             id,
             method,
             params,

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use super::{Client, ClientOptions, ClientTransport, Outgoing};
+use super::{Client, ClientOptions, ClientTransport, OutgoingRequest};
 use crate::protocol::jsonrpc::RequestId;
 use crate::rpc::lock_unpoisoned;
 use crate::{BoxFuture, Error};
@@ -63,7 +63,7 @@ impl Scripted {
 }
 
 impl ClientTransport for Scripted {
-    fn send(&self, request: Outgoing) -> BoxFuture<Result<Value, Error>> {
+    fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
         let mut script = lock_unpoisoned(&self.script);
         script.sent.push(Sent {
             id: request.id,

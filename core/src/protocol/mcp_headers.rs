@@ -5,12 +5,11 @@
 //! `=?base64?…?=`), and how a decoded header is compared with the body
 //! value it mirrors.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
 
 use super::methods::Method;
-
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 
 const PREFIX: &str = "=?base64?";
 const SUFFIX: &str = "?=";
