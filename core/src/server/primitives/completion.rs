@@ -15,6 +15,7 @@ use crate::server::handler::{CompletionOutput, HandlerError};
 const MAX_VALUES: usize = 100;
 
 impl Server {
+    /// Answers `completion/complete` from the registered provider.
     pub(in crate::server) async fn complete(
         &self,
         ctx: RequestContext,

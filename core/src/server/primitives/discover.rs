@@ -32,6 +32,7 @@ impl Server {
         Value::Object(caps)
     }
 
+    /// The `server/discover` result: versions, capabilities, instructions.
     pub(in crate::server) fn discover(&self) -> Map<String, Value> {
         let options = &self.shared.options;
         let mut result = Map::new();

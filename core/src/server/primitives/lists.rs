@@ -13,6 +13,7 @@ use crate::server::Server;
 use crate::server::registry::ListKind;
 
 impl Server {
+    /// One page of a `*/list` result, from the sealed cursor in `params`.
     pub(in crate::server) fn list(
         &self,
         kind: ListKind,

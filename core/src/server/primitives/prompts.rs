@@ -13,6 +13,7 @@ use crate::server::handler::PromptOutput;
 use crate::server::input::InputRound;
 
 impl Server {
+    /// Answers `prompts/get`, or ends the round with `InputRequiredResult`.
     pub(in crate::server) async fn get_prompt(
         &self,
         ctx: RequestContext,

@@ -16,6 +16,7 @@ use crate::server::input::InputRound;
 use crate::server::registry::ResolvedResource;
 
 impl Server {
+    /// Answers `resources/read`, or ends the round with `InputRequiredResult`.
     pub(in crate::server) async fn read_resource(
         &self,
         ctx: RequestContext,

@@ -15,6 +15,7 @@ use crate::server::input::InputRound;
 use crate::server::tool_result::{error_result, into_call_tool_result};
 
 impl Server {
+    /// Answers `tools/call`, or ends the round with `InputRequiredResult`.
     pub(in crate::server) async fn call_tool(
         &self,
         ctx: RequestContext,
