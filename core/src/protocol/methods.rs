@@ -426,4 +426,27 @@ mod tests {
                 .is_empty()
         );
     }
+
+    /// The table's 2026-07-28 methods are exactly the schema's: a method
+    /// added to (or dropped from) the spec fails here until the table follows.
+    #[test]
+    fn modern_entries_match_the_2026_07_28_schema() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/spec/2026-07-28/schema.json"
+        );
+        let text = std::fs::read_to_string(path).expect("the spec schema fixture");
+        let schema: serde_json::Value = serde_json::from_str(&text).expect("schema JSON");
+        let defs = schema["$defs"].as_object().expect("$defs");
+        let in_schema: std::collections::BTreeSet<&str> = defs
+            .values()
+            .filter_map(|d| d["properties"]["method"]["const"].as_str())
+            .collect();
+        let in_table: std::collections::BTreeSet<&str> = Method::ALL
+            .iter()
+            .filter(|m| m.revisions() != Revisions::Legacy)
+            .map(|m| m.as_str())
+            .collect();
+        assert_eq!(in_table, in_schema);
+    }
 }
