@@ -54,11 +54,6 @@ impl Route {
             _ => return None,
         })
     }
-
-    /// The route of a wire method name.
-    fn of_name(method: &str) -> Option<Route> {
-        Method::from_name(method).and_then(Route::of)
-    }
 }
 
 /// Which wire a request arrived on.
@@ -204,9 +199,15 @@ impl Server {
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
     ) -> Reply {
-        let Prepared { request, meta, .. } = prepared;
+        let Prepared {
+            request,
+            meta,
+            method,
+        } = prepared;
         let id = request.id.clone();
-        let outcome = self.route(request, meta, cancel, sink, Era::Modern).await;
+        let outcome = self
+            .route(request, method, meta, cancel, sink, Era::Modern)
+            .await;
         match outcome {
             Ok(result) => Reply {
                 message: Outgoing::Result {
@@ -239,11 +240,13 @@ impl Server {
         era: Era,
     ) -> Reply {
         let id = request.id.clone();
-        let allowed = Route::of_name(&request.method)
+        let method = Method::from_name(&request.method);
+        let allowed = method
+            .and_then(Route::of)
             .filter(|r| !matches!(r, Route::Discover | Route::Listen))
             .is_some_and(|r| self.serves(r));
         let outcome = if allowed {
-            self.route(request, meta, cancel, sink, era).await
+            self.route(request, method, meta, cancel, sink, era).await
         } else {
             Err(McpError::method_not_found(&request.method))
         };
@@ -264,15 +267,16 @@ impl Server {
         }
     }
 
+    /// Runs `request`, whose method table entry is `method`.
     async fn route(
         &self,
         request: Request,
+        method: Option<Method>,
         meta: RequestMeta,
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
         era: Era,
     ) -> Result<Map<String, Value>, McpError> {
-        let method = Method::from_name(&request.method);
         let Some(route) = method.and_then(Route::of) else {
             return Err(McpError::method_not_found(&request.method));
         };
