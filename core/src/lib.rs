@@ -36,8 +36,18 @@ mod error;
 pub mod host_threads;
 pub mod legacy;
 pub mod protocol;
+// Parts of the in-flight table (cancel, track) serve only the server side
+// (stdio transport, legacy sessions), which moves onto it in its own change;
+// until then they are exercised by the table's unit tests alone.
+#[allow(dead_code, unused_imports)]
+pub(crate) mod rpc;
 pub mod runtime;
 pub mod server;
 pub mod transport;
 
 pub use error::{Error, McpError};
+
+/// A boxed, sendable future: what handlers, client transports and input
+/// callbacks return. Lives at the crate root because both the server and
+/// the client use it and neither should import the other for it.
+pub type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'static>>;

@@ -1,7 +1,11 @@
-//! In-memory cache of cacheable results (spec: server/utilities/caching.mdx):
-//! fresh for `ttlMs` after receipt, keyed by method and the parameters that
-//! affect the result, never holding results of MRTR retries.
+//! In-memory cache of cacheable results (spec: server/utilities/caching.mdx;
+//! which methods are cacheable is in the method table,
+//! [`crate::protocol::methods::Method::is_cacheable`]): fresh for `ttlMs`
+//! after receipt, keyed by method and the parameters that affect the
+//! result, never holding results of MRTR retries.
 
+use crate::protocol::methods;
+use crate::rpc::lock_unpoisoned;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -17,19 +21,6 @@ pub enum CacheMode {
     Refresh,
     /// Always fetch; neither read nor write the cache.
     Bypass,
-}
-
-/// Methods whose complete results carry caching hints.
-pub(crate) fn is_cacheable(method: &str) -> bool {
-    matches!(
-        method,
-        "server/discover"
-            | "tools/list"
-            | "prompts/list"
-            | "resources/list"
-            | "resources/templates/list"
-            | "resources/read"
-    )
 }
 
 struct Entry {
@@ -52,13 +43,8 @@ pub(crate) fn cache_key(method: &str, params: &Map<String, Value>) -> String {
 }
 
 impl ResultCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
-        // Entries are plain values; a panic elsewhere leaves them usable.
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     pub(crate) fn get(&self, key: &str) -> Option<Value> {
-        let mut entries = self.lock();
+        let mut entries = lock_unpoisoned(&self.entries);
         match entries.get(key) {
             Some(e) if e.expires > Instant::now() => Some(e.value.clone()),
             Some(_) => {
@@ -81,7 +67,7 @@ impl ResultCache {
         {
             return;
         }
-        self.lock().insert(
+        lock_unpoisoned(&self.entries).insert(
             key,
             Entry {
                 value: result.clone(),
@@ -93,38 +79,39 @@ impl ResultCache {
     /// Forgets every cached result of `method` (e.g. on list_changed).
     pub(crate) fn invalidate_method(&self, method: &str) {
         let prefix = format!("{method}\n");
-        self.lock().retain(|k, _| !k.starts_with(&prefix));
+        lock_unpoisoned(&self.entries).retain(|k, _| !k.starts_with(&prefix));
     }
 
     /// Forgets cached reads of one resource.
     pub(crate) fn invalidate_resource(&self, uri: &str) {
         let mut params = Map::new();
         params.insert("uri".into(), Value::from(uri));
-        let key = cache_key("resources/read", &params);
-        self.lock().remove(&key);
+        let key = cache_key(methods::RESOURCES_READ, &params);
+        lock_unpoisoned(&self.entries).remove(&key);
     }
 
     /// Forgets everything.
     pub(crate) fn clear(&self) {
-        self.lock().clear();
+        lock_unpoisoned(&self.entries).clear();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::methods::TOOLS_LIST;
     use serde_json::json;
 
     #[test]
     fn honours_ttl_and_invalidation() {
         let cache = ResultCache::default();
-        let key = cache_key("tools/list", &Map::new());
+        let key = cache_key(TOOLS_LIST, &Map::new());
         cache.put(
             key.clone(),
             &json!({"resultType": "complete", "ttlMs": 60000, "tools": []}),
         );
         assert!(cache.get(&key).is_some());
-        cache.invalidate_method("tools/list");
+        cache.invalidate_method(TOOLS_LIST);
         assert!(cache.get(&key).is_none());
         cache.put(
             key.clone(),
@@ -135,15 +122,9 @@ mod tests {
 
     #[test]
     fn key_ignores_meta_but_not_cursor() {
-        let a = cache_key(
-            "tools/list",
-            json!({"_meta": {"x": 1}}).as_object().unwrap(),
-        );
-        let b = cache_key(
-            "tools/list",
-            json!({"_meta": {"x": 2}}).as_object().unwrap(),
-        );
-        let c = cache_key("tools/list", json!({"cursor": "abc"}).as_object().unwrap());
+        let a = cache_key(TOOLS_LIST, json!({"_meta": {"x": 1}}).as_object().unwrap());
+        let b = cache_key(TOOLS_LIST, json!({"_meta": {"x": 2}}).as_object().unwrap());
+        let c = cache_key(TOOLS_LIST, json!({"cursor": "abc"}).as_object().unwrap());
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

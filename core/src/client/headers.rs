@@ -3,12 +3,14 @@
 //! from `tools/list`, and annotated arguments are mirrored into
 //! `Mcp-Param-{Name}` headers on `tools/call`.
 
+use crate::rpc::{read_unpoisoned, write_unpoisoned};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::RwLock;
 
-use crate::server::{HeaderParam, header_params};
-use crate::transport::http::headers::encode_header_value;
+use crate::protocol::mcp_headers::{
+    HeaderParam, encode_header_value, header_params, param_header_text,
+};
 
 /// Header parameters of every tool seen in a `tools/list` page.
 #[derive(Default)]
@@ -23,7 +25,7 @@ impl ToolHeaders {
         let Some(Value::Array(tools)) = result.get_mut("tools") else {
             return;
         };
-        let mut known = self.by_tool.write().unwrap_or_else(|p| p.into_inner());
+        let mut known = write_unpoisoned(&self.by_tool);
         tools.retain(|tool| {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
             let schema = tool.get("inputSchema").and_then(Value::as_object);
@@ -43,10 +45,7 @@ impl ToolHeaders {
 
     /// Whether a tool's definition has been seen.
     pub(crate) fn knows(&self, tool: &str) -> bool {
-        self.by_tool
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(tool)
+        read_unpoisoned(&self.by_tool).contains_key(tool)
     }
 
     /// The `Mcp-Param-*` headers for a call of `tool` with `arguments`.
@@ -55,21 +54,15 @@ impl ToolHeaders {
         tool: &str,
         arguments: Option<&Value>,
     ) -> Vec<(String, String)> {
-        let known = self.by_tool.read().unwrap_or_else(|p| p.into_inner());
+        let known = read_unpoisoned(&self.by_tool);
         let Some(params) = known.get(tool) else {
             return Vec::new();
         };
         params
             .iter()
             .filter_map(|p| {
-                let value = p.path.iter().try_fold(arguments?, |v, key| v.get(key))?;
-                let text = match value {
-                    Value::String(s) => s.clone(),
-                    Value::Bool(b) => b.to_string(),
-                    Value::Number(n) => n.to_string(),
-                    // null or a structured value: nothing to mirror
-                    _ => return None,
-                };
+                // null or a structured value: nothing to mirror
+                let text = param_header_text(p.argument(arguments)?)?;
                 Some((format!("Mcp-Param-{}", p.name), encode_header_value(&text)))
             })
             .collect()

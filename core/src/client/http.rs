@@ -1,6 +1,7 @@
 //! Streamable HTTP client transport: one POST per request; the answer is a
 //! JSON object or an SSE stream of notifications ending with the response.
 
+use crate::rpc::{read_unpoisoned, write_unpoisoned};
 use bytes::{Bytes, BytesMut};
 use http::header::{self, HeaderValue};
 use http::{Request, StatusCode, Uri};
@@ -9,12 +10,12 @@ use hyper::body::Incoming;
 use serde_json::Value;
 
 use super::pool::{Pool, PooledConnection};
-use super::{ClientTransport, Outgoing, ServerRequestHandler};
+use super::{ClientTransport, OutgoingRequest, ServerRequestHandler};
 use crate::protocol::jsonrpc::{Message, RequestId, notification_value, request_value};
-use crate::server::BoxFuture;
+use crate::protocol::mcp_headers::{encode_header_value, mcp_name_value};
+use crate::protocol::methods;
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::transport::http::headers::encode_header_value;
-use crate::{Error, McpError};
+use crate::{BoxFuture, Error, McpError};
 use serde_json::Map;
 use std::sync::{Arc, RwLock};
 
@@ -80,15 +81,8 @@ impl HttpTransport {
 
 /// The value of `Mcp-Name` for a request, when its method has one.
 fn name_header(method: &str, params: &serde_json::Map<String, Value>) -> Option<String> {
-    let field = match method {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        _ => return None,
-    };
-    params
-        .get(field)
-        .and_then(Value::as_str)
-        .map(encode_header_value)
+    let method = methods::Method::from_name(method)?;
+    mcp_name_value(method, params).map(encode_header_value)
 }
 
 fn header_value(name: &str, value: &str) -> Result<HeaderValue, Error> {
@@ -97,10 +91,7 @@ fn header_value(name: &str, value: &str) -> Result<HeaderValue, Error> {
 
 impl HttpInner {
     fn session(&self) -> Option<String> {
-        self.session_id
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        read_unpoisoned(&self.session_id).clone()
     }
 
     fn builder(
@@ -142,7 +133,7 @@ impl HttpInner {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
         {
-            *self.session_id.write().unwrap_or_else(|p| p.into_inner()) = Some(session.to_owned());
+            *write_unpoisoned(&self.session_id) = Some(session.to_owned());
         }
         Ok((conn, response))
     }
@@ -266,8 +257,8 @@ impl HttpInner {
 }
 
 impl ClientTransport for HttpTransport {
-    fn send(&self, request: Outgoing) -> BoxFuture<Result<Value, Error>> {
-        let Outgoing {
+    fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
+        let OutgoingRequest {
             id,
             method,
             params,
@@ -561,7 +552,25 @@ impl SseParser {
 
 #[cfg(test)]
 mod tests {
-    use super::SseParser;
+    use super::{SseParser, name_header};
+    use crate::protocol::methods;
+    use serde_json::json;
+
+    #[test]
+    fn mcp_name_comes_from_the_method_table_and_is_encoded() {
+        let params = json!({"name": "Hello, 世界", "uri": "file:///a b"});
+        let params = params.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            name_header(methods::TOOLS_CALL, &params).as_deref(),
+            Some("=?base64?SGVsbG8sIOS4lueVjA==?=")
+        );
+        assert_eq!(
+            name_header(methods::RESOURCES_READ, &params).as_deref(),
+            Some("file:///a b")
+        );
+        assert_eq!(name_header(methods::TOOLS_LIST, &params), None);
+        assert_eq!(name_header("x/unknown", &params), None);
+    }
 
     #[test]
     fn parses_events_across_chunks_and_skips_comments() {

@@ -8,7 +8,7 @@ use tokio::task::JoinHandle;
 
 use super::{CallOptions, Client};
 use crate::Error;
-use crate::protocol::SubscriptionFilter;
+use crate::protocol::{SubscriptionFilter, methods};
 
 /// One notification delivered on a subscription.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,7 +69,9 @@ pub(crate) async fn open(
             timeout: Some(std::time::Duration::from_secs(u64::from(u32::MAX))),
             ..options
         };
-        client.send("subscriptions/listen", params, &options).await
+        client
+            .send(methods::SUBSCRIPTIONS_LISTEN, params, &options)
+            .await
     });
     // The acknowledgement must come first (spec: "Acknowledgment").
     let first = tokio::select! {
@@ -83,13 +85,14 @@ pub(crate) async fn open(
         }
     };
     let acknowledged = match first {
-        Some(note) if note["method"] == "notifications/subscriptions/acknowledged" => {
+        Some(note) if note["method"] == methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => {
             serde_json::from_value(note["params"]["notifications"].clone()).unwrap_or_default()
         }
         other => {
             request.abort();
             return Err(Error::Protocol(format!(
-                "expected notifications/subscriptions/acknowledged first, got {other:?}"
+                "expected {} first, got {other:?}",
+                methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED
             )));
         }
     };

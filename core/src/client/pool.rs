@@ -7,6 +7,7 @@
 //! socket — the Streamable HTTP cancellation signal. Finished connections go
 //! back to the pool for keep-alive reuse.
 
+use crate::rpc::lock_unpoisoned;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::client::conn::http1::{self, SendRequest};
@@ -52,7 +53,7 @@ impl Pool {
     /// An idle connection that is still open, or a new one.
     pub(crate) async fn get(&self) -> Result<PooledConnection, Error> {
         loop {
-            let candidate = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let candidate = lock_unpoisoned(&self.idle).pop();
             match candidate {
                 Some(conn) if !conn.sender.is_closed() && conn.sender.is_ready() => {
                     return Ok(conn);
@@ -85,7 +86,7 @@ impl Pool {
         if conn.sender.is_closed() {
             return;
         }
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        let mut idle = lock_unpoisoned(&self.idle);
         if idle.len() < MAX_IDLE {
             idle.push(conn);
         }

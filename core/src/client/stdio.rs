@@ -7,7 +7,7 @@
 //! so nothing is lost but the requests in flight at the crash).
 
 use serde_json::{Map, Value};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -18,15 +18,15 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{ClientTransport, NotificationCallback, Outgoing, ServerRequestHandler};
-use crate::Error;
+use super::{ClientTransport, NotificationCallback, OutgoingRequest, ServerRequestHandler};
 use crate::protocol::jsonrpc::{
     Message, Notification, RequestId, notification_value, request_value,
 };
-use crate::protocol::meta;
-use crate::server::BoxFuture;
+use crate::protocol::{meta, methods};
+use crate::rpc::{InFlight, Reply, lock_unpoisoned};
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::transport::stdio::{LineRead, read_line_bounded};
+use crate::{BoxFuture, Error};
 
 /// How to start a server process.
 #[derive(Debug, Clone)]
@@ -102,13 +102,15 @@ struct Pending {
     progress_token: Option<Value>,
 }
 
-type PendingMap = Arc<Mutex<HashMap<RequestId, Pending>>>;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Only channel ends and buffers live behind these locks; a panic
-    // elsewhere leaves them usable.
-    m.lock().unwrap_or_else(|p| p.into_inner())
+impl Reply for Pending {
+    type Outcome = Result<Value, Error>;
+    fn reply(self, outcome: Self::Outcome) -> bool {
+        self.reply.send(outcome).is_ok()
+    }
 }
+
+/// The requests this client sent and still waits on.
+type PendingMap = Arc<InFlight<Pending>>;
 
 /// One live byte-stream connection (a server process's stdio, or a stream
 /// handed in by the application).
@@ -192,7 +194,7 @@ impl StdioTransport {
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
         }
-        let mut slot = lock(&self.connection);
+        let mut slot = lock_unpoisoned(&self.connection);
         if let Some(conn) = slot.as_ref()
             && conn.alive.load(Ordering::Acquire)
         {
@@ -289,7 +291,7 @@ where
 
 impl Connection {
     fn sender(&self) -> Option<mpsc::UnboundedSender<Vec<u8>>> {
-        lock(&self.outgoing).clone()
+        lock_unpoisoned(&self.outgoing).clone()
     }
 }
 
@@ -304,7 +306,7 @@ struct CancelOnDrop {
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
-        if lock(&self.pending).remove(&id).is_none() {
+        if self.pending.take(&id).is_none() {
             return;
         }
         if let Some(out) = &self.outgoing {
@@ -318,7 +320,7 @@ impl Drop for CancelOnDrop {
                 Value::from("request abandoned by the client"),
             );
             let _ = out.send(line_bytes(&notification_value(
-                "notifications/cancelled",
+                methods::NOTIFICATIONS_CANCELLED,
                 Some(&params),
             )));
         }
@@ -332,13 +334,13 @@ fn line_bytes(value: &Value) -> Vec<u8> {
 }
 
 impl ClientTransport for StdioTransport {
-    fn send(&self, request: Outgoing) -> BoxFuture<Result<Value, Error>> {
+    fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
         let conn = match self.connection() {
             Ok(conn) => conn,
             Err(e) => return Box::pin(async move { Err(e) }),
         };
         let (tx, rx) = oneshot::channel();
-        let Outgoing {
+        let OutgoingRequest {
             id,
             method,
             params,
@@ -349,14 +351,20 @@ impl ClientTransport for StdioTransport {
             .get("_meta")
             .and_then(|m| m.get(meta::PROGRESS_TOKEN))
             .cloned();
-        lock(&conn.pending).insert(
-            id.clone(),
-            Pending {
-                reply: tx,
-                notifications,
-                progress_token,
-            },
-        );
+        let entry = Pending {
+            reply: tx,
+            notifications,
+            progress_token,
+        };
+        if conn.pending.insert(id.clone(), entry).is_err() {
+            // Ids come from the client's counter, so this means a bug, not
+            // a peer's doing; refusing keeps the first caller answerable.
+            return Box::pin(async move {
+                Err(Error::Protocol(format!(
+                    "request id {id} is already in use by a request in flight"
+                )))
+            });
+        }
         let outgoing = conn.sender();
         let written = match &outgoing {
             Some(out) => out
@@ -373,7 +381,7 @@ impl ClientTransport for StdioTransport {
             let mut guard = guard;
             if let Err(e) = written {
                 guard.id = None;
-                lock(&guard.pending).remove(&id);
+                guard.pending.take(&id);
                 return Err(e);
             }
             let outcome = rx.await.unwrap_or(Err(Error::Closed));
@@ -403,12 +411,12 @@ impl ClientTransport for StdioTransport {
 
     fn close(&self) -> BoxFuture<()> {
         self.closed.store(true, Ordering::Release);
-        let conn = lock(&self.connection).take();
+        let conn = lock_unpoisoned(&self.connection).take();
         Box::pin(async move {
             let Some(conn) = conn else { return };
             // Dropping the sender ends the writer task, which closes stdin:
             // the server's signal to exit.
-            lock(&conn.outgoing).take();
+            lock_unpoisoned(&conn.outgoing).take();
             let Some(child) = &conn.child else { return };
             let mut child = child.lock().await;
             if tokio::time::timeout(Duration::from_secs(2), child.wait())
@@ -467,7 +475,7 @@ async fn read_stderr(
             StderrMode::Callback(cb) => cb(&line),
             _ => tracing::debug!(target: "ferromcp::stderr", "{line}"),
         }
-        let mut tail = lock(&tail);
+        let mut tail = lock_unpoisoned(&tail);
         if tail.len() == STDERR_TAIL_LINES {
             tail.pop_front();
         }
@@ -530,9 +538,7 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
                     tracing::warn!(error = ?response.outcome, "server sent an error without id");
                     continue;
                 };
-                if let Some(p) = lock(&pending).remove(&id) {
-                    let _ = p.reply.send(response.outcome.map_err(Error::Mcp));
-                }
+                pending.resolve(&id, response.outcome.map_err(Error::Mcp));
             }
             Ok(Message::Notification(note)) => {
                 route_notification(&pending, note, on_notification.as_ref())
@@ -544,7 +550,7 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     alive.store(false, Ordering::Release);
     // Let the stderr reader catch the last words before reporting them.
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let tail: Vec<String> = lock(&stderr_tail).iter().cloned().collect();
+    let tail: Vec<String> = lock_unpoisoned(&stderr_tail).iter().cloned().collect();
     let why = if tail.is_empty() {
         "the server process closed its output".to_owned()
     } else {
@@ -554,9 +560,7 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
         )
     };
     // The server is gone: every waiting call fails instead of hanging.
-    for (_, p) in lock(&pending).drain() {
-        let _ = p.reply.send(Err(Error::Protocol(why.clone())));
-    }
+    pending.fail_all(|| Err(Error::Protocol(why.clone())));
 }
 
 /// Delivers a notification to the request it concerns: by subscription id
@@ -574,19 +578,17 @@ fn route_notification(
         .and_then(|t| serde_json::from_value::<RequestId>(t.clone()).ok());
     let progress = params.and_then(|p| p.get("progressToken"));
     let value = notification_value(&note.method, params);
-    {
-        let pending = lock(pending);
-        let target = match (&subscription, progress) {
-            (Some(id), _) => pending.get(id),
-            (None, Some(token)) => pending
-                .values()
-                .find(|p| p.progress_token.as_ref() == Some(token)),
-            (None, None) => None,
-        };
-        if let Some(tx) = target.and_then(|p| p.notifications.as_ref()) {
-            let _ = tx.send(value);
-            return;
-        }
+    let target = match (&subscription, progress) {
+        (Some(id), _) => pending.with(id, |p| p.notifications.clone()),
+        (None, Some(token)) => pending.find_map(|p| {
+            (p.progress_token.as_ref() == Some(token)).then(|| p.notifications.clone())
+        }),
+        (None, None) => None,
+    }
+    .flatten();
+    if let Some(tx) = target {
+        let _ = tx.send(value);
+        return;
     }
     match fallback {
         Some(cb) => cb(

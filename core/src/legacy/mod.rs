@@ -21,17 +21,16 @@ use std::sync::Arc;
 
 use crate::McpError;
 use crate::protocol::jsonrpc::{Request, error_value, result_value};
+use crate::protocol::methods::LOGGING_SET_LEVEL;
+use crate::protocol::{LEGACY_PROTOCOL_VERSIONS, Method};
+use crate::rpc::duplicate_id_error;
 use crate::server::{Era, LogLevel, NotificationSink, RequestMeta, Server};
 use tokio_util::sync::CancellationToken;
-
-/// Revisions a legacy client may negotiate, newest first.
-pub const LEGACY_PROTOCOL_VERSIONS: &[&str] =
-    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// `initialize` without modern `_meta` starts a legacy session; with it, it
 /// is a 2026-07-28 request for a method that revision removed.
 pub(crate) fn is_legacy_initialize(request: &Request) -> bool {
-    request.method == "initialize"
+    Method::from_name(&request.method) == Some(Method::Initialize)
         && request
             .params
             .as_ref()
@@ -101,13 +100,14 @@ pub(crate) async fn handle_request(
 ) -> Value {
     let id = request.id.clone();
     let params = request.params.clone().unwrap_or_default();
-    let immediate = match request.method.as_str() {
-        "ping" => Some(Ok(json!({}))),
-        "initialize" => Some(Err(McpError::new(
+    let method = Method::from_name(&request.method);
+    let immediate = match method {
+        Some(Method::Ping) => Some(Ok(json!({}))),
+        Some(Method::Initialize) => Some(Err(McpError::new(
             crate::protocol::codes::INVALID_REQUEST,
             "the session is already initialized",
         ))),
-        "logging/setLevel" => Some(
+        Some(Method::LoggingSetLevel) => Some(
             match params
                 .get("level")
                 .and_then(Value::as_str)
@@ -117,15 +117,15 @@ pub(crate) async fn handle_request(
                     session.set_log_level(level);
                     Ok(json!({}))
                 }
-                None => Err(McpError::invalid_params(
-                    "logging/setLevel requires a valid \"level\"",
-                )),
+                None => Err(McpError::invalid_params(format!(
+                    "{LOGGING_SET_LEVEL} requires a valid \"level\""
+                ))),
             },
         ),
-        "resources/subscribe" | "resources/unsubscribe" => {
+        Some(Method::ResourcesSubscribe | Method::ResourcesUnsubscribe) => {
             Some(match params.get("uri").and_then(Value::as_str) {
                 Some(uri) => {
-                    session.set_subscribed(uri, request.method == "resources/subscribe");
+                    session.set_subscribed(uri, method == Some(Method::ResourcesSubscribe));
                     Ok(json!({}))
                 }
                 None => Err(McpError::invalid_params(format!(
@@ -156,7 +156,9 @@ pub(crate) async fn handle_request(
         requester: session.clone(),
         close_stream,
     };
-    let in_flight = session.track(id.clone(), cancel.clone());
+    let Ok(in_flight) = session.track(id.clone(), cancel.clone()) else {
+        return error_value(Some(&id), &duplicate_id_error(&id));
+    };
     let reply = server
         .execute_legacy(request, meta, cancel, sink, era)
         .await;
@@ -170,7 +172,7 @@ pub(crate) fn handle_notification(
     method: &str,
     params: Option<&Map<String, Value>>,
 ) {
-    if method == "notifications/cancelled"
+    if Method::from_name(method) == Some(Method::NotificationsCancelled)
         && let Some(id) = params
             .and_then(|p| p.get("requestId"))
             .and_then(|v| serde_json::from_value(v.clone()).ok())

@@ -10,12 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::McpError;
 use crate::protocol::jsonrpc::{RequestId, notification_value, request_value};
+use crate::rpc::{DuplicateId, InFlight, Tracked, lock_unpoisoned};
 use crate::server::{LiveRequester, LogLevel, NotificationSink, Server};
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Plain bookkeeping behind these locks; a panic elsewhere leaves it usable.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// One initialized legacy session.
 pub(crate) struct Session {
@@ -26,9 +22,10 @@ pub(crate) struct Session {
     log_level: Mutex<LogLevel>,
     subscriptions: Mutex<HashSet<String>>,
     /// Server-to-client requests awaiting the client's response.
-    pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, McpError>>>>,
+    pending: InFlight<oneshot::Sender<Result<Value, McpError>>>,
     next_request_id: AtomicI64,
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// The client's requests running in this session.
+    in_flight: Arc<InFlight<CancellationToken>>,
     last_used: Mutex<Instant>,
     /// Where messages unrelated to a request go (the GET stream / stdout).
     standalone: Mutex<Option<NotificationSink>>,
@@ -53,9 +50,9 @@ impl Session {
             // Until the client sets a level, it gets every message.
             log_level: Mutex::new(LogLevel::Debug),
             subscriptions: Mutex::default(),
-            pending: Mutex::default(),
+            pending: InFlight::new(),
             next_request_id: AtomicI64::new(1),
-            in_flight: Mutex::default(),
+            in_flight: Arc::default(),
             last_used: Mutex::new(Instant::now()),
             standalone: Mutex::new(None),
             closed: CancellationToken::new(),
@@ -64,15 +61,15 @@ impl Session {
     }
 
     pub(crate) fn log_level(&self) -> LogLevel {
-        *lock(&self.log_level)
+        *lock_unpoisoned(&self.log_level)
     }
 
     pub(crate) fn set_log_level(&self, level: LogLevel) {
-        *lock(&self.log_level) = level;
+        *lock_unpoisoned(&self.log_level) = level;
     }
 
     pub(crate) fn set_subscribed(&self, uri: &str, subscribed: bool) {
-        let mut subs = lock(&self.subscriptions);
+        let mut subs = lock_unpoisoned(&self.subscriptions);
         if subscribed {
             subs.insert(uri.to_owned());
         } else {
@@ -81,42 +78,37 @@ impl Session {
     }
 
     pub(crate) fn touch(&self) {
-        *lock(&self.last_used) = Instant::now();
+        *lock_unpoisoned(&self.last_used) = Instant::now();
     }
 
     fn idle_for(&self) -> Duration {
-        lock(&self.last_used).elapsed()
+        lock_unpoisoned(&self.last_used).elapsed()
     }
 
     /// Sets (or clears) the standalone channel.
     pub(crate) fn set_standalone(&self, sink: Option<NotificationSink>) {
-        *lock(&self.standalone) = sink;
+        *lock_unpoisoned(&self.standalone) = sink;
     }
 
     pub(crate) fn has_standalone(&self) -> bool {
-        lock(&self.standalone)
+        lock_unpoisoned(&self.standalone)
             .as_ref()
             .is_some_and(|s| !s.is_closed())
     }
 
     /// Tracks a running request so `notifications/cancelled` can stop it;
-    /// the returned guard untracks it.
+    /// the returned guard untracks it. Refused when the id is already in
+    /// flight in this session.
     pub(crate) fn track(
-        self: &Arc<Self>,
+        &self,
         id: RequestId,
         cancel: CancellationToken,
-    ) -> InFlightGuard {
-        lock(&self.in_flight).insert(id.clone(), cancel);
-        InFlightGuard {
-            session: self.clone(),
-            id,
-        }
+    ) -> Result<Tracked<CancellationToken>, DuplicateId<CancellationToken>> {
+        self.in_flight.track(id, cancel)
     }
 
     pub(crate) fn cancel(&self, id: &RequestId) {
-        if let Some(token) = lock(&self.in_flight).get(id) {
-            token.cancel();
-        }
+        self.in_flight.cancel(id);
     }
 
     /// Routes a client response to the server request it answers.
@@ -125,10 +117,7 @@ impl Session {
         id: &RequestId,
         outcome: Result<Value, McpError>,
     ) -> bool {
-        match lock(&self.pending).remove(id) {
-            Some(waiter) => waiter.send(outcome).is_ok(),
-            None => false,
-        }
+        self.pending.resolve(id, outcome)
     }
 
     /// Forwards server change events to this session until it closes:
@@ -152,7 +141,7 @@ impl Session {
                     Err(broadcast::error::RecvError::Closed) => return,
                 };
                 if let Some(note) = note
-                    && let Some(sink) = lock(&session.standalone).as_ref()
+                    && let Some(sink) = lock_unpoisoned(&session.standalone).as_ref()
                 {
                     let _ = sink.send(note);
                 }
@@ -162,19 +151,14 @@ impl Session {
 
     fn notification_for(&self, event: &crate::server::ServerEventView) -> Option<Value> {
         use crate::server::ServerEventView as E;
-        let (method, params) = match event {
-            E::ToolsChanged => ("notifications/tools/list_changed", None),
-            E::PromptsChanged => ("notifications/prompts/list_changed", None),
-            E::ResourcesChanged => ("notifications/resources/list_changed", None),
-            E::ResourceUpdated(uri) => {
-                if !lock(&self.subscriptions).contains(uri) {
-                    return None;
-                }
-                let mut p = Map::new();
-                p.insert("uri".into(), Value::from(uri.clone()));
-                ("notifications/resources/updated", Some(p))
-            }
-        };
+        if let E::ResourceUpdated(uri) = event
+            && !lock_unpoisoned(&self.subscriptions).contains(uri)
+        {
+            return None;
+        }
+        let (method, params) = event.notification();
+        // list_changed notifications carry no params at all
+        let params = (!params.is_empty()).then_some(params);
         Some(notification_value(method, params.as_ref()))
     }
 
@@ -182,11 +166,10 @@ impl Session {
     /// requests fail.
     pub(crate) fn close(&self) {
         self.closed.cancel();
-        for (_, token) in lock(&self.in_flight).drain() {
-            token.cancel();
-        }
-        lock(&self.pending).clear();
-        lock(&self.standalone).take();
+        self.in_flight.cancel_all();
+        // Dropping the reply channels fails the waiting asks.
+        drop(self.pending.drain());
+        lock_unpoisoned(&self.standalone).take();
     }
 }
 
@@ -210,34 +193,27 @@ impl LiveRequester for Session {
             _ => Map::new(),
         };
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id.clone(), tx);
+        if self.pending.insert(id.clone(), tx).is_err() {
+            // Cannot happen: ids come from a counter no other request uses.
+            return Err(McpError::internal(format!(
+                "request id {id} to the client is already in flight"
+            )));
+        }
         let message = request_value(&id, method, Some(&params));
         // Requests related to a call travel with it; otherwise on the
         // standalone channel.
-        let standalone = lock(&self.standalone).clone();
+        let standalone = lock_unpoisoned(&self.standalone).clone();
         let sent = match sink.or(standalone.as_ref()) {
             Some(sink) => sink.send(message).is_ok(),
             None => false,
         };
         if !sent {
-            lock(&self.pending).remove(&id);
+            self.pending.take(&id);
             return Err(McpError::internal(format!(
                 "no open stream to send {method} to the client"
             )));
         }
         Ok(rx)
-    }
-}
-
-/// Untracks a request when it finishes.
-pub(crate) struct InFlightGuard {
-    session: Arc<Session>,
-    id: RequestId,
-}
-
-impl Drop for InFlightGuard {
-    fn drop(&mut self) {
-        lock(&self.session.in_flight).remove(&self.id);
     }
 }
 
@@ -287,7 +263,7 @@ impl SessionStore {
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
-        let session = lock(&self.sessions).get(id).cloned()?;
+        let session = lock_unpoisoned(&self.sessions).get(id).cloned()?;
         if session.idle_for() > self.limits.idle_timeout {
             self.remove(id);
             return None;
@@ -299,7 +275,7 @@ impl SessionStore {
     /// Adds a session, first dropping expired ones; refuses when full.
     pub(crate) fn insert(&self, session: Arc<Session>) -> Result<(), McpError> {
         self.expire();
-        let mut sessions = lock(&self.sessions);
+        let mut sessions = lock_unpoisoned(&self.sessions);
         if sessions.len() >= self.limits.max_sessions {
             return Err(McpError::internal(
                 "too many open sessions; try again later",
@@ -310,7 +286,7 @@ impl SessionStore {
     }
 
     pub(crate) fn remove(&self, id: &str) -> bool {
-        match lock(&self.sessions).remove(id) {
+        match lock_unpoisoned(&self.sessions).remove(id) {
             Some(session) => {
                 session.close();
                 true
@@ -323,7 +299,7 @@ impl SessionStore {
     pub(crate) fn expire(&self) {
         let idle = self.limits.idle_timeout;
         let expired: Vec<Arc<Session>> = {
-            let mut sessions = lock(&self.sessions);
+            let mut sessions = lock_unpoisoned(&self.sessions);
             let ids: Vec<String> = sessions
                 .iter()
                 .filter(|(_, s)| s.idle_for() > idle)
@@ -337,7 +313,10 @@ impl SessionStore {
     }
 
     pub(crate) fn close_all(&self) {
-        let all: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        let all: Vec<Arc<Session>> = lock_unpoisoned(&self.sessions)
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
         for session in all {
             session.close();
         }

@@ -14,17 +14,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
+use crate::rpc::lock_unpoisoned;
+
 /// Events kept per stream for replay.
 const MAX_EVENTS_PER_STREAM: usize = 1024;
 /// Stream logs kept per session (oldest dropped first).
 const MAX_STREAMS_PER_SESSION: usize = 64;
 /// How long a client waits before reconnecting (the SSE `retry` field).
 pub(crate) const RETRY_MS: u64 = 500;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A log is plain data; a panic elsewhere leaves it usable.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 struct LogState {
     events: VecDeque<(u64, Bytes)>,
@@ -63,7 +60,7 @@ impl StreamLog {
     /// empty data, with the reconnection delay), then whatever follows.
     pub(crate) fn start(&self) -> mpsc::UnboundedReceiver<Bytes> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let mut state = lock(&self.state);
+        let mut state = lock_unpoisoned(&self.state);
         state.attached = Some(tx);
         self.record(&mut state, &format!("retry: {RETRY_MS}\ndata: "));
         rx
@@ -71,14 +68,14 @@ impl StreamLog {
 
     /// Appends a JSON-RPC message.
     pub(crate) fn push(&self, message: &Value) {
-        let mut state = lock(&self.state);
+        let mut state = lock_unpoisoned(&self.state);
         let body = format!("event: message\ndata: {message}");
         self.record(&mut state, &body);
     }
 
     /// Ends the stream after its last message.
     pub(crate) fn finish(&self) {
-        let mut state = lock(&self.state);
+        let mut state = lock_unpoisoned(&self.state);
         state.finished = true;
         state.attached = None;
     }
@@ -86,14 +83,14 @@ impl StreamLog {
     /// Closes the current connection but not the stream: the client is
     /// expected to reconnect with `Last-Event-ID`.
     pub(crate) fn detach(&self) {
-        lock(&self.state).attached = None;
+        lock_unpoisoned(&self.state).attached = None;
     }
 
     /// Reattaches a connection after event `seq`: replays what followed,
     /// then continues live unless the stream already finished.
     pub(crate) fn resume_after(&self, seq: u64) -> mpsc::UnboundedReceiver<Bytes> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let mut state = lock(&self.state);
+        let mut state = lock_unpoisoned(&self.state);
         for (s, event) in &state.events {
             if *s > seq {
                 let _ = tx.send(event.clone());
@@ -125,7 +122,7 @@ impl Streams {
                 finished: false,
             }),
         });
-        let mut logs = lock(&self.logs);
+        let mut logs = lock_unpoisoned(&self.logs);
         if logs.len() == MAX_STREAMS_PER_SESSION {
             logs.pop_front();
         }
@@ -138,7 +135,10 @@ impl Streams {
         let (stream, seq) = last_event_id.trim().split_once('_')?;
         let stream: u64 = stream.parse().ok()?;
         let seq: u64 = seq.parse().ok()?;
-        let log = lock(&self.logs).iter().find(|l| l.id == stream)?.clone();
+        let log = lock_unpoisoned(&self.logs)
+            .iter()
+            .find(|l| l.id == stream)?
+            .clone();
         Some((log, seq))
     }
 }

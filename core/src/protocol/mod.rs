@@ -1,17 +1,17 @@
 //! The MCP 2026-07-28 wire model: serde types for the schema's definitions,
-//! the JSON-RPC envelope, error codes and the reserved `_meta` keys.
+//! the JSON-RPC envelope, error codes, the reserved `_meta` keys, the method
+//! table, the `Mcp-*` header rules and the supported revisions.
 //!
 //! Nothing here performs I/O; transports and the server build on it.
 
 pub mod codes;
 pub mod jsonrpc;
+pub mod mcp_headers;
 pub mod meta;
+pub mod methods;
 mod types;
+pub mod versions;
 
+pub use methods::{InputKind, Method};
 pub use types::*;
-
-/// The protocol revision this crate implements natively.
-pub const LATEST_PROTOCOL_VERSION: &str = "2026-07-28";
-
-/// Revisions the server accepts on the stateless (per-request `_meta`) wire.
-pub const MODERN_PROTOCOL_VERSIONS: &[&str] = &[LATEST_PROTOCOL_VERSION];
+pub use versions::{LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};

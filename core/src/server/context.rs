@@ -8,10 +8,12 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::handler::HandlerError;
-use super::input::{AskOutcome, InputKind, InputRound};
+use super::input::{AskOutcome, InputRound};
 use crate::McpError;
+use crate::protocol::InputKind;
 use crate::protocol::jsonrpc::{RequestId, notification_value};
 use crate::protocol::meta;
+use crate::protocol::methods::{NOTIFICATIONS_MESSAGE, NOTIFICATIONS_PROGRESS};
 
 /// Severity of a log message, ordered from least to most severe
 /// (RFC 5424 levels, as the schema's `LoggingLevel`).
@@ -248,7 +250,7 @@ impl RequestContext {
         if let Some(message) = message {
             params.insert("message".into(), Value::from(message));
         }
-        self.notify("notifications/progress", params)
+        self.notify(NOTIFICATIONS_PROGRESS, params)
     }
 
     /// Sends `notifications/message` when the request's `logLevel` admits
@@ -264,7 +266,7 @@ impl RequestContext {
             params.insert("logger".into(), Value::from(logger));
         }
         params.insert("data".into(), data);
-        self.notify("notifications/message", params)
+        self.notify(NOTIFICATIONS_MESSAGE, params)
     }
 
     /// Asks the client for input without waiting: the answer if the client

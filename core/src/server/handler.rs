@@ -3,14 +3,13 @@
 
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::pin::Pin;
 use tokio::sync::oneshot;
 
 use super::context::RequestContext;
 use crate::McpError;
 
-/// A boxed, sendable future, as handlers return.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+/// A boxed, sendable future, as handlers return (defined at the crate root).
+pub use crate::BoxFuture;
 
 /// What a tool handler produced.
 #[derive(Debug, Clone, PartialEq)]

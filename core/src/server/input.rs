@@ -25,53 +25,10 @@ use super::seal::SealKey;
 use super::validation::CompiledSchema;
 use crate::McpError;
 use crate::protocol::codes;
+use crate::protocol::methods::{InputKind, supports_input};
+use crate::rpc::lock_unpoisoned;
 
 const STATE_PURPOSE: &str = "request-state";
-
-/// Methods that may answer with `InputRequiredResult`.
-pub(crate) fn supports_input(method: &str) -> bool {
-    matches!(method, "tools/call" | "prompts/get" | "resources/read")
-}
-
-/// The kinds of input a server may ask a client for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    /// `elicitation/create`: ask the user.
-    Elicitation,
-    /// `sampling/createMessage`: ask the client's model.
-    Sampling,
-    /// `roots/list`: ask for the client's roots.
-    Roots,
-}
-
-impl InputKind {
-    /// The request method.
-    pub fn method(self) -> &'static str {
-        match self {
-            InputKind::Elicitation => "elicitation/create",
-            InputKind::Sampling => "sampling/createMessage",
-            InputKind::Roots => "roots/list",
-        }
-    }
-
-    /// The client capability the request needs.
-    pub fn capability(self) -> &'static str {
-        match self {
-            InputKind::Elicitation => "elicitation",
-            InputKind::Sampling => "sampling",
-            InputKind::Roots => "roots",
-        }
-    }
-
-    fn from_method(method: &str) -> Option<InputKind> {
-        Some(match method {
-            "elicitation/create" => InputKind::Elicitation,
-            "sampling/createMessage" => InputKind::Sampling,
-            "roots/list" => InputKind::Roots,
-            _ => return None,
-        })
-    }
-}
 
 /// What an ask resolved to right now.
 #[derive(Debug, Clone, PartialEq)]
@@ -252,7 +209,7 @@ impl InputRound {
         {
             return Ok(AskOutcome::Answered(answer.clone()));
         }
-        let mut asked = self.asked.lock().unwrap_or_else(|p| p.into_inner());
+        let mut asked = lock_unpoisoned(&self.asked);
         if !asked.iter().any(|(k, _)| k == key) {
             asked.push((
                 key.to_owned(),
@@ -265,11 +222,7 @@ impl InputRound {
     }
 
     pub(crate) fn has_pending(&self) -> bool {
-        !self
-            .asked
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty()
+        !lock_unpoisoned(&self.asked).is_empty()
     }
 
     /// Resolves once the handler recorded an unanswered ask.
@@ -284,7 +237,7 @@ impl InputRound {
         key: &SealKey,
         ttl: Duration,
     ) -> Map<String, Value> {
-        let asked = self.asked.lock().unwrap_or_else(|p| p.into_inner());
+        let asked = lock_unpoisoned(&self.asked);
         let mut requests = Map::new();
         for (k, request) in asked.iter() {
             requests.insert(k.clone(), request.clone());

@@ -1,11 +1,15 @@
-//! The MCP server: a registry of primitives, request dispatch, and the
-//! entry points that serve it over stdio or Streamable HTTP.
+//! The MCP server: a registry of primitives and request dispatch.
+//!
+//! It knows nothing of transports: `Server::serve_stdio` and
+//! `Server::serve_http` are defined in [`crate::transport`], which depends on
+//! the server and not the other way round.
 
 mod context;
 mod dispatch;
 mod handler;
 mod input;
 mod panic;
+mod primitives;
 mod registry;
 mod reply;
 pub(crate) mod seal;
@@ -14,6 +18,9 @@ pub(crate) mod tool_result;
 pub mod uri_template;
 mod validation;
 
+/// What [`RequestContext::ask`] asks for; defined with the method table in
+/// [`crate::protocol`] and named here too because handlers use it.
+pub use crate::protocol::InputKind;
 pub(crate) use context::{LiveRequester, NotificationSink};
 pub use context::{LogLevel, RequestContext, RequestMeta};
 pub(crate) use dispatch::Era;
@@ -23,8 +30,7 @@ pub use handler::{
     HandlerError, HandlerResult, PromptHandler, PromptOutput, ResourceHandler, ResourceOutput,
     ResourceRequest, ToolHandler, ToolOutput,
 };
-pub use input::{AskOutcome, InputKind, input_kind_for_method};
-pub(crate) use registry::{HeaderParam, header_params};
+pub use input::{AskOutcome, input_kind_for_method};
 pub use seal::SealKey;
 pub(crate) use subscriptions::ServerEvent as ServerEventView;
 
@@ -34,11 +40,11 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::Error;
+use crate::protocol::mcp_headers::HeaderParam;
 use crate::protocol::{CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool};
-use crate::transport::http::HttpOptions;
-use registry::{PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
+use crate::rpc::{read_unpoisoned, write_unpoisoned};
+use registry::{Entry, ListKind, PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
 use subscriptions::ServerEvent;
-use uri_template::UriTemplate;
 
 /// Caching hints for one kind of result (`ttlMs` + `cacheScope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,25 +174,16 @@ impl Server {
     /// are unacceptable (invalid JSON Schema, a network `$ref`, a bad name,
     /// an invalid `x-mcp-header` annotation).
     pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<(), Error> {
-        let entry = ToolEntry::new(tool, Arc::new(handler))?;
-        let mut registry = self.registry_write();
-        registry
-            .tools
-            .insert(entry.tool.name.clone(), Arc::new(entry));
-        registry.offered.tools = true;
-        drop(registry);
-        self.publish(ServerEvent::ToolsChanged);
+        self.register(Entry::Tool(Arc::new(ToolEntry::new(
+            tool,
+            Arc::new(handler),
+        )?)));
         Ok(())
     }
 
     /// Removes a tool; returns whether it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
-        // shift_remove keeps the listing order of the remaining tools stable
-        let removed = self.registry_write().tools.shift_remove(name).is_some();
-        if removed {
-            self.publish(ServerEvent::ToolsChanged);
-        }
-        removed
+        self.unregister(ListKind::Tools, name)
     }
 
     /// Names of the registered tools, in listing order.
@@ -200,31 +197,16 @@ impl Server {
         resource: Resource,
         handler: impl ResourceHandler,
     ) -> Result<(), Error> {
-        if resource.uri.is_empty() {
-            return Err(Error::InvalidDefinition(
-                "resource uri must not be empty".into(),
-            ));
-        }
-        let entry = ResourceEntry {
-            listing: serde_json::to_value(&resource)?,
-            mime_type: resource.mime_type.clone(),
-            handler: Arc::new(handler),
-        };
-        let mut registry = self.registry_write();
-        registry.resources.insert(resource.uri, Arc::new(entry));
-        registry.offered.resources = true;
-        drop(registry);
-        self.publish(ServerEvent::ResourcesChanged);
+        self.register(Entry::Resource(Arc::new(ResourceEntry::new(
+            resource,
+            Arc::new(handler),
+        )?)));
         Ok(())
     }
 
     /// Removes a resource; returns whether it existed.
     pub fn remove_resource(&self, uri: &str) -> bool {
-        let removed = self.registry_write().resources.shift_remove(uri).is_some();
-        if removed {
-            self.publish(ServerEvent::ResourcesChanged);
-        }
-        removed
+        self.unregister(ListKind::Resources, uri)
     }
 
     /// Registers (or replaces) a resource template: reads of URIs matching
@@ -235,58 +217,44 @@ impl Server {
         template: ResourceTemplate,
         handler: impl ResourceHandler,
     ) -> Result<(), Error> {
-        let compiled =
-            UriTemplate::parse(&template.uri_template).map_err(Error::InvalidDefinition)?;
-        let entry = TemplateEntry {
-            listing: serde_json::to_value(&template)?,
-            template: compiled,
-            mime_type: template.mime_type.clone(),
-            handler: Arc::new(handler),
-        };
-        let mut registry = self.registry_write();
-        registry
-            .templates
-            .insert(template.uri_template, Arc::new(entry));
-        registry.offered.resources = true;
-        drop(registry);
-        self.publish(ServerEvent::ResourcesChanged);
+        self.register(Entry::Template(Arc::new(TemplateEntry::new(
+            template,
+            Arc::new(handler),
+        )?)));
         Ok(())
     }
 
     /// Registers (or replaces) a prompt.
     pub fn add_prompt(&self, prompt: Prompt, handler: impl PromptHandler) -> Result<(), Error> {
-        if prompt.name.is_empty() {
-            return Err(Error::InvalidDefinition(
-                "prompt name must not be empty".into(),
-            ));
-        }
-        let required = prompt
-            .arguments
-            .iter()
-            .flatten()
-            .filter(|a| a.required == Some(true))
-            .map(|a| a.name.clone())
-            .collect();
-        let entry = PromptEntry {
-            listing: serde_json::to_value(&prompt)?,
-            required,
-            handler: Arc::new(handler),
-        };
-        let mut registry = self.registry_write();
-        registry.prompts.insert(prompt.name, Arc::new(entry));
-        registry.offered.prompts = true;
-        drop(registry);
-        self.publish(ServerEvent::PromptsChanged);
+        self.register(Entry::Prompt(Arc::new(PromptEntry::new(
+            prompt,
+            Arc::new(handler),
+        )?)));
         Ok(())
     }
 
     /// Removes a prompt; returns whether it existed.
     pub fn remove_prompt(&self, name: &str) -> bool {
-        let removed = self.registry_write().prompts.shift_remove(name).is_some();
-        if removed {
-            self.publish(ServerEvent::PromptsChanged);
+        self.unregister(ListKind::Prompts, name)
+    }
+
+    /// The one way into the registry: insert, then announce the change once
+    /// the lock is released (a subscriber may read the registry at once).
+    fn register(&self, entry: Entry) {
+        let event = self.registry_write().insert(entry);
+        self.publish(event);
+    }
+
+    /// The one way out of the registry; returns whether `key` existed.
+    fn unregister(&self, kind: ListKind, key: &str) -> bool {
+        let event = self.registry_write().remove(kind, key);
+        match event {
+            Some(event) => {
+                self.publish(event);
+                true
+            }
+            None => false,
         }
-        removed
     }
 
     /// Sets the provider answering `completion/complete` (and declares the
@@ -316,28 +284,6 @@ impl Server {
         let _ = self.shared.events.send(event);
     }
 
-    /// Serves on this process's stdin/stdout until stdin reaches EOF.
-    pub async fn serve_stdio(&self) -> Result<(), Error> {
-        crate::transport::stdio::serve(self.clone(), tokio::io::stdin(), tokio::io::stdout()).await
-    }
-
-    /// Serves on stdin/stdout until stdin reaches EOF or `shutdown` is
-    /// cancelled; requests in flight are given time to finish either way.
-    pub async fn serve_stdio_until(&self, shutdown: CancellationToken) -> Result<(), Error> {
-        crate::transport::stdio::serve_until(
-            self.clone(),
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-            shutdown,
-        )
-        .await
-    }
-
-    /// Serves Streamable HTTP until `options.shutdown` is cancelled.
-    pub async fn serve_http(&self, options: HttpOptions) -> Result<(), Error> {
-        crate::transport::http::serve(self.clone(), options).await
-    }
-
     /// The `x-mcp-header` parameters of a tool, for header validation.
     pub(crate) fn header_params(&self, tool: &str) -> Vec<HeaderParam> {
         self.registry_read()
@@ -350,16 +296,10 @@ impl Server {
     pub(crate) fn registry_read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
         // A poisoned lock means a panic while mutating the registry; its
         // maps are still structurally valid, so keep serving.
-        self.shared
-            .registry
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        read_unpoisoned(&self.shared.registry)
     }
 
     fn registry_write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
-        self.shared
-            .registry
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        write_unpoisoned(&self.shared.registry)
     }
 }

@@ -7,19 +7,12 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use super::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
+use super::subscriptions::ServerEvent;
 use super::uri_template::UriTemplate;
 use super::validation::CompiledSchema;
 use crate::Error;
-use crate::protocol::Tool;
-
-/// One tool parameter mirrored into an `Mcp-Param-{name}` header.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HeaderParam {
-    /// The `{name}` part of the header.
-    pub(crate) name: String,
-    /// Property path from the arguments object to the value.
-    pub(crate) path: Vec<String>,
-}
+use crate::protocol::mcp_headers::{HeaderParam, header_params};
+use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 
 pub(crate) struct ToolEntry {
     pub(crate) tool: Tool,
@@ -37,150 +30,6 @@ pub(crate) fn is_valid_tool_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-'))
-}
-
-/// HTTP token characters allowed in an `x-mcp-header` name.
-fn is_header_token(name: &str) -> bool {
-    !name.is_empty()
-        && name.bytes().all(|b| {
-            b.is_ascii_alphanumeric()
-                || matches!(
-                    b,
-                    b'!' | b'#'
-                        | b'$'
-                        | b'%'
-                        | b'&'
-                        | b'\''
-                        | b'*'
-                        | b'+'
-                        | b'-'
-                        | b'.'
-                        | b'^'
-                        | b'_'
-                        | b'`'
-                        | b'|'
-                        | b'~'
-                )
-        })
-}
-
-/// Finds `x-mcp-header` annotations in an input schema and checks them
-/// (spec: server/tools.mdx, "x-mcp-header"): only on string, integer or
-/// boolean properties reachable through `properties`, with header-safe,
-/// case-insensitively unique names.
-pub(crate) fn header_params(schema: &Map<String, Value>) -> Result<Vec<HeaderParam>, String> {
-    reject_unreachable_annotations(schema, true, true)?;
-    let mut found = Vec::new();
-    collect_header_params(schema, &mut Vec::new(), &mut found)?;
-    let mut seen: Vec<String> = Vec::new();
-    for p in &found {
-        let lower = p.name.to_ascii_lowercase();
-        if seen.contains(&lower) {
-            return Err(format!("duplicate x-mcp-header name {:?}", p.name));
-        }
-        seen.push(lower);
-    }
-    Ok(found)
-}
-
-/// Keywords whose value is one subschema.
-const SUBSCHEMA_KEYWORDS: &[&str] = &[
-    "items",
-    "additionalItems",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "additionalProperties",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "propertyNames",
-];
-/// Keywords whose value maps names to subschemas.
-const SUBSCHEMA_MAP_KEYWORDS: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
-/// Keywords whose value is an array of subschemas.
-const SUBSCHEMA_ARRAY_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
-
-/// An `x-mcp-header` anywhere but on a property reached from the root
-/// through `properties` alone (not `items`, composition, conditionals, `$ref`
-/// targets in `$defs`, nor the root itself) makes the tool invalid.
-fn reject_unreachable_annotations(
-    schema: &Map<String, Value>,
-    reachable: bool,
-    root: bool,
-) -> Result<(), String> {
-    if let Some(header) = schema.get("x-mcp-header")
-        && (root || !reachable)
-    {
-        return Err(format!(
-            "x-mcp-header {header} must be on a property reached from the schema root through \"properties\" only (not items, composition or conditional keywords, $ref or $defs)"
-        ));
-    }
-    for (keyword, value) in schema {
-        let keyword = keyword.as_str();
-        let subschemas: Vec<(&Map<String, Value>, bool)> = match value {
-            Value::Object(map) if SUBSCHEMA_MAP_KEYWORDS.contains(&keyword) => map
-                .values()
-                .filter_map(Value::as_object)
-                .map(|sub| (sub, reachable && keyword == "properties"))
-                .collect(),
-            Value::Object(sub) if SUBSCHEMA_KEYWORDS.contains(&keyword) => vec![(sub, false)],
-            Value::Array(items) if SUBSCHEMA_ARRAY_KEYWORDS.contains(&keyword) => items
-                .iter()
-                .filter_map(Value::as_object)
-                .map(|sub| (sub, false))
-                .collect(),
-            _ => Vec::new(),
-        };
-        for (sub, sub_reachable) in subschemas {
-            reject_unreachable_annotations(sub, sub_reachable, false)?;
-        }
-    }
-    Ok(())
-}
-
-fn collect_header_params(
-    schema: &Map<String, Value>,
-    path: &mut Vec<String>,
-    found: &mut Vec<HeaderParam>,
-) -> Result<(), String> {
-    let Some(Value::Object(properties)) = schema.get("properties") else {
-        return Ok(());
-    };
-    for (prop, sub) in properties {
-        let Value::Object(sub) = sub else { continue };
-        path.push(prop.clone());
-        if let Some(header) = sub.get("x-mcp-header") {
-            let Value::String(name) = header else {
-                return Err(format!("x-mcp-header on {path:?} must be a string"));
-            };
-            if !is_header_token(name) {
-                return Err(format!("x-mcp-header {name:?} is not a valid header name"));
-            }
-            match sub.get("type").and_then(Value::as_str) {
-                Some("string") | Some("integer") | Some("boolean") => {}
-                other => {
-                    return Err(format!(
-                        "x-mcp-header {name:?} is on a property of type {other:?}; only string, integer and boolean can be mirrored"
-                    ));
-                }
-            }
-            found.push(HeaderParam {
-                name: name.clone(),
-                path: path.clone(),
-            });
-        }
-        collect_header_params(sub, path, found)?;
-        path.pop();
-    }
-    Ok(())
 }
 
 impl ToolEntry {
@@ -219,23 +68,98 @@ impl ToolEntry {
 }
 
 pub(crate) struct ResourceEntry {
+    pub(crate) uri: String,
     pub(crate) listing: Value,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
+}
+
+impl ResourceEntry {
+    pub(crate) fn new(
+        resource: Resource,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<ResourceEntry, Error> {
+        if resource.uri.is_empty() {
+            return Err(Error::InvalidDefinition(
+                "resource uri must not be empty".into(),
+            ));
+        }
+        Ok(ResourceEntry {
+            listing: serde_json::to_value(&resource)?,
+            mime_type: resource.mime_type,
+            uri: resource.uri,
+            handler,
+        })
+    }
 }
 
 pub(crate) struct TemplateEntry {
     pub(crate) listing: Value,
     pub(crate) template: UriTemplate,
+    /// The template as registered, the key it is replaced or removed by.
+    pub(crate) uri_template: String,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
 }
 
+impl TemplateEntry {
+    pub(crate) fn new(
+        template: ResourceTemplate,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<TemplateEntry, Error> {
+        let compiled =
+            UriTemplate::parse(&template.uri_template).map_err(Error::InvalidDefinition)?;
+        Ok(TemplateEntry {
+            listing: serde_json::to_value(&template)?,
+            template: compiled,
+            mime_type: template.mime_type,
+            uri_template: template.uri_template,
+            handler,
+        })
+    }
+}
+
 pub(crate) struct PromptEntry {
+    pub(crate) name: String,
     pub(crate) listing: Value,
     /// Names of the arguments the prompt requires.
     pub(crate) required: Vec<String>,
     pub(crate) handler: Arc<dyn PromptHandler>,
+}
+
+impl PromptEntry {
+    pub(crate) fn new(
+        prompt: Prompt,
+        handler: Arc<dyn PromptHandler>,
+    ) -> Result<PromptEntry, Error> {
+        if prompt.name.is_empty() {
+            return Err(Error::InvalidDefinition(
+                "prompt name must not be empty".into(),
+            ));
+        }
+        let required = prompt
+            .arguments
+            .iter()
+            .flatten()
+            .filter(|a| a.required == Some(true))
+            .map(|a| a.name.clone())
+            .collect();
+        Ok(PromptEntry {
+            listing: serde_json::to_value(&prompt)?,
+            name: prompt.name,
+            required,
+            handler,
+        })
+    }
+}
+
+/// One checked registration of any listed kind, ready for
+/// [`Registry::insert`].
+pub(crate) enum Entry {
+    Tool(Arc<ToolEntry>),
+    Resource(Arc<ResourceEntry>),
+    Template(Arc<TemplateEntry>),
+    Prompt(Arc<PromptEntry>),
 }
 
 /// Which primitives this server offers (and so declares as capabilities):
@@ -292,6 +216,59 @@ pub(crate) enum ListKind {
 }
 
 impl Registry {
+    /// Adds an entry, replacing one with the same key (name, URI or URI
+    /// template) in place so the listing order stays put; marks its kind
+    /// offered and returns the change to announce.
+    pub(crate) fn insert(&mut self, entry: Entry) -> ServerEvent {
+        match entry {
+            Entry::Tool(entry) => {
+                self.tools.insert(entry.tool.name.clone(), entry);
+                self.offered.tools = true;
+                ServerEvent::ToolsChanged
+            }
+            Entry::Resource(entry) => {
+                self.resources.insert(entry.uri.clone(), entry);
+                self.offered.resources = true;
+                ServerEvent::ResourcesChanged
+            }
+            Entry::Template(entry) => {
+                self.templates.insert(entry.uri_template.clone(), entry);
+                self.offered.resources = true;
+                ServerEvent::ResourcesChanged
+            }
+            Entry::Prompt(entry) => {
+                self.prompts.insert(entry.name.clone(), entry);
+                self.offered.prompts = true;
+                ServerEvent::PromptsChanged
+            }
+        }
+    }
+
+    /// Removes the entry of `kind` with `key`; returns the change to
+    /// announce if there was one. The kind stays offered (see [`Offered`]).
+    pub(crate) fn remove(&mut self, kind: ListKind, key: &str) -> Option<ServerEvent> {
+        // shift_remove keeps the listing order of the remaining entries
+        let (removed, event) = match kind {
+            ListKind::Tools => (
+                self.tools.shift_remove(key).is_some(),
+                ServerEvent::ToolsChanged,
+            ),
+            ListKind::Resources => (
+                self.resources.shift_remove(key).is_some(),
+                ServerEvent::ResourcesChanged,
+            ),
+            ListKind::Templates => (
+                self.templates.shift_remove(key).is_some(),
+                ServerEvent::ResourcesChanged,
+            ),
+            ListKind::Prompts => (
+                self.prompts.shift_remove(key).is_some(),
+                ServerEvent::PromptsChanged,
+            ),
+        };
+        removed.then_some(event)
+    }
+
     /// One page of the listing of `kind` starting at `offset`, and whether
     /// more follow.
     pub(crate) fn page(
@@ -357,35 +334,47 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap_or_default()
+    fn resource(uri: &str) -> Entry {
+        let handler = |_ctx, _req: super::super::handler::ResourceRequest| async move {
+            Ok(super::super::handler::ResourceOutput::Text(String::new()))
+        };
+        Entry::Resource(Arc::new(
+            ResourceEntry::new(Resource::new(uri, uri), Arc::new(handler)).unwrap(),
+        ))
+    }
+
+    fn listed_uris(registry: &Registry) -> Vec<Value> {
+        let (page, _) = registry.page(ListKind::Resources, 0, 10);
+        page.iter().map(|r| r["uri"].clone()).collect()
     }
 
     #[test]
-    fn finds_nested_header_params() {
-        let schema = obj(json!({"type": "object", "properties": {
-            "region": {"type": "string", "x-mcp-header": "Region"},
-            "opts": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "N"}}},
-            "plain": {"type": "string"}
-        }}));
-        let found = header_params(&schema).unwrap();
-        assert_eq!(found.len(), 2);
-        let nested = found.iter().find(|p| p.name == "N").unwrap();
-        assert_eq!(nested.path, ["opts", "n"]);
+    fn insert_offers_the_kind_and_replaces_in_place() {
+        let mut registry = Registry::default();
+        assert!(!registry.offered.resources);
+        assert_eq!(
+            registry.insert(resource("a://1")),
+            ServerEvent::ResourcesChanged
+        );
+        registry.insert(resource("a://2"));
+        registry.insert(resource("a://1"));
+        assert!(registry.offered.resources);
+        assert!(!registry.offered.tools && !registry.offered.prompts);
+        assert_eq!(listed_uris(&registry), [json!("a://1"), json!("a://2")]);
     }
 
     #[test]
-    fn rejects_invalid_header_annotations() {
-        for bad in [
-            json!({"a": {"type": "string", "x-mcp-header": ""}}),
-            json!({"a": {"type": "string", "x-mcp-header": "has space"}}),
-            json!({"a": {"type": "object", "x-mcp-header": "A"}}),
-            json!({"a": {"type": "number", "x-mcp-header": "A"}}),
-            json!({"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}),
-            json!({"a": {"type": "string", "x-mcp-header": "Ü"}}),
-        ] {
-            let schema = obj(json!({"type": "object", "properties": bad}));
-            assert!(header_params(&schema).is_err(), "{schema:?}");
-        }
+    fn remove_announces_only_what_existed_and_keeps_the_offer() {
+        let mut registry = Registry::default();
+        registry.insert(resource("a://1"));
+        registry.insert(resource("a://2"));
+        assert_eq!(
+            registry.remove(ListKind::Resources, "a://1"),
+            Some(ServerEvent::ResourcesChanged)
+        );
+        assert_eq!(registry.remove(ListKind::Resources, "a://1"), None);
+        assert_eq!(registry.remove(ListKind::Templates, "a://2"), None);
+        assert!(registry.offered.resources);
+        assert_eq!(listed_uris(&registry), [json!("a://2")]);
     }
 }

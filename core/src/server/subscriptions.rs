@@ -12,7 +12,7 @@ use tokio::sync::broadcast;
 use super::context::RequestContext;
 use super::registry::Offered;
 use crate::McpError;
-use crate::protocol::meta;
+use crate::protocol::{meta, methods};
 
 /// A change worth telling subscribers about.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +21,27 @@ pub(crate) enum ServerEvent {
     PromptsChanged,
     ResourcesChanged,
     ResourceUpdated(String),
+}
+
+impl ServerEvent {
+    /// The notification that tells a client about the change, in both eras
+    /// (a `subscriptions/listen` stream and a legacy session's stream).
+    pub(crate) fn notification(&self) -> (&'static str, Map<String, Value>) {
+        match self {
+            ServerEvent::ToolsChanged => (methods::NOTIFICATIONS_TOOLS_LIST_CHANGED, Map::new()),
+            ServerEvent::PromptsChanged => {
+                (methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED, Map::new())
+            }
+            ServerEvent::ResourcesChanged => {
+                (methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED, Map::new())
+            }
+            ServerEvent::ResourceUpdated(uri) => {
+                let mut params = Map::new();
+                params.insert("uri".into(), Value::from(uri.clone()));
+                (methods::NOTIFICATIONS_RESOURCES_UPDATED, params)
+            }
+        }
+    }
 }
 
 /// How many events may queue for a slow subscriber before it is told to
@@ -39,9 +60,10 @@ pub(crate) struct Filter {
 impl Filter {
     pub(crate) fn parse(params: Option<&Map<String, Value>>) -> Result<Filter, McpError> {
         let Some(Value::Object(n)) = params.and_then(|p| p.get("notifications")) else {
-            return Err(McpError::invalid_params(
-                "subscriptions/listen requires a \"notifications\" filter object",
-            ));
+            return Err(McpError::invalid_params(format!(
+                "{} requires a \"notifications\" filter object",
+                methods::SUBSCRIPTIONS_LISTEN
+            )));
         };
         let flag = |key: &str| -> Result<bool, McpError> {
             match n.get(key) {
@@ -107,23 +129,13 @@ impl Filter {
 
     /// The notification (method, params) an event becomes, if admitted.
     fn admit(&self, event: &ServerEvent) -> Option<(&'static str, Map<String, Value>)> {
-        match event {
-            ServerEvent::ToolsChanged if self.tools => {
-                Some(("notifications/tools/list_changed", Map::new()))
-            }
-            ServerEvent::PromptsChanged if self.prompts => {
-                Some(("notifications/prompts/list_changed", Map::new()))
-            }
-            ServerEvent::ResourcesChanged if self.resources => {
-                Some(("notifications/resources/list_changed", Map::new()))
-            }
-            ServerEvent::ResourceUpdated(uri) if self.uris.iter().any(|u| u == uri) => {
-                let mut params = Map::new();
-                params.insert("uri".into(), Value::from(uri.clone()));
-                Some(("notifications/resources/updated", params))
-            }
-            _ => None,
-        }
+        let admitted = match event {
+            ServerEvent::ToolsChanged => self.tools,
+            ServerEvent::PromptsChanged => self.prompts,
+            ServerEvent::ResourcesChanged => self.resources,
+            ServerEvent::ResourceUpdated(uri) => self.uris.iter().any(|u| u == uri),
+        };
+        admitted.then(|| event.notification())
     }
 
     /// After missing events, everything the subscription watches may have
@@ -159,7 +171,7 @@ pub(crate) async fn listen(
     let mut ack = Map::new();
     ack.insert("notifications".into(), filter.to_value());
     ctx.notify(
-        "notifications/subscriptions/acknowledged",
+        methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
         with_subscription(ack, &id),
     );
     loop {

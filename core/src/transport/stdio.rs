@@ -2,8 +2,7 @@
 //! per line, nothing but MCP on the output stream.
 
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
@@ -14,6 +13,8 @@ use super::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::legacy::{self, Session};
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, RequestId, error_value};
+use crate::protocol::methods::NOTIFICATIONS_CANCELLED;
+use crate::rpc::{DuplicateId, InFlight, duplicate_id_error};
 use crate::server::Server;
 use crate::{Error, McpError};
 
@@ -22,8 +23,28 @@ use crate::{Error, McpError};
 /// gets its answers, and a stuck handler cannot keep the process alive.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
-/// Requests being served, with whether each is a `subscriptions/listen`.
-type InFlight = Arc<Mutex<HashMap<RequestId, (CancellationToken, bool)>>>;
+/// Requests being served: the token that cancels each, and whether it is
+/// a `subscriptions/listen`.
+type Running = Arc<InFlight<(CancellationToken, bool)>>;
+
+impl Server {
+    /// Serves on this process's stdin/stdout until stdin reaches EOF.
+    pub async fn serve_stdio(&self) -> Result<(), Error> {
+        serve(self.clone(), tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves on stdin/stdout until stdin reaches EOF or `shutdown` is
+    /// cancelled; requests in flight are given time to finish either way.
+    pub async fn serve_stdio_until(&self, shutdown: CancellationToken) -> Result<(), Error> {
+        serve_until(
+            self.clone(),
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            shutdown,
+        )
+        .await
+    }
+}
 
 /// Serves `server` over a byte stream pair until `reader` reaches EOF and
 /// in-flight requests have finished.
@@ -50,7 +71,7 @@ where
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Value>();
     let writer_done = CancellationToken::new();
     let writer_task = tokio::spawn(write_messages(writer, out_rx, writer_done.clone()));
-    let in_flight: InFlight = Arc::default();
+    let in_flight: Running = Arc::default();
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::with_capacity(4096);
@@ -98,19 +119,13 @@ where
 
     // The client is gone: its subscriptions end now, while ordinary requests
     // get a grace period to deliver answers it may still read.
-    for (token, is_listen) in lock(&in_flight).values() {
-        if *is_listen {
-            token.cancel();
-        }
-    }
+    in_flight.cancel_where(|(_, is_listen)| *is_listen);
     let drained = tokio::time::timeout(DRAIN_GRACE, async {
         while tasks.join_next().await.is_some() {}
     })
     .await;
     if drained.is_err() {
-        for (token, _) in lock(&in_flight).values() {
-            token.cancel();
-        }
+        in_flight.cancel_where(|_| true);
         while tasks.join_next().await.is_some() {}
     }
     drop(out_tx);
@@ -123,20 +138,13 @@ where
     Ok(())
 }
 
-fn lock(
-    in_flight: &InFlight,
-) -> std::sync::MutexGuard<'_, HashMap<RequestId, (CancellationToken, bool)>> {
-    // The map holds only tokens; a panic elsewhere cannot leave it inconsistent.
-    in_flight.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Handles one line of a 2026-07-28 connection; returns the session when
 /// the line was a legacy `initialize` that turned the connection legacy.
 fn handle_line(
     server: &Server,
     bytes: &[u8],
     out: &mpsc::UnboundedSender<Value>,
-    in_flight: &InFlight,
+    in_flight: &Running,
     tasks: &mut JoinSet<()>,
 ) -> Option<Arc<Session>> {
     let message = match Message::from_slice(bytes) {
@@ -220,7 +228,7 @@ fn handle_modern(
     server: &Server,
     message: Message,
     out: &mpsc::UnboundedSender<Value>,
-    in_flight: &InFlight,
+    in_flight: &Running,
     tasks: &mut JoinSet<()>,
 ) {
     match message {
@@ -238,25 +246,16 @@ fn handle_modern(
             }
             let id = prepared.request.id.clone();
             let cancel = CancellationToken::new();
-            {
-                let mut running = lock(in_flight);
-                if running.contains_key(&id) {
-                    // Ids must be unique among requests in flight (spec:
-                    // basic/index.mdx, "Requests"); accepting a second one
-                    // would make the first impossible to cancel or answer
-                    // unambiguously.
-                    let error = McpError::new(
-                        codes::INVALID_REQUEST,
-                        format!("request id {id} is already in use by a request in flight"),
-                    );
-                    let _ = out.send(error_value(Some(&id), &error));
-                    return;
-                }
-                running.insert(id.clone(), (cancel.clone(), prepared.is_listen()));
-            }
+            let mut tracked =
+                match in_flight.track(id.clone(), (cancel.clone(), prepared.is_listen())) {
+                    Ok(tracked) => tracked,
+                    Err(DuplicateId(_)) => {
+                        let _ = out.send(error_value(Some(&id), &duplicate_id_error(&id)));
+                        return;
+                    }
+                };
             let server = server.clone();
             let out = out.clone();
-            let in_flight = in_flight.clone();
             tasks.spawn(async move {
                 let run = server.execute(prepared, cancel.clone(), Some(out.clone()));
                 tokio::select! {
@@ -270,27 +269,25 @@ fn handle_modern(
                         cancel.cancel();
                         // Free the id before answering: a client may reuse
                         // it as soon as it reads the response.
-                        lock(&in_flight).remove(&id);
+                        tracked.release();
                         if !was_cancelled {
                             let _ = out.send(reply.message.into_value());
                         }
                     }
                     _ = cancel.cancelled() => {}
                 }
-                lock(&in_flight).remove(&id);
+                // `tracked` drops here, freeing the id of a cancelled request.
             });
         }
         Message::Notification(notification) => {
-            if notification.method == "notifications/cancelled" {
+            if notification.method == NOTIFICATIONS_CANCELLED {
                 let id = notification
                     .params
                     .as_ref()
                     .and_then(|p| p.get("requestId"))
                     .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
-                if let Some(id) = id
-                    && let Some((token, _)) = lock(in_flight).get(&id)
-                {
-                    token.cancel();
+                if let Some(id) = id {
+                    in_flight.cancel(&id);
                 }
             }
         }

@@ -198,7 +198,7 @@ mod epoll {
 
         pub(super) fn watches(&self) -> MutexGuard<'_, HashMap<u64, CancellationToken>> {
             // A map of tokens, updated in single calls: never half-written.
-            self.watches.lock().unwrap_or_else(|p| p.into_inner())
+            crate::rpc::lock_unpoisoned(&self.watches)
         }
 
         pub(super) fn register(

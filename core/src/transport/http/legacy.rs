@@ -13,9 +13,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::server::{
-    Endpoint, McpBody, empty, json_response, jsonrpc_error, sse_event, sse_response,
-};
+use super::body::{McpBody, empty, json_response, jsonrpc_error, sse_event, sse_response};
+use super::endpoint::Endpoint;
 use crate::McpError;
 use crate::legacy::{self, Session, SessionStore};
 use crate::protocol::codes;

@@ -62,7 +62,7 @@ fn arguments_for(tool: &Tool) -> Value {
 fn options(version: &str) -> ClientOptions {
     // The suite names the wire: 2025-11-25 and earlier are the legacy
     // (initialize) era, anything newer is stateless.
-    let legacy = ferromcp::legacy::LEGACY_PROTOCOL_VERSIONS.contains(&version);
+    let legacy = ferromcp::protocol::LEGACY_PROTOCOL_VERSIONS.contains(&version);
     let mut options = ClientOptions {
         protocol_version: if legacy {
             LATEST_PROTOCOL_VERSION.to_owned()

@@ -1,0 +1,353 @@
+//! The server's era (spec: versioning.mdx, "Backward Compatibility"):
+//! detected on first use with a modern probe, or imposed by
+//! [`EraPreference`]; a legacy server gets the `initialize` handshake, and
+//! its requests travel without the per-request protocol fields.
+
+use serde_json::{Map, Value};
+
+use super::{CacheMode, CallOptions, Client, EraPreference, OutgoingRequest, cache};
+use crate::Error;
+use crate::protocol::{LEGACY_PROTOCOL_VERSIONS, codes, meta, methods};
+use crate::rpc::{read_unpoisoned, write_unpoisoned};
+
+/// The era detected for (or imposed on) a server.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Era {
+    /// 2026-07-28: stateless, protocol fields in each request's `_meta`.
+    Modern,
+    Legacy {
+        /// The negotiated legacy revision.
+        version: String,
+    },
+}
+
+impl Client {
+    /// Whether the client speaks the legacy protocol to this server (known
+    /// after the first request).
+    pub fn is_legacy(&self) -> Option<bool> {
+        read_unpoisoned(&self.shared.era)
+            .as_ref()
+            .map(|e| matches!(e, Era::Legacy { .. }))
+    }
+
+    /// The server's era, detected on first use (spec: versioning.mdx,
+    /// "Backward Compatibility"): a modern probe; a result or a recognised
+    /// modern error means modern; anything else, or no answer in time on
+    /// stdio, means legacy, and the client falls back to `initialize`.
+    pub(super) async fn era(&self) -> Result<Era, Error> {
+        if let Some(era) = read_unpoisoned(&self.shared.era).clone() {
+            return Ok(era);
+        }
+        let _detecting = self.shared.detecting.lock().await;
+        if let Some(era) = read_unpoisoned(&self.shared.era).clone() {
+            return Ok(era);
+        }
+        let era = match self.shared.options.era {
+            EraPreference::Modern => Era::Modern,
+            EraPreference::Legacy => self.initialize_legacy().await?,
+            EraPreference::Auto => {
+                let probe = CallOptions::default()
+                    .with_timeout(self.shared.options.probe_timeout)
+                    .with_cache(CacheMode::Bypass);
+                let outcome = tokio::time::timeout(
+                    self.shared.options.probe_timeout,
+                    self.send_modern(methods::SERVER_DISCOVER, Map::new(), &probe),
+                )
+                .await
+                .unwrap_or(Err(Error::Timeout));
+                match outcome {
+                    Ok(result) => {
+                        self.shared.cache.put(
+                            cache::cache_key(methods::SERVER_DISCOVER, &Map::new()),
+                            &result,
+                        );
+                        Era::Modern
+                    }
+                    Err(Error::Mcp(e)) if is_modern_error(e.code) => Era::Modern,
+                    Err(Error::Mcp(_)) | Err(Error::HttpStatus(..)) | Err(Error::Timeout) => {
+                        self.initialize_legacy().await?
+                    }
+                    Err(other) => return Err(other),
+                }
+            }
+        };
+        *write_unpoisoned(&self.shared.era) = Some(era.clone());
+        Ok(era)
+    }
+
+    /// The legacy handshake: `initialize`, then `notifications/initialized`.
+    async fn initialize_legacy(&self) -> Result<Era, Error> {
+        let mut params = Map::new();
+        params.insert(
+            "protocolVersion".into(),
+            Value::from(LEGACY_PROTOCOL_VERSIONS[0]),
+        );
+        params.insert(
+            "capabilities".into(),
+            Value::Object(self.shared.options.capabilities()),
+        );
+        params.insert(
+            "clientInfo".into(),
+            serde_json::to_value(&self.shared.options.info).unwrap_or(Value::Null),
+        );
+        let result = self
+            .shared
+            .transport
+            .send(OutgoingRequest {
+                id: self.next_id(),
+                method: methods::INITIALIZE.into(),
+                params,
+                headers: Vec::new(),
+                notifications: None,
+                version: String::new(),
+            })
+            .await?;
+        let version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if !LEGACY_PROTOCOL_VERSIONS.contains(&version.as_str()) {
+            return Err(Error::Protocol(format!(
+                "the server negotiated protocol version {version:?}, which this client does not speak"
+            )));
+        }
+        self.shared
+            .transport
+            .notify(methods::NOTIFICATIONS_INITIALIZED, Map::new(), &version)
+            .await?;
+        // Wait until the stream is open: a server may route its requests
+        // there as soon as the next call starts.
+        let _ = tokio::time::timeout(
+            self.shared.options.probe_timeout,
+            self.shared.transport.legacy_session_started(&version),
+        )
+        .await;
+        Ok(Era::Legacy { version })
+    }
+
+    /// A request to a legacy server: no per-request protocol fields, the
+    /// negotiated version in the header.
+    pub(super) async fn send_legacy(
+        &self,
+        method: &str,
+        mut params: Map<String, Value>,
+        options: &CallOptions,
+        version: &str,
+    ) -> Result<Value, Error> {
+        legacy_meta(&mut params, &options.meta);
+        let notifications = self.notification_router(options, &mut params);
+        drop_empty_meta(&mut params);
+        self.shared
+            .transport
+            .send(OutgoingRequest {
+                id: self.next_id(),
+                method: method.to_owned(),
+                params,
+                headers: Vec::new(),
+                notifications,
+                version: version.to_owned(),
+            })
+            .await
+    }
+}
+
+/// Errors only a modern server sends (spec: basic/index.mdx, "Error Codes").
+fn is_modern_error(code: i32) -> bool {
+    matches!(
+        code,
+        codes::HEADER_MISMATCH
+            | codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | codes::UNSUPPORTED_PROTOCOL_VERSION
+    )
+}
+
+/// The `_meta` a legacy request carries: the caller's entries (per-call
+/// options, then the params' own), without the 2026-07-28 per-request
+/// protocol fields, which a 2025-11-25 server does not know.
+fn legacy_meta(params: &mut Map<String, Value>, call_meta: &Map<String, Value>) {
+    let mut meta = call_meta.clone();
+    if let Some(Value::Object(m)) = params.remove("_meta") {
+        meta.extend(m);
+    }
+    for modern_only in [
+        meta::PROTOCOL_VERSION,
+        meta::CLIENT_INFO,
+        meta::CLIENT_CAPABILITIES,
+        meta::LOG_LEVEL,
+    ] {
+        meta.remove(modern_only);
+    }
+    params.insert("_meta".into(), Value::Object(meta));
+}
+
+/// An empty `_meta` is left out rather than sent.
+fn drop_empty_meta(params: &mut Map<String, Value>) {
+    if params
+        .get("_meta")
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty)
+    {
+        params.remove("_meta");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::McpError;
+    use crate::client::ClientOptions;
+    use crate::client::testing::Scripted;
+    use crate::protocol::LATEST_PROTOCOL_VERSION;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn legacy_meta_keeps_caller_entries_and_drops_modern_fields() {
+        let mut params = obj(json!({"name": "t", "_meta": {
+            "trace": "p",
+            (meta::PROTOCOL_VERSION): "2026-07-28",
+            (meta::CLIENT_INFO): {},
+            (meta::CLIENT_CAPABILITIES): {},
+            (meta::LOG_LEVEL): "debug"
+        }}));
+        legacy_meta(&mut params, &obj(json!({"trace": "call", "other": 1})));
+        assert_eq!(
+            Value::Object(params.clone()),
+            json!({"name": "t", "_meta": {"trace": "p", "other": 1}})
+        );
+        drop_empty_meta(&mut params);
+        assert!(params.contains_key("_meta"));
+        let mut bare = obj(json!({"name": "t"}));
+        legacy_meta(&mut bare, &Map::new());
+        drop_empty_meta(&mut bare);
+        assert_eq!(Value::Object(bare), json!({"name": "t"}));
+    }
+
+    #[test]
+    fn only_modern_codes_count_as_a_modern_answer() {
+        assert!(is_modern_error(codes::UNSUPPORTED_PROTOCOL_VERSION));
+        assert!(is_modern_error(codes::HEADER_MISMATCH));
+        assert!(is_modern_error(codes::MISSING_REQUIRED_CLIENT_CAPABILITY));
+        assert!(!is_modern_error(codes::METHOD_NOT_FOUND));
+        assert!(!is_modern_error(codes::INVALID_PARAMS));
+    }
+
+    #[tokio::test]
+    async fn a_server_without_discover_gets_the_legacy_handshake() {
+        let transport = Scripted::new([
+            Err(Error::Mcp(McpError::method_not_found(
+                methods::SERVER_DISCOVER,
+            ))),
+            Ok(json!({"protocolVersion": "2025-06-18", "capabilities": {}})),
+            Ok(json!({"tools": []})),
+        ]);
+        let client = transport.client(ClientOptions::default());
+        assert_eq!(client.is_legacy(), None);
+        let mut call_meta = Map::new();
+        call_meta.insert("trace".into(), json!("t1"));
+        let options = CallOptions {
+            meta: call_meta,
+            ..CallOptions::default()
+        };
+        client
+            .send(methods::TOOLS_LIST, Map::new(), &options)
+            .await
+            .unwrap();
+        assert_eq!(client.is_legacy(), Some(true));
+        let sent = transport.sent();
+        let methods_sent: Vec<_> = sent.iter().map(|s| s.method.as_str()).collect();
+        assert_eq!(
+            methods_sent,
+            [
+                methods::SERVER_DISCOVER,
+                methods::INITIALIZE,
+                methods::TOOLS_LIST
+            ]
+        );
+        assert_eq!(
+            sent[1].params["protocolVersion"],
+            LEGACY_PROTOCOL_VERSIONS[0]
+        );
+        assert_eq!(sent[1].version, "", "initialize carries no version header");
+        assert_eq!(
+            transport.notified(),
+            [(
+                methods::NOTIFICATIONS_INITIALIZED.to_owned(),
+                "2025-06-18".to_owned()
+            )]
+        );
+        assert_eq!(sent[2].version, "2025-06-18");
+        assert_eq!(
+            Value::Object(sent[2].params.clone()),
+            json!({"_meta": {"trace": "t1"}})
+        );
+    }
+
+    #[tokio::test]
+    async fn a_modern_error_to_the_probe_means_modern() {
+        let transport = Scripted::new([
+            Err(Error::Mcp(McpError::new(
+                codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                "needs roots",
+            ))),
+            Ok(json!({"tools": []})),
+        ]);
+        let client = transport.client(ClientOptions::default());
+        client
+            .request(methods::TOOLS_LIST, Map::new())
+            .await
+            .unwrap();
+        assert_eq!(client.is_legacy(), Some(false));
+        let sent = transport.sent();
+        assert_eq!(sent.len(), 2);
+        assert_eq!(sent[1].version, LATEST_PROTOCOL_VERSION);
+        assert_eq!(
+            sent[1].params["_meta"][meta::PROTOCOL_VERSION],
+            LATEST_PROTOCOL_VERSION
+        );
+    }
+
+    #[tokio::test]
+    async fn the_probe_result_fills_the_discover_cache() {
+        let discovered = json!({"resultType": "complete", "ttlMs": 60000, "supportedVersions": []});
+        let transport = Scripted::new([Ok(discovered.clone()), Ok(json!({"tools": []}))]);
+        let client = transport.client(ClientOptions::default());
+        client
+            .request(methods::TOOLS_LIST, Map::new())
+            .await
+            .unwrap();
+        let got = client
+            .request(methods::SERVER_DISCOVER, Map::new())
+            .await
+            .unwrap();
+        assert_eq!(got, discovered);
+        assert_eq!(
+            transport.sent().len(),
+            2,
+            "discover answered from the probe"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_legacy_version_this_client_does_not_speak_is_refused() {
+        let transport = Scripted::new([Ok(json!({"protocolVersion": "2023-01-01"}))]);
+        let options = ClientOptions {
+            era: EraPreference::Legacy,
+            ..ClientOptions::default()
+        };
+        let client = transport.client(options);
+        let err = client
+            .request(methods::TOOLS_LIST, Map::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Protocol(m) if m.contains("2023-01-01")),
+            "{err:?}"
+        );
+        assert!(transport.notified().is_empty());
+    }
+}

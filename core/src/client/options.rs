@@ -1,0 +1,315 @@
+//! What the application configures: the client's identity and behaviour
+//! ([`ClientOptions`], including the callbacks that answer a server's
+//! elicitation, sampling and roots requests) and per-call settings
+//! ([`CallOptions`]).
+
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+use super::{CacheMode, ServerRequestHandler, StderrMode};
+use crate::protocol::{Implementation, InputKind, LATEST_PROTOCOL_VERSION, methods};
+use crate::{BoxFuture, Error, McpError};
+
+/// Answers one kind of server request (`elicitation/create`,
+/// `sampling/createMessage` or `roots/list`): receives its params, returns
+/// the result object.
+pub type InputHandler = Arc<dyn Fn(Value) -> BoxFuture<Result<Value, Error>> + Send + Sync>;
+
+/// Receives notifications (method, params).
+pub type NotificationCallback = Arc<dyn Fn(&str, &Value) + Send + Sync>;
+
+/// Receives progress updates of one call.
+pub type ProgressCallback = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
+
+/// One `notifications/progress` update.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressUpdate {
+    /// Progress so far.
+    pub progress: f64,
+    /// Total, when known.
+    pub total: Option<f64>,
+    /// Human-readable status.
+    pub message: Option<String>,
+}
+
+/// Client identity and behaviour.
+#[derive(Clone)]
+pub struct ClientOptions {
+    /// Sent as `_meta["io.modelcontextprotocol/clientInfo"]`.
+    pub info: Implementation,
+    /// The protocol version requests declare first (a server answering
+    /// `-32022` makes the client switch to a version both support).
+    pub protocol_version: String,
+    /// Default per-call timeout; `None` waits indefinitely.
+    pub timeout: Option<Duration>,
+    /// How many `input_required` rounds one call may take.
+    pub max_input_rounds: usize,
+    /// Answers `elicitation/create`; declaring it declares the capability.
+    pub elicitation: Option<InputHandler>,
+    /// Answers `sampling/createMessage`; declaring it declares the capability.
+    pub sampling: Option<InputHandler>,
+    /// Answers `roots/list`; declaring it declares the capability.
+    pub roots: Option<InputHandler>,
+    /// Further capabilities to declare (`experimental`, `extensions`).
+    pub extra_capabilities: Map<String, Value>,
+    /// Receives notifications not tied to a call (e.g. logs on stdio).
+    pub on_notification: Option<NotificationCallback>,
+    /// What happens to a stdio server's stderr.
+    pub stderr: StderrMode,
+    /// Which revision family to speak.
+    pub era: EraPreference,
+    /// How long the stdio era probe (`server/discover`) may take before the
+    /// server is taken to be legacy.
+    pub probe_timeout: Duration,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("info", &self.info)
+            .field("protocol_version", &self.protocol_version)
+            .field("timeout", &self.timeout)
+            .field("capabilities", &self.capabilities())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            info: Implementation::new("ferromcp-client", env!("CARGO_PKG_VERSION")),
+            protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+            timeout: Some(Duration::from_secs(60)),
+            max_input_rounds: 8,
+            elicitation: None,
+            sampling: None,
+            roots: None,
+            extra_capabilities: Map::new(),
+            on_notification: None,
+            stderr: StderrMode::default(),
+            era: EraPreference::Auto,
+            probe_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+fn boxed_handler<F, Fut>(f: F) -> InputHandler
+where
+    F: Fn(Value) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value, Error>> + Send + 'static,
+{
+    Arc::new(move |params| Box::pin(f(params)))
+}
+
+impl ClientOptions {
+    /// Sets the elicitation handler (and so declares `elicitation`).
+    pub fn on_elicitation<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Value, Error>> + Send + 'static,
+    {
+        self.elicitation = Some(boxed_handler(f));
+        self
+    }
+
+    /// Sets the sampling handler (and so declares `sampling`).
+    pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Value, Error>> + Send + 'static,
+    {
+        self.sampling = Some(boxed_handler(f));
+        self
+    }
+
+    /// Sets the roots handler (and so declares `roots`).
+    pub fn on_roots<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Value, Error>> + Send + 'static,
+    {
+        self.roots = Some(boxed_handler(f));
+        self
+    }
+
+    /// The capabilities requests declare: one per registered handler, so a
+    /// server never asks for input the application cannot give.
+    pub fn capabilities(&self) -> Map<String, Value> {
+        let mut caps = self.extra_capabilities.clone();
+        for kind in InputKind::ALL {
+            if self.handler(kind).is_some() {
+                caps.insert(kind.capability().into(), json!({}));
+            }
+        }
+        caps
+    }
+
+    /// The handler answering a legacy server's requests.
+    pub(super) fn server_request_handler(&self) -> ServerRequestHandler {
+        let options = self.clone();
+        Arc::new(move |method: String, params: Value| {
+            let options = options.clone();
+            Box::pin(async move {
+                if method == methods::PING {
+                    return Ok(json!({}));
+                }
+                match options.handler_for(&method) {
+                    Some(handler) => handler(params).await.map_err(|e| match e {
+                        Error::Mcp(e) => e,
+                        other => McpError::internal(other.to_string()),
+                    }),
+                    None => Err(McpError::method_not_found(&method)),
+                }
+            })
+        })
+    }
+
+    /// The handler for a server request method, if it is an input kind
+    /// the application answers.
+    pub(super) fn handler_for(&self, method: &str) -> Option<&InputHandler> {
+        self.handler(InputKind::from_method(method)?)
+    }
+
+    /// The handler answering one kind of input request, if registered.
+    pub fn handler(&self, kind: InputKind) -> Option<&InputHandler> {
+        match kind {
+            InputKind::Elicitation => self.elicitation.as_ref(),
+            InputKind::Sampling => self.sampling.as_ref(),
+            InputKind::Roots => self.roots.as_ref(),
+        }
+    }
+}
+
+/// Which revision family the client speaks to its server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EraPreference {
+    /// Detect it (spec: versioning.mdx, "Backward Compatibility"): a modern
+    /// probe first; a legacy server gets the `initialize` handshake.
+    #[default]
+    Auto,
+    /// 2026-07-28 and later only.
+    Modern,
+    /// 2025-11-25 and earlier only (initialize handshake).
+    Legacy,
+}
+
+/// Per-call settings.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Overrides the client's default timeout.
+    pub timeout: Option<Duration>,
+    /// How the call uses the result cache.
+    pub cache: CacheMode,
+    /// Receives `notifications/progress` for this call (asks for them).
+    pub on_progress: Option<ProgressCallback>,
+    /// Receives every notification about this call.
+    pub on_notification: Option<NotificationCallback>,
+    /// Cancelling it abandons the call (the server is told: a
+    /// `notifications/cancelled` on stdio, a closed stream on HTTP).
+    pub cancel: Option<CancellationToken>,
+    /// Extra `_meta` entries for the request (e.g. trace context).
+    pub meta: Map<String, Value>,
+}
+
+impl CallOptions {
+    /// Sets a progress callback.
+    pub fn with_progress(mut self, f: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Sets the timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the cache mode.
+    pub fn with_cache(mut self, cache: CacheMode) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Sets a cancellation token.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = Some(cancel);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::codes;
+
+    fn answer(v: Value) -> impl Fn(Value) -> BoxFuture<Result<Value, Error>> + Send + Sync {
+        move |_| {
+            let v = v.clone();
+            Box::pin(async move { Ok(v) })
+        }
+    }
+
+    #[test]
+    fn capabilities_declare_one_entry_per_handler() {
+        let mut options = ClientOptions::default();
+        options
+            .extra_capabilities
+            .insert("experimental".into(), json!({"x": {}}));
+        assert_eq!(
+            Value::Object(options.capabilities()),
+            json!({"experimental": {"x": {}}})
+        );
+        let options = options
+            .on_sampling(|_| async { Ok(json!({})) })
+            .on_roots(|_| async { Ok(json!({})) });
+        assert_eq!(
+            Value::Object(options.capabilities()),
+            json!({"experimental": {"x": {}}, "sampling": {}, "roots": {}})
+        );
+    }
+
+    #[test]
+    fn handler_for_knows_only_the_three_input_methods() {
+        let options = ClientOptions::default().on_elicitation(|_| async { Ok(json!({})) });
+        assert!(options.handler_for(methods::ELICITATION_CREATE).is_some());
+        assert!(
+            options
+                .handler_for(methods::SAMPLING_CREATE_MESSAGE)
+                .is_none()
+        );
+        assert!(options.handler_for(methods::TOOLS_CALL).is_none());
+        assert!(options.handler(InputKind::Elicitation).is_some());
+        assert!(options.handler(InputKind::Roots).is_none());
+    }
+
+    #[tokio::test]
+    async fn server_requests_are_answered_by_kind() {
+        let options = ClientOptions {
+            roots: Some(Arc::new(answer(json!({"roots": []})))),
+            sampling: Some(Arc::new(|_| {
+                Box::pin(async { Err(Error::Protocol("model unavailable".into())) })
+            })),
+            ..ClientOptions::default()
+        };
+        let handle = options.server_request_handler();
+        assert_eq!(
+            handle(methods::PING.into(), Value::Null).await,
+            Ok(json!({}))
+        );
+        assert_eq!(
+            handle(methods::ROOTS_LIST.into(), json!({})).await,
+            Ok(json!({"roots": []}))
+        );
+        let missing = handle(methods::ELICITATION_CREATE.into(), json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(missing.code, codes::METHOD_NOT_FOUND);
+        let failed = handle(methods::SAMPLING_CREATE_MESSAGE.into(), json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(failed.code, codes::INTERNAL_ERROR);
+        assert!(failed.message.contains("model unavailable"), "{failed:?}");
+    }
+}

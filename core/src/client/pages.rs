@@ -1,0 +1,138 @@
+//! [`Pages`]: walking a paginated list (spec:
+//! server/utilities/pagination.mdx).
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::api::decode;
+use super::{CacheMode, Client};
+use crate::Error;
+
+/// Walks a paginated list, following `nextCursor` (spec:
+/// server/utilities/pagination.mdx). A cursor that repeats ends the walk, so
+/// a misbehaving server cannot loop it forever.
+pub struct Pages<'a, T> {
+    client: &'a Client,
+    method: &'static str,
+    field: &'static str,
+    cache: CacheMode,
+    cursor: Option<String>,
+    done: bool,
+    _items: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'a, T: DeserializeOwned> Pages<'a, T> {
+    pub(super) fn new(
+        client: &'a Client,
+        method: &'static str,
+        field: &'static str,
+        cache: CacheMode,
+    ) -> Self {
+        Pages {
+            client,
+            method,
+            field,
+            cache,
+            cursor: None,
+            done: false,
+            _items: std::marker::PhantomData,
+        }
+    }
+
+    /// The next page's items; `None` after the last page.
+    pub async fn next_page(&mut self) -> Option<Result<Vec<T>, Error>> {
+        if self.done {
+            return None;
+        }
+        let mut page = match self
+            .client
+            .list_page(self.method, self.cursor.as_deref(), self.cache)
+            .await
+        {
+            Ok(page) => page,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(e));
+            }
+        };
+        let mut items = Vec::new();
+        if let Some(Value::Array(list)) = page.get_mut(self.field) {
+            for item in list.drain(..) {
+                match decode(self.method, item) {
+                    Ok(item) => items.push(item),
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                }
+            }
+        }
+        match page.get("nextCursor").and_then(Value::as_str) {
+            Some(next) if self.cursor.as_deref() != Some(next) => {
+                self.cursor = Some(next.to_owned())
+            }
+            _ => self.done = true,
+        }
+        Some(Ok(items))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Error;
+    use crate::client::ClientOptions;
+    use crate::client::EraPreference;
+    use crate::client::testing::Scripted;
+    use serde_json::json;
+
+    fn modern() -> ClientOptions {
+        ClientOptions {
+            era: EraPreference::Modern,
+            ..ClientOptions::default()
+        }
+    }
+
+    fn tool(name: &str) -> serde_json::Value {
+        json!({"name": name, "inputSchema": {"type": "object"}})
+    }
+
+    #[tokio::test]
+    async fn follows_cursors_and_stops_on_a_repeated_one() {
+        let transport = Scripted::new([
+            Ok(json!({"tools": [tool("a")], "nextCursor": "c1"})),
+            Ok(json!({"tools": [tool("b")], "nextCursor": "c2"})),
+            // A server that hands back the cursor it was given would loop.
+            Ok(json!({"tools": [tool("c")], "nextCursor": "c2"})),
+            Ok(json!({"tools": [tool("never")]})),
+        ]);
+        let client = transport.client(modern());
+        let names: Vec<String> = client
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        let cursors: Vec<_> = transport
+            .sent()
+            .iter()
+            .map(|s| s.params.get("cursor").cloned())
+            .collect();
+        assert_eq!(cursors, [None, Some(json!("c1")), Some(json!("c2"))]);
+    }
+
+    #[tokio::test]
+    async fn a_malformed_item_ends_the_walk_with_an_error() {
+        let transport = Scripted::new([
+            Ok(json!({"tools": [{"name": 7}], "nextCursor": "c1"})),
+            Ok(json!({"tools": [tool("b")]})),
+        ]);
+        let client = transport.client(modern());
+        let mut pages = client.tool_pages();
+        let first = pages.next_page().await;
+        assert!(matches!(first, Some(Err(Error::Protocol(_)))), "{first:?}");
+        assert!(pages.next_page().await.is_none());
+        assert_eq!(transport.sent().len(), 1);
+    }
+}

@@ -1,0 +1,591 @@
+//! The send pipeline every call goes through ([`Client::send`]): per-request
+//! `_meta`, the result cache, `x-mcp-header` mirroring, version
+//! negotiation on `-32022`, and the MRTR loop (spec:
+//! basic/patterns/mrtr.mdx) that answers `input_required` results with the
+//! application's input handlers and retries.
+
+use serde_json::{Map, Value, json};
+use std::sync::atomic::Ordering;
+use tokio::sync::mpsc;
+
+use super::{CacheMode, CallOptions, Client, OutgoingRequest, ProgressUpdate, cache, era::Era};
+use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::methods::{self, Method};
+use crate::protocol::{MODERN_PROTOCOL_VERSIONS, codes, meta};
+use crate::rpc::write_unpoisoned;
+use crate::{Error, McpError};
+
+impl Client {
+    /// Sends any request with default call options and returns the raw
+    /// `result` object.
+    pub async fn request(&self, method: &str, params: Map<String, Value>) -> Result<Value, Error> {
+        self.send(method, params, &CallOptions::default()).await
+    }
+
+    /// Sends any request: adds `_meta`, serves from or fills the cache,
+    /// mirrors `x-mcp-header` arguments, answers `input_required` rounds
+    /// with the registered handlers, and switches protocol version when the
+    /// server names the ones it supports.
+    pub async fn send(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
+        let limit = options.timeout.or(self.shared.options.timeout);
+        let work = self.send_inner(method, params, options);
+        let timed = async {
+            match limit {
+                Some(limit) => tokio::time::timeout(limit, work)
+                    .await
+                    .map_err(|_| Error::Timeout)?,
+                None => work.await,
+            }
+        };
+        match &options.cancel {
+            Some(token) => tokio::select! {
+                result = timed => result,
+                _ = token.cancelled() => Err(Error::Cancelled),
+            },
+            None => timed.await,
+        }
+    }
+
+    async fn send_inner(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
+        // One table lookup; the rest of the pipeline asks the entry.
+        let known = Method::from_name(method);
+        let cacheable = known.is_some_and(Method::is_cacheable);
+        let key = cache::cache_key(method, &params);
+        if cacheable
+            && options.cache == CacheMode::Use
+            && let Some(hit) = self.shared.cache.get(&key)
+        {
+            return Ok(hit);
+        }
+        if known == Some(Method::ToolsCall) && self.shared.transport.mirrors_headers() {
+            self.learn_tool_headers(&params).await?;
+        }
+        let mut result = self.run_rounds(method, &params, options).await?;
+        if known == Some(Method::ToolsList) && self.shared.transport.mirrors_headers() {
+            self.shared.tool_headers.filter_listing(&mut result);
+        }
+        if cacheable && options.cache != CacheMode::Bypass {
+            self.shared.cache.put(key, &result);
+        }
+        Ok(result)
+    }
+
+    /// Makes sure the definition of the tool about to be called is known,
+    /// so its `x-mcp-header` arguments can be mirrored.
+    async fn learn_tool_headers(&self, params: &Map<String, Value>) -> Result<(), Error> {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Ok(());
+        };
+        if !self.shared.tool_headers.knows(name) {
+            self.list_all_tools_with(CacheMode::Use).await?;
+        }
+        Ok(())
+    }
+
+    /// The MRTR loop: retries with `inputResponses` and the byte-identical
+    /// `requestState` under a new id until the result is complete.
+    async fn run_rounds(
+        &self,
+        method: &str,
+        original: &Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
+        let mut params = original.clone();
+        let mut rounds = 0;
+        let mut refreshed_headers = false;
+        loop {
+            let result = match self.send_once(method, params.clone(), options).await {
+                Err(Error::Mcp(e))
+                    if e.code == codes::HEADER_MISMATCH
+                        && method == methods::TOOLS_CALL
+                        && !refreshed_headers =>
+                {
+                    // The tool's annotations may have changed: re-list and retry once.
+                    refreshed_headers = true;
+                    self.shared.cache.invalidate_method(methods::TOOLS_LIST);
+                    self.list_all_tools_with(CacheMode::Refresh).await?;
+                    continue;
+                }
+                other => other?,
+            };
+            if !is_input_required(&result) {
+                return Ok(result);
+            }
+            rounds += 1;
+            if rounds > self.shared.options.max_input_rounds {
+                return Err(Error::Protocol(format!(
+                    "{method}: the server still required input after {} rounds",
+                    self.shared.options.max_input_rounds
+                )));
+            }
+            let responses = self
+                .answer_input_requests(result.get("inputRequests"))
+                .await?;
+            params = retry_params(original, &result, responses);
+        }
+    }
+
+    async fn answer_input_requests(
+        &self,
+        requests: Option<&Value>,
+    ) -> Result<Map<String, Value>, Error> {
+        let mut responses = Map::new();
+        let Some(Value::Object(requests)) = requests else {
+            return Ok(responses);
+        };
+        for (key, request) in requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+            let handler = self.shared.options.handler_for(method).ok_or_else(|| {
+                Error::Protocol(format!(
+                    "the server asked for {method:?} (key {key:?}) but no handler for it is registered"
+                ))
+            })?;
+            let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+            responses.insert(key.clone(), handler(params).await?);
+        }
+        Ok(responses)
+    }
+
+    /// One request/response exchange, switching protocol version once if
+    /// the server answers `-32022` with versions this client speaks.
+    async fn send_once(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
+        match self.era().await? {
+            Era::Modern => self.send_modern(method, params, options).await,
+            Era::Legacy { version } => self.send_legacy(method, params, options, &version).await,
+        }
+    }
+
+    /// One 2026-07-28 exchange, switching protocol version once if the
+    /// server answers `-32022` with versions this client speaks.
+    pub(super) async fn send_modern(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
+        let mut switched = false;
+        loop {
+            let mut p = params.clone();
+            let mut extra_meta = options.meta.clone();
+            if let Some(Value::Object(m)) = p.remove("_meta") {
+                extra_meta.extend(m);
+            }
+            p.insert(
+                "_meta".into(),
+                Value::Object(self.request_meta(&extra_meta)),
+            );
+            let headers =
+                if method == methods::TOOLS_CALL && self.shared.transport.mirrors_headers() {
+                    let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+                    self.shared
+                        .tool_headers
+                        .headers_for(name, p.get("arguments"))
+                } else {
+                    Vec::new()
+                };
+            let notifications = self.notification_router(options, &mut p);
+            let outcome = self
+                .shared
+                .transport
+                .send(OutgoingRequest {
+                    id: self.next_id(),
+                    method: method.to_owned(),
+                    params: p,
+                    headers,
+                    notifications,
+                    version: self.protocol_version(),
+                })
+                .await;
+            match outcome {
+                Err(Error::Mcp(e))
+                    if e.code == codes::UNSUPPORTED_PROTOCOL_VERSION && !switched =>
+                {
+                    let Some(version) = pick_version(&e) else {
+                        return Err(Error::Mcp(e));
+                    };
+                    switched = true;
+                    *write_unpoisoned(&self.shared.protocol_version) = version;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    pub(super) fn request_meta(&self, extra: &Map<String, Value>) -> Map<String, Value> {
+        let mut meta = extra.clone();
+        meta.insert(
+            meta::PROTOCOL_VERSION.into(),
+            Value::from(self.protocol_version()),
+        );
+        meta.insert(meta::CLIENT_INFO.into(), self.shared.info_value.clone());
+        meta.insert(
+            meta::CLIENT_CAPABILITIES.into(),
+            self.shared.capabilities_value.clone(),
+        );
+        meta
+    }
+
+    pub(super) fn next_id(&self) -> RequestId {
+        RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A channel delivering this call's notifications to its callbacks; asks
+    /// for progress when a progress callback is set.
+    pub(super) fn notification_router(
+        &self,
+        options: &CallOptions,
+        params: &mut Map<String, Value>,
+    ) -> Option<mpsc::UnboundedSender<Value>> {
+        if options.on_progress.is_none()
+            && options.on_notification.is_none()
+            && self.shared.options.on_notification.is_none()
+        {
+            return None;
+        }
+        if options.on_progress.is_some()
+            && let Some(Value::Object(meta)) = params.get_mut("_meta")
+            && !meta.contains_key(meta::PROGRESS_TOKEN)
+        {
+            let token = format!(
+                "progress-{}",
+                self.shared.next_id.fetch_add(1, Ordering::Relaxed)
+            );
+            meta.insert(meta::PROGRESS_TOKEN.into(), Value::from(token));
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let on_progress = options.on_progress.clone();
+        let on_notification = options
+            .on_notification
+            .clone()
+            .or_else(|| self.shared.options.on_notification.clone());
+        tokio::spawn(async move {
+            while let Some(note) = rx.recv().await {
+                let method = note.get("method").and_then(Value::as_str).unwrap_or("");
+                let params = note.get("params").cloned().unwrap_or(Value::Null);
+                if method == methods::NOTIFICATIONS_PROGRESS
+                    && let Some(cb) = &on_progress
+                {
+                    cb(ProgressUpdate {
+                        progress: params["progress"].as_f64().unwrap_or(0.0),
+                        total: params["total"].as_f64(),
+                        message: params["message"].as_str().map(str::to_owned),
+                    });
+                }
+                if let Some(cb) = &on_notification {
+                    cb(method, &params);
+                }
+            }
+        });
+        Some(tx)
+    }
+
+    /// Forgets cached results a change notification makes stale.
+    pub(crate) fn invalidate_for(&self, notification_method: &str, params: &Value) {
+        let cache = &self.shared.cache;
+        let Some(method) = Method::from_name(notification_method) else {
+            return;
+        };
+        for list in method.invalidates() {
+            cache.invalidate_method(list.as_str());
+        }
+        if method == Method::NotificationsResourcesUpdated
+            && let Some(uri) = params.get("uri").and_then(Value::as_str)
+        {
+            cache.invalidate_resource(uri);
+        }
+    }
+}
+
+/// The version to retry with after `-32022`: the newest one both sides
+/// speak, from the error's `data.supported`.
+fn pick_version(error: &McpError) -> Option<String> {
+    let supported = error.data.as_ref()?.get("supported")?.as_array()?;
+    MODERN_PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| supported.iter().any(|s| s.as_str() == Some(**v)))
+        .map(|v| (*v).to_owned())
+}
+
+/// Whether a result asks for another round (`resultType: input_required`).
+fn is_input_required(result: &Value) -> bool {
+    result.get("resultType").and_then(Value::as_str) == Some("input_required")
+}
+
+/// The params of the next round: the original request, plus the answers
+/// (when there are any) and the server's `requestState` byte for byte.
+fn retry_params(
+    original: &Map<String, Value>,
+    result: &Value,
+    responses: Map<String, Value>,
+) -> Map<String, Value> {
+    let mut params = original.clone();
+    if !responses.is_empty() {
+        params.insert("inputResponses".into(), Value::Object(responses));
+    }
+    if let Some(state) = result.get("requestState") {
+        params.insert("requestState".into(), state.clone());
+    }
+    params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::testing::Scripted;
+    use crate::client::{ClientOptions, EraPreference};
+    use crate::protocol::LATEST_PROTOCOL_VERSION;
+
+    fn modern() -> ClientOptions {
+        ClientOptions {
+            era: EraPreference::Modern,
+            ..ClientOptions::default()
+        }
+    }
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    fn input_required(requests: Value, state: &str) -> Result<Value, Error> {
+        Ok(json!({
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": state
+        }))
+    }
+
+    #[test]
+    fn pick_version_takes_one_both_sides_speak() {
+        let error = |supported: Value| {
+            McpError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "no")
+                .with_data(json!({"supported": supported}))
+        };
+        assert_eq!(
+            pick_version(&error(json!(["1999-01-01", LATEST_PROTOCOL_VERSION]))).as_deref(),
+            Some(LATEST_PROTOCOL_VERSION)
+        );
+        assert_eq!(pick_version(&error(json!(["1999-01-01"]))), None);
+        assert_eq!(pick_version(&error(json!("2026-07-28"))), None);
+        assert_eq!(
+            pick_version(&McpError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "no")),
+            None
+        );
+    }
+
+    #[test]
+    fn retry_params_carry_answers_and_state_verbatim() {
+        let original = obj(json!({"name": "t", "arguments": {"a": 1}}));
+        let result = json!({"resultType": "input_required", "requestState": "s-1"});
+        assert!(is_input_required(&result));
+        assert!(!is_input_required(&json!({"resultType": "complete"})));
+        assert!(!is_input_required(&json!({})));
+        let mut responses = Map::new();
+        responses.insert("k".into(), json!({"action": "accept"}));
+        assert_eq!(
+            Value::Object(retry_params(&original, &result, responses)),
+            json!({"name": "t", "arguments": {"a": 1},
+                   "inputResponses": {"k": {"action": "accept"}}, "requestState": "s-1"})
+        );
+        assert_eq!(
+            Value::Object(retry_params(&original, &json!({}), Map::new())),
+            Value::Object(original)
+        );
+    }
+
+    #[tokio::test]
+    async fn input_rounds_are_answered_by_the_registered_handlers() {
+        let transport = Scripted::new([
+            input_required(
+                json!({"who": {"method": methods::ELICITATION_CREATE, "params": {"message": "name?"}}}),
+                "state-1",
+            ),
+            Ok(json!({"resultType": "complete", "content": []})),
+        ]);
+        let options = modern().on_elicitation(|params: Value| async move {
+            Ok(json!({"action": "accept", "content": {"echo": params["message"]}}))
+        });
+        let client = transport.client(options);
+        let mut params = Map::new();
+        params.insert("name".into(), json!("greet"));
+        let result = client.request(methods::TOOLS_CALL, params).await.unwrap();
+        assert_eq!(result["resultType"], "complete");
+        let sent = transport.sent();
+        assert_eq!(sent.len(), 2);
+        assert_ne!(sent[0].id, sent[1].id, "each round is a new request");
+        assert!(!sent[0].params.contains_key("inputResponses"));
+        assert_eq!(
+            sent[1].params["inputResponses"],
+            json!({"who": {"action": "accept", "content": {"echo": "name?"}}})
+        );
+        assert_eq!(sent[1].params["requestState"], "state-1");
+        assert_eq!(sent[1].params["name"], "greet");
+    }
+
+    #[tokio::test]
+    async fn an_input_kind_without_a_handler_fails_the_call() {
+        let transport = Scripted::new([input_required(
+            json!({"r": {"method": methods::ROOTS_LIST}}),
+            "s",
+        )]);
+        let client = transport.client(modern());
+        let err = client
+            .request(methods::TOOLS_CALL, Map::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Protocol(m) if m.contains("roots/list")),
+            "{err:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn rounds_are_capped() {
+        let asks = || input_required(json!({}), "again");
+        let transport = Scripted::new([asks(), asks(), asks()]);
+        let options = ClientOptions {
+            max_input_rounds: 2,
+            ..modern()
+        };
+        let client = transport.client(options);
+        let err = client
+            .request(methods::PROMPTS_GET, Map::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Protocol(m) if m.contains("after 2 rounds")),
+            "{err:?}"
+        );
+        assert_eq!(transport.sent().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn unsupported_version_switches_once_to_a_shared_one() {
+        let unsupported = || {
+            Err(Error::Mcp(
+                McpError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "no")
+                    .with_data(json!({"supported": [LATEST_PROTOCOL_VERSION]})),
+            ))
+        };
+        let transport = Scripted::new([unsupported(), Ok(json!({"tools": []})), unsupported()]);
+        let options = ClientOptions {
+            protocol_version: "2099-01-01".into(),
+            ..modern()
+        };
+        let client = transport.client(options);
+        client
+            .send(
+                methods::TOOLS_LIST,
+                Map::new(),
+                &CallOptions::default().with_cache(CacheMode::Bypass),
+            )
+            .await
+            .unwrap();
+        assert_eq!(client.protocol_version(), LATEST_PROTOCOL_VERSION);
+        let sent = transport.sent();
+        assert_eq!(sent[0].version, "2099-01-01");
+        assert_eq!(sent[1].version, LATEST_PROTOCOL_VERSION);
+        assert_eq!(
+            sent[1].params["_meta"][meta::PROTOCOL_VERSION],
+            LATEST_PROTOCOL_VERSION
+        );
+    }
+
+    #[tokio::test]
+    async fn cacheable_results_are_served_until_a_change_notification() {
+        let listing = json!({"resultType": "complete", "ttlMs": 60000, "prompts": []});
+        let transport = Scripted::new([Ok(listing.clone()), Ok(listing.clone())]);
+        let client = transport.client(modern());
+        for _ in 0..2 {
+            client
+                .request(methods::PROMPTS_LIST, Map::new())
+                .await
+                .unwrap();
+        }
+        assert_eq!(transport.sent().len(), 1, "second served from the cache");
+        client.invalidate_for(methods::NOTIFICATIONS_TOOLS_LIST_CHANGED, &Value::Null);
+        client
+            .request(methods::PROMPTS_LIST, Map::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            transport.sent().len(),
+            1,
+            "another list's change is ignored"
+        );
+        client.invalidate_for(methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED, &Value::Null);
+        client
+            .request(methods::PROMPTS_LIST, Map::new())
+            .await
+            .unwrap();
+        assert_eq!(transport.sent().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn resource_updates_invalidate_that_resource_only() {
+        let read = |text: &str| {
+            Ok(
+                json!({"resultType": "complete", "ttlMs": 60000, "contents": [{"uri": "u", "text": text}]}),
+            )
+        };
+        let transport = Scripted::new([read("a1"), read("b1"), read("a2")]);
+        let client = transport.client(modern());
+        let read_uri = |uri: &str| {
+            let mut p = Map::new();
+            p.insert("uri".into(), json!(uri));
+            client.request(methods::RESOURCES_READ, p)
+        };
+        read_uri("file:///a").await.unwrap();
+        read_uri("file:///b").await.unwrap();
+        client.invalidate_for(
+            methods::NOTIFICATIONS_RESOURCES_UPDATED,
+            &json!({"uri": "file:///a"}),
+        );
+        assert_eq!(
+            read_uri("file:///a").await.unwrap()["contents"][0]["text"],
+            "a2"
+        );
+        assert_eq!(
+            read_uri("file:///b").await.unwrap()["contents"][0]["text"],
+            "b1"
+        );
+        assert_eq!(transport.sent().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn tool_calls_mirror_annotated_arguments_after_learning_the_tool() {
+        let transport = Scripted::new([
+            Ok(
+                json!({"tools": [{"name": "t", "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"}}}}]}),
+            ),
+            Ok(json!({"content": []})),
+        ])
+        .mirroring();
+        let client = transport.client(modern());
+        let mut params = Map::new();
+        params.insert("name".into(), json!("t"));
+        params.insert("arguments".into(), json!({"region": "eu"}));
+        client.request(methods::TOOLS_CALL, params).await.unwrap();
+        let sent = transport.sent();
+        assert_eq!(sent[0].method, methods::TOOLS_LIST);
+        assert_eq!(
+            sent[1].headers,
+            [("Mcp-Param-Region".to_owned(), "eu".to_owned())]
+        );
+    }
+}

@@ -1,0 +1,110 @@
+//! One file per primitive a server answers: what each request's params
+//! must be, how its handler runs, and the result it produces. Routing,
+//! `_meta` and admission live in [`super::dispatch`]; these functions see
+//! an admitted request.
+//!
+//! What they share is here: running a handler round (panics isolated, the
+//! round ended as soon as the handler asks for input the request does not
+//! carry), the `InputRequiredResult` that ends such a round, and the caching
+//! fields of cacheable results.
+
+mod completion;
+mod discover;
+mod lists;
+mod prompts;
+mod resources;
+mod tools;
+
+use serde_json::{Map, Value};
+
+use super::handler::{BoxFuture, HandlerError};
+use super::input::InputRound;
+use super::panic::{catch_panic, panic_message};
+use super::{CacheHint, Server};
+use crate::McpError;
+
+/// How a handler round ended.
+enum Ran<O> {
+    Done(Result<O, HandlerError>),
+    Panicked(String),
+    InputRequired,
+}
+
+/// Runs a handler, isolating panics (while building its future or while
+/// polling it) and ending the round as soon as it asks for input the
+/// request does not carry yet.
+async fn run_handler<O>(
+    input: Option<&InputRound>,
+    start: impl FnOnce() -> BoxFuture<Result<O, HandlerError>>,
+) -> Ran<O> {
+    let future = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(start)) {
+        Ok(future) => future,
+        Err(payload) => return Ran::Panicked(panic_message(payload.as_ref())),
+    };
+    let mut future = catch_panic(future);
+    let outcome = match input {
+        Some(round) => tokio::select! {
+            biased;
+            out = &mut future => {
+                if round.has_pending() {
+                    return Ran::InputRequired;
+                }
+                out
+            }
+            _ = round.pending() => return Ran::InputRequired,
+        },
+        None => future.await,
+    };
+    match outcome {
+        Ok(result) => Ran::Done(result),
+        Err(panic) => Ran::Panicked(panic),
+    }
+}
+
+impl Server {
+    /// The `InputRequiredResult` that ends a round.
+    fn input_required(
+        &self,
+        round: &InputRound,
+        params: &Map<String, Value>,
+    ) -> Map<String, Value> {
+        let options = &self.shared.options;
+        round.input_required(params, &options.seal_key, options.request_state_ttl)
+    }
+
+    /// How a resource or prompt handler's round ends: its output, the
+    /// `InputRequiredResult` (as `Ok(Err(..))`), or a JSON-RPC error (these
+    /// have no `isError` result to carry a failure).
+    fn non_tool_outcome<O>(
+        &self,
+        ran: Ran<O>,
+        input: Option<&InputRound>,
+        params: &Map<String, Value>,
+        what: &str,
+    ) -> Result<Result<O, Map<String, Value>>, McpError> {
+        match ran {
+            Ran::InputRequired => Ok(Err(self.input_required(expect_round(input)?, params))),
+            Ran::Done(Ok(output)) => Ok(Ok(output)),
+            Ran::Done(Err(HandlerError::Protocol(error))) => Err(error),
+            Ran::Done(Err(HandlerError::Tool(message))) => Err(McpError::internal(message)),
+            Ran::Panicked(panic) => {
+                tracing::error!(%what, %panic, "handler panicked");
+                Err(McpError::internal(format!("{what} failed: {panic}")))
+            }
+        }
+    }
+}
+
+/// A round that ended in `InputRequired` always had an input round.
+fn expect_round(input: Option<&InputRound>) -> Result<&InputRound, McpError> {
+    input.ok_or_else(|| McpError::internal("input required outside an input-capable request"))
+}
+
+/// `ttlMs` and `cacheScope` of a cacheable result.
+fn insert_cache_hint(result: &mut Map<String, Value>, hint: CacheHint) {
+    result.insert("ttlMs".into(), Value::from(hint.ttl_ms));
+    result.insert(
+        "cacheScope".into(),
+        serde_json::to_value(hint.scope).unwrap_or(Value::from("private")),
+    );
+}

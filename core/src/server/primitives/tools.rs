@@ -1,0 +1,72 @@
+//! `tools/call` (spec: server/tools.mdx): arguments checked against the
+//! tool's `inputSchema`, the handler's output turned into a
+//! `CallToolResult` and checked against its `outputSchema`. A failing tool
+//! is an `isError: true` result, not a JSON-RPC error.
+
+use serde_json::{Map, Value, json};
+
+use super::{Ran, expect_round, run_handler};
+use crate::McpError;
+use crate::protocol::methods::TOOLS_CALL;
+use crate::server::Server;
+use crate::server::context::RequestContext;
+use crate::server::handler::HandlerError;
+use crate::server::input::InputRound;
+use crate::server::tool_result::{error_result, into_call_tool_result};
+
+impl Server {
+    /// Answers `tools/call`, or ends the round with `InputRequiredResult`.
+    pub(in crate::server) async fn call_tool(
+        &self,
+        ctx: RequestContext,
+        params: &Map<String, Value>,
+        input: Option<&InputRound>,
+    ) -> Result<Map<String, Value>, McpError> {
+        let name = match params.get("name") {
+            Some(Value::String(name)) => name.clone(),
+            _ => {
+                return Err(McpError::invalid_params(format!(
+                    "{TOOLS_CALL} requires a string \"name\""
+                )));
+            }
+        };
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(args @ Value::Object(_)) => args.clone(),
+            Some(_) => return Err(McpError::invalid_params("\"arguments\" must be an object")),
+        };
+        let Some(entry) = self.registry_read().tools.get(&name).cloned() else {
+            return Err(McpError::invalid_params(format!("Unknown tool: {name}"))
+                .with_data(json!({ "name": name })));
+        };
+        if let Err(problems) = entry.input.check(&arguments) {
+            return Ok(error_result(&format!(
+                "Invalid arguments for tool '{name}': {problems}"
+            )));
+        }
+        let handler = entry.handler.clone();
+        match run_handler(input, move || handler.call(ctx, arguments)).await {
+            Ran::InputRequired => Ok(self.input_required(expect_round(input)?, params)),
+            Ran::Done(Ok(output)) => {
+                let result = into_call_tool_result(output, entry.output.is_some());
+                if let (Some(schema), Some(structured)) =
+                    (&entry.output, result.get("structuredContent"))
+                    && result.get("isError") != Some(&Value::Bool(true))
+                    && let Err(problems) = schema.check(structured)
+                {
+                    tracing::warn!(tool = %name, %problems, "structured output does not match outputSchema");
+                    return Ok(error_result(&format!(
+                        "Tool '{name}' produced output that does not match its outputSchema: {problems}"
+                    )));
+                }
+                Ok(result)
+            }
+            Ran::Done(Err(HandlerError::Tool(message))) => Ok(error_result(&message)),
+            Ran::Done(Err(HandlerError::Protocol(error))) => Err(error),
+            Ran::Panicked(panic) => {
+                tracing::error!(tool = %name, %panic, "tool handler panicked");
+                Ok(error_result(&format!("Tool '{name}' failed: {panic}")))
+            }
+        }
+    }
+}

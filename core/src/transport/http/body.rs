@@ -1,0 +1,172 @@
+//! Bodies in both directions: reading a request body (JSON only, within the
+//! size limit) and the response body type, a complete buffer or an SSE
+//! stream, with the constructors every response goes through.
+
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderValue};
+use http::{Response, StatusCode};
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::sync::mpsc;
+use tokio_util::sync::DropGuard;
+
+use crate::McpError;
+use crate::protocol::codes;
+use crate::protocol::jsonrpc::{RequestId, error_value};
+use crate::server::Rejection;
+
+/// Whether the request declares a JSON body (parameters such as `charset`
+/// are allowed).
+pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Reads a whole request body, refusing with 413 once it grows past
+/// `limit` bytes: the cap holds however the body is framed, so one client
+/// cannot make the server buffer without bound.
+pub(super) async fn read_limited(body: Incoming, limit: usize) -> Result<Bytes, Response<McpBody>> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) => {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                return Err(jsonrpc_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    None,
+                    McpError::new(
+                        codes::INVALID_REQUEST,
+                        format!("request body exceeds the {limit}-byte limit"),
+                    ),
+                ));
+            }
+            Err(plain(
+                StatusCode::BAD_REQUEST,
+                "could not read the request body",
+            ))
+        }
+    }
+}
+
+/// One SSE event carrying a JSON-RPC message.
+pub(super) fn sse_event(message: &(impl serde::Serialize + ?Sized)) -> Bytes {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"event: message\ndata: ");
+    // serde_json never emits raw newlines, so one data line suffices.
+    let _ = serde_json::to_writer(&mut out, message);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// The response body: a complete buffer, or an SSE stream fed by a task.
+pub(super) enum McpBody {
+    Full(Option<Bytes>),
+    Stream {
+        frames: mpsc::UnboundedReceiver<Bytes>,
+        _cancel_on_drop: DropGuard,
+    },
+}
+
+impl Body for McpBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            McpBody::Full(data) => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
+            McpBody::Stream { frames, .. } => frames
+                .poll_recv(cx)
+                .map(|frame| frame.map(|d| Ok(Frame::data(d)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, McpBody::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            McpBody::Full(Some(d)) => SizeHint::with_exact(d.len() as u64),
+            McpBody::Full(None) => SizeHint::with_exact(0),
+            McpBody::Stream { .. } => SizeHint::default(),
+        }
+    }
+}
+
+/// A short plain-text response, for answers outside JSON-RPC.
+pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::Full(Some(Bytes::from_static(text.as_bytes()))));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// A response without a body.
+pub(super) fn empty(status: StatusCode) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::Full(None));
+    *response.status_mut() = status;
+    response
+}
+
+/// A JSON response carrying one message.
+pub(super) fn json_response(
+    status: StatusCode,
+    message: &(impl serde::Serialize + ?Sized),
+) -> Response<McpBody> {
+    let body = serde_json::to_vec(message).unwrap_or_default();
+    let mut response = Response::new(McpBody::Full(Some(Bytes::from(body))));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A JSON-RPC error response with the given HTTP status.
+pub(super) fn jsonrpc_error(
+    status: StatusCode,
+    id: Option<RequestId>,
+    error: McpError,
+) -> Response<McpBody> {
+    json_response(status, &error_value(id.as_ref(), &error))
+}
+
+/// The response to a request refused before it ran.
+pub(super) fn rejection_response(rejection: Rejection) -> Response<McpBody> {
+    let status = StatusCode::from_u16(rejection.http_status).unwrap_or(StatusCode::BAD_REQUEST);
+    json_response(status, &rejection.to_message())
+}
+
+/// An SSE response fed from `frames`; dropping the body drops `guard`.
+pub(super) fn sse_response(
+    frames: mpsc::UnboundedReceiver<Bytes>,
+    guard: DropGuard,
+) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::Stream {
+        frames,
+        _cancel_on_drop: guard,
+    });
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}

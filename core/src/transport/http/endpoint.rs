@@ -1,0 +1,221 @@
+//! The MCP endpoint: routes POST, GET and DELETE (the last two only exist
+//! for legacy sessions), runs a 2026-07-28 request through the server's
+//! prepare → header checks → admit → execute steps, and answers with one
+//! JSON object or, once the handler emits a notification first, an SSE
+//! stream.
+
+use bytes::Bytes;
+use http::header::{self, HeaderValue};
+use http::{Method, Response, StatusCode};
+use hyper::body::Incoming;
+use serde_json::Value;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::body::{
+    McpBody, empty, is_json_content_type, json_response, jsonrpc_error, plain, read_limited,
+    rejection_response, sse_event, sse_response,
+};
+use super::guard::{check_headers, check_host_and_origin, check_param_headers};
+use super::listener::HttpOptions;
+use crate::McpError;
+use crate::legacy::SessionStore;
+use crate::protocol::codes;
+use crate::protocol::jsonrpc::Message;
+use crate::server::{Prepared, Server};
+
+/// What every connection of one listener shares.
+pub(super) struct Endpoint {
+    pub(super) server: Server,
+    pub(super) options: HttpOptions,
+    /// Whether the listener is bound to a loopback address (the default
+    /// `Host` rule depends on it).
+    pub(super) loopback: bool,
+    /// Legacy (2025-11-25) sessions served on the same endpoint.
+    pub(super) sessions: SessionStore,
+}
+
+impl Endpoint {
+    /// Answers one HTTP request; `peer_gone` fires when the client hangs up.
+    pub(super) async fn handle(
+        &self,
+        req: http::Request<Incoming>,
+        peer_gone: CancellationToken,
+    ) -> Response<McpBody> {
+        if req.uri().path() != self.options.path {
+            return plain(StatusCode::NOT_FOUND, "not found");
+        }
+        if let Err(why) = check_host_and_origin(req.headers(), &self.options, self.loopback) {
+            return jsonrpc_error(
+                StatusCode::FORBIDDEN,
+                None,
+                McpError::new(codes::INVALID_REQUEST, why),
+            );
+        }
+        let session_id = req
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        match (req.method(), &session_id) {
+            (&Method::POST, _) => {}
+            (&Method::GET, Some(id)) => return self.legacy_get(id, req.headers()),
+            (&Method::DELETE, Some(id)) => return self.legacy_delete(id),
+            _ => {
+                let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "only POST is supported");
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("POST"));
+                return response;
+            }
+        }
+        if !is_json_content_type(req.headers()) {
+            return jsonrpc_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                None,
+                McpError::new(
+                    codes::INVALID_REQUEST,
+                    "Content-Type must be application/json",
+                ),
+            );
+        }
+        let (parts, body) = req.into_parts();
+        let bytes = match read_limited(body, self.options.max_body_bytes).await {
+            Ok(bytes) => bytes,
+            Err(response) => return response,
+        };
+        let message = match Message::from_slice(&bytes) {
+            Ok(m) => m,
+            Err(e) => return jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error),
+        };
+        if let Some(id) = session_id {
+            return self.legacy_post(&id, message).await;
+        }
+        if let Message::Request(request) = &message
+            && crate::legacy::is_legacy_initialize(request)
+        {
+            return self.legacy_initialize(request);
+        }
+        let request = match message {
+            Message::Request(request) => request,
+            Message::Notification(_) => {
+                // This revision defines no client notifications over HTTP;
+                // accepting and ignoring keeps older clients working.
+                return empty(StatusCode::ACCEPTED);
+            }
+            Message::Response(_) => {
+                return jsonrpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    McpError::new(
+                        codes::INVALID_REQUEST,
+                        "clients must not send JSON-RPC responses to this endpoint",
+                    ),
+                );
+            }
+        };
+        let prepared = match self.server.prepare(request) {
+            Ok(p) => p,
+            Err(rejection) => return rejection_response(rejection),
+        };
+        if let Err(rejection) = check_headers(&parts.headers, &prepared)
+            .and_then(|()| check_param_headers(&parts.headers, &self.server, &prepared))
+        {
+            return rejection_response(rejection);
+        }
+        if let Err(rejection) = self.server.admit(&prepared) {
+            return rejection_response(rejection);
+        }
+        self.run(prepared, peer_gone).await
+    }
+
+    /// Runs the request: JSON if the result comes before any notification,
+    /// otherwise an SSE stream carrying the notifications and then the result.
+    async fn run(&self, prepared: Prepared, peer_gone: CancellationToken) -> Response<McpBody> {
+        let cancel = CancellationToken::new();
+        // If hyper drops this future (the connection ended) the guard
+        // cancels the handler.
+        let guard = cancel.clone().drop_guard();
+        let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
+        let server = self.server.clone();
+        let run_cancel = cancel.clone();
+        // Boxed and owning its server handle, so it can move into a task if
+        // the response turns into a stream.
+        let mut run =
+            Box::pin(async move { server.execute(prepared, run_cancel, Some(note_tx)).await });
+        // Until the handler emits a notification the answer can be plain
+        // JSON. A closed notification channel only means the handler let
+        // go of its context, not that it finished.
+        let mut notes_open = true;
+        let first_note = loop {
+            tokio::select! {
+                biased;
+                reply = &mut run => {
+                    let status = StatusCode::from_u16(reply.http_status).unwrap_or(StatusCode::OK);
+                    // Notifications emitted in the same poll as the result
+                    // must still precede it — unless the reply needs an
+                    // error status, which only a JSON response can carry.
+                    let mut frames = Vec::new();
+                    while let Ok(note) = note_rx.try_recv() {
+                        frames.push(sse_event(&note));
+                    }
+                    if frames.is_empty() || status != StatusCode::OK {
+                        drop(guard);
+                        return json_response(status, &reply.message);
+                    }
+                    frames.push(sse_event(&reply.message));
+                    let (frame_tx, frame_rx) = mpsc::unbounded_channel::<Bytes>();
+                    for frame in frames {
+                        let _ = frame_tx.send(frame);
+                    }
+                    return sse_response(frame_rx, guard);
+                }
+                note = note_rx.recv(), if notes_open => match note {
+                    Some(note) => break note,
+                    None => notes_open = false,
+                },
+                _ = peer_gone.cancelled() => {
+                    // The client hung up, which cancels the request:
+                    // dropping `run` and the guard stops the handler.
+                    return empty(StatusCode::NO_CONTENT);
+                }
+            }
+        };
+        // Switch to SSE: the rest of the work continues in a task that feeds
+        // the response body; dropping the body cancels it.
+        let (frame_tx, frame_rx) = mpsc::unbounded_channel::<Bytes>();
+        let _ = frame_tx.send(sse_event(&first_note));
+        let task_cancel = cancel.clone();
+        let period = self.options.keep_alive.max(Duration::from_millis(10));
+        let owned_run = async move {
+            let mut keep_alive =
+                tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            let mut notes_open = true;
+            loop {
+                tokio::select! {
+                    biased;
+                    note = note_rx.recv(), if notes_open => match note {
+                        Some(note) => { let _ = frame_tx.send(sse_event(&note)); }
+                        None => notes_open = false,
+                    },
+                    reply = &mut run => {
+                        while let Ok(note) = note_rx.try_recv() {
+                            let _ = frame_tx.send(sse_event(&note));
+                        }
+                        let _ = frame_tx.send(sse_event(&reply.message));
+                        break;
+                    }
+                    _ = keep_alive.tick() => { let _ = frame_tx.send(Bytes::from_static(b":\n\n")); }
+                    _ = task_cancel.cancelled() => break,
+                    _ = peer_gone.cancelled() => {
+                        task_cancel.cancel();
+                        break;
+                    }
+                }
+            }
+        };
+        tokio::spawn(owned_run);
+        sse_response(frame_rx, guard)
+    }
+}

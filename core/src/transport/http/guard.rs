@@ -1,0 +1,190 @@
+//! The checks a request passes before the server sees it: `Host` and
+//! `Origin` (DNS-rebinding protection, spec: basic/transports/streamable-http.mdx,
+//! "Security Warning") and the `MCP-Protocol-Version` / `Mcp-Method` /
+//! `Mcp-Name` / `Mcp-Param-*` headers that must mirror the body (spec:
+//! "Server Validation", "Server Behavior for Custom Headers").
+
+use http::header::{self, HeaderMap};
+use serde_json::Value;
+
+use super::listener::HttpOptions;
+use crate::McpError;
+use crate::protocol::Method;
+use crate::protocol::mcp_headers::{decode_header_value, header_matches_value, mcp_name_value};
+use crate::server::{Prepared, Rejection, Server};
+
+const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
+
+/// The host part of a `Host` header or an origin's authority.
+fn host_without_port(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        // IPv6 literal: keep the brackets
+        return match rest.find(']') {
+            Some(end) => &authority[..end + 2],
+            None => authority,
+        };
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+/// Checks `Host` against `options.allowed_hosts` (by default the loopback
+/// names when the server listens on loopback) and any `Origin` against
+/// `options.allowed_origins` (by default loopback origins only). The error
+/// says why the request is forbidden.
+pub(super) fn check_host_and_origin(
+    headers: &HeaderMap,
+    options: &HttpOptions,
+    loopback: bool,
+) -> Result<(), String> {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(host_without_port);
+    let host_ok = match (&options.allowed_hosts, host) {
+        (Some(allowed), Some(h)) => allowed.iter().any(|a| a.eq_ignore_ascii_case(h)),
+        (Some(_), None) => false,
+        (None, Some(h)) if loopback => LOOPBACK_HOSTS.iter().any(|a| a.eq_ignore_ascii_case(h)),
+        (None, _) => true,
+    };
+    if !host_ok {
+        return Err(format!("Host {:?} is not allowed", host.unwrap_or("")));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let origin_ok = match &options.allowed_origins {
+            Some(allowed) => allowed.iter().any(|a| a == origin),
+            None => origin
+                .split_once("://")
+                .filter(|(scheme, _)| *scheme == "http" || *scheme == "https")
+                .map(|(_, authority)| host_without_port(authority))
+                .is_some_and(|h| LOOPBACK_HOSTS.iter().any(|a| a.eq_ignore_ascii_case(h))),
+        };
+        if !origin_ok {
+            return Err(format!("Origin {origin:?} is not allowed"));
+        }
+    }
+    Ok(())
+}
+
+/// Compares the mirrored headers with the body (spec: "Server Validation").
+pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<(), Rejection> {
+    let id = Some(prepared.request.id.clone());
+    let mismatch = |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);
+    let header_str = |name: &str| -> Result<Option<&str>, Rejection> {
+        match headers.get(name) {
+            None => Ok(None),
+            Some(v) => v
+                .to_str()
+                .map(|s| Some(s.trim_matches([' ', '\t'])))
+                .map_err(|_| mismatch(format!("{name} header contains invalid characters"))),
+        }
+    };
+    match header_str("mcp-protocol-version")? {
+        None => return Err(mismatch("MCP-Protocol-Version header is required".into())),
+        Some(v) if v != prepared.meta.protocol_version => {
+            return Err(mismatch(format!(
+                "MCP-Protocol-Version header value '{v}' does not match body value '{}'",
+                prepared.meta.protocol_version
+            )));
+        }
+        Some(_) => {}
+    }
+    let method = prepared.request.method.as_str();
+    match header_str("mcp-method")? {
+        None => return Err(mismatch("Mcp-Method header is required".into())),
+        Some(v) if v != method => {
+            return Err(mismatch(format!(
+                "Mcp-Method header value '{v}' does not match body value '{method}'"
+            )));
+        }
+        Some(_) => {}
+    }
+    if let Some(method) = prepared.method
+        && method.name_param().is_some()
+    {
+        let body_value = prepared
+            .request
+            .params
+            .as_ref()
+            .and_then(|params| mcp_name_value(method, params));
+        match (header_str("mcp-name")?, body_value) {
+            (None, _) => return Err(mismatch("Mcp-Name header is required".into())),
+            (Some(raw), body) => {
+                let decoded = decode_header_value(raw).map_err(&mismatch)?;
+                if Some(decoded.as_str()) != body {
+                    return Err(mismatch(format!(
+                        "Mcp-Name header value '{decoded}' does not match body value '{}'",
+                        body.unwrap_or("")
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `Mcp-Param-*` headers must mirror the tool's `x-mcp-header` arguments
+/// exactly (spec: "Server Behavior for Custom Headers").
+pub(super) fn check_param_headers(
+    headers: &HeaderMap,
+    server: &Server,
+    prepared: &Prepared,
+) -> Result<(), Rejection> {
+    if prepared.method != Some(Method::ToolsCall) {
+        return Ok(());
+    }
+    let params = prepared.request.params.as_ref();
+    let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let header_params = server.header_params(tool);
+    if header_params.is_empty() {
+        return Ok(());
+    }
+    let arguments = params.and_then(|p| p.get("arguments"));
+    let id = Some(prepared.request.id.clone());
+    let mismatch = |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);
+    for param in header_params {
+        let header_name = format!("mcp-param-{}", param.name.to_ascii_lowercase());
+        let body = param.argument(arguments);
+        let header = match headers.get(&header_name) {
+            None => None,
+            Some(raw) => {
+                let raw = raw.to_str().map_err(|_| {
+                    mismatch(format!(
+                        "Mcp-Param-{} contains invalid characters",
+                        param.name
+                    ))
+                })?;
+                Some(
+                    decode_header_value(raw)
+                        .map_err(|e| mismatch(format!("Mcp-Param-{}: {e}", param.name)))?,
+                )
+            }
+        };
+        match (body, header) {
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(mismatch(format!(
+                    "Mcp-Param-{} header is required when the argument is present",
+                    param.name
+                )));
+            }
+            (None, Some(_)) => {
+                return Err(mismatch(format!(
+                    "Mcp-Param-{} header was sent but the argument is absent",
+                    param.name
+                )));
+            }
+            (Some(body), Some(header)) => {
+                if !header_matches_value(&header, body) {
+                    return Err(mismatch(format!(
+                        "Mcp-Param-{} header value '{header}' does not match body value '{body}'",
+                        param.name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
