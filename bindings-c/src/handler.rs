@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use ferromcp_core::host_threads::HostThreads;
-use ferromcp_core::server::{Completion, HandlerError, HandlerResult, RequestContext, ToolOutput};
+use ferromcp_core::server::{HandlerError, HandlerResult, RequestContext, Responder, ToolOutput};
 
 use crate::args::{optional_str, parse_json, parse_json_object, required_ref, required_str};
 use crate::error::{FfiError, ferromcp_status};
@@ -60,7 +60,7 @@ pub type ferromcp_userdata_free = Option<unsafe extern "C" fn(userdata: *mut c_v
 /// free it. The handle may be moved to and completed on any thread, but
 /// must not be used from two threads at the same time.
 pub struct ferromcp_call {
-    completion: Completion,
+    completion: Responder,
     context: RequestContext,
 }
 
@@ -68,7 +68,7 @@ impl ferromcp_call {
     /// Delivers the outcome; reports a discarded result as a status so the
     /// host can tell its work was wasted.
     fn finish(self, result: HandlerResult) -> Result<(), FfiError> {
-        if self.completion.complete(result) {
+        if self.completion.respond(result) {
             Ok(())
         } else {
             Err(FfiError::new(
@@ -169,7 +169,7 @@ impl CallbackTool {
         context: RequestContext,
         arguments: Value,
     ) -> HandlerResult {
-        let (completion, receiver) = Completion::new();
+        let (completion, receiver) = Responder::new();
         let call = CallPtr(Box::into_raw(Box::new(ferromcp_call {
             completion,
             context,

@@ -11,7 +11,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use ferromcp::server::{
-    BoxFuture, Completion, Handler, HandlerError, HandlerResult, RequestContext, ToolOutput,
+    BoxFuture, Handler, HandlerError, HandlerResult, RequestContext, Responder, ToolOutput,
 };
 use napi::bindgen_prelude::{CallbackContext, FnArgs, JsError, PromiseRaw};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -47,7 +47,7 @@ impl JsToolHandler {
 
 impl Handler<Value, ToolOutput> for JsToolHandler {
     fn call(&self, ctx: RequestContext, arguments: Value) -> BoxFuture<HandlerResult> {
-        let (completion, outcome) = Completion::new();
+        let (completion, outcome) = Responder::new();
         let (context, slot) = JsRequestContext::new(ctx);
         let release = ReleaseOnDrop(slot);
         let status = self.callback.call_with_return_value(
@@ -86,14 +86,14 @@ impl Drop for ReleaseOnDrop {
 }
 
 /// Completes a call from what the JS handler did. Runs on the JS thread.
-fn settle(env: &Env, returned: napi::Result<Unknown<'static>>, completion: Completion) {
+fn settle(env: &Env, returned: napi::Result<Unknown<'static>>, completion: Responder) {
     let value = match returned {
         Ok(value) => value,
         Err(thrown) => {
             // A synchronous throw: napi kept a reference to the thrown
             // value, which `into_unknown` hands back unchanged.
             let thrown = JsError::from(thrown).into_unknown(*env);
-            completion.complete(Err(error::from_thrown(env, thrown)));
+            completion.respond(Err(error::from_thrown(env, thrown)));
             return;
         }
     };
@@ -102,12 +102,12 @@ fn settle(env: &Env, returned: napi::Result<Unknown<'static>>, completion: Compl
         // them and reports a tool error: the call never hangs.
         let _ = await_promise(value, completion);
     } else {
-        completion.complete(output(value));
+        completion.respond(output(value));
     }
 }
 
 /// Completes the call when `promise` settles.
-fn await_promise(promise: Unknown<'static>, completion: Completion) -> napi::Result<()> {
+fn await_promise(promise: Unknown<'static>, completion: Responder) -> napi::Result<()> {
     // SAFETY: `is_promise` said so.
     let promise: PromiseRaw<'_, Unknown<'static>> = unsafe { promise.cast() }?;
     // `then` and `catch` each get a way to complete; whichever runs first
@@ -118,13 +118,13 @@ fn await_promise(promise: Unknown<'static>, completion: Completion) -> napi::Res
     promise
         .then(move |resolved: CallbackContext<Unknown<'static>>| {
             if let Some(completion) = on_resolve.take() {
-                completion.complete(output(resolved.value));
+                completion.respond(output(resolved.value));
             }
             Ok(())
         })?
         .catch(move |rejected: CallbackContext<Unknown<'static>>| {
             if let Some(completion) = on_reject.take() {
-                completion.complete(Err(error::from_thrown(&rejected.env, rejected.value)));
+                completion.respond(Err(error::from_thrown(&rejected.env, rejected.value)));
             }
             Ok(())
         })?;

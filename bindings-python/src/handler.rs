@@ -20,7 +20,7 @@ use pyo3::sync::PyOnceLock;
 use serde_json::Value;
 
 use ferromcp::server::{
-    BoxFuture, Completion, Handler, HandlerError, HandlerResult, RequestContext, ToolOutput,
+    BoxFuture, Handler, HandlerError, HandlerResult, RequestContext, Responder, ToolOutput,
 };
 
 use crate::context::PyContext;
@@ -164,7 +164,7 @@ impl Call {
     }
 
     async fn run_async(self) -> HandlerResult {
-        let (completion, receiver) = Completion::new();
+        let (completion, receiver) = Responder::new();
         let future = with_gil(move |py| self.schedule(py, completion)).await??;
         let mut pending = CancelOnDrop(Some(future));
         let result = receiver.wait().await;
@@ -193,7 +193,7 @@ impl Call {
 
     /// Starts the coroutine on the serving asyncio loop; returns its
     /// `concurrent.futures.Future`.
-    fn schedule(self, py: Python<'_>, completion: Completion) -> Result<Py<PyAny>, HandlerError> {
+    fn schedule(self, py: Python<'_>, completion: Responder) -> Result<Py<PyAny>, HandlerError> {
         let Some(event_loop) = self.refs.event_loop(py) else {
             return Err(HandlerError::tool(format!(
                 "tool {:?} is async but no asyncio loop is serving: use `server.run()` or `await server.serve()`",
@@ -285,7 +285,7 @@ impl Drop for CancelOnDrop {
 /// The done callback of a scheduled coroutine: delivers its outcome.
 #[pyclass(module = "ferromcp._native", frozen)]
 struct CompletionCallback {
-    completion: Mutex<Option<Completion>>,
+    completion: Mutex<Option<Responder>>,
     refs: Arc<PyRefs>,
 }
 
@@ -300,7 +300,7 @@ impl CompletionCallback {
             },
         };
         if let Some(completion) = lock(&self.completion).take() {
-            completion.complete(outcome);
+            completion.respond(outcome);
         }
     }
 }

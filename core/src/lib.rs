@@ -40,4 +40,4 @@ pub mod runtime;
 pub mod server;
 pub mod transport;
 
-pub use error::{Error, McpError};
+pub use error::{Error, ErrorKind, McpError};
