@@ -4,10 +4,28 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, final
 
-__all__ = ["PROTOCOL_VERSION", "Context", "Server", "Serving", "ToolResult"]
+__all__ = [
+    "ERROR_KINDS",
+    "PROTOCOL_VERSION",
+    "WRAPPED_RESULT_KEY",
+    "Context",
+    "Server",
+    "Serving",
+    "ToolResult",
+    "codes",
+]
 
 PROTOCOL_VERSION: str
 """The MCP revision spoken: ``"2026-07-28"``."""
+
+codes: dict[str, int]
+"""JSON-RPC error codes by name (``"PARSE_ERROR"``, ``"HEADER_MISMATCH"``...), from the core."""
+
+ERROR_KINDS: list[str]
+"""The kinds core classifies failures into (``"peerError"``, ``"timeout"``...)."""
+
+WRAPPED_RESULT_KEY: str
+"""The key a non-object tool result is wrapped under with an output schema: ``"result"``."""
 
 @final
 class Server:
