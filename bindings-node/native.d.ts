@@ -113,6 +113,22 @@ export declare class Server {
 }
 export type JsServer = Server
 
+/**
+ * The JSON-RPC error codes by name, from core, so the facade does not
+ * retype them.
+ *
+ * @internal Used by the `ferromcp` package itself (exported as `codes`).
+ */
+export declare function errorCodes(): any
+
+/**
+ * The kinds core classifies failures into (`"peerError"`, `"timeout"`...),
+ * the values `McpError.kind` takes.
+ *
+ * @internal Used by the `ferromcp` package itself (exported as `ERROR_KINDS`).
+ */
+export declare function errorKinds(): Array<string>
+
 /** The address an HTTP server listens on. */
 export interface HttpAddress {
   /** The bound IP address, e.g. `"127.0.0.1"`. */
@@ -153,7 +169,7 @@ export interface HttpOptions {
  *
  * @internal Used by the `ferromcp` package itself.
  */
-export declare function registerErrorClass(errorClass: new (message: string, options: { code: number; data?: unknown }) => Error): void
+export declare function registerErrorClass(errorClass: new (message: string, options: { code: number; kind?: string; data?: unknown }) => Error): void
 
 /** Server-wide settings. */
 export interface ServerOptions {
