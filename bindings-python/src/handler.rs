@@ -21,7 +21,6 @@ use crate::host_call::HostCall;
 /// [`PyRefs`]' table, so a tool and a prompt (or a resource) with the same
 /// name never replace each other's handler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(dead_code)] // Only tools are registered yet; the other kinds arrive with their APIs.
 pub(crate) enum HandlerKind {
     Tool,
     Resource,

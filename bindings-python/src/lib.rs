@@ -31,5 +31,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ferromcp::protocol::LATEST_PROTOCOL_VERSION,
     )?;
     error::add_constants(m)?;
+    m.add_function(wrap_pyfunction!(host_call::_probe_host_call, m)?)?;
     Ok(())
 }

@@ -24,6 +24,15 @@ codes: dict[str, int]
 ERROR_KINDS: list[str]
 """The kinds core classifies failures into (``"peerError"``, ``"timeout"``...)."""
 
+def _probe_host_call(
+    kind: str,
+    callable: Callable[[Any, None], Any],
+    input: Any,
+    event_loop: asyncio.AbstractEventLoop | None = None,
+) -> str:
+    """Private, for tests: runs ``callable`` as a handler of ``kind`` through
+    the host-call adapter and returns the output core built, as debug text."""
+
 WRAPPED_RESULT_KEY: str
 """The key a non-object tool result is wrapped under with an output schema: ``"result"``."""
 
