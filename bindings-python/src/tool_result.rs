@@ -24,7 +24,8 @@ use crate::convert;
 /// ```
 ///
 /// `content` items are content-block dicts; a `str` item is shorthand for a
-/// text block.
+/// text block. Core checks the result against the schema: an invalid block
+/// raises `ValueError`.
 #[pyclass(module = "ferromcp._native", name = "ToolResult", frozen)]
 pub(crate) struct PyToolResult {
     result: Map<String, Value>,

@@ -76,3 +76,14 @@ def test_an_async_prompt_runs_on_the_loop(loop: asyncio.AbstractEventLoop) -> No
         return "later"
 
     assert probe("prompt", prompt, loop=loop) == 'Text("later")'
+
+
+def test_tool_result_is_assembled_and_checked_by_core() -> None:
+    import ferromcp
+
+    result = ferromcp.ToolResult(["a", {"type": "text", "text": "b"}], structured_content={"n": 1}, is_error=True)
+    assert result.content == [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
+    assert result.structured_content == {"n": 1}
+    assert result.is_error
+    with pytest.raises(ValueError, match="invalid tool result: not a valid CallToolResult"):
+        ferromcp.ToolResult([{"type": "no-such-block"}])

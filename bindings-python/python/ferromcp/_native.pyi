@@ -108,7 +108,9 @@ class Context:
 
 @final
 class ToolResult:
-    """A complete ``CallToolResult``, returned by a handler as is."""
+    """A complete ``CallToolResult``, returned by a handler as is. The core
+    assembles it (a ``str`` item is a text block) and checks it against the
+    schema: an invalid content block raises ``ValueError``."""
 
     def __new__(
         cls,
