@@ -163,6 +163,18 @@ export interface HttpOptions {
 }
 
 /**
+ * Runs `callable(input, null)` through the host-call adapter as a handler
+ * of `kind` (`"tool"`, `"resource"`, `"prompt"` or `"completion"`); the
+ * promise resolves with the output core built from the return value, as
+ * Rust's debug text, or rejects with the handler error's message.
+ *
+ * @internal For the binding's own tests: it shows that every kind goes
+ * through the one adapter and core's rule for that kind, before the
+ * user-facing APIs of those kinds exist.
+ */
+export declare function probeHostCall(kind: string, callable: (input: any, ctx: null) => unknown, input: unknown): Promise<string>
+
+/**
  * Registers the class that native errors are instances of. The facade
  * calls this once when it loads; later calls from the same thread replace
  * the class.

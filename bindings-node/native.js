@@ -841,4 +841,5 @@ module.exports.Server = nativeBinding.Server
 module.exports.JsServer = nativeBinding.JsServer
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.errorKinds = nativeBinding.errorKinds
+module.exports.probeHostCall = nativeBinding.probeHostCall
 module.exports.registerErrorClass = nativeBinding.registerErrorClass

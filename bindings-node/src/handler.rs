@@ -23,6 +23,6 @@ impl JsToolHandler {
 
 impl Handler<Value, ToolOutput> for JsToolHandler {
     fn call(&self, ctx: RequestContext, arguments: Value) -> BoxFuture<HandlerResult> {
-        host_call::call::<ToolOutput>(&self.callback, ctx, arguments)
+        host_call::call::<ToolOutput>(&self.callback, Some(ctx), arguments)
     }
 }

@@ -26,8 +26,9 @@ use serde_json::Value;
 use crate::context::{ContextSlot, JsRequestContext};
 use crate::error;
 
-/// Arguments of a JS callable: `(input, ctx)`.
-pub(crate) type HostCallArgs = FnArgs<(Value, JsRequestContext)>;
+/// Arguments of a JS callable: `(input, ctx)`; `ctx` is `null` for a
+/// callable that serves no request (a client's answer to the server).
+pub(crate) type HostCallArgs = FnArgs<(Value, Option<JsRequestContext>)>;
 
 /// A JS callable reachable from any thread.
 ///
@@ -43,12 +44,14 @@ pub(crate) type JsCallback =
 /// `O`.
 pub(crate) fn call<O: FromHost>(
     callback: &JsCallback,
-    ctx: RequestContext,
+    ctx: Option<RequestContext>,
     input: Value,
 ) -> BoxFuture<Result<O, HandlerError>> {
     let (responder, outcome) = Responder::<O>::new();
-    let (context, slot) = JsRequestContext::new(ctx);
-    let release = ReleaseOnDrop(slot);
+    let (context, release) = match ctx.map(JsRequestContext::new) {
+        Some((context, slot)) => (Some(context), Some(ReleaseOnDrop(slot))),
+        None => (None, None),
+    };
     let status = callback.call_with_return_value(
         FnArgs::from((input, context)),
         ThreadsafeFunctionCallMode::NonBlocking,
@@ -147,4 +150,48 @@ fn output<O: FromHost>(value: Unknown<'_>) -> Result<O, HandlerError> {
         ))
     })?;
     O::from_host(value).map_err(HandlerError::from)
+}
+
+/// Runs `callable(input, null)` through the host-call adapter as a handler
+/// of `kind` (`"tool"`, `"resource"`, `"prompt"` or `"completion"`); the
+/// promise resolves with the output core built from the return value, as
+/// Rust's debug text, or rejects with the handler error's message.
+///
+/// @internal For the binding's own tests: it shows that every kind goes
+/// through the one adapter and core's rule for that kind, before the
+/// user-facing APIs of those kinds exist.
+#[cfg_attr(test, allow(dead_code))]
+#[napi_derive::napi(
+    ts_args_type = "kind: string, callable: (input: any, ctx: null) => unknown, input: unknown",
+    ts_return_type = "Promise<string>"
+)]
+pub fn probe_host_call<'env>(
+    env: &'env Env,
+    kind: String,
+    callable: napi::bindgen_prelude::Function<'_, HostCallArgs, Unknown<'static>>,
+    input: Value,
+) -> napi::Result<napi::bindgen_prelude::Object<'env>> {
+    use ferromcp::server::{CompletionOutput, PromptOutput, ResourceOutput, ToolOutput};
+
+    fn debug<O: std::fmt::Debug>(r: Result<O, HandlerError>) -> Result<String, String> {
+        r.map(|o| format!("{o:?}")).map_err(|e| e.to_string())
+    }
+    let callback: JsCallback = callable
+        .build_threadsafe_function()
+        .weak::<true>()
+        .build()?;
+    let (deferred, promise) = env.create_deferred()?;
+    ferromcp::runtime::handle().spawn(async move {
+        let outcome = match kind.as_str() {
+            "tool" => debug(call::<ToolOutput>(&callback, None, input).await),
+            "resource" => debug(call::<ResourceOutput>(&callback, None, input).await),
+            "prompt" => debug(call::<PromptOutput>(&callback, None, input).await),
+            "completion" => debug(call::<CompletionOutput>(&callback, None, input).await),
+            other => Err(format!("unknown kind {other:?}")),
+        };
+        deferred.resolve(move |_env| {
+            outcome.map_err(|message| napi::Error::new(Status::GenericFailure, message))
+        });
+    });
+    Ok(promise)
 }
