@@ -178,11 +178,12 @@ impl ToolOutput {
     }
 }
 
-/// A result object always has a `content` array (the schema requires one).
+/// A result object always has a `content` array (the schema requires one):
+/// a missing one is added empty, as for every tool result; one of the wrong
+/// type is left for the schema check to refuse.
 fn with_content(mut map: Map<String, Value>) -> Map<String, Value> {
-    if !matches!(map.get("content"), Some(Value::Array(_))) && !map.contains_key("content") {
-        map.insert("content".into(), Value::Array(Vec::new()));
-    }
+    map.entry("content")
+        .or_insert_with(|| Value::Array(Vec::new()));
     map
 }
 
