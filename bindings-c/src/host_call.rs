@@ -296,9 +296,16 @@ pub unsafe extern "C" fn ferromcp_call_respond_result(
         match parsed {
             Ok(value) => call.finish_value(value, true),
             Err(error) => {
+                // Worded as before for tools, so the bytes a client sees
+                // do not change.
+                let kind = call.answer.kind();
+                let what = if kind == ToolOutput::KIND {
+                    "CallToolResult"
+                } else {
+                    "result"
+                };
                 let message = format!(
-                    "the {} handler returned an invalid result: {}",
-                    call.answer.kind(),
+                    "the {kind} handler returned an invalid {what}: {}",
                     error.message
                 );
                 call.finish_with_error(message, error)
@@ -334,10 +341,15 @@ pub unsafe extern "C" fn ferromcp_call_fail(
         // SAFETY: forwarded contract.
         match unsafe { optional_str(message, "message") } {
             Ok(Some(text)) => call.finish_error(HandlerError::tool(text)),
-            Ok(None) => call.finish_with_error(
-                "the handler failed without a message".to_owned(),
-                FfiError::null("message"),
-            ),
+            Ok(None) => {
+                // Worded as before for tools ("the tool handler ..."), so
+                // the bytes a client sees do not change.
+                let text = format!(
+                    "the {} handler failed without a message",
+                    call.answer.kind()
+                );
+                call.finish_with_error(text, FfiError::null("message"))
+            }
             Err(error) => {
                 // SAFETY: non-NULL (optional_str only fails on a real string).
                 let lossy = unsafe { CStr::from_ptr(message) }.to_string_lossy();
