@@ -22,6 +22,40 @@ import type { RequestContext, HttpAddress, HttpOptions as NativeHttpOptions } fr
 export { RequestContext } from './native';
 export type { HttpAddress } from './native';
 
+/**
+ * How the core classifies a failure: `"peerError"` (the peer answered with a
+ * JSON-RPC error; `code` is its code), or a failure that never was one.
+ */
+export type ErrorKind =
+  | 'peerError'
+  | 'io'
+  | 'json'
+  | 'http'
+  | 'httpStatus'
+  | 'protocol'
+  | 'invalidDefinition'
+  | 'closed'
+  | 'timeout'
+  | 'cancelled';
+
+/** Every {@link ErrorKind}, from the core. */
+export declare const ERROR_KINDS: readonly ErrorKind[];
+
+/** JSON-RPC error codes by name, from the core (the numbers on the wire). */
+export declare const codes: Readonly<{
+  PARSE_ERROR: -32700;
+  INVALID_REQUEST: -32600;
+  METHOD_NOT_FOUND: -32601;
+  INVALID_PARAMS: -32602;
+  INTERNAL_ERROR: -32603;
+  /** MCP `HeaderMismatch`. */
+  HEADER_MISMATCH: -32020;
+  /** MCP `MissingRequiredClientCapability`. */
+  MISSING_REQUIRED_CLIENT_CAPABILITY: -32021;
+  /** MCP `UnsupportedProtocolVersion`. */
+  UNSUPPORTED_PROTOCOL_VERSION: -32022;
+}>;
+
 /** A JSON Schema object (`inputSchema`, `outputSchema`). */
 export type JsonSchema = Record<string, unknown>;
 
@@ -29,9 +63,10 @@ export type JsonSchema = Record<string, unknown>;
  * An MCP error: a JSON-RPC error object as a JS `Error`.
  *
  * ferromcp throws it (or rejects with it) when the core reports a failure: an
- * invalid tool definition, an address already in use, ... Failures that never
- * reached the wire carry `data.kind` (`"invalidDefinition"`, `"io"`, ...; I/O
- * errors add `data.ioKind`, e.g. `"AddrInUse"`).
+ * invalid tool definition, an address already in use, ... `code` is the
+ * JSON-RPC code and `kind` the core's classification ({@link ErrorKind}).
+ * Failures that never reached the wire also carry `data.kind`; I/O errors add
+ * `data.ioKind`, e.g. `"AddrInUse"`.
  *
  * A tool handler may throw one itself to answer the request with that JSON-RPC
  * error instead of a tool result with `isError: true`.
@@ -49,11 +84,13 @@ export declare class McpError extends Error {
    * @param options - `code` (default -32603, Internal error), optional `data`
    *   and `cause`.
    */
-  constructor(message: string, options?: { code?: number; data?: unknown; cause?: unknown });
+  constructor(message: string, options?: { code?: number; kind?: ErrorKind; data?: unknown; cause?: unknown });
   /** Always `"McpError"`. */
   name: 'McpError';
   /** The JSON-RPC error code. */
   code: number;
+  /** How the core classified the failure; `undefined` for an error created by JS code. */
+  kind: ErrorKind | undefined;
   /** Extra structured information, if any. */
   data: unknown;
 }

@@ -19,16 +19,30 @@
 
 const native = require('./native.js');
 
-/** JSON-RPC "Internal error", the code of failures that carry no other. */
-const INTERNAL_ERROR = -32603;
+/**
+ * JSON-RPC error codes by name (`PARSE_ERROR`, `HEADER_MISMATCH`, ...), from
+ * the Rust core: the same numbers on the wire in every language.
+ * @type {Readonly<Record<string, number>>}
+ */
+const codes = Object.freeze(native.errorCodes());
+
+/**
+ * The kinds the core classifies failures into (`"peerError"` for a JSON-RPC
+ * error the peer answered with, `"timeout"`, `"closed"`, `"io"`, ...): the
+ * values of {@link McpError#kind}.
+ * @type {readonly string[]}
+ */
+const ERROR_KINDS = Object.freeze(native.errorKinds());
 
 /**
  * An MCP error: a JSON-RPC error object as a JS `Error`.
  *
  * ferromcp throws it (or rejects with it) when the core reports a failure:
  * an invalid tool definition, an address already in use, ... `code` is the
- * JSON-RPC error code and `data` its optional payload; failures that never
- * reached the wire carry `data.kind` (`"invalidDefinition"`, `"io"`, ...).
+ * JSON-RPC error code, `kind` how the core classified the failure (one of
+ * {@link ERROR_KINDS}: `"peerError"`, `"invalidDefinition"`, `"io"`,
+ * `"timeout"`, ...) and `data` its optional payload; failures that never
+ * reached the wire also carry `data.kind`.
  *
  * A tool handler may throw one itself to answer the request with that
  * JSON-RPC error instead of a tool result with `isError: true`.
@@ -41,13 +55,19 @@ const INTERNAL_ERROR = -32603;
 class McpError extends Error {
   /**
    * @param {string} message
-   * @param {{ code?: number, data?: unknown, cause?: unknown }} [options]
+   * @param {{ code?: number, kind?: string, data?: unknown, cause?: unknown }} [options]
    */
   constructor(message, options = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined);
     this.name = 'McpError';
     /** @type {number} */
-    this.code = options.code ?? INTERNAL_ERROR;
+    this.code = options.code ?? codes.INTERNAL_ERROR;
+    /**
+     * How the core classified the failure; `undefined` for an error created
+     * by JS code.
+     * @type {string | undefined}
+     */
+    this.kind = options.kind;
     /** @type {unknown} */
     this.data = options.data;
   }
@@ -163,4 +183,4 @@ class Server {
   }
 }
 
-module.exports = { Server, McpError, RequestContext: native.RequestContext };
+module.exports = { Server, McpError, RequestContext: native.RequestContext, codes, ERROR_KINDS };

@@ -113,6 +113,22 @@ export declare class Server {
 }
 export type JsServer = Server
 
+/**
+ * The JSON-RPC error codes by name, from core, so the facade does not
+ * retype them.
+ *
+ * @internal Used by the `ferromcp` package itself (exported as `codes`).
+ */
+export declare function errorCodes(): any
+
+/**
+ * The kinds core classifies failures into (`"peerError"`, `"timeout"`...),
+ * the values `McpError.kind` takes.
+ *
+ * @internal Used by the `ferromcp` package itself (exported as `ERROR_KINDS`).
+ */
+export declare function errorKinds(): Array<string>
+
 /** The address an HTTP server listens on. */
 export interface HttpAddress {
   /** The bound IP address, e.g. `"127.0.0.1"`. */
@@ -147,13 +163,25 @@ export interface HttpOptions {
 }
 
 /**
+ * Runs `callable(input, null)` through the host-call adapter as a handler
+ * of `kind` (`"tool"`, `"resource"`, `"prompt"` or `"completion"`); the
+ * promise resolves with the output core built from the return value, as
+ * Rust's debug text, or rejects with the handler error's message.
+ *
+ * @internal For the binding's own tests: it shows that every kind goes
+ * through the one adapter and core's rule for that kind, before the
+ * user-facing APIs of those kinds exist.
+ */
+export declare function probeHostCall(kind: string, callable: (input: any, ctx: null) => unknown, input: unknown): Promise<string>
+
+/**
  * Registers the class that native errors are instances of. The facade
  * calls this once when it loads; later calls from the same thread replace
  * the class.
  *
  * @internal Used by the `ferromcp` package itself.
  */
-export declare function registerErrorClass(errorClass: new (message: string, options: { code: number; data?: unknown }) => Error): void
+export declare function registerErrorClass(errorClass: new (message: string, options: { code: number; kind?: string; data?: unknown }) => Error): void
 
 /** Server-wide settings. */
 export interface ServerOptions {

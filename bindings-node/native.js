@@ -839,4 +839,7 @@ module.exports.RequestContext = nativeBinding.RequestContext
 module.exports.JsRequestContext = nativeBinding.JsRequestContext
 module.exports.Server = nativeBinding.Server
 module.exports.JsServer = nativeBinding.JsServer
+module.exports.errorCodes = nativeBinding.errorCodes
+module.exports.errorKinds = nativeBinding.errorKinds
+module.exports.probeHostCall = nativeBinding.probeHostCall
 module.exports.registerErrorClass = nativeBinding.registerErrorClass

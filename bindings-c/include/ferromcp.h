@@ -40,7 +40,13 @@
  * The outcome of a ferromcp function. The numeric values are stable: new
  * codes are only ever added, and existing values never change meaning.
  *
- * After a failure, ferromcp_last_error_message() describes it in more detail.
+ * Values come in groups: 0-99 the call itself (arguments, state, local
+ * failures); 100-199 what happened to a request on the connection (the
+ * peer answered with a JSON-RPC error, the connection closed, a timeout).
+ *
+ * After a failure, ferromcp_last_error_message() describes it in more
+ * detail; after FERROMCP_PEER_ERROR, ferromcp_last_error_code() and
+ * ferromcp_last_error_data_json() give the JSON-RPC code and data.
  */
 typedef enum ferromcp_status {
     /**
@@ -93,16 +99,41 @@ typedef enum ferromcp_status {
      * ferromcp panicked (a bug in ferromcp); the operation did not complete.
      */
     FERROMCP_PANIC = 10,
+    /**
+     * The peer answered the request with a JSON-RPC error: read its code
+     * with ferromcp_last_error_code() and its data with
+     * ferromcp_last_error_data_json().
+     */
+    FERROMCP_PEER_ERROR = 100,
+    /**
+     * The request took longer than its timeout.
+     */
+    FERROMCP_TIMEOUT = 101,
+    /**
+     * The connection closed before the answer arrived.
+     */
+    FERROMCP_CONNECTION_CLOSED = 102,
+    /**
+     * The peer broke the protocol (an unexpected message, a missing field).
+     */
+    FERROMCP_PROTOCOL_ERROR = 103,
+    /**
+     * An HTTP-level failure, or an HTTP error status without a JSON-RPC
+     * error.
+     */
+    FERROMCP_HTTP = 104,
 } ferromcp_status;
 
 /**
- * One in-progress tool invocation, handed to a ferromcp_tool_callback.
+ * One in-progress call of a C callback (a tool invocation today), handed
+ * to the callback.
  *
  * Opaque. Owned by the callback from the moment it is called until it
  * passes the handle to exactly one of ferromcp_call_respond(),
- * ferromcp_call_respond_result() or ferromcp_call_fail(), which consume and
- * free it. The handle may be moved to and completed on any thread, but
- * must not be used from two threads at the same time.
+ * ferromcp_call_respond_result(), ferromcp_call_fail() or
+ * ferromcp_call_fail_jsonrpc(), which consume and free it. The handle may
+ * be moved to and completed on any thread, but must not be used from two
+ * threads at the same time.
  */
 typedef struct ferromcp_call ferromcp_call;
 
@@ -125,10 +156,11 @@ typedef struct ferromcp_server ferromcp_server;
  *   already validated against the tool's input schema, as compact UTF-8
  *   JSON text of `arguments_len` bytes followed by a NUL. Owned by ferromcp
  *   and valid only until the callback returns: copy what you keep.
- * - `call`: the completion handle for this invocation. Ownership passes to
- *   the callback, which must complete it exactly once, with
- *   ferromcp_call_respond(), ferromcp_call_respond_result() or
- *   ferromcp_call_fail(), either before returning or later from any thread.
+ * - `call`: the handle for this invocation. Ownership passes to the
+ *   callback, which must complete it exactly once, with
+ *   ferromcp_call_respond(), ferromcp_call_respond_result(),
+ *   ferromcp_call_fail() or ferromcp_call_fail_jsonrpc(), either before
+ *   returning or later from any thread.
  *   A handle that is never completed is leaked and its request never answered.
  *
  * Threads: called on a ferromcp host thread (a pool that grows while
@@ -180,23 +212,46 @@ const char *ferromcp_status_message(int32_t status);
 const char *ferromcp_last_error_message(void);
 
 /**
- * Completes a call with a JSON value, which ferromcp turns into the
- * CallToolResult: a string becomes one text content block; null gives empty
- * content; with an output schema an object becomes structuredContent (and
- * other values are wrapped as {"result": value}); otherwise the value's JSON
- * text becomes text content.
+ * The JSON-RPC error code of the latest failed ferromcp call on the calling
+ * thread, when it failed with FERROMCP_PEER_ERROR (the peer answered with a
+ * JSON-RPC error); 0 when that failure carried no JSON-RPC code, or when no
+ * call failed yet. (0 is never a JSON-RPC error code MCP uses.)
  *
- * - `call`: a handle received by a ferromcp_tool_callback and not completed
- *   yet. Consumed and freed by this function whatever it returns (unless it
- *   is NULL): do not use it afterwards.
+ * Thread-safe: each thread has its own latest failure.
+ */
+int32_t ferromcp_last_error_code(void);
+
+/**
+ * The JSON-RPC `data` of the latest failed ferromcp call on the calling
+ * thread, as compact UTF-8 JSON text, or NULL when that failure carried no
+ * data (or no call failed yet).
+ *
+ * Returns a NUL-terminated string owned by ferromcp, or NULL; never free
+ * it. It stays valid until the next ferromcp call on this thread that
+ * fails, or until the thread exits: copy it to keep it longer.
+ */
+const char *ferromcp_last_error_data_json(void);
+
+/**
+ * Completes a call with a JSON value, which ferromcp turns into the
+ * result for the call's kind. For a tool (the only kind C registers yet):
+ * a string becomes one text content block; null gives empty content; with
+ * an output schema an object becomes structuredContent (and other values
+ * are wrapped as {"result": value}); otherwise the value's JSON text
+ * becomes text content.
+ *
+ * - `call`: a handle received by a callback and not completed yet.
+ *   Consumed and freed by this function whatever it returns (unless it is
+ *   NULL): do not use it afterwards.
  * - `result_json`: NUL-terminated UTF-8 JSON text, borrowed for the call.
  *
- * Returns FERROMCP_OK when the result was delivered. If `result_json` is NULL,
- * not UTF-8 or not valid JSON, the call is still completed, as a tool error
- * (isError: true) saying the handler returned invalid JSON, and
- * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8 or FERROMCP_INVALID_JSON is
- * returned. FERROMCP_REQUEST_CANCELLED means the result was discarded because
- * nobody waits for it any more.
+ * Returns FERROMCP_OK when the result was delivered. If `result_json` is
+ * NULL, not UTF-8, not valid JSON, or a value of the wrong shape for the
+ * call's kind, the call is still completed, as a handler error (for a tool,
+ * isError: true) saying what was wrong, and FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8 or FERROMCP_INVALID_JSON is returned.
+ * FERROMCP_REQUEST_CANCELLED means the result was discarded because nobody
+ * waits for it any more.
  *
  * Threads: may be called from any thread, inside or after the callback.
  *
@@ -207,16 +262,19 @@ const char *ferromcp_last_error_message(void);
 enum ferromcp_status ferromcp_call_respond(struct ferromcp_call *call, const char *result_json);
 
 /**
- * Completes a call with a complete CallToolResult object (for example
- * `{"content":[...],"structuredContent":{...},"isError":false}`), sent as
- * is; ferromcp only adds what every result carries (resultType, _meta).
+ * Completes a call with a complete result object, checked against the
+ * schema and sent as is; ferromcp only adds what every result carries
+ * (resultType, _meta). For a tool, a CallToolResult (for example
+ * `{"content":[...],"structuredContent":{...},"isError":false}`; a missing
+ * content list is added).
  *
  * - `call`: as for ferromcp_call_respond(): consumed whatever happens.
  * - `call_tool_result_json`: NUL-terminated UTF-8 JSON text of an object,
  *   borrowed for the call.
  *
- * Returns as ferromcp_call_respond() does; JSON that is not an object is
- * FERROMCP_INVALID_JSON and completes the call with a tool error.
+ * Returns as ferromcp_call_respond() does; JSON that is not such an
+ * object is FERROMCP_INVALID_JSON and completes the call with a handler
+ * error.
  *
  * Threads: may be called from any thread, inside or after the callback.
  *
@@ -228,9 +286,10 @@ enum ferromcp_status ferromcp_call_respond_result(struct ferromcp_call *call,
                                                   const char *call_tool_result_json);
 
 /**
- * Completes a call as failed: the client receives a CallToolResult with
- * isError: true and `message` as its text, so the model can react. The
- * server keeps serving.
+ * Completes a call as failed. For a tool the client receives a
+ * CallToolResult with isError: true and `message` as its text, so the
+ * model can react; for other kinds a JSON-RPC internal error with
+ * `message`. The server keeps serving.
  *
  * - `call`: as for ferromcp_call_respond(): consumed whatever happens.
  * - `message`: NUL-terminated UTF-8 text, borrowed for the call. If it is
@@ -245,6 +304,37 @@ enum ferromcp_status ferromcp_call_respond_result(struct ferromcp_call *call,
  * NUL-terminated string.
  */
 enum ferromcp_status ferromcp_call_fail(struct ferromcp_call *call, const char *message);
+
+/**
+ * Completes a call with a JSON-RPC error: the client receives
+ * `{"code": code, "message": message, "data": data}` instead of a result
+ * (for a tool: instead of a CallToolResult), for example
+ * `-32602` (invalid params) with data naming the bad field.
+ *
+ * - `call`: as for ferromcp_call_respond(): consumed whatever happens.
+ * - `code`: the JSON-RPC error code. Codes from -32020 to -32099 are
+ *   reserved for the MCP specification; use them only with their meaning.
+ * - `message`: NUL-terminated UTF-8 text, borrowed for the call. NULL
+ *   sends a generic message and returns FERROMCP_NULL_ARGUMENT; invalid
+ *   UTF-8 is replaced and FERROMCP_INVALID_UTF8 returned.
+ * - `data_json`: NULL for no data, or NUL-terminated UTF-8 JSON text,
+ *   borrowed for the call. If it is not valid JSON the error is sent
+ *   without data and FERROMCP_INVALID_UTF8 or FERROMCP_INVALID_JSON is
+ *   returned.
+ *
+ * Whatever the arguments, the call is completed with the JSON-RPC error.
+ * FERROMCP_REQUEST_CANCELLED means nobody waits for it any more.
+ *
+ * Threads: may be called from any thread, inside or after the callback.
+ *
+ * # Safety
+ * `call` is NULL or an uncompleted handle; `message` and `data_json` are
+ * NULL or NUL-terminated strings.
+ */
+enum ferromcp_status ferromcp_call_fail_jsonrpc(struct ferromcp_call *call,
+                                                int32_t code,
+                                                const char *message,
+                                                const char *data_json);
 
 /**
  * Whether the client cancelled the request (or went away), so the result

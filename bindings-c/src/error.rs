@@ -1,15 +1,24 @@
 //! Status codes and error messages: the one place where Rust errors become
 //! the stable numbers C callers switch on.
 
+use serde_json::Value;
 use std::cell::RefCell;
 use std::ffi::{CString, c_char};
+
+use ferromcp_core::ErrorKind;
 
 use crate::panic::ffi_boundary_or;
 
 /// The outcome of a ferromcp function. The numeric values are stable: new
 /// codes are only ever added, and existing values never change meaning.
 ///
-/// After a failure, ferromcp_last_error_message() describes it in more detail.
+/// Values come in groups: 0-99 the call itself (arguments, state, local
+/// failures); 100-199 what happened to a request on the connection (the
+/// peer answered with a JSON-RPC error, the connection closed, a timeout).
+///
+/// After a failure, ferromcp_last_error_message() describes it in more
+/// detail; after FERROMCP_PEER_ERROR, ferromcp_last_error_code() and
+/// ferromcp_last_error_data_json() give the JSON-RPC code and data.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ferromcp_status {
@@ -41,10 +50,23 @@ pub enum ferromcp_status {
     FERROMCP_INTERNAL = 9,
     /// ferromcp panicked (a bug in ferromcp); the operation did not complete.
     FERROMCP_PANIC = 10,
+    /// The peer answered the request with a JSON-RPC error: read its code
+    /// with ferromcp_last_error_code() and its data with
+    /// ferromcp_last_error_data_json().
+    FERROMCP_PEER_ERROR = 100,
+    /// The request took longer than its timeout.
+    FERROMCP_TIMEOUT = 101,
+    /// The connection closed before the answer arrived.
+    FERROMCP_CONNECTION_CLOSED = 102,
+    /// The peer broke the protocol (an unexpected message, a missing field).
+    FERROMCP_PROTOCOL_ERROR = 103,
+    /// An HTTP-level failure, or an HTTP error status without a JSON-RPC
+    /// error.
+    FERROMCP_HTTP = 104,
 }
 
 /// Every status, in numeric order.
-const ALL_STATUSES: [ferromcp_status; 11] = [
+const ALL_STATUSES: [ferromcp_status; 16] = [
     ferromcp_status::FERROMCP_OK,
     ferromcp_status::FERROMCP_NULL_ARGUMENT,
     ferromcp_status::FERROMCP_INVALID_UTF8,
@@ -56,6 +78,11 @@ const ALL_STATUSES: [ferromcp_status; 11] = [
     ferromcp_status::FERROMCP_REQUEST_CANCELLED,
     ferromcp_status::FERROMCP_INTERNAL,
     ferromcp_status::FERROMCP_PANIC,
+    ferromcp_status::FERROMCP_PEER_ERROR,
+    ferromcp_status::FERROMCP_TIMEOUT,
+    ferromcp_status::FERROMCP_CONNECTION_CLOSED,
+    ferromcp_status::FERROMCP_PROTOCOL_ERROR,
+    ferromcp_status::FERROMCP_HTTP,
 ];
 
 impl ferromcp_status {
@@ -82,6 +109,13 @@ impl ferromcp_status {
             }
             ferromcp_status::FERROMCP_INTERNAL => c"internal error",
             ferromcp_status::FERROMCP_PANIC => c"ferromcp panicked (a bug in ferromcp)",
+            ferromcp_status::FERROMCP_PEER_ERROR => c"the peer answered with a JSON-RPC error",
+            ferromcp_status::FERROMCP_TIMEOUT => c"the request timed out",
+            ferromcp_status::FERROMCP_CONNECTION_CLOSED => {
+                c"the connection closed before the answer arrived"
+            }
+            ferromcp_status::FERROMCP_PROTOCOL_ERROR => c"the peer broke the protocol",
+            ferromcp_status::FERROMCP_HTTP => c"an HTTP failure",
         }
     }
 }
@@ -92,6 +126,10 @@ impl ferromcp_status {
 pub(crate) struct FfiError {
     pub(crate) status: ferromcp_status,
     pub(crate) message: String,
+    /// The JSON-RPC code of a peer's error.
+    pub(crate) code: Option<i32>,
+    /// The JSON-RPC data of a peer's error, as JSON text.
+    pub(crate) data_json: Option<String>,
 }
 
 impl FfiError {
@@ -99,6 +137,8 @@ impl FfiError {
         FfiError {
             status,
             message: message.into(),
+            code: None,
+            data_json: None,
         }
     }
 
@@ -110,30 +150,61 @@ impl FfiError {
     }
 }
 
-impl From<ferromcp_core::Error> for FfiError {
-    fn from(error: ferromcp_core::Error) -> FfiError {
-        let status = match &error {
-            ferromcp_core::Error::InvalidDefinition(_) => {
-                ferromcp_status::FERROMCP_INVALID_DEFINITION
-            }
-            ferromcp_core::Error::Io(_) => ferromcp_status::FERROMCP_IO,
-            ferromcp_core::Error::Json(_) => ferromcp_status::FERROMCP_INVALID_JSON,
-            _ => ferromcp_status::FERROMCP_INTERNAL,
-        };
-        FfiError::new(status, error.to_string())
+/// The status for each kind of core failure: the binding's one table from
+/// core's classification ([`ferromcp_core::Error::kind`]) to C.
+fn status_for(kind: ErrorKind) -> ferromcp_status {
+    match kind {
+        ErrorKind::PeerError => ferromcp_status::FERROMCP_PEER_ERROR,
+        ErrorKind::Io => ferromcp_status::FERROMCP_IO,
+        ErrorKind::Json => ferromcp_status::FERROMCP_INVALID_JSON,
+        ErrorKind::Http | ErrorKind::HttpStatus => ferromcp_status::FERROMCP_HTTP,
+        ErrorKind::Protocol => ferromcp_status::FERROMCP_PROTOCOL_ERROR,
+        ErrorKind::InvalidDefinition => ferromcp_status::FERROMCP_INVALID_DEFINITION,
+        ErrorKind::Closed => ferromcp_status::FERROMCP_CONNECTION_CLOSED,
+        ErrorKind::Timeout => ferromcp_status::FERROMCP_TIMEOUT,
+        ErrorKind::Cancelled => ferromcp_status::FERROMCP_REQUEST_CANCELLED,
+        // A kind added to core later: still a failure, until it gets its own.
+        _ => ferromcp_status::FERROMCP_INTERNAL,
     }
 }
 
+impl From<ferromcp_core::Error> for FfiError {
+    fn from(error: ferromcp_core::Error) -> FfiError {
+        FfiError {
+            status: status_for(error.kind()),
+            message: error.to_string(),
+            code: error.code(),
+            data_json: error.data().map(Value::to_string),
+        }
+    }
+}
+
+/// The latest failure on a thread, as the accessors hand it to C.
+#[derive(Default)]
+struct LastError {
+    message: CString,
+    code: i32,
+    data_json: Option<CString>,
+}
+
+/// A C string from Rust text; interior NULs would truncate it silently, so
+/// they are replaced.
+fn c_text(text: &str) -> CString {
+    CString::new(text.replace('\0', "\u{FFFD}")).unwrap_or_default()
+}
+
 thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    static LAST_ERROR: RefCell<LastError> = RefCell::new(LastError::default());
 }
 
 /// Records `error` as this thread's latest failure.
 pub(crate) fn set_last_error(error: &FfiError) {
-    // Interior NULs would truncate the C string silently; replace them.
-    let text = error.message.replace('\0', "\u{FFFD}");
-    let text = CString::new(text).unwrap_or_default();
-    LAST_ERROR.with(|slot| *slot.borrow_mut() = text);
+    let last = LastError {
+        message: c_text(&error.message),
+        code: error.code.unwrap_or(0),
+        data_json: error.data_json.as_deref().map(c_text),
+    };
+    LAST_ERROR.with(|slot| *slot.borrow_mut() = last);
 }
 
 /// Turns a result into a status, recording the message of a failure.
@@ -174,7 +245,37 @@ pub extern "C" fn ferromcp_last_error_message() -> *const c_char {
     ffi_boundary_or(c"".as_ptr(), || {
         // The CString's heap buffer does not move when the thread-local is
         // borrowed again, only when a later failure replaces it, as documented.
-        LAST_ERROR.with(|slot| slot.borrow().as_ptr())
+        LAST_ERROR.with(|slot| slot.borrow().message.as_ptr())
+    })
+}
+
+/// The JSON-RPC error code of the latest failed ferromcp call on the calling
+/// thread, when it failed with FERROMCP_PEER_ERROR (the peer answered with a
+/// JSON-RPC error); 0 when that failure carried no JSON-RPC code, or when no
+/// call failed yet. (0 is never a JSON-RPC error code MCP uses.)
+///
+/// Thread-safe: each thread has its own latest failure.
+#[unsafe(no_mangle)]
+pub extern "C" fn ferromcp_last_error_code() -> i32 {
+    ffi_boundary_or(0, || LAST_ERROR.with(|slot| slot.borrow().code))
+}
+
+/// The JSON-RPC `data` of the latest failed ferromcp call on the calling
+/// thread, as compact UTF-8 JSON text, or NULL when that failure carried no
+/// data (or no call failed yet).
+///
+/// Returns a NUL-terminated string owned by ferromcp, or NULL; never free
+/// it. It stays valid until the next ferromcp call on this thread that
+/// fails, or until the thread exits: copy it to keep it longer.
+#[unsafe(no_mangle)]
+pub extern "C" fn ferromcp_last_error_data_json() -> *const c_char {
+    ffi_boundary_or(std::ptr::null(), || {
+        LAST_ERROR.with(|slot| {
+            slot.borrow()
+                .data_json
+                .as_ref()
+                .map_or(std::ptr::null(), |d| d.as_ptr())
+        })
     })
 }
 
@@ -193,7 +294,8 @@ mod tests {
     #[test]
     fn values_are_stable() {
         let values: Vec<i32> = ALL_STATUSES.iter().map(|s| *s as i32).collect();
-        assert_eq!(values, (0..=10).collect::<Vec<_>>());
+        let expected: Vec<i32> = (0..=10).chain(100..=104).collect();
+        assert_eq!(values, expected);
     }
 
     #[test]
@@ -223,6 +325,73 @@ mod tests {
                 text(ferromcp_last_error_message()),
                 "`server` must not be NULL"
             );
+        })
+        .join()
+        .expect("test thread");
+    }
+
+    #[test]
+    fn core_failures_keep_their_classification() {
+        use ferromcp_core::{Error, McpError};
+        let cases = [
+            (Error::Timeout, ferromcp_status::FERROMCP_TIMEOUT),
+            (Error::Closed, ferromcp_status::FERROMCP_CONNECTION_CLOSED),
+            (
+                Error::Cancelled,
+                ferromcp_status::FERROMCP_REQUEST_CANCELLED,
+            ),
+            (
+                Error::Protocol("x".into()),
+                ferromcp_status::FERROMCP_PROTOCOL_ERROR,
+            ),
+            (Error::Http("x".into()), ferromcp_status::FERROMCP_HTTP),
+            (
+                Error::HttpStatus(500, "x".into()),
+                ferromcp_status::FERROMCP_HTTP,
+            ),
+            (
+                Error::InvalidDefinition("x".into()),
+                ferromcp_status::FERROMCP_INVALID_DEFINITION,
+            ),
+            (
+                Error::Io(std::io::Error::other("x")),
+                ferromcp_status::FERROMCP_IO,
+            ),
+        ];
+        for (error, status) in cases {
+            let ffi = FfiError::from(error);
+            assert_eq!(ffi.status, status);
+            assert_eq!(ffi.code, None);
+        }
+        for kind in ErrorKind::ALL {
+            assert_ne!(
+                status_for(kind),
+                ferromcp_status::FERROMCP_INTERNAL,
+                "{kind}"
+            );
+        }
+        std::thread::spawn(|| {
+            assert_eq!(ferromcp_last_error_code(), 0);
+            assert!(ferromcp_last_error_data_json().is_null());
+            let peer = Error::Mcp(
+                McpError::new(-32021, "needs sampling")
+                    .with_data(serde_json::json!({"requiredCapabilities": {"sampling": {}}})),
+            );
+            let status = into_status(Err(FfiError::from(peer)));
+            assert_eq!(status, ferromcp_status::FERROMCP_PEER_ERROR);
+            assert_eq!(ferromcp_last_error_code(), -32021);
+            assert_eq!(
+                text(ferromcp_last_error_data_json()),
+                r#"{"requiredCapabilities":{"sampling":{}}}"#
+            );
+            assert_eq!(
+                text(ferromcp_last_error_message()),
+                "MCP error -32021: needs sampling"
+            );
+            // A later failure without data clears both.
+            let _ = into_status(Err(FfiError::from(Error::Timeout)));
+            assert_eq!(ferromcp_last_error_code(), 0);
+            assert!(ferromcp_last_error_data_json().is_null());
         })
         .join()
         .expect("test thread");

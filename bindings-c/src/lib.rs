@@ -6,8 +6,8 @@
 //! `header` test fails when they drift apart.
 //!
 //! The binding only adapts: C strings and JSON text to core types, C
-//! callbacks to core's `ToolHandler`, core's `Completion` to the
-//! `ferromcp_call` handle. Protocol rules, transports and the tokio runtime
+//! callbacks to core's handlers, core's `Responder` (of any output kind) to
+//! the `ferromcp_call` handle. Protocol rules, transports and the tokio runtime
 //! all belong to core.
 //!
 //! Conventions (after rustls-ffi): opaque types with `ferromcp_<thing>_new`
@@ -16,9 +16,10 @@
 //! panic boundary; a stable numbered [`ferromcp_status`] plus a per-thread
 //! message ([`ferromcp_last_error_message`]).
 //!
-//! Modules mirror core: `server` (core `server`), `handler` (core
-//! `server::handler`), `error` (core `error`); `args`, `panic` and
-//! `shutdown` are FFI plumbing.
+//! Modules mirror core: `server` (core `server`), `handler` (C tools on
+//! core's `server::handler`), `host_call` (the one call handle and the
+//! threads callbacks run on, for every kind), `error` (core `error`);
+//! `args`, `panic` and `shutdown` are FFI plumbing.
 
 // Exported names are C names (`ferromcp_server`, `ferromcp_status`...).
 #![allow(non_camel_case_types)]
@@ -26,14 +27,19 @@
 mod args;
 mod error;
 mod handler;
+mod host_call;
 mod panic;
 mod server;
 mod shutdown;
 
-pub use error::{ferromcp_last_error_message, ferromcp_status, ferromcp_status_message};
-pub use handler::{
-    ferromcp_call, ferromcp_call_fail, ferromcp_call_is_cancelled, ferromcp_call_respond,
-    ferromcp_call_respond_result, ferromcp_tool_callback, ferromcp_userdata_free,
+pub use error::{
+    ferromcp_last_error_code, ferromcp_last_error_data_json, ferromcp_last_error_message,
+    ferromcp_status, ferromcp_status_message,
+};
+pub use handler::{ferromcp_tool_callback, ferromcp_userdata_free};
+pub use host_call::{
+    ferromcp_call, ferromcp_call_fail, ferromcp_call_fail_jsonrpc, ferromcp_call_is_cancelled,
+    ferromcp_call_respond, ferromcp_call_respond_result,
 };
 pub use server::{
     FERROMCP_TOOL_NONBLOCKING, ferromcp_server, ferromcp_server_add_tool,

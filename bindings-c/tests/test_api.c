@@ -42,6 +42,21 @@ static void test_status_messages(void) {
     CHECK(strcmp(ferromcp_status_message(12345), "unknown status") == 0);
     CHECK(FERROMCP_OK == 0);
     CHECK(FERROMCP_PANIC == 10);
+    /* Outcomes of a request on the connection: their own numbered group. */
+    CHECK(FERROMCP_PEER_ERROR == 100);
+    CHECK(FERROMCP_TIMEOUT == 101);
+    CHECK(FERROMCP_CONNECTION_CLOSED == 102);
+    CHECK(strlen(ferromcp_status_message(FERROMCP_TIMEOUT)) > 0);
+    CHECK(strcmp(ferromcp_status_message(FERROMCP_TIMEOUT),
+                 ferromcp_status_message(FERROMCP_CONNECTION_CLOSED)) != 0);
+}
+
+static void test_last_error_code_and_data_without_a_peer_error(void) {
+    /* A local failure carries no JSON-RPC code or data. */
+    ferromcp_server *server = NULL;
+    CHECK_STATUS(ferromcp_server_new(NULL, "1.0.0", &server), FERROMCP_NULL_ARGUMENT);
+    CHECK(ferromcp_last_error_code() == 0);
+    CHECK(ferromcp_last_error_data_json() == NULL);
 }
 
 static void test_new_rejects_null_and_leaves_output_alone(void) {
@@ -133,6 +148,7 @@ static void test_other_null_arguments(void) {
     CHECK_STATUS(ferromcp_call_respond(NULL, "1"), FERROMCP_NULL_ARGUMENT);
     CHECK_STATUS(ferromcp_call_respond_result(NULL, "{}"), FERROMCP_NULL_ARGUMENT);
     CHECK_STATUS(ferromcp_call_fail(NULL, "x"), FERROMCP_NULL_ARGUMENT);
+    CHECK_STATUS(ferromcp_call_fail_jsonrpc(NULL, -32602, "x", NULL), FERROMCP_NULL_ARGUMENT);
     CHECK(!ferromcp_call_is_cancelled(NULL));
     CHECK_STATUS(ferromcp_server_serve_stdio(NULL), FERROMCP_NULL_ARGUMENT);
     CHECK_STATUS(ferromcp_server_serve_http(NULL, "127.0.0.1", 0), FERROMCP_NULL_ARGUMENT);
@@ -170,6 +186,7 @@ static void test_shutdown_before_serve_is_sticky(void) {
 
 int main(void) {
     test_status_messages();
+    test_last_error_code_and_data_without_a_peer_error();
     test_new_rejects_null_and_leaves_output_alone();
     test_finalizer_runs_exactly_once();
     test_add_tool_failures_keep_userdata_with_caller();

@@ -1,6 +1,7 @@
 /* End to end over Streamable HTTP: a C server on a free port in a thread, a
  * tiny raw-socket HTTP client, tool callbacks that respond at once, later
- * from another thread, fail, or return invalid JSON; then shutdown and free
+ * from another thread, fail (as a tool error or a JSON-RPC error), or return
+ * invalid JSON; then shutdown and free
  * with every finalizer run exactly once. Run under valgrind. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -92,6 +93,17 @@ static void full_result(void *userdata, const char *arguments_json, size_t argum
     CHECK_STATUS(ferromcp_call_respond_result(
                      call, "{\"content\":[{\"type\":\"text\",\"text\":\"custom\"}],"
                            "\"structuredContent\":{\"n\":7}}"),
+                 FERROMCP_OK);
+}
+
+/* Answers with a JSON-RPC error instead of a tool result. */
+static void jsonrpc_error(void *userdata, const char *arguments_json, size_t arguments_len,
+                          ferromcp_call *call) {
+    (void)userdata;
+    (void)arguments_json;
+    (void)arguments_len;
+    CHECK_STATUS(ferromcp_call_fail_jsonrpc(call, -32602, "b must not be zero",
+                                            "{\"field\":\"b\"}"),
                  FERROMCP_OK);
 }
 
@@ -209,6 +221,7 @@ int main(void) {
     add(server, "failing", failing, NULL);
     add(server, "bad_json", bad_json, NULL);
     add(server, "full_result", full_result, NULL);
+    add(server, "jsonrpc_error", jsonrpc_error, NULL);
 
     struct serve_job job = {server, FERROMCP_INTERNAL};
     pthread_t thread;
@@ -259,18 +272,26 @@ int main(void) {
     CHECK_CONTAINS(r, "\"structuredContent\":{\"n\":7}");
     free(r);
 
+    r = call_tool(port, 7, "jsonrpc_error", "{}");
+    CHECK_CONTAINS(r, "\"error\":{");
+    CHECK_CONTAINS(r, "\"code\":-32602");
+    CHECK_CONTAINS(r, "\"message\":\"b must not be zero\"");
+    CHECK_CONTAINS(r, "\"data\":{\"field\":\"b\"}");
+    CHECK(r == NULL || strstr(r, "\"isError\"") == NULL);
+    free(r);
+
     CHECK_STATUS(ferromcp_server_shutdown(server), FERROMCP_OK);
     pthread_join(thread, NULL);
     CHECK_STATUS(job.status, FERROMCP_OK);
     ferromcp_server_free(server);
 
     /* Connections may still hold the tools for a moment after serve returns
-     * (see ferromcp_userdata_free): wait for all five finalizers. */
-    for (int i = 0; i < 250 && atomic_load(&finalized) < 5; i++) {
+     * (see ferromcp_userdata_free): wait for all six finalizers. */
+    for (int i = 0; i < 250 && atomic_load(&finalized) < 6; i++) {
         sleep_ms(20);
     }
-    CHECK(atomic_load(&finalized) == 5);
+    CHECK(atomic_load(&finalized) == 6);
     sleep_ms(100);
-    CHECK(atomic_load(&finalized) == 5); /* and never more */
+    CHECK(atomic_load(&finalized) == 6); /* and never more */
     return check_report("test_http");
 }

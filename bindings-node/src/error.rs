@@ -1,7 +1,8 @@
 //! Errors, converted in one place, in both directions:
 //!
 //! - a core [`ferromcp::Error`] becomes an instance of the facade's JS
-//!   `McpError` class (`extends Error`, with `code` and `data`);
+//!   `McpError` class (`extends Error`, with `code`, `kind` and `data`), the
+//!   code and kind being core's classification;
 //! - whatever a JS tool handler throws or rejects with becomes a
 //!   [`HandlerError`]: a thrown `McpError` a JSON-RPC error, anything else
 //!   a tool error whose message is `"<ErrorName>: <message>"`.
@@ -11,7 +12,7 @@ use std::mem::ManuallyDrop;
 
 use ferromcp::protocol::codes;
 use ferromcp::server::HandlerError;
-use ferromcp::{Error, McpError};
+use ferromcp::{Error, ErrorKind, McpError};
 use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, JsObjectValue, Object};
 use napi::{Env, JsValue, Status, Unknown, ValueType};
 use napi_derive::napi;
@@ -37,7 +38,7 @@ thread_local! {
 // Unit-test builds compile out napi's registration glue, its only caller.
 #[cfg_attr(test, allow(dead_code))]
 #[napi(
-    ts_args_type = "errorClass: new (message: string, options: { code: number; data?: unknown }) => Error"
+    ts_args_type = "errorClass: new (message: string, options: { code: number; kind?: string; data?: unknown }) => Error"
 )]
 pub fn register_error_class(
     env: &Env,
@@ -52,15 +53,18 @@ pub fn register_error_class(
 
 /// A core error as a JS `McpError`, ready to be thrown or to reject a
 /// promise. Must run on the JS thread of `env`.
+///
+/// `code` and `kind` are core's classification ([`Error::host_code`],
+/// [`Error::kind`]); nothing here decides them.
 pub(crate) fn to_js(env: &Env, error: &Error) -> napi::Error {
-    let (code, data) = code_and_data(error);
-    let message = match error {
-        // The wire message, without Display's "MCP error <code>: " prefix:
-        // the code travels in its own property.
-        Error::Mcp(mcp) => mcp.message.clone(),
-        other => other.to_string(),
-    };
-    match construct(env, &message, code, data) {
+    let message = error.host_message();
+    match construct(
+        env,
+        &message,
+        error.host_code(),
+        error.kind().as_str(),
+        data(error),
+    ) {
         Ok(Some(instance)) => napi::Error::from(instance),
         // Without a registered class (the addon used without its facade)
         // or when construction failed, the message still gets through.
@@ -68,39 +72,54 @@ pub(crate) fn to_js(env: &Env, error: &Error) -> napi::Error {
     }
 }
 
-/// The JSON-RPC code and `data` a core error carries in JS. Failures that
-/// never reached the wire get a `data.kind` naming what went wrong, so
-/// callers can tell an address in use from a bad tool definition.
-///
-/// Exhaustive on purpose: a new kind of core error should get its own
-/// `kind` here rather than fall into a generic bucket unnoticed.
-fn code_and_data(error: &Error) -> (i32, Value) {
-    let local = |code: i32, kind: &str| (code, json!({ "kind": kind }));
+/// The `data` a core error carries in JS: the peer's `data` for a JSON-RPC
+/// error; for a failure that never reached the wire, `{kind}` (kept from
+/// before `error.kind` existed) plus what detail the failure has.
+fn data(error: &Error) -> Value {
+    let kind = error.kind().as_str();
     match error {
-        Error::Mcp(mcp) => (mcp.code, mcp.data.clone().unwrap_or(Value::Null)),
-        Error::InvalidDefinition(_) => local(codes::INVALID_PARAMS, "invalidDefinition"),
-        Error::Io(io) => (
-            codes::INTERNAL_ERROR,
-            json!({ "kind": "io", "ioKind": format!("{:?}", io.kind()) }),
-        ),
-        Error::Json(_) => local(codes::PARSE_ERROR, "json"),
-        Error::Http(_) => local(codes::INTERNAL_ERROR, "http"),
-        Error::HttpStatus(status, _) => (
-            codes::INTERNAL_ERROR,
-            json!({ "kind": "httpStatus", "status": status }),
-        ),
-        Error::Protocol(_) => local(codes::INTERNAL_ERROR, "protocol"),
-        Error::Closed => local(codes::INTERNAL_ERROR, "closed"),
-        Error::Timeout => local(codes::INTERNAL_ERROR, "timeout"),
-        Error::Cancelled => local(codes::INTERNAL_ERROR, "cancelled"),
+        Error::Mcp(mcp) => mcp.data.clone().unwrap_or(Value::Null),
+        Error::Io(io) => json!({ "kind": kind, "ioKind": format!("{:?}", io.kind()) }),
+        Error::HttpStatus(status, _) => json!({ "kind": kind, "status": status }),
+        _ => json!({ "kind": kind }),
     }
 }
 
-/// `new McpError(message, { code, data })` with the registered class.
+/// The JSON-RPC error codes by name, from core, so the facade does not
+/// retype them.
+///
+/// @internal Used by the `ferromcp` package itself (exported as `codes`).
+#[cfg_attr(test, allow(dead_code))]
+#[napi]
+pub fn error_codes() -> Value {
+    json!({
+        "PARSE_ERROR": codes::PARSE_ERROR,
+        "INVALID_REQUEST": codes::INVALID_REQUEST,
+        "METHOD_NOT_FOUND": codes::METHOD_NOT_FOUND,
+        "INVALID_PARAMS": codes::INVALID_PARAMS,
+        "INTERNAL_ERROR": codes::INTERNAL_ERROR,
+        "HEADER_MISMATCH": codes::HEADER_MISMATCH,
+        "MISSING_REQUIRED_CLIENT_CAPABILITY": codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        "UNSUPPORTED_PROTOCOL_VERSION": codes::UNSUPPORTED_PROTOCOL_VERSION,
+    })
+}
+
+/// The kinds core classifies failures into (`"peerError"`, `"timeout"`...),
+/// the values `McpError.kind` takes.
+///
+/// @internal Used by the `ferromcp` package itself (exported as `ERROR_KINDS`).
+#[cfg_attr(test, allow(dead_code))]
+#[napi]
+pub fn error_kinds() -> Vec<&'static str> {
+    ErrorKind::ALL.iter().map(|k| k.as_str()).collect()
+}
+
+/// `new McpError(message, { code, kind, data })` with the registered class.
 fn construct<'env>(
     env: &'env Env,
     message: &str,
     code: i32,
+    kind: &str,
     data: Value,
 ) -> napi::Result<Option<Unknown<'env>>> {
     ERROR_CLASS.with(|slot| {
@@ -114,6 +133,7 @@ fn construct<'env>(
         }
         let mut options = Map::new();
         options.insert("code".into(), Value::from(code));
+        options.insert("kind".into(), Value::from(kind));
         if !data.is_null() {
             options.insert("data".into(), data);
         }

@@ -25,6 +25,7 @@
 mod context;
 mod error;
 mod handler;
+mod host_call;
 mod json;
 mod runtime;
 mod server;

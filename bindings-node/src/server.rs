@@ -14,7 +14,8 @@ use napi::{Env, Status, Unknown};
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
-use crate::handler::{JsToolCallback, JsToolHandler, ToolCallArgs};
+use crate::handler::JsToolHandler;
+use crate::host_call::{HostCallArgs, JsCallback};
 use crate::{error, json, runtime};
 
 /// Server-wide settings.
@@ -118,7 +119,7 @@ impl JsServer {
         &self,
         env: &Env,
         definition: Unknown<'_>,
-        handler: Function<'_, ToolCallArgs, Unknown<'static>>,
+        handler: Function<'_, HostCallArgs, Unknown<'static>>,
     ) -> napi::Result<()> {
         let tool: Tool = serde_json::from_value(json::from_js(definition)?).map_err(|e| {
             error::to_js(
@@ -126,8 +127,7 @@ impl JsServer {
                 &ferromcp::Error::InvalidDefinition(format!("invalid tool definition: {e}")),
             )
         })?;
-        let callback: JsToolCallback =
-            handler.build_threadsafe_function().weak::<true>().build()?;
+        let callback: JsCallback = handler.build_threadsafe_function().weak::<true>().build()?;
         self.server
             .add_tool(tool, JsToolHandler::new(callback))
             .map_err(|e| error::to_js(env, &e))

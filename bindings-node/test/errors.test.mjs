@@ -59,3 +59,28 @@ test('tools can be listed, replaced and removed', () => {
   assert.equal(server.removeTool('a'), false);
   assert.deepEqual(server.toolNames, ['b']);
 });
+
+test('codes and error kinds come from the core', () => {
+  assert.equal(esm.codes, cjs.codes);
+  assert.deepEqual(
+    Object.values(esm.codes).sort((a, b) => a - b),
+    [-32700, -32603, -32602, -32601, -32600, -32022, -32021, -32020],
+  );
+  assert.equal(esm.codes.HEADER_MISMATCH, -32020);
+  assert.equal(esm.codes.MISSING_REQUIRED_CLIENT_CAPABILITY, -32021);
+  assert.equal(esm.codes.UNSUPPORTED_PROTOCOL_VERSION, -32022);
+  assert.ok(Object.isFrozen(esm.codes));
+  for (const kind of ['peerError', 'io', 'json', 'http', 'httpStatus', 'protocol', 'invalidDefinition', 'closed', 'timeout', 'cancelled']) {
+    assert.ok(esm.ERROR_KINDS.includes(kind), kind);
+  }
+});
+
+test('a core failure carries the kind the core classified it as', () => {
+  const server = new esm.Server({ name: 'x', version: '1' });
+  assert.throws(
+    () => server.tool('bad', { inputSchema: { type: 'object', properties: 5 } }, () => null),
+    (error) => error instanceof esm.McpError && error.kind === 'invalidDefinition' && error.code === esm.codes.INVALID_PARAMS,
+  );
+  assert.equal(new esm.McpError('by JS').kind, undefined);
+  assert.equal(new esm.McpError('x', { kind: 'timeout' }).kind, 'timeout');
+});

@@ -106,6 +106,7 @@ test('binding a port in use rejects with McpError', async () => {
       assert.equal(error.name, 'McpError');
       assert.equal(error.code, -32603);
       assert.equal(error.data.kind, 'io');
+      assert.equal(error.kind, 'io');
       assert.equal(error.data.ioKind, 'AddrInUse');
       return true;
     });

@@ -2,8 +2,10 @@
 //! core [`ferromcp::Error`] -> a `ferromcp.errors` exception, and a Python
 //! exception raised by a tool handler -> [`HandlerError`].
 //!
-//! The exception classes are plain Python (`ferromcp/errors.py`) so they can
-//! also inherit from the matching builtins (`TimeoutError`, `ValueError`...).
+//! The exception classes, and the one table from core's classification
+//! (kind, code) to class, are plain Python (`ferromcp/errors.py`) so they
+//! can also inherit from the matching builtins (`TimeoutError`,
+//! `ValueError`...).
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -12,7 +14,7 @@ use pyo3::types::PyDict;
 
 use ferromcp::protocol::codes;
 use ferromcp::server::HandlerError;
-use ferromcp::{Error, McpError};
+use ferromcp::{Error, ErrorKind, McpError};
 
 use crate::convert;
 
@@ -24,52 +26,60 @@ fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
         .map(|m| m.bind(py))
 }
 
-/// The `ferromcp.errors` class standing for a core error, and its JSON-RPC code.
-fn class_for(err: &Error) -> (&'static str, i32) {
-    match err {
-        Error::Mcp(e) => (
-            match e.code {
-                codes::PARSE_ERROR => "ParseError",
-                codes::INVALID_REQUEST => "InvalidRequestError",
-                codes::METHOD_NOT_FOUND => "MethodNotFoundError",
-                codes::INVALID_PARAMS => "InvalidParamsError",
-                codes::INTERNAL_ERROR => "InternalError",
-                _ => "McpError",
-            },
-            e.code,
-        ),
-        Error::Io(_) | Error::Http(_) | Error::HttpStatus(..) => {
-            ("TransportError", codes::INTERNAL_ERROR)
-        }
-        Error::Closed => ("ConnectionClosedError", codes::INTERNAL_ERROR),
-        Error::Json(_) => ("ParseError", codes::PARSE_ERROR),
-        Error::Protocol(_) => ("ProtocolError", codes::INTERNAL_ERROR),
-        Error::InvalidDefinition(_) => ("InvalidDefinitionError", codes::INVALID_PARAMS),
-        Error::Timeout => ("RequestTimeoutError", codes::INTERNAL_ERROR),
-        Error::Cancelled => ("RequestCancelledError", codes::INTERNAL_ERROR),
-    }
-}
-
 /// Converts a core error into the typed Python exception.
+///
+/// Core classifies the error ([`Error::kind`], [`Error::host_code`]);
+/// `ferromcp.errors._from_native` picks the class from that classification
+/// in its one table. Nothing here chooses a class.
 pub(crate) fn to_py_err(py: Python<'_>, err: &Error) -> PyErr {
-    let (class_name, code) = class_for(err);
-    let (message, data) = match err {
-        Error::Mcp(e) => (e.message.clone(), e.data.as_ref()),
-        other => (other.to_string(), None),
-    };
     let build = || -> PyResult<PyErr> {
-        let class = errors_module(py)?.getattr(class_name)?;
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("code", code)?;
-        if let Some(data) = data {
-            kwargs.set_item("data", convert::to_python(py, data)?)?;
-        }
-        let exc = class.call((message.as_str(),), Some(&kwargs))?;
+        let data = match err.data() {
+            Some(data) => convert::to_python(py, data)?,
+            None => py.None().into_bound(py),
+        };
+        let exc = errors_module(py)?.getattr("_from_native")?.call1((
+            err.kind().as_str(),
+            err.host_code(),
+            err.host_message(),
+            data,
+        ))?;
         Ok(PyErr::from_value(exc))
     };
     // Only a broken installation (ferromcp.errors missing) lands here; the
     // message still says what failed.
     build().unwrap_or_else(|_| PyRuntimeError::new_err(err.to_string()))
+}
+
+/// Adds the wire facts Python must not retype: the JSON-RPC codes (as
+/// `codes`, a dict of name to code), the error kinds core classifies
+/// failures into (`ERROR_KINDS`), and the key a non-object tool result is
+/// wrapped under (`WRAPPED_RESULT_KEY`).
+pub(crate) fn add_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let table = PyDict::new(py);
+    for (name, code) in [
+        ("PARSE_ERROR", codes::PARSE_ERROR),
+        ("INVALID_REQUEST", codes::INVALID_REQUEST),
+        ("METHOD_NOT_FOUND", codes::METHOD_NOT_FOUND),
+        ("INVALID_PARAMS", codes::INVALID_PARAMS),
+        ("INTERNAL_ERROR", codes::INTERNAL_ERROR),
+        ("HEADER_MISMATCH", codes::HEADER_MISMATCH),
+        (
+            "MISSING_REQUIRED_CLIENT_CAPABILITY",
+            codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        ),
+        (
+            "UNSUPPORTED_PROTOCOL_VERSION",
+            codes::UNSUPPORTED_PROTOCOL_VERSION,
+        ),
+    ] {
+        table.set_item(name, code)?;
+    }
+    m.add("codes", table)?;
+    let kinds: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+    m.add("ERROR_KINDS", kinds)?;
+    m.add("WRAPPED_RESULT_KEY", ferromcp::server::WRAPPED_RESULT_KEY)?;
+    Ok(())
 }
 
 /// Converts an exception raised by a tool handler.

@@ -1,14 +1,9 @@
-//! Python callables behind core's handler boundary.
+//! Python tools behind core's handler boundary, and [`PyRefs`], every
+//! Python object a server holds.
 //!
-//! The native calling convention is `handler(arguments: dict, ctx: Context)`;
-//! the pure-Python layer adapts user functions to it (keyword arguments,
-//! context injection, return-value normalisation).
-//!
-//! - Sync handlers run on the Python worker threads of [`workers`] (never
-//!   on a runtime worker).
-//! - Async handlers are scheduled on the asyncio loop given to `start_*`
-//!   with `asyncio.run_coroutine_threadsafe`; the loop's done callback
-//!   completes a [`Completion`] that the core awaits.
+//! Running a callable (sync on worker threads, async on the serving asyncio
+//! loop, cancellation on drop) is [`crate::host_call`]'s job, for every kind
+//! of handler; this file only says which callable a tool runs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -16,18 +11,37 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use pyo3::PyTraverseError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use serde_json::Value;
 
-use ferromcp::server::{
-    BoxFuture, Completion, Handler, HandlerError, HandlerResult, RequestContext, ToolOutput,
-};
+use ferromcp::server::{BoxFuture, Handler, HandlerResult, RequestContext, ToolOutput};
 
-use crate::context::PyContext;
-use crate::tool_result::PyToolResult;
-use crate::{convert, error, workers};
+use crate::host_call::HostCall;
 
-const INTERPRETER_GONE: &str = "the Python interpreter is shutting down";
+/// The kinds of Python callables a server holds. Part of the key of
+/// [`PyRefs`]' table, so a tool and a prompt (or a resource) with the same
+/// name never replace each other's handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum HandlerKind {
+    Tool,
+    Resource,
+    Prompt,
+    Completion,
+}
+
+impl HandlerKind {
+    /// How error messages name a handler of this kind.
+    pub(crate) fn noun(self) -> &'static str {
+        match self {
+            HandlerKind::Tool => "tool",
+            HandlerKind::Resource => "resource",
+            HandlerKind::Prompt => "prompt",
+            HandlerKind::Completion => "completion provider",
+        }
+    }
+}
+
+/// A registered callable: its kind and name.
+pub(crate) type HandlerKey = (HandlerKind, Arc<str>);
 
 /// Every Python object a server holds, in one place so the garbage
 /// collector can see (and break) cycles through them.
@@ -38,12 +52,12 @@ const INTERPRETER_GONE: &str = "the Python interpreter is shutting down";
 /// pass must never block.
 #[derive(Default)]
 pub(crate) struct PyRefs {
-    handlers: Mutex<HashMap<String, Py<PyAny>>>,
+    handlers: Mutex<HashMap<HandlerKey, Py<PyAny>>>,
     event_loop: Mutex<Option<Py<PyAny>>>,
     json_default: Mutex<Option<Py<PyAny>>>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // The guarded values are plain references; a panic while holding the
     // lock cannot leave them half-updated.
     mutex
@@ -59,18 +73,17 @@ impl PyRefs {
         }
     }
 
-    pub(crate) fn set_handler(&self, name: &str, handler: Py<PyAny>) {
-        lock(&self.handlers).insert(name.to_owned(), handler);
+    pub(crate) fn set_handler(&self, kind: HandlerKind, name: &str, handler: Py<PyAny>) {
+        lock(&self.handlers).insert((kind, Arc::from(name)), handler);
     }
 
-    pub(crate) fn remove_handler(&self, name: &str) {
-        lock(&self.handlers).remove(name);
+    pub(crate) fn remove_handler(&self, kind: HandlerKind, name: &str) {
+        lock(&self.handlers).remove(&(kind, Arc::from(name)));
     }
 
-    fn handler(&self, py: Python<'_>, name: &str) -> Option<Py<PyAny>> {
-        lock(&self.handlers).get(name).map(|h| h.clone_ref(py))
+    pub(crate) fn handler(&self, py: Python<'_>, key: &HandlerKey) -> Option<Py<PyAny>> {
+        lock(&self.handlers).get(key).map(|h| h.clone_ref(py))
     }
-
     pub(crate) fn set_event_loop(&self, event_loop: Py<PyAny>) {
         *lock(&self.event_loop) = Some(event_loop);
     }
@@ -86,11 +99,11 @@ impl PyRefs {
         }
     }
 
-    fn event_loop(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+    pub(crate) fn event_loop(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         lock(&self.event_loop).as_ref().map(|l| l.clone_ref(py))
     }
 
-    fn json_default(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+    pub(crate) fn json_default(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         lock(&self.json_default).as_ref().map(|d| d.clone_ref(py))
     }
 
@@ -121,7 +134,7 @@ impl PyRefs {
     }
 }
 
-/// One registered Python tool.
+/// One registered Python tool: runs its callable through [`HostCall`].
 pub(crate) struct PyToolHandler {
     /// Shared with every call, so a call does not copy it.
     pub(crate) name: Arc<str>,
@@ -131,176 +144,13 @@ pub(crate) struct PyToolHandler {
 
 impl Handler<Value, ToolOutput> for PyToolHandler {
     fn call(&self, ctx: RequestContext, arguments: Value) -> BoxFuture<HandlerResult> {
-        let call = Call {
-            name: self.name.clone(),
+        let call = HostCall {
+            key: (HandlerKind::Tool, self.name.clone()),
             refs: self.refs.clone(),
-            ctx,
-            arguments,
+            ctx: Some(ctx),
+            input: arguments,
+            is_async: self.is_async,
         };
-        if self.is_async {
-            Box::pin(call.run_async())
-        } else {
-            Box::pin(call.run_sync())
-        }
-    }
-}
-
-/// One invocation, moved onto whichever thread runs it.
-struct Call {
-    name: Arc<str>,
-    refs: Arc<PyRefs>,
-    ctx: RequestContext,
-    arguments: Value,
-}
-
-impl Call {
-    async fn run_sync(self) -> HandlerResult {
-        with_gil(move |py| {
-            self.invoke(py)
-                .and_then(|returned| output(py, &self.refs, &returned))
-        })
-        .await
-        .and_then(|result| result)
-    }
-
-    async fn run_async(self) -> HandlerResult {
-        let (completion, receiver) = Completion::new();
-        let future = with_gil(move |py| self.schedule(py, completion)).await??;
-        let mut pending = CancelOnDrop(Some(future));
-        let result = receiver.wait().await;
-        pending.0 = None;
-        result
-    }
-
-    /// Calls the handler: the result for a sync handler, a coroutine for an
-    /// async one.
-    fn invoke<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyAny>, HandlerError> {
-        let Some(handler) = self.refs.handler(py, &self.name) else {
-            return Err(HandlerError::tool(format!(
-                "tool {:?} has no Python handler any more (the server was cleared)",
-                self.name
-            )));
-        };
-        let arguments =
-            convert::to_python(py, &self.arguments).map_err(|e| error::handler_error(py, e))?;
-        let ctx = Py::new(py, PyContext::new(self.ctx.clone()))
-            .map_err(|e| error::handler_error(py, e))?;
-        handler
-            .bind(py)
-            .call1((arguments, ctx))
-            .map_err(|e| error::handler_error(py, e))
-    }
-
-    /// Starts the coroutine on the serving asyncio loop; returns its
-    /// `concurrent.futures.Future`.
-    fn schedule(self, py: Python<'_>, completion: Completion) -> Result<Py<PyAny>, HandlerError> {
-        let Some(event_loop) = self.refs.event_loop(py) else {
-            return Err(HandlerError::tool(format!(
-                "tool {:?} is async but no asyncio loop is serving: use `server.run()` or `await server.serve()`",
-                self.name
-            )));
-        };
-        let coroutine = self.invoke(py)?;
-        let scheduled = run_coroutine_threadsafe(py)
-            .and_then(|f| f.call1((&coroutine, event_loop)))
-            .and_then(|future| {
-                let callback = Py::new(
-                    py,
-                    CompletionCallback {
-                        completion: Mutex::new(Some(completion)),
-                        refs: self.refs.clone(),
-                    },
-                )?;
-                future.call_method1("add_done_callback", (callback,))?;
-                Ok(future.unbind())
-            });
-        scheduled.map_err(|e| {
-            // The loop refused it (closed): close the coroutine so Python does
-            // not warn that it was never awaited.
-            let _ = coroutine.call_method0("close");
-            error::handler_error(py, e)
-        })
-    }
-}
-
-/// Runs `f` on a Python worker thread (see [`workers`]) and waits for its
-/// answer without blocking the runtime.
-async fn with_gil<T: Send + 'static>(
-    f: impl FnOnce(Python<'_>) -> T + Send + 'static,
-) -> Result<T, HandlerError> {
-    let (answer, answered) = tokio::sync::oneshot::channel();
-    workers::submit(move |py| {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py)))
-            .map_err(|_| HandlerError::tool("the Python handler call panicked in ferromcp"));
-        // The request may have been abandoned meanwhile; nobody to tell.
-        let _ = answer.send(outcome);
-    });
-    // Dropped unanswered: the interpreter is shutting down.
-    answered
-        .await
-        .unwrap_or_else(|_| Err(HandlerError::tool(INTERPRETER_GONE)))
-}
-
-fn run_coroutine_threadsafe(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    static FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    FUNCTION
-        .get_or_try_init(py, || {
-            Ok(py
-                .import("asyncio")?
-                .getattr("run_coroutine_threadsafe")?
-                .unbind())
-        })
-        .map(|f| f.bind(py))
-}
-
-/// Turns what a handler returned into core's [`ToolOutput`].
-fn output(py: Python<'_>, refs: &PyRefs, returned: &Bound<'_, PyAny>) -> HandlerResult {
-    if let Ok(result) = returned.cast::<PyToolResult>() {
-        return Ok(ToolOutput::Result(result.get().result().clone()));
-    }
-    let default = refs.json_default(py);
-    let value =
-        convert::from_python(returned, default.as_ref().map(|d| d.bind(py))).map_err(|e| {
-            HandlerError::tool(format!("invalid tool result: {}", error::describe(py, &e)))
-        })?;
-    Ok(ToolOutput::Value(value))
-}
-
-/// Cancels the scheduled coroutine if the core stops waiting for it (the
-/// client cancelled, the connection closed).
-struct CancelOnDrop(Option<Py<PyAny>>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(future) = self.0.take() {
-            // Dropped on a runtime worker: taking the GIL there could stall
-            // other requests, so cancel from a Python worker.
-            workers::submit(move |py| {
-                let _ = future.bind(py).call_method0("cancel");
-            });
-        }
-    }
-}
-
-/// The done callback of a scheduled coroutine: delivers its outcome.
-#[pyclass(module = "ferromcp._native", frozen)]
-struct CompletionCallback {
-    completion: Mutex<Option<Completion>>,
-    refs: Arc<PyRefs>,
-}
-
-#[pymethods]
-impl CompletionCallback {
-    fn __call__(&self, py: Python<'_>, future: &Bound<'_, PyAny>) {
-        let outcome = match future.call_method0("cancelled").and_then(|c| c.is_truthy()) {
-            Ok(true) => Err(HandlerError::tool("the tool handler was cancelled")),
-            _ => match future.call_method0("result") {
-                Ok(returned) => output(py, &self.refs, &returned),
-                Err(e) => Err(error::handler_error(py, e)),
-            },
-        };
-        if let Some(completion) = lock(&self.completion).take() {
-            completion.complete(outcome);
-        }
+        Box::pin(call.run::<ToolOutput>())
     }
 }

@@ -10,6 +10,7 @@ mod context;
 mod convert;
 mod error;
 mod handler;
+mod host_call;
 mod server;
 mod serving;
 mod tool_result;
@@ -29,5 +30,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "PROTOCOL_VERSION",
         ferromcp::protocol::LATEST_PROTOCOL_VERSION,
     )?;
+    error::add_constants(m)?;
+    m.add_function(wrap_pyfunction!(host_call::_probe_host_call, m)?)?;
     Ok(())
 }

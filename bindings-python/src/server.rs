@@ -15,7 +15,7 @@ use ferromcp::protocol::{Implementation, Tool};
 use ferromcp::server::{Server, ServerOptions};
 use ferromcp::transport::http::{HttpOptions, HttpServer};
 
-use crate::handler::{PyRefs, PyToolHandler};
+use crate::handler::{HandlerKind, PyRefs, PyToolHandler};
 use crate::serving::{self, PyServing};
 use crate::{convert, error};
 
@@ -109,14 +109,15 @@ impl PyServer {
             .map_err(|e| error::to_py_err(py, &e))?;
         // Installed after core accepted the tool; no call can run before this
         // method returns because a call needs the GIL we hold.
-        self.refs.set_handler(&name, handler.unbind());
+        self.refs
+            .set_handler(HandlerKind::Tool, &name, handler.unbind());
         Ok(())
     }
 
     /// Removes a tool; returns whether it existed.
     fn remove_tool(&self, name: &str) -> bool {
         let existed = self.server.remove_tool(name);
-        self.refs.remove_handler(name);
+        self.refs.remove_handler(HandlerKind::Tool, name);
         existed
     }
 

@@ -1,10 +1,14 @@
 //! `ferromcp.ToolResult`: a complete `CallToolResult`, for handlers that need
 //! more than a plain return value (several content blocks, images, an
-//! explicit error flag). Plain return values are turned into results by core.
+//! explicit error flag). Core assembles and checks the result
+//! ([`ToolOutput::from_parts`]); this class only converts its arguments.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
+
+use ferromcp::server::ToolOutput;
 
 use crate::convert;
 
@@ -20,16 +24,17 @@ use crate::convert;
 /// ```
 ///
 /// `content` items are content-block dicts; a `str` item is shorthand for a
-/// text block.
+/// text block. Core checks the result against the schema: an invalid block
+/// raises `ValueError`.
 #[pyclass(module = "ferromcp._native", name = "ToolResult", frozen)]
 pub(crate) struct PyToolResult {
     result: Map<String, Value>,
 }
 
 impl PyToolResult {
-    /// The `CallToolResult` object.
-    pub(crate) fn result(&self) -> &Map<String, Value> {
-        &self.result
+    /// The result as core output, sent as is.
+    pub(crate) fn output(&self) -> ToolOutput {
+        ToolOutput::Result(self.result.clone())
     }
 }
 
@@ -43,29 +48,31 @@ impl PyToolResult {
         is_error: bool,
         meta: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut result = Map::new();
         let mut blocks = Vec::new();
         for item in content.into_iter().flat_map(|list| list.iter()) {
+            // A `str` item stays a string: core reads it as a text block.
             let block = match item.cast::<PyString>() {
-                Ok(text) => json!({"type": "text", "text": text.to_cow()?}),
+                Ok(text) => Value::String(text.to_cow()?.into_owned()),
                 Err(_) => {
                     Value::Object(convert::from_python_object(&item, None, "a content block")?)
                 }
             };
             blocks.push(block);
         }
-        result.insert("content".into(), Value::Array(blocks));
-        if let Some(structured) = structured_content {
-            let map = convert::from_python_object(structured, None, "structured_content")?;
-            result.insert("structuredContent".into(), Value::Object(map));
-        }
-        if is_error {
-            result.insert("isError".into(), Value::Bool(true));
-        }
-        if let Some(meta) = meta {
-            let map = convert::from_python_object(meta, None, "meta")?;
-            result.insert("_meta".into(), Value::Object(map));
-        }
+        let structured = structured_content
+            .map(|s| convert::from_python_object(s, None, "structured_content"))
+            .transpose()?
+            .map(Value::Object);
+        let meta = meta
+            .map(|m| convert::from_python_object(m, None, "meta"))
+            .transpose()?
+            .map(Value::Object);
+        let result = match ToolOutput::from_parts(blocks, structured, is_error, meta) {
+            Ok(ToolOutput::Result(map)) => map,
+            // Cannot happen: from_parts always builds a whole result.
+            Ok(ToolOutput::Value(_)) => Map::new(),
+            Err(e) => return Err(PyValueError::new_err(e.to_string())),
+        };
         Ok(PyToolResult { result })
     }
 

@@ -72,3 +72,38 @@ def test_a_serving_server_stays_alive_until_stopped() -> None:
         assert serving.wait(10)
     gc.collect()
     assert native() is None
+
+
+def test_every_held_object_is_visible_to_the_collector() -> None:
+    """The handler table (keyed by kind and name), the json default and the
+    serving loop are all reported by the native server's traversal."""
+    import asyncio
+
+    from ferromcp._json import json_default as default
+
+    server = ferromcp.Server("gc-traverse")
+
+    @server.tool
+    def first() -> str:
+        return "1"
+
+    @server.tool
+    def second() -> str:
+        return "2"
+
+    referents = gc.get_referents(server._native)
+    # The native layer holds the adapted callables; each tool contributes one.
+    held = [r for r in referents if callable(r) and not isinstance(r, type) and r is not default]
+    assert len(held) == 2
+    assert any(r is default for r in referents)
+    loop = asyncio.new_event_loop()
+    try:
+        serving = server._native.start_http("127.0.0.1", 0, loop)
+        assert any(r is loop for r in gc.get_referents(server._native))
+        serving.stop()
+        assert serving.wait(10)
+    finally:
+        loop.close()
+    server.remove_tool("first")
+    held = [r for r in gc.get_referents(server._native) if callable(r) and not isinstance(r, type) and r is not default]
+    assert len(held) == 1

@@ -45,7 +45,7 @@ pub mod runtime;
 pub mod server;
 pub mod transport;
 
-pub use error::{Error, McpError};
+pub use error::{Error, ErrorKind, McpError};
 
 /// A boxed, sendable future: what handlers, client transports and input
 /// callbacks return. Lives at the crate root because both the server and

@@ -25,17 +25,20 @@ from __future__ import annotations
 from ._native import PROTOCOL_VERSION, Context, Serving, ToolResult
 from .errors import (
     ConnectionClosedError,
+    HeaderMismatchError,
     InternalError,
     InvalidDefinitionError,
     InvalidParamsError,
     InvalidRequestError,
     McpError,
     MethodNotFoundError,
+    MissingRequiredClientCapabilityError,
     ParseError,
     ProtocolError,
     RequestCancelledError,
     RequestTimeoutError,
     TransportError,
+    UnsupportedProtocolVersionError,
 )
 from .server import Server, Transport
 
@@ -43,12 +46,14 @@ __all__ = [
     "PROTOCOL_VERSION",
     "ConnectionClosedError",
     "Context",
+    "HeaderMismatchError",
     "InternalError",
     "InvalidDefinitionError",
     "InvalidParamsError",
     "InvalidRequestError",
     "McpError",
     "MethodNotFoundError",
+    "MissingRequiredClientCapabilityError",
     "ParseError",
     "ProtocolError",
     "RequestCancelledError",
@@ -58,4 +63,5 @@ __all__ = [
     "ToolResult",
     "TransportError",
     "Transport",
+    "UnsupportedProtocolVersionError",
 ]

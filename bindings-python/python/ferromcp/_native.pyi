@@ -4,10 +4,37 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, final
 
-__all__ = ["PROTOCOL_VERSION", "Context", "Server", "Serving", "ToolResult"]
+__all__ = [
+    "ERROR_KINDS",
+    "PROTOCOL_VERSION",
+    "WRAPPED_RESULT_KEY",
+    "Context",
+    "Server",
+    "Serving",
+    "ToolResult",
+    "codes",
+]
 
 PROTOCOL_VERSION: str
 """The MCP revision spoken: ``"2026-07-28"``."""
+
+codes: dict[str, int]
+"""JSON-RPC error codes by name (``"PARSE_ERROR"``, ``"HEADER_MISMATCH"``...), from the core."""
+
+ERROR_KINDS: list[str]
+"""The kinds core classifies failures into (``"peerError"``, ``"timeout"``...)."""
+
+def _probe_host_call(
+    kind: str,
+    callable: Callable[[Any, None], Any],
+    input: Any,
+    event_loop: asyncio.AbstractEventLoop | None = None,
+) -> str:
+    """Private, for tests: runs ``callable`` as a handler of ``kind`` through
+    the host-call adapter and returns the output core built, as debug text."""
+
+WRAPPED_RESULT_KEY: str
+"""The key a non-object tool result is wrapped under with an output schema: ``"result"``."""
 
 @final
 class Server:
@@ -81,7 +108,9 @@ class Context:
 
 @final
 class ToolResult:
-    """A complete ``CallToolResult``, returned by a handler as is."""
+    """A complete ``CallToolResult``, returned by a handler as is. The core
+    assembles it (a ``str`` item is a text block) and checks it against the
+    schema: an invalid content block raises ``ValueError``."""
 
     def __new__(
         cls,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Union
 
 from ._docstring import parse_docstring
+from ._native import WRAPPED_RESULT_KEY
 
 __all__ = ["ToolSignature", "output_schema", "tool_signature", "type_schema"]
 
@@ -263,8 +264,8 @@ def output_schema(return_hint: Any) -> JsonSchema | None:
         return schema if schema.get("type") == "object" else None
     return {
         "type": "object",
-        "properties": {"result": type_schema(return_hint)},
-        "required": ["result"],
+        "properties": {WRAPPED_RESULT_KEY: type_schema(return_hint)},
+        "required": [WRAPPED_RESULT_KEY],
     }
 
 

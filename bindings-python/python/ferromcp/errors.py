@@ -24,27 +24,44 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ferromcp._native import codes as _codes
+
 __all__ = [
+    "HEADER_MISMATCH",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "PARSE_ERROR",
+    "UNSUPPORTED_PROTOCOL_VERSION",
     "ConnectionClosedError",
+    "HeaderMismatchError",
     "InternalError",
     "InvalidDefinitionError",
     "InvalidParamsError",
     "InvalidRequestError",
     "McpError",
     "MethodNotFoundError",
+    "MissingRequiredClientCapabilityError",
     "ParseError",
     "ProtocolError",
     "RequestCancelledError",
     "RequestTimeoutError",
     "TransportError",
+    "UnsupportedProtocolVersionError",
 ]
 
-# JSON-RPC error codes (the same numbers on the wire in every language).
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+# JSON-RPC error codes, from the Rust core (the same numbers on the wire in
+# every language; never retyped here).
+PARSE_ERROR: int = _codes["PARSE_ERROR"]
+INVALID_REQUEST: int = _codes["INVALID_REQUEST"]
+METHOD_NOT_FOUND: int = _codes["METHOD_NOT_FOUND"]
+INVALID_PARAMS: int = _codes["INVALID_PARAMS"]
+INTERNAL_ERROR: int = _codes["INTERNAL_ERROR"]
+HEADER_MISMATCH: int = _codes["HEADER_MISMATCH"]
+MISSING_REQUIRED_CLIENT_CAPABILITY: int = _codes["MISSING_REQUIRED_CLIENT_CAPABILITY"]
+UNSUPPORTED_PROTOCOL_VERSION: int = _codes["UNSUPPORTED_PROTOCOL_VERSION"]
 
 
 class McpError(Exception):
@@ -64,12 +81,25 @@ class McpError(Exception):
     """A short human-readable description."""
     data: Any
     """Extra structured information (JSON-compatible), or ``None``."""
+    kind: str | None
+    """How the Rust core classified the failure (``"peerError"`` for a
+    JSON-RPC error the peer answered with, ``"timeout"``, ``"closed"``,
+    ``"io"``...; see ``ferromcp._native.ERROR_KINDS``), or ``None`` for an
+    error raised by Python code."""
 
-    def __init__(self, message: str, *, code: int | None = None, data: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int | None = None,
+        data: Any = None,
+        kind: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.code = self.default_code if code is None else code
         self.data = data
+        self.kind = kind
 
     def __str__(self) -> str:
         return self.message
@@ -127,6 +157,41 @@ class InternalError(McpError):
     """
 
 
+class HeaderMismatchError(McpError):
+    """``-32020`` (MCP ``HeaderMismatch``): HTTP headers disagree with the
+    body, or a required header is missing.
+
+    >>> HeaderMismatchError("Mcp-Name differs").code
+    -32020
+    """
+
+    default_code = HEADER_MISMATCH
+
+
+class MissingRequiredClientCapabilityError(McpError):
+    """``-32021`` (MCP ``MissingRequiredClientCapability``): the request needs
+    a client capability the client did not declare; ``data`` lists them as
+    ``requiredCapabilities``.
+
+    >>> MissingRequiredClientCapabilityError("needs elicitation").code
+    -32021
+    """
+
+    default_code = MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+class UnsupportedProtocolVersionError(McpError):
+    """``-32022`` (MCP ``UnsupportedProtocolVersion``): the peer does not
+    speak the requested protocol revision; ``data`` lists the ``supported``
+    ones.
+
+    >>> UnsupportedProtocolVersionError("unsupported").code
+    -32022
+    """
+
+    default_code = UNSUPPORTED_PROTOCOL_VERSION
+
+
 class ProtocolError(McpError):
     """The peer broke the protocol (an unexpected message, a missing field).
 
@@ -175,3 +240,49 @@ class RequestCancelledError(McpError):
     >>> RequestCancelledError("cancelled").code
     -32603
     """
+
+
+# The one table from the Rust core's classification to classes. A JSON-RPC
+# error the peer answered with is classed by its code (every code the
+# specification names has a class); a failure that never was a JSON-RPC
+# error by its kind. Anything unknown is a plain McpError.
+_BY_CODE: dict[int, type[McpError]] = {
+    PARSE_ERROR: ParseError,
+    INVALID_REQUEST: InvalidRequestError,
+    METHOD_NOT_FOUND: MethodNotFoundError,
+    INVALID_PARAMS: InvalidParamsError,
+    INTERNAL_ERROR: InternalError,
+    HEADER_MISMATCH: HeaderMismatchError,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapabilityError,
+    UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersionError,
+}
+
+_BY_KIND: dict[str, type[McpError]] = {
+    "io": TransportError,
+    "http": TransportError,
+    "httpStatus": TransportError,
+    "closed": ConnectionClosedError,
+    "json": ParseError,
+    "protocol": ProtocolError,
+    "invalidDefinition": InvalidDefinitionError,
+    "timeout": RequestTimeoutError,
+    "cancelled": RequestCancelledError,
+}
+
+
+def _class_for(kind: str, code: int) -> type[McpError]:
+    """The class of a core failure of ``kind`` carrying ``code``.
+
+    >>> _class_for("peerError", -32021).__name__
+    'MissingRequiredClientCapabilityError'
+    >>> _class_for("timeout", -32603).__name__
+    'RequestTimeoutError'
+    """
+    if kind == "peerError":
+        return _BY_CODE.get(code, McpError)
+    return _BY_KIND.get(kind, McpError)
+
+
+def _from_native(kind: str, code: int, message: str, data: Any) -> McpError:
+    """Builds the exception for a core failure (called by ``ferromcp._native``)."""
+    return _class_for(kind, code)(message, code=code, data=data, kind=kind)

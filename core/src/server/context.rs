@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::handler::HandlerError;
+use super::error::HandlerError;
 use super::input::{AskOutcome, InputRound};
 use crate::McpError;
 use crate::protocol::InputKind;

@@ -6,7 +6,7 @@ use std::future::Future;
 use tokio::sync::oneshot;
 
 use super::context::RequestContext;
-use crate::McpError;
+pub use super::error::HandlerError;
 
 /// A boxed, sendable future, as handlers return (defined at the crate root).
 pub use crate::BoxFuture;
@@ -43,25 +43,6 @@ impl From<String> for ToolOutput {
 impl From<&str> for ToolOutput {
     fn from(value: &str) -> Self {
         ToolOutput::Value(Value::from(value))
-    }
-}
-
-/// Why a handler did not produce output.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum HandlerError {
-    /// The tool failed: reported to the model as a result with
-    /// `isError: true` and this message, so it can correct itself.
-    #[error("{0}")]
-    Tool(String),
-    /// A protocol-level failure: sent as a JSON-RPC error.
-    #[error(transparent)]
-    Protocol(#[from] McpError),
-}
-
-impl HandlerError {
-    /// A tool error with a message for the model.
-    pub fn tool(message: impl Into<String>) -> Self {
-        HandlerError::Tool(message.into())
     }
 }
 
@@ -150,38 +131,43 @@ pub struct CompletionOutput {
 pub trait CompletionHandler: Handler<Value, CompletionOutput> {}
 impl<T: Handler<Value, CompletionOutput>> CompletionHandler for T {}
 
-/// A one-shot completion handle for hosts whose handlers finish later or on
-/// another thread (C callbacks, Python coroutines, JS promises).
+/// A one-shot answer handle for hosts whose handlers finish later or on
+/// another thread (C callbacks, Python coroutines, JS promises), for any
+/// kind of output (`O`: a tool, resource, prompt or completion output, or a
+/// client's answer to the server).
 ///
-/// Completing consumes the handle, so a result is delivered at most once.
-/// Dropping it without completing reports a tool error instead of leaving the
-/// request hanging.
+/// Responding consumes the handle, so an outcome is delivered at most once.
+/// Dropping it without responding reports a handler error instead of leaving
+/// the request hanging.
+///
+/// (Named `Responder`, not `Completion`, so it does not read as part of
+/// `completion/complete`'s [`CompletionHandler`]/[`CompletionOutput`].)
 #[derive(Debug)]
-pub struct Completion<O = ToolOutput> {
+pub struct Responder<O = ToolOutput> {
     sender: Option<oneshot::Sender<Result<O, HandlerError>>>,
 }
 
-/// The receiving side of a [`Completion`].
-pub struct CompletionReceiver<O = ToolOutput> {
+/// The receiving side of a [`Responder`].
+pub struct ResponderReceiver<O = ToolOutput> {
     receiver: oneshot::Receiver<Result<O, HandlerError>>,
 }
 
-impl<O> Completion<O> {
-    /// A fresh handle and the future that resolves when it is completed.
-    pub fn new() -> (Completion<O>, CompletionReceiver<O>) {
+impl<O> Responder<O> {
+    /// A fresh handle and the future that resolves when it is answered.
+    pub fn new() -> (Responder<O>, ResponderReceiver<O>) {
         let (sender, receiver) = oneshot::channel();
         (
-            Completion {
+            Responder {
                 sender: Some(sender),
             },
-            CompletionReceiver { receiver },
+            ResponderReceiver { receiver },
         )
     }
 
     /// Delivers the handler's outcome. Returns `false` when nobody waits any
     /// more (the request was cancelled, the connection closed, or the round
     /// ended because the handler asked the client for input).
-    pub fn complete(mut self, result: Result<O, HandlerError>) -> bool {
+    pub fn respond(mut self, result: Result<O, HandlerError>) -> bool {
         match self.sender.take() {
             Some(sender) => sender.send(result).is_ok(),
             None => false,
@@ -194,7 +180,7 @@ impl<O> Completion<O> {
     }
 }
 
-impl<O> Drop for Completion<O> {
+impl<O> Drop for Responder<O> {
     fn drop(&mut self) {
         if let Some(sender) = self.sender.take() {
             let _ = sender.send(Err(HandlerError::Tool(
@@ -204,11 +190,11 @@ impl<O> Drop for Completion<O> {
     }
 }
 
-impl<O> CompletionReceiver<O> {
+impl<O> ResponderReceiver<O> {
     /// Waits for the outcome.
     pub async fn wait(self) -> Result<O, HandlerError> {
         self.receiver.await.unwrap_or_else(|_| {
-            // Unreachable in practice: Completion's Drop always sends.
+            // Unreachable in practice: Responder's Drop always sends.
             Err(HandlerError::Tool(
                 "the handler was dropped without a result".into(),
             ))

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::Notify;
 
-use super::handler::HandlerError;
+use super::error::HandlerError;
 use super::seal::SealKey;
 use super::validation::CompiledSchema;
 use crate::McpError;

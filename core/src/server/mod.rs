@@ -6,8 +6,10 @@
 
 mod context;
 mod dispatch;
+mod error;
 mod handler;
 mod input;
+pub mod output;
 mod panic;
 mod primitives;
 mod registry;
@@ -25,12 +27,14 @@ pub(crate) use context::{LiveRequester, NotificationSink};
 pub use context::{LogLevel, RequestContext, RequestMeta};
 pub(crate) use dispatch::Era;
 pub(crate) use dispatch::{Prepared, Rejection};
+pub use error::HandlerError;
 pub use handler::{
-    BoxFuture, Completion, CompletionHandler, CompletionOutput, CompletionReceiver, Handler,
-    HandlerError, HandlerResult, PromptHandler, PromptOutput, ResourceHandler, ResourceOutput,
-    ResourceRequest, ToolHandler, ToolOutput,
+    BoxFuture, CompletionHandler, CompletionOutput, Handler, HandlerResult, PromptHandler,
+    PromptOutput, ResourceHandler, ResourceOutput, ResourceRequest, Responder, ResponderReceiver,
+    ToolHandler, ToolOutput,
 };
 pub use input::{AskOutcome, input_kind_for_method};
+pub use output::{FromHost, OutputError, WRAPPED_RESULT_KEY};
 pub use seal::SealKey;
 pub(crate) use subscriptions::ServerEvent as ServerEventView;
 

@@ -26,7 +26,7 @@ pub(crate) fn plain_text(value: &Value) -> String {
     }
 }
 
-fn text_block(text: String) -> Value {
+pub(crate) fn text_block(text: String) -> Value {
     json!({"type": "text", "text": text})
 }
 

@@ -8,9 +8,9 @@ use serde_json::{Map, Value, json};
 use super::{Ran, expect_round, run_handler};
 use crate::McpError;
 use crate::protocol::methods::TOOLS_CALL;
+use crate::server::HandlerError;
 use crate::server::Server;
 use crate::server::context::RequestContext;
-use crate::server::handler::HandlerError;
 use crate::server::input::InputRound;
 use crate::server::tool_result::{error_result, into_call_tool_result};
 

@@ -1,0 +1,335 @@
+//! The one adapter that runs a Python callable behind core's handler
+//! boundary, for every kind of output (`O: FromHost`: a tool, resource,
+//! prompt or completion output, or a client's answer to the server).
+//!
+//! The native calling convention is `callable(input, ctx)`; the
+//! pure-Python layer adapts user functions to it (keyword arguments,
+//! context injection).
+//!
+//! - A sync `def` runs on the Python worker threads of [`workers`] (never
+//!   on a runtime worker).
+//! - An `async def` is scheduled on the asyncio loop given to `start_*`
+//!   with `asyncio.run_coroutine_threadsafe`; the future's done callback
+//!   answers a core [`Responder`] that the core awaits. If the core stops
+//!   waiting (cancellation, closed connection) the coroutine is cancelled.
+//! - What the callable returned becomes `O` by core's rule for that kind
+//!   ([`FromHost`]); only a tool may also return a `ferromcp.ToolResult`.
+//!
+//! Per-kind files (today `handler.rs` for tools) only say which callable
+//! to run with which input.
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use serde_json::Value;
+
+use ferromcp::server::{FromHost, HandlerError, RequestContext, Responder, ToolOutput};
+
+use crate::context::PyContext;
+use crate::handler::{HandlerKey, PyRefs, lock};
+use crate::tool_result::PyToolResult;
+use crate::{convert, error, workers};
+
+const INTERPRETER_GONE: &str = "the Python interpreter is shutting down";
+
+/// An output kind a Python callable may produce: core's [`FromHost`] rule,
+/// plus the host objects that stand for a whole result of that kind.
+pub(crate) trait PyOutput: FromHost {
+    /// A Python object that is already a complete output (not converted
+    /// through JSON), if `returned` is one.
+    fn from_native_object(_returned: &Bound<'_, PyAny>) -> Option<Self> {
+        None
+    }
+}
+
+impl PyOutput for ToolOutput {
+    fn from_native_object(returned: &Bound<'_, PyAny>) -> Option<Self> {
+        returned
+            .cast::<PyToolResult>()
+            .ok()
+            .map(|result| result.get().output())
+    }
+}
+
+impl PyOutput for ferromcp::server::ResourceOutput {}
+impl PyOutput for ferromcp::server::PromptOutput {}
+impl PyOutput for ferromcp::server::CompletionOutput {}
+impl PyOutput for ferromcp::protocol::ElicitResult {}
+impl PyOutput for ferromcp::protocol::CreateMessageResult {}
+impl PyOutput for ferromcp::protocol::ListRootsResult {}
+
+/// One invocation of a registered Python callable, moved onto whichever
+/// thread runs it.
+pub(crate) struct HostCall {
+    /// Which callable, looked up in `refs` when the call runs (so a
+    /// cleared server answers with an error instead of calling into Python).
+    pub(crate) key: HandlerKey,
+    pub(crate) refs: Arc<PyRefs>,
+    /// The request context handed to the callable as `ctx`; `None` passes
+    /// `None` (callbacks that serve no request, such as a client's).
+    pub(crate) ctx: Option<RequestContext>,
+    /// The callable's first argument.
+    pub(crate) input: Value,
+    /// `async def`: schedule the coroutine on the serving loop.
+    pub(crate) is_async: bool,
+}
+
+impl HostCall {
+    /// Runs the callable and turns what it returned into `O`.
+    pub(crate) async fn run<O: PyOutput>(self) -> Result<O, HandlerError> {
+        if self.is_async {
+            self.run_async().await
+        } else {
+            self.run_sync().await
+        }
+    }
+
+    async fn run_sync<O: PyOutput>(self) -> Result<O, HandlerError> {
+        with_gil(move |py| {
+            self.invoke(py)
+                .and_then(|returned| output::<O>(py, &self.refs, &returned))
+        })
+        .await
+        .and_then(|result| result)
+    }
+
+    async fn run_async<O: PyOutput>(self) -> Result<O, HandlerError> {
+        let (responder, receiver) = Responder::<O>::new();
+        let future = with_gil(move |py| self.schedule(py, responder)).await??;
+        let mut pending = CancelOnDrop(Some(future));
+        let result = receiver.wait().await;
+        pending.0 = None;
+        result
+    }
+
+    /// Calls the callable: the result for a sync one, a coroutine for an
+    /// async one.
+    fn invoke<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyAny>, HandlerError> {
+        let Some(callable) = self.refs.handler(py, &self.key) else {
+            return Err(HandlerError::tool(format!(
+                "{} {:?} has no Python handler any more (the server was cleared)",
+                self.key.0.noun(),
+                self.key.1
+            )));
+        };
+        let input = convert::to_python(py, &self.input).map_err(|e| error::handler_error(py, e))?;
+        let ctx = match &self.ctx {
+            Some(ctx) => Py::new(py, PyContext::new(ctx.clone()))
+                .map_err(|e| error::handler_error(py, e))?
+                .into_any(),
+            None => py.None(),
+        };
+        callable
+            .bind(py)
+            .call1((input, ctx))
+            .map_err(|e| error::handler_error(py, e))
+    }
+
+    /// Starts the coroutine on the serving asyncio loop; returns its
+    /// `concurrent.futures.Future`.
+    fn schedule<O: PyOutput>(
+        self,
+        py: Python<'_>,
+        responder: Responder<O>,
+    ) -> Result<Py<PyAny>, HandlerError> {
+        let Some(event_loop) = self.refs.event_loop(py) else {
+            return Err(HandlerError::tool(format!(
+                "{} {:?} is async but no asyncio loop is serving: use `server.run()` or `await server.serve()`",
+                self.key.0.noun(),
+                self.key.1
+            )));
+        };
+        let coroutine = self.invoke(py)?;
+        let refs = self.refs.clone();
+        let settle: Settle = Box::new(move |py, outcome| {
+            let result = match outcome {
+                Outcome::Cancelled => Err(HandlerError::tool("the handler was cancelled")),
+                Outcome::Returned(returned) => output::<O>(py, &refs, &returned),
+                Outcome::Raised(err) => Err(error::handler_error(py, err)),
+            };
+            responder.respond(result);
+        });
+        let scheduled = run_coroutine_threadsafe(py)
+            .and_then(|f| f.call1((&coroutine, event_loop)))
+            .and_then(|future| {
+                let callback = Py::new(
+                    py,
+                    ResponderCallback {
+                        settle: Mutex::new(Some(settle)),
+                    },
+                )?;
+                future.call_method1("add_done_callback", (callback,))?;
+                Ok(future.unbind())
+            });
+        scheduled.map_err(|e| {
+            // The loop refused it (closed): close the coroutine so Python does
+            // not warn that it was never awaited.
+            let _ = coroutine.call_method0("close");
+            error::handler_error(py, e)
+        })
+    }
+}
+
+/// Runs `f` on a Python worker thread (see [`workers`]) and waits for its
+/// answer without blocking the runtime.
+async fn with_gil<T: Send + 'static>(
+    f: impl FnOnce(Python<'_>) -> T + Send + 'static,
+) -> Result<T, HandlerError> {
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    workers::submit(move |py| {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py)))
+            .map_err(|_| HandlerError::tool("the Python handler call panicked in ferromcp"));
+        // The request may have been abandoned meanwhile; nobody to tell.
+        let _ = answer.send(outcome);
+    });
+    // Dropped unanswered: the interpreter is shutting down.
+    answered
+        .await
+        .unwrap_or_else(|_| Err(HandlerError::tool(INTERPRETER_GONE)))
+}
+
+fn run_coroutine_threadsafe(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    FUNCTION
+        .get_or_try_init(py, || {
+            Ok(py
+                .import("asyncio")?
+                .getattr("run_coroutine_threadsafe")?
+                .unbind())
+        })
+        .map(|f| f.bind(py))
+}
+
+/// Turns what a callable returned into `O`: a native result object as is,
+/// anything else through JSON and core's rule for the kind.
+fn output<O: PyOutput>(
+    py: Python<'_>,
+    refs: &PyRefs,
+    returned: &Bound<'_, PyAny>,
+) -> Result<O, HandlerError> {
+    if let Some(native) = O::from_native_object(returned) {
+        return Ok(native);
+    }
+    let default = refs.json_default(py);
+    let value =
+        convert::from_python(returned, default.as_ref().map(|d| d.bind(py))).map_err(|e| {
+            HandlerError::tool(format!(
+                "invalid {} result: {}",
+                O::KIND,
+                error::describe(py, &e)
+            ))
+        })?;
+    O::from_host(value).map_err(HandlerError::from)
+}
+
+/// Cancels the scheduled coroutine if the core stops waiting for it (the
+/// client cancelled, the connection closed).
+struct CancelOnDrop(Option<Py<PyAny>>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(future) = self.0.take() {
+            // Dropped on a runtime worker: taking the GIL there could stall
+            // other requests, so cancel from a Python worker.
+            workers::submit(move |py| {
+                let _ = future.bind(py).call_method0("cancel");
+            });
+        }
+    }
+}
+
+/// How a scheduled coroutine ended.
+enum Outcome<'py> {
+    Cancelled,
+    Returned(Bound<'py, PyAny>),
+    Raised(PyErr),
+}
+
+/// Answers the call's typed [`Responder`]; boxed so the done callback (a
+/// pyclass, which cannot be generic) serves every output kind.
+type Settle = Box<dyn for<'py> FnOnce(Python<'py>, Outcome<'py>) + Send>;
+
+/// The done callback of a scheduled coroutine: delivers its outcome.
+#[pyclass(module = "ferromcp._native", frozen)]
+struct ResponderCallback {
+    settle: Mutex<Option<Settle>>,
+}
+
+#[pymethods]
+impl ResponderCallback {
+    fn __call__(&self, py: Python<'_>, future: &Bound<'_, PyAny>) {
+        let outcome = match future.call_method0("cancelled").and_then(|c| c.is_truthy()) {
+            Ok(true) => Outcome::Cancelled,
+            _ => match future.call_method0("result") {
+                Ok(returned) => Outcome::Returned(returned),
+                Err(e) => Outcome::Raised(e),
+            },
+        };
+        let settle = lock(&self.settle).take();
+        if let Some(settle) = settle {
+            settle(py, outcome);
+        }
+    }
+}
+
+/// Runs `callable(input, None)` through the host-call adapter as a handler
+/// of `kind` (`"tool"`, `"resource"`, `"prompt"` or `"completion"`) and
+/// returns the output core built from its return value, as Rust's debug
+/// text. `event_loop` runs an `async def`.
+///
+/// Private, for the binding's own tests: it shows that every kind goes
+/// through the one adapter and core's rule for that kind, before the
+/// user-facing APIs of those kinds exist.
+#[pyfunction]
+#[pyo3(signature = (kind, callable, input, event_loop=None))]
+pub(crate) fn _probe_host_call(
+    py: Python<'_>,
+    kind: &str,
+    callable: Py<PyAny>,
+    input: &Bound<'_, PyAny>,
+    event_loop: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    use crate::handler::HandlerKind;
+    use ferromcp::server::{CompletionOutput, PromptOutput, ResourceOutput};
+    use pyo3::exceptions::PyValueError;
+
+    let handler_kind = match kind {
+        "tool" => HandlerKind::Tool,
+        "resource" => HandlerKind::Resource,
+        "prompt" => HandlerKind::Prompt,
+        "completion" => HandlerKind::Completion,
+        other => return Err(PyValueError::new_err(format!("unknown kind {other:?}"))),
+    };
+    let is_async = py
+        .import("inspect")?
+        .call_method1("iscoroutinefunction", (callable.bind(py),))?
+        .is_truthy()?;
+    let refs = Arc::new(PyRefs::new(None));
+    refs.set_handler(handler_kind, "probe", callable);
+    if let Some(event_loop) = event_loop {
+        refs.set_event_loop(event_loop);
+    }
+    let call = HostCall {
+        key: (handler_kind, Arc::from("probe")),
+        refs: refs.clone(),
+        ctx: None,
+        input: convert::from_python(input, None)?,
+        is_async,
+    };
+    fn debug<O: std::fmt::Debug>(r: Result<O, HandlerError>) -> Result<String, String> {
+        r.map(|o| format!("{o:?}")).map_err(|e| e.to_string())
+    }
+    let outcome = py.detach(move || {
+        ferromcp::runtime::get().block_on(async move {
+            match handler_kind {
+                HandlerKind::Tool => debug(call.run::<ToolOutput>().await),
+                HandlerKind::Resource => debug(call.run::<ResourceOutput>().await),
+                HandlerKind::Prompt => debug(call.run::<PromptOutput>().await),
+                HandlerKind::Completion => debug(call.run::<CompletionOutput>().await),
+            }
+        })
+    });
+    refs.clear();
+    outcome.map_err(PyValueError::new_err)
+}
