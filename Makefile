@@ -22,7 +22,12 @@ ifeq ($(RELEASE),1)
 CARGO_PROFILE_FLAG := --release
 PROFILE_DIR := release
 else
-CARGO_PROFILE_FLAG :=
+# The `test` profile: the settings of `dev` and the same output folder
+# (target/debug), but the profile's name is part of what cargo hashes into
+# each compiled unit, and `cargo test` compiles every dependency under
+# `test`. Building under `dev` would leave the tests a whole second
+# dependency tree to compile.
+CARGO_PROFILE_FLAG := --profile test
 PROFILE_DIR := debug
 endif
 VENV := .venv

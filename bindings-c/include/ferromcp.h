@@ -140,9 +140,9 @@ typedef struct ferromcp_server ferromcp_server;
  * ferromcp_server_serve_http() (they return FERROMCP_INVALID_STATE there).
  */
 typedef void (*ferromcp_tool_callback)(void *userdata,
-                                      const char *arguments_json,
-                                      size_t arguments_len,
-                                      struct ferromcp_call *call);
+                                       const char *arguments_json,
+                                       size_t arguments_len,
+                                       struct ferromcp_call *call);
 
 /**
  * Releases a tool's userdata. Called exactly once, with the tool's
@@ -225,7 +225,7 @@ enum ferromcp_status ferromcp_call_respond(struct ferromcp_call *call, const cha
  * or a NUL-terminated string.
  */
 enum ferromcp_status ferromcp_call_respond_result(struct ferromcp_call *call,
-                                                const char *call_tool_result_json);
+                                                  const char *call_tool_result_json);
 
 /**
  * Completes a call as failed: the client receives a CallToolResult with
@@ -275,8 +275,8 @@ bool ferromcp_call_is_cancelled(const struct ferromcp_call *call);
  * writable.
  */
 enum ferromcp_status ferromcp_server_new(const char *name,
-                                       const char *version,
-                                       struct ferromcp_server **out_server);
+                                         const char *version,
+                                         struct ferromcp_server **out_server);
 
 /**
  * Frees a server and drops its tools (running their finalizers, except for
@@ -325,13 +325,13 @@ void ferromcp_server_free(struct ferromcp_server *server);
  * Each pointer is NULL or valid; strings NUL-terminated.
  */
 enum ferromcp_status ferromcp_server_add_tool(const struct ferromcp_server *server,
-                                            const char *name,
-                                            const char *description,
-                                            const char *input_schema_json,
-                                            const char *output_schema_json,
-                                            ferromcp_tool_callback callback,
-                                            void *userdata,
-                                            ferromcp_userdata_free userdata_free);
+                                              const char *name,
+                                              const char *description,
+                                              const char *input_schema_json,
+                                              const char *output_schema_json,
+                                              ferromcp_tool_callback callback,
+                                              void *userdata,
+                                              ferromcp_userdata_free userdata_free);
 
 /**
  * ferromcp_server_add_tool() with flags (see FERROMCP_TOOL_NONBLOCKING;
@@ -346,14 +346,14 @@ enum ferromcp_status ferromcp_server_add_tool(const struct ferromcp_server *serv
  * As ferromcp_server_add_tool().
  */
 enum ferromcp_status ferromcp_server_add_tool_ex(const struct ferromcp_server *server,
-                                               const char *name,
-                                               const char *description,
-                                               const char *input_schema_json,
-                                               const char *output_schema_json,
-                                               uint32_t flags,
-                                               ferromcp_tool_callback callback,
-                                               void *userdata,
-                                               ferromcp_userdata_free userdata_free);
+                                                 const char *name,
+                                                 const char *description,
+                                                 const char *input_schema_json,
+                                                 const char *output_schema_json,
+                                                 uint32_t flags,
+                                                 ferromcp_tool_callback callback,
+                                                 void *userdata,
+                                                 ferromcp_userdata_free userdata_free);
 
 /**
  * Serves MCP over this process's stdin and stdout, blocking the calling
@@ -399,8 +399,8 @@ enum ferromcp_status ferromcp_server_serve_stdio(const struct ferromcp_server *s
  * `server` is NULL or a live server; `host` is NULL or NUL-terminated.
  */
 enum ferromcp_status ferromcp_server_serve_http(const struct ferromcp_server *server,
-                                              const char *host,
-                                              uint16_t port);
+                                                const char *host,
+                                                uint16_t port);
 
 /**
  * The TCP port ferromcp_server_serve_http() is listening on (useful after
@@ -418,7 +418,7 @@ enum ferromcp_status ferromcp_server_serve_http(const struct ferromcp_server *se
  * `server` is NULL or a live server; `out_port` is NULL or writable.
  */
 enum ferromcp_status ferromcp_server_http_port(const struct ferromcp_server *server,
-                                             uint16_t *out_port);
+                                               uint16_t *out_port);
 
 /**
  * Asks the running serve call to return (HTTP: stop accepting connections
