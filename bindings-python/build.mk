@@ -22,9 +22,9 @@ build-python: cargo-build $(VENV)/.ready
 test-python: build-python $(PY_TOOLS_STAMP)
 	$(VENV)/bin/python -m pytest -q $(PY_BINDING_DIR)/tests
 
-# ruff and mypy --strict over the package and the examples; stubtest checks
+# ruff and mypy --strict over the package, the examples and scripts/; stubtest checks
 # the hand-written _native.pyi against the compiled module.
 lint-python: build-python $(PY_TOOLS_STAMP)
 	$(VENV)/bin/ruff check $(PY_BINDING_DIR) examples/python scripts
-	$(VENV)/bin/mypy --strict $(PY_PACKAGE_DIR) examples/python
+	$(VENV)/bin/mypy --strict $(PY_PACKAGE_DIR) examples/python scripts
 	$(VENV)/bin/python -m mypy.stubtest ferromcp._native
