@@ -1,7 +1,20 @@
-# The one entry point. `make build` (RELEASE=1 for optimised builds),
-# `make test`, `make demo`, `make conformance`, `make bench`.
+# The one entry point. `make demo` (the first result: builds only what the
+# demo runs), `make build` (RELEASE=1 for optimised builds), `make lint`,
+# `make test`, `make conformance`, `make bench`.
 # Everything installs itself: Rust crates via cargo, a project-local venv
-# (.venv) with maturin and pytest, npm packages, Node 22 for the suite.
+# (.venv) with the pinned Python tools, npm packages from the lock files,
+# Node 22 for the conformance suite.
+#
+# One Rust dependency tree: every `cargo build` below selects the whole
+# workspace (`--workspace`) and picks what to build with --lib/--bin. Cargo
+# resolves dependency features per *selection of packages*, so building
+# `-p ferromcp-c` alone, letting maturin build `-p ferromcp-python` alone or
+# letting the napi CLI build with `--target` would each compile hyper,
+# jsonschema, tokio and the core a second time with other features (napi
+# turns on more of futures-util, the CLI and examples more of tracing-core
+# and regex-automata) or into another directory. The bindings' extension
+# modules are therefore built by cargo here and only copied into place by
+# bindings-*/build.mk.
 
 SHELL := /bin/bash
 RELEASE ?=
@@ -9,51 +22,92 @@ ifeq ($(RELEASE),1)
 CARGO_PROFILE_FLAG := --release
 PROFILE_DIR := release
 else
-CARGO_PROFILE_FLAG :=
+# The `test` profile: the settings of `dev` and the same output folder
+# (target/debug), but the profile's name is part of what cargo hashes into
+# each compiled unit, and `cargo test` compiles every dependency under
+# `test`. Building under `dev` would leave the tests a whole second
+# dependency tree to compile.
+CARGO_PROFILE_FLAG := --profile test
 PROFILE_DIR := debug
 endif
 VENV := .venv
 PYTHON ?= python3
 NODE ?= node
-MATURIN_VERSION := 1.16.0
+# Pinned tools installed into $(VENV) for `make test` / `make lint`.
 PYTEST_VERSION := 9.2.0
-# the Rust binaries examples/manifest.json starts, copied to a profile-free path
+RUFF_VERSION := 0.17.6
+MYPY_VERSION := 2.4.1
+PY_TOOLS := pytest==$(PYTEST_VERSION) ruff==$(RUFF_VERSION) mypy==$(MYPY_VERSION)
+# The stamp names the versions, so changing one reinstalls.
+PY_TOOLS_STAMP := $(VENV)/.tools-pytest$(PYTEST_VERSION)-ruff$(RUFF_VERSION)-mypy$(MYPY_VERSION)
+# the Rust binaries examples/manifest.json and the README start, copied to a profile-free path
 RUST_BINS := echo-server everything-server everything-client
+# What `cargo build` builds; `make demo` narrows it (see below).
+RUST_SELECT := --lib --bins
 
 export CARGO_TERM_COLOR ?= never
+# pyo3 builds ferromcp._native as an extension module (Python's symbols are
+# resolved by the interpreter that loads it, libpython is not linked), the
+# way maturin would. Exported to every cargo command, clippy and tests
+# included, so that they all share one pyo3 build.
+export PYO3_BUILD_EXTENSION_MODULE := 1
 
-.PHONY: all build build-rust test test-rust lint demo conformance bench clean
+.PHONY: all build cargo-build build-rust test test-rust test-readme lint lint-rust lint-python \
+	lint-node demo conformance bench clean
 
 all: build
 
-build: build-rust build-python build-node build-c
+build: cargo-build build-python build-node build-c
 
-build-rust:
-	cargo build --workspace --bins $(CARGO_PROFILE_FLAG)
+# One cargo invocation for every Rust artifact (see the top of this file).
+cargo-build:
+	cargo build --workspace $(CARGO_PROFILE_FLAG) $(RUST_SELECT)
 	@mkdir -p target/bin
-	@for b in $(RUST_BINS); do cp -f target/$(PROFILE_DIR)/$$b target/bin/$$b; done
+	@for b in $(RUST_BINS); do \
+		if [ -f target/$(PROFILE_DIR)/$$b ]; then cp -f target/$(PROFILE_DIR)/$$b target/bin/$$b; fi; \
+	done
 
+build-rust: cargo-build
+
+# The venv alone: all `make demo` needs to run the Python example.
 $(VENV)/.ready:
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check maturin==$(MATURIN_VERSION) pytest==$(PYTEST_VERSION)
+	@touch $@
+
+$(PY_TOOLS_STAMP): $(VENV)/.ready
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(PY_TOOLS)
+	@rm -f $(VENV)/.tools-*
 	@touch $@
 
 include bindings-python/build.mk
 include bindings-node/build.mk
 include bindings-c/build.mk
 
-lint:
+lint: lint-rust lint-python lint-node
+
+lint-rust:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 
 test-rust: build
 	cargo test --workspace $(CARGO_PROFILE_FLAG)
 
-test: lint test-rust test-python test-node test-c conformance
+# Extracts the README's code blocks and runs them as a new user would. The
+# README's commands use the debug build (target/debug/), whatever RELEASE says.
+test-readme:
+	$(MAKE) --no-print-directory build RELEASE=
+	$(VENV)/bin/python scripts/readme_test.py README.md
+
+test: lint test-rust test-python test-node test-c test-readme conformance
 	@echo "make test: all suites passed"
 
-demo: build
-	cargo run --quiet -p ferromcp-tests --bin demo $(CARGO_PROFILE_FLAG)
+# The first result: builds the demo, the Rust echo server and the three
+# bindings' libraries (nothing else: no CLI, no conformance fixtures, no
+# benchmark tools), then runs the demo binary itself (`cargo run -p` would
+# resolve features for one package and rebuild the dependency tree).
+demo: RUST_SELECT := --lib --bin demo --bin echo-server
+demo: cargo-build build-python build-node build-c
+	target/$(PROFILE_DIR)/demo
 
 conformance: build
 	bash scripts/conformance.sh
@@ -62,4 +116,4 @@ include bench/bench.mk
 
 clean:
 	cargo clean
-	rm -rf $(VENV) bindings-node/node_modules
+	rm -rf $(VENV) bindings-node/node_modules node_modules

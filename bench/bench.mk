@@ -37,7 +37,7 @@ bench-short:
 	$(MAKE) bench BENCH_SHORT=1
 
 bench-tools:
-	cargo build --release -p ferromcp-bench
+	cargo build --release --workspace --bin mcp-bench --bin baseline-server
 
 bench-sdks: $(BENCH_PY)/.installed $(BENCH_NODE_DIR)/.installed bench-rmcp
 

@@ -3,8 +3,14 @@
 # CARGO_PROFILE_FLAG and PROFILE_DIR; every recipe runs from the repo root.
 #
 #   make build-c       build target/$(PROFILE_DIR)/libferromcp.a and target/bin/echo-server-c
-#   make test-c        header check + Rust tests, then the C tests under valgrind
+#   make test-c        the C tests and the C example under valgrind
 #   make regen-header  rewrite bindings-c/include/ferromcp.h from the sources
+#
+# The library comes from the top Makefile's one workspace build
+# (cargo-build), and the crate's Rust tests (the header check among them)
+# run in `make test-rust` (`cargo test --workspace`): `cargo test -p
+# ferromcp-c` would resolve dependency features for this crate alone and
+# compile the dependency tree again.
 
 C_CC ?= cc
 C_WARNINGS := -std=c11 -Wall -Wextra -Werror
@@ -24,14 +30,12 @@ C_VALGRIND ?= valgrind --quiet --leak-check=full \
 
 .PHONY: build-c test-c regen-header
 
-build-c:
-	cargo build -p ferromcp-c $(CARGO_PROFILE_FLAG)
+build-c: cargo-build
 	@mkdir -p $(C_BIN_DIR)
 	$(C_CC) $(C_WARNINGS) $(C_OPT) $(C_INCLUDE) examples/c/echo_server.c $(C_LIB) $(C_LDLIBS) \
 		-o $(C_BIN_DIR)/echo-server-c
 
 test-c: build-c
-	cargo test -p ferromcp-c $(CARGO_PROFILE_FLAG)
 	@mkdir -p $(C_TEST_DIR)
 	@set -e; for t in $(C_TESTS); do \
 		echo "$(C_CC) bindings-c/tests/$$t.c -> $(C_TEST_DIR)/$$t"; \
@@ -43,4 +47,4 @@ test-c: build-c
 	C_VALGRIND="$(C_VALGRIND)" python3 bindings-c/tests/echo_example_stdio.py $(C_BIN_DIR)/echo-server-c
 
 regen-header:
-	FERROMCP_BLESS=1 cargo test -p ferromcp-c --test header
+	FERROMCP_BLESS=1 cargo test --workspace --test header

@@ -1,34 +1,44 @@
-# Node binding: `make build-node` installs the npm dev tools (pinned in
-# package-lock.json) and builds the addon with the napi CLI, which also
-# regenerates the loader (native.js) and its typings (native.d.ts);
-# `make test-node` runs the node:test suite. Included by the top Makefile,
-# which defines NODE, CARGO_PROFILE_FLAG and PROFILE_DIR; run from the repo root.
+# Node binding: `make build-node`, `make test-node`, `make lint-node`,
+# `make regen-node`. Included by the top Makefile, which defines NODE,
+# PROFILE_DIR and the cargo-build target; run from the repository root.
+#
+# The addon (libferromcp_node.so) comes from the top Makefile's one
+# workspace build and is copied to the name the loader (native.js) requires.
+# The napi CLI is not used to build: it always passes `--target <triple>`,
+# which compiles every dependency again into target/<triple>/. It only
+# regenerates the committed loader and typings (`make regen-node`), after a
+# change to the exported Rust API.
+#
+# `make build-node` also links node_modules/ferromcp -> bindings-node at the
+# repository root, so that any script in the repository (the README's
+# examples) can `import { Server } from 'ferromcp'`.
 
 NODE_DIR := bindings-node
-# npm ci wipes node_modules, so stamps kept there are wiped with it.
+NODE_ADDON := $(NODE_DIR)/ferromcp.linux-x64-gnu.node
+# npm ci wipes node_modules, so a stamp kept there is wiped with it.
 NODE_NPM_STAMP := $(NODE_DIR)/node_modules/.ferromcp-npm-installed
-# One stamp per profile: building the other profile removes it, so switching
-# RELEASE back and forth always copies the right addon.
-NODE_BUILD_STAMP := $(NODE_DIR)/node_modules/.ferromcp-built-$(PROFILE_DIR)
-# Everything the addon is compiled from; cargo's own check would be exact,
-# but the napi CLI costs seconds even when cargo has nothing to do.
-NODE_RUST_INPUTS := $(shell find core/src $(NODE_DIR)/src -name '*.rs' 2>/dev/null) \
-	core/Cargo.toml $(NODE_DIR)/Cargo.toml $(NODE_DIR)/build.rs Cargo.toml Cargo.lock
-# A deleted addon must be rebuilt even when the stamp survived.
-NODE_ADDON_GONE := $(if $(wildcard $(NODE_DIR)/ferromcp.*.node),,node-addon-missing)
 
-.PHONY: build-node test-node node-addon-missing
+.PHONY: build-node test-node lint-node regen-node
 
-build-node: $(NODE_BUILD_STAMP)
+build-node: cargo-build
+	cp -f target/$(PROFILE_DIR)/libferromcp_node.so $(NODE_ADDON)
+	@mkdir -p node_modules
+	@ln -sfn ../$(NODE_DIR) node_modules/ferromcp
 
+# The dev tools (napi CLI, typescript, @types/node), pinned in package-lock.json.
 $(NODE_NPM_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund
 	@touch $@
 
-$(NODE_BUILD_STAMP): $(NODE_NPM_STAMP) $(NODE_RUST_INPUTS) $(NODE_ADDON_GONE)
-	cd $(NODE_DIR) && $(NODE) node_modules/@napi-rs/cli/dist/cli.js build --platform $(CARGO_PROFILE_FLAG) --js native.js --dts native.d.ts
-	@rm -f $(NODE_DIR)/node_modules/.ferromcp-built-*
-	@touch $@
-
-test-node: build-node
+test-node: build-node $(NODE_NPM_STAMP)
 	$(NODE) --test $(NODE_DIR)/test/
+
+# tsc --strict over a file that uses the public typings (index.d.ts,
+# index.d.mts, native.d.ts) and the JS example; see test-support/tsconfig.json.
+lint-node: $(NODE_NPM_STAMP)
+	$(NODE) $(NODE_DIR)/node_modules/typescript/bin/tsc --strict --noEmit \
+		--project $(NODE_DIR)/test-support/tsconfig.json
+
+regen-node: $(NODE_NPM_STAMP)
+	cd $(NODE_DIR) && $(NODE) node_modules/@napi-rs/cli/dist/cli.js build --platform \
+		--js native.js --dts native.d.ts

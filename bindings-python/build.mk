@@ -1,33 +1,30 @@
-# Python binding: `make build-python`, `make test-python`.
+# Python binding: `make build-python`, `make test-python`, `make lint-python`.
 # Included by the top Makefile, run from the repository root; uses VENV,
-# RELEASE and PROFILE_DIR from it.
+# PROFILE_DIR and the cargo-build target from it.
 #
-# `maturin develop` builds ferromcp._native into bindings-python/python/ferromcp/
-# and installs the package into $(VENV) in editable mode, so edits to the
-# .py files need no rebuild. A stamp keeps `make build-python` instant when
-# no Rust source, manifest or the profile changed.
+# cargo builds the extension (libferromcp_python.so) in the top Makefile's
+# one workspace build; scripts/python_develop.py copies it into
+# bindings-python/python/ferromcp/ as _native.abi3.so and installs the
+# package into $(VENV) in editable mode (a .pth file and the dist-info that
+# importlib.metadata reads), so edits to the .py files need no rebuild.
+# maturin (the build backend in pyproject.toml) is what makes wheels; it is
+# not used here because it would build `-p ferromcp-python` alone, with
+# other dependency features, i.e. a second dependency tree.
 
 PY_BINDING_DIR := bindings-python
-PY_NATIVE_INPUTS := $(shell find core/src $(PY_BINDING_DIR)/src -name '*.rs') \
-	Cargo.toml Cargo.lock core/Cargo.toml $(PY_BINDING_DIR)/Cargo.toml $(PY_BINDING_DIR)/pyproject.toml
-PY_NATIVE_STAMP := $(VENV)/.ferromcp-native
-PY_PROFILE_MARK := $(VENV)/.ferromcp-profile
+PY_PACKAGE_DIR := $(PY_BINDING_DIR)/python/ferromcp
 
-.PHONY: build-python test-python
+.PHONY: build-python test-python lint-python
 
-build-python: $(PY_NATIVE_STAMP)
+build-python: cargo-build $(VENV)/.ready
+	$(VENV)/bin/python scripts/python_develop.py target/$(PROFILE_DIR)/libferromcp_python.so
 
-# Rewritten only when the profile differs from the last build's, so that
-# switching RELEASE rebuilds and repeating it does not.
-$(PY_PROFILE_MARK): bindings-python-always | $(VENV)/.ready
-	@echo "$(PROFILE_DIR)" | cmp -s - $@ || echo "$(PROFILE_DIR)" > $@
-
-bindings-python-always: ;
-
-$(PY_NATIVE_STAMP): $(VENV)/.ready $(PY_NATIVE_INPUTS) $(PY_PROFILE_MARK)
-	VIRTUAL_ENV="$(abspath $(VENV))" "$(abspath $(VENV))/bin/maturin" develop \
-		--manifest-path $(PY_BINDING_DIR)/Cargo.toml $(if $(filter 1,$(RELEASE)),--release)
-	@touch $@
-
-test-python: build-python
+test-python: build-python $(PY_TOOLS_STAMP)
 	$(VENV)/bin/python -m pytest -q $(PY_BINDING_DIR)/tests
+
+# ruff and mypy --strict over the package, the examples and scripts/; stubtest checks
+# the hand-written _native.pyi against the compiled module.
+lint-python: build-python $(PY_TOOLS_STAMP)
+	$(VENV)/bin/ruff check $(PY_BINDING_DIR) examples/python scripts
+	$(VENV)/bin/mypy --strict $(PY_PACKAGE_DIR) examples/python scripts
+	$(VENV)/bin/python -m mypy.stubtest ferromcp._native

@@ -33,7 +33,7 @@ fn committed_header_matches_generated() {
     assert!(
         committed == generated,
         "include/ferromcp.h is out of date with the Rust sources; regenerate it with \
-         `FERROMCP_BLESS=1 cargo test -p ferromcp-c --test header` (or `make regen-header`) \
+         `FERROMCP_BLESS=1 cargo test --workspace --test header` (or `make regen-header`) \
          and commit the result"
     );
 }

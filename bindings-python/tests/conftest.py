@@ -41,7 +41,7 @@ class StdioServer:
     """A server subprocess spoken to over stdin/stdout."""
 
     def __init__(self, script: Path, *args: str) -> None:
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close(), after the process)
         self.proc = subprocess.Popen(
             [sys.executable, str(script), *args],
             stdin=subprocess.PIPE,

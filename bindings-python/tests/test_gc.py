@@ -15,7 +15,7 @@ def test_dropped_server_with_a_reference_cycle_is_collected() -> None:
     @server.tool
     def name() -> str:
         # refers to the server: server -> native -> handler -> this function -> server
-        return server.name
+        return server.name  # noqa: F821 (the test deletes `server` to drop the cycle)
 
     wrapper = weakref.ref(server)
     native = weakref.ref(server._native)
@@ -30,7 +30,7 @@ def test_stopped_server_is_collected() -> None:
 
     @server.tool
     async def name() -> str:
-        return server.name
+        return server.name  # noqa: F821 (the test deletes `server` to drop the cycle)
 
     serving = server.start("http", port=0)
     serving.stop()
@@ -64,7 +64,12 @@ def test_a_serving_server_stays_alive_until_stopped() -> None:
         for request_id in (1, 2):
             response = http_post(
                 serving.port,
-                {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params(name="ping", arguments={})},
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "tools/call",
+                    "params": params(name="ping", arguments={}),
+                },
             )
             assert response["result"]["content"] == [{"type": "text", "text": "pong"}]
     finally:

@@ -10,10 +10,9 @@ import sys
 import threading
 from collections.abc import Iterator
 
+import ferromcp
 import pytest
 from conftest import EXAMPLE, REPO, SERVERS, TIMEOUT, free_port, http_post, params, wait_for_port
-
-import ferromcp
 
 
 def call(port: int, tool: str, request_id: int = 1, **arguments: object) -> dict:

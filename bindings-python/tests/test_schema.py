@@ -6,9 +6,8 @@ import dataclasses
 import enum
 from typing import Annotated, Any, Literal, Optional, TypedDict
 
-import pytest
-
 import ferromcp
+import pytest
 from ferromcp._docstring import parse_docstring
 from ferromcp._schema import output_schema, tool_signature, type_schema
 
@@ -63,7 +62,7 @@ class Box:
         (dict, {"type": "object"}),
         (dict[str, Any], {"type": "object"}),
         (dict[str, int], {"type": "object", "additionalProperties": {"type": "integer"}}),
-        (Optional[int], {"type": ["integer", "null"]}),
+        (Optional[int], {"type": ["integer", "null"]}),  # noqa: UP045 (the old spelling must map too)
         (int | None, {"type": ["integer", "null"]}),
         (int | str, {"anyOf": [{"type": "integer"}, {"type": "string"}]}),
         (Literal["a", "b"], {"type": "string", "enum": ["a", "b"]}),
@@ -103,7 +102,7 @@ class Opaque:
 
 
 def test_unsupported_type_is_a_clear_error() -> None:
-    with pytest.raises(TypeError, match="cannot derive a JSON Schema for .*Opaque"):
+    with pytest.raises(TypeError, match=r"cannot derive a JSON Schema for .*Opaque"):
         type_schema(Opaque)
 
     def tool(thing: Opaque) -> str:

@@ -7,16 +7,16 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from conftest import TIMEOUT, http_post, params
-
 import ferromcp
+from conftest import TIMEOUT, http_post, params
 
 # Below the pool's smallest size, min(32, cpus + 4) with one CPU.
 CONCURRENT = 5
 
 
 def call(port: int, request_id: int, tool: str, **arguments: object) -> dict:
-    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params(name=tool, arguments=arguments)}
+    params_ = params(name=tool, arguments=arguments)
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params_}
     return http_post(port, message)
 
 

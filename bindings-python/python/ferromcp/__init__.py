@@ -22,6 +22,9 @@ Python face.
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _distribution_version
+
 from ._native import PROTOCOL_VERSION, Context, Serving, ToolResult
 from .errors import (
     ConnectionClosedError,
@@ -42,6 +45,13 @@ from .errors import (
 )
 from .server import Server, Transport
 
+try:
+    # The installed distribution's version: maturin writes it from Cargo.toml
+    # into wheels, and `make build-python` into the editable install.
+    __version__: str = _distribution_version("ferromcp")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
+
 __all__ = [
     "PROTOCOL_VERSION",
     "ConnectionClosedError",
@@ -61,7 +71,7 @@ __all__ = [
     "Server",
     "Serving",
     "ToolResult",
-    "TransportError",
     "Transport",
+    "TransportError",
     "UnsupportedProtocolVersionError",
 ]

@@ -12,8 +12,9 @@ import enum
 import inspect
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Union
+from typing import Any, Literal, Union
 
 from ._docstring import parse_docstring
 from ._native import WRAPPED_RESULT_KEY
@@ -126,9 +127,7 @@ def is_object_type(tp: Any) -> bool:
     origin = typing.get_origin(tp) or tp
     if origin in _MAPPINGS or _is_typeddict(tp):
         return True
-    if isinstance(tp, type) and (dataclasses.is_dataclass(tp) or hasattr(tp, "model_json_schema")):
-        return True
-    return False
+    return isinstance(tp, type) and (dataclasses.is_dataclass(tp) or hasattr(tp, "model_json_schema"))
 
 
 def _strip_annotated(tp: Any) -> Any:

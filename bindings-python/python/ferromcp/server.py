@@ -302,7 +302,7 @@ def _stdout_reserved(transport: str) -> Iterator[None]:
 
 
 def _is_coroutine_function(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 (an async __call__, not callability)
 
 
 def _native_handler(

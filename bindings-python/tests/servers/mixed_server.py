@@ -7,6 +7,7 @@ with `--http PORT`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import sys
 import threading
@@ -139,7 +140,5 @@ if __name__ == "__main__":
         transport, port = "http", int(sys.argv[2])
     else:
         transport, port = "stdio", 0
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main(transport, port))
-    except KeyboardInterrupt:
-        pass

@@ -1,0 +1,76 @@
+"""Installs the ferromcp Python package into the running interpreter's
+environment in editable mode, from an extension cargo already built.
+
+Usage (from the repository root, with the venv's interpreter):
+
+    .venv/bin/python scripts/python_develop.py target/debug/libferromcp_python.so
+
+It does what `maturin develop` does for this project, without compiling:
+copies the extension to bindings-python/python/ferromcp/_native.abi3.so,
+puts bindings-python/python on the path with a .pth file and writes the
+dist-info that importlib.metadata (and so ``ferromcp.__version__``) reads.
+The top Makefile explains why cargo, not maturin, builds the extension.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON_SOURCE = ROOT / "bindings-python" / "python"
+NAME = "ferromcp"
+
+
+def workspace_version() -> str:
+    """The version every crate and package inherits from Cargo.toml's [workspace.package]."""
+    text = (ROOT / "Cargo.toml").read_text(encoding="utf-8")
+    section = re.search(r"^\[workspace\.package\]\n(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    version = section and re.search(r'^version\s*=\s*"([^"]+)"', section.group(1), re.M)
+    if not version:
+        raise SystemExit("python_develop: no version in Cargo.toml [workspace.package]")
+    return version.group(1)
+
+
+def copy_if_changed(source: Path, destination: Path) -> None:
+    if destination.exists() and destination.read_bytes() == source.read_bytes():
+        return
+    # Replace, never overwrite in place: a running interpreter may have the old file mapped.
+    temporary = destination.with_suffix(".tmp")
+    shutil.copyfile(source, temporary)
+    temporary.replace(destination)
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    extension = Path(sys.argv[1])
+    if not extension.is_file():
+        raise SystemExit(f"python_develop: {extension} does not exist (cargo build first)")
+    copy_if_changed(extension, PYTHON_SOURCE / NAME / "_native.abi3.so")
+
+    version = workspace_version()
+    site = Path(sysconfig.get_paths()["purelib"])
+    for old in site.glob(f"{NAME}-*.dist-info"):
+        shutil.rmtree(old)
+    (site / f"{NAME}.pth").write_text(f"{PYTHON_SOURCE}\n", encoding="utf-8")
+    dist_info = site / f"{NAME}-{version}.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n", encoding="utf-8"
+    )
+    (dist_info / "INSTALLER").write_text("ferromcp-make\n", encoding="utf-8")
+    (dist_info / "RECORD").write_text(
+        "".join(
+            f"{path},,\n"
+            for path in (f"{NAME}.pth", *(f"{dist_info.name}/{f}" for f in ("METADATA", "INSTALLER", "RECORD")))
+        ),
+        encoding="utf-8",
+    )
+
+
+if __name__ == "__main__":
+    main()
