@@ -54,6 +54,10 @@ export declare const codes: Readonly<{
   MISSING_REQUIRED_CLIENT_CAPABILITY: -32021;
   /** MCP `UnsupportedProtocolVersion`. */
   UNSUPPORTED_PROTOCOL_VERSION: -32022;
+  /** Resource not found, from 2025-11-25 servers (never sent by ferromcp). */
+  RESOURCE_NOT_FOUND_LEGACY: -32002;
+  /** URL elicitation required, from 2025-11-25 servers (never sent by ferromcp). */
+  URL_ELICITATION_REQUIRED_LEGACY: -32042;
 }>;
 
 /** A JSON Schema object (`inputSchema`, `outputSchema`). */

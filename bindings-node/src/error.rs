@@ -92,16 +92,11 @@ fn data(error: &Error) -> Value {
 #[cfg_attr(test, allow(dead_code))]
 #[napi]
 pub fn error_codes() -> Value {
-    json!({
-        "PARSE_ERROR": codes::PARSE_ERROR,
-        "INVALID_REQUEST": codes::INVALID_REQUEST,
-        "METHOD_NOT_FOUND": codes::METHOD_NOT_FOUND,
-        "INVALID_PARAMS": codes::INVALID_PARAMS,
-        "INTERNAL_ERROR": codes::INTERNAL_ERROR,
-        "HEADER_MISMATCH": codes::HEADER_MISMATCH,
-        "MISSING_REQUIRED_CLIENT_CAPABILITY": codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        "UNSUPPORTED_PROTOCOL_VERSION": codes::UNSUPPORTED_PROTOCOL_VERSION,
-    })
+    codes::ALL
+        .iter()
+        .map(|&(name, code)| (name.to_owned(), Value::from(code)))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// The kinds core classifies failures into (`"peerError"`, `"timeout"`...),

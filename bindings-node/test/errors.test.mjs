@@ -64,7 +64,7 @@ test('codes and error kinds come from the core', () => {
   assert.equal(esm.codes, cjs.codes);
   assert.deepEqual(
     Object.values(esm.codes).sort((a, b) => a - b),
-    [-32700, -32603, -32602, -32601, -32600, -32022, -32021, -32020],
+    [-32700, -32603, -32602, -32601, -32600, -32042, -32022, -32021, -32020, -32002],
   );
   assert.equal(esm.codes.HEADER_MISMATCH, -32020);
   assert.equal(esm.codes.MISSING_REQUIRED_CLIENT_CAPABILITY, -32021);

@@ -57,22 +57,7 @@ pub(crate) fn to_py_err(py: Python<'_>, err: &Error) -> PyErr {
 pub(crate) fn add_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let table = PyDict::new(py);
-    for (name, code) in [
-        ("PARSE_ERROR", codes::PARSE_ERROR),
-        ("INVALID_REQUEST", codes::INVALID_REQUEST),
-        ("METHOD_NOT_FOUND", codes::METHOD_NOT_FOUND),
-        ("INVALID_PARAMS", codes::INVALID_PARAMS),
-        ("INTERNAL_ERROR", codes::INTERNAL_ERROR),
-        ("HEADER_MISMATCH", codes::HEADER_MISMATCH),
-        (
-            "MISSING_REQUIRED_CLIENT_CAPABILITY",
-            codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        ),
-        (
-            "UNSUPPORTED_PROTOCOL_VERSION",
-            codes::UNSUPPORTED_PROTOCOL_VERSION,
-        ),
-    ] {
+    for &(name, code) in codes::ALL {
         table.set_item(name, code)?;
     }
     m.add("codes", table)?;

@@ -18,6 +18,9 @@ SPEC_CODES = {
     -32020: ferromcp.HeaderMismatchError,
     -32021: ferromcp.MissingRequiredClientCapabilityError,
     -32022: ferromcp.UnsupportedProtocolVersionError,
+    # 2025-11-25 codes a client may still receive from legacy servers
+    -32002: ferromcp.ResourceNotFoundError,
+    -32042: ferromcp.UrlElicitationRequiredError,
 }
 
 

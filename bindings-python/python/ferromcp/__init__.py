@@ -40,8 +40,10 @@ from .errors import (
     ProtocolError,
     RequestCancelledError,
     RequestTimeoutError,
+    ResourceNotFoundError,
     TransportError,
     UnsupportedProtocolVersionError,
+    UrlElicitationRequiredError,
 )
 from .server import Server, Transport
 
@@ -68,10 +70,12 @@ __all__ = [
     "ProtocolError",
     "RequestCancelledError",
     "RequestTimeoutError",
+    "ResourceNotFoundError",
     "Server",
     "Serving",
     "ToolResult",
     "Transport",
     "TransportError",
     "UnsupportedProtocolVersionError",
+    "UrlElicitationRequiredError",
 ]

@@ -34,7 +34,9 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
+    "RESOURCE_NOT_FOUND_LEGACY",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED_LEGACY",
     "ConnectionClosedError",
     "HeaderMismatchError",
     "InternalError",
@@ -48,8 +50,10 @@ __all__ = [
     "ProtocolError",
     "RequestCancelledError",
     "RequestTimeoutError",
+    "ResourceNotFoundError",
     "TransportError",
     "UnsupportedProtocolVersionError",
+    "UrlElicitationRequiredError",
 ]
 
 # JSON-RPC error codes, from the Rust core (the same numbers on the wire in
@@ -62,6 +66,10 @@ INTERNAL_ERROR: int = _codes["INTERNAL_ERROR"]
 HEADER_MISMATCH: int = _codes["HEADER_MISMATCH"]
 MISSING_REQUIRED_CLIENT_CAPABILITY: int = _codes["MISSING_REQUIRED_CLIENT_CAPABILITY"]
 UNSUPPORTED_PROTOCOL_VERSION: int = _codes["UNSUPPORTED_PROTOCOL_VERSION"]
+# Codes of 2025-11-25 and earlier: never sent by ferromcp, but a client may
+# receive them from a legacy server.
+RESOURCE_NOT_FOUND_LEGACY: int = _codes["RESOURCE_NOT_FOUND_LEGACY"]
+URL_ELICITATION_REQUIRED_LEGACY: int = _codes["URL_ELICITATION_REQUIRED_LEGACY"]
 
 
 class McpError(Exception):
@@ -192,6 +200,30 @@ class UnsupportedProtocolVersionError(McpError):
     default_code = UNSUPPORTED_PROTOCOL_VERSION
 
 
+class ResourceNotFoundError(McpError):
+    """``-32002``: a 2025-11-25 (or earlier) server did not find the resource.
+    Servers of 2026-07-28 answer ``-32602`` (:class:`InvalidParamsError`)
+    instead; ferromcp never sends this code.
+
+    >>> ResourceNotFoundError("no such resource").code
+    -32002
+    """
+
+    default_code = RESOURCE_NOT_FOUND_LEGACY
+
+
+class UrlElicitationRequiredError(McpError):
+    """``-32042`` (2025-11-25 ``URLElicitationRequiredError``): a legacy server
+    needs the user to complete a URL-mode elicitation first; ``data`` carries
+    the elicitations. ferromcp never sends this code.
+
+    >>> UrlElicitationRequiredError("visit the URL").code
+    -32042
+    """
+
+    default_code = URL_ELICITATION_REQUIRED_LEGACY
+
+
 class ProtocolError(McpError):
     """The peer broke the protocol (an unexpected message, a missing field).
 
@@ -255,6 +287,8 @@ _BY_CODE: dict[int, type[McpError]] = {
     HEADER_MISMATCH: HeaderMismatchError,
     MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapabilityError,
     UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersionError,
+    RESOURCE_NOT_FOUND_LEGACY: ResourceNotFoundError,
+    URL_ELICITATION_REQUIRED_LEGACY: UrlElicitationRequiredError,
 }
 
 _BY_KIND: dict[str, type[McpError]] = {
