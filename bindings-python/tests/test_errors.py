@@ -4,9 +4,8 @@ other failure by the kind the Rust core classified it as."""
 
 from __future__ import annotations
 
-import pytest
-
 import ferromcp
+import pytest
 from ferromcp import _native, errors
 
 SPEC_CODES = {
