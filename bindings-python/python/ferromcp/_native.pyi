@@ -12,6 +12,7 @@ __all__ = [
     "Server",
     "Serving",
     "ToolResult",
+    "_probe_host_call",
     "codes",
 ]
 

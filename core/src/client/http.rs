@@ -12,7 +12,10 @@ use serde_json::Value;
 use super::pool::{Pool, PooledConnection};
 use super::{ClientTransport, OutgoingRequest, ServerRequestHandler};
 use crate::protocol::jsonrpc::{Message, RequestId, notification_value, request_value};
-use crate::protocol::mcp_headers::{encode_header_value, mcp_name_value};
+use crate::protocol::mcp_headers::{
+    METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER, encode_header_value,
+    mcp_name_value,
+};
 use crate::protocol::methods;
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::{BoxFuture, Error, McpError};
@@ -106,12 +109,12 @@ impl HttpInner {
             .header(header::ACCEPT, "application/json, text/event-stream");
         if !version.is_empty() {
             builder = builder.header(
-                "mcp-protocol-version",
+                PROTOCOL_VERSION_HEADER,
                 header_value("MCP-Protocol-Version", version)?,
             );
         }
         if let Some(session) = self.session() {
-            builder = builder.header("mcp-session-id", header_value("Mcp-Session-Id", &session)?);
+            builder = builder.header(SESSION_ID_HEADER, header_value("Mcp-Session-Id", &session)?);
         }
         Ok(builder)
     }
@@ -130,7 +133,7 @@ impl HttpInner {
             .map_err(|e| Error::Http(format!("request failed: {e}")))?;
         if let Some(session) = response
             .headers()
-            .get("mcp-session-id")
+            .get(SESSION_ID_HEADER)
             .and_then(|v| v.to_str().ok())
         {
             *write_unpoisoned(&self.session_id) = Some(session.to_owned());
@@ -146,7 +149,7 @@ impl HttpInner {
             .builder(http::Method::POST, version)?
             .header(header::CONTENT_TYPE, "application/json")
             .header(
-                "mcp-method",
+                METHOD_HEADER,
                 message.get("method").and_then(Value::as_str).unwrap_or(""),
             )
             .body(Full::new(Bytes::from(body)))
@@ -273,9 +276,9 @@ impl ClientTransport for HttpTransport {
             let mut builder = inner
                 .builder(http::Method::POST, &version)?
                 .header(header::CONTENT_TYPE, "application/json")
-                .header("mcp-method", header_value("Mcp-Method", &method)?);
+                .header(METHOD_HEADER, header_value("Mcp-Method", &method)?);
             if let Some(name) = name {
-                builder = builder.header("mcp-name", header_value("Mcp-Name", &name)?);
+                builder = builder.header(NAME_HEADER, header_value("Mcp-Name", &name)?);
             }
             for (name, value) in headers {
                 builder = builder.header(name.as_str(), header_value(&name, &value)?);

@@ -11,6 +11,17 @@ use serde_json::{Map, Value};
 
 use super::methods::Method;
 
+/// `MCP-Protocol-Version`, as HTTP header names are compared: lower case.
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// `Mcp-Method`: the JSON-RPC method of the body.
+pub const METHOD_HEADER: &str = "mcp-method";
+/// `Mcp-Name`: the body param named by the method table (`Method::name_param`).
+pub const NAME_HEADER: &str = "mcp-name";
+/// `Mcp-Session-Id`: the 2025-11-25 session a request belongs to.
+pub const SESSION_ID_HEADER: &str = "mcp-session-id";
+/// The prefix of the `Mcp-Param-{Name}` headers mirroring tool arguments.
+pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
+
 const PREFIX: &str = "=?base64?";
 const SUFFIX: &str = "?=";
 

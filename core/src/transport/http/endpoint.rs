@@ -23,6 +23,7 @@ use crate::McpError;
 use crate::legacy::SessionStore;
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::Message;
+use crate::protocol::mcp_headers::SESSION_ID_HEADER;
 use crate::server::{Prepared, Server};
 
 /// What every connection of one listener shares.
@@ -55,7 +56,7 @@ impl Endpoint {
         }
         let session_id = req
             .headers()
-            .get("mcp-session-id")
+            .get(SESSION_ID_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         match (req.method(), &session_id) {

@@ -10,7 +10,10 @@ use serde_json::Value;
 use super::listener::HttpOptions;
 use crate::McpError;
 use crate::protocol::Method;
-use crate::protocol::mcp_headers::{decode_header_value, header_matches_value, mcp_name_value};
+use crate::protocol::mcp_headers::{
+    METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER, decode_header_value,
+    header_matches_value, mcp_name_value,
+};
 use crate::server::{Prepared, Rejection, Server};
 
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
@@ -79,7 +82,7 @@ pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<
                 .map_err(|_| mismatch(format!("{name} header contains invalid characters"))),
         }
     };
-    match header_str("mcp-protocol-version")? {
+    match header_str(PROTOCOL_VERSION_HEADER)? {
         None => return Err(mismatch("MCP-Protocol-Version header is required".into())),
         Some(v) if v != prepared.meta.protocol_version => {
             return Err(mismatch(format!(
@@ -90,7 +93,7 @@ pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<
         Some(_) => {}
     }
     let method = prepared.request.method.as_str();
-    match header_str("mcp-method")? {
+    match header_str(METHOD_HEADER)? {
         None => return Err(mismatch("Mcp-Method header is required".into())),
         Some(v) if v != method => {
             return Err(mismatch(format!(
@@ -107,7 +110,7 @@ pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<
             .params
             .as_ref()
             .and_then(|params| mcp_name_value(method, params));
-        match (header_str("mcp-name")?, body_value) {
+        match (header_str(NAME_HEADER)?, body_value) {
             (None, _) => return Err(mismatch("Mcp-Name header is required".into())),
             (Some(raw), body) => {
                 let decoded = decode_header_value(raw).map_err(&mismatch)?;
@@ -145,7 +148,7 @@ pub(super) fn check_param_headers(
     let id = Some(prepared.request.id.clone());
     let mismatch = |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);
     for param in header_params {
-        let header_name = format!("mcp-param-{}", param.name.to_ascii_lowercase());
+        let header_name = format!("{PARAM_HEADER_PREFIX}{}", param.name.to_ascii_lowercase());
         let body = param.argument(arguments);
         let header = match headers.get(&header_name) {
             None => None,

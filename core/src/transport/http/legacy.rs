@@ -19,6 +19,7 @@ use crate::McpError;
 use crate::legacy::{self, Session, SessionStore};
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, Request, error_value};
+use crate::protocol::mcp_headers::SESSION_ID_HEADER;
 
 fn session_not_found() -> Response<McpBody> {
     jsonrpc_error(
@@ -52,7 +53,7 @@ impl Endpoint {
         initialized.session.forward_events(&self.server);
         let mut response = json_response(StatusCode::OK, &initialized.message);
         if let Ok(value) = HeaderValue::from_str(&initialized.session.id) {
-            response.headers_mut().insert("mcp-session-id", value);
+            response.headers_mut().insert(SESSION_ID_HEADER, value);
         }
         response
     }
