@@ -80,17 +80,8 @@ impl<'a, T: DeserializeOwned> Pages<'a, T> {
 #[cfg(test)]
 mod tests {
     use crate::Error;
-    use crate::client::ClientOptions;
-    use crate::client::EraPreference;
-    use crate::client::testing::Scripted;
+    use crate::client::testing::{Scripted, modern};
     use serde_json::json;
-
-    fn modern() -> ClientOptions {
-        ClientOptions {
-            era: EraPreference::Modern,
-            ..ClientOptions::default()
-        }
-    }
 
     fn tool(name: &str) -> serde_json::Value {
         json!({"name": name, "inputSchema": {"type": "object"}})

@@ -346,16 +346,9 @@ fn retry_params(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::testing::Scripted;
-    use crate::client::{ClientOptions, EraPreference};
+    use crate::client::ClientOptions;
+    use crate::client::testing::{Scripted, modern};
     use crate::protocol::LATEST_PROTOCOL_VERSION;
-
-    fn modern() -> ClientOptions {
-        ClientOptions {
-            era: EraPreference::Modern,
-            ..ClientOptions::default()
-        }
-    }
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()

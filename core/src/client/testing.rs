@@ -10,6 +10,14 @@ use crate::protocol::jsonrpc::RequestId;
 use crate::rpc::lock_unpoisoned;
 use crate::{BoxFuture, Error};
 
+/// Options that skip era detection: the tests script 2026-07-28 replies.
+pub(super) fn modern() -> ClientOptions {
+    ClientOptions {
+        era: super::EraPreference::Modern,
+        ..ClientOptions::default()
+    }
+}
+
 /// One request as the transport saw it.
 #[derive(Debug, Clone)]
 pub(super) struct Sent {
