@@ -485,3 +485,38 @@ fn tools_invalid_x_mcp_header_annotations_are_rejected_at_registration() {
     }))
     .unwrap();
 }
+
+// docs/basic/transports/streamable-http.mdx "Server Validation": a mirrored header sent twice
+// could be read as its first line by one party and as the comma-joined pair by another, so it
+// is a mismatch (400 + -32020) like the comma-joined form, never validated by its first line.
+#[tokio::test]
+async fn streamable_http_repeated_mirrored_headers_are_header_mismatch() {
+    let http = Http::start(header_server()).await;
+    let body = request(
+        1,
+        "tools/call",
+        json!({"name": "execute_sql", "arguments": {"region": "eu"}}),
+    );
+    let version = ferromcp::protocol::LATEST_PROTOCOL_VERSION;
+    for (header, value) in [
+        ("Mcp-Param-Region", "eu"),
+        ("Mcp-Name", "execute_sql"),
+        ("Mcp-Method", "tools/call"),
+        ("MCP-Protocol-Version", version),
+    ] {
+        // the standard headers are already in the request once; the tool's
+        // Mcp-Param-Region is needed once (twice when it is the one repeated)
+        let extra = vec![
+            (header, value.to_owned()),
+            ("Mcp-Param-Region", "eu".to_owned()),
+        ];
+        let r = http.post_with(&body, &extra).await;
+        assert_mismatch(&r, &format!("{header} sent twice"));
+        assert!(r.body.contains("repeated"), "{header}: {}", r.body);
+    }
+    // the same request with each header once is accepted
+    let r = http
+        .post_with(&body, &[("Mcp-Param-Region", "eu".to_owned())])
+        .await;
+    assert_accepted(&r, "each header once");
+}

@@ -4,7 +4,7 @@
 //! `Mcp-Name` / `Mcp-Param-*` headers that must mirror the body (spec:
 //! "Server Validation", "Server Behavior for Custom Headers").
 
-use http::header::{self, HeaderMap};
+use http::header::{self, HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::listener::HttpOptions;
@@ -69,12 +69,31 @@ pub(super) fn check_host_and_origin(
     Ok(())
 }
 
+/// The one value of a mirrored header, or why it has none to compare.
+///
+/// A header the body mirrors must appear at most once: HTTP lets a
+/// repeated field be read as its comma-joined values, which a server
+/// comparing only the first line would read differently from one (or an
+/// intermediary) that joins them, so two lines are a mismatch (400 +
+/// -32020), as the comma-joined form already is.
+fn single_header<'h>(
+    headers: &'h HeaderMap,
+    name: &str,
+) -> Result<Option<&'h HeaderValue>, String> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(format!("{name} header is repeated; send it once"));
+    }
+    Ok(first)
+}
+
 /// Compares the mirrored headers with the body (spec: "Server Validation").
 pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<(), Rejection> {
     let id = Some(prepared.request.id.clone());
     let mismatch = |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);
     let header_str = |name: &str| -> Result<Option<&str>, Rejection> {
-        match headers.get(name) {
+        match single_header(headers, name).map_err(&mismatch)? {
             None => Ok(None),
             Some(v) => v
                 .to_str()
@@ -150,7 +169,7 @@ pub(super) fn check_param_headers(
     for param in header_params {
         let header_name = format!("{PARAM_HEADER_PREFIX}{}", param.name.to_ascii_lowercase());
         let body = param.argument(arguments);
-        let header = match headers.get(&header_name) {
+        let header = match single_header(headers, &header_name).map_err(&mismatch)? {
             None => None,
             Some(raw) => {
                 let raw = raw.to_str().map_err(|_| {
