@@ -19,9 +19,32 @@ pub fn get() -> &'static Runtime {
         Builder::new_multi_thread()
             .enable_all()
             .thread_name("ferromcp-worker")
+            .on_thread_start(block_sigpipe)
             .build()
             .expect("failed to start the ferromcp tokio runtime")
     })
+}
+
+/// Keeps SIGPIPE from killing the host when a peer goes away.
+///
+/// Every socket and pipe write happens on this runtime's threads (workers,
+/// and the blocking pool tokio writes stdout from). A write to a reset
+/// connection or a reader-less pipe raises SIGPIPE in the writing thread,
+/// and a C host keeps its default action, which ends the process (Rust,
+/// Python and Node set it to ignored). hyper writes with `writev`, which has
+/// no `MSG_NOSIGNAL`, so the signal is blocked on the threads that write:
+/// the write then fails with `EPIPE` and the signal stays pending on that
+/// thread, harmlessly. The host's own signal disposition is left alone.
+fn block_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: the set is initialised by sigemptyset before use, and
+    // pthread_sigmask only changes the calling thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 /// A handle to the shared runtime, for spawning from foreign threads.
