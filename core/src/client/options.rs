@@ -104,34 +104,48 @@ where
 }
 
 impl ClientOptions {
-    /// Sets the elicitation handler (and so declares `elicitation`).
-    pub fn on_elicitation<F, Fut>(mut self, f: F) -> Self
+    /// Sets the handler answering one kind of input request (and so
+    /// declares that capability). Bindings register their host callables
+    /// through this one entry point; the named setters below are shorthands.
+    pub fn on_input<F, Fut>(mut self, kind: InputKind, f: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<Value, Error>> + Send + 'static,
     {
-        self.elicitation = Some(boxed_handler(f));
+        let slot = match kind {
+            InputKind::Elicitation => &mut self.elicitation,
+            InputKind::Sampling => &mut self.sampling,
+            InputKind::Roots => &mut self.roots,
+        };
+        *slot = Some(boxed_handler(f));
         self
+    }
+
+    /// Sets the elicitation handler (and so declares `elicitation`).
+    pub fn on_elicitation<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Value, Error>> + Send + 'static,
+    {
+        self.on_input(InputKind::Elicitation, f)
     }
 
     /// Sets the sampling handler (and so declares `sampling`).
-    pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
+    pub fn on_sampling<F, Fut>(self, f: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<Value, Error>> + Send + 'static,
     {
-        self.sampling = Some(boxed_handler(f));
-        self
+        self.on_input(InputKind::Sampling, f)
     }
 
     /// Sets the roots handler (and so declares `roots`).
-    pub fn on_roots<F, Fut>(mut self, f: F) -> Self
+    pub fn on_roots<F, Fut>(self, f: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<Value, Error>> + Send + 'static,
     {
-        self.roots = Some(boxed_handler(f));
-        self
+        self.on_input(InputKind::Roots, f)
     }
 
     /// The capabilities requests declare: one per registered handler, so a
@@ -282,6 +296,9 @@ mod tests {
         assert!(options.handler_for(methods::TOOLS_CALL).is_none());
         assert!(options.handler(InputKind::Elicitation).is_some());
         assert!(options.handler(InputKind::Roots).is_none());
+        let options = options.on_input(InputKind::Roots, |_| async { Ok(json!({"roots": []})) });
+        assert!(options.handler_for(methods::ROOTS_LIST).is_some());
+        assert!(options.handler(InputKind::Sampling).is_none());
     }
 
     #[tokio::test]
