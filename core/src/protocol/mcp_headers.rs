@@ -8,6 +8,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 use super::methods::Method;
 
@@ -50,8 +51,9 @@ pub fn encode_header_value(value: &str) -> String {
 
 /// Decodes a received header value: the sentinel form is base64-decoded
 /// (strictly: bad padding or characters are an error), anything else is
-/// taken literally. Surrounding whitespace is not part of the value.
-pub fn decode_header_value(raw: &str) -> Result<String, String> {
+/// taken literally (borrowed, not copied). Surrounding whitespace is not
+/// part of the value.
+pub fn decode_header_value(raw: &str) -> Result<Cow<'_, str>, String> {
     let raw = raw.trim_matches([' ', '\t']);
     match raw
         .strip_prefix(PREFIX)
@@ -61,9 +63,11 @@ pub fn decode_header_value(raw: &str) -> Result<String, String> {
             let bytes = STANDARD
                 .decode(encoded)
                 .map_err(|e| format!("invalid base64 in header value: {e}"))?;
-            String::from_utf8(bytes).map_err(|_| "base64 header value is not UTF-8".to_owned())
+            String::from_utf8(bytes)
+                .map(Cow::Owned)
+                .map_err(|_| "base64 header value is not UTF-8".to_owned())
         }
-        None => Ok(raw.to_owned()),
+        None => Ok(Cow::Borrowed(raw)),
     }
 }
 

@@ -306,17 +306,27 @@ impl Server {
             mode,
             close_stream,
         );
-        let params = params_of(&request);
+        let mut request = request;
         match route {
+            Route::ToolsCall => {
+                // Mutable: the call may move its arguments out of the params.
+                let params = request.params.get_or_insert_with(Map::new);
+                self.call_tool(ctx, params, input.as_deref()).await
+            }
             Route::Discover => Ok(self.discover()),
-            Route::List(kind) => self.list(kind, params),
-            Route::ToolsCall => self.call_tool(ctx, params, input.as_deref()).await,
-            Route::ResourcesRead => self.read_resource(ctx, params, input.as_deref()).await,
-            Route::PromptsGet => self.get_prompt(ctx, params, input.as_deref()).await,
-            Route::Complete => self.complete(ctx, params).await,
+            Route::List(kind) => self.list(kind, params_of(&request)),
+            Route::ResourcesRead => {
+                self.read_resource(ctx, params_of(&request), input.as_deref())
+                    .await
+            }
+            Route::PromptsGet => {
+                self.get_prompt(ctx, params_of(&request), input.as_deref())
+                    .await
+            }
+            Route::Complete => self.complete(ctx, params_of(&request)).await,
             Route::Listen => {
                 let offered = self.registry_read().offered;
-                let filter = Filter::parse(Some(params))?.honoured(offered);
+                let filter = Filter::parse(Some(params_of(&request)))?.honoured(offered);
                 let events = self.shared.events.subscribe();
                 Ok(listen(ctx, filter, events, self.shared.closing.clone()).await)
             }

@@ -181,6 +181,15 @@ impl InputRound {
         format!("{}-{n}", kind.capability())
     }
 
+    /// Whether an ask of this round can end it unanswered: only when the
+    /// client declared a capability for some kind of input (an ask for one
+    /// it did not declare fails at once instead).
+    pub(crate) fn can_pend(&self) -> bool {
+        InputKind::ALL
+            .iter()
+            .any(|kind| self.client_capabilities.contains_key(kind.capability()))
+    }
+
     /// Resolves an ask from the answers at hand, or records it.
     pub(crate) fn ask(
         &self,

@@ -10,7 +10,7 @@
 //!   its plain text (the string itself, or its JSON) is the content;
 //! - without one, any other value becomes text content holding its JSON.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::handler::ToolOutput;
 
@@ -26,8 +26,19 @@ pub(crate) fn plain_text(value: &Value) -> String {
     }
 }
 
+/// Consumes `value` for the text it reads as (no copy of a string).
+fn into_plain_text(value: Value) -> String {
+    match value {
+        Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
 pub(crate) fn text_block(text: String) -> Value {
-    json!({"type": "text", "text": text})
+    let mut block = Map::with_capacity(2);
+    block.insert("type".into(), Value::String("text".into()));
+    block.insert("text".into(), Value::String(text));
+    Value::Object(block)
 }
 
 /// Structured content a value stands for under an output schema.
@@ -64,7 +75,7 @@ pub(crate) fn into_call_tool_result(
             } else {
                 let content = match value {
                     Value::Null => Vec::new(),
-                    other => vec![text_block(plain_text(&other))],
+                    other => vec![text_block(into_plain_text(other))],
                 };
                 result.insert("content".into(), Value::Array(content));
             }
@@ -87,6 +98,7 @@ pub(crate) fn error_result(message: &str) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn string_becomes_text() {

@@ -19,25 +19,31 @@ impl Server {
     pub(in crate::server) async fn call_tool(
         &self,
         ctx: RequestContext,
-        params: &Map<String, Value>,
+        params: &mut Map<String, Value>,
         input: Option<&InputRound>,
     ) -> Result<Map<String, Value>, McpError> {
-        let name = match params.get("name") {
-            Some(Value::String(name)) => name.clone(),
-            _ => {
-                return Err(McpError::invalid_params(format!(
-                    "{TOOLS_CALL} requires a string \"name\""
-                )));
-            }
+        let Some(Value::String(name)) = params.get("name") else {
+            return Err(McpError::invalid_params(format!(
+                "{TOOLS_CALL} requires a string \"name\""
+            )));
         };
-        let arguments = match params.get("arguments") {
-            None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(args @ Value::Object(_)) => args.clone(),
-            Some(_) => return Err(McpError::invalid_params("\"arguments\" must be an object")),
-        };
-        let Some(entry) = self.registry_read().tools.get(&name).cloned() else {
+        let Some(entry) = self.registry_read().tools.get(name).cloned() else {
             return Err(McpError::invalid_params(format!("Unknown tool: {name}"))
                 .with_data(json!({ "name": name })));
+        };
+        let name = entry.tool.name.as_str();
+        // The handler owns its arguments. They are copied only when the
+        // round may end in an `InputRequiredResult`, whose `requestState`
+        // digest covers the request's arguments as sent; a client that
+        // declared no input capability can never get one, so its arguments
+        // move out of the params (a tree copy per call saved).
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(Value::Object(_)) if input.is_some_and(InputRound::can_pend) => {
+                params.get("arguments").cloned().unwrap_or_default()
+            }
+            Some(Value::Object(_)) => params.remove("arguments").unwrap_or_default(),
+            Some(_) => return Err(McpError::invalid_params("\"arguments\" must be an object")),
         };
         if let Err(problems) = entry.input.check(&arguments) {
             return Ok(error_result(&format!(
@@ -46,7 +52,7 @@ impl Server {
         }
         let handler = entry.handler.clone();
         match run_handler(input, move || handler.call(ctx, arguments)).await {
-            Ran::InputRequired => Ok(self.input_required(expect_round(input)?, params)),
+            Ran::InputRequired => Ok(self.input_required(expect_round(input)?, &*params)),
             Ran::Done(Ok(output)) => {
                 let result = into_call_tool_result(output, entry.output.is_some());
                 if let (Some(schema), Some(structured)) =

@@ -4,7 +4,7 @@
 //! `Mcp-Name` / `Mcp-Param-*` headers that must mirror the body (spec:
 //! "Server Validation", "Server Behavior for Custom Headers").
 
-use http::header::{self, HeaderMap, HeaderValue};
+use http::header::{self, AsHeaderName, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::listener::HttpOptions;
@@ -17,6 +17,12 @@ use crate::protocol::mcp_headers::{
 use crate::server::{Prepared, Rejection, Server};
 
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
+
+// The mirrored headers as parsed names: a lookup by `&str` parses and
+// validates the name on every request.
+static PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
+static METHOD: HeaderName = HeaderName::from_static(METHOD_HEADER);
+static NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
 
 /// The host part of a `Host` header or an origin's authority.
 fn host_without_port(authority: &str) -> &str {
@@ -76,10 +82,10 @@ pub(super) fn check_host_and_origin(
 /// comparing only the first line would read differently from one (or an
 /// intermediary) that joins them, so two lines are a mismatch (400 +
 /// -32020), as the comma-joined form already is.
-fn single_header<'h>(
-    headers: &'h HeaderMap,
-    name: &str,
-) -> Result<Option<&'h HeaderValue>, String> {
+fn single_header<K: AsHeaderName + Copy + std::fmt::Display>(
+    headers: &HeaderMap,
+    name: K,
+) -> Result<Option<&HeaderValue>, String> {
     let mut values = headers.get_all(name).iter();
     let first = values.next();
     if values.next().is_some() {
@@ -92,7 +98,7 @@ fn single_header<'h>(
 pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<(), Rejection> {
     let id = Some(prepared.request.id.clone());
     let mismatch = |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);
-    let header_str = |name: &str| -> Result<Option<&str>, Rejection> {
+    let header_str = |name: &'static HeaderName| -> Result<Option<&str>, Rejection> {
         match single_header(headers, name).map_err(&mismatch)? {
             None => Ok(None),
             Some(v) => v
@@ -101,7 +107,7 @@ pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<
                 .map_err(|_| mismatch(format!("{name} header contains invalid characters"))),
         }
     };
-    match header_str(PROTOCOL_VERSION_HEADER)? {
+    match header_str(&PROTOCOL_VERSION)? {
         None => return Err(mismatch("MCP-Protocol-Version header is required".into())),
         Some(v) if v != prepared.meta.protocol_version => {
             return Err(mismatch(format!(
@@ -112,7 +118,7 @@ pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<
         Some(_) => {}
     }
     let method = prepared.request.method.as_str();
-    match header_str(METHOD_HEADER)? {
+    match header_str(&METHOD)? {
         None => return Err(mismatch("Mcp-Method header is required".into())),
         Some(v) if v != method => {
             return Err(mismatch(format!(
@@ -129,11 +135,11 @@ pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<
             .params
             .as_ref()
             .and_then(|params| mcp_name_value(method, params));
-        match (header_str(NAME_HEADER)?, body_value) {
+        match (header_str(&NAME)?, body_value) {
             (None, _) => return Err(mismatch("Mcp-Name header is required".into())),
             (Some(raw), body) => {
                 let decoded = decode_header_value(raw).map_err(&mismatch)?;
-                if Some(decoded.as_str()) != body {
+                if Some(&*decoded) != body {
                     return Err(mismatch(format!(
                         "Mcp-Name header value '{decoded}' does not match body value '{}'",
                         body.unwrap_or("")
@@ -169,7 +175,7 @@ pub(super) fn check_param_headers(
     for param in header_params {
         let header_name = format!("{PARAM_HEADER_PREFIX}{}", param.name.to_ascii_lowercase());
         let body = param.argument(arguments);
-        let header = match single_header(headers, &header_name).map_err(&mismatch)? {
+        let header = match single_header(headers, header_name.as_str()).map_err(&mismatch)? {
             None => None,
             Some(raw) => {
                 let raw = raw.to_str().map_err(|_| {
