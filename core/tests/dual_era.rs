@@ -358,3 +358,40 @@ async fn modern_only_client_fails_deterministically_with_a_legacy_server() {
     let client = Client::connect_stream(r, w, options(EraPreference::Modern, Arc::default()));
     assert!(client.list_all_tools().await.is_err());
 }
+
+// client/elicitation.mdx "Servers SHOULD validate received data matches the requested schema",
+// basic/patterns/mrtr.mdx "Error Handling": an elicitation answer that does not match the
+// requestedSchema gets the same answer in both eras, over both transports: -32602 naming the
+// field. Before, 2026-07-28 asked again with the identical InputRequiredResult forever, and
+// 2025-11-25 ran the handler with the bad answer.
+#[tokio::test]
+async fn an_elicitation_answer_that_does_not_match_the_schema_is_invalid_params_in_both_eras() {
+    for era in [EraPreference::Modern, EraPreference::Legacy] {
+        for transport in ["stdio", "http"] {
+            let label = format!("{era:?} over {transport}");
+            let mut options = options(era, Arc::default()).on_elicitation(|_params| async {
+                Ok(json!({"action": "accept", "content": {"name": 5}}))
+            });
+            options.max_input_rounds = 3;
+            let served = match transport {
+                "stdio" => over_stdio(dual_era_server(), options).await,
+                _ => over_http(dual_era_server(), options).await,
+            };
+            let outcome = tokio::time::timeout(
+                Duration::from_secs(10),
+                served.client.call_tool("ask", json!({})),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("{label}: no answer"));
+            let Err(ferromcp::Error::Mcp(error)) = outcome else {
+                panic!("{label}: {outcome:?}");
+            };
+            assert_eq!(error.code, -32602, "{label}: {error:?}");
+            assert_eq!(
+                error.message,
+                "elicitation response does not match requestedSchema: field \"name\": expected string, got 5",
+                "{label}"
+            );
+        }
+    }
+}

@@ -419,30 +419,54 @@ async fn mrtr_unnamed_asks_get_stable_keys_across_rounds() {
     assert_eq!(text_of(&done["result"]), "Ada file:///home/ada/project hey");
 }
 
-// docs/basic/patterns/mrtr.mdx "Error Handling": a response that is not a valid result for the
-// request (wrong shape, or not matching the requested schema) is asked for again
+// docs/basic/patterns/mrtr.mdx "Error Handling" (protocol errors such as an invalid schema get
+// a JSON-RPC error) and docs/client/elicitation.mdx "Servers SHOULD validate received data matches
+// the requested schema": a response that is there but is not a valid result for its request
+// (wrong shape, or not matching the requested schema) is -32602 naming what is wrong. Asking
+// again with the identical InputRequiredResult would loop forever with no hint.
 #[tokio::test]
-async fn mrtr_a_response_that_does_not_fit_is_asked_again() {
+async fn mrtr_a_response_that_does_not_fit_is_invalid_params_naming_the_field() {
     let mut io = Stdio::start(default_server());
     let first = call(1, "ask_name");
     let state = input_required(&io.call(first.clone()).await)["requestState"].clone();
-    for bad in [
-        accept(json!({"name": 5})),          // fails the requested schema
-        accept(json!({})),                   // misses a required field
-        json!({"action": "accept"}),         // no content, but name is required
-        json!({"action": "maybe"}),          // unknown action
-        json!("Ada"),                        // not an ElicitResult at all
-        json!({"content": {"name": "Ada"}}), // no action
+    let schema_says = "elicitation response does not match requestedSchema:";
+    for (bad, says) in [
+        (
+            accept(json!({"name": 5})),
+            format!("{schema_says} field \"name\": expected string, got 5"),
+        ),
+        (
+            accept(json!({})),
+            format!("{schema_says} field \"name\": required"),
+        ),
+        (
+            json!({"action": "accept"}),
+            format!("{schema_says} field \"name\": required"),
+        ),
+        (
+            json!({"action": "maybe"}),
+            "elicitation response: field \"action\"".to_owned(),
+        ),
+        (
+            json!("Ada"),
+            "elicitation response must be an object".to_owned(),
+        ),
+        (
+            json!({"content": {"name": "Ada"}}),
+            "elicitation response: field \"action\"".to_owned(),
+        ),
     ] {
         let reply = io
             .call(retry(&first, 2, json!({"user_name": bad.clone()}), &state))
             .await;
-        assert_eq!(
-            keys(input_required(&reply)),
-            ["user_name"],
-            "{bad}: {reply}"
-        );
+        assert!(reply.get("result").is_none(), "{bad}: {reply}");
+        assert_eq!(reply["error"]["code"], -32602, "{bad}: {reply}");
+        let message = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(&says), "{bad}: {message}");
+        assert_eq!(reply["error"]["data"]["inputKey"], "user_name", "{reply}");
     }
+    // with several answers, the first that does not fit decides, even though the handler
+    // awaits the others too
     let first = call(3, "three_at_once");
     let state = input_required(&io.call(first.clone()).await)["requestState"].clone();
     let reply = io
@@ -457,11 +481,21 @@ async fn mrtr_a_response_that_does_not_fit_is_asked_again() {
             &state,
         ))
         .await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
     assert_eq!(
-        keys(input_required(&reply)),
-        ["capital", "roots"],
+        reply["error"]["message"], "sampling response: field \"model\": expected a string",
         "{reply}"
     );
+    // a response that does not fit ends the request even when another ask is still unanswered
+    let reply = io
+        .call(retry(
+            &first,
+            5,
+            json!({"user_name": accept(json!({"name": 1}))}),
+            &state,
+        ))
+        .await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
 }
 
 // docs/basic/patterns/mrtr.mdx "Error Handling": unexpected extra inputResponses are ignored

@@ -452,6 +452,7 @@ async fn completion_complete_truncated_values_are_reported_as_has_more() {
 #[tokio::test]
 async fn completion_complete_passes_ref_argument_and_context_to_the_handler() {
     let server = prompt_server(ServerOptions::default());
+    add_file_template(&server);
     let seen = with_completion(&server);
     let mut io = Stdio::start(server);
     let params = json!({
@@ -475,6 +476,62 @@ async fn completion_complete_passes_ref_argument_and_context_to_the_handler() {
         seen[0]["context"],
         json!({"arguments": {"language": "python"}})
     );
+}
+
+/// The `file:///{path}` template the `ref/resource` completions refer to.
+fn add_file_template(server: &Server) {
+    server
+        .add_resource_template(
+            ResourceTemplate::new("file:///{path}", "files"),
+            |_ctx, _req: ResourceRequest| async { Ok(ResourceOutput::Text(String::new())) },
+        )
+        .unwrap();
+}
+
+// docs/server/utilities/completion.mdx "Error Handling": invalid prompt name -> -32602. The
+// reference is checked by core before the provider runs, so a provider never has to (and no
+// binding can forget to); a ref/resource may be a registered template or a URI one matches.
+#[tokio::test]
+async fn completion_complete_for_an_unknown_prompt_or_template_is_invalid_params_before_the_handler_runs()
+ {
+    let server = prompt_server(ServerOptions::default());
+    add_file_template(&server);
+    let seen = with_completion(&server);
+    let mut io = Stdio::start(server);
+    let argument = json!({"name": "a", "value": ""});
+    for (reference, names) in [
+        (json!({"type": "ref/prompt", "name": "nope"}), "nope"),
+        (
+            json!({"type": "ref/resource", "uri": "db://{table}"}),
+            "db://{table}",
+        ),
+        (
+            json!({"type": "ref/resource", "uri": "https://example.com/x"}),
+            "https://example.com/x",
+        ),
+        (json!({"type": "ref/prompt"}), "name"),
+        (json!({"type": "ref/tool", "name": "greet"}), "ref/tool"),
+    ] {
+        let params = json!({"ref": reference, "argument": argument});
+        let reply = io.call(request(1, "completion/complete", params)).await;
+        assert_eq!(reply["error"]["code"], -32602, "{reference}: {reply}");
+        let message = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(names), "{reference}: {message}");
+    }
+    assert!(seen.lock().unwrap().is_empty(), "the provider never ran");
+    for reference in [
+        json!({"type": "ref/prompt", "name": "greet"}),
+        json!({"type": "ref/resource", "uri": "file:///{path}"}),
+        json!({"type": "ref/resource", "uri": "file:///notes"}),
+    ] {
+        let params = json!({"ref": reference, "argument": argument});
+        let reply = io.call(request(2, "completion/complete", params)).await;
+        assert!(
+            reply["result"]["completion"].is_object(),
+            "{reference}: {reply}"
+        );
+    }
+    assert_eq!(seen.lock().unwrap().len(), 3);
 }
 
 // docs/server/utilities/completion.mdx "Error Handling": invalid params -> -32602, internal

@@ -46,15 +46,14 @@ impl Client {
             EraPreference::Modern => Era::Modern,
             EraPreference::Legacy => self.initialize_legacy().await?,
             EraPreference::Auto => {
-                let probe = CallOptions::default()
-                    .with_timeout(self.shared.options.probe_timeout)
-                    .with_cache(CacheMode::Bypass);
-                let outcome = tokio::time::timeout(
-                    self.shared.options.probe_timeout,
-                    self.send_modern(methods::SERVER_DISCOVER, Map::new(), &probe),
-                )
-                .await
-                .unwrap_or(Err(Error::Timeout));
+                let probe = CallOptions::default().with_cache(CacheMode::Bypass);
+                let outcome = self
+                    .probe_after_start_up(self.send_modern(
+                        methods::SERVER_DISCOVER,
+                        Map::new(),
+                        &probe,
+                    ))
+                    .await;
                 match outcome {
                     Ok(result) => {
                         self.shared.cache.put(
@@ -65,7 +64,7 @@ impl Client {
                     }
                     Err(Error::Mcp(e)) if is_modern_error(e.code) => Era::Modern,
                     Err(Error::Mcp(_)) | Err(Error::HttpStatus(..)) | Err(Error::Timeout) => {
-                        self.initialize_legacy().await?
+                        self.fall_back_to_initialize().await?
                     }
                     Err(other) => return Err(other),
                 }
@@ -73,6 +72,44 @@ impl Client {
         };
         *write_unpoisoned(&self.shared.era) = Some(era.clone());
         Ok(era)
+    }
+
+    /// Waits for the probe's answer: as long as the server takes to start
+    /// serving (at most `startup_timeout`), then `probe_timeout` more. A
+    /// slow start is not silence; only silence after the server read the
+    /// probe (or spoke) means legacy.
+    async fn probe_after_start_up(
+        &self,
+        probe: impl Future<Output = Result<Value, Error>>,
+    ) -> Result<Value, Error> {
+        let options = &self.shared.options;
+        let mut probe = std::pin::pin!(probe);
+        let serving =
+            tokio::time::timeout(options.startup_timeout, self.shared.transport.serving());
+        tokio::select! {
+            outcome = &mut probe => outcome,
+            _ = serving => tokio::time::timeout(options.probe_timeout, probe)
+                .await
+                .unwrap_or(Err(Error::Timeout)),
+        }
+    }
+
+    /// The `initialize` fallback after a probe without a modern answer. A
+    /// server that answers it with `-32022` listing a modern version this
+    /// client speaks is modern after all (its answer to the probe was lost
+    /// or late): that is the answer to the era question, not an error.
+    async fn fall_back_to_initialize(&self) -> Result<Era, Error> {
+        match self.initialize_legacy().await {
+            Err(Error::Mcp(e)) if e.code == codes::UNSUPPORTED_PROTOCOL_VERSION => {
+                let Some(version) = super::rounds::pick_version(&e) else {
+                    return Err(Error::Mcp(e));
+                };
+                tracing::debug!(%version, "initialize answered -32022: the server is modern");
+                *write_unpoisoned(&self.shared.protocol_version) = version;
+                Ok(Era::Modern)
+            }
+            other => other,
+        }
     }
 
     /// The legacy handshake: `initialize`, then `notifications/initialized`.
@@ -308,6 +345,66 @@ mod tests {
         assert_eq!(
             sent[1].params["_meta"][meta::PROTOCOL_VERSION],
             LATEST_PROTOCOL_VERSION
+        );
+    }
+
+    // issue 11 item 6: the probe got no answer in time (a slow start), so the
+    // client fell back to initialize; a modern server's -32022 listing
+    // 2026-07-28 is the answer to the era question, not a fatal error.
+    #[tokio::test]
+    async fn initialize_answered_with_unsupported_version_listing_a_modern_one_means_modern() {
+        let unsupported = McpError::new(
+            codes::UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+        )
+        .with_data(json!({"supported": [LATEST_PROTOCOL_VERSION], "requested": "2025-11-25"}));
+        let transport = Scripted::new([
+            Err(Error::Timeout),
+            Err(Error::Mcp(unsupported)),
+            Ok(json!({"tools": []})),
+        ]);
+        let client = transport.client(ClientOptions {
+            protocol_version: "2026-01-01".into(),
+            ..ClientOptions::default()
+        });
+        client
+            .request(methods::TOOLS_LIST, Map::new())
+            .await
+            .unwrap();
+        assert_eq!(client.is_legacy(), Some(false));
+        assert_eq!(client.protocol_version(), LATEST_PROTOCOL_VERSION);
+        let sent = transport.sent();
+        let methods_sent: Vec<_> = sent.iter().map(|s| s.method.as_str()).collect();
+        assert_eq!(
+            methods_sent,
+            [
+                methods::SERVER_DISCOVER,
+                methods::INITIALIZE,
+                methods::TOOLS_LIST
+            ]
+        );
+        assert!(
+            transport.notified().is_empty(),
+            "no notifications/initialized"
+        );
+        assert_eq!(sent[2].version, LATEST_PROTOCOL_VERSION);
+        assert_eq!(
+            sent[2].params["_meta"][meta::PROTOCOL_VERSION],
+            LATEST_PROTOCOL_VERSION
+        );
+
+        // -32022 naming only versions this client does not speak stays an error
+        let unsupported = McpError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "no")
+            .with_data(json!({"supported": ["2099-01-01"]}));
+        let transport = Scripted::new([Err(Error::Timeout), Err(Error::Mcp(unsupported))]);
+        let client = transport.client(ClientOptions::default());
+        let err = client
+            .request(methods::TOOLS_LIST, Map::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Mcp(e) if e.code == codes::UNSUPPORTED_PROTOCOL_VERSION),
+            "{err:?}"
         );
     }
 

@@ -84,6 +84,13 @@ pub(crate) trait ClientTransport: Send + Sync {
     ) -> BoxFuture<Result<(), Error>>;
     /// Whether `x-mcp-header` mirroring applies (HTTP only).
     fn mirrors_headers(&self) -> bool;
+    /// Resolves once the server shows it is serving, so the era probe's
+    /// timeout does not count its start-up: a spawned stdio server has read
+    /// from its stdin or written to its stdout. At once for the others (an
+    /// HTTP server is serving when it accepts the connection).
+    fn serving(&self) -> BoxFuture<()> {
+        Box::pin(async {})
+    }
     /// After a legacy handshake: start receiving what the server sends
     /// outside any request (HTTP: the session's GET stream).
     fn legacy_session_started(&self, _version: &str) -> BoxFuture<()> {

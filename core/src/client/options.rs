@@ -60,9 +60,16 @@ pub struct ClientOptions {
     pub stderr: StderrMode,
     /// Which revision family to speak.
     pub era: EraPreference,
-    /// How long the stdio era probe (`server/discover`) may take before the
-    /// server is taken to be legacy.
+    /// How long the era probe (`server/discover`) may go unanswered before
+    /// the server is taken to be legacy. For a spawned stdio server the
+    /// clock starts once the server is serving (it read the probe or wrote
+    /// anything), not when the process starts; see `startup_timeout`.
     pub probe_timeout: Duration,
+    /// How long a spawned stdio server may take to start serving before the
+    /// probe's clock starts anyway. A server that starts slowly is not
+    /// mistaken for a legacy one; a legacy server that reads the probe and
+    /// stays silent is still detected after `probe_timeout`.
+    pub startup_timeout: Duration,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -91,6 +98,7 @@ impl Default for ClientOptions {
             stderr: StderrMode::default(),
             era: EraPreference::Auto,
             probe_timeout: Duration::from_secs(5),
+            startup_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -313,7 +313,7 @@ impl Client {
 
 /// The version to retry with after `-32022`: the newest one both sides
 /// speak, from the error's `data.supported`.
-fn pick_version(error: &McpError) -> Option<String> {
+pub(super) fn pick_version(error: &McpError) -> Option<String> {
     let supported = error.data.as_ref()?.get("supported")?.as_array()?;
     MODERN_PROTOCOL_VERSIONS
         .iter()

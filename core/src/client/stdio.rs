@@ -5,6 +5,12 @@
 //! shutdown closes stdin, then sends SIGTERM, then SIGKILL, and a server that
 //! exited is started again by the next request (the protocol is stateless,
 //! so nothing is lost but the requests in flight at the crash).
+//!
+//! Start-up: whether a process has finished starting is not observable, but
+//! whether it is serving is: it has read from its stdin (on Linux the pipe
+//! tells how many written bytes are still unread) or written to its stdout.
+//! [`ClientTransport::serving`] resolves then, so the era probe's timeout
+//! measures the server's answer and not its start-up (issue 11 item 6).
 
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
@@ -16,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{ClientTransport, NotificationCallback, OutgoingRequest, ServerRequestHandler};
 use crate::protocol::jsonrpc::{
@@ -117,6 +123,9 @@ type PendingMap = Arc<InFlight<Pending>>;
 struct Connection {
     outgoing: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
     pending: PendingMap,
+    /// Becomes true once the server shows it is serving (see the module
+    /// doc); always true for a stream handed in by the application.
+    serving: watch::Receiver<bool>,
     /// The server process, when this transport started one.
     child: Option<Arc<tokio::sync::Mutex<Child>>>,
     alive: Arc<AtomicBool>,
@@ -178,6 +187,7 @@ impl StdioTransport {
             Arc::default(),
             on_notification.clone(),
             server_requests.clone(),
+            None,
         );
         StdioTransport {
             source: Source::Stream,
@@ -241,6 +251,7 @@ impl StdioTransport {
         if let Some(stderr) = child.stderr.take() {
             tokio::spawn(read_stderr(stderr, self.stderr.clone(), tail.clone()));
         }
+        let unread = unread_probe(&stdin);
         Ok(start_connection(
             stdout,
             stdin,
@@ -248,10 +259,14 @@ impl StdioTransport {
             tail,
             self.on_notification.clone(),
             self.server_requests.clone(),
+            unread,
         ))
     }
 }
 
+/// `unread` tells how many bytes written to the server are still unread
+/// (a spawned process on Linux); without it the server counts as serving
+/// from the start, as a stream handed in by the application does.
 fn start_connection<R, W>(
     reader: R,
     writer: W,
@@ -259,6 +274,7 @@ fn start_connection<R, W>(
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     on_notification: Option<NotificationCallback>,
     server_requests: Option<ServerRequestHandler>,
+    unread: Option<UnreadProbe>,
 ) -> Connection
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -266,8 +282,9 @@ where
 {
     let pending: PendingMap = Arc::default();
     let alive = Arc::new(AtomicBool::new(true));
+    let (serving_tx, serving) = watch::channel(unread.is_none());
     let (out_tx, out_rx) = mpsc::unbounded_channel();
-    tokio::spawn(write_lines(writer, out_rx));
+    tokio::spawn(write_lines(writer, out_rx, unread, serving_tx.clone()));
     // Weak: the reader must not keep stdin open once the client closes it.
     let answers = ServerRequests {
         handler: server_requests,
@@ -280,10 +297,12 @@ where
         stderr_tail,
         on_notification,
         answers,
+        serving_tx,
     ));
     Connection {
         outgoing: Mutex::new(Some(out_tx)),
         pending,
+        serving,
         child: child.map(|c| Arc::new(tokio::sync::Mutex::new(c))),
         alive,
     }
@@ -409,6 +428,15 @@ impl ClientTransport for StdioTransport {
         false
     }
 
+    fn serving(&self) -> BoxFuture<()> {
+        let serving = self.connection().ok().map(|conn| conn.serving.clone());
+        Box::pin(async move {
+            let Some(mut serving) = serving else { return };
+            // An error means the connection is gone: nothing to wait for.
+            let _ = serving.wait_for(|serving| *serving).await;
+        })
+    }
+
     fn close(&self) -> BoxFuture<()> {
         self.closed.store(true, Ordering::Release);
         let conn = lock_unpoisoned(&self.connection).take();
@@ -449,19 +477,85 @@ async fn terminate(child: &mut Child) {
     let _ = child.kill().await;
 }
 
+/// How often the writer looks whether the server has read what it was sent,
+/// while it has not shown it is serving yet.
+const SERVING_POLL: Duration = Duration::from_millis(10);
+
+/// Reports how many bytes written to the server's stdin it has not read
+/// yet, or `None` when that cannot be told.
+type UnreadProbe = Box<dyn Fn() -> Option<usize> + Send>;
+
+/// The unread-bytes probe of a child's stdin pipe (Linux: `FIONREAD` on the
+/// write end counts the bytes in the pipe). Elsewhere there is none, and a
+/// spawned server counts as serving from the start.
+#[cfg(target_os = "linux")]
+fn unread_probe(stdin: &tokio::process::ChildStdin) -> Option<UnreadProbe> {
+    use std::os::fd::AsRawFd;
+    let fd = stdin.as_raw_fd();
+    // The probe only runs inside the writer task, which owns `stdin`, so
+    // the descriptor stays open (and the same pipe) while it is used.
+    Some(Box::new(move || {
+        let mut unread: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one c_int through the pointer, which
+        // points at a live c_int; `fd` is open (see above).
+        let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread) };
+        (rc == 0).then(|| usize::try_from(unread).unwrap_or(0))
+    }))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn unread_probe(_stdin: &tokio::process::ChildStdin) -> Option<UnreadProbe> {
+    None
+}
+
+/// Writes queued lines; until the server is serving, also watches (every
+/// [`SERVING_POLL`]) whether it has read any of them.
 async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
     mut stdin: W,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    unread: Option<UnreadProbe>,
+    serving: watch::Sender<bool>,
 ) {
-    while let Some(bytes) = rx.recv().await {
+    let mut written = 0usize;
+    loop {
+        let watching = unread.is_some() && written > 0 && !*serving.borrow();
+        let bytes = if watching {
+            tokio::select! {
+                bytes = rx.recv() => bytes,
+                _ = tokio::time::sleep(SERVING_POLL) => {
+                    if let Some(probe) = &unread {
+                        mark_if_read(probe, written, &serving);
+                    }
+                    continue;
+                }
+            }
+        } else {
+            rx.recv().await
+        };
+        let Some(bytes) = bytes else { break };
         if stdin.write_all(&bytes).await.is_err() {
             break;
         }
+        written = written.saturating_add(bytes.len());
         if rx.is_empty() && stdin.flush().await.is_err() {
             break;
         }
+        if let Some(probe) = &unread
+            && !*serving.borrow()
+        {
+            mark_if_read(probe, written, &serving);
+        }
     }
     let _ = stdin.shutdown().await;
+}
+
+/// Marks the server as serving once fewer bytes than were written wait in
+/// its stdin, or when that cannot be told (the probe timeout then runs from
+/// here, as it always did).
+fn mark_if_read(probe: &UnreadProbe, written: usize, serving: &watch::Sender<bool>) {
+    if probe().is_none_or(|unread| unread < written) {
+        serving.send_replace(true);
+    }
 }
 
 async fn read_stderr(
@@ -516,11 +610,17 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     on_notification: Option<NotificationCallback>,
     server_requests: ServerRequests,
+    serving: watch::Sender<bool>,
 ) {
     let mut line = Vec::with_capacity(4096);
     loop {
         line.clear();
-        match read_line_bounded(&mut reader, &mut line, DEFAULT_MAX_MESSAGE_BYTES).await {
+        let read = read_line_bounded(&mut reader, &mut line, DEFAULT_MAX_MESSAGE_BYTES).await;
+        // Any output (even an exit) shows the server is past start-up.
+        if !*serving.borrow() {
+            serving.send_replace(true);
+        }
+        match read {
             Ok(LineRead::Line) => {}
             Ok(LineRead::TooLong) => {
                 tracing::warn!("server sent a message over the size limit; skipped");

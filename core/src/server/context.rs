@@ -8,7 +8,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::error::HandlerError;
-use super::input::{AskOutcome, InputRound};
+use super::input::{AskOutcome, InputRound, check_answer};
 use crate::McpError;
 use crate::protocol::InputKind;
 use crate::protocol::jsonrpc::{RequestId, notification_value};
@@ -315,8 +315,8 @@ impl RequestContext {
     ) -> Result<AskOutcome, HandlerError> {
         match &self.inner.input {
             InputMode::Live(live) => {
-                let answer = self.live_request(live, kind, params)?;
-                live_answer(answer.blocking_recv()).map(AskOutcome::Answered)
+                let answer = self.live_request(live, kind, params.clone())?;
+                live_answer(answer.blocking_recv(), kind, &params).map(AskOutcome::Answered)
             }
             _ => self.ask_now(key, kind, params),
         }
@@ -335,8 +335,8 @@ impl RequestContext {
         params: Value,
     ) -> Result<Value, HandlerError> {
         if let InputMode::Live(live) = &self.inner.input {
-            let answer = self.live_request(live, kind, params)?;
-            return live_answer(answer.await);
+            let answer = self.live_request(live, kind, params.clone())?;
+            return live_answer(answer.await, kind, &params);
         }
         match self.ask_now(key, kind, params)? {
             AskOutcome::Answered(answer) => Ok(answer),
@@ -392,11 +392,19 @@ impl RequestContext {
 }
 
 /// The client's answer to a live request, or why there is none.
+/// An answer that does not fit the question is `-32602`, as it is under
+/// 2026-07-28 ([`check_answer`]): the handler never runs on with it.
 fn live_answer(
     received: Result<Result<Value, McpError>, oneshot::error::RecvError>,
+    kind: InputKind,
+    params: &Value,
 ) -> Result<Value, HandlerError> {
     match received {
-        Ok(answer) => answer.map_err(HandlerError::Protocol),
+        Ok(Ok(answer)) => match check_answer(kind, params, &answer) {
+            Ok(()) => Ok(answer),
+            Err(error) => Err(HandlerError::Protocol(error)),
+        },
+        Ok(Err(error)) => Err(HandlerError::Protocol(error)),
         Err(_) => Err(HandlerError::Protocol(McpError::internal(
             "the client session ended before answering",
         ))),

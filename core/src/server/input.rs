@@ -49,6 +49,8 @@ pub(crate) struct InputRound {
     next_auto_key: AtomicUsize,
     notify: Notify,
     client_capabilities: Map<String, Value>,
+    /// Set by the first answer that did not fit (see `invalid_answer`).
+    invalid: Mutex<Option<McpError>>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -171,6 +173,7 @@ impl InputRound {
             next_auto_key: AtomicUsize::new(0),
             notify: Notify::new(),
             client_capabilities: client_capabilities.clone(),
+            invalid: Mutex::new(None),
         })
     }
 
@@ -213,10 +216,19 @@ impl InputRound {
                 .with_data(json!({"requiredCapabilities": {capability: {}}})),
             ));
         }
-        if let Some(answer) = self.answers.get(key)
-            && answer_fits(kind, &params, answer)
-        {
-            return Ok(AskOutcome::Answered(answer.clone()));
+        // A null answer is a missing one: asked again (mrtr.mdx "Error
+        // Handling"). An answer that is there but does not fit is a protocol
+        // error: asking again with the same question would loop forever
+        // without telling the client what was wrong.
+        if let Some(answer) = self.answers.get(key).filter(|a| !a.is_null()) {
+            return match check_answer(kind, &params, answer) {
+                Ok(()) => Ok(AskOutcome::Answered(answer.clone())),
+                Err(error) => {
+                    let error = error.with_data(json!({ "inputKey": key }));
+                    lock_unpoisoned(&self.invalid).get_or_insert_with(|| error.clone());
+                    Err(HandlerError::Protocol(error))
+                }
+            };
         }
         let mut asked = lock_unpoisoned(&self.asked);
         if !asked.iter().any(|(k, _)| k == key) {
@@ -228,6 +240,13 @@ impl InputRound {
         drop(asked);
         self.notify.notify_one();
         Ok(AskOutcome::Pending)
+    }
+
+    /// The error for the first answer that did not fit its ask, if any:
+    /// it ends the request even when the handler caught it or another ask
+    /// is still unanswered.
+    pub(crate) fn invalid_answer(&self) -> Option<McpError> {
+        lock_unpoisoned(&self.invalid).clone()
     }
 
     pub(crate) fn has_pending(&self) -> bool {
@@ -276,48 +295,121 @@ impl InputRound {
     }
 }
 
-/// Whether a client's response has the shape of a result for the request
-/// it answers; a response that does not fit is asked for again.
-fn answer_fits(kind: InputKind, params: &Value, answer: &Value) -> bool {
-    let Value::Object(answer) = answer else {
-        return false;
+/// Checks a client's answer against the request it answers: the shape of
+/// the result type, and for a form elicitation the `requestedSchema`
+/// (elicitation.mdx: "Servers SHOULD validate received data matches the
+/// requested schema"). Both eras call this, so an answer is judged the same
+/// whether it came in `inputResponses` or as a live response; a bad one is
+/// `-32602` with a message naming what is wrong.
+pub(crate) fn check_answer(
+    kind: InputKind,
+    params: &Value,
+    answer: &Value,
+) -> Result<(), McpError> {
+    let problem = match kind {
+        InputKind::Elicitation => elicitation_problem(params, answer),
+        InputKind::Sampling => sampling_problem(answer),
+        InputKind::Roots => roots_problem(answer),
     };
-    match kind {
-        InputKind::Elicitation => {
-            let action = answer.get("action").and_then(Value::as_str);
-            match action {
-                Some("decline") | Some("cancel") => true,
-                Some("accept") => {
-                    let content = answer.get("content").cloned().unwrap_or(json!({}));
-                    if !content.is_object() {
-                        return false;
-                    }
-                    match params.get("requestedSchema") {
-                        Some(Value::Object(schema)) => CompiledSchema::compile(schema)
-                            .map(|s| s.check(&content).is_ok())
-                            .unwrap_or(true),
-                        _ => true,
-                    }
-                }
-                _ => false,
-            }
-        }
-        InputKind::Sampling => {
-            answer.get("role").is_some_and(Value::is_string)
-                && answer
-                    .get("content")
-                    .is_some_and(|c| c.is_object() || c.is_array())
-                && answer.get("model").is_some_and(Value::is_string)
-        }
-        InputKind::Roots => answer
-            .get("roots")
-            .and_then(Value::as_array)
-            .is_some_and(|roots| {
-                roots
-                    .iter()
-                    .all(|r| r.get("uri").is_some_and(Value::is_string))
-            }),
+    match problem {
+        None => Ok(()),
+        Some(problem) => Err(McpError::invalid_params(problem)),
     }
+}
+
+fn elicitation_problem(params: &Value, answer: &Value) -> Option<String> {
+    const WHAT: &str = "elicitation response";
+    let Value::Object(answer) = answer else {
+        return Some(format!("{WHAT} must be an object, not {answer}"));
+    };
+    match answer.get("action").and_then(Value::as_str) {
+        Some("decline") | Some("cancel") => return None,
+        Some("accept") => {}
+        _ => {
+            return Some(format!(
+                "{WHAT}: field \"action\": expected \"accept\", \"decline\" or \"cancel\""
+            ));
+        }
+    }
+    let content = answer.get("content").cloned().unwrap_or(json!({}));
+    if !content.is_object() {
+        return Some(format!("{WHAT}: field \"content\": expected an object"));
+    }
+    let Some(Value::Object(schema)) = params.get("requestedSchema") else {
+        return None;
+    };
+    // A schema that does not compile was the server's own mistake; the
+    // client's answer is not held against it.
+    let compiled = CompiledSchema::compile(schema).ok()?;
+    let problems = compiled.check(&content).err()?;
+    let named: Vec<String> = problems.split("; ").map(name_the_field).collect();
+    Some(format!(
+        "{WHAT} does not match requestedSchema: {}",
+        named.join("; ")
+    ))
+}
+
+/// Rewords a validator problem (`/age: "x" is not of type "integer"`,
+/// `(root): "name" is a required property`) to name the form field:
+/// `field "age": expected integer, got "x"`, `field "name": required`.
+fn name_the_field(problem: &str) -> String {
+    if let Some(rest) = problem.strip_prefix("(root): ") {
+        if let Some(quoted) = rest.strip_suffix(" is a required property")
+            && let Ok(Value::String(name)) = serde_json::from_str::<Value>(quoted)
+        {
+            return format!("field {}: required", Value::from(name));
+        }
+        return rest.to_owned();
+    }
+    let Some((pointer, message)) = problem.strip_prefix('/').and_then(|p| p.split_once(": "))
+    else {
+        return problem.to_owned();
+    };
+    let (field, deeper) = pointer.split_once('/').unwrap_or((pointer, ""));
+    let field = field.replace("~1", "/").replace("~0", "~");
+    let at = if deeper.is_empty() {
+        String::new()
+    } else {
+        format!(" (at /{deeper})")
+    };
+    let message = match message.rsplit_once(" is not of type ") {
+        Some((value, expected)) => format!("expected {}, got {value}", expected.trim_matches('"')),
+        None => message.to_owned(),
+    };
+    format!("field {}{at}: {message}", Value::from(field))
+}
+
+fn sampling_problem(answer: &Value) -> Option<String> {
+    const WHAT: &str = "sampling response";
+    let Value::Object(answer) = answer else {
+        return Some(format!("{WHAT} must be an object, not {answer}"));
+    };
+    if !answer.get("role").is_some_and(Value::is_string) {
+        return Some(format!("{WHAT}: field \"role\": expected a string"));
+    }
+    if !answer
+        .get("content")
+        .is_some_and(|c| c.is_object() || c.is_array())
+    {
+        return Some(format!(
+            "{WHAT}: field \"content\": expected a content block or an array of them"
+        ));
+    }
+    if !answer.get("model").is_some_and(Value::is_string) {
+        return Some(format!("{WHAT}: field \"model\": expected a string"));
+    }
+    None
+}
+
+fn roots_problem(answer: &Value) -> Option<String> {
+    const WHAT: &str = "roots response";
+    let Some(roots) = answer.get("roots").and_then(Value::as_array) else {
+        return Some(format!("{WHAT}: field \"roots\": expected an array"));
+    };
+    roots
+        .iter()
+        .position(|r| !r.get("uri").is_some_and(Value::is_string))
+        .map(|i| format!("{WHAT}: field \"roots[{i}].uri\": expected a string"))
 }
 
 /// Parses a host-provided method name (bindings pass strings).
@@ -371,15 +463,93 @@ mod tests {
             AskOutcome::Answered(_)
         ));
 
-        // a response that does not fit the requested schema is asked again
+        // a response that does not fit the requested schema is an error
+        // naming the field, remembered by the round
         retry.insert(
             "inputResponses".into(),
             json!({"who": {"action": "accept", "content": {"name": 5}}}),
         );
         let round2b = InputRound::from_request("tools/call", &retry, &caps(), &key).unwrap();
+        let err = round2b
+            .ask("who", InputKind::Elicitation, schema)
+            .unwrap_err();
+        let HandlerError::Protocol(err) = err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(err.code, codes::INVALID_PARAMS);
         assert_eq!(
-            round2b.ask("who", InputKind::Elicitation, schema).unwrap(),
-            AskOutcome::Pending
+            err.message,
+            "elicitation response does not match requestedSchema: field \"name\": expected string, got 5"
+        );
+        assert_eq!(round2b.invalid_answer(), Some(err));
+        assert!(!round2b.has_pending());
+    }
+
+    #[test]
+    fn answers_are_checked_and_the_failing_field_named() {
+        let form = json!({"requestedSchema": {"type": "object", "properties": {
+            "age": {"type": "integer"}, "name": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}
+        }, "required": ["name"]}});
+        let accept = |content: Value| json!({"action": "accept", "content": content});
+        let message = |kind, params: &Value, answer: Value| {
+            check_answer(kind, params, &answer).map_err(|e| (e.code, e.message))
+        };
+        let e = InputKind::Elicitation;
+        assert_eq!(
+            message(e, &form, accept(json!({"name": "Ada", "age": 3}))),
+            Ok(())
+        );
+        assert_eq!(message(e, &form, json!({"action": "decline"})), Ok(()));
+        for (answer, expected) in [
+            (
+                accept(json!({"name": "Ada", "age": "x"})),
+                "elicitation response does not match requestedSchema: field \"age\": expected integer, got \"x\"",
+            ),
+            (
+                accept(json!({})),
+                "elicitation response does not match requestedSchema: field \"name\": required",
+            ),
+            (
+                accept(json!({"name": "Ada", "tags": ["c"]})),
+                "elicitation response does not match requestedSchema: field \"tags\" (at /0): \"c\" is not one of \"a\" or \"b\"",
+            ),
+            (
+                json!({"action": "maybe"}),
+                "elicitation response: field \"action\": expected \"accept\", \"decline\" or \"cancel\"",
+            ),
+            (
+                accept(json!("Ada")),
+                "elicitation response: field \"content\": expected an object",
+            ),
+            (
+                json!("Ada"),
+                "elicitation response must be an object, not \"Ada\"",
+            ),
+        ] {
+            assert_eq!(
+                message(e, &form, answer),
+                Err((codes::INVALID_PARAMS, expected.to_owned()))
+            );
+        }
+        let sampled = json!({"role": "assistant", "content": {"type": "text", "text": "x"}});
+        assert_eq!(
+            message(InputKind::Sampling, &json!({}), sampled),
+            Err((
+                codes::INVALID_PARAMS,
+                "sampling response: field \"model\": expected a string".to_owned()
+            ))
+        );
+        assert_eq!(
+            message(
+                InputKind::Roots,
+                &json!({}),
+                json!({"roots": [{"uri": "file:///a"}, {}]})
+            ),
+            Err((
+                codes::INVALID_PARAMS,
+                "roots response: field \"roots[1].uri\": expected a string".to_owned()
+            ))
         );
     }
 

@@ -1,6 +1,8 @@
 //! `completion/complete` (spec: server/utilities/completion.mdx): one
 //! provider for every prompt argument and template variable; at most 100
-//! values per response.
+//! values per response. The `ref` must name a registered prompt or resource
+//! template (or resource); anything else is `-32602` from core, before the
+//! provider runs, so every binding answers it the same way.
 
 use serde_json::{Map, Value, json};
 
@@ -31,6 +33,9 @@ impl Server {
         let Some(handler) = self.registry_read().completion.clone() else {
             return Err(McpError::method_not_found(COMPLETION_COMPLETE));
         };
+        if let Some(Value::Object(reference)) = params.get("ref") {
+            self.check_reference(reference)?;
+        }
         let input = Value::Object(params.clone());
         let output: CompletionOutput = match run_handler(None, move || handler.call(ctx, input))
             .await
@@ -59,4 +64,52 @@ impl Server {
         result.insert("completion".into(), Value::Object(completion));
         Ok(result)
     }
+
+    /// Whether a completion `ref` names something this server offers
+    /// (spec: "Invalid prompt name: -32602"). A `ref/resource` may carry a
+    /// registered template as written, a registered resource URI, or a URI
+    /// a registered template matches ("a resource URI or URI template").
+    fn check_reference(&self, reference: &Map<String, Value>) -> Result<(), McpError> {
+        let registry = self.registry_read();
+        match reference.get("type").and_then(Value::as_str) {
+            Some(REF_PROMPT) => {
+                let Some(Value::String(name)) = reference.get("name") else {
+                    return Err(McpError::invalid_params(format!(
+                        "a {REF_PROMPT} reference requires a string \"name\""
+                    )));
+                };
+                if registry.prompts.contains_key(name) {
+                    return Ok(());
+                }
+                Err(
+                    McpError::invalid_params(format!("Prompt not found: {name}"))
+                        .with_data(json!({ "name": name })),
+                )
+            }
+            Some(REF_RESOURCE) => {
+                let Some(Value::String(uri)) = reference.get("uri") else {
+                    return Err(McpError::invalid_params(format!(
+                        "a {REF_RESOURCE} reference requires a string \"uri\""
+                    )));
+                };
+                if registry.templates.contains_key(uri) || registry.resolve_resource(uri).is_some()
+                {
+                    return Ok(());
+                }
+                Err(
+                    McpError::invalid_params(format!("Resource template not found: {uri}"))
+                        .with_data(json!({ "uri": uri })),
+                )
+            }
+            other => Err(McpError::invalid_params(format!(
+                "ref.type must be \"{REF_PROMPT}\" or \"{REF_RESOURCE}\", not {}",
+                other.map_or_else(|| "missing".to_owned(), |t| format!("{t:?}"))
+            ))),
+        }
+    }
 }
+
+/// The reference types of `completion/complete` (schema: PromptReference,
+/// ResourceTemplateReference).
+const REF_PROMPT: &str = "ref/prompt";
+const REF_RESOURCE: &str = "ref/resource";

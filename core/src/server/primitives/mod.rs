@@ -32,7 +32,8 @@ enum Ran<O> {
 
 /// Runs a handler, isolating panics (while building its future or while
 /// polling it) and ending the round as soon as it asks for input the
-/// request does not carry yet.
+/// request does not carry yet, or with `-32602` once it was given an answer
+/// that does not fit its question.
 async fn run_handler<O>(
     input: Option<&InputRound>,
     start: impl FnOnce() -> BoxFuture<Result<O, HandlerError>>,
@@ -43,16 +44,24 @@ async fn run_handler<O>(
     };
     let mut future = catch_panic(future);
     let outcome = match input {
-        Some(round) => tokio::select! {
-            biased;
-            out = &mut future => {
-                if round.has_pending() {
-                    return Ran::InputRequired;
-                }
-                out
+        Some(round) => {
+            let out = tokio::select! {
+                biased;
+                out = &mut future => Some(out),
+                _ = round.pending() => None,
+            };
+            // An answer that did not fit ends the request with its error,
+            // whatever the handler did with it and whatever else is still
+            // unanswered: asking again would only repeat the same question.
+            if let Some(error) = round.invalid_answer() {
+                return Ran::Done(Err(HandlerError::Protocol(error)));
             }
-            _ = round.pending() => return Ran::InputRequired,
-        },
+            match out {
+                Some(_) if round.has_pending() => return Ran::InputRequired,
+                Some(out) => out,
+                None => return Ran::InputRequired,
+            }
+        }
         None => future.await,
     };
     match outcome {
