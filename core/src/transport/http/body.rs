@@ -40,8 +40,7 @@ pub(super) async fn read_limited(
     limit: usize,
     deadline: Duration,
 ) -> Result<Bytes, Response<McpBody>> {
-    let Ok(read) = tokio::time::timeout(deadline, Limited::new(body, limit).collect()).await
-    else {
+    let Ok(read) = tokio::time::timeout(deadline, Limited::new(body, limit).collect()).await else {
         return Err(jsonrpc_error(
             StatusCode::REQUEST_TIMEOUT,
             None,

@@ -229,7 +229,11 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 async fn accept(
     listener: &TcpListener,
     slots: &Arc<Semaphore>,
-) -> std::io::Result<(tokio::net::TcpStream, SocketAddr, tokio::sync::OwnedSemaphorePermit)> {
+) -> std::io::Result<(
+    tokio::net::TcpStream,
+    SocketAddr,
+    tokio::sync::OwnedSemaphorePermit,
+)> {
     let slot = slots
         .clone()
         .acquire_owned()
