@@ -140,11 +140,18 @@ impl HttpServer {
             options: self.options,
         });
         let sweeper = endpoint.clone();
+        // Often enough that a half-open session does not outlive its
+        // timeout by much more than the timeout itself.
+        let limits = endpoint.options.session_limits;
+        let sweep_every = limits
+            .half_open_timeout
+            .min(limits.idle_timeout)
+            .clamp(Duration::from_secs(1), Duration::from_secs(30));
         tokio::spawn(async move {
             let shutdown = sweeper.options.shutdown.clone();
             loop {
                 tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(30)) => sweeper.sessions.expire(),
+                    _ = tokio::time::sleep(sweep_every) => sweeper.sessions.expire(),
                     _ = shutdown.cancelled() => {
                         sweeper.sessions.close_all();
                         return;
