@@ -260,7 +260,9 @@ pub struct SessionLimits {
     pub half_open_timeout: Duration,
     /// At most this many sessions per client IP address; `initialize`
     /// beyond it is refused with HTTP 429 and a JSON-RPC error. (HTTP only:
-    /// a stdio session has no peer.)
+    /// a stdio session has no peer.) Behind a reverse proxy every client
+    /// has the proxy's address (forwarded headers are not trusted): raise
+    /// it there, e.g. to `usize::MAX`.
     pub max_sessions_per_peer: usize,
 }
 

@@ -29,6 +29,20 @@ impl Server {
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Settings of the HTTP listener.
+///
+/// ```
+/// use ferromcp::transport::http::HttpOptions;
+/// use std::time::Duration;
+///
+/// // A server facing untrusted clients: shorter deadlines, fewer connections.
+/// let options = HttpOptions {
+///     header_read_timeout: Duration::from_secs(5),
+///     idle_timeout: Duration::from_secs(30),
+///     max_connections: 256,
+///     ..HttpOptions::localhost(8000)
+/// };
+/// assert_eq!(options.body_read_timeout, Duration::from_secs(30));
+/// ```
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// Address to listen on. Defaults to `127.0.0.1:8000`: local servers
@@ -60,8 +74,8 @@ pub struct HttpOptions {
     /// A request body must be complete this long after the head, or the
     /// request is answered 408 and the connection closed.
     pub body_read_timeout: Duration,
-    /// A keep-alive connection with no request in progress is closed after
-    /// this long. A response still streaming (SSE) is a request in progress
+    /// A connection with no request in progress (kept alive after one, or
+    /// new and silent) is closed after this long. A response still streaming (SSE) is a request in progress
     /// and is never cut by it.
     pub idle_timeout: Duration,
     /// At most this many connections are open at once. Beyond it the
@@ -265,7 +279,9 @@ fn connection_cap(configured: usize) -> usize {
     let fits = limit.saturating_sub(RESERVED_DESCRIPTORS) / 2;
     let fits = usize::try_from(fits).unwrap_or(usize::MAX).max(1);
     if fits < configured {
-        tracing::warn!(
+        // Info, not warn: with the default cap and a common 1024 limit this
+        // is the normal case, not a misconfiguration.
+        tracing::info!(
             max_connections = configured,
             lowered_to = fits,
             descriptor_limit = limit,
