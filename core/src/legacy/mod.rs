@@ -14,7 +14,7 @@ mod session;
 pub(crate) mod streams;
 
 pub use session::SessionLimits;
-pub(crate) use session::{Session, SessionStore};
+pub(crate) use session::{Refused, Session, SessionStore};
 
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -98,6 +98,7 @@ pub(crate) async fn handle_request(
     sink: Option<NotificationSink>,
     close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
 ) -> Value {
+    session.establish();
     let id = request.id.clone();
     let params = request.params.clone().unwrap_or_default();
     let method = Method::from_name(&request.method);
@@ -166,12 +167,35 @@ pub(crate) async fn handle_request(
     reply.message.into_value()
 }
 
+/// Runs one request of an established session and returns its response,
+/// or `None` once the request was cancelled (`notifications/cancelled`, or
+/// the session ended): the handler is stopped and nothing at all is sent
+/// for it (spec 2025-11-25 basic/utilities/cancellation.mdx: receivers
+/// SHOULD NOT send a response for a cancelled request), on every transport.
+pub(crate) async fn answer_request(
+    server: &Server,
+    session: &Arc<Session>,
+    request: Request,
+    cancel: CancellationToken,
+    sink: Option<NotificationSink>,
+    close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
+) -> Option<Value> {
+    let run = handle_request(server, session, request, cancel.clone(), sink, close_stream);
+    tokio::select! {
+        reply = run => (!cancel.is_cancelled()).then_some(reply),
+        _ = cancel.cancelled() => None,
+    }
+}
+
 /// Handles a client notification within a session.
 pub(crate) fn handle_notification(
     session: &Session,
     method: &str,
     params: Option<&Map<String, Value>>,
 ) {
+    if Method::from_name(method) == Some(Method::NotificationsInitialized) {
+        session.establish();
+    }
     if Method::from_name(method) == Some(Method::NotificationsCancelled)
         && let Some(id) = params
             .and_then(|p| p.get("requestId"))
@@ -179,6 +203,6 @@ pub(crate) fn handle_notification(
     {
         session.cancel(&id);
     }
-    // notifications/initialized and roots/list_changed need no action: the
-    // session is usable from `initialize` on, and roots are asked for live.
+    // Otherwise nothing to do: the session is usable from `initialize` on,
+    // and roots are asked for live (roots/list_changed).
 }

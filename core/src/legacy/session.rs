@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, oneshot};
@@ -27,6 +28,10 @@ pub(crate) struct Session {
     /// The client's requests running in this session.
     in_flight: Arc<InFlight<CancellationToken>>,
     last_used: Mutex<Instant>,
+    /// Whether the client continued after `initialize` (sent
+    /// `notifications/initialized` or a request). Until then the session is
+    /// half-open: it expires sooner and is evicted first.
+    established: AtomicBool,
     /// Where messages unrelated to a request go (the GET stream / stdout).
     standalone: Mutex<Option<NotificationSink>>,
     /// Cancelled when the session ends: stops its requests and forwarder.
@@ -54,6 +59,7 @@ impl Session {
             next_request_id: AtomicI64::new(1),
             in_flight: Arc::default(),
             last_used: Mutex::new(Instant::now()),
+            established: AtomicBool::new(false),
             standalone: Mutex::new(None),
             closed: CancellationToken::new(),
             streams: super::streams::Streams::default(),
@@ -79,6 +85,15 @@ impl Session {
 
     pub(crate) fn touch(&self) {
         *lock_unpoisoned(&self.last_used) = Instant::now();
+    }
+
+    /// The client continued after `initialize`: no longer half-open.
+    pub(crate) fn establish(&self) {
+        self.established.store(true, Ordering::Relaxed);
+    }
+
+    fn is_established(&self) -> bool {
+        self.established.load(Ordering::Relaxed)
     }
 
     fn idle_for(&self) -> Duration {
@@ -218,13 +233,37 @@ impl LiveRequester for Session {
 }
 
 /// Bounds on legacy sessions, so legacy clients cannot grow memory without
-/// limit.
+/// limit, nor lock other clients out by opening sessions they never use.
+///
+/// ```
+/// use ferromcp::legacy::SessionLimits;
+/// use std::time::Duration;
+///
+/// let limits = SessionLimits {
+///     half_open_timeout: Duration::from_secs(10),
+///     max_sessions_per_peer: 16,
+///     ..SessionLimits::default()
+/// };
+/// assert_eq!(limits.max_sessions, 10_000);
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct SessionLimits {
     /// Sessions idle this long are ended.
     pub idle_timeout: Duration,
-    /// At most this many sessions exist at once.
+    /// At most this many sessions exist at once. When full, the oldest
+    /// half-open session (see `half_open_timeout`) makes room for a new
+    /// one; with none, `initialize` is refused (HTTP 503).
     pub max_sessions: usize,
+    /// A half-open session (initialized, but the client sent neither
+    /// `notifications/initialized` nor a request since) ends after this
+    /// long.
+    pub half_open_timeout: Duration,
+    /// At most this many sessions per client IP address; `initialize`
+    /// beyond it is refused with HTTP 429 and a JSON-RPC error. (HTTP only:
+    /// a stdio session has no peer.) Behind a reverse proxy every client
+    /// has the proxy's address (forwarded headers are not trusted): raise
+    /// it there, e.g. to `usize::MAX`.
+    pub max_sessions_per_peer: usize,
 }
 
 impl Default for SessionLimits {
@@ -232,20 +271,61 @@ impl Default for SessionLimits {
         SessionLimits {
             idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
+            half_open_timeout: Duration::from_secs(30),
+            max_sessions_per_peer: 64,
         }
+    }
+}
+
+/// Why a session was not admitted.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Refused {
+    /// The table is full of established sessions.
+    #[error("too many open sessions; try again later")]
+    Full,
+    /// The client's address holds its share of sessions already.
+    #[error(
+        "too many open sessions from this address (at most {0}); end unused sessions with DELETE"
+    )]
+    PeerFull(usize),
+}
+
+struct Entry {
+    session: Arc<Session>,
+    peer: Option<IpAddr>,
+}
+
+#[derive(Default)]
+struct Table {
+    sessions: HashMap<String, Entry>,
+    per_peer: HashMap<IpAddr, usize>,
+}
+
+impl Table {
+    fn take(&mut self, id: &str) -> Option<Arc<Session>> {
+        let entry = self.sessions.remove(id)?;
+        if let Some(peer) = entry.peer
+            && let Some(count) = self.per_peer.get_mut(&peer)
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.per_peer.remove(&peer);
+            }
+        }
+        Some(entry.session)
     }
 }
 
 /// The HTTP sessions of one endpoint.
 pub(crate) struct SessionStore {
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    table: Mutex<Table>,
     limits: SessionLimits,
 }
 
 impl SessionStore {
     pub(crate) fn new(limits: SessionLimits) -> SessionStore {
         SessionStore {
-            sessions: Mutex::default(),
+            table: Mutex::default(),
             limits,
         }
     }
@@ -262,9 +342,18 @@ impl SessionStore {
         bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 
+    fn is_expired(&self, session: &Session) -> bool {
+        let idle = session.idle_for();
+        idle > self.limits.idle_timeout
+            || (!session.is_established() && idle > self.limits.half_open_timeout)
+    }
+
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
-        let session = lock_unpoisoned(&self.sessions).get(id).cloned()?;
-        if session.idle_for() > self.limits.idle_timeout {
+        let session = lock_unpoisoned(&self.table)
+            .sessions
+            .get(id)
+            .map(|e| e.session.clone())?;
+        if self.is_expired(&session) {
             self.remove(id);
             return None;
         }
@@ -272,21 +361,55 @@ impl SessionStore {
         Some(session)
     }
 
-    /// Adds a session, first dropping expired ones; refuses when full.
-    pub(crate) fn insert(&self, session: Arc<Session>) -> Result<(), McpError> {
+    /// Adds a session opened by `peer`, first dropping expired ones. Refused
+    /// when the peer holds its share; when the table is full the oldest
+    /// half-open session is evicted, and only a table full of established
+    /// sessions refuses.
+    pub(crate) fn insert(
+        &self,
+        session: Arc<Session>,
+        peer: Option<IpAddr>,
+    ) -> Result<(), Refused> {
         self.expire();
-        let mut sessions = lock_unpoisoned(&self.sessions);
-        if sessions.len() >= self.limits.max_sessions {
-            return Err(McpError::internal(
-                "too many open sessions; try again later",
-            ));
+        let evicted = {
+            let mut table = lock_unpoisoned(&self.table);
+            if let Some(peer) = peer
+                && table.per_peer.get(&peer).copied().unwrap_or(0)
+                    >= self.limits.max_sessions_per_peer
+            {
+                return Err(Refused::PeerFull(self.limits.max_sessions_per_peer));
+            }
+            let mut evicted = None;
+            if table.sessions.len() >= self.limits.max_sessions {
+                let oldest_half_open = table
+                    .sessions
+                    .iter()
+                    .filter(|(_, e)| !e.session.is_established())
+                    .max_by_key(|(_, e)| e.session.idle_for())
+                    .map(|(id, _)| id.clone());
+                let Some(id) = oldest_half_open else {
+                    return Err(Refused::Full);
+                };
+                evicted = table.take(&id);
+            }
+            if let Some(peer) = peer {
+                *table.per_peer.entry(peer).or_default() += 1;
+            }
+            table
+                .sessions
+                .insert(session.id.clone(), Entry { session, peer });
+            evicted
+        };
+        if let Some(evicted) = evicted {
+            tracing::debug!(session = %evicted.id, "evicted a half-open legacy session");
+            evicted.close();
         }
-        sessions.insert(session.id.clone(), session);
         Ok(())
     }
 
     pub(crate) fn remove(&self, id: &str) -> bool {
-        match lock_unpoisoned(&self.sessions).remove(id) {
+        let taken = lock_unpoisoned(&self.table).take(id);
+        match taken {
             Some(session) => {
                 session.close();
                 true
@@ -295,17 +418,17 @@ impl SessionStore {
         }
     }
 
-    /// Ends sessions idle past the limit.
+    /// Ends sessions idle past the limit, and half-open ones past theirs.
     pub(crate) fn expire(&self) {
-        let idle = self.limits.idle_timeout;
         let expired: Vec<Arc<Session>> = {
-            let mut sessions = lock_unpoisoned(&self.sessions);
-            let ids: Vec<String> = sessions
+            let mut table = lock_unpoisoned(&self.table);
+            let ids: Vec<String> = table
+                .sessions
                 .iter()
-                .filter(|(_, s)| s.idle_for() > idle)
+                .filter(|(_, e)| self.is_expired(&e.session))
                 .map(|(id, _)| id.clone())
                 .collect();
-            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+            ids.iter().filter_map(|id| table.take(id)).collect()
         };
         for session in expired {
             session.close();
@@ -313,12 +436,97 @@ impl SessionStore {
     }
 
     pub(crate) fn close_all(&self) {
-        let all: Vec<Arc<Session>> = lock_unpoisoned(&self.sessions)
-            .drain()
-            .map(|(_, s)| s)
-            .collect();
+        let all: Vec<Arc<Session>> = {
+            let mut table = lock_unpoisoned(&self.table);
+            table.per_peer.clear();
+            table.sessions.drain().map(|(_, e)| e.session).collect()
+        };
         for session in all {
             session.close();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> Arc<Session> {
+        Arc::new(Session::new(
+            SessionStore::new_id(),
+            "2025-11-25".into(),
+            Map::new(),
+            None,
+        ))
+    }
+
+    fn limits(max_sessions: usize, per_peer: usize) -> SessionLimits {
+        SessionLimits {
+            max_sessions,
+            max_sessions_per_peer: per_peer,
+            ..SessionLimits::default()
+        }
+    }
+
+    #[test]
+    fn a_full_table_evicts_its_oldest_half_open_session_never_an_established_one() {
+        let store = SessionStore::new(limits(2, 100));
+        let peer = Some(IpAddr::from([10, 0, 0, 1]));
+        let (established, half_open, newcomer) = (session(), session(), session());
+        established.establish();
+        store.insert(established.clone(), peer).unwrap();
+        store.insert(half_open.clone(), peer).unwrap();
+        store.insert(newcomer.clone(), peer).unwrap();
+        assert!(half_open.closed.is_cancelled());
+        assert!(store.get(&half_open.id).is_none());
+        assert!(store.get(&established.id).is_some());
+        // the newcomer is half-open too: the next one replaces it
+        store.insert(session(), peer).unwrap();
+        assert!(newcomer.closed.is_cancelled());
+        // a table of established sessions refuses
+        let store = SessionStore::new(limits(1, 100));
+        established.establish();
+        store.insert(established, peer).unwrap();
+        assert!(matches!(store.insert(session(), peer), Err(Refused::Full)));
+    }
+
+    #[test]
+    fn the_per_peer_cap_counts_live_sessions_of_that_address_only() {
+        let store = SessionStore::new(limits(100, 2));
+        let (a, b) = (
+            Some(IpAddr::from([10, 0, 0, 1])),
+            Some(IpAddr::from([10, 0, 0, 2])),
+        );
+        let first = session();
+        store.insert(first.clone(), a).unwrap();
+        store.insert(session(), a).unwrap();
+        assert!(matches!(
+            store.insert(session(), a),
+            Err(Refused::PeerFull(2))
+        ));
+        store.insert(session(), b).unwrap();
+        // ending one frees its address's slot
+        assert!(store.remove(&first.id));
+        store.insert(session(), a).unwrap();
+        // no peer (stdio) is never capped
+        for _ in 0..3 {
+            store.insert(session(), None).unwrap();
+        }
+    }
+
+    #[test]
+    fn half_open_sessions_expire_after_their_short_timeout() {
+        let store = SessionStore::new(SessionLimits {
+            half_open_timeout: Duration::ZERO,
+            ..SessionLimits::default()
+        });
+        let (half_open, established) = (session(), session());
+        established.establish();
+        store.insert(half_open.clone(), None).unwrap();
+        store.insert(established.clone(), None).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        store.expire();
+        assert!(half_open.closed.is_cancelled());
+        assert!(!established.closed.is_cancelled());
     }
 }

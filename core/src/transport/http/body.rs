@@ -11,6 +11,7 @@ use hyper::body::Incoming;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
@@ -31,9 +32,28 @@ pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
 
 /// Reads a whole request body, refusing with 413 once it grows past
 /// `limit` bytes: the cap holds however the body is framed, so one client
-/// cannot make the server buffer without bound.
-pub(super) async fn read_limited(body: Incoming, limit: usize) -> Result<Bytes, Response<McpBody>> {
-    match Limited::new(body, limit).collect().await {
+/// cannot make the server buffer without bound. A body not complete within
+/// `deadline` is answered 408 (hyper then closes the connection, as the
+/// body was not read to its end), so a trickling client cannot hold it.
+pub(super) async fn read_limited(
+    body: Incoming,
+    limit: usize,
+    deadline: Duration,
+) -> Result<Bytes, Response<McpBody>> {
+    let Ok(read) = tokio::time::timeout(deadline, Limited::new(body, limit).collect()).await else {
+        return Err(jsonrpc_error(
+            StatusCode::REQUEST_TIMEOUT,
+            None,
+            McpError::new(
+                codes::INVALID_REQUEST,
+                format!(
+                    "the request body did not arrive within {} ms",
+                    deadline.as_millis()
+                ),
+            ),
+        ));
+    };
+    match read {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) => {
             if e.downcast_ref::<http_body_util::LengthLimitError>()

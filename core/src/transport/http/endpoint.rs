@@ -9,6 +9,7 @@ use http::header::{self, HeaderValue};
 use http::{Method, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::Value;
+use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -38,10 +39,12 @@ pub(super) struct Endpoint {
 }
 
 impl Endpoint {
-    /// Answers one HTTP request; `peer_gone` fires when the client hangs up.
+    /// Answers one HTTP request from `peer`; `peer_gone` fires when the
+    /// client hangs up.
     pub(super) async fn handle(
         &self,
         req: http::Request<Incoming>,
+        peer: SocketAddr,
         peer_gone: CancellationToken,
     ) -> Response<McpBody> {
         if req.uri().path() != self.options.path {
@@ -82,7 +85,13 @@ impl Endpoint {
             );
         }
         let (parts, body) = req.into_parts();
-        let bytes = match read_limited(body, self.options.max_body_bytes).await {
+        let bytes = match read_limited(
+            body,
+            self.options.max_body_bytes,
+            self.options.body_read_timeout,
+        )
+        .await
+        {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
@@ -96,7 +105,7 @@ impl Endpoint {
         if let Message::Request(request) = &message
             && crate::legacy::is_legacy_initialize(request)
         {
-            return self.legacy_initialize(request);
+            return self.legacy_initialize(request, peer.ip());
         }
         let request = match message {
             Message::Request(request) => request,

@@ -43,6 +43,8 @@ impl Drop for Hangup {
 pub(super) struct HangupWatcher {
     #[cfg(target_os = "linux")]
     epoll: Option<std::sync::Arc<epoll::Watcher>>,
+    /// Whether an unwatched connection was already logged at warn.
+    warned: std::sync::atomic::AtomicBool,
 }
 
 impl HangupWatcher {
@@ -55,31 +57,68 @@ impl HangupWatcher {
                     tracing::debug!(error = %e, "no epoll hang-up watcher; watching per connection");
                 })
                 .ok();
-            HangupWatcher { epoll }
+            HangupWatcher {
+                epoll,
+                warned: Default::default(),
+            }
         }
         #[cfg(not(target_os = "linux"))]
-        HangupWatcher {}
+        HangupWatcher {
+            warned: Default::default(),
+        }
     }
 
-    /// Starts watching `stream`, handing it back.
+    /// Starts watching `stream`, handing it back. When the watch cannot
+    /// be set up (typically no descriptor left for the duplicate: EMFILE)
+    /// the connection is still served, with a hang-up token that never
+    /// fires: a request then runs to its end even if the client left, which
+    /// beats refusing the client. Only fails when the stream itself is lost.
     pub(super) fn watch(&self, stream: TcpStream) -> std::io::Result<(TcpStream, Hangup)> {
         let token = CancellationToken::new();
-        #[cfg(target_os = "linux")]
-        if let Some(epoll) = &self.epoll {
-            let registration = epoll.register(&stream, token.clone())?;
-            let hangup = Hangup {
-                token,
-                registration: Some(registration),
-            };
-            return Ok((stream, hangup));
-        }
-        let stream = spawn_task_watcher(stream, token.clone())?;
-        let hangup = Hangup {
+        let unwatched = |token| Hangup {
             token,
             #[cfg(target_os = "linux")]
             registration: None,
         };
-        Ok((stream, hangup))
+        #[cfg(target_os = "linux")]
+        if let Some(epoll) = &self.epoll {
+            return match epoll.register(&stream, token.clone()) {
+                Ok(registration) => {
+                    let hangup = Hangup {
+                        token,
+                        registration: Some(registration),
+                    };
+                    Ok((stream, hangup))
+                }
+                Err(e) => {
+                    self.unwatched(&e);
+                    Ok((stream, unwatched(token)))
+                }
+            };
+        }
+        let stream = match spawn_task_watcher(stream, token.clone())? {
+            Ok(stream) => stream,
+            Err((stream, e)) => {
+                self.unwatched(&e);
+                stream
+            }
+        };
+        Ok((stream, unwatched(token)))
+    }
+
+    /// Logs a connection served without a watch: the first at warn, the
+    /// rest at debug, as under descriptor exhaustion it happens for every
+    /// connection.
+    fn unwatched(&self, error: &std::io::Error) {
+        if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            tracing::warn!(
+                error = %error,
+                "cannot watch a connection for hang-ups; serving it unwatched \
+                 (further cases are logged at debug)"
+            );
+        } else {
+            tracing::debug!(error = %error, "serving a connection unwatched for hang-ups");
+        }
     }
 }
 
@@ -92,12 +131,24 @@ impl Drop for HangupWatcher {
     }
 }
 
+/// What a failed watch hands back: the stream, still usable, and why.
+type NotWatched = (TcpStream, std::io::Error);
+
 /// The portable watcher: a task waiting on a second descriptor for the
 /// socket, ignoring (without consuming) the readable edges of requests.
-fn spawn_task_watcher(stream: TcpStream, token: CancellationToken) -> std::io::Result<TcpStream> {
+/// The outer error means the stream was lost; the inner one that it could
+/// not be watched.
+fn spawn_task_watcher(
+    stream: TcpStream,
+    token: CancellationToken,
+) -> std::io::Result<Result<TcpStream, NotWatched>> {
     let std_stream = stream.into_std()?;
-    let watcher = TcpStream::from_std(std_stream.try_clone()?)?;
+    let duplicate = std_stream.try_clone();
     let stream = TcpStream::from_std(std_stream)?;
+    let watcher = match duplicate.and_then(TcpStream::from_std) {
+        Ok(watcher) => watcher,
+        Err(e) => return Ok(Err((stream, e))),
+    };
     tokio::spawn(async move {
         loop {
             let ready = tokio::select! {
@@ -118,7 +169,7 @@ fn spawn_task_watcher(stream: TcpStream, token: CancellationToken) -> std::io::R
         }
         token.cancel();
     });
-    Ok(stream)
+    Ok(Ok(stream))
 }
 
 #[cfg(target_os = "linux")]

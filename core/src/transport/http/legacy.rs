@@ -8,6 +8,7 @@ use bytes::Bytes;
 use http::header::{HeaderMap, HeaderValue};
 use http::{Response, StatusCode};
 use serde_json::Value;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -16,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::body::{McpBody, empty, json_response, jsonrpc_error, sse_event, sse_response};
 use super::endpoint::Endpoint;
 use crate::McpError;
-use crate::legacy::{self, Session, SessionStore};
+use crate::legacy::{self, Refused, Session, SessionStore};
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, Request, error_value};
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
@@ -39,16 +40,25 @@ fn detached_guard() -> tokio_util::sync::DropGuard {
 }
 
 impl Endpoint {
-    pub(super) fn legacy_initialize(&self, request: &Request) -> Response<McpBody> {
+    /// Opens a session for `peer`. Refusals carry a JSON-RPC error for the
+    /// `initialize` (-32603, as the request was valid) with the HTTP status
+    /// saying whether to slow down (429: this address holds its share of
+    /// sessions) or retry later (503: the table is full of sessions in use).
+    pub(super) fn legacy_initialize(&self, request: &Request, peer: IpAddr) -> Response<McpBody> {
         let initialized = match legacy::initialize(&self.server, request, SessionStore::new_id()) {
             Ok(init) => init,
             Err(message) => return json_response(StatusCode::BAD_REQUEST, &message),
         };
-        if let Err(e) = self.sessions.insert(initialized.session.clone()) {
-            return json_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &error_value(Some(&request.id), &e),
-            );
+        if let Err(refused) = self
+            .sessions
+            .insert(initialized.session.clone(), Some(peer))
+        {
+            let status = match refused {
+                Refused::PeerFull(_) => StatusCode::TOO_MANY_REQUESTS,
+                Refused::Full => StatusCode::SERVICE_UNAVAILABLE,
+            };
+            let error = McpError::internal(refused.to_string());
+            return json_response(status, &error_value(Some(&request.id), &error));
         }
         initialized.session.forward_events(&self.server);
         let mut response = json_response(StatusCode::OK, &initialized.message);
@@ -155,8 +165,9 @@ impl Endpoint {
         let server = self.server.clone();
         let run_session = session.clone();
         let run_cancel = cancel.clone();
+        // `None` once cancelled: then nothing is sent for the request.
         let mut run = Box::pin(async move {
-            legacy::handle_request(
+            legacy::answer_request(
                 &server,
                 &run_session,
                 request,
@@ -176,6 +187,14 @@ impl Endpoint {
                     None => closes_open = false,
                 },
                 reply = &mut run => {
+                    let Some(reply) = reply else {
+                        // Cancelled before anything was sent: a request
+                        // must be answered with JSON or a stream, so it gets
+                        // a stream that ends without a response.
+                        let frames = log.start();
+                        log.finish();
+                        return sse_response(frames, detached_guard());
+                    };
                     if let Ok(note) = note_rx.try_recv() {
                         // Sent in the same poll as the result: still ordered.
                         let frames = log.start();
@@ -218,10 +237,13 @@ impl Endpoint {
                         None => notes_open = false,
                     },
                     reply = &mut run => {
-                        while let Ok(note) = note_rx.try_recv() {
-                            log.push(&note);
+                        // Cancelled: the stream ends without a response.
+                        if let Some(reply) = reply {
+                            while let Ok(note) = note_rx.try_recv() {
+                                log.push(&note);
+                            }
+                            log.push(&reply);
                         }
-                        log.push(&reply);
                         break;
                     }
                     _ = closed.cancelled() => {

@@ -1,16 +1,15 @@
-//! The listener: binds, accepts connections until shutdown, serves each
-//! with hyper's HTTP/1.1 and watches it for hang-ups (a Streamable HTTP
-//! client cancels by closing the connection), and drains them on shutdown.
+//! The listener: binds, accepts connections until shutdown (at most
+//! `max_connections` at once), hands each to `connection` (hyper's
+//! HTTP/1.1, hang-up watch, deadlines), and drains them on shutdown.
 
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::connection;
 use super::endpoint::Endpoint;
 use super::hangup::HangupWatcher;
 use crate::Error;
@@ -30,6 +29,20 @@ impl Server {
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Settings of the HTTP listener.
+///
+/// ```
+/// use ferromcp::transport::http::HttpOptions;
+/// use std::time::Duration;
+///
+/// // A server facing untrusted clients: shorter deadlines, fewer connections.
+/// let options = HttpOptions {
+///     header_read_timeout: Duration::from_secs(5),
+///     idle_timeout: Duration::from_secs(30),
+///     max_connections: 256,
+///     ..HttpOptions::localhost(8000)
+/// };
+/// assert_eq!(options.body_read_timeout, Duration::from_secs(30));
+/// ```
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// Address to listen on. Defaults to `127.0.0.1:8000`: local servers
@@ -54,6 +67,24 @@ pub struct HttpOptions {
     pub keep_alive: Duration,
     /// Bounds on legacy (2025-11-25) sessions.
     pub session_limits: SessionLimits,
+    /// A request head (request line and headers) must be complete this long
+    /// after its first byte arrived, or the connection is closed: a client
+    /// sending its headers a byte at a time cannot hold a connection.
+    pub header_read_timeout: Duration,
+    /// A request body must be complete this long after the head, or the
+    /// request is answered 408 and the connection closed.
+    pub body_read_timeout: Duration,
+    /// A connection with no request in progress (kept alive after one, or
+    /// new and silent) is closed after this long. A response still streaming (SSE) is a request in progress
+    /// and is never cut by it.
+    pub idle_timeout: Duration,
+    /// At most this many connections are open at once. Beyond it the
+    /// listener stops accepting, so further clients wait in the kernel's
+    /// backlog until a connection closes (rather than being accepted only to
+    /// be refused, which costs a descriptor the server does not have to
+    /// spare). Lowered at `run` to fit the process's descriptor limit
+    /// (`RLIMIT_NOFILE`), as a connection may use two descriptors.
+    pub max_connections: usize,
 }
 
 impl Default for HttpOptions {
@@ -67,6 +98,10 @@ impl Default for HttpOptions {
             shutdown: CancellationToken::new(),
             keep_alive: Duration::from_secs(15),
             session_limits: SessionLimits::default(),
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
         }
     }
 }
@@ -119,11 +154,18 @@ impl HttpServer {
             options: self.options,
         });
         let sweeper = endpoint.clone();
+        // Often enough that a half-open session does not outlive its
+        // timeout by much more than the timeout itself.
+        let limits = endpoint.options.session_limits;
+        let sweep_every = limits
+            .half_open_timeout
+            .min(limits.idle_timeout)
+            .clamp(Duration::from_secs(1), Duration::from_secs(30));
         tokio::spawn(async move {
             let shutdown = sweeper.options.shutdown.clone();
             loop {
                 tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(30)) => sweeper.sessions.expire(),
+                    _ = tokio::time::sleep(sweep_every) => sweeper.sessions.expire(),
                     _ = shutdown.cancelled() => {
                         sweeper.sessions.close_all();
                         return;
@@ -133,23 +175,19 @@ impl HttpServer {
         });
         let shutdown = endpoint.options.shutdown.clone();
         tracing::info!(address = %local, path = %endpoint.options.path, "serving MCP over HTTP");
+        let slots = Arc::new(Semaphore::new(connection_cap(
+            endpoint.options.max_connections,
+        )));
         // Connections are tracked so `run` returns only once they are done:
         // a host may free its handlers as soon as `run` returns.
         let mut connections = tokio::task::JoinSet::new();
         let hangups = HangupWatcher::new();
+        let mut accept_failures = 0u64;
         loop {
             while connections.try_join_next().is_some() {}
-            let (stream, _) = tokio::select! {
-                accepted = self.listener.accept() => match accepted {
-                    Ok(conn) => conn,
-                    Err(e) => {
-                        // Running out of file descriptors must not end the
-                        // server; back off briefly and keep accepting.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
+            let accepted = tokio::select! {
+                // A slot first: at the cap, connections wait in the backlog.
+                accepted = accept(&self.listener, &slots) => accepted,
                 _ = shutdown.cancelled() => {
                     endpoint.server.close_subscriptions();
                     endpoint.sessions.close_all();
@@ -164,41 +202,108 @@ impl HttpServer {
                     return Ok(());
                 }
             };
-            let _ = stream.set_nodelay(true);
-            let endpoint = endpoint.clone();
-            let conn_shutdown = shutdown.clone();
-            let (stream, hangup) = match hangups.watch(stream) {
-                Ok(pair) => pair,
+            let (stream, peer, slot) = match accepted {
+                Ok(accepted) => {
+                    if accept_failures > 0 {
+                        tracing::info!(failures = accept_failures, "accepting connections again");
+                        accept_failures = 0;
+                    }
+                    accepted
+                }
                 Err(e) => {
-                    tracing::warn!(error = %e, "could not watch connection; dropping it");
+                    // Running out of descriptors (EMFILE/ENFILE) must not
+                    // end the server, nor spin: the pending connection stays
+                    // ready, so back off briefly before trying again. Warned
+                    // once per streak, as it repeats until a descriptor frees.
+                    if accept_failures == 0 {
+                        tracing::warn!(error = %e, "accept failed; retrying");
+                    } else {
+                        tracing::debug!(error = %e, "accept failed again");
+                    }
+                    accept_failures += 1;
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
                     continue;
                 }
             };
-            connections.spawn(async move {
-                let peer_gone = hangup.token().clone();
-                let service = service_fn(move |req| {
-                    let endpoint = endpoint.clone();
-                    let peer_gone = peer_gone.clone();
-                    async move { Ok::<_, Infallible>(endpoint.handle(req, peer_gone).await) }
-                });
-                let conn = http1::Builder::new()
-                    .keep_alive(true)
-                    .serve_connection(TokioIo::new(stream), service);
-                tokio::pin!(conn);
-                tokio::select! {
-                    result = conn.as_mut() => {
-                        if let Err(e) = result {
-                            tracing::debug!(error = %e, "HTTP connection ended with an error");
-                        }
-                    }
-                    _ = conn_shutdown.cancelled() => {
-                        conn.as_mut().graceful_shutdown();
-                        let _ = conn.await;
-                    }
+            let _ = stream.set_nodelay(true);
+            let (stream, hangup) = match hangups.watch(stream) {
+                Ok(pair) => pair,
+                Err(e) => {
+                    tracing::warn!(error = %e, "lost a connection while setting it up");
+                    continue;
                 }
-                // Before the connection's descriptor closes: stop watching it.
-                drop(hangup);
+            };
+            let endpoint = endpoint.clone();
+            let conn_shutdown = shutdown.clone();
+            connections.spawn(async move {
+                connection::serve(endpoint, stream, peer, hangup, conn_shutdown).await;
+                drop(slot);
             });
         }
     }
+}
+
+/// How long the accept loop waits after a failed accept.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Waits for a free connection slot, then accepts.
+async fn accept(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+) -> std::io::Result<(
+    tokio::net::TcpStream,
+    SocketAddr,
+    tokio::sync::OwnedSemaphorePermit,
+)> {
+    let slot = slots
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| std::io::Error::other("connection slots closed"))?;
+    let (stream, peer) = listener.accept().await?;
+    Ok((stream, peer, slot))
+}
+
+/// Descriptors kept aside from the connection cap for everything else the
+/// process opens (its runtime, logs, the host's own files).
+const RESERVED_DESCRIPTORS: u64 = 64;
+
+/// The connection cap: `configured`, lowered so that connections (two
+/// descriptors each: the socket and its hang-up watch) fit the descriptor
+/// limit; otherwise running out of descriptors is what limits connections,
+/// and that fails accepts instead of queueing them.
+fn connection_cap(configured: usize) -> usize {
+    let Some(limit) = descriptor_limit() else {
+        return configured.max(1);
+    };
+    let fits = limit.saturating_sub(RESERVED_DESCRIPTORS) / 2;
+    let fits = usize::try_from(fits).unwrap_or(usize::MAX).max(1);
+    if fits < configured {
+        // Info, not warn: with the default cap and a common 1024 limit this
+        // is the normal case, not a misconfiguration.
+        tracing::info!(
+            max_connections = configured,
+            lowered_to = fits,
+            descriptor_limit = limit,
+            "lowering max_connections to fit the descriptor limit"
+        );
+    }
+    configured.min(fits).max(1)
+}
+
+/// The soft `RLIMIT_NOFILE`, where there is one.
+#[cfg(target_os = "linux")]
+fn descriptor_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid rlimit to fill in.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn descriptor_limit() -> Option<u64> {
+    None
 }

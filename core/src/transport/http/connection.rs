@@ -1,0 +1,334 @@
+//! One accepted connection: served by hyper's HTTP/1.1, watched for
+//! hang-ups, and held to the listener's deadlines, so a client that sends
+//! nothing, or its headers a byte at a time, cannot keep a connection (and
+//! its descriptors and memory) forever.
+//!
+//! hyper's own `header_read_timeout` starts whenever it waits for a request
+//! head, idle keep-alive included, so it cannot tell a slow client from a
+//! quiet one. Here a connection is in one of three phases, each with its own
+//! rule:
+//!
+//! - idle (no request, nothing received since the last response ended):
+//!   closed after `idle_timeout`;
+//! - reading a head (bytes arrived, hyper has not called the service yet):
+//!   closed after `header_read_timeout` from the first byte;
+//! - busy (a request is being answered, its response body included): never
+//!   cut here, so SSE streams live as long as they stream; the body read has
+//!   its own deadline in the endpoint.
+
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::endpoint::Endpoint;
+use super::hangup::Hangup;
+use crate::rpc::lock_unpoisoned;
+
+/// The deadlines of a connection's quiet phases.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Deadlines {
+    pub(super) header_read: Duration,
+    pub(super) idle: Duration,
+}
+
+/// Serves one connection until it ends, a deadline passes, or shutdown
+/// (then gracefully: the request in progress finishes).
+pub(super) async fn serve(
+    endpoint: Arc<Endpoint>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    hangup: Hangup,
+    shutdown: CancellationToken,
+) {
+    let deadlines = Deadlines {
+        header_read: endpoint.options.header_read_timeout,
+        idle: endpoint.options.idle_timeout,
+    };
+    let activity = Arc::new(Activity::new());
+    let peer_gone = hangup.token().clone();
+    let service_activity = activity.clone();
+    let service = service_fn(move |req: http::Request<Incoming>| {
+        let endpoint = endpoint.clone();
+        let peer_gone = peer_gone.clone();
+        // Taken before the handler runs: dropped with the response body
+        // (or with this future, if hyper drops it).
+        let busy = service_activity.begin();
+        async move {
+            let response = endpoint.handle(req, peer, peer_gone).await;
+            Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
+        }
+    });
+    let io = Watched {
+        stream,
+        activity: activity.clone(),
+    };
+    let conn = http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(io), service);
+    tokio::pin!(conn);
+    loop {
+        let (wake, _) = activity.next_check(deadlines, Instant::now());
+        tokio::select! {
+            biased;
+            result = conn.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!(error = %e, "HTTP connection ended with an error");
+                }
+                break;
+            }
+            _ = shutdown.cancelled() => {
+                conn.as_mut().graceful_shutdown();
+                let _ = conn.await;
+                break;
+            }
+            // A response finished: the idle clock starts.
+            _ = activity.became_idle.notified() => {}
+            _ = sleep_until(wake) => {
+                // The phase may have changed while asleep: judge it as it
+                // is now.
+                let now = Instant::now();
+                if activity.next_check(deadlines, now).1.is_some_and(|due| due <= now) {
+                    tracing::debug!(%peer, phase = activity.phase_name(), "closing a quiet HTTP connection");
+                    break;
+                }
+            }
+        }
+    }
+    // Before the connection's descriptor closes: stop watching it.
+    drop(hangup);
+}
+
+async fn sleep_until(wake: Option<Instant>) {
+    match wake {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// No request since this instant.
+    Idle(Instant),
+    /// The first byte of a request head arrived at this instant.
+    ReadingHead(Instant),
+    /// This many requests are being answered (more than one only while a
+    /// pipelined request starts before the previous body is dropped).
+    Busy(usize),
+}
+
+/// Which phase a connection is in, updated by its reads and its service.
+struct Activity {
+    phase: Mutex<Phase>,
+    became_idle: Notify,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            phase: Mutex::new(Phase::Idle(Instant::now())),
+            became_idle: Notify::new(),
+        }
+    }
+
+    fn phase(&self) -> Phase {
+        *lock_unpoisoned(&self.phase)
+    }
+
+    fn phase_name(&self) -> &'static str {
+        match self.phase() {
+            Phase::Idle(_) => "idle",
+            Phase::ReadingHead(_) => "reading request head",
+            Phase::Busy(_) => "busy",
+        }
+    }
+
+    fn bytes_arrived(&self) {
+        let mut phase = lock_unpoisoned(&self.phase);
+        if let Phase::Idle(_) = *phase {
+            *phase = Phase::ReadingHead(Instant::now());
+        }
+    }
+
+    fn begin(self: &Arc<Self>) -> BusyGuard {
+        let mut phase = lock_unpoisoned(&self.phase);
+        *phase = match *phase {
+            Phase::Busy(n) => Phase::Busy(n + 1),
+            _ => Phase::Busy(1),
+        };
+        BusyGuard(self.clone())
+    }
+
+    fn end(&self) {
+        let mut phase = lock_unpoisoned(&self.phase);
+        *phase = match *phase {
+            Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
+            _ => {
+                self.became_idle.notify_one();
+                Phase::Idle(Instant::now())
+            }
+        };
+    }
+
+    /// When to look again, and when the connection is due to close (`None`
+    /// while busy). While idle, the first byte of a request may arrive at
+    /// any moment and start the header clock, so the check comes no later
+    /// than one header timeout from now: a head that started since is then
+    /// still within its own deadline.
+    fn next_check(&self, deadlines: Deadlines, now: Instant) -> (Option<Instant>, Option<Instant>) {
+        match self.phase() {
+            Phase::Idle(since) => {
+                let due = later(since, deadlines.idle);
+                (Some(due.min(later(now, deadlines.header_read))), Some(due))
+            }
+            Phase::ReadingHead(since) => {
+                let due = later(since, deadlines.header_read);
+                (Some(due), Some(due))
+            }
+            Phase::Busy(_) => (None, None),
+        }
+    }
+}
+
+/// `at + by`, saturating far in the future (a huge timeout disables it).
+fn later(at: Instant, by: Duration) -> Instant {
+    at.checked_add(by)
+        .unwrap_or_else(|| at + Duration::from_secs(100 * 365 * 24 * 3600))
+}
+
+/// Marks a request in progress until dropped.
+struct BusyGuard(Arc<Activity>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+/// A response body that keeps its connection busy until hyper drops it.
+pub(super) struct Tracked<B> {
+    body: B,
+    _busy: BusyGuard,
+}
+
+impl<B: Body + Unpin> Body for Tracked<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// The connection's stream, noting when request bytes arrive.
+struct Watched {
+    stream: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let result = Pin::new(&mut this.stream).poll_read(cx, buf);
+        if matches!(result, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            this.activity.bytes_arrived();
+        }
+        result
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D: Deadlines = Deadlines {
+        header_read: Duration::from_secs(10),
+        idle: Duration::from_secs(60),
+    };
+
+    #[test]
+    fn each_phase_has_its_own_deadline() {
+        let activity = Arc::new(Activity::new());
+        let Phase::Idle(start) = activity.phase() else {
+            panic!("a new connection is idle")
+        };
+        // idle: due after the idle timeout, checked at least every header
+        // timeout
+        let (wake, due) = activity.next_check(D, start);
+        assert_eq!(due, Some(start + D.idle));
+        assert_eq!(wake, Some(start + D.header_read));
+        activity.bytes_arrived();
+        let Phase::ReadingHead(first_byte) = activity.phase() else {
+            panic!("bytes start a head")
+        };
+        assert_eq!(
+            activity.next_check(D, first_byte).1,
+            Some(first_byte + D.header_read)
+        );
+        // busy (two pipelined requests): no deadline until both end
+        let a = activity.begin();
+        let b = activity.begin();
+        assert_eq!(activity.next_check(D, Instant::now()), (None, None));
+        drop(a);
+        assert_eq!(activity.next_check(D, Instant::now()), (None, None));
+        drop(b);
+        assert!(matches!(activity.phase(), Phase::Idle(_)));
+    }
+}
