@@ -421,10 +421,24 @@ pub(crate) fn parse_request_meta(
     let Some(meta_value) = params.and_then(|p| p.remove("_meta")) else {
         return Err("params._meta is required on every request (it carries \"io.modelcontextprotocol/protocolVersion\" and \"io.modelcontextprotocol/clientCapabilities\")".into());
     };
-    let Value::Object(mut meta_obj) = meta_value else {
+    let Value::Object(meta_obj) = meta_value else {
         return Err("params._meta must be an object".into());
     };
-    let protocol_version = match meta_obj.remove(meta::PROTOCOL_VERSION) {
+    // One consuming pass instead of a search-and-remove per key: the keys
+    // share a 24-byte prefix, and removing rebalances the tree each time.
+    let (mut version, mut capabilities, mut client_info, mut level, mut token) =
+        (None, None, None, None, None);
+    for (key, value) in meta_obj {
+        match key.as_str() {
+            meta::PROTOCOL_VERSION => version = Some(value),
+            meta::CLIENT_CAPABILITIES => capabilities = Some(value),
+            meta::CLIENT_INFO => client_info = Some(value),
+            meta::LOG_LEVEL => level = Some(value),
+            meta::PROGRESS_TOKEN => token = Some(value),
+            _ => {}
+        }
+    }
+    let protocol_version = match version {
         Some(Value::String(v)) => v,
         Some(_) => {
             return Err(format!(
@@ -434,7 +448,7 @@ pub(crate) fn parse_request_meta(
         }
         None => return Err(format!("_meta[\"{}\"] is required", meta::PROTOCOL_VERSION)),
     };
-    let client_capabilities = match meta_obj.remove(meta::CLIENT_CAPABILITIES) {
+    let client_capabilities = match capabilities {
         Some(Value::Object(c)) => c,
         Some(_) => {
             return Err(format!(
@@ -449,15 +463,15 @@ pub(crate) fn parse_request_meta(
             ));
         }
     };
-    let log_level = match meta_obj.get(meta::LOG_LEVEL) {
+    let log_level = match level {
         None => None,
         Some(Value::String(l)) => Some(
-            LogLevel::parse(l)
+            LogLevel::parse(&l)
                 .ok_or_else(|| format!("_meta[\"{}\"]: unknown level {l:?}", meta::LOG_LEVEL))?,
         ),
         Some(_) => return Err(format!("_meta[\"{}\"] must be a string", meta::LOG_LEVEL)),
     };
-    let progress_token = match meta_obj.remove(meta::PROGRESS_TOKEN) {
+    let progress_token = match token {
         None => None,
         Some(t @ Value::String(_)) => Some(t),
         Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n)),
@@ -466,7 +480,7 @@ pub(crate) fn parse_request_meta(
     Ok(RequestMeta {
         protocol_version,
         client_capabilities,
-        client_info: meta_obj.remove(meta::CLIENT_INFO),
+        client_info,
         log_level,
         progress_token,
     })

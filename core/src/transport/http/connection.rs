@@ -28,7 +28,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -93,9 +92,7 @@ pub(super) async fn serve(
                 let _ = conn.await;
                 break;
             }
-            // A response finished: the idle clock starts.
-            _ = activity.became_idle.notified() => {}
-            _ = sleep_until(wake) => {
+            _ = tokio::time::sleep_until(wake) => {
                 // The phase may have changed while asleep: judge it as it
                 // is now.
                 let now = Instant::now();
@@ -110,13 +107,6 @@ pub(super) async fn serve(
     drop(hangup);
 }
 
-async fn sleep_until(wake: Option<Instant>) {
-    match wake {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
 #[derive(Debug, Clone, Copy)]
 enum Phase {
     /// No request since this instant.
@@ -129,16 +119,19 @@ enum Phase {
 }
 
 /// Which phase a connection is in, updated by its reads and its service.
+///
+/// Nothing wakes the connection's loop when the phase changes: that would
+/// re-arm its timer on every request. The loop looks at the phase when its
+/// timer fires, and the timer never sleeps past a deadline the phase could
+/// have reached since (see [`Activity::next_check`]).
 struct Activity {
     phase: Mutex<Phase>,
-    became_idle: Notify,
 }
 
 impl Activity {
     fn new() -> Activity {
         Activity {
             phase: Mutex::new(Phase::Idle(Instant::now())),
-            became_idle: Notify::new(),
         }
     }
 
@@ -174,10 +167,7 @@ impl Activity {
         let mut phase = lock_unpoisoned(&self.phase);
         *phase = match *phase {
             Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
-            _ => {
-                self.became_idle.notify_one();
-                Phase::Idle(Instant::now())
-            }
+            _ => Phase::Idle(Instant::now()),
         };
     }
 
@@ -185,18 +175,20 @@ impl Activity {
     /// while busy). While idle, the first byte of a request may arrive at
     /// any moment and start the header clock, so the check comes no later
     /// than one header timeout from now: a head that started since is then
-    /// still within its own deadline.
-    fn next_check(&self, deadlines: Deadlines, now: Instant) -> (Option<Instant>, Option<Instant>) {
+    /// still within its own deadline. While busy, the request may end at any
+    /// moment and start the idle clock, so the check comes no later than one
+    /// idle timeout from now.
+    fn next_check(&self, deadlines: Deadlines, now: Instant) -> (Instant, Option<Instant>) {
         match self.phase() {
             Phase::Idle(since) => {
                 let due = later(since, deadlines.idle);
-                (Some(due.min(later(now, deadlines.header_read))), Some(due))
+                (due.min(later(now, deadlines.header_read)), Some(due))
             }
             Phase::ReadingHead(since) => {
                 let due = later(since, deadlines.header_read);
-                (Some(due), Some(due))
+                (due, Some(due))
             }
-            Phase::Busy(_) => (None, None),
+            Phase::Busy(_) => (later(now, deadlines.idle), None),
         }
     }
 }
@@ -313,7 +305,7 @@ mod tests {
         // timeout
         let (wake, due) = activity.next_check(D, start);
         assert_eq!(due, Some(start + D.idle));
-        assert_eq!(wake, Some(start + D.header_read));
+        assert_eq!(wake, start + D.header_read);
         activity.bytes_arrived();
         let Phase::ReadingHead(first_byte) = activity.phase() else {
             panic!("bytes start a head")
@@ -325,9 +317,10 @@ mod tests {
         // busy (two pipelined requests): no deadline until both end
         let a = activity.begin();
         let b = activity.begin();
-        assert_eq!(activity.next_check(D, Instant::now()), (None, None));
+        let now = Instant::now();
+        assert_eq!(activity.next_check(D, now), (now + D.idle, None));
         drop(a);
-        assert_eq!(activity.next_check(D, Instant::now()), (None, None));
+        assert_eq!(activity.next_check(D, now), (now + D.idle, None));
         drop(b);
         assert!(matches!(activity.phase(), Phase::Idle(_)));
     }
