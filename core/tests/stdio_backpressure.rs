@@ -175,3 +175,32 @@ async fn no_more_than_max_in_flight_requests_run_at_once() {
         .unwrap()
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_client_that_closes_the_output_ends_the_session_as_closed() {
+    let server = server_with(ServerOptions::default());
+    server
+        .add_tool(
+            Tool::new("count", json!({"type": "object"})),
+            |_ctx: RequestContext, _args: Value| async move { Ok(ToolOutput::text("counted")) },
+        )
+        .unwrap();
+    let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
+    let (server_out, from_server) = tokio::io::duplex(64 * 1024);
+    let serving = tokio::spawn(serve_with(
+        server,
+        server_in,
+        server_out,
+        StdioOptions::default(),
+        CancellationToken::new(),
+    ));
+    drop(from_server);
+    to_server.write_all(&call(1, "count")).await.unwrap();
+    // stdin stays open: the server stops because nobody reads its answers.
+    let ended = tokio::time::timeout(TIMEOUT, serving)
+        .await
+        .expect("the server stops once its output is gone")
+        .unwrap();
+    assert!(matches!(ended, Err(ferromcp::Error::Closed)), "{ended:?}");
+    drop(to_server);
+}

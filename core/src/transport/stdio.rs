@@ -133,6 +133,10 @@ where
 }
 
 /// [`serve_until`] with explicit [`StdioOptions`].
+///
+/// Returns [`Error::Closed`] when the client closes its end of `writer`
+/// (a broken pipe): input is then no longer read, even if still open, and
+/// requests in flight are cancelled.
 pub async fn serve_with<R, W>(
     server: Server,
     reader: R,
@@ -148,12 +152,18 @@ where
     let (answers, answers_rx) = mpsc::channel::<Value>(options.max_queued.max(1));
     let slots = Arc::new(Semaphore::new(options.max_in_flight.max(1)));
     let writer_done = CancellationToken::new();
-    let mut writer_task = tokio::spawn(write_messages(
-        writer,
-        answers_rx,
-        out_rx,
-        writer_done.clone(),
-    ));
+    let writer_done_rx = writer_done.clone();
+    // Cancelled by `shutdown`, or when stdout fails: a client that closed
+    // its end of the pipe is gone, and nothing more is worth reading.
+    let stop = shutdown.child_token();
+    let output_failed = stop.clone();
+    let mut writer_task = tokio::spawn(async move {
+        let written = write_messages(writer, answers_rx, out_rx, writer_done_rx).await;
+        if written.is_err() {
+            output_failed.cancel();
+        }
+        written
+    });
     let in_flight: Running = Arc::default();
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
@@ -166,7 +176,7 @@ where
         line.clear();
         let read = tokio::select! {
             read = read_line_bounded(&mut reader, &mut line, DEFAULT_MAX_MESSAGE_BYTES) => read,
-            _ = shutdown.cancelled() => break,
+            _ = stop.cancelled() => break,
         };
         let bytes = match read {
             Ok(LineRead::Eof) => break,
@@ -204,7 +214,7 @@ where
                             Ok(slot) => Some(slot),
                             Err(_) => break 'serve,
                         },
-                        _ = shutdown.cancelled() => break 'serve,
+                        _ = stop.cancelled() => break 'serve,
                     },
                     _ => None,
                 };
@@ -227,7 +237,7 @@ where
         if let Some(reply) = reply {
             tokio::select! {
                 _ = answers.send(reply) => {}
-                _ = shutdown.cancelled() => break,
+                _ = stop.cancelled() => break,
             }
         }
     }
@@ -239,6 +249,9 @@ where
         // The server is going away but the client is still there: its
         // subscriptions end with the spec's completion result.
         server.close_subscriptions();
+    } else if stop.is_cancelled() {
+        // Nobody reads the answers any more: cancel everything now.
+        in_flight.cancel_where(|_| true);
     } else {
         // The client is gone: its subscriptions end now, while ordinary
         // requests get a grace period to deliver answers it may still read.
@@ -262,7 +275,17 @@ where
     writer_done.cancel();
     match tokio::time::timeout(options.drain_grace, &mut writer_task).await {
         Ok(joined) => {
-            joined.map_err(|e| Error::Protocol(format!("stdio writer task failed: {e}")))??
+            match joined.map_err(|e| Error::Protocol(format!("stdio writer task failed: {e}")))? {
+                Ok(()) => {}
+                // The client closed its end of our output: the session is
+                // over, which hosts report as such rather than as an I/O
+                // failure (a binding ends quietly on it).
+                Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                    tracing::info!("the client closed the server's output; stopping");
+                    return Err(Error::Closed);
+                }
+                Err(e) => return Err(e),
+            }
         }
         Err(_) => {
             tracing::warn!("the client did not read its last answers; dropping them");
