@@ -143,3 +143,99 @@ fn sigterm_ends_listen_streams_and_exits_0_over_http() {
         assert_eq!(exit_code(&mut child, &language), Some(0), "{language}");
     }
 }
+
+/// A client that stops reading must not keep a stopped server alive: after
+/// the grace periods (10 s for requests, 10 s for their answers) it exits.
+/// Rust only: its runtime is dropped at the end of `main`, which used to
+/// wait forever for a write to stdout blocked on tokio's blocking pool.
+#[test]
+fn sigterm_stops_a_server_whose_client_stopped_reading() {
+    let manifest = Manifest::load().unwrap();
+    let argv = manifest
+        .command("echo-server", "rust", Transport::Stdio, None)
+        .unwrap();
+    let mut child = spawn(&argv, Stdio::piped(), Stdio::piped());
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut call = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {
+        "name": "echo", "arguments": {"text": "x".repeat(1000)},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }
+    }});
+    // Far more answers than the pipe and every queue hold; the server stops
+    // reading long before the end, so write from a thread.
+    let writer = std::thread::spawn(move || {
+        for id in 0..20_000 {
+            call["id"] = json!(id);
+            if writeln!(stdin, "{call}").is_err() {
+                return;
+            }
+        }
+        // Keep stdin open: the server must stop because of the signal.
+        std::thread::sleep(TIMEOUT * 2);
+    });
+    // Until the server is blocked on its output (pipe full, queues full).
+    std::thread::sleep(Duration::from_secs(1));
+    sigterm(&child);
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(60);
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still running 60 s after SIGTERM with a client that does not read");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(code, Some(0), "exited after {:?}", started.elapsed());
+    drop(stdout);
+    drop(writer);
+}
+
+/// Issue 11, item 11: when the client closes the server's stdout, every
+/// language's echo server ends on its own, exit status 0, with one line on
+/// stderr saying so (no traceback, no uncaught error).
+#[test]
+fn a_closed_stdout_ends_every_server_quietly() {
+    let manifest = Manifest::load().unwrap();
+    for language in manifest.languages("echo-server") {
+        let argv = manifest
+            .command("echo-server", &language, Transport::Stdio, None)
+            .unwrap();
+        let mut child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(repo_root())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{argv:?}: {e} (run `make build` first)"));
+        drop(child.stdout.take()); // like `| head -c 0`
+        let mut stdin = child.stdin.take().unwrap();
+        let mut list = listen_request();
+        list["method"] = json!("tools/list");
+        list["params"] = json!({"_meta": list["params"]["_meta"].clone()});
+        writeln!(stdin, "{list}").unwrap();
+        stdin.flush().unwrap();
+        let code = exit_code(&mut child, &language);
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_eq!(code, Some(0), "{language}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{language}: {stderr}");
+        assert!(
+            lines[0].contains("the client closed stdout"),
+            "{language}: {stderr}"
+        );
+        drop(stdin);
+    }
+}

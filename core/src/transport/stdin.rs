@@ -1,17 +1,17 @@
-//! This process's stdin, read on a dedicated thread.
+//! This process's stdin and stdout, read and written on dedicated threads.
 //!
-//! `tokio::io::stdin` reads on the runtime's blocking pool, and a read
-//! blocked there holds up the runtime's shutdown until the client writes or
-//! closes its end: a server told to stop (SIGTERM) while its client keeps
-//! stdin open would never exit. A plain thread of our own is not waited
-//! for. The channel holds one chunk, so a server that stops reading stops
-//! this thread reading too (back-pressure reaches the client).
+//! `tokio::io::stdin`/`stdout` block on the runtime's blocking pool, and a
+//! read or write blocked there holds up the runtime's shutdown until the
+//! client writes, reads or closes its end: a server told to stop (SIGTERM)
+//! while its client keeps stdin open, or stops reading stdout, would never
+//! exit. Plain threads of our own are not waited for. Both hand over at
+//! most one chunk at a time, so back-pressure still reaches the client.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, ReadBuf};
-use tokio::sync::mpsc;
+use tokio::io::{AsyncRead, AsyncReadExt, DuplexStream, ReadBuf};
+use tokio::sync::{mpsc, oneshot};
 
 /// Bytes read by one `read(2)` on stdin at most.
 const CHUNK: usize = 64 * 1024;
@@ -87,4 +87,42 @@ impl AsyncRead for ThreadStdin {
         this.consumed += n;
         Poll::Ready(Ok(()))
     }
+}
+
+/// The writing end of this process's stdout: bytes written to the returned
+/// stream are copied to stdout by a thread, which stops at EOF (the stream
+/// dropped) or when stdout fails. Then the stream's writes fail with
+/// `BrokenPipe`, and the receiver resolves: `false` once everything
+/// written before the EOF is out, `true` if stdout failed.
+pub(crate) fn stdout() -> io::Result<(DuplexStream, oneshot::Receiver<bool>)> {
+    let (ours, mut theirs) = tokio::io::duplex(CHUNK);
+    let (done_tx, done) = oneshot::channel();
+    let runtime = tokio::runtime::Handle::current();
+    std::thread::Builder::new()
+        .name("ferromcp-stdout".into())
+        .spawn(move || {
+            // A reader-less stdout must give EPIPE, not kill a C host.
+            crate::runtime::block_sigpipe();
+            let mut buf = vec![0; CHUNK];
+            let mut failed = false;
+            loop {
+                // Not a runtime thread, so it may block on the runtime.
+                let n = match runtime.block_on(theirs.read(&mut buf)) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                // Locked per chunk, not for the session: a stray `println!`
+                // must not block forever.
+                let mut stdout = io::stdout().lock();
+                if let Err(e) = stdout.write_all(&buf[..n]).and_then(|()| stdout.flush()) {
+                    tracing::debug!(error = %e, "writing stdout failed");
+                    failed = true;
+                    break;
+                }
+            }
+            // Dropping `theirs` makes the server's next write fail.
+            drop(theirs);
+            let _ = done_tx.send(failed);
+        })?;
+    Ok((ours, done))
 }

@@ -56,6 +56,10 @@ impl Default for StdioOptions {
     }
 }
 
+/// How long the last chunk of answers may take to reach a reading client
+/// once the server is done.
+const FINAL_WRITE: Duration = Duration::from_secs(2);
+
 /// Requests being served: the token that cancels each, and whether it is
 /// a `subscriptions/listen`.
 type Running = Arc<InFlight<(CancellationToken, bool)>>;
@@ -100,9 +104,44 @@ impl Server {
         options: StdioOptions,
         shutdown: CancellationToken,
     ) -> Result<(), Error> {
-        // Not `tokio::io::stdin()`: see `transport::stdin`.
+        // Not `tokio::io::stdin()`/`stdout()`: see `transport::stdin`.
         let stdin = super::stdin::stdin()?;
-        serve_with(self.clone(), stdin, tokio::io::stdout(), options, shutdown).await
+        let (stdout, mut written) = super::stdin::stdout()?;
+        let output_gone = shutdown.child_token();
+        let serve = serve_inner(
+            self.clone(),
+            stdin,
+            stdout,
+            options,
+            shutdown,
+            output_gone.clone(),
+        );
+        tokio::pin!(serve);
+        let served = tokio::select! {
+            served = &mut serve => served,
+            // The thread ended first: stdout failed (the client closed it).
+            // The server may not write again for a long time, so tell it.
+            ended = &mut written => {
+                let failed = ended.unwrap_or(true);
+                if failed {
+                    output_gone.cancel();
+                }
+                return match serve.await {
+                    Ok(()) if failed => Err(Error::Closed),
+                    other => other,
+                };
+            }
+        };
+        // The last answers (at most one 64 KiB chunk) may still be on their
+        // way to stdout: let them out, unless the client does not read them.
+        match tokio::time::timeout(FINAL_WRITE, written).await {
+            Ok(Ok(true)) if served.is_ok() => Err(Error::Closed),
+            Ok(_) => served,
+            Err(_) => {
+                tracing::warn!("stdout is not being read; leaving its last bytes unwritten");
+                served
+            }
+        }
     }
 }
 
@@ -148,6 +187,25 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let output_gone = shutdown.child_token();
+    serve_inner(server, reader, writer, options, shutdown, output_gone).await
+}
+
+/// [`serve_with`], also ending as if `writer` had failed when `output_gone`
+/// (a child of `shutdown`) is cancelled: the process's stdout is written by
+/// a thread, which is the one to see the client go.
+async fn serve_inner<R, W>(
+    server: Server,
+    reader: R,
+    writer: W,
+    options: StdioOptions,
+    shutdown: CancellationToken,
+    output_gone: CancellationToken,
+) -> Result<(), Error>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Value>();
     let (answers, answers_rx) = mpsc::channel::<Value>(options.max_queued.max(1));
     let slots = Arc::new(Semaphore::new(options.max_in_flight.max(1)));
@@ -155,7 +213,7 @@ where
     let writer_done_rx = writer_done.clone();
     // Cancelled by `shutdown`, or when stdout fails: a client that closed
     // its end of the pipe is gone, and nothing more is worth reading.
-    let stop = shutdown.child_token();
+    let stop = output_gone;
     let output_failed = stop.clone();
     let mut writer_task = tokio::spawn(async move {
         let written = write_messages(writer, answers_rx, out_rx, writer_done_rx).await;
