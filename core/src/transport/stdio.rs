@@ -33,6 +33,9 @@ use crate::{Error, McpError};
 pub struct StdioOptions {
     /// Most requests served at once (open `subscriptions/listen` streams
     /// included); reading stops while this many are running. Default 64.
+    /// In a 2025-11-25 session a request waiting for the client's answer
+    /// (elicitation, sampling, roots) keeps its slot, so a client should
+    /// not leave more than this many such requests waiting.
     pub max_in_flight: usize,
     /// Most answers waiting to be written while the client does not read;
     /// a finished request waits (holding its in-flight slot) for room.
