@@ -21,7 +21,7 @@ C_LIB := target/$(PROFILE_DIR)/libferromcp.a
 C_LDLIBS := -lpthread -ldl -lm
 C_BIN_DIR := target/bin
 C_TEST_DIR := target/c-tests
-C_TESTS := test_api test_http test_sigpipe
+C_TESTS := test_api test_http test_sigpipe test_shutdown
 # Any invalid access or definitely/possibly lost block fails the run. The
 # suppressions cover only blocks owned by the process-wide tokio runtime,
 # whose threads are still parked when main() returns (see the file).

@@ -159,6 +159,11 @@ export type ToolHandler<Args = any> = (args: Args, ctx: RequestContext) => unkno
 export interface HttpOptions extends NativeHttpOptions {
   /** Called once the socket is bound, with the real address (useful with `port: 0`). */
   onListening?: (address: HttpAddress) => void;
+  /**
+   * Whether SIGTERM/SIGINT stop the server gracefully while it serves
+   * (default `true`; a signal the program already listens to is left alone).
+   */
+  handleSignals?: boolean;
 }
 
 /**
@@ -229,23 +234,28 @@ export declare class Server {
 
   /**
    * Serves this process's stdin/stdout (newline-delimited JSON-RPC) until
-   * stdin ends or {@link Server.close} is called. stdout carries the
-   * protocol: write logs to stderr (`console.error`), never `console.log`.
+   * stdin ends, {@link Server.close} is called or (with `handleSignals`,
+   * the default) SIGTERM/SIGINT arrives. Stopping is graceful: listen
+   * streams end with their completion result, requests in flight get 10 s
+   * to finish. If the client closes stdout, one line goes to stderr and the
+   * promise resolves. stdout carries the protocol: write logs to stderr
+   * (`console.error`), never `console.log`.
    *
    * @example
    * ```js
    * await server.serveStdio();
    * ```
    */
-  serveStdio(): Promise<void>;
+  serveStdio(options?: { handleSignals?: boolean }): Promise<void>;
 
   /**
    * Serves Streamable HTTP at `http://<host>:<port><path>` (default
-   * `http://127.0.0.1:8000/mcp`) until {@link Server.close} is called.
+   * `http://127.0.0.1:8000/mcp`) until {@link Server.close} is called or
+   * (with `handleSignals`, the default) SIGTERM/SIGINT arrives; stopping is
+   * graceful, as for {@link Server.serveStdio}.
    *
    * @example
    * ```js
-   * process.once('SIGINT', () => server.close());
    * await server.serveHttp({
    *   port: 0,
    *   onListening: ({ url }) => console.error(`listening on ${url}`),

@@ -75,6 +75,9 @@ class McpError extends Error {
 
 native.registerErrorClass(McpError);
 
+/** Signals that stop a serving server gracefully (see `handleSignals`). */
+const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'];
+
 /**
  * An MCP server: tools registered with `tool()`, served over stdio or
  * Streamable HTTP.
@@ -150,28 +153,71 @@ class Server {
 
   /**
    * Serves this process's stdin/stdout (newline-delimited JSON-RPC) until
-   * stdin ends or `close()` is called. Write logs to stderr: stdout carries
-   * the protocol.
+   * stdin ends, `close()` is called or (with `handleSignals`, the default)
+   * SIGTERM/SIGINT arrives. Stopping is graceful: listen streams end with
+   * their completion result, requests in flight get 10 s to finish. If the
+   * client closes stdout, one line goes to stderr and the promise resolves.
+   * Write logs to stderr: stdout carries the protocol.
+   * @param {{ handleSignals?: boolean }} [options]
    * @returns {Promise<void>}
    */
-  serveStdio() {
-    return this.#native.serveStdio();
+  serveStdio(options = {}) {
+    const serving = this.#native.serveStdio().catch((e) => {
+      if (e instanceof McpError && e.kind === 'closed') {
+        process.stderr.write('ferromcp: the client closed stdout; stopped serving\n');
+        return;
+      }
+      throw e;
+    });
+    return this.#untilSignal(serving, options.handleSignals);
   }
 
   /**
    * Serves Streamable HTTP at `http://<host>:<port><path>` until `close()`
-   * is called. `onListening` receives the bound address (useful with
-   * `port: 0`). Rejects with an {@link McpError} if the address cannot be bound.
+   * is called or (with `handleSignals`, the default) SIGTERM/SIGINT
+   * arrives; stopping is graceful, as for `serveStdio()`. `onListening`
+   * receives the bound address (useful with `port: 0`). Rejects with an
+   * {@link McpError} if the address cannot be bound.
    * @param {{ port?: number, host?: string, path?: string, allowedHosts?: string[],
-   *   allowedOrigins?: string[], onListening?: (address: { host: string, port: number, url: string }) => void }} [options]
+   *   allowedOrigins?: string[], handleSignals?: boolean,
+   *   onListening?: (address: { host: string, port: number, url: string }) => void }} [options]
    * @returns {Promise<void>}
    */
   serveHttp(options = {}) {
-    const { onListening, ...http } = options;
+    const { onListening, handleSignals, ...http } = options;
     if (onListening !== undefined && typeof onListening !== 'function') {
       throw new TypeError('serveHttp(options): onListening must be a function');
     }
-    return this.#native.serveHttp(http, onListening);
+    return this.#untilSignal(this.#native.serveHttp(http, onListening), handleSignals);
+  }
+
+  /**
+   * While `serving` runs, SIGTERM and SIGINT call `close()`: signals belong
+   * to the JS side, so this is a `process.on` listener, added only for a
+   * signal the program does not already listen to, and removed when
+   * serving ends (the process then exits normally, status 0).
+   * @param {Promise<void>} serving
+   * @param {boolean | undefined} handleSignals
+   * @returns {Promise<void>}
+   */
+  #untilSignal(serving, handleSignals = true) {
+    if (!handleSignals) return serving;
+    const stop = () => this.close();
+    const installed = SHUTDOWN_SIGNALS.filter((signal) => process.listenerCount(signal) === 0);
+    for (const signal of installed) process.on(signal, stop);
+    const remove = () => {
+      for (const signal of installed) process.removeListener(signal, stop);
+    };
+    return serving.then(
+      (value) => {
+        remove();
+        return value;
+      },
+      (error) => {
+        remove();
+        throw error;
+      },
+    );
   }
 
   /**

@@ -88,11 +88,18 @@ impl ferromcp_server {
     }
 
     async fn serve_stdio(&self) -> Result<(), FfiError> {
+        let stop = CancellationToken::new();
+        let run = self.server.serve_stdio_until(stop.clone());
+        tokio::pin!(run);
         tokio::select! {
-            result = self.server.serve_stdio() => Ok(result?),
-            // Dropping the stdio future abandons requests still in flight:
-            // the caller asked to stop now, and stdin may never reach EOF.
-            requested = self.shutdown.requested() => Ok(requested.map_err(ferromcp_core::Error::from)?),
+            result = &mut run => Ok(result?),
+            requested = self.shutdown.requested() => {
+                // Core's graceful path: stop reading, end listen streams with
+                // their result, give requests in flight the grace period.
+                stop.cancel();
+                requested.map_err(ferromcp_core::Error::from)?;
+                Ok(run.await?)
+            }
         }
     }
 }
@@ -293,17 +300,22 @@ pub unsafe extern "C" fn ferromcp_server_add_tool_ex(
 
 /// Serves MCP over this process's stdin and stdout, blocking the calling
 /// thread until stdin reaches end of file (after answering the requests
-/// already read) or ferromcp_server_shutdown() is called (requests still
-/// running are then abandoned).
+/// already read) or ferromcp_server_shutdown() is called. Shutdown is
+/// graceful: no more input is read, open subscriptions/listen streams end
+/// with their completion result, and requests in flight get 10 seconds to
+/// finish before they are cancelled. At most 64 requests run at once and
+/// 256 answers wait to be written: while that is full, stdin is not read.
 ///
 /// While serving, stdout carries only MCP messages: the program must not
 /// print anything else to it (log to stderr).
 ///
 /// - `server`: the server, borrowed; it must stay alive until this returns.
 ///
-/// Returns FERROMCP_OK at end of input or on shutdown; FERROMCP_IO if stdin or
-/// stdout fails; FERROMCP_INVALID_STATE if the server is already serving or
-/// this is called from a ferromcp callback.
+/// Returns FERROMCP_OK at end of input or on shutdown;
+/// FERROMCP_CONNECTION_CLOSED if the client closed stdout (its session is
+/// over: a program would normally exit quietly); FERROMCP_IO if stdin or
+/// stdout fails otherwise; FERROMCP_INVALID_STATE if the server is already
+/// serving or this is called from a ferromcp callback.
 ///
 /// Threads: any thread the caller owns. One serve call per server at a time.
 ///
@@ -322,8 +334,9 @@ pub unsafe extern "C" fn ferromcp_server_serve_stdio(
 
 /// Serves MCP over Streamable HTTP at http://host:port/mcp, blocking the
 /// calling thread until ferromcp_server_shutdown() is called (from another
-/// thread or a signal handler). Requests whose response is being sent when
-/// shutdown is requested are allowed to finish.
+/// thread or a signal handler). Shutdown is graceful: no new connections
+/// are accepted, open subscriptions/listen streams end with their
+/// completion result, and requests in flight get 10 seconds to finish.
 ///
 /// - `server`: the server, borrowed; it must stay alive until this returns.
 /// - `host`: NUL-terminated address or host name to listen on, for example
@@ -405,15 +418,28 @@ pub unsafe extern "C" fn ferromcp_server_http_port(
     })
 }
 
-/// Asks the running serve call to return (HTTP: stop accepting connections
-/// and finish the responses in progress; stdio: stop reading). If no serve
-/// call is running, the next one returns at once. Requesting more than once
-/// before it takes effect is the same as requesting once.
+/// Asks the running serve call to return after a graceful shutdown (HTTP:
+/// stop accepting connections; stdio: stop reading; both: end listen
+/// streams with their completion result and give requests in flight 10
+/// seconds). If no serve call is running, the next one returns at once.
+/// Requesting more than once before it takes effect is the same as
+/// requesting once.
 ///
 /// - `server`: the server, borrowed.
 ///
 /// Threads: any thread. Async-signal-safe when `server` is not NULL: it may
 /// be called from a SIGINT/SIGTERM handler (it performs a single write(2)).
+/// The library installs no signal handler of its own: the host decides
+/// which signals stop the server, e.g.
+///
+/// ```c
+/// static ferromcp_server *g_server;
+/// static void on_signal(int signo) { (void)signo; ferromcp_server_shutdown(g_server); }
+/// // in main:
+/// struct sigaction action = {0};
+/// action.sa_handler = on_signal;
+/// sigaction(SIGTERM, &action, NULL);
+/// ```
 ///
 /// # Safety
 /// `server` is NULL or a live server.

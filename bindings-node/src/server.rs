@@ -146,20 +146,15 @@ impl JsServer {
     }
 
     /// Serves newline-delimited JSON-RPC on this process's stdin/stdout.
-    /// Resolves when stdin ends or `close()` is called; nothing but MCP is
-    /// written to stdout.
+    /// Resolves when stdin ends or `close()` is called (a graceful
+    /// shutdown: listen streams end with their completion result, requests
+    /// in flight get core's grace period); rejects with kind `"closed"`
+    /// when the client closes stdout. Nothing but MCP is written to stdout.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn serve_stdio<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
         let server = self.server.clone();
         let shutdown = self.shutdown.borrow().clone();
-        runtime::spawn_promise(env, async move {
-            tokio::select! {
-                served = server.serve_stdio() => served,
-                // Dropping the serve future stops reading and abandons the
-                // requests in flight, which is what closing means.
-                () = shutdown.cancelled() => Ok(()),
-            }
-        })
+        runtime::spawn_promise(env, async move { server.serve_stdio_until(shutdown).await })
     }
 
     /// Serves Streamable HTTP. Calls `onListening` once the socket is bound;

@@ -155,14 +155,10 @@ impl PyServer {
         let server = slf.get().server.clone();
         let stop = CancellationToken::new();
         let stopped = stop.clone();
-        // Core's stdio loop ends only at EOF; stopping drops it in place,
-        // which also abandons the requests still in flight.
-        let serve = async move {
-            tokio::select! {
-                result = server.serve_stdio() => result,
-                () = stopped.cancelled() => Ok(()),
-            }
-        };
+        // Stopping is core's graceful shutdown: no more input is read,
+        // listen streams end with their completion result, and requests in
+        // flight get core's grace period.
+        let serve = async move { server.serve_stdio_until(stopped).await };
         PyServing {
             inner: serving::spawn(serve, stop, None, on_finish),
         }

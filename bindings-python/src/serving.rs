@@ -19,8 +19,10 @@ use crate::error;
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
 
 /// How long a stop waits for the transport to wind down before giving the
-/// thread back to Python.
-pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
+/// thread back to Python: a little more than core's own grace period (10 s
+/// for requests in flight on either transport), so that requests core lets
+/// finish do finish.
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(12);
 
 #[derive(Default)]
 struct State {

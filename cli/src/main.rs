@@ -33,7 +33,8 @@ struct Target {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Show the server's supported versions, capabilities and identity (server/discover)
+    /// Show the server's supported versions, capabilities and identity
+    /// (server/discover; for a 2025-11-25-only server, its initialize result)
     Discover {
         #[command(flatten)]
         target: Target,
@@ -132,7 +133,27 @@ async fn run(command: Command) -> Result<(), Failure> {
     match command {
         Command::Discover { target } => {
             let client = connect(&target).await?;
-            print_json(&client.discover().await?)?;
+            let discovered = client.discover().await;
+            match (discovered, client.legacy_initialize_result()) {
+                (Ok(result), _) => print_json(&result)?,
+                // A legacy-only server has no `server/discover` ("Method not
+                // found"): say so, and show what it described itself with.
+                (Err(_), Some(initialized)) if client.is_legacy() == Some(true) => {
+                    let version = initialized
+                        .get("protocolVersion")
+                        .and_then(Value::as_str)
+                        .unwrap_or("2025-11-25");
+                    eprintln!(
+                        "ferromcp: the server speaks only {version} (no server/discover); \
+                         showing its initialize result"
+                    );
+                    print_json(&initialized)?;
+                }
+                (Err(e), _) => {
+                    client.close().await;
+                    return Err(e.into());
+                }
+            }
             client.close().await;
         }
         Command::Tools { target, json } => {

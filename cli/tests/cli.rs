@@ -167,6 +167,21 @@ fn calls_a_stdio_server_from_the_manifest() {
 }
 
 #[test]
+fn discover_against_a_legacy_only_server_says_so_and_shows_its_initialize_result() {
+    let command = "python3 tests/fixtures/legacy_stdio_server.py";
+    let out = ferromcp(&["discover", "--stdio", command]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "ferromcp: the server speaks only 2025-11-25 (no server/discover); showing its initialize result"
+    );
+    let result = stdout_json(&out);
+    assert_eq!(result["protocolVersion"], "2025-11-25");
+    assert_eq!(result["serverInfo"]["name"], "legacy-fixture");
+    assert_eq!(result["capabilities"], json!({"tools": {}}));
+}
+
+#[test]
 fn works_unchanged_against_a_legacy_server() {
     let command = "python3 tests/fixtures/legacy_stdio_server.py";
     let tools = ferromcp(&["tools", "--stdio", command]);

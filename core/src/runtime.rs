@@ -28,14 +28,15 @@ pub fn get() -> &'static Runtime {
 /// Keeps SIGPIPE from killing the host when a peer goes away.
 ///
 /// Every socket and pipe write happens on this runtime's threads (workers,
-/// and the blocking pool tokio writes stdout from). A write to a reset
+/// and the blocking pool) or on the stdio transport's stdout thread, which
+/// calls this itself (it may be started from a host thread). A write to a reset
 /// connection or a reader-less pipe raises SIGPIPE in the writing thread,
 /// and a C host keeps its default action, which ends the process (Rust,
 /// Python and Node set it to ignored). hyper writes with `writev`, which has
 /// no `MSG_NOSIGNAL`, so the signal is blocked on the threads that write:
 /// the write then fails with `EPIPE` and the signal stays pending on that
 /// thread, harmlessly. The host's own signal disposition is left alone.
-fn block_sigpipe() {
+pub(crate) fn block_sigpipe() {
     #[cfg(unix)]
     // SAFETY: the set is initialised by sigemptyset before use, and
     // pthread_sigmask only changes the calling thread's mask.

@@ -202,7 +202,7 @@ static void add_tool(void *userdata, const char *arguments_json, size_t argument
 
 static ferromcp_server *g_server = NULL;
 
-/* ferromcp_server_shutdown is async-signal-safe: serve_http then returns. */
+/* ferromcp_server_shutdown is async-signal-safe: the serve call then returns. */
 static void on_signal(int signo) {
     (void)signo;
     ferromcp_server_shutdown(g_server);
@@ -254,24 +254,29 @@ int main(int argc, char **argv) {
         return fail("adding the tools", status);
     }
 
+    /* SIGINT/SIGTERM: a graceful shutdown, on either transport. */
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
     if (port >= 0) {
-        struct sigaction action;
-        memset(&action, 0, sizeof action);
-        action.sa_handler = on_signal;
-        sigemptyset(&action.sa_mask);
-        sigaction(SIGINT, &action, NULL);
-        sigaction(SIGTERM, &action, NULL);
         fprintf(stderr, "echo-server-c: serving on http://127.0.0.1:%ld/mcp\n", port);
         status = ferromcp_server_serve_http(g_server, "127.0.0.1", (uint16_t)port);
     } else {
         status = ferromcp_server_serve_stdio(g_server);
     }
-    int exit_code = status == FERROMCP_OK ? 0 : fail("serving", status);
-    if (port >= 0) {
-        /* No handler may touch the server once it is freed. */
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+    int exit_code = 0;
+    if (status == FERROMCP_CONNECTION_CLOSED && port < 0) {
+        /* The client closed our stdout: its session is over. */
+        fprintf(stderr, "echo-server-c: the client closed stdout; stopped serving\n");
+    } else if (status != FERROMCP_OK) {
+        exit_code = fail("serving", status);
     }
+    /* No handler may touch the server once it is freed. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     ferromcp_server_free(g_server);
     return exit_code;
 }

@@ -61,8 +61,6 @@ if (args.length === 0) {
 } else if (args.length === 2 && args[0] === '--http') {
   const port = Number(args[1]);
   if (!Number.isInteger(port) || port < 0 || port > 65535) usage();
-  process.once('SIGINT', () => server.close());
-  process.once('SIGTERM', () => server.close());
   await server.serveHttp({
     port,
     onListening: ({ url }) => console.error(`ferromcp-echo listening on ${url}`),

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Literal, TypeVar, overload
 
@@ -18,6 +20,7 @@ from . import _native
 from ._json import json_default
 from ._native import Context, Serving
 from ._schema import JsonSchema, ToolSignature, tool_signature
+from .errors import ConnectionClosedError
 
 __all__ = ["Server", "Transport"]
 
@@ -27,8 +30,9 @@ stdin/stdout) or ``"http"`` (Streamable HTTP at ``http://host:port/mcp``)."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Seconds a cancelled serve() waits for the transport to wind down.
-_STOP_GRACE = 5.0
+# Seconds a cancelled serve() waits for the transport to wind down: a little
+# more than core's grace period (10 s) for requests in flight.
+_STOP_GRACE = 12.0
 
 
 class Server:
@@ -207,11 +211,18 @@ class Server:
         return self._native.tool_names()
 
     def run(self, transport: Transport = "stdio", *, host: str = "127.0.0.1", port: int = 8000) -> None:
-        """Serves until stdin ends (stdio) or Ctrl-C; blocks the calling thread.
+        """Serves until stdin ends (stdio), SIGTERM or Ctrl-C; blocks the calling thread.
 
         Async tools run on an asyncio loop that ``run`` starts when any tool
-        is async. Ctrl-C stops the server cleanly and returns. While serving
-        stdio, ``print`` output goes to stderr so stdout carries only MCP.
+        is async. SIGTERM and Ctrl-C (SIGINT) shut the server down
+        gracefully and return: no more input is read (stdio) or accepted
+        (HTTP), open ``subscriptions/listen`` streams end with their
+        completion result, and requests in flight get 10 seconds to finish
+        before they are cancelled. Called from the main thread, ``run``
+        handles SIGTERM itself unless the program installed its own
+        handler. If the client closes stdout, ``run`` prints one line to
+        stderr and returns. While serving stdio, ``print`` output goes to
+        stderr so stdout carries only MCP.
 
         ::
 
@@ -224,15 +235,38 @@ class Server:
         _check_transport(transport)
         try:
             if self._async_tools:
-                asyncio.run(self.serve(transport, host=host, port=port))
+                asyncio.run(self._serve_until_sigterm(transport, host, port))
                 return
-            with _stdout_reserved(transport):
+            with _sigterm_as_interrupt(), _stdout_reserved(transport):
                 if transport == "stdio":
                     self._native.serve_stdio()
                 else:
                     self._native.serve_http(host, port)
         except KeyboardInterrupt:
             pass
+        except ConnectionClosedError:
+            if transport != "stdio":
+                raise
+            print("ferromcp: the client closed stdout; stopped serving", file=sys.stderr)
+
+    async def _serve_until_sigterm(self, transport: Transport, host: str, port: int) -> None:
+        """:meth:`serve`, cancelled by SIGTERM as asyncio cancels it on Ctrl-C.
+
+        Cancelling only this task (not the loop) lets async tools still in
+        flight finish within the grace period.
+        """
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        handle = task is not None and _may_handle_sigterm()
+        if handle and task is not None:
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        try:
+            await self.serve(transport, host=host, port=port)
+        except asyncio.CancelledError:
+            pass  # serve() has shut down gracefully
+        finally:
+            if handle:
+                loop.remove_signal_handler(signal.SIGTERM)
 
     async def serve(self, transport: Transport = "stdio", *, host: str = "127.0.0.1", port: int = 8000) -> None:
         """Serves until stdin ends (stdio) or the task is cancelled.
@@ -288,6 +322,33 @@ class Server:
 def _check_transport(transport: str) -> None:
     if transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+
+
+def _may_handle_sigterm() -> bool:
+    """Signal handlers belong to the main thread and to the program: ferromcp
+    handles SIGTERM only on the main thread, and only if nobody else does."""
+    return threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) in (
+        signal.SIG_DFL,
+        None,
+    )
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Makes SIGTERM stop :meth:`Server.run` the way Ctrl-C does (see
+    :func:`_may_handle_sigterm` for when it does nothing)."""
+    if not _may_handle_sigterm():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager

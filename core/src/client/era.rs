@@ -30,6 +30,22 @@ impl Client {
             .map(|e| matches!(e, Era::Legacy { .. }))
     }
 
+    /// The result of the `initialize` handshake with a legacy (2025-11-25)
+    /// server: `protocolVersion`, `capabilities`, `serverInfo`, and
+    /// `instructions` if it sent any. `None` for a modern server or before
+    /// the first request.
+    ///
+    /// ```no_run
+    /// # async fn show(client: ferromcp::client::Client) {
+    /// if client.discover().await.is_err() && client.is_legacy() == Some(true) {
+    ///     println!("{:?}", client.legacy_initialize_result());
+    /// }
+    /// # }
+    /// ```
+    pub fn legacy_initialize_result(&self) -> Option<Map<String, Value>> {
+        read_unpoisoned(&self.shared.legacy_initialize).clone()
+    }
+
     /// The server's era, detected on first use (spec: versioning.mdx,
     /// "Backward Compatibility"): a modern probe; a result or a recognised
     /// modern error means modern; anything else, or no answer in time on
@@ -153,6 +169,9 @@ impl Client {
             .transport
             .notify(methods::NOTIFICATIONS_INITIALIZED, Map::new(), &version)
             .await?;
+        if let Value::Object(result) = result {
+            *write_unpoisoned(&self.shared.legacy_initialize) = Some(result);
+        }
         // Wait until the stream is open: a server may route its requests
         // there as soon as the next call starts.
         let _ = tokio::time::timeout(

@@ -106,6 +106,9 @@ struct ClientShared {
     era: RwLock<Option<Era>>,
     /// Serialises era detection so concurrent first calls probe once.
     detecting: tokio::sync::Mutex<()>,
+    /// What a legacy server answered to `initialize` (its only
+    /// self-description: there is no `server/discover` before 2026-07-28).
+    legacy_initialize: RwLock<Option<Map<String, Value>>>,
     protocol_version: RwLock<String>,
     next_id: AtomicI64,
     cache: cache::ResultCache,
@@ -194,6 +197,7 @@ impl Client {
                     _ => None,
                 }),
                 detecting: tokio::sync::Mutex::new(()),
+                legacy_initialize: RwLock::new(None),
                 options,
                 next_id: AtomicI64::new(1),
                 cache: cache::ResultCache::default(),

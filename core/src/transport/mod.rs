@@ -3,7 +3,11 @@
 //! Origin checks, SSE); protocol rules stay in [`crate::server`].
 
 pub mod http;
+mod run;
+mod stdin;
 pub mod stdio;
+
+pub use run::shutdown_on_signals;
 
 /// Default cap on one incoming message (stdio line or HTTP body): large
 /// enough for big tool arguments, small enough that one client cannot

@@ -5,7 +5,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -15,34 +15,136 @@ use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, RequestId, error_value};
 use crate::protocol::methods::NOTIFICATIONS_CANCELLED;
 use crate::rpc::{DuplicateId, InFlight, duplicate_id_error};
-use crate::server::Server;
+use crate::server::{NotificationSink, Server};
 use crate::{Error, McpError};
 
-/// How long requests still running at end of input may finish before they
-/// are cancelled: a client that writes its requests and closes stdin still
-/// gets its answers, and a stuck handler cannot keep the process alive.
-const DRAIN_GRACE: Duration = Duration::from_secs(10);
+/// Limits of the stdio transport. A client that stops reading its output
+/// must not make the server buffer without bound: once `max_in_flight`
+/// requests are running (or waiting for room in the output queue), no more
+/// input is read until one of them has queued its answer.
+///
+/// ```
+/// use ferromcp::transport::stdio::StdioOptions;
+///
+/// let options = StdioOptions { max_in_flight: 16, ..StdioOptions::default() };
+/// assert_eq!(options.max_queued, 256);
+/// ```
+#[derive(Debug, Clone)]
+pub struct StdioOptions {
+    /// Most requests served at once (open `subscriptions/listen` streams
+    /// included); reading stops while this many are running. Default 64.
+    /// In a 2025-11-25 session a request waiting for the client's answer
+    /// (elicitation, sampling, roots) keeps its slot, so a client should
+    /// not leave more than this many such requests waiting.
+    pub max_in_flight: usize,
+    /// Most answers waiting to be written while the client does not read;
+    /// a finished request waits (holding its in-flight slot) for room.
+    /// Default 256.
+    pub max_queued: usize,
+    /// How long requests still running at end of input or shutdown may
+    /// finish before they are cancelled, and how long their answers may
+    /// take to be written: a client that writes its requests and closes
+    /// stdin still gets its answers, and a stuck handler or a client that
+    /// never reads cannot keep the process alive. Default 10 s.
+    pub drain_grace: Duration,
+}
+
+impl Default for StdioOptions {
+    fn default() -> Self {
+        StdioOptions {
+            max_in_flight: 64,
+            max_queued: 256,
+            drain_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// How long the last chunk of answers may take to reach a reading client
+/// once the server is done.
+const FINAL_WRITE: Duration = Duration::from_secs(2);
 
 /// Requests being served: the token that cancels each, and whether it is
 /// a `subscriptions/listen`.
 type Running = Arc<InFlight<(CancellationToken, bool)>>;
 
+/// Where answers go: a bounded queue, so that a client that stops reading
+/// stops the server reading too. Notifications (progress, logs, listen
+/// events, a legacy session's requests) use the core's unbounded
+/// [`NotificationSink`]; they come only from requests in flight, which are
+/// bounded.
+type Answers = mpsc::Sender<Value>;
+
 impl Server {
     /// Serves on this process's stdin/stdout until stdin reaches EOF.
+    /// [`Server::run_stdio`] also stops gracefully on SIGTERM/SIGINT.
     pub async fn serve_stdio(&self) -> Result<(), Error> {
-        serve(self.clone(), tokio::io::stdin(), tokio::io::stdout()).await
+        self.serve_stdio_with(StdioOptions::default(), CancellationToken::new())
+            .await
     }
 
     /// Serves on stdin/stdout until stdin reaches EOF or `shutdown` is
-    /// cancelled; requests in flight are given time to finish either way.
+    /// cancelled; requests in flight are given time to finish either way,
+    /// and on shutdown open `subscriptions/listen` streams end with their
+    /// completion result.
     pub async fn serve_stdio_until(&self, shutdown: CancellationToken) -> Result<(), Error> {
-        serve_until(
+        self.serve_stdio_with(StdioOptions::default(), shutdown)
+            .await
+    }
+
+    /// [`Server::serve_stdio_until`] with explicit limits.
+    ///
+    /// ```no_run
+    /// # async fn run(server: ferromcp::server::Server) -> Result<(), ferromcp::Error> {
+    /// use ferromcp::transport::stdio::StdioOptions;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// let options = StdioOptions { max_in_flight: 8, ..StdioOptions::default() };
+    /// server.serve_stdio_with(options, CancellationToken::new()).await
+    /// # }
+    /// ```
+    pub async fn serve_stdio_with(
+        &self,
+        options: StdioOptions,
+        shutdown: CancellationToken,
+    ) -> Result<(), Error> {
+        // Not `tokio::io::stdin()`/`stdout()`: see `transport::stdin`.
+        let stdin = super::stdin::stdin()?;
+        let (stdout, mut written) = super::stdin::stdout()?;
+        let output_gone = shutdown.child_token();
+        let serve = serve_inner(
             self.clone(),
-            tokio::io::stdin(),
-            tokio::io::stdout(),
+            stdin,
+            stdout,
+            options,
             shutdown,
-        )
-        .await
+            output_gone.clone(),
+        );
+        tokio::pin!(serve);
+        let served = tokio::select! {
+            served = &mut serve => served,
+            // The thread ended first: stdout failed (the client closed it).
+            // The server may not write again for a long time, so tell it.
+            ended = &mut written => {
+                let failed = ended.unwrap_or(true);
+                if failed {
+                    output_gone.cancel();
+                }
+                return match serve.await {
+                    Ok(()) if failed => Err(Error::Closed),
+                    other => other,
+                };
+            }
+        };
+        // The last answers (at most one 64 KiB chunk) may still be on their
+        // way to stdout: let them out, unless the client does not read them.
+        match tokio::time::timeout(FINAL_WRITE, written).await {
+            Ok(Ok(true)) if served.is_ok() => Err(Error::Closed),
+            Ok(_) => served,
+            Err(_) => {
+                tracing::warn!("stdout is not being read; leaving its last bytes unwritten");
+                served
+            }
+        }
     }
 }
 
@@ -57,7 +159,8 @@ where
 }
 
 /// [`serve`], also stopping when `shutdown` is cancelled: no more input is
-/// read, and requests in flight get the same grace period as at EOF.
+/// read, open `subscriptions/listen` streams end with their completion
+/// result, and requests in flight get the same grace period as at EOF.
 pub async fn serve_until<R, W>(
     server: Server,
     reader: R,
@@ -68,9 +171,60 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_with(server, reader, writer, StdioOptions::default(), shutdown).await
+}
+
+/// [`serve_until`] with explicit [`StdioOptions`].
+///
+/// Returns [`Error::Closed`] when the client closes its end of `writer`
+/// (a broken pipe): input is then no longer read, even if still open, and
+/// requests in flight are cancelled.
+pub async fn serve_with<R, W>(
+    server: Server,
+    reader: R,
+    writer: W,
+    options: StdioOptions,
+    shutdown: CancellationToken,
+) -> Result<(), Error>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let output_gone = shutdown.child_token();
+    serve_inner(server, reader, writer, options, shutdown, output_gone).await
+}
+
+/// [`serve_with`], also ending as if `writer` had failed when `output_gone`
+/// (a child of `shutdown`) is cancelled: the process's stdout is written by
+/// a thread, which is the one to see the client go.
+async fn serve_inner<R, W>(
+    server: Server,
+    reader: R,
+    writer: W,
+    options: StdioOptions,
+    shutdown: CancellationToken,
+    output_gone: CancellationToken,
+) -> Result<(), Error>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Value>();
+    let (answers, answers_rx) = mpsc::channel::<Value>(options.max_queued.max(1));
+    let slots = Arc::new(Semaphore::new(options.max_in_flight.max(1)));
     let writer_done = CancellationToken::new();
-    let writer_task = tokio::spawn(write_messages(writer, out_rx, writer_done.clone()));
+    let writer_done_rx = writer_done.clone();
+    // Cancelled by `shutdown`, or when stdout fails: a client that closed
+    // its end of the pipe is gone, and nothing more is worth reading.
+    let stop = output_gone;
+    let output_failed = stop.clone();
+    let mut writer_task = tokio::spawn(async move {
+        let written = write_messages(writer, answers_rx, out_rx, writer_done_rx).await;
+        if written.is_err() {
+            output_failed.cancel();
+        }
+        written
+    });
     let in_flight: Running = Arc::default();
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
@@ -79,37 +233,72 @@ where
     // process then speaks 2025-11-25 to it.
     let mut legacy: Option<Arc<Session>> = None;
 
-    loop {
+    'serve: loop {
         line.clear();
         let read = tokio::select! {
             read = read_line_bounded(&mut reader, &mut line, DEFAULT_MAX_MESSAGE_BYTES) => read,
-            _ = shutdown.cancelled() => break,
+            _ = stop.cancelled() => break,
         };
-        match read {
+        let bytes = match read {
             Ok(LineRead::Eof) => break,
             Ok(LineRead::TooLong) => {
                 let error = McpError::new(
                     codes::INVALID_REQUEST,
                     format!("message exceeds the {DEFAULT_MAX_MESSAGE_BYTES}-byte limit"),
                 );
-                let _ = out_tx.send(error_value(None, &error));
-                continue;
+                Line::Reply(error_value(None, &error))
             }
-            Ok(LineRead::Line) => {}
+            Ok(LineRead::Line) => {
+                let bytes = line.trim_ascii();
+                if bytes.is_empty() {
+                    continue;
+                }
+                match Message::from_slice(bytes) {
+                    Ok(message) => Line::Message(message),
+                    Err(e) => Line::Reply(error_value(e.id.as_ref(), &e.error)),
+                }
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "reading stdin failed; stopping");
                 break;
             }
-        }
-        let bytes = line.trim_ascii();
-        if bytes.is_empty() {
-            continue;
-        }
+        };
         while tasks.try_join_next().is_some() {}
-        match &legacy {
-            Some(session) => handle_legacy_line(&server, session, bytes, &out_tx, &mut tasks),
-            None => {
-                legacy = handle_line(&server, bytes, &out_tx, &in_flight, &mut tasks);
+        let reply = match bytes {
+            Line::Reply(reply) => Some(reply),
+            Line::Message(message) => {
+                // A request takes a slot before it runs; while none is free
+                // nothing more is read (back-pressure on the client).
+                let slot = match &message {
+                    Message::Request(_) => tokio::select! {
+                        slot = slots.clone().acquire_owned() => match slot {
+                            Ok(slot) => Some(slot),
+                            Err(_) => break 'serve,
+                        },
+                        _ = stop.cancelled() => break 'serve,
+                    },
+                    _ => None,
+                };
+                let lane = Lane {
+                    server: &server,
+                    notes: &out_tx,
+                    answers: &answers,
+                    tasks: &mut tasks,
+                };
+                match &legacy {
+                    Some(session) => lane.legacy(session, message, slot),
+                    None => {
+                        let (session, reply) = lane.modern(message, &in_flight, slot);
+                        legacy = session;
+                        reply
+                    }
+                }
+            }
+        };
+        if let Some(reply) = reply {
+            tokio::select! {
+                _ = answers.send(reply) => {}
+                _ = stop.cancelled() => break,
             }
         }
     }
@@ -117,184 +306,214 @@ where
         session.close();
     }
 
-    // The client is gone: its subscriptions end now, while ordinary requests
-    // get a grace period to deliver answers it may still read.
-    in_flight.cancel_where(|(_, is_listen)| *is_listen);
-    let drained = tokio::time::timeout(DRAIN_GRACE, async {
+    if shutdown.is_cancelled() {
+        // The server is going away but the client is still there: its
+        // subscriptions end with the spec's completion result.
+        server.close_subscriptions();
+    } else if stop.is_cancelled() {
+        // Nobody reads the answers any more: cancel everything now.
+        in_flight.cancel_where(|_| true);
+    } else {
+        // The client is gone: its subscriptions end now, while ordinary
+        // requests get a grace period to deliver answers it may still read.
+        in_flight.cancel_where(|(_, is_listen)| *is_listen);
+    }
+    let drained = tokio::time::timeout(options.drain_grace, async {
         while tasks.join_next().await.is_some() {}
     })
     .await;
     if drained.is_err() {
         in_flight.cancel_where(|_| true);
+        // A task may be waiting for room in the output queue, which a
+        // client that does not read never makes: abort rather than wait.
+        tasks.abort_all();
         while tasks.join_next().await.is_some() {}
     }
     drop(out_tx);
+    drop(answers);
     // A host may still hold a request context (and with it a sender) after
     // its request ended; the writer must not wait for those to go away.
     writer_done.cancel();
-    writer_task
-        .await
-        .map_err(|e| Error::Protocol(format!("stdio writer task failed: {e}")))??;
+    match tokio::time::timeout(options.drain_grace, &mut writer_task).await {
+        Ok(joined) => {
+            match joined.map_err(|e| Error::Protocol(format!("stdio writer task failed: {e}")))? {
+                Ok(()) => {}
+                // The client closed its end of our output: the session is
+                // over, which hosts report as such rather than as an I/O
+                // failure (a binding ends quietly on it).
+                Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                    tracing::info!("the client closed the server's output; stopping");
+                    return Err(Error::Closed);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(_) => {
+            tracing::warn!("the client did not read its last answers; dropping them");
+            writer_task.abort();
+        }
+    }
     Ok(())
 }
 
-/// Handles one line of a 2026-07-28 connection; returns the session when
-/// the line was a legacy `initialize` that turned the connection legacy.
-fn handle_line(
-    server: &Server,
-    bytes: &[u8],
-    out: &mpsc::UnboundedSender<Value>,
-    in_flight: &Running,
-    tasks: &mut JoinSet<()>,
-) -> Option<Arc<Session>> {
-    let message = match Message::from_slice(bytes) {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = out.send(error_value(e.id.as_ref(), &e.error));
-            return None;
+/// One line of input: a message to handle, or an error to answer at once.
+enum Line {
+    Message(Message),
+    Reply(Value),
+}
+
+/// What handling a message needs from the serve loop.
+struct Lane<'a> {
+    server: &'a Server,
+    notes: &'a NotificationSink,
+    answers: &'a Answers,
+    tasks: &'a mut JoinSet<()>,
+}
+
+impl Lane<'_> {
+    /// Handles one message of a 2026-07-28 connection; returns the session
+    /// when it was a legacy `initialize` that turned the connection legacy,
+    /// and the answer to send at once, if any.
+    fn modern(
+        self,
+        message: Message,
+        in_flight: &Running,
+        slot: Option<OwnedSemaphorePermit>,
+    ) -> (Option<Arc<Session>>, Option<Value>) {
+        if let Message::Request(request) = &message
+            && legacy::is_legacy_initialize(request)
+        {
+            return match legacy::initialize(self.server, request, "stdio".into()) {
+                Ok(init) => {
+                    init.session.set_standalone(Some(self.notes.clone()));
+                    init.session.forward_events(self.server);
+                    (Some(init.session), Some(init.message))
+                }
+                Err(message) => (None, Some(message)),
+            };
         }
-    };
-    if let Message::Request(request) = &message
-        && legacy::is_legacy_initialize(request)
-    {
-        return match legacy::initialize(server, request, "stdio".into()) {
-            Ok(init) => {
-                init.session.set_standalone(Some(out.clone()));
-                init.session.forward_events(server);
-                let _ = out.send(init.message);
-                Some(init.session)
+        (None, self.handle_modern(message, in_flight, slot))
+    }
+
+    fn legacy(
+        self,
+        session: &Arc<Session>,
+        message: Message,
+        slot: Option<OwnedSemaphorePermit>,
+    ) -> Option<Value> {
+        match message {
+            Message::Request(request) => {
+                let server = self.server.clone();
+                let session = session.clone();
+                let notes = self.notes.clone();
+                let answers = self.answers.clone();
+                self.tasks.spawn(async move {
+                    let cancel = CancellationToken::new();
+                    let run = legacy::handle_request(
+                        &server,
+                        &session,
+                        request,
+                        cancel.clone(),
+                        Some(notes),
+                        None,
+                    );
+                    tokio::select! {
+                        reply = run => {
+                            if !cancel.is_cancelled() {
+                                let _ = answers.send(reply).await;
+                            }
+                        }
+                        _ = cancel.cancelled() => {}
+                    }
+                    // The slot is freed once the answer is queued.
+                    drop(slot);
+                });
             }
-            Err(message) => {
-                let _ = out.send(message);
+            Message::Notification(note) => {
+                legacy::handle_notification(session, &note.method, note.params.as_ref());
+            }
+            Message::Response(response) => {
+                if let Some(id) = response.id {
+                    session.deliver_response(&id, response.outcome);
+                }
+            }
+        }
+        None
+    }
+
+    fn handle_modern(
+        self,
+        message: Message,
+        in_flight: &Running,
+        slot: Option<OwnedSemaphorePermit>,
+    ) -> Option<Value> {
+        match message {
+            Message::Request(request) => {
+                let prepared = match self.server.prepare(request) {
+                    Ok(p) => p,
+                    Err(rejection) => return Some(rejection.to_message()),
+                };
+                if let Err(rejection) = self.server.admit(&prepared) {
+                    return Some(rejection.to_message());
+                }
+                let id = prepared.request.id.clone();
+                let cancel = CancellationToken::new();
+                let mut tracked =
+                    match in_flight.track(id.clone(), (cancel.clone(), prepared.is_listen())) {
+                        Ok(tracked) => tracked,
+                        Err(DuplicateId(_)) => {
+                            return Some(error_value(Some(&id), &duplicate_id_error(&id)));
+                        }
+                    };
+                let server = self.server.clone();
+                let notes = self.notes.clone();
+                let answers = self.answers.clone();
+                self.tasks.spawn(async move {
+                    let run = server.execute(prepared, cancel.clone(), Some(notes));
+                    tokio::select! {
+                        reply = run => {
+                            // Nothing may be sent for a cancelled request.
+                            let was_cancelled = cancel.is_cancelled();
+                            // The request is over: work its handler left running
+                            // must not send notifications after the response
+                            // (progress MUST stop after completion), as on HTTP
+                            // where the finished response drops the token's guard.
+                            cancel.cancel();
+                            // Free the id before answering: a client may reuse
+                            // it as soon as it reads the response.
+                            tracked.release();
+                            if !was_cancelled {
+                                let _ = answers.send(reply.message.into_value()).await;
+                            }
+                        }
+                        _ = cancel.cancelled() => {}
+                    }
+                    // The slot is freed once the answer is queued, and
+                    // `tracked` drops here, freeing the id of a cancelled
+                    // request.
+                    drop(slot);
+                });
                 None
             }
-        };
-    }
-    handle_modern(server, message, out, in_flight, tasks);
-    None
-}
-
-fn handle_legacy_line(
-    server: &Server,
-    session: &Arc<Session>,
-    bytes: &[u8],
-    out: &mpsc::UnboundedSender<Value>,
-    tasks: &mut JoinSet<()>,
-) {
-    let message = match Message::from_slice(bytes) {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = out.send(error_value(e.id.as_ref(), &e.error));
-            return;
-        }
-    };
-    match message {
-        Message::Request(request) => {
-            let server = server.clone();
-            let session = session.clone();
-            let out = out.clone();
-            tasks.spawn(async move {
-                let cancel = CancellationToken::new();
-                let run = legacy::handle_request(
-                    &server,
-                    &session,
-                    request,
-                    cancel.clone(),
-                    Some(out.clone()),
-                    None,
-                );
-                tokio::select! {
-                    reply = run => {
-                        if !cancel.is_cancelled() {
-                            let _ = out.send(reply);
-                        }
+            Message::Notification(notification) => {
+                if notification.method == NOTIFICATIONS_CANCELLED {
+                    let id = notification
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.get("requestId"))
+                        .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+                    if let Some(id) = id {
+                        in_flight.cancel(&id);
                     }
-                    _ = cancel.cancelled() => {}
                 }
-            });
-        }
-        Message::Notification(note) => {
-            legacy::handle_notification(session, &note.method, note.params.as_ref());
-        }
-        Message::Response(response) => {
-            if let Some(id) = response.id {
-                session.deliver_response(&id, response.outcome);
+                None
             }
-        }
-    }
-}
-
-fn handle_modern(
-    server: &Server,
-    message: Message,
-    out: &mpsc::UnboundedSender<Value>,
-    in_flight: &Running,
-    tasks: &mut JoinSet<()>,
-) {
-    match message {
-        Message::Request(request) => {
-            let prepared = match server.prepare(request) {
-                Ok(p) => p,
-                Err(rejection) => {
-                    let _ = out.send(rejection.to_message());
-                    return;
-                }
-            };
-            if let Err(rejection) = server.admit(&prepared) {
-                let _ = out.send(rejection.to_message());
-                return;
+            Message::Response(_) => {
+                // The 2026-07-28 server sends no requests, so a response cannot
+                // answer anything; ignoring it keeps the stream usable.
+                tracing::debug!("ignoring a JSON-RPC response sent to the server");
+                None
             }
-            let id = prepared.request.id.clone();
-            let cancel = CancellationToken::new();
-            let mut tracked =
-                match in_flight.track(id.clone(), (cancel.clone(), prepared.is_listen())) {
-                    Ok(tracked) => tracked,
-                    Err(DuplicateId(_)) => {
-                        let _ = out.send(error_value(Some(&id), &duplicate_id_error(&id)));
-                        return;
-                    }
-                };
-            let server = server.clone();
-            let out = out.clone();
-            tasks.spawn(async move {
-                let run = server.execute(prepared, cancel.clone(), Some(out.clone()));
-                tokio::select! {
-                    reply = run => {
-                        // Nothing may be sent for a cancelled request.
-                        let was_cancelled = cancel.is_cancelled();
-                        // The request is over: work its handler left running
-                        // must not send notifications after the response
-                        // (progress MUST stop after completion), as on HTTP
-                        // where the finished response drops the token's guard.
-                        cancel.cancel();
-                        // Free the id before answering: a client may reuse
-                        // it as soon as it reads the response.
-                        tracked.release();
-                        if !was_cancelled {
-                            let _ = out.send(reply.message.into_value());
-                        }
-                    }
-                    _ = cancel.cancelled() => {}
-                }
-                // `tracked` drops here, freeing the id of a cancelled request.
-            });
-        }
-        Message::Notification(notification) => {
-            if notification.method == NOTIFICATIONS_CANCELLED {
-                let id = notification
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.get("requestId"))
-                    .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
-                if let Some(id) = id {
-                    in_flight.cancel(&id);
-                }
-            }
-        }
-        Message::Response(_) => {
-            // The 2026-07-28 server sends no requests, so a response cannot
-            // answer anything; ignoring it keeps the stream usable.
-            tracing::debug!("ignoring a JSON-RPC response sent to the server");
         }
     }
 }
@@ -348,36 +567,61 @@ pub(crate) async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
     }
 }
 
-/// Writes queued messages, one per line, flushing whenever the queue runs dry
-/// so a burst costs one flush rather than one per message.
+/// Writes queued messages, one per line, flushing whenever both queues run
+/// dry so a burst costs one flush rather than one per message.
+///
+/// A request's notifications (progress, logs) go out before its answer: its
+/// task queued them before the answer, so they are in `notes` by the time
+/// the answer is received, and are written first.
 async fn write_messages<W: AsyncWrite + Unpin>(
     writer: W,
-    mut rx: mpsc::UnboundedReceiver<Value>,
+    mut answers: mpsc::Receiver<Value>,
+    mut notes: mpsc::UnboundedReceiver<Value>,
     done: CancellationToken,
 ) -> Result<(), Error> {
     let mut writer = BufWriter::with_capacity(64 * 1024, writer);
     let mut buf = Vec::with_capacity(4096);
     loop {
-        let message = tokio::select! {
+        let answer = tokio::select! {
             biased;
-            message = rx.recv() => match message {
-                Some(m) => m,
-                None => break,
-            },
+            Some(note) = notes.recv() => {
+                write_line(&mut writer, &mut buf, &note).await?;
+                None
+            }
+            Some(answer) = answers.recv() => Some(answer),
             // Everything queued so far is still written below.
-            _ = done.cancelled() => match rx.try_recv() {
-                Ok(m) => m,
-                Err(_) => break,
-            },
+            _ = done.cancelled() => {
+                while let Ok(note) = notes.try_recv() {
+                    write_line(&mut writer, &mut buf, &note).await?;
+                }
+                while let Ok(answer) = answers.try_recv() {
+                    write_line(&mut writer, &mut buf, &answer).await?;
+                }
+                break;
+            }
         };
-        buf.clear();
-        serde_json::to_writer(&mut buf, &message)?;
-        buf.push(b'\n');
-        writer.write_all(&buf).await?;
-        if rx.is_empty() {
+        if let Some(answer) = answer {
+            while let Ok(note) = notes.try_recv() {
+                write_line(&mut writer, &mut buf, &note).await?;
+            }
+            write_line(&mut writer, &mut buf, &answer).await?;
+        }
+        if notes.is_empty() && answers.is_empty() {
             writer.flush().await?;
         }
     }
     writer.flush().await?;
+    Ok(())
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(
+    writer: &mut BufWriter<W>,
+    buf: &mut Vec<u8>,
+    message: &Value,
+) -> Result<(), Error> {
+    buf.clear();
+    serde_json::to_writer(&mut *buf, message)?;
+    buf.push(b'\n');
+    writer.write_all(buf).await?;
     Ok(())
 }

@@ -59,10 +59,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = build_server()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
-        [] => server.serve_stdio().await?,
+        [] => match server.run_stdio().await {
+            // The client closed our stdout: its session is over.
+            Err(ferromcp::Error::Closed) => {
+                eprintln!("echo-server: the client closed stdout; stopped")
+            }
+            served => served?,
+        },
         [flag, port] if flag == "--http" => {
             let port: u16 = port.parse().map_err(|_| format!("invalid port {port:?}"))?;
-            server.serve_http(HttpOptions::localhost(port)).await?
+            server.run_http(HttpOptions::localhost(port)).await?
         }
         _ => return Err("usage: echo-server [--http PORT]".into()),
     }

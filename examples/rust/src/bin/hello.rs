@@ -17,6 +17,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // The server validated the arguments against the schema: `text` is a string.
         |_ctx, args: Value| async move { Ok(ToolOutput::Value(args["text"].clone())) },
     )?;
-    server.serve_stdio().await?;
+    // Until stdin ends, SIGTERM or Ctrl-C (a graceful shutdown).
+    server.run_stdio().await?;
     Ok(())
 }
