@@ -90,7 +90,7 @@ pub(crate) fn initialize(
 }
 
 /// Runs one request of an established session and returns its response.
-pub(crate) async fn handle_request(
+async fn handle_request(
     server: &Server,
     session: &Arc<Session>,
     request: Request,

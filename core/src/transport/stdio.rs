@@ -408,22 +408,19 @@ impl Lane<'_> {
                 let notes = self.notes.clone();
                 let answers = self.answers.clone();
                 self.tasks.spawn(async move {
-                    let cancel = CancellationToken::new();
-                    let run = legacy::handle_request(
+                    // A cancelled request is stopped and answers nothing:
+                    // the rule every transport shares.
+                    let reply = legacy::answer_request(
                         &server,
                         &session,
                         request,
-                        cancel.clone(),
+                        CancellationToken::new(),
                         Some(notes),
                         None,
-                    );
-                    tokio::select! {
-                        reply = run => {
-                            if !cancel.is_cancelled() {
-                                let _ = answers.send(reply).await;
-                            }
-                        }
-                        _ = cancel.cancelled() => {}
+                    )
+                    .await;
+                    if let Some(reply) = reply {
+                        let _ = answers.send(reply).await;
                     }
                     // The slot is freed once the answer is queued.
                     drop(slot);
