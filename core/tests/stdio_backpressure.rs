@@ -204,3 +204,83 @@ async fn a_client_that_closes_the_output_ends_the_session_as_closed() {
     assert!(matches!(ended, Err(ferromcp::Error::Closed)), "{ended:?}");
     drop(to_server);
 }
+
+/// Progress notifications emitted while the client does not read.
+const PROGRESS_REPORTS: usize = 100_000;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_for_a_client_that_stops_reading_are_bounded_and_the_answer_still_arrives() {
+    let finished = Arc::new(tokio::sync::Notify::new());
+    let server = server_with(ServerOptions::default());
+    let done = finished.clone();
+    server
+        .add_tool(
+            Tool::new("chatty", json!({"type": "object"})),
+            move |ctx: RequestContext, _args: Value| {
+                let done = done.clone();
+                async move {
+                    let mut sent = 0;
+                    for i in 0..PROGRESS_REPORTS {
+                        if ctx.progress(i as f64, Some(PROGRESS_REPORTS as f64), None) {
+                            sent += 1;
+                        }
+                    }
+                    done.notify_one();
+                    Ok(ToolOutput::text(format!("sent {sent}")))
+                }
+            },
+        )
+        .unwrap();
+    let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
+    let (server_out, from_server) = tokio::io::duplex(4 * 1024);
+    let serving = tokio::spawn(serve_with(
+        server,
+        server_in,
+        server_out,
+        StdioOptions::default(),
+        CancellationToken::new(),
+    ));
+    let mut call = request(1, "tools/call", json!({"name": "chatty", "arguments": {}}));
+    call["params"]["_meta"]["progressToken"] = json!("p");
+    let mut line = call.to_string();
+    line.push('\n');
+    to_server.write_all(line.as_bytes()).await.unwrap();
+    // The handler reports 100,000 times while nobody reads the output.
+    tokio::time::timeout(TIMEOUT, finished.notified())
+        .await
+        .expect("the handler is not held up by a client that does not read");
+
+    // Reading now: what waited is bounded by the notification queue and the
+    // writer's buffers (about 64 KiB + 4 KiB of ~120-byte lines), not by what
+    // the handler emitted, and the answer still comes.
+    let mut lines = BufReader::new(from_server).lines();
+    let mut progress = 0;
+    let answer = loop {
+        let line = tokio::time::timeout(TIMEOUT, lines.next_line())
+            .await
+            .expect("the output keeps coming once the client reads")
+            .unwrap()
+            .expect("the server keeps its output open");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["method"] == "notifications/progress" {
+            progress += 1;
+        } else {
+            break message;
+        }
+    };
+    assert!(
+        progress < 3_000,
+        "{progress} progress notifications were queued for a client that was not reading"
+    );
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        format!("sent {progress}"),
+        "the handler is told which reports were sent: {answer}"
+    );
+    drop(to_server);
+    tokio::time::timeout(TIMEOUT, serving)
+        .await
+        .expect("the server exits at end of input")
+        .unwrap()
+        .unwrap();
+}

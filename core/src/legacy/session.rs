@@ -158,7 +158,8 @@ impl Session {
                 if let Some(note) = note
                     && let Some(sink) = lock_unpoisoned(&session.standalone).as_ref()
                 {
-                    let _ = sink.send(note);
+                    // Dropped while the client's GET stream is not read.
+                    let _ = sink.try_send(note);
                 }
             }
         });
@@ -219,7 +220,7 @@ impl LiveRequester for Session {
         // standalone channel.
         let standalone = lock_unpoisoned(&self.standalone).clone();
         let sent = match sink.or(standalone.as_ref()) {
-            Some(sink) => sink.send(message).is_ok(),
+            Some(sink) => sink.try_send(message).is_ok(),
             None => false,
         };
         if !sent {

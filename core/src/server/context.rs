@@ -85,7 +85,22 @@ pub struct RequestMeta {
 
 /// Where request-scoped notifications go: the stdio writer, or the HTTP
 /// request's own SSE stream.
-pub(crate) type NotificationSink = mpsc::UnboundedSender<Value>;
+///
+/// Bounded, so a client that stops reading cannot make the server queue
+/// without limit: once [`NOTIFICATION_QUEUE`] messages wait, progress and
+/// log notifications are dropped (they only report on work that goes on),
+/// while a `subscriptions/listen` stream waits for room, and its events
+/// channel lagging behind then turns into one catch-up batch.
+pub(crate) type NotificationSink = mpsc::Sender<Value>;
+
+/// Most notifications (and, on the legacy wire, requests to the client)
+/// waiting for one sink's reader.
+pub(crate) const NOTIFICATION_QUEUE: usize = 1024;
+
+/// A notification sink and its reader.
+pub(crate) fn notification_channel() -> (NotificationSink, mpsc::Receiver<Value>) {
+    mpsc::channel(NOTIFICATION_QUEUE)
+}
 
 /// A live channel for server-to-client requests (the legacy 2025-11-25
 /// wire, where the server asks mid-call and waits for the answer).
@@ -236,7 +251,9 @@ impl RequestContext {
     }
 
     /// Sends `notifications/progress`, if the request asked for progress.
-    /// Returns whether a notification was sent.
+    /// Returns whether a notification was sent: not when the client is so
+    /// far behind reading that 1,024 messages already wait for it (progress
+    /// reports on work that goes on, so a late one is not worth queueing).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
         let Some(token) = &self.inner.meta.progress_token else {
             return false;
@@ -254,7 +271,8 @@ impl RequestContext {
     }
 
     /// Sends `notifications/message` when the request's `logLevel` admits
-    /// `level`; a request without a log level gets no log messages.
+    /// `level`; a request without a log level gets no log messages. Like
+    /// progress, dropped while the client is 1,024 messages behind.
     pub fn log(&self, level: LogLevel, data: Value, logger: Option<&str>) -> bool {
         match self.inner.meta.log_level {
             Some(min) if level >= min => {}
@@ -385,7 +403,24 @@ impl RequestContext {
             return false;
         }
         match &self.inner.sink {
-            Some(sink) => sink.send(notification_value(method, Some(&params))).is_ok(),
+            Some(sink) => sink
+                .try_send(notification_value(method, Some(&params)))
+                .is_ok(),
+            None => false,
+        }
+    }
+
+    /// Like [`RequestContext::notify`], but waits for room while the reader
+    /// is behind instead of dropping the notification.
+    pub(crate) async fn notify_waiting(&self, method: &str, params: Map<String, Value>) -> bool {
+        if self.is_cancelled() {
+            return false;
+        }
+        match &self.inner.sink {
+            Some(sink) => sink
+                .send(notification_value(method, Some(&params)))
+                .await
+                .is_ok(),
             None => false,
         }
     }

@@ -23,7 +23,7 @@ mod validation;
 /// What [`RequestContext::ask`] asks for; defined with the method table in
 /// [`crate::protocol`] and named here too because handlers use it.
 pub use crate::protocol::InputKind;
-pub(crate) use context::{LiveRequester, NotificationSink};
+pub(crate) use context::{LiveRequester, NotificationSink, notification_channel};
 pub use context::{LogLevel, RequestContext, RequestMeta};
 pub(crate) use dispatch::Era;
 pub(crate) use dispatch::{Prepared, Rejection};

@@ -170,23 +170,36 @@ pub(crate) async fn listen(
     let id = serde_json::to_value(ctx.request_id()).unwrap_or(Value::Null);
     let mut ack = Map::new();
     ack.insert("notifications".into(), filter.to_value());
-    ctx.notify(
+    let acknowledged = ctx.notify_waiting(
         methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
         with_subscription(ack, &id),
     );
-    loop {
+    // Biased: with room, the acknowledgement goes out even on a server
+    // that is already closing (the stream then ends at once after it).
+    tokio::select! {
+        biased;
+        _ = acknowledged => {}
+        _ = closing.cancelled() => {}
+    }
+    'serve: loop {
         let event = tokio::select! {
             event = events.recv() => event,
-            _ = closing.cancelled() => break,
+            _ = closing.cancelled() => break 'serve,
         };
         let batch = match event {
             Ok(event) => vec![event],
             Err(broadcast::error::RecvError::Lagged(_)) => filter.everything(),
-            Err(broadcast::error::RecvError::Closed) => break,
+            Err(broadcast::error::RecvError::Closed) => break 'serve,
         };
         for event in batch {
             if let Some((method, params)) = filter.admit(&event) {
-                ctx.notify(method, with_subscription(params, &id));
+                // Waits while the client is not reading; meanwhile the
+                // events channel may lag, which sends a catch-up batch.
+                tokio::select! {
+                    biased;
+                    _ = ctx.notify_waiting(method, with_subscription(params, &id)) => {}
+                    _ = closing.cancelled() => break 'serve,
+                }
             }
         }
     }

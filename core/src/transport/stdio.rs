@@ -15,7 +15,7 @@ use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, RequestId, error_value};
 use crate::protocol::methods::NOTIFICATIONS_CANCELLED;
 use crate::rpc::{DuplicateId, InFlight, duplicate_id_error};
-use crate::server::{NotificationSink, Server};
+use crate::server::{NotificationSink, Server, notification_channel};
 use crate::{Error, McpError};
 
 /// Limits of the stdio transport. A client that stops reading its output
@@ -69,9 +69,9 @@ type Running = Arc<InFlight<(CancellationToken, bool)>>;
 
 /// Where answers go: a bounded queue, so that a client that stops reading
 /// stops the server reading too. Notifications (progress, logs, listen
-/// events, a legacy session's requests) use the core's unbounded
-/// [`NotificationSink`]; they come only from requests in flight, which are
-/// bounded.
+/// events, a legacy session's requests) use the core's bounded
+/// [`NotificationSink`], which drops progress and logs while full and holds
+/// listen streams back.
 type Answers = mpsc::Sender<Value>;
 
 impl Server {
@@ -209,7 +209,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<Value>();
+    let (out_tx, out_rx) = notification_channel();
     let (answers, answers_rx) = mpsc::channel::<Value>(options.max_queued.max(1));
     let slots = Arc::new(Semaphore::new(options.max_in_flight.max(1)));
     let writer_done = CancellationToken::new();
@@ -573,7 +573,7 @@ pub(crate) async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
 async fn write_messages<W: AsyncWrite + Unpin>(
     writer: W,
     mut answers: mpsc::Receiver<Value>,
-    mut notes: mpsc::UnboundedReceiver<Value>,
+    mut notes: mpsc::Receiver<Value>,
     done: CancellationToken,
 ) -> Result<(), Error> {
     let mut writer = BufWriter::with_capacity(64 * 1024, writer);

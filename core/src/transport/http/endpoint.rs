@@ -8,7 +8,6 @@ use bytes::Bytes;
 use http::header::{self, HeaderValue};
 use http::{Method, Response, StatusCode};
 use hyper::body::Incoming;
-use serde_json::Value;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -25,7 +24,10 @@ use crate::legacy::SessionStore;
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::Message;
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
-use crate::server::{Prepared, Server};
+use crate::server::{Prepared, Server, notification_channel};
+
+/// Frames of one SSE response waiting for the client to read them.
+const SSE_FRAME_QUEUE: usize = 64;
 
 /// What every connection of one listener shares.
 pub(super) struct Endpoint {
@@ -147,7 +149,7 @@ impl Endpoint {
         // If hyper drops this future (the connection ended) the guard
         // cancels the handler.
         let guard = cancel.clone().drop_guard();
-        let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
+        let (note_tx, mut note_rx) = notification_channel();
         let server = self.server.clone();
         let run_cancel = cancel.clone();
         // Boxed and owning its server handle, so it can move into a task if
@@ -175,9 +177,10 @@ impl Endpoint {
                         return json_response(status, &reply.message);
                     }
                     frames.push(sse_event(&reply.message));
-                    let (frame_tx, frame_rx) = mpsc::unbounded_channel::<Bytes>();
+                    // Room for exactly these frames: nothing follows them.
+                    let (frame_tx, frame_rx) = mpsc::channel::<Bytes>(frames.len());
                     for frame in frames {
-                        let _ = frame_tx.send(frame);
+                        let _ = frame_tx.try_send(frame);
                     }
                     return sse_response(frame_rx, guard);
                 }
@@ -194,8 +197,11 @@ impl Endpoint {
         };
         // Switch to SSE: the rest of the work continues in a task that feeds
         // the response body; dropping the body cancels it.
-        let (frame_tx, frame_rx) = mpsc::unbounded_channel::<Bytes>();
-        let _ = frame_tx.send(sse_event(&first_note));
+        // Bounded: while the client does not read, the feeder below waits,
+        // the handler's notification sink fills, and the server holds back
+        // instead of queueing.
+        let (frame_tx, frame_rx) = mpsc::channel::<Bytes>(SSE_FRAME_QUEUE);
+        let _ = frame_tx.try_send(sse_event(&first_note));
         let task_cancel = cancel.clone();
         let period = self.options.keep_alive.max(Duration::from_millis(10));
         let owned_run = async move {
@@ -206,17 +212,22 @@ impl Endpoint {
                 tokio::select! {
                     biased;
                     note = note_rx.recv(), if notes_open => match note {
-                        Some(note) => { let _ = frame_tx.send(sse_event(&note)); }
+                        Some(note) => {
+                            if frame_tx.send(sse_event(&note)).await.is_err() {
+                                break;
+                            }
+                        }
                         None => notes_open = false,
                     },
                     reply = &mut run => {
                         while let Ok(note) = note_rx.try_recv() {
-                            let _ = frame_tx.send(sse_event(&note));
+                            let _ = frame_tx.send(sse_event(&note)).await;
                         }
-                        let _ = frame_tx.send(sse_event(&reply.message));
+                        let _ = frame_tx.send(sse_event(&reply.message)).await;
                         break;
                     }
-                    _ = keep_alive.tick() => { let _ = frame_tx.send(Bytes::from_static(b":\n\n")); }
+                    // A keep-alive is only worth sending when there is room.
+                    _ = keep_alive.tick() => { let _ = frame_tx.try_send(Bytes::from_static(b":\n\n")); }
                     _ = task_cancel.cancelled() => break,
                     _ = peer_gone.cancelled() => {
                         task_cancel.cancel();

@@ -7,7 +7,6 @@
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderValue};
 use http::{Response, StatusCode};
-use serde_json::Value;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +20,7 @@ use crate::legacy::{self, Refused, Session, SessionStore};
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, Request, error_value};
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
+use crate::server::notification_channel;
 
 fn session_not_found() -> Response<McpBody> {
     jsonrpc_error(
@@ -100,7 +100,7 @@ impl Endpoint {
                 ),
             );
         }
-        let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
+        let (note_tx, mut note_rx) = notification_channel();
         session.set_standalone(Some(note_tx));
         let (frame_tx, frame_rx) = mpsc::unbounded_channel::<Bytes>();
         let period = self.options.keep_alive.max(Duration::from_millis(10));
@@ -153,7 +153,7 @@ impl Endpoint {
     /// the answer becomes a resumable SSE stream.
     async fn legacy_request(&self, session: Arc<Session>, request: Request) -> Response<McpBody> {
         let cancel = CancellationToken::new();
-        let (note_tx, mut note_rx) = mpsc::unbounded_channel::<Value>();
+        let (note_tx, mut note_rx) = notification_channel();
         let log = session.streams.open();
         // The handler may end the connection (not the stream) to make the
         // client poll; before anything was streamed that first opens the
