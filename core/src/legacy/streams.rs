@@ -5,7 +5,8 @@
 //! stream's log, so a client whose connection closed (or was closed by the
 //! server to make it poll) can reconnect with `GET` + `Last-Event-ID` and
 //! receive what it missed, then the rest live. Logs are bounded per stream
-//! and per session.
+//! and per session, and so is what waits for a connection: a client that
+//! falls a whole log behind is disconnected and resumes from the log.
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -26,7 +27,7 @@ pub(crate) const RETRY_MS: u64 = 500;
 struct LogState {
     events: VecDeque<(u64, Bytes)>,
     next_seq: u64,
-    attached: Option<mpsc::UnboundedSender<Bytes>>,
+    attached: Option<mpsc::Sender<Bytes>>,
     finished: bool,
 }
 
@@ -49,8 +50,11 @@ impl StreamLog {
             state.events.pop_front();
         }
         state.events.push_back((seq, event.clone()));
+        // A connection whose client has not read a log's worth of events
+        // (or that closed) is let go: its client resumes from the log with
+        // `Last-Event-ID`, so nothing kept is lost and nothing piles up.
         if let Some(tx) = &state.attached
-            && tx.send(event).is_err()
+            && tx.try_send(event).is_err()
         {
             state.attached = None;
         }
@@ -58,8 +62,8 @@ impl StreamLog {
 
     /// Opens the stream on a new connection: the priming event (an id and
     /// empty data, with the reconnection delay), then whatever follows.
-    pub(crate) fn start(&self) -> mpsc::UnboundedReceiver<Bytes> {
-        let (tx, rx) = mpsc::unbounded_channel();
+    pub(crate) fn start(&self) -> mpsc::Receiver<Bytes> {
+        let (tx, rx) = connection_channel();
         let mut state = lock_unpoisoned(&self.state);
         state.attached = Some(tx);
         self.record(&mut state, &format!("retry: {RETRY_MS}\ndata: "));
@@ -88,12 +92,13 @@ impl StreamLog {
 
     /// Reattaches a connection after event `seq`: replays what followed,
     /// then continues live unless the stream already finished.
-    pub(crate) fn resume_after(&self, seq: u64) -> mpsc::UnboundedReceiver<Bytes> {
-        let (tx, rx) = mpsc::unbounded_channel();
+    pub(crate) fn resume_after(&self, seq: u64) -> mpsc::Receiver<Bytes> {
+        let (tx, rx) = connection_channel();
         let mut state = lock_unpoisoned(&self.state);
         for (s, event) in &state.events {
             if *s > seq {
-                let _ = tx.send(event.clone());
+                // Room for the whole log: a replay always fits.
+                let _ = tx.try_send(event.clone());
             }
         }
         if !state.finished {
@@ -101,6 +106,11 @@ impl StreamLog {
         }
         rx
     }
+}
+
+/// A connection's queue: a whole log fits, and one event more.
+fn connection_channel() -> (mpsc::Sender<Bytes>, mpsc::Receiver<Bytes>) {
+    mpsc::channel(MAX_EVENTS_PER_STREAM + 1)
 }
 
 /// The resumable streams of one session.
@@ -148,7 +158,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn drain(rx: &mut mpsc::UnboundedReceiver<Bytes>) -> Vec<String> {
+    fn drain(rx: &mut mpsc::Receiver<Bytes>) -> Vec<String> {
         let mut out = Vec::new();
         while let Ok(b) = rx.try_recv() {
             out.push(String::from_utf8_lossy(&b).into_owned());
@@ -176,5 +186,39 @@ mod tests {
         assert!(replay[0].contains("\"n\":2") && replay[1].contains("\"n\":3"));
         assert!(streams.find("9_0").is_none());
         assert!(streams.find("garbage").is_none());
+    }
+
+    #[test]
+    fn a_connection_a_whole_log_behind_is_let_go_and_resumes_from_the_log() {
+        let streams = Streams::default();
+        let log = streams.open();
+        let mut unread = log.start();
+        for n in 0..3 * MAX_EVENTS_PER_STREAM {
+            log.push(&json!({ "n": n }));
+        }
+        // What waited for the connection is bounded, and the connection
+        // was let go (its queue ends) instead of growing.
+        let seen = drain(&mut unread);
+        assert!(seen.len() <= MAX_EVENTS_PER_STREAM + 1, "{}", seen.len());
+        assert!(unread.try_recv().is_err() && unread.is_closed());
+        // The client resumes after the last event it got; the log still
+        // holds the newest events.
+        let last = seen.last().unwrap();
+        let id = last
+            .strip_prefix("id: ")
+            .unwrap()
+            .split('\n')
+            .next()
+            .unwrap();
+        let (found, seq) = streams.find(id).unwrap();
+        let mut resumed = found.resume_after(seq);
+        let replay = drain(&mut resumed);
+        assert!(!replay.is_empty());
+        assert!(
+            replay
+                .last()
+                .unwrap()
+                .contains(&format!("\"n\":{}", 3 * MAX_EVENTS_PER_STREAM - 1))
+        );
     }
 }

@@ -89,39 +89,12 @@ pub(super) fn sse_event(message: &(impl serde::Serialize + ?Sized)) -> Bytes {
 /// The response body: a complete buffer, or an SSE stream fed by a task.
 pub(super) enum McpBody {
     Full(Option<Bytes>),
+    /// Frames from a bounded queue: a feeder waits while the client does
+    /// not read, so nothing piles up here.
     Stream {
-        frames: Frames,
+        frames: mpsc::Receiver<Bytes>,
         _cancel_on_drop: DropGuard,
     },
-}
-
-/// Where an SSE body's frames come from. A 2026-07-28 request's stream is
-/// bounded: its feeder waits while the client does not read. A legacy
-/// session's streams are logs kept for resumption and stay unbounded.
-pub(super) enum Frames {
-    Bounded(mpsc::Receiver<Bytes>),
-    Unbounded(mpsc::UnboundedReceiver<Bytes>),
-}
-
-impl Frames {
-    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
-        match self {
-            Frames::Bounded(rx) => rx.poll_recv(cx),
-            Frames::Unbounded(rx) => rx.poll_recv(cx),
-        }
-    }
-}
-
-impl From<mpsc::Receiver<Bytes>> for Frames {
-    fn from(rx: mpsc::Receiver<Bytes>) -> Self {
-        Frames::Bounded(rx)
-    }
-}
-
-impl From<mpsc::UnboundedReceiver<Bytes>> for Frames {
-    fn from(rx: mpsc::UnboundedReceiver<Bytes>) -> Self {
-        Frames::Unbounded(rx)
-    }
 }
 
 impl Body for McpBody {
@@ -202,9 +175,9 @@ pub(super) fn rejection_response(rejection: Rejection) -> Response<McpBody> {
 }
 
 /// An SSE response fed from `frames`; dropping the body drops `guard`.
-pub(super) fn sse_response(frames: impl Into<Frames>, guard: DropGuard) -> Response<McpBody> {
+pub(super) fn sse_response(frames: mpsc::Receiver<Bytes>, guard: DropGuard) -> Response<McpBody> {
     let mut response = Response::new(McpBody::Stream {
-        frames: frames.into(),
+        frames,
         _cancel_on_drop: guard,
     });
     let headers = response.headers_mut();

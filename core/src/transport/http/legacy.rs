@@ -102,7 +102,9 @@ impl Endpoint {
         }
         let (note_tx, mut note_rx) = notification_channel();
         session.set_standalone(Some(note_tx));
-        let (frame_tx, frame_rx) = mpsc::unbounded_channel::<Bytes>();
+        // Bounded: while the client does not read, this feeder waits and
+        // the session's sink fills (and then drops) instead of queueing here.
+        let (frame_tx, frame_rx) = mpsc::channel::<Bytes>(64);
         let period = self.options.keep_alive.max(Duration::from_millis(10));
         let closed = session.closed.clone();
         tokio::spawn(async move {
@@ -117,7 +119,7 @@ impl Endpoint {
                     _ = keep_alive.tick() => Bytes::from_static(b":\n\n"),
                     _ = closed.cancelled() => break,
                 };
-                if frame_tx.send(frame).is_err() {
+                if frame_tx.send(frame).await.is_err() {
                     break;
                 }
             }
