@@ -269,13 +269,15 @@ pub async fn send(addr: SocketAddr, req: Request<Full<Bytes>>) -> Option<Answer>
 }
 
 /// Checks what every answer of the endpoint must satisfy: a JSON error
-/// status carries a JSON-RPC error body.
+/// status carries a JSON-RPC error body, and the only server-side status is
+/// 503 for a full session table (the harness caps it at 32 sessions).
 pub fn check_answer(answer: &Answer) {
     let json = answer
         .headers
         .get(http::header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if json && answer.status.is_client_error() {
+    let error_status = answer.status.is_client_error() || answer.status.is_server_error();
+    if json && error_status {
         let value: Value = serde_json::from_slice(&answer.body)
             .unwrap_or_else(|e| panic!("a {} answer that is not JSON: {e}", answer.status));
         assert!(
@@ -285,7 +287,8 @@ pub fn check_answer(answer: &Answer) {
         );
     }
     assert!(
-        !answer.status.is_server_error(),
+        !answer.status.is_server_error()
+            || (json && answer.status == StatusCode::SERVICE_UNAVAILABLE),
         "the endpoint answered {}",
         answer.status
     );
