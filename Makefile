@@ -1,6 +1,6 @@
 # The one entry point. `make demo` (the first result: builds only what the
 # demo runs), `make build` (RELEASE=1 for optimised builds), `make lint`,
-# `make test`, `make conformance`, `make bench`.
+# `make test`, `make conformance`, `make bench`, `make fuzz`, `make soak`.
 # Everything installs itself: Rust crates via cargo, a project-local venv
 # (.venv) with the pinned Python tools, npm packages from the lock files,
 # Node 22 for the conformance suite.
@@ -53,7 +53,7 @@ export CARGO_TERM_COLOR ?= never
 export PYO3_BUILD_EXTENSION_MODULE := 1
 
 .PHONY: all build cargo-build build-rust test test-rust test-readme lint lint-rust lint-python \
-	lint-node demo conformance bench clean
+	lint-node demo conformance bench fuzz soak clean
 
 all: build
 
@@ -113,6 +113,46 @@ conformance: build
 	bash scripts/conformance.sh
 
 include bench/bench.mk
+
+# Fuzzing (cargo-fuzz, libFuzzer; needs the nightly toolchain, and installs
+# cargo-fuzz when it is missing): each target of fuzz/ for FUZZ_SECONDS,
+# starting from the checked-in corpus fuzz/corpus/<target>/. What the fuzzer
+# learns goes to the git-ignored fuzz/target/corpus/<target>/, so the
+# checked-in corpus stays small; a crash stops the run and leaves its input
+# in fuzz/artifacts/<target>/. FUZZ_TARGETS picks some of them.
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS ?= jsonrpc http_request client_sse uri_template request_state legacy_session
+
+fuzz:
+	@cargo +nightly fuzz --version >/dev/null 2>&1 || cargo +nightly install cargo-fuzz --locked
+	cd fuzz && cargo +nightly fuzz build
+	@summary=""; \
+	for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/target/corpus/$$t; \
+		log=fuzz/target/fuzz-$$t.log; \
+		echo "make fuzz: $$t for $(FUZZ_SECONDS) s"; \
+		(cd fuzz && cargo +nightly fuzz run $$t target/corpus/$$t corpus/$$t -- \
+			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1) \
+			> $$log 2>&1; \
+		status=$$?; \
+		execs=$$(grep -o 'stat::number_of_executed_units: *[0-9]*' $$log | grep -o '[0-9]*$$'); \
+		if [ $$status -ne 0 ]; then \
+			tail -n 40 $$log; \
+			echo "make fuzz: $$t FAILED (log: $$log)" >&2; exit 1; \
+		fi; \
+		summary="$$summary$$t: $${execs:-?} executions, no crash"$$'\n'; \
+	done; \
+	printf 'make fuzz: all targets passed\n%s' "$$summary"
+
+# Soak: every echo server of examples/manifest.json (Rust, Python, Node, C;
+# HTTP and stdio) under the benchmark's load for SOAK_SECONDS each; fails if
+# a server's RSS or open descriptors grow after warm-up (bench/src/soak.rs).
+# Builds everything optimised first, as `make bench` does.
+SOAK_SECONDS ?= 60
+
+soak: bench-tools
+	$(MAKE) --no-print-directory build RELEASE=1
+	target/release/mcp-bench soak --duration $(SOAK_SECONDS) --log-dir target/soak-logs
 
 clean:
 	cargo clean

@@ -10,6 +10,7 @@ pub mod http;
 pub mod proc;
 pub mod report;
 pub mod runner;
+pub mod soak;
 pub mod stats;
 pub mod stdio;
 pub mod wire;

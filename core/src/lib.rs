@@ -33,6 +33,9 @@
 
 pub mod client;
 mod error;
+// Entry points for the fuzz targets in fuzz/: not API (see the module).
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host_threads;
 pub mod legacy;
 pub mod protocol;

@@ -6,15 +6,20 @@
 //!     mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
 //!     mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS…
 //!     mcp-bench cold  [--times N] -- CMD ARGS…
+//!     mcp-bench soak  [--duration SECS] [--warmup SECS] [--concurrency N] [--only rust,c]
+//!                     [--transports http,stdio] [--manifest FILE] [--root DIR] [--log-dir DIR]
 //!
 //! `run` measures every server of bench/servers.json and writes
 //! bench/results/latest.{json,md}; BENCH_SHORT=1 is the same as --short.
+//! `soak` drives every echo server of examples/manifest.json and fails if its
+//! memory or descriptors grow after warm-up (see `ferromcp_bench::soak`).
 
 use ferromcp_bench::config;
 use ferromcp_bench::http::{self, Endpoint};
 use ferromcp_bench::proc::{self, Launch};
 use ferromcp_bench::report::{self, Machine, Report};
 use ferromcp_bench::runner::{self, Plan};
+use ferromcp_bench::soak;
 use ferromcp_bench::stdio::{self, StdioServer, Stop};
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
@@ -27,7 +32,9 @@ const USAGE: &str = "usage:
                   [--generator-cpu N] [--server-cpu N] [--strict]
   mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
   mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS...
-  mcp-bench cold  [--times N] -- CMD ARGS...";
+  mcp-bench cold  [--times N] -- CMD ARGS...
+  mcp-bench soak  [--duration SECS] [--warmup SECS] [--concurrency N] [--only rust,c]
+                  [--transports http,stdio] [--manifest FILE] [--root DIR] [--log-dir DIR]";
 
 /// Options as `--name value` pairs and flags, then the words after `--`.
 struct Args {
@@ -225,6 +232,73 @@ fn cmd_cold(args: &Args) -> Result<ExitCode, String> {
     })
 }
 
+fn cmd_soak(args: &Args) -> Result<ExitCode, String> {
+    args.reject_unknown(&[
+        "--duration",
+        "--warmup",
+        "--concurrency",
+        "--only",
+        "--transports",
+        "--manifest",
+        "--root",
+        "--log-dir",
+    ])?;
+    let root = match args.value("--root") {
+        Some(r) => PathBuf::from(r),
+        None => std::env::current_dir().map_err(|e| e.to_string())?,
+    };
+    let manifest = args
+        .value("--manifest")
+        .map_or_else(|| root.join("examples/manifest.json"), PathBuf::from);
+    let mut subjects = soak::subjects(&manifest)?;
+    if let Some(only) = args.value("--only") {
+        let wanted: Vec<&str> = only.split(',').map(str::trim).collect();
+        subjects.retain(|s| wanted.contains(&s.language.as_str()));
+    }
+    if let Some(transports) = args.value("--transports") {
+        let wanted: Vec<&str> = transports.split(',').map(str::trim).collect();
+        subjects.retain(|s| wanted.contains(&s.transport.as_str()));
+    }
+    if subjects.is_empty() {
+        return Err("soak: no echo server selected".into());
+    }
+    let duration: f64 = args.number("--duration", 60.0)?;
+    // A quarter of the run by default: long enough for allocators, JITs
+    // and caches to reach their working size.
+    let warmup: f64 = args.number("--warmup", duration / 4.0)?;
+    if !(warmup >= 0.0 && warmup < duration) {
+        return Err("--warmup must be shorter than --duration".into());
+    }
+    let log_dir = args.value("--log-dir").map(PathBuf::from);
+    if let Some(dir) = &log_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let plan = soak::Plan {
+        root,
+        duration: Duration::from_secs_f64(duration),
+        warmup: Duration::from_secs_f64(warmup),
+        concurrency: args.number("--concurrency", 8)?,
+        tolerance: soak::Tolerance::default(),
+        log_dir,
+    };
+    let rt = runtime()?;
+    let mut outcomes = Vec::new();
+    for subject in &subjects {
+        eprintln!(
+            "mcp-bench soak: {} {} for {duration} s (warm-up {warmup} s)",
+            subject.language, subject.transport
+        );
+        outcomes.push(rt.block_on(soak::soak(&plan, subject)));
+    }
+    println!("{}", soak::table(&outcomes));
+    Ok(if outcomes.iter().all(soak::Outcome::passed) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
     args.reject_unknown(&[
         "--short",
@@ -395,6 +469,7 @@ fn main() -> ExitCode {
             "http" => cmd_http(&args),
             "stdio" => cmd_stdio(&args),
             "cold" => cmd_cold(&args),
+            "soak" => cmd_soak(&args),
             _ => Err(format!("unknown command {sub}")),
         }
     });

@@ -85,7 +85,8 @@ impl UriTemplate {
     /// Matches a URI, returning the variables (strings) on success.
     pub fn matches(&self, uri: &str) -> Option<Map<String, Value>> {
         let mut vars = Map::new();
-        if match_parts(&self.parts, uri, &mut vars) {
+        let mut budget = MATCH_BUDGET;
+        if match_parts(&self.parts, uri, &mut vars, &mut budget) {
             Some(vars)
         } else {
             None
@@ -98,18 +99,29 @@ fn stops_simple(c: char) -> bool {
     matches!(c, '/' | '?' | '#' | '&' | '=' | ',' | '.' | ';')
 }
 
-fn match_parts(parts: &[Part], uri: &str, vars: &mut Map<String, Value>) -> bool {
+/// How many candidate splits one match may try. Backtracking over adjacent
+/// expressions is polynomial in the URI's length (to the power of their
+/// number), and the URI comes from the client: past this, the URI does not
+/// match. Ordinary templates need one try per expression.
+const MATCH_BUDGET: usize = 10_000;
+
+fn match_parts(
+    parts: &[Part],
+    uri: &str,
+    vars: &mut Map<String, Value>,
+    budget: &mut usize,
+) -> bool {
     let Some((first, rest)) = parts.split_first() else {
         return uri.is_empty();
     };
     match first {
         Part::Literal(lit) => match uri.strip_prefix(lit.as_str()) {
-            Some(remaining) => match_parts(rest, remaining, vars),
+            Some(remaining) => match_parts(rest, remaining, vars, budget),
             None => false,
         },
         Part::Expr { op, vars: names } => match op {
-            Some('?') | Some('&') => match_query(names, *op, rest, uri, vars),
-            _ => match_expansion(*op, names, rest, uri, vars),
+            Some('?') | Some('&') => match_query(names, *op, rest, uri, vars, budget),
+            _ => match_expansion(*op, names, rest, uri, vars, budget),
         },
     }
 }
@@ -120,6 +132,7 @@ fn match_expansion(
     rest: &[Part],
     uri: &str,
     vars: &mut Map<String, Value>,
+    budget: &mut usize,
 ) -> bool {
     let (prefix, separator) = match op {
         None | Some('+') => ("", ','),
@@ -154,12 +167,25 @@ fn match_expansion(
         if !body_and_rest.is_char_boundary(end) {
             continue;
         }
+        // Only ends where what follows can start: the end of the URI when
+        // nothing follows, an occurrence of the next literal. Checked before
+        // the costly part (copying and decoding).
+        let after = &body_and_rest[end..];
+        match rest.first() {
+            None if !after.is_empty() => continue,
+            Some(Part::Literal(lit)) if !after.starts_with(lit.as_str()) => continue,
+            _ => {}
+        }
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
         let body = &body_and_rest[..end];
         let mut candidate = vars.clone();
         if !assign(names, body, separator, op == Some(';'), &mut candidate) {
             continue;
         }
-        if match_parts(rest, &body_and_rest[end..], &mut candidate) {
+        if match_parts(rest, after, &mut candidate, budget) {
             *vars = candidate;
             return true;
         }
@@ -206,11 +232,12 @@ fn match_query(
     rest: &[Part],
     uri: &str,
     vars: &mut Map<String, Value>,
+    budget: &mut usize,
 ) -> bool {
     let lead = if op == Some('?') { '?' } else { '&' };
     let Some(after) = uri.strip_prefix(lead) else {
         // every query variable may be undefined
-        return match_parts(rest, uri, vars);
+        return match_parts(rest, uri, vars, budget);
     };
     let end = after.find('#').unwrap_or(after.len());
     let mut candidate = vars.clone();
@@ -220,7 +247,7 @@ fn match_query(
             candidate.insert(k.to_owned(), Value::String(percent_decode(v)));
         }
     }
-    if match_parts(rest, &after[end..], &mut candidate) {
+    if match_parts(rest, &after[end..], &mut candidate, budget) {
         *vars = candidate;
         true
     } else {
@@ -323,5 +350,33 @@ mod tests {
         assert_eq!(m("a://fixed", "a://fixed2"), None);
         assert!(UriTemplate::parse("a://{x").is_err());
         assert!(UriTemplate::parse("a://{}").is_err());
+    }
+
+    /// Found by `make fuzz` (uri_template): matching backtracked over every
+    /// split of the URI, cloning and decoding at each, so a long URI from a
+    /// client against adjacent expressions or an expression before a
+    /// literal took polynomial (in the number of expressions) time: this
+    /// test did not finish before the fix.
+    #[test]
+    fn long_uris_that_do_not_match_end_quickly() {
+        let long = "a".repeat(4000);
+        assert_eq!(m("x://{a}{b}{c}{d}/end", &format!("x://{long}/nope")), None);
+        assert_eq!(
+            m(
+                "file:///{+path}.md",
+                &format!("file:///{}x", ".md".repeat(2000))
+            ),
+            None
+        );
+        assert_eq!(m("x://{+a}{+b}{+c}z", &format!("x://{long}")), None);
+        // what still matches after the fix
+        let t = UriTemplate::parse("file:///{+path}.md").unwrap();
+        assert_eq!(t.matches("file:///a.md/b.md").unwrap()["path"], "a.md/b");
+        let t = UriTemplate::parse("x://{a}{b}/end").unwrap();
+        let vars = t.matches("x://abc/end").unwrap();
+        assert_eq!(
+            (vars["a"].as_str(), vars["b"].as_str()),
+            (Some("ab"), Some("c"))
+        );
     }
 }
