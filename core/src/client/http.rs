@@ -42,6 +42,11 @@ struct HttpInner {
 /// At most this many reconnections to resume one legacy SSE stream.
 const MAX_RESUMES: usize = 8;
 
+/// The shortest wait before reconnecting, whatever `retry` the server sent:
+/// a server saying `retry: 0` and ending its streams at once must not turn
+/// the client into a tight reconnect loop.
+const MIN_RECONNECT_MS: u64 = 100;
+
 impl HttpTransport {
     pub(crate) fn new(
         url: &str,
@@ -235,7 +240,10 @@ impl HttpInner {
                     }
                 }
             }
-            tokio::time::sleep(std::time::Duration::from_millis(retry)).await;
+            tokio::time::sleep(std::time::Duration::from_millis(
+                retry.max(MIN_RECONNECT_MS),
+            ))
+            .await;
         }
     }
 
@@ -452,7 +460,7 @@ impl ResponseReader<'_> {
                 break;
             };
             tokio::time::sleep(std::time::Duration::from_millis(
-                self.retry_ms.unwrap_or(1000),
+                self.retry_ms.unwrap_or(1000).max(MIN_RECONNECT_MS),
             ))
             .await;
             let request = self
