@@ -11,7 +11,7 @@
 //! requests costs one wake-up.
 //!
 //! Handlers may still block (sleep, wait on a socket). A watcher thread
-//! looks at the queue every [`STALL`] while jobs run; when queued jobs saw
+//! looks at the queue every `STALL` (2 ms) while jobs run; when queued jobs saw
 //! no job start for that long, it wakes or starts another thread. A blocked
 //! handler therefore delays the others by at most about that long, and a
 //! pool grows, up to its maximum, only while handlers block.

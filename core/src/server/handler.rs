@@ -15,7 +15,7 @@ pub use crate::BoxFuture;
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolOutput {
     /// A plain return value; the server turns it into a `CallToolResult`
-    /// (see [`super::tool_result`] for the rules).
+    /// (see `server/tool_result.rs` for the rules).
     Value(Value),
     /// A complete `CallToolResult` object, sent as is (plus `resultType`).
     Result(Map<String, Value>),

@@ -10,7 +10,7 @@
 //!
 //! | kind | a host may return |
 //! |------|-------------------|
-//! | tool ([`ToolOutput`]) | any JSON value (rules in [`super::tool_result`]) |
+//! | tool ([`ToolOutput`]) | any JSON value (rules in `server/tool_result.rs`) |
 //! | resource ([`ResourceOutput`]) | a string; one contents item (`{uri, text\|blob, mimeType?}`); a list of them; `{"contents": [...]}` |
 //! | prompt ([`PromptOutput`]) | a string (one user message); one `PromptMessage`; a list of them; a full `GetPromptResult` (`{"messages": [...]}`) |
 //! | completion ([`CompletionOutput`]) | a list of strings; `{"values": [...], "total"?, "hasMore"?}` |
@@ -114,7 +114,7 @@ impl FromHost for ToolOutput {
     const KIND: &'static str = "tool";
 
     /// Any value: core turns it into a `CallToolResult` by the rules in
-    /// [`super::tool_result`] when the call is answered.
+    /// `server/tool_result.rs` when the call is answered.
     fn from_host(value: Value) -> Result<Self, OutputError> {
         Ok(ToolOutput::Value(value))
     }
