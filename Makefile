@@ -88,6 +88,8 @@ lint: lint-rust lint-python lint-node
 lint-rust:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	# Doc comments are API documentation: broken or private links fail.
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --profile test
 
 test-rust: build
 	cargo test --workspace $(CARGO_PROFILE_FLAG)

@@ -1,13 +1,15 @@
 //! mcp-bench: the load generator and benchmark driver.
 //!
-//!     mcp-bench run   [--short] [--rounds N] [--phase SECS] [--only a,b] [--config FILE]
-//!                     [--manifest FILE] [--root DIR] [--out DIR] [--no-pin]
-//!                     [--generator-cpu N] [--server-cpu N] [--strict]
-//!     mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
-//!     mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS…
-//!     mcp-bench cold  [--times N] -- CMD ARGS…
-//!     mcp-bench soak  [--duration SECS] [--warmup SECS] [--concurrency N] [--only rust,c]
-//!                     [--transports http,stdio] [--manifest FILE] [--root DIR] [--log-dir DIR]
+//! ```text
+//! mcp-bench run   [--short] [--rounds N] [--phase SECS] [--only a,b] [--config FILE]
+//!                 [--manifest FILE] [--root DIR] [--out DIR] [--no-pin]
+//!                 [--generator-cpu N] [--server-cpu N] [--strict]
+//! mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
+//! mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS…
+//! mcp-bench cold  [--times N] -- CMD ARGS…
+//! mcp-bench soak  [--duration SECS] [--warmup SECS] [--concurrency N] [--only rust,c]
+//!                 [--transports http,stdio] [--manifest FILE] [--root DIR] [--log-dir DIR]
+//! ```
 //!
 //! `run` measures every server of bench/servers.json and writes
 //! bench/results/latest.{json,md}; BENCH_SHORT=1 is the same as --short.
