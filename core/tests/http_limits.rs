@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{Http, QUIET, TIMEOUT, headers_for, request};
+use common::{Http, QUIET, TIMEOUT, headers_for, read_response, request};
 use ferromcp::protocol::Tool;
 use ferromcp::server::{RequestContext, Server, ToolOutput};
 use serde_json::{Value, json};
@@ -52,37 +52,6 @@ fn list_request(port: u16) -> String {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     format!("{head}\r\n{body}")
-}
-
-/// Reads one response with a sized body; returns its status and body.
-async fn read_response(stream: &mut TcpStream) -> (u16, String) {
-    let mut data = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Some(end) = find(&data, b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&data[..end]).to_lowercase();
-            let length: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .map(|v| v.trim().parse().unwrap())
-                .unwrap_or(0);
-            if data.len() >= end + 4 + length {
-                let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-                let body = String::from_utf8_lossy(&data[end + 4..end + 4 + length]).into_owned();
-                return (status, body);
-            }
-        }
-        let n = tokio::time::timeout(TIMEOUT, stream.read(&mut buf))
-            .await
-            .expect("a response in time")
-            .unwrap();
-        assert!(n > 0, "the connection closed before a whole response");
-        data.extend_from_slice(&buf[..n]);
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Whether the server closes `stream` within `wait` (reading and

@@ -581,3 +581,31 @@ async fn within<T>(future: impl std::future::Future<Output = T>) -> T {
         .await
         .expect("the server answered in time")
 }
+
+/// Reads one whole HTTP/1.1 response (status and `Content-Length` body)
+/// from a raw connection.
+pub async fn read_response(stream: &mut TcpStream) -> (u16, String) {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&data[..end]).to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map(|v| v.trim().parse().unwrap())
+                .unwrap_or(0);
+            if data.len() >= end + 4 + length {
+                let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+                let body = String::from_utf8_lossy(&data[end + 4..end + 4 + length]).into_owned();
+                return (status, body);
+            }
+        }
+        let n = tokio::time::timeout(TIMEOUT, stream.read(&mut buf))
+            .await
+            .expect("a response in time")
+            .unwrap();
+        assert!(n > 0, "the connection closed before a whole response");
+        data.extend_from_slice(&buf[..n]);
+    }
+}
