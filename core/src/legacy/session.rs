@@ -226,7 +226,7 @@ impl LiveRequester for Session {
         if !sent {
             self.pending.take(&id);
             return Err(McpError::internal(format!(
-                "no open stream to send {method} to the client"
+                "cannot send {method} to the client: no open stream, or 1,024 messages already wait for it to read"
             )));
         }
         Ok(rx)
