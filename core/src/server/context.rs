@@ -396,33 +396,35 @@ impl RequestContext {
     }
 
     /// Sends a notification about this request (on its own SSE stream over
-    /// HTTP, on the shared channel over stdio). Nothing may be sent for a
-    /// request after it was cancelled.
+    /// HTTP, on the shared channel over stdio), dropped while the reader is
+    /// [`NOTIFICATION_QUEUE`] behind. Nothing may be sent for a request after
+    /// it was cancelled.
     pub(crate) fn notify(&self, method: &str, params: Map<String, Value>) -> bool {
-        if self.is_cancelled() {
-            return false;
-        }
-        match &self.inner.sink {
-            Some(sink) => sink
-                .try_send(notification_value(method, Some(&params)))
-                .is_ok(),
-            None => false,
-        }
+        self.outgoing(method, params)
+            .is_some_and(|(sink, note)| sink.try_send(note).is_ok())
     }
 
     /// Like [`RequestContext::notify`], but waits for room while the reader
     /// is behind instead of dropping the notification.
     pub(crate) async fn notify_waiting(&self, method: &str, params: Map<String, Value>) -> bool {
-        if self.is_cancelled() {
-            return false;
-        }
-        match &self.inner.sink {
-            Some(sink) => sink
-                .send(notification_value(method, Some(&params)))
-                .await
-                .is_ok(),
+        match self.outgoing(method, params) {
+            Some((sink, note)) => sink.send(note).await.is_ok(),
             None => false,
         }
+    }
+
+    /// The sink and the notification to put in it, unless the request was
+    /// cancelled or has nowhere to send.
+    fn outgoing(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Option<(&NotificationSink, Value)> {
+        if self.is_cancelled() {
+            return None;
+        }
+        let sink = self.inner.sink.as_ref()?;
+        Some((sink, notification_value(method, Some(&params))))
     }
 }
 
