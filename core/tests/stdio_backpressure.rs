@@ -22,6 +22,30 @@ use tokio_util::sync::CancellationToken;
 /// the server reads and runs every one of them.
 const REQUESTS: usize = 20_000;
 
+/// Serves `server` over in-memory pipes: the client's end of its input, the
+/// client's end of its output (a pipe of `output_bytes`: small, so a client
+/// that does not read fills it soon), and the serving task.
+fn start(
+    server: ferromcp::server::Server,
+    options: StdioOptions,
+    output_bytes: usize,
+) -> (
+    tokio::io::DuplexStream,
+    tokio::io::DuplexStream,
+    tokio::task::JoinHandle<Result<(), ferromcp::Error>>,
+) {
+    let (to_server, server_in) = tokio::io::duplex(64 * 1024);
+    let (server_out, from_server) = tokio::io::duplex(output_bytes);
+    let serving = tokio::spawn(serve_with(
+        server,
+        server_in,
+        server_out,
+        options,
+        CancellationToken::new(),
+    ));
+    (to_server, from_server, serving)
+}
+
 fn call(id: usize, tool: &str) -> Vec<u8> {
     let mut line = request(id, "tools/call", json!({"name": tool, "arguments": {}})).to_string();
     line.push('\n');
@@ -45,20 +69,15 @@ async fn a_client_that_stops_reading_stops_the_server_reading_and_loses_nothing(
             },
         )
         .unwrap();
-    let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
-    let (server_out, from_server) = tokio::io::duplex(4 * 1024);
-    let options = StdioOptions {
-        max_in_flight: 8,
-        max_queued: 16,
-        ..StdioOptions::default()
-    };
-    let serving = tokio::spawn(serve_with(
+    let (mut to_server, from_server, serving) = start(
         server,
-        server_in,
-        server_out,
-        options,
-        CancellationToken::new(),
-    ));
+        StdioOptions {
+            max_in_flight: 8,
+            max_queued: 16,
+            ..StdioOptions::default()
+        },
+        4 * 1024,
+    );
 
     let mut writing = tokio::spawn(async move {
         for id in 0..REQUESTS {
@@ -133,19 +152,14 @@ async fn no_more_than_max_in_flight_requests_run_at_once() {
             },
         )
         .unwrap();
-    let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
-    let (server_out, from_server) = tokio::io::duplex(64 * 1024);
-    let options = StdioOptions {
-        max_in_flight: 4,
-        ..StdioOptions::default()
-    };
-    let serving = tokio::spawn(serve_with(
+    let (mut to_server, from_server, serving) = start(
         server,
-        server_in,
-        server_out,
-        options,
-        CancellationToken::new(),
-    ));
+        StdioOptions {
+            max_in_flight: 4,
+            ..StdioOptions::default()
+        },
+        64 * 1024,
+    );
     for id in 0..10 {
         to_server.write_all(&call(id, "slow")).await.unwrap();
     }
@@ -185,15 +199,7 @@ async fn a_client_that_closes_the_output_ends_the_session_as_closed() {
             |_ctx: RequestContext, _args: Value| async move { Ok(ToolOutput::text("counted")) },
         )
         .unwrap();
-    let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
-    let (server_out, from_server) = tokio::io::duplex(64 * 1024);
-    let serving = tokio::spawn(serve_with(
-        server,
-        server_in,
-        server_out,
-        StdioOptions::default(),
-        CancellationToken::new(),
-    ));
+    let (mut to_server, from_server, serving) = start(server, StdioOptions::default(), 64 * 1024);
     drop(from_server);
     to_server.write_all(&call(1, "count")).await.unwrap();
     // stdin stays open: the server stops because nobody reads its answers.
@@ -231,15 +237,7 @@ async fn notifications_for_a_client_that_stops_reading_are_bounded_and_the_answe
             },
         )
         .unwrap();
-    let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
-    let (server_out, from_server) = tokio::io::duplex(4 * 1024);
-    let serving = tokio::spawn(serve_with(
-        server,
-        server_in,
-        server_out,
-        StdioOptions::default(),
-        CancellationToken::new(),
-    ));
+    let (mut to_server, from_server, serving) = start(server, StdioOptions::default(), 4 * 1024);
     let mut call = request(1, "tools/call", json!({"name": "chatty", "arguments": {}}));
     call["params"]["_meta"]["progressToken"] = json!("p");
     let mut line = call.to_string();
