@@ -90,8 +90,12 @@ class StdioServer:
         return self.proc.wait(TIMEOUT)
 
     def stderr(self) -> str:
-        self._stderr.seek(0)
-        return self._stderr.read().decode(errors="replace")
+        # pread, not seek+read: the child writes through the same open file
+        # description, so moving its offset would make the child's next
+        # write land over what it wrote before (a lost "started" once made
+        # a shutdown test time out).
+        fd = self._stderr.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
 
     def kill(self) -> None:
         if self.proc.poll() is None:
