@@ -5,6 +5,10 @@
 #   scripts/conformance.sh [LEG ...]     LEG: server-2026 client-2026 server-2025
 #                                        client-2025 (default: all)
 #
+# Every language that examples/manifest.json lists under "everything-server"
+# (server legs) or "everything-client" (client legs) is run;
+# CONFORMANCE_LANGS="python node" narrows that.
+#
 # Required scenarios must all pass, and so must the unscored ones an issue
 # asked for (PENDING_REQUIRED below); conformance/expected-failures.txt may
 # list scenario names that are known to fail (an honest, shrinking list).
@@ -29,8 +33,20 @@ PENDING_REQUIRED_client_2026="json-schema-2020-12-preservation"
 PENDING_REQUIRED_server_2025="server-session-lifecycle server-sse-polling"
 PENDING_REQUIRED_client_2025=""
 
-expected_failures() {
-  grep -v '^\s*#' "$suite_dir/expected-failures.txt" 2>/dev/null | awk 'NF {print $1}' || true
+expected_failures() { # language leg -> the scenarios listed for them
+  grep -v '^\s*#' "$suite_dir/expected-failures.txt" 2>/dev/null \
+    | awk -v lang="$1" -v leg="$2" 'NF >= 3 && $1 == lang && $2 == leg {print $3}' || true
+}
+
+manifest_langs() { # fixture -> the languages that have it, one per line
+  python3 - "$1" <<'PY'
+import json, os, sys
+langs = list(json.load(open("examples/manifest.json")).get(sys.argv[1], {}))
+wanted = os.environ.get("CONFORMANCE_LANGS", "").split()
+for lang in langs:
+    if not wanted or lang in wanted:
+        print(lang)
+PY
 }
 
 manifest_argv() { # fixture language transport port -> argv, one per line
@@ -67,10 +83,10 @@ required_scenarios() { # revision side
 }
 
 # Checks a summary against the required list; prints the counts.
-score() { # label summary-file required-list pending-list
-  local label=$1 summary=$2 required=$3 pending=$4
+score() { # language leg summary-file required-list pending-list
+  local label="$1 $2" summary=$3 required=$4 pending=$5
   local failed=0 passed=0 total=0 known
-  known=$(expected_failures)
+  known=$(expected_failures "$1" "$2")
   for s in $required; do
     total=$((total + 1))
     if grep -q "^✓ $s:" "$summary"; then
@@ -94,33 +110,33 @@ score() { # label summary-file required-list pending-list
   return $failed
 }
 
-run_server_leg() { # revision label pending
-  local revision=$1 label=$2 pending=$3
+run_server_leg() { # language revision label pending
+  local lang=$1 revision=$2 pending=$4
   local port pid out
   port=$(free_port)
-  mapfile -t argv < <(manifest_argv everything-server rust http "$port")
-  "${argv[@]}" >"$results/$label-server.log" 2>&1 &
+  mapfile -t argv < <(manifest_argv everything-server "$lang" http "$port")
+  "${argv[@]}" >"$results/$lang-$3-server.log" 2>&1 &
   pid=$!
   trap 'kill $pid 2>/dev/null || true' RETURN
   wait_for_port "$port"
-  out=$results/$label.txt
+  out=$results/$lang-$3.txt
   conformance server --url "http://127.0.0.1:$port/mcp" --requirements "$revision" >"$out" 2>&1 || true
   sed -n '/=== SUMMARY ===/,$p' "$out" | grep -E '^[✓✗]' >"$out.summary" || true
-  score "$label" "$out.summary" "$(required_scenarios "$revision" Server)" "$pending"
+  score "$lang" "$3" "$out.summary" "$(required_scenarios "$revision" Server)" "$pending"
 }
 
-run_client_leg() { # revision label pending
-  local revision=$1 label=$2 pending=$3
+run_client_leg() { # language revision label pending
+  local lang=$1 revision=$2 label="$1 $3" pending=$4
   local command out
-  command=$(python3 -c 'import json; print(" ".join(json.load(open("examples/manifest.json"))["everything-client"]["rust"]["command"]))')
-  out=$results/$label.txt
+  command=$(python3 -c 'import json, sys; print(" ".join(json.load(open("examples/manifest.json"))["everything-client"][sys.argv[1]]["command"]))' "$lang")
+  out=$results/$lang-$3.txt
   # --timeout: scenarios run in parallel; a loaded 2-core machine is slow.
   conformance client --command "$command" --requirements "$revision" --timeout 60000 >"$out" 2>&1 || true
   sed -n '/SUMMARY ===/,$p' "$out" | grep -E '^[✓✗]' >"$out.summary" || true
   local required auth
   required=$(required_scenarios "$revision" Client | grep -v '^auth/' || true)
   auth=$(required_scenarios "$revision" Client | grep -c '^auth/' || true)
-  score "$label" "$out.summary" "$required" "$pending"
+  score "$lang" "$3" "$out.summary" "$required" "$pending"
   local rc=$?
   echo "$label: authorization scenarios ($auth required) are not implemented yet and not counted above"
   return $rc
@@ -129,13 +145,21 @@ run_client_leg() { # revision label pending
 legs=("$@")
 [ ${#legs[@]} -gt 0 ] || legs=(server-2026 client-2026 server-2025 client-2025)
 status=0
+mapfile -t server_langs < <(manifest_langs everything-server)
+mapfile -t client_langs < <(manifest_langs everything-client)
 for leg in "${legs[@]}"; do
   case $leg in
-    server-2026) run_server_leg 2026-07-28 server-2026 "$PENDING_REQUIRED_server_2026" || status=1 ;;
-    client-2026) run_client_leg 2026-07-28 client-2026 "$PENDING_REQUIRED_client_2026" || status=1 ;;
-    server-2025) run_server_leg 2025-11-25 server-2025 "$PENDING_REQUIRED_server_2025" || status=1 ;;
-    client-2025) run_client_leg 2025-11-25 client-2025 "$PENDING_REQUIRED_client_2025" || status=1 ;;
-    *) echo "unknown leg: $leg" >&2; status=1 ;;
+    server-2026|server-2025) langs=("${server_langs[@]}") ;;
+    client-2026|client-2025) langs=("${client_langs[@]}") ;;
+    *) echo "unknown leg: $leg" >&2; status=1; continue ;;
   esac
+  for lang in "${langs[@]}"; do
+    case $leg in
+      server-2026) run_server_leg "$lang" 2026-07-28 server-2026 "$PENDING_REQUIRED_server_2026" || status=1 ;;
+      client-2026) run_client_leg "$lang" 2026-07-28 client-2026 "$PENDING_REQUIRED_client_2026" || status=1 ;;
+      server-2025) run_server_leg "$lang" 2025-11-25 server-2025 "$PENDING_REQUIRED_server_2025" || status=1 ;;
+      client-2025) run_client_leg "$lang" 2025-11-25 client-2025 "$PENDING_REQUIRED_client_2025" || status=1 ;;
+    esac
+  done
 done
 exit $status
