@@ -20,7 +20,7 @@ use super::context::{
 };
 use super::input::InputRound;
 use super::registry::ListKind;
-use super::reply::{Outgoing, Reply};
+use super::reply::{Outgoing, Reply, ResultObject};
 use super::subscriptions::{Filter, listen};
 use crate::McpError;
 use crate::protocol::jsonrpc::{Request, RequestId, error_value, result_value};
@@ -251,7 +251,8 @@ impl Server {
             Err(McpError::method_not_found(&request.method))
         };
         match outcome {
-            Ok(mut result) => {
+            Ok(result) => {
+                let mut result = result.into_map();
                 for modern_only in ["resultType", "ttlMs", "cacheScope"] {
                     result.remove(modern_only);
                 }
@@ -276,7 +277,7 @@ impl Server {
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
         era: Era,
-    ) -> Result<Map<String, Value>, McpError> {
+    ) -> Result<ResultObject, McpError> {
         let Some(route) = method.and_then(Route::of) else {
             return Err(McpError::method_not_found(&request.method));
         };
@@ -313,22 +314,27 @@ impl Server {
                 let params = request.params.get_or_insert_with(Map::new);
                 self.call_tool(ctx, params, input.as_deref()).await
             }
-            Route::Discover => Ok(self.discover()),
-            Route::List(kind) => self.list(kind, params_of(&request)),
-            Route::ResourcesRead => {
-                self.read_resource(ctx, params_of(&request), input.as_deref())
-                    .await
-            }
-            Route::PromptsGet => {
-                self.get_prompt(ctx, params_of(&request), input.as_deref())
-                    .await
-            }
-            Route::Complete => self.complete(ctx, params_of(&request)).await,
+            Route::Discover => Ok(self.discover().into()),
+            Route::List(kind) => self.list(kind, params_of(&request)).map(Into::into),
+            Route::ResourcesRead => self
+                .read_resource(ctx, params_of(&request), input.as_deref())
+                .await
+                .map(Into::into),
+            Route::PromptsGet => self
+                .get_prompt(ctx, params_of(&request), input.as_deref())
+                .await
+                .map(Into::into),
+            Route::Complete => self
+                .complete(ctx, params_of(&request))
+                .await
+                .map(Into::into),
             Route::Listen => {
                 let offered = self.registry_read().offered;
                 let filter = Filter::parse(Some(params_of(&request)))?.honoured(offered);
                 let events = self.shared.events.subscribe();
-                Ok(listen(ctx, filter, events, self.shared.closing.clone()).await)
+                Ok(listen(ctx, filter, events, self.shared.closing.clone())
+                    .await
+                    .into())
             }
         }
     }

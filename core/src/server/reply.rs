@@ -19,13 +19,47 @@ pub(crate) struct Reply {
     pub(crate) http_status: u16,
 }
 
+/// A result object as a handler round left it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ResultObject {
+    /// Any result object.
+    Map(Map<String, Value>),
+    /// `{"content": [{"type": "text", "text": …}]}`, the commonest tool
+    /// result, kept as its text: serialised without building its tree (two
+    /// maps, an array and four strings allocated and freed per call).
+    Text(String),
+}
+
+impl ResultObject {
+    /// The result as a JSON object.
+    pub(crate) fn into_map(self) -> Map<String, Value> {
+        match self {
+            ResultObject::Map(map) => map,
+            ResultObject::Text(text) => {
+                let mut map = Map::new();
+                map.insert(
+                    "content".into(),
+                    Value::Array(vec![crate::server::tool_result::text_block(text)]),
+                );
+                map
+            }
+        }
+    }
+}
+
+impl From<Map<String, Value>> for ResultObject {
+    fn from(map: Map<String, Value>) -> Self {
+        ResultObject::Map(map)
+    }
+}
+
 /// A JSON-RPC response message.
 pub(crate) enum Outgoing {
     /// A result that still gets `resultType: "complete"` (unless it has a
     /// `resultType`) and, when given, the server's identity in its `_meta`.
     Result {
         id: RequestId,
-        result: Map<String, Value>,
+        result: ResultObject,
         server_info: Option<Arc<Value>>,
     },
     /// A complete message (errors, legacy results).
@@ -39,9 +73,10 @@ impl Outgoing {
             Outgoing::Message(value) => value,
             Outgoing::Result {
                 id,
-                mut result,
+                result,
                 server_info,
             } => {
+                let mut result = result.into_map();
                 result
                     .entry("resultType")
                     .or_insert_with(|| Value::from("complete"));
@@ -93,15 +128,29 @@ impl Serialize for Outgoing {
 
 /// A result object with `resultType` and the server identity merged in.
 struct CompletedResult<'a> {
-    result: &'a Map<String, Value>,
+    result: &'a ResultObject,
     server_info: Option<&'a Value>,
 }
 
 impl Serialize for CompletedResult<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let result = match self.result {
+            ResultObject::Map(result) => result,
+            ResultObject::Text(text) => {
+                // Members in the order the map form has (keys sorted, then
+                // what is added below), so both forms give the same bytes.
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("content", &[TextBlock(text)])?;
+                map.serialize_entry("resultType", "complete")?;
+                if let Some(info) = self.server_info {
+                    map.serialize_entry("_meta", &ServerInfoOnly(info))?;
+                }
+                return map.end();
+            }
+        };
         let mut map = serializer.serialize_map(None)?;
         let mut wrote_meta = false;
-        for (key, value) in self.result {
+        for (key, value) in result {
             match (key.as_str(), self.server_info, value) {
                 ("_meta", Some(info), Value::Object(handler_meta)) => {
                     map.serialize_entry(key, &MetaWithServerInfo { handler_meta, info })?;
@@ -113,12 +162,24 @@ impl Serialize for CompletedResult<'_> {
                 _ => map.serialize_entry(key, value)?,
             }
         }
-        if !self.result.contains_key("resultType") {
+        if !result.contains_key("resultType") {
             map.serialize_entry("resultType", "complete")?;
         }
         if let (Some(info), false) = (self.server_info, wrote_meta) {
             map.serialize_entry("_meta", &ServerInfoOnly(info))?;
         }
+        map.end()
+    }
+}
+
+/// `{"text": …, "type": "text"}` (members in a JSON map's sorted order).
+struct TextBlock<'a>(&'a str);
+
+impl Serialize for TextBlock<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("text", self.0)?;
+        map.serialize_entry("type", "text")?;
         map.end()
     }
 }
@@ -164,7 +225,15 @@ mod tests {
         };
         Outgoing::Result {
             id: RequestId::Number(7),
-            result,
+            result: ResultObject::Map(result),
+            server_info: info.map(Arc::new),
+        }
+    }
+
+    fn text_outgoing(text: &str, info: Option<Value>) -> Outgoing {
+        Outgoing::Result {
+            id: RequestId::Number(7),
+            result: ResultObject::Text(text.into()),
             server_info: info.map(Arc::new),
         }
     }
@@ -206,6 +275,26 @@ mod tests {
             both_ways(json!({"_meta": 5}), Some(info.clone()))["result"],
             json!({"resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": info}})
         );
+    }
+
+    #[test]
+    fn a_text_result_gives_the_bytes_of_its_map_form() {
+        let info = json!({"name": "s", "version": "1"});
+        for (text, info) in [("hi \"there\"\n", Some(info)), ("", None)] {
+            let map = json!({"content": [{"type": "text", "text": text}]});
+            let typed = serde_json::to_vec(&text_outgoing(text, info.clone())).unwrap();
+            assert_eq!(
+                String::from_utf8(typed).unwrap(),
+                String::from_utf8(
+                    serde_json::to_vec(&outgoing(map.clone(), info.clone())).unwrap()
+                )
+                .unwrap()
+            );
+            assert_eq!(
+                text_outgoing(text, info.clone()).into_value(),
+                outgoing(map, info).into_value()
+            );
+        }
     }
 
     #[test]

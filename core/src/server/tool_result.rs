@@ -13,6 +13,7 @@
 use serde_json::{Map, Value};
 
 use super::handler::ToolOutput;
+use super::reply::ResultObject;
 
 /// Key under which a non-object return value is wrapped when the tool
 /// declares an output schema (the schema must describe `{"result": …}`).
@@ -54,10 +55,14 @@ pub(crate) fn structured_content(value: Value) -> Map<String, Value> {
 }
 
 /// Builds the `CallToolResult` object (without `resultType`/`_meta`).
-pub(crate) fn into_call_tool_result(
-    output: ToolOutput,
-    has_output_schema: bool,
-) -> Map<String, Value> {
+pub(crate) fn into_call_tool_result(output: ToolOutput, has_output_schema: bool) -> ResultObject {
+    match output {
+        ToolOutput::Value(Value::String(text)) if !has_output_schema => ResultObject::Text(text),
+        other => ResultObject::Map(into_call_tool_result_map(other, has_output_schema)),
+    }
+}
+
+fn into_call_tool_result_map(output: ToolOutput, has_output_schema: bool) -> Map<String, Value> {
     match output {
         ToolOutput::Result(mut map) => {
             if !matches!(map.get("content"), Some(Value::Array(_))) {
@@ -103,8 +108,9 @@ mod tests {
     #[test]
     fn string_becomes_text() {
         let r = into_call_tool_result(ToolOutput::text("hi"), false);
+        assert_eq!(r, ResultObject::Text("hi".into()));
         assert_eq!(
-            Value::Object(r),
+            Value::Object(r.into_map()),
             json!({"content": [{"type": "text", "text": "hi"}]})
         );
     }
@@ -113,7 +119,7 @@ mod tests {
     fn integer_with_output_schema_is_wrapped_and_rendered_plainly() {
         let r = into_call_tool_result(ToolOutput::Value(json!(5)), true);
         assert_eq!(
-            Value::Object(r),
+            Value::Object(r.into_map()),
             json!({"content": [{"type": "text", "text": "5"}], "structuredContent": {"result": 5}})
         );
     }
@@ -122,7 +128,7 @@ mod tests {
     fn object_with_output_schema_is_structured() {
         let r = into_call_tool_result(ToolOutput::Value(json!({"a": 1})), true);
         assert_eq!(
-            Value::Object(r),
+            Value::Object(r.into_map()),
             json!({"content": [{"type": "text", "text": "{\"a\":1}"}], "structuredContent": {"a": 1}})
         );
     }
@@ -130,7 +136,7 @@ mod tests {
     #[test]
     fn null_is_empty_content() {
         let r = into_call_tool_result(ToolOutput::Value(Value::Null), false);
-        assert_eq!(Value::Object(r), json!({"content": []}));
+        assert_eq!(Value::Object(r.into_map()), json!({"content": []}));
     }
 
     #[test]
@@ -138,6 +144,9 @@ mod tests {
         let mut m = Map::new();
         m.insert("isError".into(), Value::Bool(true));
         let r = into_call_tool_result(ToolOutput::Result(m), false);
-        assert_eq!(Value::Object(r), json!({"isError": true, "content": []}));
+        assert_eq!(
+            Value::Object(r.into_map()),
+            json!({"isError": true, "content": []})
+        );
     }
 }

@@ -12,6 +12,7 @@ use crate::server::HandlerError;
 use crate::server::Server;
 use crate::server::context::RequestContext;
 use crate::server::input::InputRound;
+use crate::server::reply::ResultObject;
 use crate::server::tool_result::{error_result, into_call_tool_result};
 
 impl Server {
@@ -21,7 +22,7 @@ impl Server {
         ctx: RequestContext,
         params: &mut Map<String, Value>,
         input: Option<&InputRound>,
-    ) -> Result<Map<String, Value>, McpError> {
+    ) -> Result<ResultObject, McpError> {
         let Some(Value::String(name)) = params.get("name") else {
             return Err(McpError::invalid_params(format!(
                 "{TOOLS_CALL} requires a string \"name\""
@@ -46,32 +47,33 @@ impl Server {
             Some(_) => return Err(McpError::invalid_params("\"arguments\" must be an object")),
         };
         if let Err(problems) = entry.input.check(&arguments) {
-            return Ok(error_result(&format!(
-                "Invalid arguments for tool '{name}': {problems}"
-            )));
+            return Ok(
+                error_result(&format!("Invalid arguments for tool '{name}': {problems}")).into(),
+            );
         }
         let handler = entry.handler.clone();
         match run_handler(input, move || handler.call(ctx, arguments)).await {
-            Ran::InputRequired => Ok(self.input_required(expect_round(input)?, &*params)),
+            Ran::InputRequired => Ok(self.input_required(expect_round(input)?, &*params).into()),
             Ran::Done(Ok(output)) => {
                 let result = into_call_tool_result(output, entry.output.is_some());
-                if let (Some(schema), Some(structured)) =
-                    (&entry.output, result.get("structuredContent"))
-                    && result.get("isError") != Some(&Value::Bool(true))
+                if let (Some(schema), ResultObject::Map(map)) = (&entry.output, &result)
+                    && let Some(structured) = map.get("structuredContent")
+                    && map.get("isError") != Some(&Value::Bool(true))
                     && let Err(problems) = schema.check(structured)
                 {
                     tracing::warn!(tool = %name, %problems, "structured output does not match outputSchema");
                     return Ok(error_result(&format!(
                         "Tool '{name}' produced output that does not match its outputSchema: {problems}"
-                    )));
+                    ))
+                    .into());
                 }
                 Ok(result)
             }
-            Ran::Done(Err(HandlerError::Tool(message))) => Ok(error_result(&message)),
+            Ran::Done(Err(HandlerError::Tool(message))) => Ok(error_result(&message).into()),
             Ran::Done(Err(HandlerError::Protocol(error))) => Err(error),
             Ran::Panicked(panic) => {
                 tracing::error!(tool = %name, %panic, "tool handler panicked");
-                Ok(error_result(&format!("Tool '{name}' failed: {panic}")))
+                Ok(error_result(&format!("Tool '{name}' failed: {panic}")).into())
             }
         }
     }
