@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::error::HandlerError;
@@ -83,24 +83,7 @@ pub struct RequestMeta {
     pub progress_token: Option<Value>,
 }
 
-/// Where request-scoped notifications go: the stdio writer, or the HTTP
-/// request's own SSE stream.
-///
-/// Bounded, so a client that stops reading cannot make the server queue
-/// without limit: once [`NOTIFICATION_QUEUE`] messages wait, progress and
-/// log notifications are dropped (they only report on work that goes on),
-/// while a `subscriptions/listen` stream waits for room, and its events
-/// channel lagging behind then turns into one catch-up batch.
-pub(crate) type NotificationSink = mpsc::Sender<Value>;
-
-/// Most notifications (and, on the legacy wire, requests to the client)
-/// waiting for one sink's reader.
-pub(crate) const NOTIFICATION_QUEUE: usize = 1024;
-
-/// A notification sink and its reader.
-pub(crate) fn notification_channel() -> (NotificationSink, mpsc::Receiver<Value>) {
-    mpsc::channel(NOTIFICATION_QUEUE)
-}
+pub(crate) use super::sink::{NotificationSink, notification_channel};
 
 /// A live channel for server-to-client requests (the legacy 2025-11-25
 /// wire, where the server asks mid-call and waits for the answer).
@@ -397,7 +380,7 @@ impl RequestContext {
 
     /// Sends a notification about this request (on its own SSE stream over
     /// HTTP, on the shared channel over stdio), dropped while the reader is
-    /// [`NOTIFICATION_QUEUE`] behind. Nothing may be sent for a request after
+    /// [`NOTIFICATION_QUEUE`](super::sink::NOTIFICATION_QUEUE) behind. Nothing may be sent for a request after
     /// it was cancelled.
     pub(crate) fn notify(&self, method: &str, params: Map<String, Value>) -> bool {
         self.outgoing(method, params)

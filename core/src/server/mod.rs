@@ -15,6 +15,7 @@ mod primitives;
 mod registry;
 mod reply;
 pub(crate) mod seal;
+mod sink;
 mod subscriptions;
 pub(crate) mod tool_result;
 pub mod uri_template;
@@ -36,6 +37,7 @@ pub use handler::{
 pub use input::{AskOutcome, input_kind_for_method};
 pub use output::{FromHost, OutputError, WRAPPED_RESULT_KEY};
 pub use seal::SealKey;
+pub(crate) use sink::{NotificationReader, lazy_notification_channel};
 pub(crate) use subscriptions::ServerEvent as ServerEventView;
 
 use std::sync::{Arc, RwLock};

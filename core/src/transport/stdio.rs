@@ -15,7 +15,7 @@ use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, RequestId, error_value};
 use crate::protocol::methods::NOTIFICATIONS_CANCELLED;
 use crate::rpc::{DuplicateId, InFlight, duplicate_id_error};
-use crate::server::{NotificationSink, Server, notification_channel};
+use crate::server::{NotificationReader, NotificationSink, Server, notification_channel};
 use crate::{Error, McpError};
 
 /// Limits of the stdio transport. A client that stops reading its output
@@ -573,7 +573,7 @@ pub(crate) async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
 async fn write_messages<W: AsyncWrite + Unpin>(
     writer: W,
     mut answers: mpsc::Receiver<Value>,
-    mut notes: mpsc::Receiver<Value>,
+    mut notes: NotificationReader,
     done: CancellationToken,
 ) -> Result<(), Error> {
     let mut writer = BufWriter::with_capacity(64 * 1024, writer);

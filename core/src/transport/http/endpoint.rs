@@ -24,7 +24,7 @@ use crate::legacy::SessionStore;
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::Message;
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
-use crate::server::{Prepared, Server, notification_channel};
+use crate::server::{Prepared, Server, lazy_notification_channel};
 
 /// Frames of one SSE response waiting for the client to read them.
 const SSE_FRAME_QUEUE: usize = 64;
@@ -149,7 +149,7 @@ impl Endpoint {
         // If hyper drops this future (the connection ended) the guard
         // cancels the handler.
         let guard = cancel.clone().drop_guard();
-        let (note_tx, mut note_rx) = notification_channel();
+        let (note_tx, mut note_rx) = lazy_notification_channel();
         let server = self.server.clone();
         let run_cancel = cancel.clone();
         // Boxed and owning its server handle, so it can move into a task if
