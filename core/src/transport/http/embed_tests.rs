@@ -12,6 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{EndpointOptions, ExchangeInfo, HttpEndpoint, McpBody, RequestBody};
 use crate::protocol::Tool;
+use crate::protocol::methods::{
+    INITIALIZE, NOTIFICATIONS_INITIALIZED, NOTIFICATIONS_PROGRESS, TOOLS_CALL,
+};
 use crate::server::{RequestContext, Server, ToolOutput};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -81,7 +84,7 @@ fn call_body(id: u64, tool: &str, arguments: Value, progress: bool) -> Value {
     if progress {
         meta["progressToken"] = json!(format!("p{id}"));
     }
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+    json!({"jsonrpc": "2.0", "id": id, "method": TOOLS_CALL,
            "params": {"name": tool, "arguments": arguments, "_meta": meta}})
 }
 
@@ -91,7 +94,7 @@ fn call_request(tool: &str, body: &Value) -> http::request::Builder {
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
+        .header("mcp-method", TOOLS_CALL)
         .header("mcp-name", tool)
         .header("content-length", body.to_string().len())
 }
@@ -186,7 +189,7 @@ async fn streams_progress_as_sse_one_event_per_chunk() {
         messages.push(event_message(&chunk));
     }
     assert_eq!(messages.len(), 3, "{messages:?}");
-    assert_eq!(messages[0]["method"], "notifications/progress");
+    assert_eq!(messages[0]["method"], NOTIFICATIONS_PROGRESS);
     assert_eq!(messages[0]["params"]["message"], "one");
     assert_eq!(messages[1]["params"]["message"], "two");
     assert_eq!(messages[2]["id"], 3);
@@ -347,7 +350,7 @@ fn legacy_post(session: Option<&str>, message: &Value) -> Request<Full<Bytes>> {
 #[tokio::test]
 async fn serves_a_legacy_session() {
     let (endpoint, _) = endpoint();
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": INITIALIZE, "params": {
         "protocolVersion": "2025-11-25",
         "capabilities": {},
         "clientInfo": {"name": "old", "version": "1"}
@@ -362,12 +365,12 @@ async fn serves_a_legacy_session() {
         json_of(response).await["result"]["protocolVersion"],
         "2025-11-25"
     );
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let initialized = json!({"jsonrpc": "2.0", "method": NOTIFICATIONS_INITIALIZED});
     let response = endpoint
         .handle(legacy_post(Some(&session), &initialized))
         .await;
     assert_eq!(response.status(), StatusCode::ACCEPTED);
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": TOOLS_CALL,
                       "params": {"name": "echo", "arguments": {"text": "old times"}}});
     let response = endpoint.handle(legacy_post(Some(&session), &call)).await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -376,7 +379,7 @@ async fn serves_a_legacy_session() {
         "old times"
     );
     // Progress in a session: a resumable SSE stream with event ids.
-    let steps = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+    let steps = json!({"jsonrpc": "2.0", "id": 2, "method": TOOLS_CALL,
                        "params": {"name": "steps", "arguments": {}, "_meta": {"progressToken": "s"}}});
     let response = endpoint.handle(legacy_post(Some(&session), &steps)).await;
     assert_eq!(response.headers()["content-type"], "text/event-stream");
@@ -390,7 +393,7 @@ async fn serves_a_legacy_session() {
         }
     }
     assert_eq!(messages.last().unwrap()["id"], 2);
-    assert_eq!(messages[0]["method"], "notifications/progress");
+    assert_eq!(messages[0]["method"], NOTIFICATIONS_PROGRESS);
     let delete = Request::delete("/mcp")
         .header("host", "127.0.0.1")
         .header("mcp-session-id", &session)
