@@ -27,6 +27,7 @@ sent back chunk by chunk, one SSE event per ``http.response.body`` message.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +89,9 @@ def _waker(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]) -> Call
     """What core calls, from one of its threads, with the answer for ``future``."""
 
     def wake(value: Any) -> None:
-        loop.call_soon_threadsafe(_settle, future, value)
+        # A closed loop (the host shut down mid-exchange) has nobody waiting.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, future, value)
 
     return wake
 
