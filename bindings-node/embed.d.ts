@@ -36,8 +36,10 @@ declare module './index.js' {
      */
     fetchHandler(options?: HandlerOptions): (request: Request) => Promise<Response>;
     /**
-     * A `(req, res)` handler for `node:http`, Express (`app.all('/mcp', ...)`)
-     * and Fastify (`(request, reply) => handler(request.raw, reply.raw)`).
+     * A `(req, res)` handler for `node:http`, Express (`app.all('/mcp', ...)`,
+     * with or without `express.json()` before it) and Fastify, which reads
+     * the body itself: `reply.hijack(); handler(Object.assign(request.raw,
+     * { body: request.body }), reply.raw)`.
      *
      * @example
      * http.createServer(server.nodeHandler()).listen(3000);

@@ -225,12 +225,16 @@ async function serveNode(endpoint, req, res) {
  * @param {import('node:http').IncomingMessage & { body?: unknown }} req
  */
 function feedNode(exchange, req) {
-  if (req.body !== undefined && req.readableEnded) {
+  if (req.readableEnded) {
+    // Someone read the body before us: take what they parsed, if anything
+    // (an empty body then gets core's parse error, not a wait for bytes
+    // that will never come).
     const body = req.body;
-    const bytes = Buffer.isBuffer(body)
-      ? body
-      : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-    exchange.feed(bytes);
+    if (body !== undefined) {
+      exchange.feed(
+        Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
+      );
+    }
     exchange.endBody();
     return;
   }
