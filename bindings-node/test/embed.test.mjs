@@ -278,3 +278,14 @@ test('Hono routes to server.fetch()', async () => {
   assert.equal(viaOptions.status, 200);
   assert.equal((await viaOptions.json()).result.content[0].text, 'allowed');
 });
+
+test('CommonJS sees the same handlers', async () => {
+  const { createRequire } = await import('node:module');
+  const { Server: CjsServer } = createRequire(import.meta.url)('../index.js');
+  assert.equal(CjsServer, Server);
+  const server = new CjsServer({ name: 'cjs', version: '1.0.0' });
+  assert.equal(typeof server.fetch, 'function');
+  assert.equal(typeof server.nodeHandler(), 'function');
+  assert.equal(typeof server.fetchHandler({ path: '/mcp' }), 'function');
+  assert.throws(() => server.fetchHandler({ path: 'mcp' }), /path must start with/);
+});

@@ -3,6 +3,7 @@ uvicorn, spoken to with httpx: the same protocol rules as `server.run("http")`."
 
 from __future__ import annotations
 
+import asyncio
 import doctest
 import json
 import subprocess
@@ -11,6 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import ferromcp
 import ferromcp.asgi
 import httpx
 import pytest
@@ -171,3 +173,36 @@ def test_docstring_examples() -> None:
     result = doctest.testmod(ferromcp.asgi)
     assert result.failed == 0
     assert result.attempted > 0
+
+
+def test_body_limit(base_url: str) -> None:
+    small = httpx.post(f"{base_url}/small/mcp", json=call("echo", 7, text="ok"), headers=headers("tools/call", "echo"))
+    assert small.status_code == 200, small.text
+    big = httpx.post(
+        f"{base_url}/small/mcp", json=call("echo", 8, text="x" * 1000), headers=headers("tools/call", "echo")
+    )
+    assert big.status_code == 413
+
+
+def test_lifespan_and_websocket_scopes() -> None:
+    app = ferromcp.Server("scopes").asgi_app()
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+
+    async def run() -> None:
+        incoming = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+
+        async def receive() -> Any:
+            return next(incoming)
+
+        await app({"type": "lifespan"}, receive, send)
+        await app({"type": "websocket", "path": "/mcp"}, receive, send)
+
+    asyncio.run(run())
+    assert [m["type"] for m in sent] == [
+        "lifespan.startup.complete",
+        "lifespan.shutdown.complete",
+        "websocket.close",
+    ]

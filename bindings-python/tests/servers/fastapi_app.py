@@ -59,3 +59,5 @@ def health() -> dict[str, str]:
 
 
 app.mount("/agents", server.asgi_app(allowed_hosts=["127.0.0.1", "localhost"]))
+# The same server again, with a small body limit, at its own mount point.
+app.mount("/small", server.asgi_app(allowed_hosts=["127.0.0.1"], max_body_bytes=300))

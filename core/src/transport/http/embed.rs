@@ -74,6 +74,27 @@ impl Default for EndpointOptions {
 }
 
 /// Who sent one exchange, for the hosts that know.
+///
+/// ```
+/// use ferromcp::server::Server;
+/// use ferromcp::transport::http::{EndpointOptions, ExchangeInfo, HttpEndpoint};
+/// use tokio_util::sync::CancellationToken;
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let endpoint = HttpEndpoint::new(Server::new("demo", "1.0.0"), EndpointOptions::default());
+/// let gone = CancellationToken::new(); // the host cancels it when its client disconnects
+/// let info = ExchangeInfo {
+///     peer: Some("127.0.0.1".parse().unwrap()),
+///     client_gone: Some(gone.clone()),
+/// };
+/// let request = http::Request::get("/mcp")
+///     .header("host", "localhost")
+///     .body(http_body_util::Empty::<bytes::Bytes>::new())
+///     .unwrap();
+/// // A GET without a legacy session: this revision only takes POST.
+/// assert_eq!(endpoint.handle_with(request, info).await.status(), 405);
+/// # }
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ExchangeInfo {
     /// The client's address: legacy sessions are capped per address.
