@@ -37,9 +37,11 @@ NODE ?= node
 PYTEST_VERSION := 9.2.0
 RUFF_VERSION := 0.17.6
 MYPY_VERSION := 2.4.1
-PY_TOOLS := pytest==$(PYTEST_VERSION) ruff==$(RUFF_VERSION) mypy==$(MYPY_VERSION)
+# What the ASGI test mounts the server in (bindings-python/tests/test_asgi.py).
+ASGI_TEST_PACKAGES := fastapi==0.163.2 uvicorn==0.54.0 httpx==0.28.1
+PY_TOOLS := pytest==$(PYTEST_VERSION) ruff==$(RUFF_VERSION) mypy==$(MYPY_VERSION) $(ASGI_TEST_PACKAGES)
 # The stamp names the versions, so changing one reinstalls.
-PY_TOOLS_STAMP := $(VENV)/.tools-pytest$(PYTEST_VERSION)-ruff$(RUFF_VERSION)-mypy$(MYPY_VERSION)
+PY_TOOLS_STAMP := $(VENV)/.tools-pytest$(PYTEST_VERSION)-ruff$(RUFF_VERSION)-mypy$(MYPY_VERSION)-$(subst ==,,$(subst $() ,-,$(ASGI_TEST_PACKAGES)))
 # the Rust binaries examples/manifest.json and the README start, copied to a profile-free path
 RUST_BINS := echo-server everything-server everything-client
 # What `cargo build` builds; `make demo` narrows it (see below).

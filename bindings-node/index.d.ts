@@ -21,6 +21,7 @@ import type { RequestContext, HttpAddress, HttpOptions as NativeHttpOptions } fr
 
 export { RequestContext } from './native';
 export type { HttpAddress } from './native';
+export type { HandlerOptions, NodeHandler } from './embed.js';
 
 /**
  * How the core classifies a failure: `"peerError"` (the peer answered with a

@@ -98,6 +98,10 @@ class Server {
   /** @type {InstanceType<typeof native.Server>} */
   #native;
 
+  static {
+    require('./embed.js').install(this, (/** @type {Server} */ server) => server.#native); // fetch(), nodeHandler()
+  }
+
   /**
    * @param {{ name: string, version: string, title?: string, description?: string,
    *   websiteUrl?: string, icons?: object[], instructions?: string, pageSize?: number }} info

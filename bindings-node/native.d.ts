@@ -9,6 +9,54 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** One request/response exchange in progress. */
+export declare class Exchange {
+  /**
+   * Feeds a chunk of the request body; false once core stopped reading
+   * it (it answered already).
+   */
+  feed(chunk: Buffer): boolean
+  /** The request body is complete. */
+  endBody(): void
+  /** The request body was cut short (the client left mid-body). */
+  abortBody(): void
+  /** The response head; `null` if the exchange was cancelled first. Once. */
+  head(): Promise<ResponseHead | null>
+  /**
+   * The next response chunk; `null` at the end or once cancelled. One
+   * call at a time.
+   */
+  nextChunk(): Promise<Buffer | null>
+  /**
+   * Cancels the exchange (the client went away): the request behind it
+   * is cancelled and pending promises resolve `null`.
+   */
+  cancel(): void
+}
+export type JsExchange = Exchange
+
+/**
+ * A server's MCP endpoint for a host's own HTTP server.
+ *
+ * @example
+ * ```js
+ * const endpoint = new native.HttpEndpoint(nativeServer, { allowedHosts: ['api.example'] });
+ * const exchange = endpoint.start('POST', '/mcp', ['host', 'api.example'], '127.0.0.1');
+ * ```
+ */
+export declare class HttpEndpoint {
+  constructor(server: Server, options?: EndpointOptions | undefined | null)
+  /**
+   * Starts one exchange: `url` is the path and query, `headers` a flat
+   * `[name, value, ...]` list (`req.rawHeaders`), `client` the peer's
+   * address when known.
+   */
+  start(method: string, url: string, headers: Array<string>, client?: string | undefined | null): Exchange
+  /** Ends every legacy session (the host is shutting down). */
+  close(): void
+}
+export type JsHttpEndpoint = HttpEndpoint
+
 /**
  * What a tool handler knows about the request it serves, and the channels
  * it may use while it runs. Valid during the call; afterwards it reads as
@@ -130,6 +178,24 @@ export declare function errorCodes(): any
 export declare function errorKinds(): Array<string>
 
 /** The address an HTTP server listens on. */
+/** What the endpoint checks, whoever owns the sockets. */
+export interface EndpointOptions {
+  /**
+   * Path of the MCP endpoint; `null`/absent accepts every path (the
+   * host routes to the handler).
+   */
+  path?: string
+  /**
+   * `Host` header values (without port) accepted; default: the loopback
+   * names only (protection against DNS rebinding).
+   */
+  allowedHosts?: Array<string>
+  /** `Origin` values accepted; default: loopback origins only. */
+  allowedOrigins?: Array<string>
+  /** Largest accepted request body in bytes (default 16 MiB). */
+  maxBodyBytes?: number
+}
+
 export interface HttpAddress {
   /** The bound IP address, e.g. `"127.0.0.1"`. */
   host: string
@@ -184,6 +250,15 @@ export declare function probeHostCall(kind: string, callable: (input: any, ctx: 
 export declare function registerErrorClass(errorClass: new (message: string, options: { code: number; kind?: string; data?: unknown }) => Error): void
 
 /** Server-wide settings. */
+/**
+ * The head of a response: status and headers as a flat
+ * `[name, value, ...]` list (the shape `res.writeHead` accepts).
+ */
+export interface ResponseHead {
+  status: number
+  headers: Array<string>
+}
+
 export interface ServerOptions {
   /** Natural-language guidance for the client, returned by `server/discover`. */
   instructions?: string

@@ -23,6 +23,7 @@
 //! promises from ferromcp's one tokio runtime) and `json` (JS numbers to JSON).
 
 mod context;
+mod embed;
 mod error;
 mod handler;
 mod host_call;

@@ -6,6 +6,7 @@
 //! `ferromcp` crate; everything Pythonic (schemas from type hints,
 //! decorators, exception classes) is in `python/ferromcp/`.
 
+mod asgi;
 mod context;
 mod convert;
 mod error;
@@ -23,6 +24,7 @@ use pyo3::prelude::*;
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::PyServer>()?;
+    asgi::register(m)?;
     m.add_class::<serving::PyServing>()?;
     m.add_class::<context::PyContext>()?;
     m.add_class::<tool_result::PyToolResult>()?;

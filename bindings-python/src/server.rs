@@ -35,8 +35,8 @@ use crate::{convert, error};
 /// ```
 #[pyclass(module = "ferromcp._native", name = "Server", frozen, weakref)]
 pub(crate) struct PyServer {
-    server: Server,
-    refs: Arc<PyRefs>,
+    pub(crate) server: Server,
+    pub(crate) refs: Arc<PyRefs>,
 }
 
 #[pymethods]

@@ -9,6 +9,8 @@ __all__ = [
     "PROTOCOL_VERSION",
     "WRAPPED_RESULT_KEY",
     "Context",
+    "Exchange",
+    "HttpEndpoint",
     "Server",
     "Serving",
     "ToolResult",
@@ -127,3 +129,41 @@ class ToolResult:
     def structured_content(self) -> dict[str, Any] | None: ...
     @property
     def is_error(self) -> bool: ...
+
+@final
+class HttpEndpoint:
+    """Core's MCP endpoint for a host's own HTTP server (``ferromcp.asgi`` drives it)."""
+
+    def __new__(
+        cls,
+        server: Server,
+        *,
+        path: str | None,
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+        max_body_bytes: int | None = None,
+    ) -> HttpEndpoint: ...
+    def use_event_loop(self, event_loop: asyncio.AbstractEventLoop) -> None: ...
+    def release_event_loop(self, event_loop: asyncio.AbstractEventLoop) -> None: ...
+    def start(
+        self,
+        method: str,
+        path: str,
+        query: bytes,
+        headers: list[tuple[bytes, bytes]],
+        client: str | None,
+        on_head: Callable[[tuple[int, list[tuple[bytes, bytes]]] | None], object],
+    ) -> Exchange:
+        """Starts one exchange; ``on_head((status, headers))`` (``None`` if cancelled) comes from another thread."""
+    def close(self) -> None: ...
+
+@final
+class Exchange:
+    """One request/response exchange of an ``HttpEndpoint``."""
+
+    def feed(self, chunk: bytes) -> bool: ...
+    def end_body(self) -> None: ...
+    def abort_body(self) -> None: ...
+    def next_chunk(self, wake_with: Callable[[bytes | None], object]) -> None:
+        """Calls ``wake_with(chunk)`` (``None`` at the end) from another thread."""
+    def cancel(self) -> None: ...

@@ -20,6 +20,7 @@ from . import _native
 from ._json import json_default
 from ._native import Context, Serving
 from ._schema import JsonSchema, ToolSignature, tool_signature
+from .asgi import asgi_app as _asgi_app
 from .errors import ConnectionClosedError
 
 __all__ = ["Server", "Transport"]
@@ -314,6 +315,8 @@ class Server:
         if transport == "stdio":
             return self._native.start_stdio(event_loop)
         return self._native.start_http(host, port, event_loop)
+
+    asgi_app = _asgi_app  # ferromcp.asgi: mount MCP in Starlette/FastAPI/uvicorn apps
 
     def __repr__(self) -> str:
         return f"<ferromcp.Server {self.name!r} {self.version} tools={self.tool_names()}>"

@@ -7,7 +7,6 @@ use http::header::{self, HeaderMap, HeaderValue};
 use http::{Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -35,11 +34,15 @@ pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
 /// cannot make the server buffer without bound. A body not complete within
 /// `deadline` is answered 408 (hyper then closes the connection, as the
 /// body was not read to its end), so a trickling client cannot hold it.
-pub(super) async fn read_limited(
-    body: Incoming,
+pub(super) async fn read_limited<B>(
+    body: B,
     limit: usize,
     deadline: Duration,
-) -> Result<Bytes, Response<McpBody>> {
+) -> Result<Bytes, Response<McpBody>>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let Ok(read) = tokio::time::timeout(deadline, Limited::new(body, limit).collect()).await else {
         return Err(jsonrpc_error(
             StatusCode::REQUEST_TIMEOUT,
@@ -86,8 +89,32 @@ pub(super) fn sse_event(message: &(impl serde::Serialize + ?Sized)) -> Bytes {
     Bytes::from(out)
 }
 
-/// The response body: a complete buffer, or an SSE stream fed by a task.
-pub(super) enum McpBody {
+/// The body of a response from an [`HttpEndpoint`](super::HttpEndpoint):
+/// a complete buffer, or an SSE stream whose events arrive as the request
+/// runs. Pull it with [`McpBody::next_chunk`] (or as an
+/// [`http_body::Body`]) and write each chunk out as it comes: an SSE event
+/// is one chunk, so a host flushing per chunk flushes per event. Dropping
+/// it cancels the request still feeding it (2026-07-28); a legacy session's
+/// stream stays resumable.
+///
+/// ```
+/// use ferromcp::server::Server;
+/// use ferromcp::transport::http::{EndpointOptions, HttpEndpoint};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let endpoint = HttpEndpoint::new(Server::new("demo", "1.0.0"), EndpointOptions::default());
+/// let request = http::Request::get("/elsewhere")
+///     .body(http_body_util::Empty::<bytes::Bytes>::new())
+///     .unwrap();
+/// let mut body = endpoint.handle(request).await.into_body();
+/// assert!(!body.is_stream());
+/// assert_eq!(body.next_chunk().await.unwrap(), "not found");
+/// assert!(body.next_chunk().await.is_none());
+/// # }
+/// ```
+pub struct McpBody(Inner);
+
+enum Inner {
     Full(Option<Bytes>),
     /// Frames from a bounded queue: a feeder waits while the client does
     /// not read, so nothing piles up here.
@@ -95,6 +122,32 @@ pub(super) enum McpBody {
         frames: mpsc::Receiver<Bytes>,
         _cancel_on_drop: DropGuard,
     },
+}
+
+impl McpBody {
+    /// The next chunk, `None` at the end of the body.
+    pub async fn next_chunk(&mut self) -> Option<Bytes> {
+        match &mut self.0 {
+            Inner::Full(data) => data.take(),
+            Inner::Stream { frames, .. } => frames.recv().await,
+        }
+    }
+
+    /// Whether this is an SSE stream (its chunks come over time) rather
+    /// than a complete buffer.
+    pub fn is_stream(&self) -> bool {
+        matches!(self.0, Inner::Stream { .. })
+    }
+}
+
+impl std::fmt::Debug for McpBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.is_stream() {
+            "McpBody::Stream"
+        } else {
+            "McpBody::Full"
+        })
+    }
 }
 
 impl Body for McpBody {
@@ -105,30 +158,32 @@ impl Body for McpBody {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            McpBody::Full(data) => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
-            McpBody::Stream { frames, .. } => frames
+        match &mut self.get_mut().0 {
+            Inner::Full(data) => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
+            Inner::Stream { frames, .. } => frames
                 .poll_recv(cx)
                 .map(|frame| frame.map(|d| Ok(Frame::data(d)))),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self, McpBody::Full(None))
+        matches!(self.0, Inner::Full(None))
     }
 
     fn size_hint(&self) -> SizeHint {
-        match self {
-            McpBody::Full(Some(d)) => SizeHint::with_exact(d.len() as u64),
-            McpBody::Full(None) => SizeHint::with_exact(0),
-            McpBody::Stream { .. } => SizeHint::default(),
+        match &self.0 {
+            Inner::Full(Some(d)) => SizeHint::with_exact(d.len() as u64),
+            Inner::Full(None) => SizeHint::with_exact(0),
+            Inner::Stream { .. } => SizeHint::default(),
         }
     }
 }
 
 /// A short plain-text response, for answers outside JSON-RPC.
 pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<McpBody> {
-    let mut response = Response::new(McpBody::Full(Some(Bytes::from_static(text.as_bytes()))));
+    let mut response = Response::new(McpBody(Inner::Full(Some(Bytes::from_static(
+        text.as_bytes(),
+    )))));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -139,7 +194,7 @@ pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<McpBody>
 
 /// A response without a body.
 pub(super) fn empty(status: StatusCode) -> Response<McpBody> {
-    let mut response = Response::new(McpBody::Full(None));
+    let mut response = Response::new(McpBody(Inner::Full(None)));
     *response.status_mut() = status;
     response
 }
@@ -150,7 +205,7 @@ pub(super) fn json_response(
     message: &(impl serde::Serialize + ?Sized),
 ) -> Response<McpBody> {
     let body = serde_json::to_vec(message).unwrap_or_default();
-    let mut response = Response::new(McpBody::Full(Some(Bytes::from(body))));
+    let mut response = Response::new(McpBody(Inner::Full(Some(Bytes::from(body)))));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -176,10 +231,10 @@ pub(super) fn rejection_response(rejection: Rejection) -> Response<McpBody> {
 
 /// An SSE response fed from `frames`; dropping the body drops `guard`.
 pub(super) fn sse_response(frames: mpsc::Receiver<Bytes>, guard: DropGuard) -> Response<McpBody> {
-    let mut response = Response::new(McpBody::Stream {
+    let mut response = Response::new(McpBody(Inner::Stream {
         frames,
         _cancel_on_drop: guard,
-    });
+    }));
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

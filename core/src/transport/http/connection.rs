@@ -31,7 +31,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::endpoint::Endpoint;
+use super::embed::{ExchangeInfo, HttpEndpoint};
 use super::hangup::Hangup;
 use crate::rpc::lock_unpoisoned;
 
@@ -45,16 +45,13 @@ pub(super) struct Deadlines {
 /// Serves one connection until it ends, a deadline passes, or shutdown
 /// (then gracefully: the request in progress finishes).
 pub(super) async fn serve(
-    endpoint: Arc<Endpoint>,
+    endpoint: HttpEndpoint,
+    deadlines: Deadlines,
     stream: TcpStream,
     peer: SocketAddr,
     hangup: Hangup,
     shutdown: CancellationToken,
 ) {
-    let deadlines = Deadlines {
-        header_read: endpoint.options.header_read_timeout,
-        idle: endpoint.options.idle_timeout,
-    };
     let activity = Arc::new(Activity::new());
     let peer_gone = hangup.token().clone();
     let service_activity = activity.clone();
@@ -65,7 +62,11 @@ pub(super) async fn serve(
         // (or with this future, if hyper drops it).
         let busy = service_activity.begin();
         async move {
-            let response = endpoint.handle(req, peer, peer_gone).await;
+            let info = ExchangeInfo {
+                peer: Some(peer.ip()),
+                client_gone: Some(peer_gone),
+            };
+            let response = endpoint.handle_with(req, info).await;
             Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
         }
     });

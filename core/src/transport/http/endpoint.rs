@@ -7,8 +7,8 @@
 use bytes::Bytes;
 use http::header::{self, HeaderValue};
 use http::{Method, Response, StatusCode};
-use hyper::body::Incoming;
-use std::net::SocketAddr;
+use std::net::IpAddr;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -17,8 +17,8 @@ use super::body::{
     McpBody, empty, is_json_content_type, json_response, jsonrpc_error, plain, read_limited,
     rejection_response, sse_event, sse_response,
 };
+use super::embed::EndpointOptions;
 use super::guard::{check_headers, check_host_and_origin, check_param_headers};
-use super::listener::HttpOptions;
 use crate::McpError;
 use crate::legacy::SessionStore;
 use crate::protocol::codes;
@@ -29,27 +29,41 @@ use crate::server::{Prepared, Server, lazy_notification_channel};
 /// Frames of one SSE response waiting for the client to read them.
 const SSE_FRAME_QUEUE: usize = 64;
 
-/// What every connection of one listener shares.
-pub(super) struct Endpoint {
+/// What every exchange of one [`HttpEndpoint`](super::HttpEndpoint) (every
+/// connection of one listener) shares.
+pub(crate) struct Endpoint {
     pub(super) server: Server,
-    pub(super) options: HttpOptions,
-    /// Whether the listener is bound to a loopback address (the default
-    /// `Host` rule depends on it).
+    pub(super) options: EndpointOptions,
+    /// Whether `allowed_hosts: None` means the loopback names (an embedded
+    /// endpoint, or a listener bound to loopback) or any host.
     pub(super) loopback: bool,
     /// Legacy (2025-11-25) sessions served on the same endpoint.
     pub(super) sessions: SessionStore,
+    /// Whether the session sweeper task runs.
+    pub(super) sweeper_started: AtomicBool,
+    /// Cancelled when the endpoint is dropped: stops the sweeper.
+    pub(super) closed: CancellationToken,
 }
 
 impl Endpoint {
     /// Answers one HTTP request from `peer`; `peer_gone` fires when the
     /// client hangs up.
-    pub(super) async fn handle(
+    pub(super) async fn handle<B>(
         &self,
-        req: http::Request<Incoming>,
-        peer: SocketAddr,
+        req: http::Request<B>,
+        peer: Option<IpAddr>,
         peer_gone: CancellationToken,
-    ) -> Response<McpBody> {
-        if req.uri().path() != self.options.path {
+    ) -> Response<McpBody>
+    where
+        B: http_body::Body,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if self
+            .options
+            .path
+            .as_deref()
+            .is_some_and(|path| req.uri().path() != path)
+        {
             return plain(StatusCode::NOT_FOUND, "not found");
         }
         if let Err(why) = check_host_and_origin(req.headers(), &self.options, self.loopback) {
@@ -107,7 +121,7 @@ impl Endpoint {
         if let Message::Request(request) = &message
             && crate::legacy::is_legacy_initialize(request)
         {
-            return self.legacy_initialize(request, peer.ip());
+            return self.legacy_initialize(request, peer);
         }
         let request = match message {
             Message::Request(request) => request,

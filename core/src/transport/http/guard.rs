@@ -7,7 +7,7 @@
 use http::header::{self, AsHeaderName, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-use super::listener::HttpOptions;
+use super::embed::EndpointOptions;
 use crate::McpError;
 use crate::protocol::Method;
 use crate::protocol::mcp_headers::{
@@ -42,7 +42,7 @@ fn host_without_port(authority: &str) -> &str {
 /// says why the request is forbidden.
 pub(super) fn check_host_and_origin(
     headers: &HeaderMap,
-    options: &HttpOptions,
+    options: &EndpointOptions,
     loopback: bool,
 ) -> Result<(), String> {
     let host = headers

@@ -44,15 +44,16 @@ impl Endpoint {
     /// `initialize` (-32603, as the request was valid) with the HTTP status
     /// saying whether to slow down (429: this address holds its share of
     /// sessions) or retry later (503: the table is full of sessions in use).
-    pub(super) fn legacy_initialize(&self, request: &Request, peer: IpAddr) -> Response<McpBody> {
+    pub(super) fn legacy_initialize(
+        &self,
+        request: &Request,
+        peer: Option<IpAddr>,
+    ) -> Response<McpBody> {
         let initialized = match legacy::initialize(&self.server, request, SessionStore::new_id()) {
             Ok(init) => init,
             Err(message) => return json_response(StatusCode::BAD_REQUEST, &message),
         };
-        if let Err(refused) = self
-            .sessions
-            .insert(initialized.session.clone(), Some(peer))
-        {
+        if let Err(refused) = self.sessions.insert(initialized.session.clone(), peer) {
             let status = match refused {
                 Refused::PeerFull(_) => StatusCode::TOO_MANY_REQUESTS,
                 Refused::Full => StatusCode::SERVICE_UNAVAILABLE,

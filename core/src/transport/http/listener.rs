@@ -9,11 +9,11 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::connection;
-use super::endpoint::Endpoint;
+use super::connection::{self, Deadlines};
+use super::embed::{EndpointOptions, HttpEndpoint};
 use super::hangup::HangupWatcher;
 use crate::Error;
-use crate::legacy::{SessionLimits, SessionStore};
+use crate::legacy::SessionLimits;
 use crate::server::Server;
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 
@@ -116,6 +116,21 @@ impl HttpOptions {
     }
 }
 
+impl HttpOptions {
+    /// What the endpoint behind the listener checks.
+    fn endpoint_options(&self) -> EndpointOptions {
+        EndpointOptions {
+            path: Some(self.path.clone()),
+            max_body_bytes: self.max_body_bytes,
+            allowed_hosts: self.allowed_hosts.clone(),
+            allowed_origins: self.allowed_origins.clone(),
+            keep_alive: self.keep_alive,
+            session_limits: self.session_limits,
+            body_read_timeout: self.body_read_timeout,
+        }
+    }
+}
+
 /// A bound, not yet running, HTTP server.
 pub struct HttpServer {
     listener: TcpListener,
@@ -147,37 +162,20 @@ impl HttpServer {
     /// Accepts connections until shutdown.
     pub async fn run(self) -> Result<(), Error> {
         let local = self.listener.local_addr()?;
-        let endpoint = std::sync::Arc::new(Endpoint {
-            server: self.server,
-            loopback: local.ip().is_loopback(),
-            sessions: SessionStore::new(self.options.session_limits),
-            options: self.options,
-        });
-        let sweeper = endpoint.clone();
-        // Often enough that a half-open session does not outlive its
-        // timeout by much more than the timeout itself.
-        let limits = endpoint.options.session_limits;
-        let sweep_every = limits
-            .half_open_timeout
-            .min(limits.idle_timeout)
-            .clamp(Duration::from_secs(1), Duration::from_secs(30));
-        tokio::spawn(async move {
-            let shutdown = sweeper.options.shutdown.clone();
-            loop {
-                tokio::select! {
-                    _ = tokio::time::sleep(sweep_every) => sweeper.sessions.expire(),
-                    _ = shutdown.cancelled() => {
-                        sweeper.sessions.close_all();
-                        return;
-                    }
-                }
-            }
-        });
-        let shutdown = endpoint.options.shutdown.clone();
-        tracing::info!(address = %local, path = %endpoint.options.path, "serving MCP over HTTP");
-        let slots = Arc::new(Semaphore::new(connection_cap(
-            endpoint.options.max_connections,
-        )));
+        // One code path with embedded endpoints: the listener only owns the
+        // sockets, the endpoint answers each exchange.
+        let endpoint = HttpEndpoint::with_loopback_default(
+            self.server,
+            self.options.endpoint_options(),
+            local.ip().is_loopback(),
+        );
+        let deadlines = Deadlines {
+            header_read: self.options.header_read_timeout,
+            idle: self.options.idle_timeout,
+        };
+        let shutdown = self.options.shutdown.clone();
+        tracing::info!(address = %local, path = %self.options.path, "serving MCP over HTTP");
+        let slots = Arc::new(Semaphore::new(connection_cap(self.options.max_connections)));
         // Connections are tracked so `run` returns only once they are done:
         // a host may free its handlers as soon as `run` returns.
         let mut connections = tokio::task::JoinSet::new();
@@ -189,8 +187,8 @@ impl HttpServer {
                 // A slot first: at the cap, connections wait in the backlog.
                 accepted = accept(&self.listener, &slots) => accepted,
                 _ = shutdown.cancelled() => {
-                    endpoint.server.close_subscriptions();
-                    endpoint.sessions.close_all();
+                    endpoint.server().close_subscriptions();
+                    endpoint.close();
                     let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
                         while connections.join_next().await.is_some() {}
                     })
@@ -236,7 +234,7 @@ impl HttpServer {
             let endpoint = endpoint.clone();
             let conn_shutdown = shutdown.clone();
             connections.spawn(async move {
-                connection::serve(endpoint, stream, peer, hangup, conn_shutdown).await;
+                connection::serve(endpoint, deadlines, stream, peer, hangup, conn_shutdown).await;
                 drop(slot);
             });
         }

@@ -1,5 +1,7 @@
 //! Streamable HTTP transport (spec: basic/transports/streamable-http.mdx).
 //!
+//! - `embed`: [`HttpEndpoint`], the endpoint a host's own HTTP server
+//!   calls one exchange at a time; the listener serves through it too.
 //! - `listener`: binding, the accept loop and its connection cap,
 //!   shutdown; `Server::serve_http`.
 //! - `connection`: one connection served by hyper, with its hang-up watch
@@ -12,10 +14,17 @@
 
 mod body;
 mod connection;
+mod embed;
+#[cfg(test)]
+mod embed_tests;
 mod endpoint;
 mod guard;
 mod hangup;
 mod legacy;
 mod listener;
 
+pub use body::McpBody;
+pub use embed::{
+    BodyAborted, BodySender, EndpointOptions, ExchangeInfo, HttpEndpoint, RequestBody,
+};
 pub use listener::{HttpOptions, HttpServer, serve};
