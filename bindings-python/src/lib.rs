@@ -11,6 +11,7 @@ mod convert;
 mod error;
 mod handler;
 mod host_call;
+mod primitives;
 mod server;
 mod serving;
 mod tool_result;

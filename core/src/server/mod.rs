@@ -24,7 +24,7 @@ mod validation;
 /// [`crate::protocol`] and named here too because handlers use it.
 pub use crate::protocol::InputKind;
 pub(crate) use context::{LiveRequester, NotificationSink, notification_channel};
-pub use context::{LogLevel, RequestContext, RequestMeta};
+pub use context::{AskStart, LogLevel, RequestContext, RequestMeta};
 pub(crate) use dispatch::Era;
 pub(crate) use dispatch::{Prepared, Rejection};
 pub use error::HandlerError;
@@ -226,6 +226,12 @@ impl Server {
             Arc::new(handler),
         )?)));
         Ok(())
+    }
+
+    /// Removes a resource template (by its `uriTemplate`); returns whether
+    /// it existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.unregister(ListKind::Templates, uri_template)
     }
 
     /// Registers (or replaces) a prompt.
