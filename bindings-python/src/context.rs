@@ -106,6 +106,14 @@ impl PyContext {
         self.inner.meta().log_level.map(LogLevel::as_str)
     }
 
+    /// On the 2025-11-25 HTTP wire, ends the request's SSE connection
+    /// without ending its stream: the client reconnects with
+    /// `Last-Event-ID` and gets the rest (resumability). Returns whether
+    /// there was such a stream.
+    fn close_sse_stream(&self) -> bool {
+        self.inner.close_sse_stream()
+    }
+
     /// Asks the client for input (`kind`: `"elicitation"`, `"sampling"` or
     /// `"roots"`; `params`: the request's params) and blocks, without the
     /// GIL, until the answer is there. Under 2026-07-28 an answer the

@@ -104,3 +104,18 @@ pub(crate) fn callable(handler: &Bound<'_, PyAny>) -> PyResult<()> {
         Err(PyTypeError::new_err("handler must be callable"))
     }
 }
+
+/// The variable names of an RFC 6570 URI template, in order (core's
+/// parser, so Python binds function parameters to exactly the variables
+/// core will extract). Raises `ValueError` for an invalid template.
+///
+/// ```python
+/// >>> _native.uri_template_variables("users://{id}/posts{?page}")
+/// ['id', 'page']
+/// ```
+#[pyfunction]
+pub(crate) fn uri_template_variables(template: &str) -> PyResult<Vec<String>> {
+    let parsed = ferromcp::server::uri_template::UriTemplate::parse(template)
+        .map_err(pyo3::exceptions::PyValueError::new_err)?;
+    Ok(parsed.variables().into_iter().map(str::to_owned).collect())
+}

@@ -239,18 +239,30 @@ impl PyServer {
         Self::start_stdio(slf, event_loop).inner.block(slf.py())
     }
 
-    /// Serves Streamable HTTP at `http://host:port/mcp`, blocking with the
-    /// GIL released. Ctrl-C stops the server and raises KeyboardInterrupt.
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None))]
+    /// Serves Streamable HTTP at `http://host:port/mcp` (or `path`),
+    /// blocking with the GIL released. Ctrl-C stops the server and raises
+    /// KeyboardInterrupt. See `start_http` for the options.
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None))]
     fn serve_http(
         slf: &Bound<'_, Self>,
         host: &str,
         port: u16,
         event_loop: Option<Py<PyAny>>,
+        path: Option<String>,
+        allowed_hosts: Option<Vec<String>>,
+        allowed_origins: Option<Vec<String>>,
     ) -> PyResult<()> {
-        Self::start_http(slf, host, port, event_loop)?
-            .inner
-            .block(slf.py())
+        Self::start_http(
+            slf,
+            host,
+            port,
+            event_loop,
+            path,
+            allowed_hosts,
+            allowed_origins,
+        )?
+        .inner
+        .block(slf.py())
     }
 
     /// Starts serving stdin/stdout in the background. `event_loop` runs the
@@ -272,21 +284,31 @@ impl PyServer {
 
     /// Binds `host:port` (0 picks a free port, see `Serving.port`) and
     /// serves Streamable HTTP in the background. `event_loop` runs the async
-    /// tools.
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None))]
+    /// handlers. `path` is the endpoint (default `/mcp`);
+    /// `allowed_hosts` / `allowed_origins` replace core's defaults for the
+    /// `Host` and `Origin` checks (loopback names and origins when bound to
+    /// a loopback address).
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None))]
     fn start_http(
         slf: &Bound<'_, Self>,
         host: &str,
         port: u16,
         event_loop: Option<Py<PyAny>>,
+        path: Option<String>,
+        allowed_hosts: Option<Vec<String>>,
+        allowed_origins: Option<Vec<String>>,
     ) -> PyResult<PyServing> {
         let py = slf.py();
         let bind = resolve(py, host, port)?;
         let stop = CancellationToken::new();
+        let defaults = HttpOptions::default();
         let options = HttpOptions {
             bind,
             shutdown: stop.clone(),
-            ..HttpOptions::default()
+            path: path.unwrap_or(defaults.path.clone()),
+            allowed_hosts,
+            allowed_origins,
+            ..defaults
         };
         let server = slf.get().server.clone();
         let bound = py

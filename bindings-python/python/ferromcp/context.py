@@ -157,6 +157,13 @@ class Context:
 
     # -- notifications ----------------------------------------------------
 
+    def close_sse_stream(self) -> bool:
+        """On the 2025-11-25 HTTP wire, closes the request's SSE connection
+        without ending its stream: the client reconnects (``Last-Event-ID``)
+        and receives the rest, the result included. Returns whether there
+        was such a stream (``False`` over stdio and under 2026-07-28)."""
+        return self._native.close_sse_stream()
+
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> bool:
         """Reports progress when the client asked for it (a ``progressToken``);
         returns whether a notification was sent."""
