@@ -4,6 +4,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
 use serde_json::Value;
 
 use ferromcp::protocol::jsonrpc::RequestId;
@@ -97,6 +98,25 @@ impl PyContext {
             Some(info) => convert::to_python(py, info),
             None => Ok(py.None().into_bound(py)),
         }
+    }
+
+    /// The headers of the HTTP request that carried this request (names
+    /// lower-case; a repeated header's values joined with `", "`); empty
+    /// over stdio.
+    #[getter]
+    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        if let Some(headers) = self.inner.http_headers() {
+            for name in headers.keys() {
+                let values: Vec<String> = headers
+                    .get_all(name)
+                    .iter()
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                    .collect();
+                dict.set_item(name.as_str(), values.join(", "))?;
+            }
+        }
+        Ok(dict)
     }
 
     /// The log level the request asked for (`"debug"`...), or `None`: then

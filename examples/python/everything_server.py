@@ -62,7 +62,11 @@ def test_audio_content() -> ToolResult:
 @server.tool
 def test_embedded_resource() -> ToolResult:
     """Returns an embedded resource"""
-    resource = {"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content."}
+    resource = {
+        "uri": "test://embedded-resource",
+        "mimeType": "text/plain",
+        "text": "This is an embedded resource content.",
+    }
     return ToolResult([{"type": "resource", "resource": resource}])
 
 
@@ -429,7 +433,7 @@ def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
 
 
 @server.prompt
-def test_prompt_with_embedded_resource(resourceUri: str) -> list[dict[str, Any]]:  # noqa: N803 (the suite's argument name)
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[dict[str, Any]]:
     """A prompt that embeds a resource
 
     Args:

@@ -168,7 +168,9 @@ def resource_handler(fn: Callable[..., Any], uri: str, definition: dict[str, Any
     missing = [v for v in variables if v not in names]
     accepts_extra = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
     if missing and not accepts_extra:
-        raise TypeError(f"resource {fn.__name__!r} takes no parameter for the variable(s) {', '.join(missing)} of {uri!r}")
+        raise TypeError(
+            f"resource {fn.__name__!r} takes no parameter for the variable(s) {', '.join(missing)} of {uri!r}"
+        )
     params = signature.params
 
     def keywords(request: Any) -> dict[str, Any]:

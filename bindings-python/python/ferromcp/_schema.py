@@ -386,8 +386,9 @@ def elicitation_schema(schema: Any) -> tuple[JsonSchema, Any]:
     dict (every field required unless ``Optional``), a TypedDict, a
     dataclass or a pydantic model.
 
-    >>> elicitation_schema({"name": str, "age": int | None})[0]
-    {'type': 'object', 'properties': {'name': {'type': 'string'}, 'age': {'type': ['integer', 'null']}}, 'required': ['name']}
+    >>> schema, target = elicitation_schema({"name": str, "age": int | None})
+    >>> schema["properties"], schema["required"], target
+    ({'name': {'type': 'string'}, 'age': {'type': ['integer', 'null']}}, ['name'], None)
     >>> import dataclasses
     >>> @dataclasses.dataclass
     ... class Contact:

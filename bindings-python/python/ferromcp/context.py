@@ -30,7 +30,7 @@ __all__ = ["Context", "ElicitResult", "InputRequired", "Root"]
 T = TypeVar("T")
 
 
-class InputRequired(BaseException):  # noqa: N818 (a control-flow signal, like StopIteration)
+class InputRequired(BaseException):
     """Raised out of an ask when a 2026-07-28 request does not carry the answer yet.
 
     The core has recorded the question; the server answers the request with

@@ -12,8 +12,8 @@ import contextlib
 import signal
 import sys
 import threading
-from dataclasses import dataclass
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
 
 from . import _native
