@@ -293,12 +293,14 @@ class ToolSignature:
 
 
 def _converter(hint: Any) -> Callable[[Any], Any] | None:
+    """How an argument's JSON value becomes the annotated type (dataclass,
+    Enum, pydantic model), or ``None`` when it is used as is."""
     hint = _strip_annotated(hint)
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        cls = hint
-        return lambda value: cls(**value)
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return hint
+    if isinstance(hint, type) and (
+        dataclasses.is_dataclass(hint) or issubclass(hint, enum.Enum) or callable(getattr(hint, "model_validate", None))
+    ):
+        target = hint
+        return lambda value: from_json(target, value)
     return None
 
 
@@ -482,8 +484,12 @@ def from_text(hint: Any, text: str) -> Any:
     if hint is float:
         return float(text)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        try:
-            return hint(text)
-        except ValueError:
-            return hint(json.loads(text))
-    return from_json(hint, json.loads(text))
+        for member in hint:
+            if str(member.value) == text:
+                return member
+        raise ValueError(f"{text!r} is not one of {[str(m.value) for m in hint]}")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise ValueError(f"{text!r} is not JSON for {getattr(hint, '__name__', hint)}") from None
+    return from_json(hint, value)
