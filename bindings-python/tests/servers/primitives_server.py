@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import sys
+import time
 from typing import Annotated, Any
 
 import ferromcp
@@ -154,6 +155,16 @@ async def ask_all(ctx: Context) -> str:
         ctx.list_roots(key="roots"),
     )
     return f"{name.content} {reply['content']['text']} {[r.uri for r in roots]}"
+
+
+@server.tool
+async def ask_two_slowly(ctx: Context) -> str:
+    """Starts an ask, keeps the loop busy, starts another: still one round."""
+    first = ctx.elicit("First?", {"a": str}, key="a")
+    time.sleep(0.2)  # the round must not end before the handler does
+    second = ctx.list_roots(key="b")
+    a, b = await asyncio.gather(first, second)
+    return f"{a.content} {len(b)}"
 
 
 @server.tool
