@@ -153,7 +153,9 @@ def test_a_refused_live_request_raises_in_the_handler(prims: StdioServer) -> Non
     response = prims.read()
     assert response["error"] == {"code": -32603, "message": "user went away"}
     # and the session keeps serving
-    prims.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}})
+    prims.send(
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
+    )
     assert prims.read()["result"]["structuredContent"] == {"result": 3}
 
 
@@ -217,7 +219,11 @@ def test_http_headers_reach_the_handler(http_prims: int) -> None:
 
 def test_http_headers_reach_the_handler_in_a_2025_session(http_prims: int) -> None:
     def post(message: dict[str, Any], session: str | None = None) -> tuple[dict[str, str], bytes]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "X-Tenant": "old"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "X-Tenant": "old",
+        }
         if session is not None:
             headers["Mcp-Session-Id"] = session
         request = urllib.request.Request(f"http://127.0.0.1:{http_prims}/mcp", json.dumps(message).encode(), headers)
@@ -228,7 +234,9 @@ def test_http_headers_reach_the_handler_in_a_2025_session(http_prims: int) -> No
     reply_headers, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
     session = reply_headers["mcp-session-id"] if "mcp-session-id" in reply_headers else reply_headers["Mcp-Session-Id"]
     post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
-    _, body = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "info", "arguments": {}}}, session)
+    _, body = post(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "info", "arguments": {}}}, session
+    )
     text = body.decode()
     if text.startswith("{"):
         response = json.loads(text)

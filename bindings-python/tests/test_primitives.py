@@ -184,7 +184,9 @@ def listen(prims: StdioServer, notifications: dict[str, Any]) -> int:
     """Opens a subscriptions/listen stream (id 1000) and waits for its acknowledgement."""
     from conftest import params
 
-    prims.send({"jsonrpc": "2.0", "id": 1000, "method": "subscriptions/listen", "params": params(notifications=notifications)})
+    prims.send(
+        {"jsonrpc": "2.0", "id": 1000, "method": "subscriptions/listen", "params": params(notifications=notifications)}
+    )
     ack = prims.read()
     assert ack["method"] == "notifications/subscriptions/acknowledged", ack
     return 1000
@@ -196,8 +198,14 @@ def test_registration_changes_are_announced_on_listen_streams(prims: StdioServer
     methods = {m.get("method") for m in received[:-1]}
     assert received[-1]["result"]["content"][0]["text"] == "added"
     # announcements may trail the answer: read until all three arrived
-    while not {"notifications/tools/list_changed", "notifications/prompts/list_changed",
-               "notifications/resources/list_changed"} <= methods:
+    while (
+        not {
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
+        }
+        <= methods
+    ):
         methods.add(prims.read().get("method"))
     assert "dynamic" in [t["name"] for t in prims.request("tools/list")["result"]["tools"]]
 

@@ -229,11 +229,51 @@ def type_schema(tp: Any, _seen: tuple[Any, ...] = ()) -> JsonSchema:
         return _class_schema(tp, (*_seen, tp))
     model_schema = getattr(tp, "model_json_schema", None)
     if callable(model_schema):  # a pydantic model describes itself
-        return dict(model_schema())
+        return _pydantic_schema(model_schema())
     raise TypeError(
         f"cannot derive a JSON Schema for {tp.__qualname__}: use a JSON type "
         "(str, int, float, bool, list, dict, a TypedDict or a dataclass) or pass input_schema="
     )
+
+
+def _pydantic_schema(schema: JsonSchema) -> JsonSchema:
+    """A pydantic model's schema, made self-contained so it can sit inside a
+    tool's input schema: ``$ref``s into its ``$defs`` are inlined (a
+    recursive reference stops at ``{"type": "object"}``) and the titles
+    pydantic generates from field names are dropped, like every other
+    derived schema here.
+
+    >>> _pydantic_schema({"title": "P", "type": "object", "properties": {
+    ...     "a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"title": "A", "type": "string"}}})
+    {'type': 'object', 'properties': {'a': {'type': 'string'}}}
+    """
+    defs: dict[str, Any] = schema.get("$defs", {})
+
+    def inline(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [inline(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref.removeprefix("#/$defs/")
+            if name in seen or name not in defs:
+                return {"type": "object"}
+            target = inline(defs[name], (*seen, name))
+            extra = {k: inline(v, seen) for k, v in node.items() if k != "$ref"}
+            return {**target, **extra}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("$defs", "title"):
+                continue
+            if key == "properties" and isinstance(value, dict):
+                out[key] = {name: inline(sub, seen) for name, sub in value.items()}
+            else:
+                out[key] = inline(value, seen)
+        return out
+
+    result: JsonSchema = inline(schema, ())
+    return result
 
 
 def output_schema(return_hint: Any) -> JsonSchema | None:

@@ -252,8 +252,8 @@ class Context:
     def list_roots(self, *, key: str | None = None) -> Any:
         """Asks for the client's roots (``roots/list``); returns a list of :class:`Root`::
 
-            for root in await ctx.list_roots():
-                print(root.uri)
+        for root in await ctx.list_roots():
+            print(root.uri)
         """
 
         def convert(answer: Any) -> list[Root]:
@@ -276,4 +276,3 @@ class Context:
 
 async def _converted(future: Awaitable[Any], convert: Callable[[Any], T]) -> T:
     return convert(await future)
-
