@@ -253,18 +253,25 @@ fn settle(
     let (value, exception) = match outcome {
         Ok(answer) => match convert::to_python(py, &answer) {
             Ok(value) => (value, py.None().into_bound(py)),
-            Err(e) => (py.None().into_bound(py), e.into_value(py).into_bound(py).into_any()),
+            Err(e) => (
+                py.None().into_bound(py),
+                e.into_value(py).into_bound(py).into_any(),
+            ),
         },
         Err(e) => (
             py.None().into_bound(py),
-            error::from_handler_error(py, e).into_value(py).into_bound(py).into_any(),
+            error::from_handler_error(py, e)
+                .into_value(py)
+                .into_bound(py)
+                .into_any(),
         ),
     };
     let _ = context_module(py)
         .and_then(|m| m.getattr("_settle_future"))
         .and_then(|f| {
-            event_loop
-                .bind(py)
-                .call_method1("call_soon_threadsafe", (f, future.bind(py), value, exception))
+            event_loop.bind(py).call_method1(
+                "call_soon_threadsafe",
+                (f, future.bind(py), value, exception),
+            )
         });
 }

@@ -216,8 +216,11 @@ impl PyServer {
         primitives::callable(&handler)?;
         self.refs
             .set_handler(HandlerKind::Completion, "", handler.unbind());
-        self.server
-            .set_completion_handler(self.native_handler(HandlerKind::Completion, "", is_async));
+        self.server.set_completion_handler(self.native_handler(
+            HandlerKind::Completion,
+            "",
+            is_async,
+        ));
         Ok(())
     }
 

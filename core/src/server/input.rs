@@ -619,7 +619,11 @@ mod tests {
         round.ask("b", InputKind::Roots, json!({})).unwrap();
         assert!(futures_now(round.pending()));
         let result = round.input_required(&params(), &key, Duration::from_secs(60));
-        let asked: Vec<&String> = result["inputRequests"].as_object().unwrap().keys().collect();
+        let asked: Vec<&String> = result["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
         assert_eq!(asked, ["a", "b"]);
     }
 
