@@ -96,6 +96,30 @@ pub(crate) fn definition<T: DeserializeOwned>(
         .map_err(|e| PyTypeError::new_err(format!("invalid {what}: {e}")))
 }
 
+/// The caching hint of a resource's reads, when either half is given (the
+/// other half is the server's `resource_read` hint).
+pub(crate) fn cache_hint(
+    server: &ferromcp::server::Server,
+    ttl_ms: Option<u64>,
+    cache_scope: Option<&str>,
+) -> PyResult<Option<ferromcp::server::CacheHint>> {
+    if ttl_ms.is_none() && cache_scope.is_none() {
+        return Ok(None);
+    }
+    let mut hint = server.options().caching.resource_read;
+    if let Some(ttl_ms) = ttl_ms {
+        hint.ttl_ms = ttl_ms;
+    }
+    if let Some(scope) = cache_scope {
+        hint.scope = serde_json::from_value(Value::from(scope)).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "cache_scope must be \"public\" or \"private\", not {scope:?}"
+            ))
+        })?;
+    }
+    Ok(Some(hint))
+}
+
 /// Checks that `handler` can be called; the error names the argument.
 pub(crate) fn callable(handler: &Bound<'_, PyAny>) -> PyResult<()> {
     if handler.is_callable() {

@@ -124,22 +124,29 @@ impl PyServer {
     /// Registers (or replaces) a resource from its `Resource` definition
     /// (`uri`, `name`, ...). `handler({"uri", "variables"}, ctx)` returns
     /// the contents (core's rule: a string, bytes as a blob item, content
-    /// items, or `{"contents": [...]}`).
-    #[pyo3(signature = (definition, handler, is_async))]
+    /// items, or `{"contents": [...]}`). `ttl_ms` / `cache_scope`
+    /// (`"public"`, `"private"`) are the caching hint of its reads (the
+    /// missing half from the server's).
+    #[pyo3(signature = (definition, handler, is_async, *, ttl_ms=None, cache_scope=None))]
     fn register_resource(
         &self,
         definition: &Bound<'_, PyDict>,
         handler: Bound<'_, PyAny>,
         is_async: bool,
+        ttl_ms: Option<u64>,
+        cache_scope: Option<&str>,
     ) -> PyResult<()> {
         let py = handler.py();
         primitives::callable(&handler)?;
         let resource: Resource = primitives::definition(definition, "resource definition")?;
+        let cache = primitives::cache_hint(&self.server, ttl_ms, cache_scope)?;
         let uri = resource.uri.clone();
         let native = self.native_handler(HandlerKind::Resource, &uri, is_async);
-        self.server
-            .add_resource(resource, native)
-            .map_err(|e| error::to_py_err(py, &e))?;
+        match cache {
+            Some(cache) => self.server.add_resource_cached(resource, cache, native),
+            None => self.server.add_resource(resource, native),
+        }
+        .map_err(|e| error::to_py_err(py, &e))?;
         self.refs
             .set_handler(HandlerKind::Resource, &uri, handler.unbind());
         Ok(())
@@ -147,23 +154,31 @@ impl PyServer {
 
     /// Registers (or replaces) a resource template from its
     /// `ResourceTemplate` definition (`uriTemplate`, `name`, ...); reads of
-    /// matching URIs call `handler({"uri", "variables"}, ctx)`.
-    #[pyo3(signature = (definition, handler, is_async))]
+    /// matching URIs call `handler({"uri", "variables"}, ctx)`. The caching
+    /// hint as for `register_resource`.
+    #[pyo3(signature = (definition, handler, is_async, *, ttl_ms=None, cache_scope=None))]
     fn register_resource_template(
         &self,
         definition: &Bound<'_, PyDict>,
         handler: Bound<'_, PyAny>,
         is_async: bool,
+        ttl_ms: Option<u64>,
+        cache_scope: Option<&str>,
     ) -> PyResult<()> {
         let py = handler.py();
         primitives::callable(&handler)?;
         let template: ResourceTemplate =
             primitives::definition(definition, "resource template definition")?;
+        let cache = primitives::cache_hint(&self.server, ttl_ms, cache_scope)?;
         let key = template.uri_template.clone();
         let native = self.native_handler(HandlerKind::Resource, &key, is_async);
-        self.server
-            .add_resource_template(template, native)
-            .map_err(|e| error::to_py_err(py, &e))?;
+        match cache {
+            Some(cache) => self
+                .server
+                .add_resource_template_cached(template, cache, native),
+            None => self.server.add_resource_template(template, native),
+        }
+        .map_err(|e| error::to_py_err(py, &e))?;
         self.refs
             .set_handler(HandlerKind::Resource, &key, handler.unbind());
         Ok(())

@@ -52,6 +52,13 @@ def test_reading_text_bytes_and_items(prims: StdioServer) -> None:
     assert blob["contents"] == [{"uri": "bin://blob", "mimeType": "application/octet-stream", "blob": "AAEC"}]
 
 
+def test_cache_hints_of_a_resource_and_the_server_default(prims: StdioServer) -> None:
+    motd = prims.request("resources/read", uri="text://motd")["result"]
+    assert (motd["ttlMs"], motd["cacheScope"]) == (60_000, "private")
+    blob = prims.request("resources/read", uri="bin://blob")["result"]
+    assert (blob["ttlMs"], blob["cacheScope"]) == (0, "public")
+
+
 def test_template_variables_are_typed_from_the_signature(prims: StdioServer) -> None:
     profile = prims.request("resources/read", uri="users://42/profile")["result"]
     assert profile["contents"] == [{"uri": "users://42/profile", "text": "id=42 (int)"}]

@@ -72,10 +72,22 @@ class Server:
     def remove_tool(self, name: str) -> bool: ...
     def tool_names(self) -> list[str]: ...
     def register_resource(
-        self, definition: dict[str, Any], handler: Callable[[dict[str, Any], Context], Any], is_async: bool
+        self,
+        definition: dict[str, Any],
+        handler: Callable[[dict[str, Any], Context], Any],
+        is_async: bool,
+        *,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
     ) -> None: ...
     def register_resource_template(
-        self, definition: dict[str, Any], handler: Callable[[dict[str, Any], Context], Any], is_async: bool
+        self,
+        definition: dict[str, Any],
+        handler: Callable[[dict[str, Any], Context], Any],
+        is_async: bool,
+        *,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
     ) -> None: ...
     def remove_resource(self, uri: str) -> bool: ...
     def register_prompt(

@@ -252,6 +252,8 @@ class Server:
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         completions: Mapping[str, CompletionSource] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: Literal["public", "private"] | None = None,
     ) -> Callable[[F], F]:
         """Registers a function as the resource at ``uri``, or as a resource
         template when ``uri`` has ``{variables}`` (RFC 6570)::
@@ -287,6 +289,8 @@ class Server:
                 icons=icons,
                 meta=meta,
                 completions=completions,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
             )
             return f
 
@@ -306,13 +310,18 @@ class Server:
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         completions: Mapping[str, CompletionSource] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: Literal["public", "private"] | None = None,
     ) -> None:
         """Registers (or replaces) a resource or resource template.
 
         ``name`` defaults to the function's name and ``description`` to its
         docstring; ``annotations`` are the resource's ``Annotations``
         (``audience``, ``priority``, ``lastModified``); ``size`` (bytes) is
-        listed for fixed resources only.
+        listed for fixed resources only. ``ttl_ms`` and ``cache_scope`` are
+        the caching hint of its reads (``ttlMs``, ``cacheScope`` of the
+        ``resources/read`` result: how long a client may reuse it, and
+        whether shared caches may); unset, the server's (0 ms, public).
 
         >>> server = Server("demo")
         >>> server.add_resource(lambda: "hello", "text://greeting", name="greeting")
@@ -341,9 +350,13 @@ class Server:
             if variable not in spec.variables:
                 raise TypeError(f"cannot complete {variable!r}: not a variable of {uri!r}")
         if spec.template:
-            self._native.register_resource_template(spec.definition, spec.handler, spec.is_async)
+            self._native.register_resource_template(
+                spec.definition, spec.handler, spec.is_async, ttl_ms=ttl_ms, cache_scope=cache_scope
+            )
         else:
-            self._native.register_resource(spec.definition, spec.handler, spec.is_async)
+            self._native.register_resource(
+                spec.definition, spec.handler, spec.is_async, ttl_ms=ttl_ms, cache_scope=cache_scope
+            )
         self._resources[uri] = spec.template
         self._mark_async(("resource", uri), spec.is_async)
         self._completions.discard("ref/resource", uri)

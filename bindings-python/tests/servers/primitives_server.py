@@ -37,6 +37,8 @@ class Color(enum.Enum):
     annotations={"audience": ["user"], "priority": 0.5},
     icons=[ICON],
     meta={"example.test/tag": "motd"},
+    ttl_ms=60_000,
+    cache_scope="private",
 )
 def motd() -> str:
     """Today's message."""

@@ -208,6 +208,33 @@ impl Server {
         Ok(())
     }
 
+    /// Like [`Server::add_resource`], with the caching hint (`ttlMs`,
+    /// `cacheScope`) of this resource's reads instead of the server's
+    /// [`Caching::resource_read`].
+    ///
+    /// ```
+    /// # use ferromcp::protocol::{CacheScope, Resource};
+    /// # use ferromcp::server::{CacheHint, ResourceOutput, ResourceRequest, Server};
+    /// let server = Server::new("demo", "1.0.0");
+    /// let hint = CacheHint { ttl_ms: 60_000, scope: CacheScope::Public };
+    /// server
+    ///     .add_resource_cached(Resource::new("config://app", "config"), hint, |_ctx, _req: ResourceRequest| async {
+    ///         Ok(ResourceOutput::Text("{}".into()))
+    ///     })
+    ///     .unwrap();
+    /// ```
+    pub fn add_resource_cached(
+        &self,
+        resource: Resource,
+        cache: CacheHint,
+        handler: impl ResourceHandler,
+    ) -> Result<(), Error> {
+        let mut entry = ResourceEntry::new(resource, Arc::new(handler))?;
+        entry.cache = Some(cache);
+        self.register(Entry::Resource(Arc::new(entry)));
+        Ok(())
+    }
+
     /// Removes a resource; returns whether it existed.
     pub fn remove_resource(&self, uri: &str) -> bool {
         self.unregister(ListKind::Resources, uri)
@@ -225,6 +252,21 @@ impl Server {
             template,
             Arc::new(handler),
         )?)));
+        Ok(())
+    }
+
+    /// Like [`Server::add_resource_template`], with the caching hint of
+    /// reads through this template instead of the server's
+    /// [`Caching::resource_read`].
+    pub fn add_resource_template_cached(
+        &self,
+        template: ResourceTemplate,
+        cache: CacheHint,
+        handler: impl ResourceHandler,
+    ) -> Result<(), Error> {
+        let mut entry = TemplateEntry::new(template, Arc::new(handler))?;
+        entry.cache = Some(cache);
+        self.register(Entry::Template(Arc::new(entry)));
         Ok(())
     }
 
