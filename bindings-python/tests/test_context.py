@@ -77,6 +77,27 @@ def test_a_round_ends_when_the_handler_does_not_at_the_first_ask(prims: StdioSer
     assert set(first["inputRequests"]) == {"a", "b"}
 
 
+def test_url_mode_elicitation(prims: StdioServer) -> None:
+    first = prims.exchange("tools/call", meta=MODERN, name="ask_url", arguments={})[-1]["result"]
+    [(key, asked)] = first["inputRequests"].items()
+    params = asked["params"]
+    assert (params["mode"], params["url"], params["message"]) == (
+        "url",
+        "https://auth.example.test/login",
+        "Sign in, please.",
+    )
+    assert params["elicitationId"]
+    done = prims.exchange(
+        "tools/call",
+        meta=MODERN,
+        name="ask_url",
+        arguments={},
+        inputResponses={key: {"action": "accept"}},
+        requestState=first["requestState"],
+    )[-1]["result"]
+    assert done["content"][0]["text"] == "url accept"
+
+
 def test_an_ask_the_client_cannot_answer_is_minus_32021(prims: StdioServer) -> None:
     response = prims.exchange(
         "tools/call",

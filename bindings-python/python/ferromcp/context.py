@@ -18,6 +18,7 @@ than once); in a 2025-11-25 session it sends a live request and waits.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -202,8 +203,10 @@ class Context:
             ferromcp.MissingRequiredClientCapabilityError: the client cannot elicit.
         """
         if url is not None:
-            params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
-            params["elicitationId"] = elicitation_id or f"{self.request_id}-{key or 'url'}"
+            # The same id on every replay of the handler (the request id
+            # changes when a 2026-07-28 client retries).
+            ident = elicitation_id or str(uuid.uuid5(uuid.NAMESPACE_URL, f"{url}#{key or ''}#{message}"))
+            params: dict[str, Any] = {"mode": "url", "message": message, "url": url, "elicitationId": ident}
             target = None
         else:
             requested, target = elicitation_schema(schema)

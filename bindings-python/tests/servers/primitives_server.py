@@ -170,6 +170,13 @@ async def ask_two_slowly(ctx: Context) -> str:
 
 
 @server.tool
+def ask_url(ctx: Context) -> str:
+    """URL-mode elicitation."""
+    answer = ctx.elicit("Sign in, please.", url="https://auth.example.test/login")
+    return f"url {answer.action}"
+
+
+@server.tool
 def ask_uncaught(ctx: Context) -> str:
     """InputRequired is not an Exception: `except Exception` does not swallow it."""
     try:
