@@ -151,12 +151,28 @@ impl PyContext {
     ) -> PyResult<Bound<'py, PyAny>> {
         let kind = input_kind(kind)?;
         let params = convert::from_python(params, None)?;
-        let ctx = self.inner.clone();
-        let outcome = py.detach(|| ctx.ask_blocking(key, kind, params));
+        let ctx = &self.inner;
+        let outcome = py.detach(|| match ctx.ask_start(key, kind, params) {
+            Ok(AskStart::Live(answer)) => {
+                // Waits on this (worker) thread, never a runtime worker; a
+                // request that ends meanwhile (cancelled, session gone)
+                // frees the thread instead of leaving it waiting.
+                let token = ctx.cancellation_token();
+                ferromcp::runtime::get().block_on(async move {
+                    tokio::select! {
+                        answer = answer => Some(answer.map(AskStart::Answered)),
+                        _ = token.cancelled() => None,
+                    }
+                })
+            }
+            started => Some(started),
+        });
         match outcome {
-            Ok(ferromcp::server::AskOutcome::Answered(answer)) => convert::to_python(py, &answer),
-            Ok(ferromcp::server::AskOutcome::Pending) => Err(input_required(py)),
-            Err(e) => Err(error::from_handler_error(py, e)),
+            Some(Ok(AskStart::Answered(answer))) => convert::to_python(py, &answer),
+            Some(Ok(AskStart::Pending)) => Err(input_required(py)),
+            Some(Ok(AskStart::Live(_))) => Err(error::to_py_err(py, &ferromcp::Error::Cancelled)),
+            Some(Err(e)) => Err(error::from_handler_error(py, e)),
+            None => Err(error::to_py_err(py, &ferromcp::Error::Cancelled)),
         }
     }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -178,6 +179,31 @@ def test_a_refused_live_request_raises_in_the_handler(prims: StdioServer) -> Non
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
     )
     assert prims.read()["result"]["structuredContent"] == {"result": 3}
+
+
+def test_cancelling_a_request_frees_a_handler_blocked_on_a_live_ask(prims: StdioServer) -> None:
+    legacy_session(prims, {"elicitation": {}})
+    prims.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask_watched", "arguments": {}}})
+    request = prims.read()
+    assert request["method"] == "elicitation/create", request
+    prims.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+    outcome = "waiting"
+    for n in range(50):
+        prims.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 100 + n,
+                "method": "tools/call",
+                "params": {"name": "ask_outcome", "arguments": {}},
+            }
+        )
+        response = prims.read()
+        assert response["id"] == 100 + n, response  # nothing is sent for the cancelled request
+        outcome = response["result"]["content"][0]["text"]
+        if outcome != "waiting":
+            break
+        time.sleep(0.05)
+    assert outcome == "RequestCancelledError"
 
 
 def test_request_info_in_a_2025_session(prims: StdioServer) -> None:

@@ -176,6 +176,27 @@ def ask_url(ctx: Context) -> str:
     return f"url {answer.action}"
 
 
+OUTCOMES: dict[str, str] = {}
+
+
+@server.tool
+def ask_watched(ctx: Context) -> str:
+    """Records how its (blocking) ask ended, for `ask_outcome`."""
+    OUTCOMES["ask_watched"] = "waiting"
+    try:
+        answer = ctx.elicit("Your name?", {"name": str})
+        OUTCOMES["ask_watched"] = f"answered {answer.action}"
+    except Exception as e:
+        OUTCOMES["ask_watched"] = type(e).__name__
+        raise
+    return OUTCOMES["ask_watched"]
+
+
+@server.tool
+def ask_outcome() -> str:
+    return OUTCOMES.get("ask_watched", "never asked")
+
+
 @server.tool
 def ask_uncaught(ctx: Context) -> str:
     """InputRequired is not an Exception: `except Exception` does not swallow it."""
