@@ -111,13 +111,25 @@ pub(crate) fn cache_hint(
         hint.ttl_ms = ttl_ms;
     }
     if let Some(scope) = cache_scope {
-        hint.scope = serde_json::from_value(Value::from(scope)).map_err(|_| {
-            pyo3::exceptions::PyValueError::new_err(format!(
-                "cache_scope must be \"public\" or \"private\", not {scope:?}"
-            ))
-        })?;
+        hint.scope = cache_scope_of(scope)?;
     }
     Ok(Some(hint))
+}
+
+/// A whole caching hint from its two halves.
+pub(crate) fn cache_hint_of(ttl_ms: u64, scope: &str) -> PyResult<ferromcp::server::CacheHint> {
+    Ok(ferromcp::server::CacheHint {
+        ttl_ms,
+        scope: cache_scope_of(scope)?,
+    })
+}
+
+fn cache_scope_of(scope: &str) -> PyResult<ferromcp::protocol::CacheScope> {
+    serde_json::from_value(Value::from(scope)).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "cache_scope must be \"public\" or \"private\", not {scope:?}"
+        ))
+    })
 }
 
 /// Checks that `handler` can be called; the error names the argument.

@@ -43,23 +43,44 @@ pub(crate) struct PyServer {
 #[pymethods]
 impl PyServer {
     /// `json_default` converts handler results that are not plain JSON
-    /// types (like `json.dumps(default=...)`).
+    /// types (like `json.dumps(default=...)`). `caching` maps a cacheable
+    /// result kind (`"discover"`, `"tools"`, `"resources"`,
+    /// `"resource_templates"`, `"resource_read"`, `"prompts"`) to its
+    /// `(ttl_ms, cache_scope)` hint; unnamed kinds keep core's (0, public).
     #[new]
-    #[pyo3(signature = (name, version, *, instructions=None, json_default=None))]
+    #[pyo3(signature = (name, version, *, instructions=None, json_default=None, caching=None))]
     fn new(
         name: String,
         version: String,
         instructions: Option<String>,
         json_default: Option<Py<PyAny>>,
-    ) -> Self {
-        let options = ServerOptions {
+        caching: Option<std::collections::HashMap<String, (u64, String)>>,
+    ) -> PyResult<Self> {
+        let mut options = ServerOptions {
             instructions,
             ..ServerOptions::default()
         };
-        PyServer {
+        for (kind, (ttl_ms, scope)) in caching.unwrap_or_default() {
+            let hint = primitives::cache_hint_of(ttl_ms, &scope)?;
+            let slot = match kind.as_str() {
+                "discover" => &mut options.caching.discover,
+                "tools" => &mut options.caching.tools,
+                "resources" => &mut options.caching.resources,
+                "resource_templates" => &mut options.caching.resource_templates,
+                "resource_read" => &mut options.caching.resource_read,
+                "prompts" => &mut options.caching.prompts,
+                other => {
+                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        "unknown cacheable result {other:?}: use \"discover\", \"tools\", \"resources\", \"resource_templates\", \"resource_read\" or \"prompts\""
+                    )));
+                }
+            };
+            *slot = hint;
+        }
+        Ok(PyServer {
             server: Server::with_options(Implementation::new(name, version), options),
             refs: Arc::new(PyRefs::new(json_default)),
-        }
+        })
     }
 
     /// The server's name.

@@ -210,3 +210,45 @@ def test_a_stopped_server_that_served_asks_is_collected() -> None:
     del server, ask
     gc.collect()
     assert native() is None
+
+
+# -- caching hints -----------------------------------------------------------
+
+
+def test_server_wide_caching_hints_and_a_resource_of_its_own() -> None:
+    server = ferromcp.Server("cached", caching={"tools": (60_000, "private"), "resource_read": (5, "public")})
+    server.add_tool(lambda: "ok", name="ok")
+    server.add_resource(lambda: "a", "mem://a")
+    server.add_resource(lambda: "b", "mem://b", ttl_ms=1_000, cache_scope="private")
+    serving = server.start("http", port=0)
+    try:
+        port = serving.port
+        assert port is not None
+        from conftest import http_post
+
+        def result(method: str, **fields: Any) -> dict[str, Any]:
+            message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params(**fields)}
+            headers = {"Mcp-Name": fields["uri"]} if "uri" in fields else None
+            reply: dict[str, Any] = http_post(port, message, headers)["result"]
+            return reply
+
+        tools = result("tools/list")
+        assert (tools["ttlMs"], tools["cacheScope"]) == (60_000, "private")
+        a = result("resources/read", uri="mem://a")
+        assert (a["ttlMs"], a["cacheScope"]) == (5, "public")
+        b = result("resources/read", uri="mem://b")
+        assert (b["ttlMs"], b["cacheScope"]) == (1_000, "private")
+        listed = result("resources/list")
+        assert (listed["ttlMs"], listed["cacheScope"]) == (0, "public")
+    finally:
+        serving.stop()
+        assert serving.wait(10)
+
+
+def test_bad_caching_hints_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown cacheable result"):
+        ferromcp.Server("x", caching={"tool": (1, "public")})
+    with pytest.raises(ValueError, match="cache_scope"):
+        ferromcp.Server("x", caching={"tools": (1, "everyone")})  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="cache_scope"):
+        ferromcp.Server("x").add_resource(lambda: "", "mem://x", cache_scope="shared")  # type: ignore[arg-type]

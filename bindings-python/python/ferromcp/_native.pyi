@@ -52,6 +52,7 @@ class Server:
         *,
         instructions: str | None = None,
         json_default: Callable[[Any], Any] | None = None,
+        caching: dict[str, tuple[int, str]] | None = None,
     ) -> Server: ...
     @property
     def name(self) -> str: ...

@@ -33,6 +33,10 @@ stdin/stdout) or ``"http"`` (Streamable HTTP at ``http://host:port/mcp``)."""
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=Callable[..., Any])
 
+CacheScope = Literal["public", "private"]
+"""Who may cache a result: ``"public"`` (any cache) or ``"private"`` (only
+within the same authorization context)."""
+
 # Seconds a cancelled serve() waits for the transport to wind down: a little
 # more than core's grace period (10 s) for requests in flight.
 _STOP_GRACE = 12.0
@@ -59,10 +63,34 @@ class Server:
         name: The server's name, as clients see it.
         version: The server's version.
         instructions: Guidance for the model, returned by ``server/discover``.
+        caching: The caching hints (``ttlMs``, ``cacheScope``) of the
+            cacheable results, by kind: ``"tools"``, ``"prompts"``,
+            ``"resources"``, ``"resource_templates"`` (the lists),
+            ``"resource_read"`` (every read without its own hint, see
+            :meth:`resource`) and ``"discover"``; each a
+            ``(ttl_ms, "public" | "private")`` pair. Unnamed kinds are
+            immediately stale and public (``(0, "public")``), since
+            registrations can change at run time.
+
+    >>> Server("demo", caching={"tools": (60_000, "public")}).name
+    'demo'
     """
 
-    def __init__(self, name: str, version: str = "0.1.0", *, instructions: str | None = None) -> None:
-        self._native = _native.Server(name, version, instructions=instructions, json_default=json_default)
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        instructions: str | None = None,
+        caching: Mapping[str, tuple[int, CacheScope]] | None = None,
+    ) -> None:
+        self._native = _native.Server(
+            name,
+            version,
+            instructions=instructions,
+            json_default=json_default,
+            caching=dict(caching) if caching is not None else None,
+        )
         # (kind, name) of every async handler: run() needs an asyncio loop for them.
         self._async_handlers: set[tuple[str, str]] = set()
         self._resources: dict[str, bool] = {}  # uri or template -> is a template
@@ -253,7 +281,7 @@ class Server:
         meta: Mapping[str, Any] | None = None,
         completions: Mapping[str, CompletionSource] | None = None,
         ttl_ms: int | None = None,
-        cache_scope: Literal["public", "private"] | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> Callable[[F], F]:
         """Registers a function as the resource at ``uri``, or as a resource
         template when ``uri`` has ``{variables}`` (RFC 6570)::
@@ -311,7 +339,7 @@ class Server:
         meta: Mapping[str, Any] | None = None,
         completions: Mapping[str, CompletionSource] | None = None,
         ttl_ms: int | None = None,
-        cache_scope: Literal["public", "private"] | None = None,
+        cache_scope: CacheScope | None = None,
     ) -> None:
         """Registers (or replaces) a resource or resource template.
 
