@@ -37,13 +37,15 @@ NODE ?= node
 PYTEST_VERSION := 9.2.0
 RUFF_VERSION := 0.17.6
 MYPY_VERSION := 2.4.1
-# pydantic is an optional dependency of ferromcp; installed for the tests of its support.
-PYDANTIC_VERSION := 2.14.4
-PY_TOOLS := pytest==$(PYTEST_VERSION) ruff==$(RUFF_VERSION) mypy==$(MYPY_VERSION) pydantic==$(PYDANTIC_VERSION)
+PY_TOOLS := pytest==$(PYTEST_VERSION) ruff==$(RUFF_VERSION) mypy==$(MYPY_VERSION)
 # The stamp names the versions, so changing one reinstalls.
-PY_TOOLS_STAMP := $(VENV)/.tools-pytest$(PYTEST_VERSION)-ruff$(RUFF_VERSION)-mypy$(MYPY_VERSION)-pydantic$(PYDANTIC_VERSION)
+PY_TOOLS_STAMP := $(VENV)/.tools-pytest$(PYTEST_VERSION)-ruff$(RUFF_VERSION)-mypy$(MYPY_VERSION)
 # the Rust binaries examples/manifest.json and the README start, copied to a profile-free path
 RUST_BINS := echo-server everything-server everything-client
+# pydantic is an optional dependency of ferromcp, installed for the tests of its support.
+PYDANTIC_VERSION := 2.14.4
+PY_TOOLS += pydantic==$(PYDANTIC_VERSION)
+PY_TOOLS_STAMP := $(PY_TOOLS_STAMP)-pydantic$(PYDANTIC_VERSION)
 # What `cargo build` builds; `make demo` narrows it (see below).
 RUST_SELECT := --lib --bins
 
