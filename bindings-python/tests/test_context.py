@@ -216,6 +216,21 @@ def test_request_info_in_a_2025_session(prims: StdioServer) -> None:
     assert info["headers"] == {}
 
 
+def test_log_helpers_respect_the_requested_level(prims: StdioServer) -> None:
+    received = prims.exchange(
+        "tools/call",
+        meta={"io.modelcontextprotocol/logLevel": "info", "progressToken": "p1"},
+        name="chatty",
+        arguments={},
+    )
+    logs = [m["params"] for m in received if m.get("method") == "notifications/message"]
+    assert [(log["level"], log["data"]) for log in logs] == [("info", "i"), ("warning", {"w": 1}), ("error", "e")]
+    assert logs[0]["logger"] == "x"
+    progress = [m["params"] for m in received if m.get("method") == "notifications/progress"]
+    assert progress == [{"progressToken": "p1", "progress": 1.0, "total": 2.0, "message": "half"}]
+    assert received[-1]["result"]["structuredContent"] == {"result": [False, True, True, True]}
+
+
 def test_request_info_under_2026(prims: StdioServer) -> None:
     client_info = {"name": "modern-test", "version": "1.2"}
     info = prims.exchange(

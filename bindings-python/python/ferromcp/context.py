@@ -175,6 +175,22 @@ class Context:
         when the request's log level admits it; returns whether one was sent."""
         return self._native.log(level, data, logger)
 
+    def debug(self, data: Any, logger: str | None = None) -> bool:
+        """``log("debug", data, logger)``."""
+        return self._native.log("debug", data, logger)
+
+    def info(self, data: Any, logger: str | None = None) -> bool:
+        """``log("info", data, logger)``."""
+        return self._native.log("info", data, logger)
+
+    def warning(self, data: Any, logger: str | None = None) -> bool:
+        """``log("warning", data, logger)``."""
+        return self._native.log("warning", data, logger)
+
+    def error(self, data: Any, logger: str | None = None) -> bool:
+        """``log("error", data, logger)``."""
+        return self._native.log("error", data, logger)
+
     # -- asking the client ------------------------------------------------
 
     def elicit(

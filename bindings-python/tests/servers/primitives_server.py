@@ -122,6 +122,14 @@ def add(a: Annotated[int, "First"], b: Annotated[int, "Second"]) -> int:
 
 
 @server.tool
+async def chatty(ctx: Context) -> list[bool]:
+    """Logs at four levels and reports progress."""
+    sent = [ctx.debug("d"), ctx.info("i", logger="x"), ctx.warning({"w": 1}), ctx.error("e")]
+    ctx.progress(1, total=2, message="half")
+    return sent
+
+
+@server.tool
 def info(ctx: Context) -> dict[str, Any]:
     """What the handler knows about the request."""
     return {
