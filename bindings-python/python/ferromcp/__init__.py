@@ -25,7 +25,8 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 
-from ._native import PROTOCOL_VERSION, Context, Serving, ToolResult
+from ._native import PROTOCOL_VERSION, Serving, ToolResult
+from .context import Context, ElicitResult, InputRequired, Root
 from .errors import (
     ConnectionClosedError,
     HeaderMismatchError,
@@ -58,7 +59,9 @@ __all__ = [
     "PROTOCOL_VERSION",
     "ConnectionClosedError",
     "Context",
+    "ElicitResult",
     "HeaderMismatchError",
+    "InputRequired",
     "InternalError",
     "InvalidDefinitionError",
     "InvalidParamsError",
@@ -71,6 +74,7 @@ __all__ = [
     "RequestCancelledError",
     "RequestTimeoutError",
     "ResourceNotFoundError",
+    "Root",
     "Server",
     "Serving",
     "ToolResult",
