@@ -71,7 +71,7 @@ type OnListening = ThreadsafeFunction<JsHttpAddress, (), JsHttpAddress, Status, 
 /// ```
 #[napi(js_name = "Server")]
 pub struct JsServer {
-    server: Server,
+    pub(crate) server: Server,
     /// Cancelled by `close()`; replaced so the server can be served again.
     shutdown: RefCell<CancellationToken>,
 }

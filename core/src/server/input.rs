@@ -193,8 +193,30 @@ impl InputRound {
             .any(|kind| self.client_capabilities.contains_key(kind.capability()))
     }
 
-    /// Resolves an ask from the answers at hand, or records it.
+    /// Resolves an ask from the answers at hand, or records it and ends
+    /// the round.
     pub(crate) fn ask(
+        &self,
+        key: &str,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<AskOutcome, HandlerError> {
+        let outcome = self.ask_quietly(key, kind, params);
+        if matches!(outcome, Ok(AskOutcome::Pending)) {
+            self.end_round();
+        }
+        outcome
+    }
+
+    /// Ends the round once the handler recorded an unanswered ask.
+    pub(crate) fn end_round(&self) {
+        self.notify.notify_one();
+    }
+
+    /// Resolves an ask from the answers at hand, or records it without
+    /// ending the round yet (several asks made together land in one
+    /// round; the caller ends it with [`InputRound::end_round`]).
+    pub(crate) fn ask_quietly(
         &self,
         key: &str,
         kind: InputKind,
@@ -238,7 +260,6 @@ impl InputRound {
             ));
         }
         drop(asked);
-        self.notify.notify_one();
         Ok(AskOutcome::Pending)
     }
 
