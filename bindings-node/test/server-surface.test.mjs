@@ -1,0 +1,152 @@
+// The rest of the Node server surface (issue 13, "Server"): zod / Standard
+// Schema tools, ToolResult, request info on ctx, a throwing handler, HTTP
+// options, and concurrency (async handlers overlap; the event loop is
+// never blocked by the core).
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { Server } from '../index.mjs';
+import { RawClient, modernMeta, textOf } from '../test-support/raw-client.mjs';
+import { postMcp } from '../test-support/helpers.mjs';
+
+let client;
+before(() => {
+  client = new RawClient('bindings-node/test-support/primitives-server.mjs');
+});
+after(async () => {
+  const { code } = await client.close();
+  assert.equal(code, 0, client.stderr);
+});
+
+test('a zod tool is listed with JSON Schemas and gets parsed arguments', async () => {
+  const { result } = await client.modern('tools/list');
+  const tool = result.tools.find((t) => t.name === 'zod_add');
+  assert.equal(tool.title, 'Add');
+  assert.deepEqual(tool.annotations, { readOnlyHint: true });
+  assert.deepEqual(tool.inputSchema.required, ['a']);
+  assert.deepEqual(tool.inputSchema.properties.b, { default: 10, type: 'number' });
+  assert.deepEqual(tool.outputSchema.properties, { sum: { type: 'number' } });
+  const call = await client.modern('tools/call', { name: 'zod_add', arguments: { a: 1 } });
+  assert.deepEqual(call.result.structuredContent, { sum: 11 });
+  // core validates against the JSON Schema before the handler runs
+  const wrong = await client.modern('tools/call', { name: 'zod_add', arguments: { a: 'x' } });
+  assert.equal(wrong.result.isError, true, JSON.stringify(wrong));
+});
+
+test("a zod refinement the JSON Schema cannot express fails as the tool's error", async () => {
+  const odd = await client.modern('tools/call', { name: 'zod_refined', arguments: { even: 3 } });
+  assert.equal(odd.result.isError, true);
+  assert.match(textOf(odd.result), /TypeError: invalid arguments of tool "zod_refined": even: must be even/);
+  const even = await client.modern('tools/call', { name: 'zod_refined', arguments: { even: 4 } });
+  assert.equal(textOf(even.result), 'even 4');
+});
+
+test('a ToolResult is a whole result built by core; McpError is a JSON-RPC error', async () => {
+  const image = await client.modern('tools/call', { name: 'image' });
+  assert.deepEqual(image.result.content, [
+    { type: 'text', text: 'an image:' },
+    { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+  ]);
+  const error = await client.modern('tools/call', { name: 'protocol_error' });
+  assert.deepEqual(error.error, { code: -32602, message: 'nope', data: { why: 'test' } });
+});
+
+test('ctx carries the protocol version, client info and capabilities', async () => {
+  const { result } = await client.modern('tools/call', { name: 'info' }, modernMeta({ sampling: {} }));
+  assert.deepEqual(JSON.parse(textOf(result)), {
+    method: 'tools/call',
+    protocolVersion: '2026-07-28',
+    clientInfo: { name: 'raw-client', version: '0.0.1' },
+    clientCapabilities: { sampling: {} },
+  });
+});
+
+test('a throwing handler gives isError and the server keeps serving', async () => {
+  const server = new Server({ name: 'throws', version: '0' });
+  let calls = 0;
+  server.tool('flaky', () => {
+    calls += 1;
+    if (calls === 1) throw new SyntaxError('first call fails');
+    return 'second call works';
+  });
+  let url;
+  const serving = server.serveHttp({ port: 0, handleSignals: false, onListening: (a) => (url = a.url) });
+  try {
+    while (!url) await new Promise((r) => setTimeout(r, 5));
+    const first = await postMcp(url, 1, 'tools/call', { name: 'flaky' }, { name: 'flaky' });
+    assert.equal(first.body.result.isError, true);
+    assert.equal(textOf(first.body.result), 'SyntaxError: first call fails');
+    const second = await postMcp(url, 2, 'tools/call', { name: 'flaky' }, { name: 'flaky' });
+    assert.equal(textOf(second.body.result), 'second call works');
+  } finally {
+    server.close();
+    await serving;
+  }
+});
+
+test('serveHttp: host, port, path, allowedHosts and allowedOrigins', async () => {
+  const server = new Server({ name: 'http-options', version: '0' });
+  server.tool('ping', () => 'pong');
+  let address;
+  const serving = server.serveHttp({
+    host: '127.0.0.1',
+    port: 0,
+    path: '/agents/mcp',
+    allowedHosts: ['127.0.0.1', 'mcp.example'],
+    allowedOrigins: ['https://app.example'],
+    handleSignals: false,
+    onListening: (a) => (address = a),
+  });
+  try {
+    while (!address) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(address.url, `http://127.0.0.1:${address.port}/agents/mcp`);
+    const ok = await postMcp(address.url, 1, 'tools/call', { name: 'ping' }, { name: 'ping' });
+    assert.equal(textOf(ok.body.result), 'pong');
+    const call = (headers) =>
+      fetch(address.url, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': '2026-07-28',
+          'Mcp-Method': 'server/discover',
+          ...headers,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: modernMeta({}) } }),
+      });
+    assert.equal((await call({ Origin: 'https://app.example' })).status, 200);
+    assert.equal((await call({ Origin: 'https://evil.example' })).status, 403);
+    const wrongPath = await fetch(address.url.replace('/agents/mcp', '/mcp'), { method: 'POST' });
+    assert.equal(wrongPath.status, 404);
+  } finally {
+    server.close();
+    await serving;
+  }
+});
+
+test('100 concurrent async tools sleeping 100 ms finish in about 100 ms', async () => {
+  const server = new Server({ name: 'concurrent', version: '0' });
+  server.tool('sleep', async () => {
+    await new Promise((r) => setTimeout(r, 100));
+    return 'slept';
+  });
+  let url;
+  const serving = server.serveHttp({ port: 0, handleSignals: false, onListening: (a) => (url = a.url) });
+  try {
+    while (!url) await new Promise((r) => setTimeout(r, 5));
+    // warm the connection pool and the handler path
+    await postMcp(url, 0, 'tools/call', { name: 'sleep' }, { name: 'sleep' });
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => postMcp(url, i + 1, 'tools/call', { name: 'sleep' }, { name: 'sleep' })),
+    );
+    const elapsed = performance.now() - started;
+    assert.ok(answers.every((a) => textOf(a.body.result) === 'slept'));
+    // Sequential would be 10 s; well under 1 s means they overlapped.
+    assert.ok(elapsed < 1000, `100 calls took ${elapsed.toFixed(0)} ms`);
+  } finally {
+    server.close();
+    await serving;
+  }
+});
