@@ -19,23 +19,34 @@ const PNG_BASE64 =
 /** A silent, empty 44.1 kHz mono WAV. */
 const WAV_BASE64 = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA=';
 
+/** @typedef {import('../../bindings-node/index.mjs').CreateMessageParams} CreateMessageParams */
+/** @typedef {import('../../bindings-node/index.mjs').ElicitFormParams} ElicitFormParams */
+
 const noArgs = { type: 'object', properties: {} };
+/** @param {...string} names */
 const stringArgs = (...names) => ({
   type: 'object',
   properties: Object.fromEntries(names.map((n) => [n, { type: 'string' }])),
   required: names,
 });
 const nameSchema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** @param {string} prompt @returns {CreateMessageParams} */
 const samplingParams = (prompt) => ({
   messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
   maxTokens: 100,
 });
-/** The text of a sampling answer (`content` is one block or a list). */
+/**
+ * The text of a sampling answer (`content` is one block or a list).
+ * @param {{ content: any }} answer
+ * @returns {string}
+ */
 const textOf = (answer) =>
   Array.isArray(answer.content)
-    ? answer.content.map((c) => c.text ?? '').filter(Boolean).join(' ')
+    ? answer.content.map((/** @type {any} */ c) => c.text ?? '').filter(Boolean).join(' ')
     : (answer.content?.text ?? '');
+/** @param {string} message @param {Record<string, unknown>} requestedSchema @returns {ElicitFormParams} */
 const form = (message, requestedSchema) => ({ mode: 'form', message, requestedSchema });
 
 const server = new Server({ name: 'ferromcp-everything-server', version: '0.1.0' });
@@ -383,6 +394,7 @@ server.resource(
 
 // Prompts, with completion of their arguments.
 const WORDS = ['paris', 'park', 'party', 'pasta', 'hello', 'world'];
+/** @param {string} value */
 const completeWord = (value) => {
   const values = WORDS.filter((w) => w.startsWith(value));
   return { values, total: values.length, hasMore: false };
