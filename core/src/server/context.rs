@@ -81,6 +81,9 @@ pub struct RequestMeta {
     pub log_level: Option<LogLevel>,
     /// `progressToken`: without it, no progress notifications.
     pub progress_token: Option<Value>,
+    /// The headers of the HTTP request that carried this request (either
+    /// era); `None` over stdio. Moved from the request, not copied.
+    pub http_headers: Option<Arc<http::HeaderMap>>,
 }
 
 /// Where request-scoped notifications go: the stdio writer, or the HTTP
@@ -230,6 +233,12 @@ impl RequestContext {
     /// The request's protocol metadata.
     pub fn meta(&self) -> &RequestMeta {
         &self.inner.meta
+    }
+
+    /// The headers of the HTTP request that carried this request, or
+    /// `None` over stdio (or any transport without headers).
+    pub fn http_headers(&self) -> Option<&http::HeaderMap> {
+        self.inner.meta.http_headers.as_deref()
     }
 
     /// True once the client cancelled the request (or went away), and once
@@ -583,5 +592,6 @@ pub(crate) fn parse_request_meta(
         client_info,
         log_level,
         progress_token,
+        http_headers: None,
     })
 }
