@@ -45,6 +45,12 @@ export declare class RequestContext {
   /** The client's `Implementation` (`name`, `version`, ...), when it sent one. */
   get clientInfo(): Record<string, unknown> | undefined
   /**
+   * The headers of the HTTP request that carried this request (names
+   * lower-case; a repeated header's values joined with `", "`); empty
+   * over stdio.
+   */
+  get headers(): Record<string, string>
+  /**
    * True once the client cancelled the request or went away (or the call
    * is over); a handler doing long work should check it and stop early.
    */

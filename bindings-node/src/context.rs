@@ -139,6 +139,25 @@ impl JsRequestContext {
         self.meta.client_info.clone()
     }
 
+    /// The headers of the HTTP request that carried this request (names
+    /// lower-case; a repeated header's values joined with `", "`); empty
+    /// over stdio.
+    #[napi(getter, ts_return_type = "Record<string, string>")]
+    pub fn headers(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        if let Some(headers) = self.meta.http_headers.as_deref() {
+            for name in headers.keys() {
+                let values: Vec<String> = headers
+                    .get_all(name)
+                    .iter()
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                    .collect();
+                map.insert(name.as_str().to_owned(), Value::from(values.join(", ")));
+            }
+        }
+        Value::Object(map)
+    }
+
     /// True once the client cancelled the request or went away (or the call
     /// is over); a handler doing long work should check it and stop early.
     #[napi(getter)]

@@ -136,6 +136,7 @@ server
       protocolVersion: ctx.protocolVersion,
       clientInfo: ctx.clientInfo,
       clientCapabilities: ctx.clientCapabilities,
+      headers: ctx.headers,
     }),
   )
   .tool('image', () => new ToolResult({ content: ['an image:', { type: 'image', data: 'AAAA', mimeType: 'image/png' }] }))

@@ -83,6 +83,8 @@ server.tool('ask', async (_args, ctx: RequestContext) => {
   const roots: ListRootsResult = await ctx.listRoots();
   const raw: unknown = await ctx.ask('roots', {}, { key: 'client_roots' });
   const closed: boolean = ctx.closeSseStream();
+  const tenant: string | undefined = ctx.headers['x-tenant'];
+  console.error(tenant, ctx.protocolVersion, ctx.clientInfo, ctx.clientCapabilities);
   // @ts-expect-error: sampling needs maxTokens
   await ctx.sample({ messages: [] });
   // @ts-expect-error: unknown input kind

@@ -59,7 +59,48 @@ test('ctx carries the protocol version, client info and capabilities', async () 
     protocolVersion: '2026-07-28',
     clientInfo: { name: 'raw-client', version: '0.0.1' },
     clientCapabilities: { sampling: {} },
+    headers: {},
   });
+});
+
+test('ctx.headers: the HTTP request headers, in both revisions', async () => {
+  const server = new Server({ name: 'headers', version: '0' });
+  server.tool('whoami', (_, ctx) => `${ctx.headers['x-tenant']} ${ctx.headers['mcp-method'] ?? '-'} ${ctx.protocolVersion}`);
+  let url;
+  const serving = server.serveHttp({ port: 0, handleSignals: false, onListening: (a) => (url = a.url) });
+  const post = (body, headers = {}) =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'X-Tenant': 'acme', ...headers },
+      body: JSON.stringify(body),
+    });
+  try {
+    while (!url) await new Promise((r) => setTimeout(r, 5));
+    const modern = await post(
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', _meta: modernMeta({}) } },
+      { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'whoami' },
+    );
+    assert.equal(textOf((await modern.json()).result), 'acme tools/call 2026-07-28');
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    });
+    const session = init.headers.get('mcp-session-id');
+    await init.text();
+    const legacyHeaders = { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-11-25' };
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, legacyHeaders)).text();
+    const legacy = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, legacyHeaders);
+    const text = await legacy.text();
+    const message = legacy.headers.get('content-type')?.startsWith('text/event-stream')
+      ? JSON.parse(text.split('\n').filter((l) => l.startsWith('data: ') && l.length > 6).pop().slice(6))
+      : JSON.parse(text);
+    assert.equal(textOf(message.result), 'acme - 2025-11-25');
+  } finally {
+    server.close();
+    await serving;
+  }
 });
 
 test('a throwing handler gives isError and the server keeps serving', async () => {
