@@ -17,7 +17,7 @@
  * @packageDocumentation
  */
 
-import type { HttpAddress, HttpOptions as NativeHttpOptions } from './native';
+import type { HttpAddress, HttpOptions as NativeHttpOptions, Caching } from './native';
 import type {
   RequestContext,
   Schema,
@@ -62,7 +62,7 @@ export type {
   CreateMessageResult,
   ListRootsResult,
 } from './lib/types';
-export type { HttpAddress } from './native';
+export type { HttpAddress, CacheHint, Caching } from './native';
 
 /**
  * How the core classifies a failure: `"peerError"` (the peer answered with a
@@ -156,6 +156,13 @@ export interface ServerInfo {
   instructions?: string;
   /** Items per page of `tools/list` (default 100). */
   pageSize?: number;
+  /**
+   * Caching hints (`{ ttlMs, cacheScope }`) of the cacheable results, by
+   * kind: `discover`, `tools`, `resources`, `resourceTemplates`,
+   * `resourceRead`, `prompts` (default: immediately stale, `"public"`). A
+   * resource registered with its own `cache` keeps it.
+   */
+  caching?: Caching;
 }
 
 /** A tool's definition, besides its name. */

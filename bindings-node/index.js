@@ -104,14 +104,15 @@ class Server {
 
   /**
    * @param {{ name: string, version: string, title?: string, description?: string,
-   *   websiteUrl?: string, icons?: object[], instructions?: string, pageSize?: number }} info
+   *   websiteUrl?: string, icons?: object[], instructions?: string, pageSize?: number,
+   *   caching?: Record<string, { ttlMs: number, cacheScope?: 'public' | 'private' }> }} info
    */
   constructor(info) {
     if (info === null || typeof info !== 'object') {
       throw new TypeError('new Server(info): info must be an object like { name, version }');
     }
-    const { instructions, pageSize, ...implementation } = info;
-    this.#native = new native.Server(implementation, { instructions, pageSize });
+    const { instructions, pageSize, caching, ...implementation } = info;
+    this.#native = new native.Server(implementation, { instructions, pageSize, caching });
   }
 
   /**
@@ -174,11 +175,14 @@ class Server {
    * variables }, ctx)` returns the contents: a string (text), a
    * `Uint8Array`/`Buffer` (a blob), a contents item `{ uri, text | blob,
    * mimeType? }`, a list of them or `{ contents }`, or a Promise of one.
-   * `definition.complete` maps template variables to completers.
+   * `definition.complete` maps template variables to completers;
+   * `definition.cache` (`{ ttlMs, cacheScope }`) is the caching hint its
+   * reads carry instead of the server-wide `caching.resourceRead`.
    *
    * @param {string} uri
    * @param {{ name?: string, title?: string, description?: string, mimeType?: string,
    *   size?: number, icons?: object[], annotations?: object, _meta?: object,
+   *   cache?: { ttlMs: number, cacheScope?: 'public' | 'private' },
    *   complete?: Record<string, Function> } | Function} definition
    * @param {(request: { uri: string, variables: Record<string, unknown> }, ctx: any) => unknown} [handler]
    * @returns {this}
@@ -192,15 +196,15 @@ class Server {
     if (typeof handler !== 'function') {
       throw new TypeError(`resource(${JSON.stringify(uri)}): handler must be a function`);
     }
-    const { complete, name = uri, ...rest } = definition ?? {};
+    const { complete, cache, name = uri, ...rest } = definition ?? {};
     if (uri.includes('{')) {
-      this.#native.addResourceTemplate({ ...rest, name, uriTemplate: uri }, handler);
+      this.#native.addResourceTemplate({ ...rest, name, uriTemplate: uri }, handler, cache);
       this.#completers(`resource\0${uri}`, complete);
     } else {
       if (complete !== undefined) {
         throw new TypeError(`resource(${JSON.stringify(uri)}): only a URI template has variables to complete`);
       }
-      this.#native.addResource({ ...rest, name, uri }, handler);
+      this.#native.addResource({ ...rest, name, uri }, handler, cache);
     }
     return this;
   }

@@ -138,16 +138,17 @@ export declare class Server {
    * an MCP `Resource` (`uri`, `name`, optionally `title`, `description`,
    * `mimeType`, `size`, `icons`, `annotations`, `_meta`); `handler` gets
    * `{ uri, variables }` and returns the contents (a string, bytes, a
-   * contents item, a list of them or `{ contents }`).
+   * contents item, a list of them or `{ contents }`). `cache` is the
+   * caching hint of its reads (default: the server-wide one).
    */
-  addResource(definition: { uri: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown): void
+  addResource(definition: { uri: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null): void
   /**
    * Registers (or replaces) a resource template. `definition` is an MCP
    * `ResourceTemplate` (`uriTemplate` in RFC 6570 form, `name`, ...);
    * reads of matching URIs call `handler` with the URI and the extracted
-   * `variables`.
+   * `variables`. `cache` is the caching hint of those reads.
    */
-  addResourceTemplate(definition: { uriTemplate: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown): void
+  addResourceTemplate(definition: { uriTemplate: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null): void
   /** Removes a resource with a fixed URI; returns whether it existed. */
   removeResource(uri: string): boolean
   /**
@@ -194,6 +195,36 @@ export declare class Server {
   close(): void
 }
 export type JsServer = Server
+
+/**
+ * How long a result may be reused, and by whom (`ttlMs` + `cacheScope`
+ * of cacheable results).
+ */
+export interface CacheHint {
+  /** Milliseconds the client may consider the result fresh. */
+  ttlMs: number
+  /**
+   * `"public"` (any client may share it, the default) or `"private"`
+   * (only this user).
+   */
+  cacheScope?: 'public' | 'private'
+}
+
+/** Caching hints per kind of cacheable result. */
+export interface Caching {
+  /** `server/discover`. */
+  discover?: CacheHint
+  /** `tools/list`. */
+  tools?: CacheHint
+  /** `resources/list`. */
+  resources?: CacheHint
+  /** `resources/templates/list`. */
+  resourceTemplates?: CacheHint
+  /** `resources/read` (a resource registered with its own hint keeps it). */
+  resourceRead?: CacheHint
+  /** `prompts/list`. */
+  prompts?: CacheHint
+}
 
 /**
  * The JSON-RPC error codes by name, from core, so the facade does not
@@ -287,4 +318,9 @@ export interface ServerOptions {
   instructions?: string
   /** Items per page of `tools/list` (default 100). */
   pageSize?: number
+  /**
+   * Caching hints of the cacheable results, by kind (default: every
+   * result immediately stale, `"public"`).
+   */
+  caching?: Caching
 }

@@ -8,7 +8,7 @@
  * @packageDocumentation
  */
 
-import type { RequestContext as NativeRequestContext } from '../native';
+import type { RequestContext as NativeRequestContext, CacheHint } from '../native';
 
 /** A JSON Schema object (`inputSchema`, `outputSchema`, `requestedSchema`). */
 export type JsonSchema = Record<string, unknown>;
@@ -145,6 +145,11 @@ export interface ResourceDefinition<Variables extends string = string> extends D
   annotations?: Record<string, unknown>;
   /** Completers for the template's variables. */
   complete?: { [K in Variables]?: Completer };
+  /**
+   * The caching hint its reads carry (`{ ttlMs, cacheScope }`), instead of
+   * the server-wide `caching.resourceRead`.
+   */
+  cache?: CacheHint;
 }
 
 /**

@@ -8,9 +8,9 @@
 //! input. List-changed notifications come from core on every registration
 //! change.
 
-use ferromcp::protocol::{Prompt, Resource, ResourceTemplate};
+use ferromcp::protocol::{CacheScope, Prompt, Resource, ResourceTemplate};
 use ferromcp::server::{
-    BoxFuture, CompletionOutput, Handler, HandlerError, PromptOutput, RequestContext,
+    BoxFuture, CacheHint, CompletionOutput, Handler, HandlerError, PromptOutput, RequestContext,
     ResourceOutput, ResourceRequest,
 };
 use napi::bindgen_prelude::Function;
@@ -76,6 +76,38 @@ fn definition<T: DeserializeOwned>(env: &Env, what: &str, value: Unknown<'_>) ->
     })
 }
 
+/// How long a result may be reused, and by whom (`ttlMs` + `cacheScope`
+/// of cacheable results).
+#[napi(object, js_name = "CacheHint")]
+pub struct JsCacheHint {
+    /// Milliseconds the client may consider the result fresh.
+    pub ttl_ms: f64,
+    /// `"public"` (any client may share it, the default) or `"private"`
+    /// (only this user).
+    #[napi(ts_type = "'public' | 'private'")]
+    pub cache_scope: Option<String>,
+}
+
+impl JsCacheHint {
+    /// The core hint, or an `McpError` (kind `invalidDefinition`).
+    pub(crate) fn to_core(&self, env: &Env) -> napi::Result<CacheHint> {
+        let invalid = |why: String| error::to_js(env, &ferromcp::Error::InvalidDefinition(why));
+        if !(self.ttl_ms.is_finite() && self.ttl_ms >= 0.0) {
+            return Err(invalid(format!("ttlMs must be a non-negative number, not {}", self.ttl_ms)));
+        }
+        let scope = match self.cache_scope.as_deref() {
+            None => CacheScope::Public,
+            Some(scope) => serde_json::from_value(Value::from(scope))
+                .map_err(|_| invalid(format!("cacheScope must be \"public\" or \"private\", not {scope:?}")))?,
+        };
+        // Whole milliseconds; a fraction says nothing a client can use.
+        Ok(CacheHint {
+            ttl_ms: self.ttl_ms as u64,
+            scope,
+        })
+    }
+}
+
 fn callback(handler: Function<'_, HostCallArgs, Unknown<'static>>) -> napi::Result<JsCallback> {
     handler.build_threadsafe_function().weak::<true>().build()
 }
@@ -86,41 +118,53 @@ impl JsServer {
     /// an MCP `Resource` (`uri`, `name`, optionally `title`, `description`,
     /// `mimeType`, `size`, `icons`, `annotations`, `_meta`); `handler` gets
     /// `{ uri, variables }` and returns the contents (a string, bytes, a
-    /// contents item, a list of them or `{ contents }`).
+    /// contents item, a list of them or `{ contents }`). `cache` is the
+    /// caching hint of its reads (default: the server-wide one).
     #[napi(
-        ts_args_type = "definition: { uri: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown"
+        ts_args_type = "definition: { uri: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null"
     )]
     pub fn add_resource(
         &self,
         env: &Env,
         definition: Unknown<'_>,
         handler: Function<'_, HostCallArgs, Unknown<'static>>,
+        cache: Option<JsCacheHint>,
     ) -> napi::Result<()> {
         let resource: Resource = self::definition(env, "resource", definition)?;
         let handler = JsResourceHandler(callback(handler)?);
-        self.server
-            .add_resource(resource, handler)
-            .map_err(|e| error::to_js(env, &e))
+        let added = match cache {
+            Some(cache) => self
+                .server
+                .add_resource_cached(resource, cache.to_core(env)?, handler),
+            None => self.server.add_resource(resource, handler),
+        };
+        added.map_err(|e| error::to_js(env, &e))
     }
 
     /// Registers (or replaces) a resource template. `definition` is an MCP
     /// `ResourceTemplate` (`uriTemplate` in RFC 6570 form, `name`, ...);
     /// reads of matching URIs call `handler` with the URI and the extracted
-    /// `variables`.
+    /// `variables`. `cache` is the caching hint of those reads.
     #[napi(
-        ts_args_type = "definition: { uriTemplate: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown"
+        ts_args_type = "definition: { uriTemplate: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null"
     )]
     pub fn add_resource_template(
         &self,
         env: &Env,
         definition: Unknown<'_>,
         handler: Function<'_, HostCallArgs, Unknown<'static>>,
+        cache: Option<JsCacheHint>,
     ) -> napi::Result<()> {
         let template: ResourceTemplate = self::definition(env, "resource template", definition)?;
         let handler = JsResourceHandler(callback(handler)?);
-        self.server
-            .add_resource_template(template, handler)
-            .map_err(|e| error::to_js(env, &e))
+        let added = match cache {
+            Some(cache) => {
+                self.server
+                    .add_resource_template_cached(template, cache.to_core(env)?, handler)
+            }
+            None => self.server.add_resource_template(template, handler),
+        };
+        added.map_err(|e| error::to_js(env, &e))
     }
 
     /// Removes a resource with a fixed URI; returns whether it existed.

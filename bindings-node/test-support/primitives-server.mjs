@@ -10,7 +10,11 @@ import { Server, McpError, ToolResult } from '../index.mjs';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const nameSchema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
 
-const server = new Server({ name: 'primitives', version: '0.0.1' });
+const server = new Server({
+  name: 'primitives',
+  version: '0.0.1',
+  caching: { tools: { ttlMs: 1000 }, resourceRead: { ttlMs: 5, cacheScope: 'public' } },
+});
 
 // Resources: text, bytes, a template, decorations, a failing one.
 server
@@ -30,6 +34,7 @@ server
       return 'hello text';
     },
   )
+  .resource('mem://cached', { cache: { ttlMs: 60_000, cacheScope: 'private' } }, () => 'cached')
   .resource('mem://bytes', { mimeType: 'application/octet-stream' }, () => new Uint8Array([0, 1, 2, 255]))
   .resource('mem://items', () => [{ uri: 'mem://items', text: 'one', mimeType: 'text/plain' }])
   .resource('mem://fails', () => {

@@ -17,7 +17,13 @@ import {
   type Completer,
 } from 'ferromcp';
 
-const server = new Server({ name: 'typed-surface', version: '1.0.0' });
+const server = new Server({
+  name: 'typed-surface',
+  version: '1.0.0',
+  caching: { tools: { ttlMs: 60_000 }, resourceRead: { ttlMs: 1000, cacheScope: 'private' } },
+});
+// @ts-expect-error: a scope is public or private
+new Server({ name: 'x', version: '1', caching: { tools: { ttlMs: 1, cacheScope: 'shared' } } });
 
 // Tool arguments typed from an inline JSON Schema...
 server.tool(
@@ -94,7 +100,11 @@ server.tool('ask', async (_args, ctx: RequestContext) => {
 
 // Resources: fixed URIs and templates, variables typed from the template.
 server
-  .resource('file:///notes.txt', { mimeType: 'text/plain', title: 'Notes', annotations: { priority: 1 } }, () => 'notes')
+  .resource(
+    'file:///notes.txt',
+    { mimeType: 'text/plain', title: 'Notes', annotations: { priority: 1 }, cache: { ttlMs: 5000, cacheScope: 'public' } },
+    () => 'notes',
+  )
   .resource('mem://bytes', () => new Uint8Array([1, 2, 3]))
   .resource(
     'users://{id}/files{/path*}{?version}',

@@ -52,6 +52,17 @@ test('a resource handler returns text, bytes or contents items', async () => {
   assert.deepEqual(items.result.contents, [{ uri: 'mem://items', text: 'one', mimeType: 'text/plain' }]);
 });
 
+test('cache hints: per resource registration, else server-wide by kind', async () => {
+  const cached = await client.modern('resources/read', { uri: 'mem://cached' });
+  assert.deepEqual([cached.result.ttlMs, cached.result.cacheScope], [60_000, 'private']);
+  const plain = await client.modern('resources/read', { uri: 'mem://text' });
+  assert.deepEqual([plain.result.ttlMs, plain.result.cacheScope], [5, 'public']);
+  const tools = await client.modern('tools/list');
+  assert.deepEqual([tools.result.ttlMs, tools.result.cacheScope], [1000, 'public']);
+  const prompts = await client.modern('prompts/list');
+  assert.equal(prompts.result.ttlMs, 0);
+});
+
 test('a template read gets the URI and its variables', async () => {
   const { result } = await client.modern('resources/read', { uri: 'users://42/profile' });
   assert.deepEqual(JSON.parse(result.contents[0].text), { uri: 'users://42/profile', id: '42' });
