@@ -19,7 +19,8 @@ use napi::{Env, Status};
 use napi_derive::napi;
 
 /// `(watchId, aborted)`. Weak: it must never keep the event loop alive.
-type AbortHook = ThreadsafeFunction<FnArgs<(u32, bool)>, (), FnArgs<(u32, bool)>, Status, false, true>;
+type AbortHook =
+    ThreadsafeFunction<FnArgs<(u32, bool)>, (), FnArgs<(u32, bool)>, Status, false, true>;
 
 thread_local! {
     /// The facade's hook, per JS thread (a worker thread loads its own
@@ -41,10 +42,7 @@ pub fn register_abort_hook(
     env: &Env,
     hook: Function<'_, FnArgs<(u32, bool)>, ()>,
 ) -> napi::Result<()> {
-    let hook: AbortHook = hook
-        .build_threadsafe_function()
-        .weak::<true>()
-        .build()?;
+    let hook: AbortHook = hook.build_threadsafe_function().weak::<true>().build()?;
     HOOK.with(|slot| *slot.borrow_mut() = Some((env.raw() as usize, Arc::new(hook))));
     Ok(())
 }

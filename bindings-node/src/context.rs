@@ -309,7 +309,10 @@ fn parse_asks(asks: Value) -> napi::Result<Vec<(Option<String>, InputKind, Value
                 }
             };
             let key = ask.get("key").and_then(Value::as_str).map(str::to_owned);
-            let params = ask.get("params").cloned().unwrap_or_else(|| serde_json::json!({}));
+            let params = ask
+                .get("params")
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({}));
             Ok((key, kind, params))
         })
         .collect()

@@ -93,12 +93,18 @@ impl JsCacheHint {
     pub(crate) fn to_core(&self, env: &Env) -> napi::Result<CacheHint> {
         let invalid = |why: String| error::to_js(env, &ferromcp::Error::InvalidDefinition(why));
         if !(self.ttl_ms.is_finite() && self.ttl_ms >= 0.0) {
-            return Err(invalid(format!("ttlMs must be a non-negative number, not {}", self.ttl_ms)));
+            return Err(invalid(format!(
+                "ttlMs must be a non-negative number, not {}",
+                self.ttl_ms
+            )));
         }
         let scope = match self.cache_scope.as_deref() {
             None => CacheScope::Public,
-            Some(scope) => serde_json::from_value(Value::from(scope))
-                .map_err(|_| invalid(format!("cacheScope must be \"public\" or \"private\", not {scope:?}")))?,
+            Some(scope) => serde_json::from_value(Value::from(scope)).map_err(|_| {
+                invalid(format!(
+                    "cacheScope must be \"public\" or \"private\", not {scope:?}"
+                ))
+            })?,
         };
         // Whole milliseconds; a fraction says nothing a client can use.
         Ok(CacheHint {

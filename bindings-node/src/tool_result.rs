@@ -29,7 +29,10 @@ thread_local! {
 /// @internal Used by the `ferromcp` package itself.
 #[cfg_attr(test, allow(dead_code))]
 #[napi(ts_args_type = "resultClass: new (...args: any[]) => object")]
-pub fn register_tool_result_class(env: &Env, result_class: Function<'_, (), ()>) -> napi::Result<()> {
+pub fn register_tool_result_class(
+    env: &Env,
+    result_class: Function<'_, (), ()>,
+) -> napi::Result<()> {
     let class = result_class.create_ref()?;
     RESULT_CLASS.with(|slot| {
         *slot.borrow_mut() = Some((env.raw() as usize, ManuallyDrop::new(class)));
@@ -70,7 +73,9 @@ fn parts(value: Unknown<'_>) -> Result<ToolOutput, HandlerError> {
     let field = |name: &str| -> Result<Value, HandlerError> {
         let property = object
             .get_named_property_unchecked::<Unknown<'_>>(name)
-            .map_err(|e| HandlerError::Tool(format!("TypeError: ToolResult.{name}: {}", e.reason)))?;
+            .map_err(|e| {
+                HandlerError::Tool(format!("TypeError: ToolResult.{name}: {}", e.reason))
+            })?;
         crate::json::from_js(property)
             .map_err(|e| HandlerError::Tool(format!("TypeError: ToolResult.{name}: {}", e.reason)))
     };

@@ -53,7 +53,11 @@ async fn mrtr_asks_made_together_land_in_one_round_and_answer_in_order() {
     let round1 = io.call(call(1, json!({}))).await;
     let result = &round1["result"];
     assert_eq!(result["resultType"], "input_required", "{round1}");
-    let mut keys: Vec<&String> = result["inputRequests"].as_object().unwrap().keys().collect();
+    let mut keys: Vec<&String> = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
     keys.sort();
     assert_eq!(keys, ["client_roots", "user_name"]);
 
@@ -85,7 +89,12 @@ async fn mrtr_ask_all_without_the_capability_fails_that_ask_with_32021() {
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
     });
     let reply = io
-        .call(request_with_meta(1, "tools/call", json!({"name": "together"}), meta))
+        .call(request_with_meta(
+            1,
+            "tools/call",
+            json!({"name": "together"}),
+            meta,
+        ))
         .await;
     // The elicitation is recorded, the roots ask fails: the round still
     // asks for what the client can give.

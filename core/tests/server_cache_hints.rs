@@ -22,24 +22,40 @@ async fn caching_a_resource_registered_with_a_hint_answers_with_it() {
     server
         .add_resource_cached(
             Resource::new("mem://logo", "logo"),
-            CacheHint { ttl_ms: 60_000, scope: CacheScope::Public },
+            CacheHint {
+                ttl_ms: 60_000,
+                scope: CacheScope::Public,
+            },
             text,
         )
         .unwrap();
     server
         .add_resource_template_cached(
             ResourceTemplate::new("mem://users/{id}", "user"),
-            CacheHint { ttl_ms: 5_000, scope: CacheScope::Private },
+            CacheHint {
+                ttl_ms: 5_000,
+                scope: CacheScope::Private,
+            },
             text,
         )
         .unwrap();
-    server.add_resource(Resource::new("mem://plain", "plain"), text).unwrap();
+    server
+        .add_resource(Resource::new("mem://plain", "plain"), text)
+        .unwrap();
     let mut io = Stdio::start(server);
 
     let logo = io.call(read(1, "mem://logo")).await;
-    assert_eq!((&logo["result"]["ttlMs"], &logo["result"]["cacheScope"]), (&json!(60_000), &json!("public")), "{logo}");
+    assert_eq!(
+        (&logo["result"]["ttlMs"], &logo["result"]["cacheScope"]),
+        (&json!(60_000), &json!("public")),
+        "{logo}"
+    );
     let user = io.call(read(2, "mem://users/7")).await;
-    assert_eq!((&user["result"]["ttlMs"], &user["result"]["cacheScope"]), (&json!(5_000), &json!("private")), "{user}");
+    assert_eq!(
+        (&user["result"]["ttlMs"], &user["result"]["cacheScope"]),
+        (&json!(5_000), &json!("private")),
+        "{user}"
+    );
     let plain = io.call(read(3, "mem://plain")).await;
     assert_eq!(plain["result"]["ttlMs"], json!(0), "{plain}");
 }

@@ -36,14 +36,22 @@ fn probe() -> Value {
 #[tokio::test]
 async fn a_handler_sees_the_http_request_headers() {
     let http = Http::start(server()).await;
-    let reply = http.post_with(&probe(), &[("X-Probe", "tenant-7".into())]).await;
+    let reply = http
+        .post_with(&probe(), &[("X-Probe", "tenant-7".into())])
+        .await;
     let response = reply.response();
-    assert_eq!(response["result"]["content"][0]["text"], "tenant-7", "{response}");
+    assert_eq!(
+        response["result"]["content"][0]["text"], "tenant-7",
+        "{response}"
+    );
 }
 
 #[tokio::test]
 async fn over_stdio_a_handler_sees_no_headers() {
     let mut stdio = Stdio::start(server());
     let response = stdio.call(probe()).await;
-    assert_eq!(response["result"]["content"][0]["text"], "none", "{response}");
+    assert_eq!(
+        response["result"]["content"][0]["text"], "none",
+        "{response}"
+    );
 }

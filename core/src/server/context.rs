@@ -404,9 +404,9 @@ impl RequestContext {
                     .map(|outcome| match outcome {
                         Ok(AskOutcome::Answered(answer)) => Ok(answer),
                         // Cannot happen: any pending ask returned above.
-                        Ok(AskOutcome::Pending) => Err(HandlerError::Protocol(
-                            McpError::internal("an ask was left unanswered"),
-                        )),
+                        Ok(AskOutcome::Pending) => Err(HandlerError::Protocol(McpError::internal(
+                            "an ask was left unanswered",
+                        ))),
                         Err(error) => Err(error),
                     })
                     .collect()
