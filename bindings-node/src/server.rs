@@ -19,18 +19,6 @@ use crate::host_call::{HostCallArgs, JsCallback};
 use crate::primitives::JsCacheHint;
 use crate::{error, json, runtime};
 
-/// Server-wide settings.
-#[napi(object, js_name = "ServerOptions")]
-pub struct JsServerOptions {
-    /// Natural-language guidance for the client, returned by `server/discover`.
-    pub instructions: Option<String>,
-    /// Items per page of `tools/list` (default 100).
-    pub page_size: Option<u32>,
-    /// Caching hints of the cacheable results, by kind (default: every
-    /// result immediately stale, `"public"`).
-    pub caching: Option<JsCaching>,
-}
-
 /// Caching hints per kind of cacheable result.
 #[napi(object, js_name = "Caching")]
 pub struct JsCaching {
@@ -46,6 +34,18 @@ pub struct JsCaching {
     pub resource_read: Option<JsCacheHint>,
     /// `prompts/list`.
     pub prompts: Option<JsCacheHint>,
+}
+
+/// Server-wide settings.
+#[napi(object, js_name = "ServerOptions")]
+pub struct JsServerOptions {
+    /// Natural-language guidance for the client, returned by `server/discover`.
+    pub instructions: Option<String>,
+    /// Items per page of `tools/list` (default 100).
+    pub page_size: Option<u32>,
+    /// Caching hints of the cacheable results, by kind (default: every
+    /// result immediately stale, `"public"`).
+    pub caching: Option<JsCaching>,
 }
 
 /// Where and how to serve Streamable HTTP.
