@@ -179,6 +179,12 @@ class Server {
    * `definition.cache` (`{ ttlMs, cacheScope }`) is the caching hint its
    * reads carry instead of the server-wide `caching.resourceRead`.
    *
+   * @example
+   * server.resource('users://{id}/profile', {
+   *   mimeType: 'application/json',
+   *   complete: { id: (value) => ['1', '2'].filter((id) => id.startsWith(value)) },
+   * }, ({ variables: { id } }) => JSON.stringify({ id }));
+   *
    * @param {string} uri
    * @param {{ name?: string, title?: string, description?: string, mimeType?: string,
    *   size?: number, icons?: object[], annotations?: object, _meta?: object,
@@ -229,6 +235,11 @@ class Server {
    * `GetPromptResult` `{ messages, description? }`, or a Promise of one.
    * `complete` (or an argument's own `complete`) maps argument names to
    * completers.
+   *
+   * @example
+   * server.prompt('review', {
+   *   arguments: [{ name: 'code', required: true }],
+   * }, ({ code }) => `Review this code:\n${code}`);
    *
    * @param {string} name
    * @param {{ title?: string, description?: string, icons?: object[], _meta?: object,
@@ -293,6 +304,8 @@ class Server {
    * no completer of its own: `handler(params, ctx)` gets the whole
    * `completion/complete` params (`ref`, `argument`, `context`). Returns
    * the server, for chaining.
+   * @example
+   * server.completion(({ argument }) => ['alpha', 'beta'].filter((v) => v.startsWith(argument.value)));
    * @param {(params: any, ctx: any) => unknown} handler
    * @returns {this}
    */
@@ -307,6 +320,8 @@ class Server {
    * Tells clients subscribed to `uri` that it changed
    * (`notifications/resources/updated` on their `subscriptions/listen`
    * streams, or in their 2025-11-25 sessions).
+   * @example
+   * server.notifyResourceUpdated('users://1/profile');
    * @param {string} uri
    */
   notifyResourceUpdated(uri) {
