@@ -198,3 +198,40 @@ test('100 concurrent async tools sleeping 100 ms finish in about 100 ms', async 
     await once(child, 'exit');
   }
 });
+
+test('HTTP: a client that hangs up aborts the handler signal', async () => {
+  const server = new Server({ name: 'hangup', version: '0' });
+  let aborted;
+  const abortedOnce = new Promise((resolve) => (aborted = resolve));
+  server.tool('wait', async (_, ctx) => {
+    await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+    aborted(ctx.signal.reason?.kind);
+    return 'never sent';
+  });
+  let url;
+  const serving = server.serveHttp({ port: 0, handleSignals: false, onListening: (a) => (url = a.url) });
+  try {
+    while (!url) await new Promise((r) => setTimeout(r, 5));
+    const controller = new AbortController();
+    const call = fetch(url, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2026-07-28',
+        'Mcp-Method': 'tools/call',
+        'Mcp-Name': 'wait',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait', _meta: modernMeta({}) } }),
+    }).catch((error) => error.name);
+    await new Promise((r) => setTimeout(r, 200));
+    controller.abort();
+    assert.equal(await call, 'AbortError');
+    const kind = await Promise.race([abortedOnce, new Promise((r) => setTimeout(() => r('timed out'), 5000))]);
+    assert.equal(kind, 'cancelled');
+  } finally {
+    server.close();
+    await serving;
+  }
+});
