@@ -193,34 +193,42 @@ impl InputRound {
             .any(|kind| self.client_capabilities.contains_key(kind.capability()))
     }
 
-    /// Resolves an ask from the answers at hand, or records it and ends
-    /// the round.
+    /// Resolves an ask from the answers at hand, or records it and ends the
+    /// round at once (the handler awaits forever and is dropped).
     pub(crate) fn ask(
         &self,
         key: &str,
         kind: InputKind,
         params: Value,
     ) -> Result<AskOutcome, HandlerError> {
-        let outcome = self.ask_quietly(key, kind, params);
-        if matches!(outcome, Ok(AskOutcome::Pending)) {
-            self.end_round();
-        }
-        outcome
+        self.ask_with(key, kind, params, true)
     }
 
-    /// Ends the round once the handler recorded an unanswered ask.
-    pub(crate) fn end_round(&self) {
-        self.notify.notify_one();
-    }
-
-    /// Resolves an ask from the answers at hand, or records it without
-    /// ending the round yet (several asks made together land in one
-    /// round; the caller ends it with [`InputRound::end_round`]).
-    pub(crate) fn ask_quietly(
+    /// Like [`InputRound::ask`], but an unanswered ask leaves the round
+    /// running until the handler returns: a host handler that starts
+    /// several asks (asyncio.gather, Promise.all) gets all of them into one
+    /// `InputRequiredResult`, as a Rust `join!` does.
+    pub(crate) fn ask_deferred(
         &self,
         key: &str,
         kind: InputKind,
         params: Value,
+    ) -> Result<AskOutcome, HandlerError> {
+        self.ask_with(key, kind, params, false)
+    }
+
+    /// Ends the round: for asks recorded with [`InputRound::ask_deferred`]
+    /// by a handler that will not return (it awaits their answers).
+    pub(crate) fn end_round(&self) {
+        self.notify.notify_one();
+    }
+
+    fn ask_with(
+        &self,
+        key: &str,
+        kind: InputKind,
+        params: Value,
+        wake: bool,
     ) -> Result<AskOutcome, HandlerError> {
         if !supports_input(&self.method) {
             return Err(HandlerError::Protocol(McpError::internal(format!(
@@ -260,6 +268,9 @@ impl InputRound {
             ));
         }
         drop(asked);
+        if wake {
+            self.notify.notify_one();
+        }
         Ok(AskOutcome::Pending)
     }
 
@@ -595,6 +606,39 @@ mod tests {
             Value::from(format!("{}-TAMPERED", state.as_str().unwrap())),
         );
         assert!(InputRound::from_request("tools/call", &same, &caps(), &key).is_err());
+    }
+
+    #[test]
+    fn a_deferred_ask_is_recorded_without_ending_the_round() {
+        let key = SealKey::random();
+        let round = InputRound::from_request("tools/call", &params(), &caps(), &key).unwrap();
+        assert_eq!(
+            round
+                .ask_deferred("a", InputKind::Roots, json!({}))
+                .unwrap(),
+            AskOutcome::Pending
+        );
+        assert!(round.has_pending());
+        // no wake-up was stored: pending() would wait for the handler
+        let woken = futures_now(round.pending());
+        assert!(!woken);
+        round.ask("b", InputKind::Roots, json!({})).unwrap();
+        assert!(futures_now(round.pending()));
+        let result = round.input_required(&params(), &key, Duration::from_secs(60));
+        let asked: Vec<&String> = result["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(asked, ["a", "b"]);
+    }
+
+    /// Whether a future is ready at its first poll.
+    fn futures_now(future: impl std::future::Future<Output = ()>) -> bool {
+        let mut future = std::pin::pin!(future);
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        future.as_mut().poll(&mut cx).is_ready()
     }
 
     #[test]

@@ -73,8 +73,7 @@ pub(crate) struct ResourceEntry {
     pub(crate) listing: Value,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
-    /// Caching hint of its `resources/read` results, instead of the
-    /// server-wide one.
+    /// Caching hint of its reads; `None`: the server's `resource_read`.
     pub(crate) cache: Option<CacheHint>,
 }
 
@@ -105,7 +104,7 @@ pub(crate) struct TemplateEntry {
     pub(crate) uri_template: String,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
-    /// Caching hint of the `resources/read` results it serves.
+    /// Caching hint of its reads; `None`: the server's `resource_read`.
     pub(crate) cache: Option<CacheHint>,
 }
 
@@ -212,7 +211,7 @@ pub(crate) struct ResolvedResource {
     pub(crate) mime_type: Option<String>,
     /// Template variables (empty for a fixed resource).
     pub(crate) variables: Map<String, Value>,
-    /// The registration's own caching hint, if it has one.
+    /// The entry's own caching hint, if it has one.
     pub(crate) cache: Option<CacheHint>,
 }
 
