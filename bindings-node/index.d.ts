@@ -307,11 +307,13 @@ export declare class Server {
   resource<const U extends string>(uri: U, handler: ResourceHandler<TemplateVariables<U>>): this;
 
   /**
-   * Removes a resource with a fixed URI; returns whether it existed.
+   * Removes a resource (a fixed URI, or a template as registered); returns
+   * whether it existed.
    *
    * @example
    * ```js
    * server.removeResource('file:///notes.txt'); // true
+   * server.removeResource('users://{id}/profile');
    * ```
    */
   removeResource(uri: string): boolean;

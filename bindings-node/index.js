@@ -216,11 +216,18 @@ class Server {
   }
 
   /**
-   * Removes a resource with a fixed URI; returns whether it existed.
+   * Removes a resource (a fixed URI, or a template as registered); returns
+   * whether it existed.
+   * @example
+   * server.removeResource('users://{id}/profile');
    * @param {string} uri
    * @returns {boolean}
    */
   removeResource(uri) {
+    if (uri.includes('{')) {
+      this.#completerTable.delete(`resource\0${uri}`);
+      return this.#native.removeResourceTemplate(uri);
+    }
     return this.#native.removeResource(uri);
   }
 

@@ -152,6 +152,11 @@ export declare class Server {
   /** Removes a resource with a fixed URI; returns whether it existed. */
   removeResource(uri: string): boolean
   /**
+   * Removes a resource template (by its `uriTemplate` as registered);
+   * returns whether it existed.
+   */
+  removeResourceTemplate(uriTemplate: string): boolean
+  /**
    * Registers (or replaces) a prompt. `definition` is an MCP `Prompt`
    * (`name`, optionally `title`, `description`, `arguments`, `icons`,
    * `_meta`); `handler` gets the arguments and returns a string, a

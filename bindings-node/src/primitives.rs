@@ -179,6 +179,13 @@ impl JsServer {
         self.server.remove_resource(&uri)
     }
 
+    /// Removes a resource template (by its `uriTemplate` as registered);
+    /// returns whether it existed.
+    #[napi]
+    pub fn remove_resource_template(&self, uri_template: String) -> bool {
+        self.server.remove_resource_template(&uri_template)
+    }
+
     /// Registers (or replaces) a prompt. `definition` is an MCP `Prompt`
     /// (`name`, optionally `title`, `description`, `arguments`, `icons`,
     /// `_meta`); `handler` gets the arguments and returns a string, a

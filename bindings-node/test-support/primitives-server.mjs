@@ -168,6 +168,7 @@ server.tool('add_prompt', () => {
   server.prompt('dynamic', () => 'dynamic');
   return 'added';
 });
+server.tool('drop_template', () => `${server.removeResource('users://{id}/profile')} ${server.removeResource('users://{id}/profile')}`);
 server.tool('touch', (_, ctx) => {
   server.notifyResourceUpdated('mem://text');
   return 'touched';

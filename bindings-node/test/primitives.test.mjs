@@ -171,3 +171,11 @@ test('a registration change and notifyResourceUpdated reach subscriptions/listen
   client.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: listenId } });
   void listening.catch(() => {});
 });
+
+test('removeResource removes a template (announced as list_changed by core)', async () => {
+  assert.equal(textOf((await client.modern('tools/call', { name: 'drop_template' })).result), 'true false');
+  const { result } = await client.modern('resources/templates/list');
+  assert.deepEqual(result.resourceTemplates, []);
+  const read = await client.modern('resources/read', { uri: 'users://42/profile' });
+  assert.equal(read.error.code, -32602);
+});
