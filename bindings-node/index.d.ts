@@ -198,6 +198,8 @@ export interface ToolDefinition<S extends Schema = Schema> extends Decorations {
  * - with an `outputSchema`, an object is the `structuredContent` (mirrored as
  *   JSON text) and any other value is wrapped as `{ result: value }`;
  * - `undefined` or `null` gives empty content;
+ * - a {@link ToolResult} is a whole result (images, audio, resources,
+ *   several blocks, `isError`, `_meta`);
  * - a thrown error or a rejected promise becomes a result with
  *   `isError: true` and the text `"<ErrorName>: <message>"`, except a thrown
  *   {@link McpError}, which answers with that JSON-RPC error.
