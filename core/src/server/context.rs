@@ -371,28 +371,6 @@ impl RequestContext {
         }
     }
 
-    /// Asks the client for input and waits for the answer (see
-    /// [`RequestContext::ask_now`]). Under 2026-07-28, when the answer is not
-    /// in the request yet, this never resolves: the server ends the round,
-    /// drops the handler and runs it again when the client retries with the
-    /// answer. In a legacy 2025-11-25 session it sends a real request to the
-    /// client and resolves with its answer.
-    pub async fn ask(
-        &self,
-        key: Option<&str>,
-        kind: InputKind,
-        params: Value,
-    ) -> Result<Value, HandlerError> {
-        if let InputMode::Live(live) = &self.inner.input {
-            let answer = self.live_request(live, kind, params.clone())?;
-            return live_answer(answer.await, kind, &params);
-        }
-        match self.ask_now(key, kind, params)? {
-            AskOutcome::Answered(answer) => Ok(answer),
-            AskOutcome::Pending => std::future::pending().await,
-        }
-    }
-
     /// Starts an ask without waiting, for hosts that wait their own way (an
     /// asyncio or JS future): the answer at hand, [`AskStart::Pending`]
     /// (2026-07-28: the question is recorded, the handler must stop), or on
@@ -436,7 +414,7 @@ impl RequestContext {
                     Some(k) => k.to_owned(),
                     None => round.auto_key(kind),
                 };
-                round.ask_deferred(&key, kind, params)?
+                round.ask_quietly(&key, kind, params)?
             }
             _ => self.ask_now(key, kind, params)?,
         };
@@ -444,6 +422,28 @@ impl RequestContext {
             AskOutcome::Answered(answer) => AskStart::Answered(answer),
             AskOutcome::Pending => AskStart::Pending,
         })
+    }
+
+    /// Asks the client for input and waits for the answer (see
+    /// [`RequestContext::ask_now`]). Under 2026-07-28, when the answer is not
+    /// in the request yet, this never resolves: the server ends the round,
+    /// drops the handler and runs it again when the client retries with the
+    /// answer. In a legacy 2025-11-25 session it sends a real request to the
+    /// client and resolves with its answer.
+    pub async fn ask(
+        &self,
+        key: Option<&str>,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<Value, HandlerError> {
+        if let InputMode::Live(live) = &self.inner.input {
+            let answer = self.live_request(live, kind, params.clone())?;
+            return live_answer(answer.await, kind, &params);
+        }
+        match self.ask_now(key, kind, params)? {
+            AskOutcome::Answered(answer) => Ok(answer),
+            AskOutcome::Pending => std::future::pending().await,
+        }
     }
 
     /// Several asks made together, each `(key, kind, params)`, answered in
@@ -464,7 +464,7 @@ impl RequestContext {
                     .into_iter()
                     .map(|(key, kind, params)| {
                         let key = key.unwrap_or_else(|| round.auto_key(kind));
-                        round.ask_deferred(&key, kind, params)
+                        round.ask_quietly(&key, kind, params)
                     })
                     .collect();
                 if outcomes

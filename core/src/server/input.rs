@@ -193,42 +193,34 @@ impl InputRound {
             .any(|kind| self.client_capabilities.contains_key(kind.capability()))
     }
 
-    /// Resolves an ask from the answers at hand, or records it and ends the
-    /// round at once (the handler awaits forever and is dropped).
+    /// Resolves an ask from the answers at hand, or records it and ends
+    /// the round.
     pub(crate) fn ask(
         &self,
         key: &str,
         kind: InputKind,
         params: Value,
     ) -> Result<AskOutcome, HandlerError> {
-        self.ask_with(key, kind, params, true)
+        let outcome = self.ask_quietly(key, kind, params);
+        if matches!(outcome, Ok(AskOutcome::Pending)) {
+            self.end_round();
+        }
+        outcome
     }
 
-    /// Like [`InputRound::ask`], but an unanswered ask leaves the round
-    /// running until the handler returns: a host handler that starts
-    /// several asks (asyncio.gather, Promise.all) gets all of them into one
-    /// `InputRequiredResult`, as a Rust `join!` does.
-    pub(crate) fn ask_deferred(
-        &self,
-        key: &str,
-        kind: InputKind,
-        params: Value,
-    ) -> Result<AskOutcome, HandlerError> {
-        self.ask_with(key, kind, params, false)
-    }
-
-    /// Ends the round: for asks recorded with [`InputRound::ask_deferred`]
-    /// by a handler that will not return (it awaits their answers).
+    /// Ends the round once the handler recorded an unanswered ask.
     pub(crate) fn end_round(&self) {
         self.notify.notify_one();
     }
 
-    fn ask_with(
+    /// Resolves an ask from the answers at hand, or records it without
+    /// ending the round yet (several asks made together land in one
+    /// round; the caller ends it with [`InputRound::end_round`]).
+    pub(crate) fn ask_quietly(
         &self,
         key: &str,
         kind: InputKind,
         params: Value,
-        wake: bool,
     ) -> Result<AskOutcome, HandlerError> {
         if !supports_input(&self.method) {
             return Err(HandlerError::Protocol(McpError::internal(format!(
@@ -268,9 +260,6 @@ impl InputRound {
             ));
         }
         drop(asked);
-        if wake {
-            self.notify.notify_one();
-        }
         Ok(AskOutcome::Pending)
     }
 
@@ -609,21 +598,18 @@ mod tests {
     }
 
     #[test]
-    fn a_deferred_ask_is_recorded_without_ending_the_round() {
+    fn a_quiet_ask_is_recorded_without_ending_the_round() {
         let key = SealKey::random();
         let round = InputRound::from_request("tools/call", &params(), &caps(), &key).unwrap();
         assert_eq!(
-            round
-                .ask_deferred("a", InputKind::Roots, json!({}))
-                .unwrap(),
+            round.ask_quietly("a", InputKind::Roots, json!({})).unwrap(),
             AskOutcome::Pending
         );
         assert!(round.has_pending());
         // no wake-up was stored: pending() would wait for the handler
-        let woken = futures_now(round.pending());
-        assert!(!woken);
+        assert!(!ready_now(round.pending()));
         round.ask("b", InputKind::Roots, json!({})).unwrap();
-        assert!(futures_now(round.pending()));
+        assert!(ready_now(round.pending()));
         let result = round.input_required(&params(), &key, Duration::from_secs(60));
         let asked: Vec<&String> = result["inputRequests"]
             .as_object()
@@ -634,10 +620,9 @@ mod tests {
     }
 
     /// Whether a future is ready at its first poll.
-    fn futures_now(future: impl std::future::Future<Output = ()>) -> bool {
+    fn ready_now(future: impl std::future::Future<Output = ()>) -> bool {
         let mut future = std::pin::pin!(future);
-        let waker = std::task::Waker::noop();
-        let mut cx = std::task::Context::from_waker(waker);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         future.as_mut().poll(&mut cx).is_ready()
     }
 

@@ -208,20 +208,20 @@ impl Server {
         Ok(())
     }
 
-    /// Like [`Server::add_resource`], with the caching hint (`ttlMs`,
-    /// `cacheScope`) of this resource's reads instead of the server's
-    /// [`Caching::resource_read`].
+    /// Like [`Server::add_resource`], with the caching hint its
+    /// `resources/read` results carry instead of the server-wide
+    /// `caching.resource_read` (a resource that changes rarely, or one
+    /// private to the user).
     ///
     /// ```
     /// # use ferromcp::protocol::{CacheScope, Resource};
     /// # use ferromcp::server::{CacheHint, ResourceOutput, ResourceRequest, Server};
     /// let server = Server::new("demo", "1.0.0");
     /// let hint = CacheHint { ttl_ms: 60_000, scope: CacheScope::Public };
-    /// server
-    ///     .add_resource_cached(Resource::new("config://app", "config"), hint, |_ctx, _req: ResourceRequest| async {
-    ///         Ok(ResourceOutput::Text("{}".into()))
-    ///     })
-    ///     .unwrap();
+    /// server.add_resource_cached(Resource::new("file:///logo.txt", "logo"), hint, |_ctx, _req: ResourceRequest| async {
+    ///     Ok(ResourceOutput::Text("(logo)".into()))
+    /// })?;
+    /// # Ok::<(), ferromcp::Error>(())
     /// ```
     pub fn add_resource_cached(
         &self,
@@ -232,6 +232,20 @@ impl Server {
         let mut entry = ResourceEntry::new(resource, Arc::new(handler))?;
         entry.cache = Some(cache);
         self.register(Entry::Resource(Arc::new(entry)));
+        Ok(())
+    }
+
+    /// Like [`Server::add_resource_template`], with the caching hint of the
+    /// `resources/read` results it serves (see [`Server::add_resource_cached`]).
+    pub fn add_resource_template_cached(
+        &self,
+        template: ResourceTemplate,
+        cache: CacheHint,
+        handler: impl ResourceHandler,
+    ) -> Result<(), Error> {
+        let mut entry = TemplateEntry::new(template, Arc::new(handler))?;
+        entry.cache = Some(cache);
+        self.register(Entry::Template(Arc::new(entry)));
         Ok(())
     }
 
@@ -252,21 +266,6 @@ impl Server {
             template,
             Arc::new(handler),
         )?)));
-        Ok(())
-    }
-
-    /// Like [`Server::add_resource_template`], with the caching hint of
-    /// reads through this template instead of the server's
-    /// [`Caching::resource_read`].
-    pub fn add_resource_template_cached(
-        &self,
-        template: ResourceTemplate,
-        cache: CacheHint,
-        handler: impl ResourceHandler,
-    ) -> Result<(), Error> {
-        let mut entry = TemplateEntry::new(template, Arc::new(handler))?;
-        entry.cache = Some(cache);
-        self.register(Entry::Template(Arc::new(entry)));
         Ok(())
     }
 

@@ -73,7 +73,8 @@ pub(crate) struct ResourceEntry {
     pub(crate) listing: Value,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
-    /// Caching hint of its reads; `None`: the server's `resource_read`.
+    /// Caching hint of its `resources/read` results, instead of the
+    /// server-wide one.
     pub(crate) cache: Option<CacheHint>,
 }
 
@@ -104,7 +105,7 @@ pub(crate) struct TemplateEntry {
     pub(crate) uri_template: String,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
-    /// Caching hint of its reads; `None`: the server's `resource_read`.
+    /// Caching hint of the `resources/read` results it serves.
     pub(crate) cache: Option<CacheHint>,
 }
 
@@ -211,7 +212,7 @@ pub(crate) struct ResolvedResource {
     pub(crate) mime_type: Option<String>,
     /// Template variables (empty for a fixed resource).
     pub(crate) variables: Map<String, Value>,
-    /// The entry's own caching hint, if it has one.
+    /// The registration's own caching hint, if it has one.
     pub(crate) cache: Option<CacheHint>,
 }
 
