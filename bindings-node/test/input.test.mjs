@@ -167,3 +167,22 @@ test('2025-11-25 session without the capability: the ask rejects with -32021', a
     await legacy.close();
   }
 });
+
+test('2025-11-25 session: notifications/cancelled aborts ctx.signal', async () => {
+  const legacy = new RawClient(SCRIPT);
+  try {
+    await legacy.initialize();
+    const id = legacy.nextId();
+    void legacy.request('tools/call', { name: 'wait_for_abort', arguments: {} }, id).catch(() => {});
+    await wait(100);
+    legacy.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
+    let seen = [];
+    for (let i = 0; i < 50 && !seen.length; i++) {
+      await wait(20);
+      seen = JSON.parse(textOf((await legacy.request('tools/call', { name: 'aborts', arguments: {} })).result));
+    }
+    assert.deepEqual(seen, ['cancelled: cancelled']);
+  } finally {
+    await legacy.close();
+  }
+});
