@@ -17,10 +17,52 @@
  * @packageDocumentation
  */
 
-import type { RequestContext, HttpAddress, HttpOptions as NativeHttpOptions } from './native';
+import type { HttpAddress, HttpOptions as NativeHttpOptions, Caching } from './native';
+import type {
+  RequestContext,
+  Schema,
+  Infer,
+  ResourceDefinition,
+  ResourceHandler,
+  TemplateVariables,
+  PromptArgument,
+  PromptDefinition,
+  PromptHandler,
+  PromptArgs,
+  CompleteParams,
+  CompletionValues,
+  Decorations,
+} from './lib/types';
 
-export { RequestContext } from './native';
-export type { HttpAddress } from './native';
+export { RequestContext, ToolResult } from './lib/types';
+export type {
+  JsonSchema,
+  StandardSchemaV1,
+  Schema,
+  Infer,
+  FromJsonSchema,
+  Decorations,
+  Completer,
+  CompletionValues,
+  TemplateVariables,
+  ResourceRequest,
+  ResourceDefinition,
+  ResourceHandler,
+  PromptArgument,
+  PromptArgs,
+  PromptDefinition,
+  PromptHandler,
+  CompleteParams,
+  AskOptions,
+  ElicitResult,
+  ElicitFormParams,
+  ElicitUrlParams,
+  SamplingMessage,
+  CreateMessageParams,
+  CreateMessageResult,
+  ListRootsResult,
+} from './lib/types';
+export type { HttpAddress, CacheHint, Caching } from './native';
 export type { HandlerOptions, NodeHandler } from './embed.js';
 
 /**
@@ -60,9 +102,6 @@ export declare const codes: Readonly<{
   /** URL elicitation required, from 2025-11-25 servers (never sent by ferromcp). */
   URL_ELICITATION_REQUIRED_LEGACY: -32042;
 }>;
-
-/** A JSON Schema object (`inputSchema`, `outputSchema`). */
-export type JsonSchema = Record<string, unknown>;
 
 /**
  * An MCP error: a JSON-RPC error object as a JS `Error`.
@@ -118,27 +157,37 @@ export interface ServerInfo {
   instructions?: string;
   /** Items per page of `tools/list` (default 100). */
   pageSize?: number;
+  /**
+   * Caching hints (`{ ttlMs, cacheScope }`) of the cacheable results, by
+   * kind: `discover`, `tools`, `resources`, `resourceTemplates`,
+   * `resourceRead`, `prompts` (default: immediately stale, `"public"`). A
+   * resource registered with its own `cache` keeps it.
+   */
+  caching?: Caching;
 }
 
 /** A tool's definition, besides its name. */
-export interface ToolDefinition {
-  /** What the tool does, for the model. */
-  description?: string;
-  /** Human-readable title. */
-  title?: string;
-  /** JSON Schema of the arguments; default `{ type: 'object' }`. */
-  inputSchema?: JsonSchema;
+export interface ToolDefinition<S extends Schema = Schema> extends Decorations {
   /**
-   * JSON Schema of `structuredContent`. With it, a handler's object result is
+   * Schema of the arguments (JSON Schema or a Standard Schema such as
+   * `z.object({...})`); default `{ type: 'object' }`. The handler's `args`
+   * are typed from it.
+   */
+  inputSchema?: S;
+  /**
+   * Schema of `structuredContent`. With it, a handler's object result is
    * the structured content and any other value is wrapped as `{ result: value }`.
    */
-  outputSchema?: JsonSchema;
-  /** Behaviour hints (`readOnlyHint`, `destructiveHint`, ...). */
-  annotations?: Record<string, unknown>;
-  /** Icons (`{ src, mimeType?, sizes?, theme? }`). */
-  icons?: Array<Record<string, unknown>>;
-  /** Extra metadata. */
-  _meta?: Record<string, unknown>;
+  outputSchema?: Schema;
+  /** Behaviour hints (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`). */
+  annotations?: {
+    title?: string;
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+    [key: string]: unknown;
+  };
 }
 
 /**
@@ -150,6 +199,8 @@ export interface ToolDefinition {
  * - with an `outputSchema`, an object is the `structuredContent` (mirrored as
  *   JSON text) and any other value is wrapped as `{ result: value }`;
  * - `undefined` or `null` gives empty content;
+ * - a {@link ToolResult} is a whole result (images, audio, resources,
+ *   several blocks, `isError`, `_meta`);
  * - a thrown error or a rejected promise becomes a result with
  *   `isError: true` and the text `"<ErrorName>: <message>"`, except a thrown
  *   {@link McpError}, which answers with that JSON-RPC error.
@@ -211,7 +262,9 @@ export declare class Server {
    *   JSON Schema, a bad name): code -32602, `data.kind` `"invalidDefinition"`.
    * @throws {TypeError} when `handler` is not a function.
    */
-  tool<Args = any>(name: string, definition: ToolDefinition, handler: ToolHandler<Args>): this;
+  tool<const S extends Schema = Schema>(name: string, definition: ToolDefinition<S>, handler: ToolHandler<Infer<S>>): this;
+  /** A tool that takes no arguments beyond an object. */
+  tool(name: string, handler: ToolHandler<Record<string, unknown>>): this;
 
   /**
    * Removes a tool; returns whether it existed.
@@ -232,6 +285,94 @@ export declare class Server {
    * ```
    */
   get toolNames(): string[];
+
+  /**
+   * Registers (or replaces) a resource; returns the server, for chaining.
+   * `uri` is a fixed URI or an RFC 6570 template (recognised by its `{`),
+   * whose variables type `request.variables` and may have completers.
+   *
+   * @example
+   * ```js
+   * server.resource('file:///notes.txt', { mimeType: 'text/plain' }, () => 'my notes');
+   * server.resource('users://{id}/profile', {
+   *   mimeType: 'application/json',
+   *   complete: { id: (value) => ['1', '2'].filter((id) => id.startsWith(value)) },
+   * }, ({ variables: { id } }) => JSON.stringify({ id }));
+   * ```
+   *
+   * @throws {McpError} when the definition is not acceptable (kind `"invalidDefinition"`).
+   */
+  resource<const U extends string>(
+    uri: U,
+    definition: ResourceDefinition<TemplateVariables<U>>,
+    handler: ResourceHandler<TemplateVariables<U>>,
+  ): this;
+  resource<const U extends string>(uri: U, handler: ResourceHandler<TemplateVariables<U>>): this;
+
+  /**
+   * Removes a resource (a fixed URI, or a template as registered); returns
+   * whether it existed.
+   *
+   * @example
+   * ```js
+   * server.removeResource('file:///notes.txt'); // true
+   * server.removeResource('users://{id}/profile');
+   * ```
+   */
+  removeResource(uri: string): boolean;
+
+  /**
+   * Registers (or replaces) a prompt; returns the server, for chaining.
+   * Its arguments come from `arguments` (each may have a `complete`r) or
+   * from `argsSchema`, and type the handler's `args`.
+   *
+   * @example
+   * ```js
+   * server.prompt('review', {
+   *   description: 'Reviews code.',
+   *   arguments: [{ name: 'code', required: true }, { name: 'language', complete: () => ['js', 'rust'] }],
+   * }, ({ code, language }) => `Review this ${language ?? ''} code:\n${code}`);
+   * ```
+   */
+  prompt<const A extends readonly PromptArgument[] = readonly PromptArgument[], const S extends Schema | undefined = undefined>(
+    name: string,
+    definition: PromptDefinition<A, S>,
+    handler: PromptHandler<S extends Schema ? Infer<S> : PromptArgs<A>>,
+  ): this;
+  prompt(name: string, handler: PromptHandler<Record<string, string>>): this;
+
+  /**
+   * Removes a prompt; returns whether it existed.
+   *
+   * @example
+   * ```js
+   * server.removePrompt('review');
+   * ```
+   */
+  removePrompt(name: string): boolean;
+
+  /**
+   * Sets the completion provider for arguments and variables without a
+   * completer of their own; returns the server, for chaining.
+   *
+   * @example
+   * ```js
+   * server.completion(({ argument }) => ['alpha', 'beta'].filter((v) => v.startsWith(argument.value)));
+   * ```
+   */
+  completion(
+    handler: (params: CompleteParams, ctx: RequestContext) => string[] | CompletionValues | Promise<string[] | CompletionValues>,
+  ): this;
+
+  /**
+   * Tells clients subscribed to `uri` that it changed.
+   *
+   * @example
+   * ```js
+   * server.notifyResourceUpdated('file:///notes.txt');
+   * ```
+   */
+  notifyResourceUpdated(uri: string): void;
 
   /**
    * Serves this process's stdin/stdout (newline-delimited JSON-RPC) until

@@ -74,6 +74,10 @@ class McpError extends Error {
 }
 
 native.registerErrorClass(McpError);
+require('./lib/context.js').install(native, McpError);
+const { ToolResult } = require('./lib/tool-result.js');
+native.registerToolResultClass(ToolResult);
+const { toJsonSchema, parser, parsingFirst } = require('./lib/schema.js');
 
 /** Signals that stop a serving server gracefully (see `handleSignals`). */
 const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'];
@@ -104,14 +108,15 @@ class Server {
 
   /**
    * @param {{ name: string, version: string, title?: string, description?: string,
-   *   websiteUrl?: string, icons?: object[], instructions?: string, pageSize?: number }} info
+   *   websiteUrl?: string, icons?: object[], instructions?: string, pageSize?: number,
+   *   caching?: Record<string, { ttlMs: number, cacheScope?: 'public' | 'private' }> }} info
    */
   constructor(info) {
     if (info === null || typeof info !== 'object') {
       throw new TypeError('new Server(info): info must be an object like { name, version }');
     }
-    const { instructions, pageSize, ...implementation } = info;
-    this.#native = new native.Server(implementation, { instructions, pageSize });
+    const { instructions, pageSize, caching, ...implementation } = info;
+    this.#native = new native.Server(implementation, { instructions, pageSize, caching });
   }
 
   /**
@@ -133,11 +138,21 @@ class Server {
    * @returns {this}
    */
   tool(name, definition, handler) {
+    if (typeof definition === 'function' && handler === undefined) {
+      handler = definition;
+      definition = {};
+    }
     if (typeof handler !== 'function') {
       throw new TypeError(`tool(${JSON.stringify(name)}): handler must be a function`);
     }
-    const { inputSchema = { type: 'object' }, ...rest } = definition ?? {};
-    this.#native.addTool({ ...rest, name, inputSchema }, handler);
+    const { inputSchema = { type: 'object' }, outputSchema, ...rest } = definition ?? {};
+    const what = `tool ${JSON.stringify(name)}`;
+    const tool = { ...rest, name, inputSchema: toJsonSchema(inputSchema, 'input', `${what} inputSchema`) };
+    if (outputSchema !== undefined) {
+      tool.outputSchema = toJsonSchema(outputSchema, 'output', `${what} outputSchema`);
+    }
+    const parse = parser(inputSchema, `arguments of ${what}`);
+    this.#native.addTool(tool, parse ? parsingFirst(parse, handler) : handler);
     return this;
   }
 
@@ -153,6 +168,212 @@ class Server {
   /** Names of the registered tools, in listing order. @type {string[]} */
   get toolNames() {
     return this.#native.toolNames;
+  }
+
+  /**
+   * Registers (or replaces) a resource and returns the server, for chaining.
+   *
+   * `uri` is a fixed URI (`"file:///notes.txt"`) or an RFC 6570 template
+   * (`"users://{id}/profile"`, recognised by its `{`): a template serves
+   * every URI it matches, with the extracted `variables`. `handler({ uri,
+   * variables }, ctx)` returns the contents: a string (text), a
+   * `Uint8Array`/`Buffer` (a blob), a contents item `{ uri, text | blob,
+   * mimeType? }`, a list of them or `{ contents }`, or a Promise of one.
+   * `definition.complete` maps template variables to completers;
+   * `definition.cache` (`{ ttlMs, cacheScope }`) is the caching hint its
+   * reads carry instead of the server-wide `caching.resourceRead`.
+   *
+   * @example
+   * server.resource('users://{id}/profile', {
+   *   mimeType: 'application/json',
+   *   complete: { id: (value) => ['1', '2'].filter((id) => id.startsWith(value)) },
+   * }, ({ variables: { id } }) => JSON.stringify({ id }));
+   *
+   * @param {string} uri
+   * @param {{ name?: string, title?: string, description?: string, mimeType?: string,
+   *   size?: number, icons?: object[], annotations?: object, _meta?: object,
+   *   cache?: { ttlMs: number, cacheScope?: 'public' | 'private' },
+   *   complete?: Record<string, Function> } | Function} definition
+   * @param {(request: { uri: string, variables: Record<string, unknown> }, ctx: any) => unknown} [handler]
+   * @returns {this}
+   */
+  resource(uri, definition, handler) {
+    if (typeof definition === 'function' && handler === undefined) {
+      handler = definition;
+      definition = {};
+    }
+    if (typeof uri !== 'string') throw new TypeError('resource(uri, ...): uri must be a string');
+    if (typeof handler !== 'function') {
+      throw new TypeError(`resource(${JSON.stringify(uri)}): handler must be a function`);
+    }
+    const { complete, cache, name = uri, ...rest } = definition ?? {};
+    if (uri.includes('{')) {
+      this.#native.addResourceTemplate({ ...rest, name, uriTemplate: uri }, handler, cache);
+      this.#completers(`resource\0${uri}`, complete);
+    } else {
+      if (complete !== undefined) {
+        throw new TypeError(`resource(${JSON.stringify(uri)}): only a URI template has variables to complete`);
+      }
+      this.#native.addResource({ ...rest, name, uri }, handler, cache);
+    }
+    return this;
+  }
+
+  /**
+   * Removes a resource (a fixed URI, or a template as registered); returns
+   * whether it existed.
+   * @example
+   * server.removeResource('users://{id}/profile');
+   * @param {string} uri
+   * @returns {boolean}
+   */
+  removeResource(uri) {
+    if (uri.includes('{')) {
+      this.#completerTable.delete(`resource\0${uri}`);
+      return this.#native.removeResourceTemplate(uri);
+    }
+    return this.#native.removeResource(uri);
+  }
+
+  /**
+   * Registers (or replaces) a prompt and returns the server, for chaining.
+   *
+   * Arguments are described by `arguments` (`[{ name, description?,
+   * required?, complete? }]`) or by `argsSchema`, an object schema (JSON
+   * Schema or Standard Schema such as `z.object({...})`) whose properties
+   * are the arguments. `handler(args, ctx)` returns a string (one user
+   * message), a message `{ role, content }`, a list of them, or a
+   * `GetPromptResult` `{ messages, description? }`, or a Promise of one.
+   * `complete` (or an argument's own `complete`) maps argument names to
+   * completers.
+   *
+   * @example
+   * server.prompt('review', {
+   *   arguments: [{ name: 'code', required: true }],
+   * }, ({ code }) => `Review this code:\n${code}`);
+   *
+   * @param {string} name
+   * @param {{ title?: string, description?: string, icons?: object[], _meta?: object,
+   *   arguments?: Array<{ name: string, title?: string, description?: string, required?: boolean,
+   *   complete?: Function }>, argsSchema?: object, complete?: Record<string, Function> } | Function} definition
+   * @param {(args: any, ctx: any) => unknown} [handler]
+   * @returns {this}
+   */
+  prompt(name, definition, handler) {
+    if (typeof definition === 'function' && handler === undefined) {
+      handler = definition;
+      definition = {};
+    }
+    if (typeof handler !== 'function') {
+      throw new TypeError(`prompt(${JSON.stringify(name)}): handler must be a function`);
+    }
+    const { arguments: args, argsSchema, complete, ...rest } = definition ?? {};
+    const completers = { ...complete };
+    /** @type {Array<Record<string, unknown>> | undefined} */
+    let list;
+    let parse = null;
+    if (argsSchema !== undefined) {
+      if (args !== undefined) {
+        throw new TypeError(`prompt(${JSON.stringify(name)}): give arguments or argsSchema, not both`);
+      }
+      const schema = toJsonSchema(argsSchema, 'input', `prompt ${JSON.stringify(name)} argsSchema`);
+      const required = Array.isArray(schema.required) ? schema.required : [];
+      const properties = /** @type {Record<string, any>} */ (schema.properties ?? {});
+      list = Object.entries(properties).map(([argName, property]) => {
+        /** @type {Record<string, unknown>} */
+        const argument = { name: argName, required: required.includes(argName) };
+        if (property && typeof property.title === 'string') argument.title = property.title;
+        if (property && typeof property.description === 'string') argument.description = property.description;
+        return argument;
+      });
+      parse = parser(argsSchema, `arguments of prompt ${JSON.stringify(name)}`);
+    } else if (args !== undefined) {
+      list = args.map((/** @type {any} */ { complete: own, ...argument }) => {
+        if (own !== undefined) completers[argument.name] = own;
+        return argument;
+      });
+    }
+    const prompt = { ...rest, name };
+    if (list !== undefined) prompt.arguments = list;
+    this.#native.addPrompt(prompt, parse ? parsingFirst(parse, handler) : handler);
+    this.#completers(`prompt\0${name}`, completers);
+    return this;
+  }
+
+  /**
+   * Removes a prompt; returns whether it existed.
+   * @param {string} name
+   * @returns {boolean}
+   */
+  removePrompt(name) {
+    this.#completerTable.delete(`prompt\0${name}`);
+    return this.#native.removePrompt(name);
+  }
+
+  /**
+   * Sets the completion provider for every argument and variable that has
+   * no completer of its own: `handler(params, ctx)` gets the whole
+   * `completion/complete` params (`ref`, `argument`, `context`). Returns
+   * the server, for chaining.
+   * @example
+   * server.completion(({ argument }) => ['alpha', 'beta'].filter((v) => v.startsWith(argument.value)));
+   * @param {(params: any, ctx: any) => unknown} handler
+   * @returns {this}
+   */
+  completion(handler) {
+    if (typeof handler !== 'function') throw new TypeError('completion(handler): handler must be a function');
+    this.#fallbackCompleter = handler;
+    this.#enableCompletion();
+    return this;
+  }
+
+  /**
+   * Tells clients subscribed to `uri` that it changed
+   * (`notifications/resources/updated` on their `subscriptions/listen`
+   * streams, or in their 2025-11-25 sessions).
+   * @example
+   * server.notifyResourceUpdated('users://1/profile');
+   * @param {string} uri
+   */
+  notifyResourceUpdated(uri) {
+    this.#native.notifyResourceUpdated(uri);
+  }
+
+  /** Completers by `"prompt\0<name>"` / `"resource\0<template>"`, then argument name. */
+  #completerTable = new Map();
+  /** @type {Function | null} */
+  #fallbackCompleter = null;
+  #completionEnabled = false;
+
+  /**
+   * @param {string} key
+   * @param {Record<string, Function> | undefined} completers
+   */
+  #completers(key, completers) {
+    const entries = Object.entries(completers ?? {});
+    if (entries.length === 0) {
+      this.#completerTable.delete(key);
+      return;
+    }
+    for (const [argument, fn] of entries) {
+      if (typeof fn !== 'function') throw new TypeError(`the completer for ${JSON.stringify(argument)} must be a function`);
+    }
+    this.#completerTable.set(key, new Map(entries));
+    this.#enableCompletion();
+  }
+
+  /** Installs the one provider that routes each request to its completer. */
+  #enableCompletion() {
+    if (this.#completionEnabled) return;
+    this.#completionEnabled = true;
+    this.#native.setCompletionHandler((/** @type {any} */ params, /** @type {any} */ ctx) => {
+      const ref = params.ref ?? {};
+      const key = ref.type === 'ref/prompt' ? `prompt\0${ref.name}` : `resource\0${ref.uri}`;
+      const completer = this.#completerTable.get(key)?.get(params.argument?.name);
+      if (completer) return completer(params.argument?.value ?? '', params.context?.arguments ?? {}, ctx);
+      if (this.#fallbackCompleter) return this.#fallbackCompleter(params, ctx);
+      return [];
+    });
   }
 
   /**
@@ -233,4 +454,4 @@ class Server {
   }
 }
 
-module.exports = { Server, McpError, RequestContext: native.RequestContext, codes, ERROR_KINDS };
+module.exports = { Server, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS };

@@ -93,6 +93,12 @@ export declare class RequestContext {
   /** The client's `Implementation` (`name`, `version`, ...), when it sent one. */
   get clientInfo(): Record<string, unknown> | undefined
   /**
+   * The headers of the HTTP request that carried this request (names
+   * lower-case; a repeated header's values joined with `", "`); empty
+   * over stdio.
+   */
+  get headers(): Record<string, string>
+  /**
    * True once the client cancelled the request or went away (or the call
    * is over); a handler doing long work should check it and stop early.
    */
@@ -109,6 +115,43 @@ export declare class RequestContext {
    * notification was sent.
    */
   log(level: 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency', data: unknown, logger?: string): boolean
+  /**
+   * Asks the client for input, several questions at once: each ask is
+   * `{ kind, params, key? }`, `kind` being `"elicitation"`
+   * (`elicitation/create` params), `"sampling"`
+   * (`sampling/createMessage` params) or `"roots"` (`roots/list`,
+   * params `{}`); `key` names the question in a 2026-07-28
+   * `inputRequests` map (default: its position among the handler's asks).
+   *
+   * Resolves with one entry per ask, in order: `{ value }` (the client's
+   * answer, checked by core) or `{ error: { message, code, kind, data } }`
+   * (e.g. code -32021 when the client lacks the capability). Under
+   * 2026-07-28, when an answer is not in the request yet, core ends the
+   * round with `input_required` (every ask of the batch in it), drops
+   * this call and runs the handler again when the client retries; the
+   * promise then rejects with kind `"cancelled"`. In a 2025-11-25
+   * session real requests go to the client.
+   *
+   * @internal The facade's `ctx.ask`/`elicit`/`sample`/`listRoots` call
+   * it, batching the asks a handler makes in one turn of the event loop
+   * (`Promise.all`) so that they land in one round.
+   */
+  requestInputs(asks: Array<{ kind: 'elicitation' | 'sampling' | 'roots'; params: Record<string, unknown>; key?: string | null }>): Promise<Array<{ value?: Record<string, unknown>; error?: { message: string; code: number | null; kind: string | null; data?: unknown } }>>
+  /**
+   * On the 2025-11-25 HTTP wire, ends the SSE connection carrying this
+   * request without ending its stream: the client reconnects with
+   * `Last-Event-ID` and gets what follows. Returns whether there was such
+   * a stream (elsewhere it does nothing).
+   */
+  closeSseStream(): boolean
+  /**
+   * Starts watching the call for `ctx.signal`: returns the id the abort
+   * hook will be called with when core lets go of the call, or `null`
+   * when the call is already over (or no hook is registered).
+   *
+   * @internal Used by the `ferromcp` package itself.
+   */
+  watchAbort(): number | null
 }
 export type JsRequestContext = RequestContext
 
@@ -138,6 +181,51 @@ export declare class Server {
   addTool(definition: { name: string; inputSchema: Record<string, unknown>; [key: string]: unknown }, handler: (args: any, ctx: RequestContext) => unknown): void
   /** Removes a tool; returns whether it existed. */
   removeTool(name: string): boolean
+  /**
+   * Registers (or replaces) a resource with a fixed URI. `definition` is
+   * an MCP `Resource` (`uri`, `name`, optionally `title`, `description`,
+   * `mimeType`, `size`, `icons`, `annotations`, `_meta`); `handler` gets
+   * `{ uri, variables }` and returns the contents (a string, bytes, a
+   * contents item, a list of them or `{ contents }`). `cache` is the
+   * caching hint of its reads (default: the server-wide one).
+   */
+  addResource(definition: { uri: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null): void
+  /**
+   * Registers (or replaces) a resource template. `definition` is an MCP
+   * `ResourceTemplate` (`uriTemplate` in RFC 6570 form, `name`, ...);
+   * reads of matching URIs call `handler` with the URI and the extracted
+   * `variables`. `cache` is the caching hint of those reads.
+   */
+  addResourceTemplate(definition: { uriTemplate: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null): void
+  /** Removes a resource with a fixed URI; returns whether it existed. */
+  removeResource(uri: string): boolean
+  /**
+   * Removes a resource template (by its `uriTemplate` as registered);
+   * returns whether it existed.
+   */
+  removeResourceTemplate(uriTemplate: string): boolean
+  /**
+   * Registers (or replaces) a prompt. `definition` is an MCP `Prompt`
+   * (`name`, optionally `title`, `description`, `arguments`, `icons`,
+   * `_meta`); `handler` gets the arguments and returns a string, a
+   * message, a list of messages or a `GetPromptResult`.
+   */
+  addPrompt(definition: { name: string; [key: string]: unknown }, handler: (args: Record<string, string>, ctx: RequestContext) => unknown): void
+  /** Removes a prompt; returns whether it existed. */
+  removePrompt(name: string): boolean
+  /**
+   * Sets the provider answering `completion/complete` (core checks that
+   * `ref` names a registered prompt or resource first). `handler` gets
+   * the request's params and returns a list of strings or
+   * `{ values, total?, hasMore? }`.
+   */
+  setCompletionHandler(handler: (params: { ref: Record<string, unknown>; argument: { name: string; value: string }; context?: { arguments?: Record<string, string> } }, ctx: RequestContext) => unknown): void
+  /**
+   * Tells the clients subscribed to `uri` that it changed
+   * (`notifications/resources/updated` on `subscriptions/listen`
+   * streams, and to 2025-11-25 sessions that subscribed).
+   */
+  notifyResourceUpdated(uri: string): void
   /** Names of the registered tools, in listing order. */
   get toolNames(): Array<string>
   /**
@@ -160,6 +248,36 @@ export declare class Server {
   close(): void
 }
 export type JsServer = Server
+
+/**
+ * How long a result may be reused, and by whom (`ttlMs` + `cacheScope`
+ * of cacheable results).
+ */
+export interface CacheHint {
+  /** Milliseconds the client may consider the result fresh. */
+  ttlMs: number
+  /**
+   * `"public"` (any client may share it, the default) or `"private"`
+   * (only this user).
+   */
+  cacheScope?: 'public' | 'private'
+}
+
+/** Caching hints per kind of cacheable result. */
+export interface Caching {
+  /** `server/discover`. */
+  discover?: CacheHint
+  /** `tools/list`. */
+  tools?: CacheHint
+  /** `resources/list`. */
+  resources?: CacheHint
+  /** `resources/templates/list`. */
+  resourceTemplates?: CacheHint
+  /** `resources/read` (a resource registered with its own hint keeps it). */
+  resourceRead?: CacheHint
+  /** `prompts/list`. */
+  prompts?: CacheHint
+}
 
 /**
  * The JSON-RPC error codes by name, from core, so the facade does not
@@ -241,6 +359,14 @@ export interface HttpOptions {
 export declare function probeHostCall(kind: string, callable: (input: any, ctx: null) => unknown, input: unknown): Promise<string>
 
 /**
+ * Registers `hook(watchId, aborted)`, called once for every watched call
+ * when core lets go of it. The facade calls this once when it loads.
+ *
+ * @internal Used by the `ferromcp` package itself.
+ */
+export declare function registerAbortHook(hook: (watchId: number, aborted: boolean) => void): void
+
+/**
  * Registers the class that native errors are instances of. The facade
  * calls this once when it loads; later calls from the same thread replace
  * the class.
@@ -248,6 +374,14 @@ export declare function probeHostCall(kind: string, callable: (input: any, ctx: 
  * @internal Used by the `ferromcp` package itself.
  */
 export declare function registerErrorClass(errorClass: new (message: string, options: { code: number; kind?: string; data?: unknown }) => Error): void
+
+/**
+ * Registers the class whose instances a tool handler returns as a whole
+ * result. The facade calls this once when it loads.
+ *
+ * @internal Used by the `ferromcp` package itself.
+ */
+export declare function registerToolResultClass(resultClass: new (...args: any[]) => object): void
 
 /** Server-wide settings. */
 /**
@@ -264,4 +398,9 @@ export interface ServerOptions {
   instructions?: string
   /** Items per page of `tools/list` (default 100). */
   pageSize?: number
+  /**
+   * Caching hints of the cacheable results, by kind (default: every
+   * result immediately stale, `"public"`).
+   */
+  caching?: Caching
 }

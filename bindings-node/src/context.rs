@@ -9,28 +9,53 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use ferromcp::server::{LogLevel, RequestContext, RequestMeta};
-use napi::{Status, Unknown};
+use ferromcp::server::{HandlerError, InputKind, LogLevel, RequestContext, RequestMeta};
+use napi::bindgen_prelude::Object;
+use napi::{Env, Status, Unknown};
 use napi_derive::napi;
 use serde_json::Value;
+
+use crate::abort::Watch;
+use crate::error;
 
 /// The live core context of one call, shared by the JS object and the
 /// handler invocation that releases it.
 #[derive(Clone)]
-pub(crate) struct ContextSlot(Arc<Mutex<Option<RequestContext>>>);
+pub(crate) struct ContextSlot(Arc<Mutex<Slot>>);
+
+/// What a [`ContextSlot`] holds while the call runs.
+struct Slot {
+    ctx: Option<RequestContext>,
+    /// Set once the handler read `ctx.signal` (see `crate::abort`).
+    watch: Option<Watch>,
+}
 
 impl ContextSlot {
-    fn lock(&self) -> MutexGuard<'_, Option<RequestContext>> {
-        // Only an `Option` swap happens under the lock; a panic elsewhere
+    fn lock(&self) -> MutexGuard<'_, Slot> {
+        // Only `Option` swaps happen under the lock; a panic elsewhere
         // cannot leave it half-written.
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Ends the call's access to the core context.
-    pub(crate) fn release(&self) {
-        self.lock().take();
+    /// The core context, while the call runs.
+    fn context(&self) -> Option<RequestContext> {
+        self.lock().ctx.clone()
+    }
+
+    /// Ends the call's access to the core context. `completed` is false
+    /// when core gave up on the call (cancelled, client gone, or the round
+    /// ended to ask for input): a watched signal is then aborted.
+    pub(crate) fn release(&self, completed: bool) {
+        let (ctx, watch) = {
+            let mut slot = self.lock();
+            (slot.ctx.take(), slot.watch.take())
+        };
+        if let Some(watch) = watch {
+            let cancelled = ctx.as_ref().is_none_or(RequestContext::is_cancelled);
+            watch.finish(!completed || cancelled);
+        }
     }
 }
 
@@ -66,7 +91,10 @@ impl JsRequestContext {
         let request_id = serde_json::to_value(ctx.request_id()).unwrap_or(Value::Null);
         let method = ctx.method().to_owned();
         let meta = ctx.meta().clone();
-        let live = ContextSlot(Arc::new(Mutex::new(Some(ctx))));
+        let live = ContextSlot(Arc::new(Mutex::new(Slot {
+            ctx: Some(ctx),
+            watch: None,
+        })));
         let context = JsRequestContext {
             live: live.clone(),
             request_id,
@@ -111,12 +139,32 @@ impl JsRequestContext {
         self.meta.client_info.clone()
     }
 
+    /// The headers of the HTTP request that carried this request (names
+    /// lower-case; a repeated header's values joined with `", "`); empty
+    /// over stdio.
+    #[napi(getter, ts_return_type = "Record<string, string>")]
+    pub fn headers(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        if let Some(headers) = self.meta.http_headers.as_deref() {
+            for name in headers.keys() {
+                let values: Vec<String> = headers
+                    .get_all(name)
+                    .iter()
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                    .collect();
+                map.insert(name.as_str().to_owned(), Value::from(values.join(", ")));
+            }
+        }
+        Value::Object(map)
+    }
+
     /// True once the client cancelled the request or went away (or the call
     /// is over); a handler doing long work should check it and stop early.
     #[napi(getter)]
     pub fn cancelled(&self) -> bool {
         self.live
             .lock()
+            .ctx
             .as_ref()
             .is_none_or(|ctx| ctx.is_cancelled())
     }
@@ -127,6 +175,7 @@ impl JsRequestContext {
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
         self.live
             .lock()
+            .ctx
             .as_ref()
             .is_some_and(|ctx| ctx.progress(progress, total, message.as_deref()))
     }
@@ -156,7 +205,136 @@ impl JsRequestContext {
         Ok(self
             .live
             .lock()
+            .ctx
             .as_ref()
             .is_some_and(|ctx| ctx.log(level, data, logger.as_deref())))
+    }
+
+    /// Asks the client for input, several questions at once: each ask is
+    /// `{ kind, params, key? }`, `kind` being `"elicitation"`
+    /// (`elicitation/create` params), `"sampling"`
+    /// (`sampling/createMessage` params) or `"roots"` (`roots/list`,
+    /// params `{}`); `key` names the question in a 2026-07-28
+    /// `inputRequests` map (default: its position among the handler's asks).
+    ///
+    /// Resolves with one entry per ask, in order: `{ value }` (the client's
+    /// answer, checked by core) or `{ error: { message, code, kind, data } }`
+    /// (e.g. code -32021 when the client lacks the capability). Under
+    /// 2026-07-28, when an answer is not in the request yet, core ends the
+    /// round with `input_required` (every ask of the batch in it), drops
+    /// this call and runs the handler again when the client retries; the
+    /// promise then rejects with kind `"cancelled"`. In a 2025-11-25
+    /// session real requests go to the client.
+    ///
+    /// @internal The facade's `ctx.ask`/`elicit`/`sample`/`listRoots` call
+    /// it, batching the asks a handler makes in one turn of the event loop
+    /// (`Promise.all`) so that they land in one round.
+    #[napi(
+        ts_args_type = "asks: Array<{ kind: 'elicitation' | 'sampling' | 'roots'; params: Record<string, unknown>; key?: string | null }>",
+        ts_return_type = "Promise<Array<{ value?: Record<string, unknown>; error?: { message: string; code: number | null; kind: string | null; data?: unknown } }>>"
+    )]
+    pub fn request_inputs<'env>(&self, env: &'env Env, asks: Value) -> napi::Result<Object<'env>> {
+        let asks = parse_asks(asks)?;
+        let ctx = self.live.context();
+        let (deferred, promise) = env.create_deferred()?;
+        ferromcp::runtime::handle().spawn(async move {
+            let outcome = match ctx {
+                Some(ctx) => {
+                    // The token is cancelled when the client cancels and when
+                    // the request is over (a round that ended to ask): then no
+                    // answer can come and the task must not outlive it.
+                    let token = ctx.cancellation_token();
+                    tokio::select! {
+                        biased;
+                        answers = ctx.ask_all(asks) => Some(answers),
+                        _ = token.cancelled() => None,
+                    }
+                }
+                None => None,
+            };
+            deferred.resolve(move |env| match outcome {
+                Some(answers) => Ok(Value::Array(answers.into_iter().map(entry).collect())),
+                None => Err(error::to_js(&env, &ferromcp::Error::Cancelled)),
+            });
+        });
+        Ok(promise)
+    }
+
+    /// On the 2025-11-25 HTTP wire, ends the SSE connection carrying this
+    /// request without ending its stream: the client reconnects with
+    /// `Last-Event-ID` and gets what follows. Returns whether there was such
+    /// a stream (elsewhere it does nothing).
+    #[napi]
+    pub fn close_sse_stream(&self) -> bool {
+        self.live
+            .context()
+            .is_some_and(|ctx| ctx.close_sse_stream())
+    }
+
+    /// Starts watching the call for `ctx.signal`: returns the id the abort
+    /// hook will be called with when core lets go of the call, or `null`
+    /// when the call is already over (or no hook is registered).
+    ///
+    /// @internal Used by the `ferromcp` package itself.
+    #[napi]
+    pub fn watch_abort(&self, env: &Env) -> Option<u32> {
+        let mut slot = self.live.lock();
+        if let Some(watch) = &slot.watch {
+            return Some(watch.id());
+        }
+        slot.ctx.as_ref()?;
+        let watch = Watch::new(env)?;
+        let id = watch.id();
+        slot.watch = Some(watch);
+        Some(id)
+    }
+}
+
+/// The asks of `requestInputs` as core takes them.
+fn parse_asks(asks: Value) -> napi::Result<Vec<(Option<String>, InputKind, Value)>> {
+    let invalid = |why: String| napi::Error::new(Status::InvalidArg, why);
+    let Value::Array(asks) = asks else {
+        return Err(invalid("asks must be an array".into()));
+    };
+    asks.into_iter()
+        .map(|ask| {
+            let kind = match ask.get("kind").and_then(Value::as_str) {
+                Some("elicitation") => InputKind::Elicitation,
+                Some("sampling") => InputKind::Sampling,
+                Some("roots") => InputKind::Roots,
+                other => {
+                    return Err(invalid(format!(
+                        "unknown input kind {other:?}; expected elicitation, sampling or roots"
+                    )));
+                }
+            };
+            let key = ask.get("key").and_then(Value::as_str).map(str::to_owned);
+            let params = ask
+                .get("params")
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({}));
+            Ok((key, kind, params))
+        })
+        .collect()
+}
+
+/// One ask's outcome for the facade: `{ value }` or `{ error }`, the error
+/// classified by core.
+fn entry(answer: Result<Value, HandlerError>) -> Value {
+    match answer {
+        Ok(value) => serde_json::json!({ "value": value }),
+        Err(HandlerError::Protocol(mcp)) => {
+            let data = mcp.data.clone();
+            let error = ferromcp::Error::Mcp(mcp);
+            serde_json::json!({ "error": {
+                "message": error.host_message(),
+                "code": error.host_code(),
+                "kind": error.kind().as_str(),
+                "data": data,
+            }})
+        }
+        Err(HandlerError::Tool(message)) => {
+            serde_json::json!({ "error": { "message": message, "code": null, "kind": null } })
+        }
     }
 }

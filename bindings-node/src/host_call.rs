@@ -17,7 +17,10 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use ferromcp::server::{BoxFuture, FromHost, HandlerError, RequestContext, Responder};
+use ferromcp::server::{
+    BoxFuture, CompletionOutput, FromHost, HandlerError, PromptOutput, RequestContext,
+    ResourceOutput, Responder, ToolOutput,
+};
 use napi::bindgen_prelude::{CallbackContext, FnArgs, JsError, PromiseRaw};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, JsValue, Status, Unknown};
@@ -42,14 +45,20 @@ pub(crate) type JsCallback =
 
 /// Runs `callback(input, ctx)` on the JS thread and turns its outcome into
 /// `O`.
-pub(crate) fn call<O: FromHost>(
+pub(crate) fn call<O: HostOutput>(
     callback: &JsCallback,
     ctx: Option<RequestContext>,
     input: Value,
 ) -> BoxFuture<Result<O, HandlerError>> {
     let (responder, outcome) = Responder::<O>::new();
     let (context, release) = match ctx.map(JsRequestContext::new) {
-        Some((context, slot)) => (Some(context), Some(ReleaseOnDrop(slot))),
+        Some((context, slot)) => (
+            Some(context),
+            Some(ReleaseOnDrop {
+                slot,
+                completed: false,
+            }),
+        ),
         None => (None, None),
     };
     let status = callback.call_with_return_value(
@@ -72,22 +81,30 @@ pub(crate) fn call<O: FromHost>(
     Box::pin(async move {
         // Held across the wait: released when the call completes or when
         // core drops this future (cancellation, connection closed).
-        let _release = release;
-        outcome.wait().await
+        let mut release = release;
+        let outcome = outcome.wait().await;
+        if let Some(release) = release.as_mut() {
+            release.completed = true;
+        }
+        outcome
     })
 }
 
-/// Releases a call's context when dropped.
-struct ReleaseOnDrop(ContextSlot);
+/// Releases a call's context when dropped; `completed` tells whether the
+/// call got its outcome or was given up by core.
+struct ReleaseOnDrop {
+    slot: ContextSlot,
+    completed: bool,
+}
 
 impl Drop for ReleaseOnDrop {
     fn drop(&mut self) {
-        self.0.release();
+        self.slot.release(self.completed);
     }
 }
 
 /// Answers a call from what the JS callable did. Runs on the JS thread.
-fn settle<O: FromHost>(
+fn settle<O: HostOutput>(
     env: &Env,
     returned: napi::Result<Unknown<'static>>,
     responder: Responder<O>,
@@ -107,12 +124,12 @@ fn settle<O: FromHost>(
         // them and reports a handler error: the call never hangs.
         let _ = await_promise(value, responder);
     } else {
-        responder.respond(output(value));
+        responder.respond(output(env, value));
     }
 }
 
 /// Answers the call when `promise` settles.
-fn await_promise<O: FromHost>(
+fn await_promise<O: HostOutput>(
     promise: Unknown<'static>,
     responder: Responder<O>,
 ) -> napi::Result<()> {
@@ -126,7 +143,7 @@ fn await_promise<O: FromHost>(
     promise
         .then(move |resolved: CallbackContext<Unknown<'static>>| {
             if let Some(responder) = on_resolve.take() {
-                responder.respond(output(resolved.value));
+                responder.respond(output(&resolved.env, resolved.value));
             }
             Ok(())
         })?
@@ -141,7 +158,10 @@ fn await_promise<O: FromHost>(
 
 /// A callable's return value as core output: converted to JSON, then
 /// turned into `O` by core's rule for the kind.
-fn output<O: FromHost>(value: Unknown<'_>) -> Result<O, HandlerError> {
+fn output<O: HostOutput>(env: &Env, value: Unknown<'_>) -> Result<O, HandlerError> {
+    if let Some(output) = O::from_js(env, value) {
+        return output;
+    }
     let value = crate::json::from_js(value).map_err(|e| {
         HandlerError::Tool(format!(
             "TypeError: the {} handler returned a value with no JSON form: {}",
@@ -150,6 +170,51 @@ fn output<O: FromHost>(value: Unknown<'_>) -> Result<O, HandlerError> {
         ))
     })?;
     O::from_host(value).map_err(HandlerError::from)
+}
+
+/// The bytes of a `Uint8Array`/`Buffer` (other typed arrays are not bytes
+/// and go through JSON like any object).
+fn bytes(value: Unknown<'_>) -> Option<Vec<u8>> {
+    use napi::bindgen_prelude::{FromNapiValue, Uint8Array};
+    let raw = value.value();
+    // SAFETY: `raw` is a live handle of the current JS thread's env (this
+    // runs in the callback that received it); a typed array of another
+    // element type fails the conversion instead of being misread.
+    let array = unsafe { Uint8Array::from_napi_value(raw.env, raw.value) }.ok()?;
+    Some(array.to_vec())
+}
+
+/// A kind of output a JS callable may produce: core's [`FromHost`] rule
+/// for JSON values, plus what raw bytes (a `Uint8Array` or `Buffer`) mean
+/// for the kind, if anything.
+pub(crate) trait HostOutput: FromHost {
+    /// The output for a JS value that has a meaning of its own for this
+    /// kind (not read as JSON); `None` sends the value through JSON and
+    /// core's rule.
+    fn from_js(_env: &Env, _value: Unknown<'_>) -> Option<Result<Self, HandlerError>> {
+        None
+    }
+}
+
+impl HostOutput for PromptOutput {}
+impl HostOutput for CompletionOutput {}
+
+impl HostOutput for ToolOutput {
+    /// An instance of the facade's `ToolResult` is a whole result.
+    fn from_js(env: &Env, value: Unknown<'_>) -> Option<Result<Self, HandlerError>> {
+        crate::tool_result::from_instance(env, value)
+    }
+}
+
+impl HostOutput for ResourceOutput {
+    /// A resource handler returning bytes (`Uint8Array`, `Buffer`) answers
+    /// with one blob item.
+    fn from_js(_env: &Env, value: Unknown<'_>) -> Option<Result<Self, HandlerError>> {
+        if value.is_typedarray().unwrap_or(false) || value.is_buffer().unwrap_or(false) {
+            return bytes(value).map(|bytes| Ok(ResourceOutput::Blob(bytes)));
+        }
+        None
+    }
 }
 
 /// Runs `callable(input, null)` through the host-call adapter as a handler
@@ -171,8 +236,6 @@ pub fn probe_host_call<'env>(
     callable: napi::bindgen_prelude::Function<'_, HostCallArgs, Unknown<'static>>,
     input: Value,
 ) -> napi::Result<napi::bindgen_prelude::Object<'env>> {
-    use ferromcp::server::{CompletionOutput, PromptOutput, ResourceOutput, ToolOutput};
-
     fn debug<O: std::fmt::Debug>(r: Result<O, HandlerError>) -> Result<String, String> {
         r.map(|o| format!("{o:?}")).map_err(|e| e.to_string())
     }

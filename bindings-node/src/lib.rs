@@ -22,11 +22,14 @@
 //! `error` (both directions of error conversion), `runtime` (settling JS
 //! promises from ferromcp's one tokio runtime) and `json` (JS numbers to JSON).
 
+mod abort;
 mod context;
 mod embed;
 mod error;
 mod handler;
 mod host_call;
 mod json;
+mod primitives;
 mod runtime;
 mod server;
+mod tool_result;

@@ -16,7 +16,25 @@ use tokio_util::sync::CancellationToken;
 
 use crate::handler::JsToolHandler;
 use crate::host_call::{HostCallArgs, JsCallback};
+use crate::primitives::JsCacheHint;
 use crate::{error, json, runtime};
+
+/// Caching hints per kind of cacheable result.
+#[napi(object, js_name = "Caching")]
+pub struct JsCaching {
+    /// `server/discover`.
+    pub discover: Option<JsCacheHint>,
+    /// `tools/list`.
+    pub tools: Option<JsCacheHint>,
+    /// `resources/list`.
+    pub resources: Option<JsCacheHint>,
+    /// `resources/templates/list`.
+    pub resource_templates: Option<JsCacheHint>,
+    /// `resources/read` (a resource registered with its own hint keeps it).
+    pub resource_read: Option<JsCacheHint>,
+    /// `prompts/list`.
+    pub prompts: Option<JsCacheHint>,
+}
 
 /// Server-wide settings.
 #[napi(object, js_name = "ServerOptions")]
@@ -25,6 +43,9 @@ pub struct JsServerOptions {
     pub instructions: Option<String>,
     /// Items per page of `tools/list` (default 100).
     pub page_size: Option<u32>,
+    /// Caching hints of the cacheable results, by kind (default: every
+    /// result immediately stale, `"public"`).
+    pub caching: Option<JsCaching>,
 }
 
 /// Where and how to serve Streamable HTTP.
@@ -100,6 +121,21 @@ impl JsServer {
             server_options.instructions = options.instructions;
             if let Some(page_size) = options.page_size {
                 server_options.page_size = page_size.max(1) as usize;
+            }
+            if let Some(caching) = options.caching {
+                let hints = &mut server_options.caching;
+                for (hint, slot) in [
+                    (caching.discover, &mut hints.discover),
+                    (caching.tools, &mut hints.tools),
+                    (caching.resources, &mut hints.resources),
+                    (caching.resource_templates, &mut hints.resource_templates),
+                    (caching.resource_read, &mut hints.resource_read),
+                    (caching.prompts, &mut hints.prompts),
+                ] {
+                    if let Some(hint) = hint {
+                        *slot = hint.to_core(env)?;
+                    }
+                }
             }
         }
         Ok(JsServer {

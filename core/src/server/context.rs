@@ -429,6 +429,69 @@ impl RequestContext {
         }
     }
 
+    /// Several asks made together, each `(key, kind, params)`, answered in
+    /// order. Under 2026-07-28 every unanswered one lands in the same round
+    /// (as asks joined in one poll do for a Rust handler): a host handler's
+    /// `Promise.all` or `asyncio.gather` issues its asks together, but they
+    /// would reach core one call at a time and the first unanswered one
+    /// would end the round before the others were recorded. When one is
+    /// unanswered this never resolves, as [`RequestContext::ask`]. In a
+    /// 2025-11-25 session the requests go to the client concurrently.
+    pub async fn ask_all(
+        &self,
+        asks: Vec<(Option<String>, InputKind, Value)>,
+    ) -> Vec<Result<Value, HandlerError>> {
+        match &self.inner.input {
+            InputMode::Rounds(round) => {
+                let outcomes: Vec<_> = asks
+                    .into_iter()
+                    .map(|(key, kind, params)| {
+                        let key = key.unwrap_or_else(|| round.auto_key(kind));
+                        round.ask_quietly(&key, kind, params)
+                    })
+                    .collect();
+                if outcomes
+                    .iter()
+                    .any(|o| matches!(o, Ok(AskOutcome::Pending)))
+                {
+                    round.end_round();
+                    return std::future::pending().await;
+                }
+                outcomes
+                    .into_iter()
+                    .map(|outcome| match outcome {
+                        Ok(AskOutcome::Answered(answer)) => Ok(answer),
+                        // Cannot happen: any pending ask returned above.
+                        Ok(AskOutcome::Pending) => Err(HandlerError::Protocol(McpError::internal(
+                            "an ask was left unanswered",
+                        ))),
+                        Err(error) => Err(error),
+                    })
+                    .collect()
+            }
+            InputMode::Live(live) => {
+                // Every request is sent before any answer is awaited, so
+                // this waits for the slowest answer, not their sum.
+                let started: Vec<_> = asks
+                    .into_iter()
+                    .map(|(_, kind, params)| {
+                        let answer = self.live_request(live, kind, params.clone());
+                        (answer, kind, params)
+                    })
+                    .collect();
+                let mut answers = Vec::with_capacity(started.len());
+                for (answer, kind, params) in started {
+                    answers.push(match answer {
+                        Ok(answer) => live_answer(answer.await, kind, &params),
+                        Err(error) => Err(error),
+                    });
+                }
+                answers
+            }
+            InputMode::None => asks.iter().map(|_| Err(self.input_unavailable())).collect(),
+        }
+    }
+
     /// `elicitation/create` in form mode: asks the user to fill
     /// `requested_schema`. Returns the `ElicitResult` (`action`, `content`).
     pub async fn elicit(
