@@ -6,6 +6,8 @@
 //! `ferromcp` crate; everything Pythonic (schemas from type hints,
 //! decorators, exception classes) is in `python/ferromcp/`.
 
+mod client;
+mod client_future;
 mod context;
 mod convert;
 mod error;
@@ -23,6 +25,7 @@ use pyo3::prelude::*;
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::PyServer>()?;
+    client::register(m)?;
     m.add_class::<serving::PyServing>()?;
     m.add_class::<context::PyContext>()?;
     m.add_class::<tool_result::PyToolResult>()?;
