@@ -45,6 +45,7 @@ from .errors import (
     UnsupportedProtocolVersionError,
     UrlElicitationRequiredError,
 )
+from .client import Client, SyncClient
 from .server import Server, Transport
 
 try:
@@ -56,6 +57,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "Client",
     "ConnectionClosedError",
     "Context",
     "HeaderMismatchError",
@@ -73,6 +75,7 @@ __all__ = [
     "ResourceNotFoundError",
     "Server",
     "Serving",
+    "SyncClient",
     "ToolResult",
     "Transport",
     "TransportError",
