@@ -687,5 +687,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyClient>()?;
     m.add_class::<PyPages>()?;
     m.add_class::<PySubscription>()?;
+    m.add(
+        "LEGACY_PROTOCOL_VERSIONS",
+        ferromcp::protocol::LEGACY_PROTOCOL_VERSIONS.to_vec(),
+    )?;
     Ok(())
 }

@@ -57,6 +57,7 @@ from .client_types import (
 )
 
 __all__ = [
+    "LEGACY_PROTOCOL_VERSIONS",
     "Client",
     "Era",
     "InputHandler",
@@ -90,6 +91,10 @@ ProgressCallback = Callable[[float, "float | None", "str | None"], Any]
 a call; plain or ``async``."""
 
 T = TypeVar("T")
+
+LEGACY_PROTOCOL_VERSIONS: tuple[str, ...] = tuple(_native.LEGACY_PROTOCOL_VERSIONS)
+"""The revisions of the ``initialize`` era (2025-11-25 and earlier), newest
+first, from the core: a server speaking one of them gets a session."""
 
 _Kind = Literal["tools", "resources", "resource_templates", "prompts"]
 
