@@ -10,7 +10,15 @@ import pytest
 
 @pytest.mark.parametrize(
     "module",
-    ["ferromcp.errors", "ferromcp._docstring", "ferromcp._schema", "ferromcp._json", "ferromcp.server"],
+    [
+        "ferromcp.errors",
+        "ferromcp._docstring",
+        "ferromcp._schema",
+        "ferromcp._json",
+        "ferromcp.server",
+        "ferromcp.client",
+        "ferromcp.client_types",
+    ],
 )
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

@@ -98,7 +98,12 @@ async def run(scenario: str, url: str, version: str, context: Any) -> None:
             await call_each_listed_tool(client)
         elif scenario == "sep-2322-client-request-state":
             await client.list_tools()
-            for name in ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"):
+            for name in (
+                "test_mrtr_echo_state",
+                "test_mrtr_no_state",
+                "test_mrtr_unrelated",
+                "test_mrtr_no_result_type",
+            ):
                 await client.call_tool(name)
         elif scenario == "http-standard-headers":
             tools = await client.list_tools()

@@ -26,6 +26,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 
 from ._native import PROTOCOL_VERSION, Context, Serving, ToolResult
+from .client import Client, SyncClient
 from .errors import (
     ConnectionClosedError,
     HeaderMismatchError,
@@ -45,7 +46,6 @@ from .errors import (
     UnsupportedProtocolVersionError,
     UrlElicitationRequiredError,
 )
-from .client import Client, SyncClient
 from .server import Server, Transport
 
 try:

@@ -519,10 +519,16 @@ def _progress_on_loop(loop: asyncio.AbstractEventLoop, progress: ProgressCallbac
     """The native progress callback (called on a worker thread): runs
     ``progress`` on ``loop``, as a task when it is ``async``."""
 
+    # Tasks of async callbacks, kept until done (the loop holds only weak
+    # references to tasks).
+    running: set[asyncio.Future[Any]] = set()
+
     def on_loop(value: float, total: float | None, message: str | None) -> None:
         returned = progress(value, total, message)
         if inspect.isawaitable(returned):
-            asyncio.ensure_future(returned)
+            task = asyncio.ensure_future(returned)
+            running.add(task)
+            task.add_done_callback(running.discard)
 
     def from_worker(value: float, total: float | None, message: str | None) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody listens
