@@ -85,18 +85,15 @@ async fn answer_input(
         is_async,
     };
     let answer = match kind {
-        InputKind::Elicitation => call
-            .run::<ElicitResult>()
-            .await
-            .map(|r| serde_json::to_value(r)),
+        InputKind::Elicitation => call.run::<ElicitResult>().await.map(serde_json::to_value),
         InputKind::Sampling => call
             .run::<CreateMessageResult>()
             .await
-            .map(|r| serde_json::to_value(r)),
+            .map(serde_json::to_value),
         InputKind::Roots => call
             .run::<ListRootsResult>()
             .await
-            .map(|r| serde_json::to_value(r)),
+            .map(serde_json::to_value),
     };
     answer
         .map_err(|e| input_error(kind, e))?
@@ -448,21 +445,31 @@ impl PyClient {
     }
 
     /// `completion/complete` for `argument` of `reference` (a
-    /// `ref/prompt` or `ref/resource` object).
+    /// `ref/prompt` or `ref/resource` object); `resolved` holds the values
+    /// of arguments already known (`context.arguments`).
     fn complete(
         &self,
         py: Python<'_>,
         reference: &Bound<'_, PyDict>,
         argument: String,
         value: String,
+        resolved: Option<&Bound<'_, PyDict>>,
         event_loop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let reference = convert::from_python(reference, None)?;
+        let resolved = match resolved {
+            Some(r) => convert::from_python_object(r, None, "context")?,
+            None => Map::new(),
+        };
         let client = self.client.clone();
         client_future::run(
             py,
             event_loop,
-            async move { client.complete(reference, &argument, &value).await },
+            async move {
+                client
+                    .complete_with_context(reference, &argument, &value, resolved)
+                    .await
+            },
             json_to_py(),
         )
     }

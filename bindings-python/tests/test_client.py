@@ -117,6 +117,8 @@ def test_every_method_over_http(everything: str) -> None:
             completed = await client.complete(reference, "arg1", "pa")
             assert completed.values == ["paris", "park", "party", "pasta"]
             assert completed.total == 4 and not completed.has_more
+            in_context = await client.complete(reference, "arg2", "wo", context={"arg1": "paris"})
+            assert in_context.values == ["world"]
 
     run(main())
 

@@ -103,7 +103,12 @@ class Client:
         self, name: str, arguments: dict[str, Any] | None, event_loop: asyncio.AbstractEventLoop | None
     ) -> Any: ...
     def complete(
-        self, reference: dict[str, Any], argument: str, value: str, event_loop: asyncio.AbstractEventLoop | None
+        self,
+        reference: dict[str, Any],
+        argument: str,
+        value: str,
+        resolved: dict[str, Any] | None,
+        event_loop: asyncio.AbstractEventLoop | None,
     ) -> Any: ...
     def listen(self, filter: dict[str, Any], event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
     def close(self, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...

@@ -489,11 +489,20 @@ class Client:
         result = await self._connected().get_prompt(name, dict(arguments or {}), asyncio.get_running_loop())
         return GetPromptResult.from_dict(result)
 
-    async def complete(self, ref: Mapping[str, Any], argument: str, value: str) -> CompleteResult:
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+    ) -> CompleteResult:
         """Completion suggestions for ``argument`` (typed so far: ``value``) of
         ``ref``: ``{"type": "ref/prompt", "name": ...}`` or
-        ``{"type": "ref/resource", "uri": template}``."""
-        result = await self._connected().complete(dict(ref), argument, value, asyncio.get_running_loop())
+        ``{"type": "ref/resource", "uri": template}``. ``context`` gives the
+        values of arguments already chosen, for suggestions that depend on them."""
+        resolved = None if context is None else dict(context)
+        result = await self._connected().complete(dict(ref), argument, value, resolved, asyncio.get_running_loop())
         return CompleteResult.from_dict(result)
 
     def listen(
@@ -768,9 +777,17 @@ class SyncClient:
         """Gets a prompt."""
         return GetPromptResult.from_dict(self._connected().get_prompt(name, dict(arguments or {}), None))
 
-    def complete(self, ref: Mapping[str, Any], argument: str, value: str) -> CompleteResult:
+    def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+    ) -> CompleteResult:
         """Completion suggestions (see :meth:`Client.complete`)."""
-        return CompleteResult.from_dict(self._connected().complete(dict(ref), argument, value, None))
+        resolved = None if context is None else dict(context)
+        return CompleteResult.from_dict(self._connected().complete(dict(ref), argument, value, resolved, None))
 
     def listen(
         self,
