@@ -125,7 +125,7 @@ def test_every_method_over_http(everything: str) -> None:
 
 def test_stdio_spawns_the_server_and_stops_it_on_close() -> None:
     async def main() -> None:
-        async with ferromcp.Client.stdio(str(EVERYTHING_SERVER), ["--stdio"], env={"RUST_LOG": "warn"}) as client:
+        async with ferromcp.Client.stdio(EVERYTHING_SERVER, ["--stdio"], env={"RUST_LOG": "warn"}) as client:
             result = await client.call_tool("test_simple_text")
             assert result.text == "This is a simple text response for testing."
             assert [p.name async for p in client.list_prompts()]

@@ -15,16 +15,35 @@ Against a server started here in the background::
     >>> @server.tool
     ... def add(a: int, b: int) -> int:
     ...     return a + b
+    >>> @server.tool
+    ... def count(n: int, ctx: ferromcp.Context) -> str:
+    ...     for i in range(n):
+    ...         ctx.progress(i + 1, total=n)
+    ...     return "counted"
     >>> serving = server.start("http", port=0)
     >>> url = f"http://127.0.0.1:{serving.port}/mcp"
-    >>> async def main() -> str:
+    >>> async def main() -> None:
     ...     async with ferromcp.Client.http(url) as client:
-    ...         tools = [tool.name async for tool in client.list_tools()]
-    ...         result = await client.call_tool("add", {"a": 2, "b": 3})
-    ...         return f"{tools} {result.text}"
+    ...         print([tool.name async for tool in client.list_tools()])  # every page
+    ...         print((await client.call_tool("add", {"a": 2, "b": 3})).text)
+    ...         seen = []
+    ...         done = await client.call_tool("count", {"n": 3}, progress=lambda p, total, msg: seen.append(p))
+    ...         await asyncio.sleep(0.1)  # the last update is delivered through the loop
+    ...         print(done.text, sorted(seen))
+    ...         try:
+    ...             await client.call_tool("no_such_tool")
+    ...         except ferromcp.InvalidParamsError as e:
+    ...             print("refused:", e.code)
+    ...         async with client.listen(tools=True) as changes:
+    ...             server.tool(name="ping")(lambda: "pong")  # a new tool: the list changed
+    ...             print((await changes.next()).method)
     >>> asyncio.run(main())
-    "['add'] 5"
-    >>> with ferromcp.SyncClient.http(url) as client:
+    ['add', 'count']
+    5
+    counted [1.0, 2.0, 3.0]
+    refused: -32602
+    notifications/tools/list_changed
+    >>> with ferromcp.SyncClient.http(url) as client:  # the same, without asyncio
     ...     client.call_tool("add", {"a": 4, "b": 5}).structured
     {'result': 9}
     >>> serving.stop(); serving.wait(10)
@@ -36,6 +55,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import os
 import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeVar
@@ -201,16 +221,17 @@ def _common(
 
 
 def _stdio(
-    command: str,
-    args: Sequence[str],
+    command: str | os.PathLike[str],
+    args: Sequence[str | os.PathLike[str]],
     env: Mapping[str, str] | None,
-    cwd: str | None,
+    cwd: str | os.PathLike[str] | None,
     stderr: StderrMode,
     common: dict[str, Any],
     handlers: dict[str, tuple[Callable[[Any, None], Any], bool]],
 ) -> _Connection:
-    kwargs = dict(common, env=list((env or {}).items()), cwd=None if cwd is None else str(cwd), stderr=stderr)
-    return _Connection(_native.Client.connect_stdio, (command, list(args)), kwargs, handlers)
+    kwargs = dict(common, env=list((env or {}).items()), cwd=None if cwd is None else os.fspath(cwd), stderr=stderr)
+    target = (os.fspath(command), [os.fspath(a) for a in args])
+    return _Connection(_native.Client.connect_stdio, target, kwargs, handlers)
 
 
 def _http(
@@ -327,11 +348,11 @@ class Client:
     @classmethod
     def stdio(
         cls,
-        command: str,
-        args: Sequence[str] = (),
+        command: str | os.PathLike[str],
+        args: Sequence[str | os.PathLike[str]] = (),
         *,
         env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
         stderr: StderrMode = "capture",
         name: str | None = None,
         version: str | None = None,
@@ -642,11 +663,11 @@ class SyncClient:
     @classmethod
     def stdio(
         cls,
-        command: str,
-        args: Sequence[str] = (),
+        command: str | os.PathLike[str],
+        args: Sequence[str | os.PathLike[str]] = (),
         *,
         env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
         stderr: StderrMode = "capture",
         name: str | None = None,
         version: str | None = None,
