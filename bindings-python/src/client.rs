@@ -294,7 +294,15 @@ impl PyClient {
         self.client.protocol_version()
     }
 
-    /// `server/discover` (or what a legacy server said at `initialize`).
+    /// Whether the server turned out to speak a legacy revision (2025-11-25
+    /// or earlier); `None` until the first request detected it.
+    #[getter]
+    fn is_legacy(&self) -> Option<bool> {
+        self.client.is_legacy()
+    }
+
+    /// `server/discover`; a legacy server has no such method, and its
+    /// self-description is what it answered to `initialize`.
     fn discover(
         &self,
         py: Python<'_>,
@@ -304,8 +312,16 @@ impl PyClient {
         client_future::run(
             py,
             event_loop,
-            async move { client.discover().await },
-            json_to_py(),
+            async move {
+                match client.discover().await {
+                    Ok(found) => Ok(serde_json::to_value(found)?),
+                    Err(e) => match (client.is_legacy(), client.legacy_initialize_result()) {
+                        (Some(true), Some(initialized)) => Ok(Value::Object(initialized)),
+                        _ => Err(e),
+                    },
+                }
+            },
+            json_to_py::<Value>(),
         )
     }
 

@@ -133,6 +133,27 @@ def test_stdio_spawns_the_server_and_stops_it_on_close() -> None:
     run(main())
 
 
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+def test_the_revision_is_detected_or_chosen(everything: str, era: str) -> None:
+    async def main() -> None:
+        async with ferromcp.Client.http(everything, era=era) as client:  # type: ignore[arg-type]
+            assert client.era is None  # nothing asked yet
+            discovered = await client.discover()
+            assert discovered.server_info is not None
+            assert discovered.server_info["name"] == "ferromcp-everything-server"
+            if era == "auto":
+                assert client.era == "modern"
+                assert ferromcp.PROTOCOL_VERSION in discovered.supported_versions
+            else:
+                # A 2025-11-25 session: the initialize answer describes the server.
+                assert client.era == "legacy"
+                assert discovered.supported_versions == ["2025-11-25"]
+                assert "tools" in discovered.capabilities
+            assert (await client.call_tool("test_simple_text")).text
+
+    run(main())
+
+
 def test_typed_errors(everything: str) -> None:
     async def main() -> None:
         async with ferromcp.Client.http(everything) as client:

@@ -171,6 +171,17 @@ def _filter(tools: bool, prompts: bool, resources: bool, resource_uris: Iterable
     return wanted
 
 
+def _era_name(is_legacy: bool | None) -> Literal["modern", "legacy"] | None:
+    """The :attr:`Client.era` of the native flag.
+
+    >>> _era_name(True), _era_name(False), _era_name(None)
+    ('legacy', 'modern', None)
+    """
+    if is_legacy is None:
+        return None
+    return "legacy" if is_legacy else "modern"
+
+
 def _page(kind: str, result: dict[str, Any]) -> Page[Any]:
     build = _BUILDERS[kind]
     return Page(
@@ -430,8 +441,14 @@ class Client:
         """The revision requests currently declare."""
         return str(self._connected().protocol_version)
 
+    @property
+    def era(self) -> Literal["modern", "legacy"] | None:
+        """The server's revision family, once the first request detected it."""
+        return _era_name(self._connected().is_legacy)
+
     async def discover(self) -> DiscoverResult:
-        """What the server supports (``server/discover``)."""
+        """What the server supports (``server/discover``; for a 2025-11-25
+        server, what it answered to ``initialize``)."""
         return DiscoverResult.from_dict(await self._connected().discover(asyncio.get_running_loop()))
 
     def list_tools(self) -> ItemStream[Tool]:
@@ -728,8 +745,13 @@ class SyncClient:
         """The revision requests currently declare."""
         return str(self._connected().protocol_version)
 
+    @property
+    def era(self) -> Literal["modern", "legacy"] | None:
+        """The server's revision family, once the first request detected it."""
+        return _era_name(self._connected().is_legacy)
+
     def discover(self) -> DiscoverResult:
-        """What the server supports (``server/discover``)."""
+        """What the server supports (see :meth:`Client.discover`)."""
         return DiscoverResult.from_dict(self._connected().discover(None))
 
     def list_tools(self) -> ItemIterator[Tool]:

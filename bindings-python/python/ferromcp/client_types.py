@@ -429,6 +429,10 @@ class DiscoverResult:
     ...     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "demo", "version": "1"}}})
     >>> d.supported_versions, d.server_info["name"]
     (['2026-07-28'], 'demo')
+    >>> legacy = DiscoverResult.from_dict({"protocolVersion": "2025-11-25", "capabilities": {},
+    ...     "serverInfo": {"name": "old", "version": "1"}})
+    >>> legacy.supported_versions, legacy.server_info["name"]
+    (['2025-11-25'], 'old')
     """
 
     supported_versions: list[str]
@@ -446,8 +450,11 @@ class DiscoverResult:
         info = d.get("serverInfo")
         if info is None and isinstance(meta, Mapping):
             info = meta.get(_SERVER_INFO_KEY)
+        versions = d.get("supportedVersions")
+        if versions is None:  # an initialize result names the one negotiated version
+            versions = [d["protocolVersion"]] if "protocolVersion" in d else []
         return cls(
-            supported_versions=list(d.get("supportedVersions", [])),
+            supported_versions=list(versions),
             capabilities=d.get("capabilities", {}),
             server_info=info,
             instructions=d.get("instructions"),
