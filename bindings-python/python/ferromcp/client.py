@@ -126,6 +126,35 @@ _BUILDERS: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 _FIELDS = {"tools": "tools", "resources": "resources", "resource_templates": "resourceTemplates", "prompts": "prompts"}
 
+# The server the docstring examples start over stdio (`python -c`), so that
+# each example runs on its own.
+_EXAMPLE_SERVER = """
+import asyncio, ferromcp
+server = ferromcp.Server("example", version="1.0.0")
+
+@server.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+@server.tool
+def count(n: int, ctx: ferromcp.Context) -> str:
+    for i in range(n):
+        ctx.progress(i + 1, total=n)
+    return "counted"
+
+@server.tool
+async def slow(seconds: float) -> str:
+    await asyncio.sleep(seconds)
+    return "done"
+
+@server.tool
+def grow() -> str:
+    server.tool(name="extra")(lambda: "extra")
+    return "grown"
+
+server.run()
+"""
+
 
 def _adapt_handler(handler: InputHandler) -> tuple[Callable[[Any, None], Any], bool]:
     """The native calling convention (``handler(input, ctx)``) for a user
@@ -258,7 +287,19 @@ def _http(
 class ItemStream(Generic[T]):
     """Every item of a list, across pages: ``async for`` streams them (a page
     is fetched only when the previous one is used up), ``await`` collects
-    them, :meth:`pages` walks page by page."""
+    them, :meth:`pages` walks page by page.
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         print([tool.name async for tool in client.list_tools()])
+    ...         print(len(await client.list_tools()))
+    ...         print([len(page) async for page in client.list_tools().pages()])
+    >>> asyncio.run(main())
+    ['add', 'count', 'slow', 'grow']
+    4
+    [4]
+    """
 
     def __init__(self, client: Client, kind: _Kind) -> None:
         self._client = client
@@ -293,6 +334,19 @@ class Subscription:
 
     ``async for`` yields notifications until the server ends the stream or
     :meth:`close` is called (``async with`` closes it on exit).
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         async with client.listen(tools=True) as changes:
+    ...             print(changes.acknowledged)
+    ...             await client.call_tool("grow")  # registers a tool
+    ...             async for note in changes:
+    ...                 print(note.method)
+    ...                 break
+    >>> asyncio.run(main())
+    {'toolsListChanged': True}
+    notifications/tools/list_changed
     """
 
     def __init__(self, client: Client, wanted: dict[str, Any]) -> None:
@@ -340,6 +394,14 @@ class Client:
     """An asyncio MCP client; build one with :meth:`stdio` or :meth:`http`
     and use it with ``async with`` (or ``await client.connect()`` and
     ``await client.close()``).
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         result = await client.call_tool("add", {"a": 2, "b": 3})
+    ...         print(result.text, result.structured, client.era)
+    >>> asyncio.run(main())
+    5 {'result': 5} modern
 
     Handlers answer the server's requests for input, in either revision
     (``input_required`` rounds of 2026-07-28, live requests of a 2025-11-25
@@ -409,7 +471,19 @@ class Client:
         return cls(_http(url, headers, common, _handlers(on_elicitation, on_sampling, on_roots)))
 
     async def connect(self) -> Client:
-        """Connects (spawns the server for stdio); idempotent."""
+        """Connects (spawns the server for stdio); idempotent. ``await client``
+        does the same.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     client = await Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER])
+        ...     try:
+        ...         print((await client.call_tool("add", {"a": 1, "b": 1})).text)
+        ...     finally:
+        ...         await client.close()
+        >>> asyncio.run(main())
+        2
+        """
         if self._native is None:
             loop = asyncio.get_running_loop()
             self._native = await self._connection.open(loop, loop)
@@ -448,7 +522,16 @@ class Client:
 
     async def discover(self) -> DiscoverResult:
         """What the server supports (``server/discover``; for a 2025-11-25
-        server, what it answered to ``initialize``)."""
+        server, what it answered to ``initialize``).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         found = await client.discover()
+        ...         print(found.server_info["name"], "tools" in found.capabilities)
+        >>> asyncio.run(main())
+        example True
+        """
         return DiscoverResult.from_dict(await self._connected().discover(asyncio.get_running_loop()))
 
     def list_tools(self) -> ItemStream[Tool]:
@@ -473,7 +556,16 @@ class Client:
         return _page(kind, result)
 
     async def list_tools_page(self, cursor: str | None = None) -> Page[Tool]:
-        """One page of ``tools/list``, from ``cursor`` (the previous page's ``next_cursor``)."""
+        """One page of ``tools/list``, from ``cursor`` (the previous page's ``next_cursor``).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         page = await client.list_tools_page()
+        ...         print(len(page), page.next_cursor)  # one page: no next cursor
+        >>> asyncio.run(main())
+        4 None
+        """
         return await self._list_page("tools", cursor)
 
     async def list_resources_page(self, cursor: str | None = None) -> Page[Resource]:
@@ -505,6 +597,27 @@ class Client:
             progress: Called with ``(progress, total, message)`` for each
                 progress notification, on this loop.
             meta: Extra request ``_meta`` entries (e.g. trace context).
+
+        >>> import asyncio, sys
+        >>> from ferromcp.errors import RequestTimeoutError
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         seen = []
+        ...         await client.call_tool("count", {"n": 2}, progress=lambda p, total, msg: seen.append((p, total)))
+        ...         await asyncio.sleep(0.1)  # the last update travels through the loop
+        ...         print(sorted(seen))
+        ...         try:
+        ...             await client.call_tool("slow", {"seconds": 10}, timeout=0.2)
+        ...         except RequestTimeoutError:
+        ...             print("timed out (and cancelled on the server)")
+        ...         task = asyncio.create_task(client.call_tool("slow", {"seconds": 10}))
+        ...         await asyncio.sleep(0.2)
+        ...         task.cancel()  # cancels the request on the server too
+        ...         print((await asyncio.gather(task, return_exceptions=True))[0].__class__.__name__)
+        >>> asyncio.run(main())
+        [(1.0, 2.0), (2.0, 2.0)]
+        timed out (and cancelled on the server)
+        CancelledError
         """
         loop = asyncio.get_running_loop()
         on_progress = None if progress is None else _progress_on_loop(loop, progress)
@@ -656,12 +769,18 @@ class SyncSubscription:
 class SyncClient:
     """The same client without asyncio, for scripts and notebooks: every
     method blocks (with the GIL released; Ctrl-C interrupts and cancels the
-    call). Connected on creation; ``with`` closes it::
+    call). Connected on creation; ``with`` closes it.
 
-        with ferromcp.SyncClient.stdio("python", ["server.py"]) as client:
-            for tool in client.list_tools():
-                print(tool.name)
-            print(client.call_tool("add", {"a": 1, "b": 2}).text)
+    >>> import sys
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...     print([tool.name for tool in client.list_tools()])
+    ...     print(client.call_tool("add", {"a": 1, "b": 2}).text)
+    ...     with client.listen(tools=True) as changes:
+    ...         _ = client.call_tool("grow")
+    ...         print(changes.next().method)
+    ['add', 'count', 'slow', 'grow']
+    3
+    notifications/tools/list_changed
 
     Handlers may be plain functions (run on worker threads) or ``async def``
     (run on a private event loop thread).
