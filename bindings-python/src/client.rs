@@ -106,6 +106,9 @@ struct Settings {
     refs: Arc<PyRefs>,
 }
 
+/// Builds the core options from the keyword arguments both connect
+/// methods share; each handler is registered through
+/// `ClientOptions::on_input`, which also declares its capability.
 #[allow(clippy::too_many_arguments)]
 fn settings(
     py: Python<'_>,
@@ -171,7 +174,8 @@ fn settings(
 /// from ferromcp import _native
 ///
 /// client = _native.Client.connect_http("http://127.0.0.1:8000/mcp", None)  # blocks
-/// print(client.call_tool("echo", {"text": "hi"}, None, None, None))
+/// # name, arguments, timeout, progress, meta, event_loop
+/// print(client.call_tool("echo", {"text": "hi"}, None, None, None, None))
 /// client.close(None)
 /// ```
 #[pyclass(module = "ferromcp._native", name = "Client", frozen, weakref)]
