@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import signal
 import subprocess
 import sys
 import time
@@ -446,6 +447,34 @@ def test_sync_client_has_the_same_methods(everything: str) -> None:
             client.call_tool("no_such_tool")
     with pytest.raises(RuntimeError):
         client.call_tool("test_simple_text")
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_a_signal_interrupts_a_blocking_call_and_cancels_it(tmp_path: Path) -> None:
+    """The synchronous facade runs signal handlers while it waits (Ctrl-C
+    works), and an exception from one abandons the call, which cancels it
+    on the server."""
+    marker = tmp_path / "cancelled"
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with ferromcp.SyncClient.stdio(sys.executable, [str(SERVERS / "cancel_server.py")], cwd=REPO) as client:
+            signal.setitimer(signal.ITIMER_REAL, 1.0)
+            started = time.monotonic()
+            with pytest.raises(Interrupted):
+                client.call_tool("wait_for_cancel", {"marker": str(marker)})
+            assert time.monotonic() - started < 10
+            asyncio.run(wait_for_file(marker))
+            assert client.call_tool("sleepy", {"seconds": 0}).text == "awake"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_sync_client_over_stdio_with_a_sync_handler() -> None:
