@@ -597,10 +597,20 @@ async fn serve_pages<T: DeserializeOwned + Serialize>(
     mut demands: mpsc::UnboundedReceiver<PageDemand>,
 ) {
     while let Some(reply) = demands.recv().await {
-        let page = pages
-            .next_page()
-            .await
-            .map(|items| items.and_then(|items| Ok(serde_json::to_value(items)?)));
+        let page = match pages.next_page().await {
+            Some(Ok(items)) => Some(serde_json::to_value(items).map_err(Error::from).map(
+                |items| {
+                    let mut page = Map::new();
+                    page.insert("items".into(), items);
+                    if let Some(next) = pages.next_cursor() {
+                        page.insert("nextCursor".into(), Value::from(next));
+                    }
+                    Value::Object(page)
+                },
+            )),
+            Some(Err(e)) => Some(Err(e)),
+            None => None,
+        };
         let _ = reply.send(page);
     }
 }
@@ -613,7 +623,8 @@ pub(crate) struct PyPages {
 
 #[pymethods]
 impl PyPages {
-    /// The next page's items (a list of dicts), or `None` after the last.
+    /// The next page as `{"items": [...], "nextCursor"?: ...}`, or `None`
+    /// after the last.
     fn next(&self, py: Python<'_>, event_loop: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let (reply, replied) = oneshot::channel();
         let sent = self.demand.send(reply).is_ok();

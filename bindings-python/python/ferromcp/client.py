@@ -211,6 +211,12 @@ def _era_name(is_legacy: bool | None) -> Literal["modern", "legacy"] | None:
     return "legacy" if is_legacy else "modern"
 
 
+def _walked_page(kind: str, page: dict[str, Any]) -> Page[Any]:
+    """A page of core's list walk: ``{"items": [...], "nextCursor"?: ...}``."""
+    build = _BUILDERS[kind]
+    return Page([build(item) for item in page["items"]], page.get("nextCursor"))
+
+
 def _page(kind: str, result: dict[str, Any]) -> Page[Any]:
     build = _BUILDERS[kind]
     return Page(
@@ -310,12 +316,8 @@ class ItemStream(Generic[T]):
         repeated cursor)."""
         native = self._client._connected().pages(self._kind)
         loop = asyncio.get_running_loop()
-        while True:
-            items = await native.next(loop)
-            if items is None:
-                return
-            build = _BUILDERS[self._kind]
-            yield Page([build(item) for item in items])
+        while (page := await native.next(loop)) is not None:
+            yield _walked_page(self._kind, page)
 
     async def __aiter__(self) -> AsyncIterator[T]:
         async for page in self.pages():
@@ -725,9 +727,8 @@ class ItemIterator(Generic[T]):
     def pages(self) -> Iterator[Page[T]]:
         """Each page, in order."""
         pages = self._native.pages(self._kind)
-        build = _BUILDERS[self._kind]
-        while (items := pages.next(None)) is not None:
-            yield Page([build(item) for item in items])
+        while (page := pages.next(None)) is not None:
+            yield _walked_page(self._kind, page)
 
     def __iter__(self) -> Iterator[T]:
         for page in self.pages():
