@@ -158,8 +158,16 @@ server.run()
 
 def _adapt_handler(handler: InputHandler) -> tuple[Callable[[Any, None], Any], bool]:
     """The native calling convention (``handler(input, ctx)``) for a user
-    handler, and whether it is ``async``."""
-    if inspect.iscoroutinefunction(handler):
+    handler, and whether it is ``async`` (an ``async def``, or an object
+    with an ``async def __call__``).
+
+    >>> class Confirm:
+    ...     async def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
+    ...         return {"action": "accept"}
+    >>> _adapt_handler(Confirm())[1], _adapt_handler(lambda params: {})[1]
+    (True, False)
+    """
+    if _is_async_callable(handler):
 
         async def call_async(params: Any, _ctx: None) -> Any:
             return await handler(params)
@@ -170,6 +178,10 @@ def _adapt_handler(handler: InputHandler) -> tuple[Callable[[Any, None], Any], b
         return handler(params)
 
     return call, False
+
+
+def _is_async_callable(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 (an async __call__, not callability)
 
 
 def _handlers(
@@ -926,7 +938,7 @@ class SyncClient:
         return CallToolResult.from_dict(result)
 
     def _sync_progress(self, progress: ProgressCallback) -> Callable[..., Any]:
-        if not inspect.iscoroutinefunction(progress):
+        if not _is_async_callable(progress):
             return progress
         if self._loop_thread is None:
             self._loop_thread = _LoopThread()
