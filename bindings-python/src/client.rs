@@ -35,10 +35,10 @@ use ferromcp::protocol::{
 };
 use ferromcp::server::HandlerError;
 
-use crate::client_future::{self, ToPy};
+use crate::client_future::{self, Event, ToPy};
+use crate::convert;
 use crate::handler::{HandlerKind, PyRefs};
 use crate::host_call::HostCall;
-use crate::{convert, workers};
 
 /// Converts a core result to the Python objects of its JSON form.
 fn json_to_py<T: Serialize + Send + 'static>() -> ToPy<T> {
@@ -379,9 +379,10 @@ impl PyClient {
         Ok(PyPages { demand })
     }
 
-    /// `tools/call`. `progress(progress, total, message)` is called on a
-    /// worker thread for each progress notification; `timeout` (seconds)
-    /// overrides the client's.
+    /// `tools/call`. `progress(progress, total, message)` is called for each
+    /// progress notification, in order and before the call returns (on a
+    /// worker thread when awaited, on the calling thread when blocking);
+    /// `timeout` (seconds) overrides the client's.
     #[pyo3(signature = (name, arguments, timeout, progress, meta, event_loop))]
     #[allow(clippy::too_many_arguments)]
     fn call_tool(
@@ -403,11 +404,15 @@ impl PyClient {
         if let Some(meta) = meta {
             options.meta = convert::from_python_object(meta, None, "meta")?;
         }
+        let mut events = None;
         if let Some(progress) = progress {
+            let (queue, queued) = mpsc::unbounded_channel::<Event>();
+            events = Some(queued);
             let progress = Arc::new(progress);
             options.on_progress = Some(Arc::new(move |update: ProgressUpdate| {
                 let progress = progress.clone();
-                workers::submit(move |py| {
+                // Closed once the call is over: nobody to tell any more.
+                let _ = queue.send(Box::new(move |py| {
                     let called =
                         progress
                             .bind(py)
@@ -415,15 +420,16 @@ impl PyClient {
                     if let Err(e) = called {
                         e.write_unraisable(py, None);
                     }
-                });
+                }));
             }));
         }
         let client = self.client.clone();
-        client_future::run(
+        client_future::run_with_events(
             py,
             event_loop,
             async move { client.call_tool_with(&name, arguments, &options).await },
             json_to_py(),
+            events,
         )
     }
 

@@ -9,6 +9,7 @@ import gc
 import signal
 import subprocess
 import sys
+import threading
 import time
 import weakref
 from collections.abc import Iterator
@@ -218,8 +219,8 @@ def test_progress_callbacks_run_on_the_loop(everything: str) -> None:
         async with ferromcp.Client.http(everything) as client:
             result = await client.call_tool("test_tool_with_progress", progress=progress)
             assert result.text == "Progress test completed"
-            await asyncio.sleep(0.1)  # the last update may still be on its way to the loop
-        assert sorted(seen) == [(0.0, 100.0, "step 1"), (50.0, 100.0, "step 2"), (100.0, 100.0, "step 3")]
+            # Every update ran, in order, before the call returned.
+            assert seen == [(0.0, 100.0, "step 1"), (50.0, 100.0, "step 2"), (100.0, 100.0, "step 3")]
         assert all(on_loop)
 
     run(main())
@@ -432,12 +433,12 @@ def test_sync_client_has_the_same_methods(everything: str) -> None:
         assert client.complete({"type": "ref/prompt", "name": "test_prompt_with_arguments"}, "arg1", "he").values == [
             "hello"
         ]
-        seen: list[float] = []
-        client.call_tool("test_tool_with_progress", progress=lambda v, t, m: seen.append(v))
-        deadline = time.monotonic() + TIMEOUT
-        while len(seen) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert sorted(seen) == [0.0, 50.0, 100.0]
+        seen: list[tuple[float, bool]] = []
+        caller = threading.current_thread()
+        client.call_tool(
+            "test_tool_with_progress", progress=lambda v, t, m: seen.append((v, threading.current_thread() is caller))
+        )
+        assert seen == [(0.0, True), (50.0, True), (100.0, True)]  # in order, on this thread, before returning
         with client.listen(tools=True) as changes:
             client.call_tool("test_trigger_tool_change")
             note = changes.next()

@@ -28,7 +28,6 @@ Against a server started here in the background::
     ...         print((await client.call_tool("add", {"a": 2, "b": 3})).text)
     ...         seen = []
     ...         done = await client.call_tool("count", {"n": 3}, progress=lambda p, total, msg: seen.append(p))
-    ...         await asyncio.sleep(0.1)  # the last update is delivered through the loop
     ...         print(done.text, sorted(seen))
     ...         try:
     ...             await client.call_tool("no_such_tool")
@@ -609,7 +608,8 @@ class Client:
         Args:
             timeout: Seconds, instead of the client's default.
             progress: Called with ``(progress, total, message)`` for each
-                progress notification, on this loop.
+                progress notification, on this loop, in order; all of them
+                have run when ``call_tool`` returns.
             meta: Extra request ``_meta`` entries (e.g. trace context).
 
         >>> import asyncio, sys
@@ -618,7 +618,6 @@ class Client:
         ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
         ...         seen = []
         ...         await client.call_tool("count", {"n": 2}, progress=lambda p, total, msg: seen.append((p, total)))
-        ...         await asyncio.sleep(0.1)  # the last update travels through the loop
         ...         print(sorted(seen))
         ...         try:
         ...             await client.call_tool("slow", {"seconds": 10}, timeout=0.2)
@@ -927,8 +926,8 @@ class SyncClient:
         progress: ProgressCallback | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> CallToolResult:
-        """Calls a tool (see :meth:`Client.call_tool`); ``progress`` runs on a
-        worker thread."""
+        """Calls a tool (see :meth:`Client.call_tool`); ``progress`` runs on
+        this thread, in order, before ``call_tool`` returns."""
         on_progress: Callable[..., Any] | None = None
         if progress is not None:
             on_progress = self._sync_progress(progress)
