@@ -42,6 +42,10 @@ PY_TOOLS := pytest==$(PYTEST_VERSION) ruff==$(RUFF_VERSION) mypy==$(MYPY_VERSION
 PY_TOOLS_STAMP := $(VENV)/.tools-pytest$(PYTEST_VERSION)-ruff$(RUFF_VERSION)-mypy$(MYPY_VERSION)
 # the Rust binaries examples/manifest.json and the README start, copied to a profile-free path
 RUST_BINS := echo-server everything-server everything-client
+# pydantic is an optional dependency of ferromcp, installed for the tests of its support.
+PYDANTIC_VERSION := 2.14.4
+PY_TOOLS += pydantic==$(PYDANTIC_VERSION)
+PY_TOOLS_STAMP := $(PY_TOOLS_STAMP)-pydantic$(PYDANTIC_VERSION)
 # What `cargo build` builds; `make demo` narrows it (see below).
 RUST_SELECT := --lib --bins
 

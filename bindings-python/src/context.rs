@@ -3,11 +3,14 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
+use serde_json::Value;
 
 use ferromcp::protocol::jsonrpc::RequestId;
-use ferromcp::server::{LogLevel, RequestContext};
+use ferromcp::server::{AskStart, HandlerError, InputKind, LogLevel, RequestContext};
 
-use crate::convert;
+use crate::{convert, error, workers};
 
 /// The request a tool handler is serving.
 ///
@@ -81,7 +84,210 @@ impl PyContext {
         Ok(self.inner.log(level, data, logger))
     }
 
+    /// The method being served, e.g. `"tools/call"`.
+    #[getter]
+    fn method(&self) -> &str {
+        self.inner.method()
+    }
+
+    /// The `clientInfo` the client sent (`{"name", "version", ...}`), or
+    /// `None`.
+    #[getter]
+    fn client_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &self.inner.meta().client_info {
+            Some(info) => convert::to_python(py, info),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    /// The headers of the HTTP request that carried this request (names
+    /// lower-case; a repeated header's values joined with `", "`); empty
+    /// over stdio.
+    #[getter]
+    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        if let Some(headers) = self.inner.http_headers() {
+            for name in headers.keys() {
+                let values: Vec<String> = headers
+                    .get_all(name)
+                    .iter()
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                    .collect();
+                dict.set_item(name.as_str(), values.join(", "))?;
+            }
+        }
+        Ok(dict)
+    }
+
+    /// The log level the request asked for (`"debug"`...), or `None`: then
+    /// `log` sends nothing.
+    #[getter]
+    fn log_level(&self) -> Option<&'static str> {
+        self.inner.meta().log_level.map(LogLevel::as_str)
+    }
+
+    /// On the 2025-11-25 HTTP wire, ends the request's SSE connection
+    /// without ending its stream: the client reconnects with
+    /// `Last-Event-ID` and gets the rest (resumability). Returns whether
+    /// there was such a stream.
+    fn close_sse_stream(&self) -> bool {
+        self.inner.close_sse_stream()
+    }
+
+    /// Asks the client for input (`kind`: `"elicitation"`, `"sampling"` or
+    /// `"roots"`; `params`: the request's params) and blocks, without the
+    /// GIL, until the answer is there. Under 2026-07-28 an answer the
+    /// request does not carry yet raises `ferromcp.context.InputRequired`:
+    /// the server then answers `input_required` and runs the handler again
+    /// when the client retries with the answer. For plain `def` handlers
+    /// (they run on worker threads).
+    #[pyo3(signature = (kind, params, key=None))]
+    fn ask<'py>(
+        &self,
+        py: Python<'py>,
+        kind: &str,
+        params: &Bound<'py, PyAny>,
+        key: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let kind = input_kind(kind)?;
+        let params = convert::from_python(params, None)?;
+        let ctx = &self.inner;
+        let outcome = py.detach(|| match ctx.ask_start(key, kind, params) {
+            Ok(AskStart::Live(answer)) => {
+                // Waits on this (worker) thread, never a runtime worker; a
+                // request that ends meanwhile (cancelled, session gone)
+                // frees the thread instead of leaving it waiting.
+                let token = ctx.cancellation_token();
+                ferromcp::runtime::get().block_on(async move {
+                    tokio::select! {
+                        answer = answer => Some(answer.map(AskStart::Answered)),
+                        _ = token.cancelled() => None,
+                    }
+                })
+            }
+            started => Some(started),
+        });
+        match outcome {
+            Some(Ok(AskStart::Answered(answer))) => convert::to_python(py, &answer),
+            Some(Ok(AskStart::Pending)) => Err(input_required(py)),
+            Some(Ok(AskStart::Live(_))) => Err(error::to_py_err(py, &ferromcp::Error::Cancelled)),
+            Some(Err(e)) => Err(error::from_handler_error(py, e)),
+            None => Err(error::to_py_err(py, &ferromcp::Error::Cancelled)),
+        }
+    }
+
+    /// Like `ask`, without blocking: returns an `asyncio.Future` of
+    /// `event_loop` that resolves with the answer (at once when the request
+    /// carries it; on a 2025-11-25 session when the client answers the live
+    /// request). Awaiting it raises `InputRequired` where `ask` would. For `async def`
+    /// handlers, called on the loop's thread.
+    #[pyo3(signature = (kind, params, event_loop, key=None))]
+    fn ask_async<'py>(
+        &self,
+        py: Python<'py>,
+        kind: &str,
+        params: &Bound<'py, PyAny>,
+        event_loop: &Bound<'py, PyAny>,
+        key: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let kind = input_kind(kind)?;
+        let params = convert::from_python(params, None)?;
+        let future = event_loop.call_method0("create_future")?;
+        match self.inner.ask_start(key, kind, params) {
+            Ok(AskStart::Answered(answer)) => {
+                future.call_method1("set_result", (convert::to_python(py, &answer)?,))?;
+            }
+            // Raised when awaited, not now: asks started together (gather)
+            // are all recorded before the handler ends the round.
+            Ok(AskStart::Pending) => {
+                future.call_method1("set_exception", (input_required(py).into_value(py),))?;
+            }
+            Err(e) => {
+                future.call_method1(
+                    "set_exception",
+                    (error::from_handler_error(py, e).into_value(py),),
+                )?;
+            }
+            Ok(AskStart::Live(answer)) => {
+                let token = self.inner.cancellation_token();
+                let target = (event_loop.clone().unbind(), future.clone().unbind());
+                ferromcp::runtime::get().spawn(async move {
+                    let outcome = tokio::select! {
+                        answer = answer => Some(answer),
+                        // The request ended (cancelled, or the handler was
+                        // dropped): nobody awaits the answer any more.
+                        _ = token.cancelled() => None,
+                    };
+                    workers::submit(move |py| settle(py, target, outcome));
+                });
+            }
+        }
+        Ok(future)
+    }
+
     fn __repr__(&self) -> String {
         format!("<ferromcp.Context request_id={}>", self.inner.request_id())
     }
+}
+
+/// Reads an input kind by its capability name.
+fn input_kind(name: &str) -> PyResult<InputKind> {
+    InputKind::ALL
+        .into_iter()
+        .find(|k| k.capability() == name)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown input kind {name:?}: use \"elicitation\", \"sampling\" or \"roots\""
+            ))
+        })
+}
+
+fn context_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    MODULE
+        .get_or_try_init(py, || Ok(py.import("ferromcp.context")?.unbind()))
+        .map(|m| m.bind(py))
+}
+
+/// `ferromcp.context.InputRequired`, which ends a 2026-07-28 round.
+fn input_required(py: Python<'_>) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let class = context_module(py)?.getattr("InputRequired")?;
+        Ok(PyErr::from_value(class.call0()?))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// Resolves a live ask's future on its loop's thread (asyncio futures are
+/// not thread-safe). A closed loop means nobody waits: nothing to do.
+fn settle(
+    py: Python<'_>,
+    (event_loop, future): (Py<PyAny>, Py<PyAny>),
+    outcome: Option<Result<Value, HandlerError>>,
+) {
+    let Some(outcome) = outcome else { return };
+    let (value, exception) = match outcome {
+        Ok(answer) => match convert::to_python(py, &answer) {
+            Ok(value) => (value, py.None().into_bound(py)),
+            Err(e) => (
+                py.None().into_bound(py),
+                e.into_value(py).into_bound(py).into_any(),
+            ),
+        },
+        Err(e) => (
+            py.None().into_bound(py),
+            error::from_handler_error(py, e)
+                .into_value(py)
+                .into_bound(py)
+                .into_any(),
+        ),
+    };
+    let _ = context_module(py)
+        .and_then(|m| m.getattr("_settle_future"))
+        .and_then(|f| {
+            event_loop.bind(py).call_method1(
+                "call_soon_threadsafe",
+                (f, future.bind(py), value, exception),
+            )
+        });
 }

@@ -50,6 +50,31 @@ pub(crate) fn to_py_err(py: Python<'_>, err: &Error) -> PyErr {
     build().unwrap_or_else(|_| PyRuntimeError::new_err(err.to_string()))
 }
 
+/// Converts a core handler error (an ask the client refused, a session
+/// that ended) into the `ferromcp.errors` exception for its code, so that
+/// a handler that lets it propagate answers with the same JSON-RPC error
+/// ([`handler_error`] reads the code back).
+pub(crate) fn from_handler_error(py: Python<'_>, err: HandlerError) -> PyErr {
+    let (code, message, data) = match err {
+        HandlerError::Protocol(mcp) => (mcp.code, mcp.message, mcp.data),
+        HandlerError::Tool(message) => (codes::INTERNAL_ERROR, message, None),
+    };
+    let build = || -> PyResult<PyErr> {
+        let data = match &data {
+            Some(data) => convert::to_python(py, data)?,
+            None => py.None().into_bound(py),
+        };
+        let exc = errors_module(py)?.getattr("_from_native")?.call1((
+            ErrorKind::PeerError.as_str(),
+            code,
+            &message,
+            data,
+        ))?;
+        Ok(PyErr::from_value(exc))
+    };
+    build().unwrap_or_else(|_| PyRuntimeError::new_err(message.clone()))
+}
+
 /// Adds the wire facts Python must not retype: the JSON-RPC codes (as
 /// `codes`, a dict of name to code), the error kinds core classifies
 /// failures into (`ERROR_KINDS`), and the key a non-object tool result is

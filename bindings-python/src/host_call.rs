@@ -52,7 +52,20 @@ impl PyOutput for ToolOutput {
     }
 }
 
-impl PyOutput for ferromcp::server::ResourceOutput {}
+/// `bytes` read from a resource are its binary content (core base64-encodes
+/// it as a `blob` item with the registered MIME type).
+impl PyOutput for ferromcp::server::ResourceOutput {
+    fn from_native_object(returned: &Bound<'_, PyAny>) -> Option<Self> {
+        use pyo3::types::{PyByteArray, PyBytes};
+        if let Ok(bytes) = returned.cast::<PyBytes>() {
+            return Some(Self::Blob(bytes.as_bytes().to_vec()));
+        }
+        returned
+            .cast::<PyByteArray>()
+            .ok()
+            .map(|bytes| Self::Blob(bytes.to_vec()))
+    }
+}
 impl PyOutput for ferromcp::server::PromptOutput {}
 impl PyOutput for ferromcp::server::CompletionOutput {}
 impl PyOutput for ferromcp::protocol::ElicitResult {}

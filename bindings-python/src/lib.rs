@@ -13,6 +13,7 @@ mod convert;
 mod error;
 mod handler;
 mod host_call;
+mod primitives;
 mod server;
 mod serving;
 mod tool_result;
@@ -35,5 +36,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     error::add_constants(m)?;
     m.add_function(wrap_pyfunction!(host_call::_probe_host_call, m)?)?;
+    m.add_function(wrap_pyfunction!(primitives::uri_template_variables, m)?)?;
     Ok(())
 }

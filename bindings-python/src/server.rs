@@ -5,17 +5,18 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 
 use pyo3::PyTraverseError;
-use pyo3::exceptions::{PyOSError, PyTypeError};
+use pyo3::exceptions::PyOSError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tokio_util::sync::CancellationToken;
 
-use ferromcp::protocol::{Implementation, Tool};
+use ferromcp::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use ferromcp::server::{Server, ServerOptions};
 use ferromcp::transport::http::{HttpOptions, HttpServer};
 
 use crate::handler::{HandlerKind, PyRefs, PyToolHandler};
+use crate::primitives::{self, PyHandler};
 use crate::serving::{self, PyServing};
 use crate::{convert, error};
 
@@ -42,23 +43,44 @@ pub(crate) struct PyServer {
 #[pymethods]
 impl PyServer {
     /// `json_default` converts handler results that are not plain JSON
-    /// types (like `json.dumps(default=...)`).
+    /// types (like `json.dumps(default=...)`). `caching` maps a cacheable
+    /// result kind (`"discover"`, `"tools"`, `"resources"`,
+    /// `"resource_templates"`, `"resource_read"`, `"prompts"`) to its
+    /// `(ttl_ms, cache_scope)` hint; unnamed kinds keep core's (0, public).
     #[new]
-    #[pyo3(signature = (name, version, *, instructions=None, json_default=None))]
+    #[pyo3(signature = (name, version, *, instructions=None, json_default=None, caching=None))]
     fn new(
         name: String,
         version: String,
         instructions: Option<String>,
         json_default: Option<Py<PyAny>>,
-    ) -> Self {
-        let options = ServerOptions {
+        caching: Option<std::collections::HashMap<String, (u64, String)>>,
+    ) -> PyResult<Self> {
+        let mut options = ServerOptions {
             instructions,
             ..ServerOptions::default()
         };
-        PyServer {
+        for (kind, (ttl_ms, scope)) in caching.unwrap_or_default() {
+            let hint = primitives::cache_hint_of(ttl_ms, &scope)?;
+            let slot = match kind.as_str() {
+                "discover" => &mut options.caching.discover,
+                "tools" => &mut options.caching.tools,
+                "resources" => &mut options.caching.resources,
+                "resource_templates" => &mut options.caching.resource_templates,
+                "resource_read" => &mut options.caching.resource_read,
+                "prompts" => &mut options.caching.prompts,
+                other => {
+                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        "unknown cacheable result {other:?}: use \"discover\", \"tools\", \"resources\", \"resource_templates\", \"resource_read\" or \"prompts\""
+                    )));
+                }
+            };
+            *slot = hint;
+        }
+        Ok(PyServer {
             server: Server::with_options(Implementation::new(name, version), options),
             refs: Arc::new(PyRefs::new(json_default)),
-        }
+        })
     }
 
     /// The server's name.
@@ -86,10 +108,6 @@ impl PyServer {
         handler: Bound<'_, PyAny>,
         is_async: bool,
     ) -> PyResult<()> {
-        let py = handler.py();
-        if !handler.is_callable() {
-            return Err(PyTypeError::new_err("handler must be callable"));
-        }
         let input_schema = convert::from_python_object(input_schema, None, "input_schema")?;
         let mut tool = Tool::new(&name, input_schema.into());
         if let Some(description) = description {
@@ -99,19 +117,22 @@ impl PyServer {
             let schema = convert::from_python_object(schema, None, "output_schema")?;
             tool = tool.with_output_schema(schema.into());
         }
-        let native = PyToolHandler {
-            name: Arc::from(name.as_str()),
-            is_async,
-            refs: self.refs.clone(),
-        };
-        self.server
-            .add_tool(tool, native)
-            .map_err(|e| error::to_py_err(py, &e))?;
-        // Installed after core accepted the tool; no call can run before this
-        // method returns because a call needs the GIL we hold.
-        self.refs
-            .set_handler(HandlerKind::Tool, &name, handler.unbind());
-        Ok(())
+        self.install_tool(tool, handler, is_async)
+    }
+
+    /// Registers (or replaces) a tool from its whole `Tool` definition
+    /// (`name`, `inputSchema`, and any of `title`, `description`,
+    /// `outputSchema`, `annotations`, `icons`, `_meta`).
+    /// `handler(arguments, ctx)` as for `add_tool`.
+    #[pyo3(signature = (definition, handler, is_async))]
+    fn register_tool(
+        &self,
+        definition: &Bound<'_, PyDict>,
+        handler: Bound<'_, PyAny>,
+        is_async: bool,
+    ) -> PyResult<()> {
+        let tool: Tool = primitives::definition(definition, "tool definition")?;
+        self.install_tool(tool, handler, is_async)
     }
 
     /// Removes a tool; returns whether it existed.
@@ -119,6 +140,130 @@ impl PyServer {
         let existed = self.server.remove_tool(name);
         self.refs.remove_handler(HandlerKind::Tool, name);
         existed
+    }
+
+    /// Registers (or replaces) a resource from its `Resource` definition
+    /// (`uri`, `name`, ...). `handler({"uri", "variables"}, ctx)` returns
+    /// the contents (core's rule: a string, bytes as a blob item, content
+    /// items, or `{"contents": [...]}`). `ttl_ms` / `cache_scope`
+    /// (`"public"`, `"private"`) are the caching hint of its reads (the
+    /// missing half from the server's).
+    #[pyo3(signature = (definition, handler, is_async, *, ttl_ms=None, cache_scope=None))]
+    fn register_resource(
+        &self,
+        definition: &Bound<'_, PyDict>,
+        handler: Bound<'_, PyAny>,
+        is_async: bool,
+        ttl_ms: Option<u64>,
+        cache_scope: Option<&str>,
+    ) -> PyResult<()> {
+        let py = handler.py();
+        primitives::callable(&handler)?;
+        let resource: Resource = primitives::definition(definition, "resource definition")?;
+        let cache = primitives::cache_hint(&self.server, ttl_ms, cache_scope)?;
+        let uri = resource.uri.clone();
+        let native = self.native_handler(HandlerKind::Resource, &uri, is_async);
+        match cache {
+            Some(cache) => self.server.add_resource_cached(resource, cache, native),
+            None => self.server.add_resource(resource, native),
+        }
+        .map_err(|e| error::to_py_err(py, &e))?;
+        self.refs
+            .set_handler(HandlerKind::Resource, &uri, handler.unbind());
+        Ok(())
+    }
+
+    /// Registers (or replaces) a resource template from its
+    /// `ResourceTemplate` definition (`uriTemplate`, `name`, ...); reads of
+    /// matching URIs call `handler({"uri", "variables"}, ctx)`. The caching
+    /// hint as for `register_resource`.
+    #[pyo3(signature = (definition, handler, is_async, *, ttl_ms=None, cache_scope=None))]
+    fn register_resource_template(
+        &self,
+        definition: &Bound<'_, PyDict>,
+        handler: Bound<'_, PyAny>,
+        is_async: bool,
+        ttl_ms: Option<u64>,
+        cache_scope: Option<&str>,
+    ) -> PyResult<()> {
+        let py = handler.py();
+        primitives::callable(&handler)?;
+        let template: ResourceTemplate =
+            primitives::definition(definition, "resource template definition")?;
+        let cache = primitives::cache_hint(&self.server, ttl_ms, cache_scope)?;
+        let key = template.uri_template.clone();
+        let native = self.native_handler(HandlerKind::Resource, &key, is_async);
+        match cache {
+            Some(cache) => self
+                .server
+                .add_resource_template_cached(template, cache, native),
+            None => self.server.add_resource_template(template, native),
+        }
+        .map_err(|e| error::to_py_err(py, &e))?;
+        self.refs
+            .set_handler(HandlerKind::Resource, &key, handler.unbind());
+        Ok(())
+    }
+
+    /// Removes a resource (by URI) or a resource template (by its
+    /// `uriTemplate`); returns whether one existed.
+    fn remove_resource(&self, uri: &str) -> bool {
+        let existed = self.server.remove_resource(uri) | self.server.remove_resource_template(uri);
+        self.refs.remove_handler(HandlerKind::Resource, uri);
+        existed
+    }
+
+    /// Registers (or replaces) a prompt from its `Prompt` definition
+    /// (`name`, `arguments`, ...). `handler(arguments, ctx)` returns a
+    /// string, a message, a list of messages or a `GetPromptResult`.
+    #[pyo3(signature = (definition, handler, is_async))]
+    fn register_prompt(
+        &self,
+        definition: &Bound<'_, PyDict>,
+        handler: Bound<'_, PyAny>,
+        is_async: bool,
+    ) -> PyResult<()> {
+        let py = handler.py();
+        primitives::callable(&handler)?;
+        let prompt: Prompt = primitives::definition(definition, "prompt definition")?;
+        let name = prompt.name.clone();
+        let native = self.native_handler(HandlerKind::Prompt, &name, is_async);
+        self.server
+            .add_prompt(prompt, native)
+            .map_err(|e| error::to_py_err(py, &e))?;
+        self.refs
+            .set_handler(HandlerKind::Prompt, &name, handler.unbind());
+        Ok(())
+    }
+
+    /// Removes a prompt; returns whether it existed.
+    fn remove_prompt(&self, name: &str) -> bool {
+        let existed = self.server.remove_prompt(name);
+        self.refs.remove_handler(HandlerKind::Prompt, name);
+        existed
+    }
+
+    /// Sets the one provider answering `completion/complete`:
+    /// `handler(params, ctx)` gets the request params (`ref`, `argument`,
+    /// `context`) and returns a list of strings or
+    /// `{"values", "total"?, "hasMore"?}`.
+    #[pyo3(signature = (handler, is_async))]
+    fn set_completion(&self, handler: Bound<'_, PyAny>, is_async: bool) -> PyResult<()> {
+        primitives::callable(&handler)?;
+        self.refs
+            .set_handler(HandlerKind::Completion, "", handler.unbind());
+        self.server.set_completion_handler(self.native_handler(
+            HandlerKind::Completion,
+            "",
+            is_async,
+        ));
+        Ok(())
+    }
+
+    /// Tells `subscriptions/listen` streams (and 2025-11-25 sessions)
+    /// subscribed to `uri` that it changed.
+    fn notify_resource_updated(&self, uri: &str) {
+        self.server.notify_resource_updated(uri);
     }
 
     /// Names of the registered tools, in listing order.
@@ -133,18 +278,30 @@ impl PyServer {
         Self::start_stdio(slf, event_loop).inner.block(slf.py())
     }
 
-    /// Serves Streamable HTTP at `http://host:port/mcp`, blocking with the
-    /// GIL released. Ctrl-C stops the server and raises KeyboardInterrupt.
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None))]
+    /// Serves Streamable HTTP at `http://host:port/mcp` (or `path`),
+    /// blocking with the GIL released. Ctrl-C stops the server and raises
+    /// KeyboardInterrupt. See `start_http` for the options.
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None))]
     fn serve_http(
         slf: &Bound<'_, Self>,
         host: &str,
         port: u16,
         event_loop: Option<Py<PyAny>>,
+        path: Option<String>,
+        allowed_hosts: Option<Vec<String>>,
+        allowed_origins: Option<Vec<String>>,
     ) -> PyResult<()> {
-        Self::start_http(slf, host, port, event_loop)?
-            .inner
-            .block(slf.py())
+        Self::start_http(
+            slf,
+            host,
+            port,
+            event_loop,
+            path,
+            allowed_hosts,
+            allowed_origins,
+        )?
+        .inner
+        .block(slf.py())
     }
 
     /// Starts serving stdin/stdout in the background. `event_loop` runs the
@@ -166,21 +323,31 @@ impl PyServer {
 
     /// Binds `host:port` (0 picks a free port, see `Serving.port`) and
     /// serves Streamable HTTP in the background. `event_loop` runs the async
-    /// tools.
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None))]
+    /// handlers. `path` is the endpoint (default `/mcp`);
+    /// `allowed_hosts` / `allowed_origins` replace core's defaults for the
+    /// `Host` and `Origin` checks (loopback names and origins when bound to
+    /// a loopback address).
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None))]
     fn start_http(
         slf: &Bound<'_, Self>,
         host: &str,
         port: u16,
         event_loop: Option<Py<PyAny>>,
+        path: Option<String>,
+        allowed_hosts: Option<Vec<String>>,
+        allowed_origins: Option<Vec<String>>,
     ) -> PyResult<PyServing> {
         let py = slf.py();
         let bind = resolve(py, host, port)?;
         let stop = CancellationToken::new();
+        let defaults = HttpOptions::default();
         let options = HttpOptions {
             bind,
             shutdown: stop.clone(),
-            ..HttpOptions::default()
+            path: path.unwrap_or(defaults.path.clone()),
+            allowed_hosts,
+            allowed_origins,
+            ..defaults
         };
         let server = slf.get().server.clone();
         let bound = py
@@ -208,6 +375,34 @@ impl PyServer {
 }
 
 impl PyServer {
+    fn install_tool(&self, tool: Tool, handler: Bound<'_, PyAny>, is_async: bool) -> PyResult<()> {
+        let py = handler.py();
+        primitives::callable(&handler)?;
+        let name = tool.name.clone();
+        let native = PyToolHandler {
+            name: Arc::from(name.as_str()),
+            is_async,
+            refs: self.refs.clone(),
+        };
+        self.server
+            .add_tool(tool, native)
+            .map_err(|e| error::to_py_err(py, &e))?;
+        // Installed after core accepted the tool; no call can run before this
+        // method returns because a call needs the GIL we hold.
+        self.refs
+            .set_handler(HandlerKind::Tool, &name, handler.unbind());
+        Ok(())
+    }
+
+    fn native_handler(&self, kind: HandlerKind, name: &str, is_async: bool) -> PyHandler {
+        PyHandler {
+            kind,
+            name: Arc::from(name),
+            is_async,
+            refs: self.refs.clone(),
+        }
+    }
+
     /// Keeps the server object alive while a transport serves it and makes
     /// `event_loop` the one async tools run on; returns the hook that
     /// releases both when the transport ends.

@@ -18,6 +18,8 @@ import pytest
         "ferromcp.server",
         "ferromcp.client",
         "ferromcp.client_types",
+        "ferromcp.context",
+        "ferromcp._primitives",
     ],
 )
 def test_docstring_examples(module: str) -> None:

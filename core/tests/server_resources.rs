@@ -650,3 +650,45 @@ async fn streamable_http_resources_read_checks_mcp_name_against_the_uri() {
     assert_eq!(missing.json()["error"]["code"], -32602);
     assert_eq!(missing.json()["error"]["data"]["uri"], "test://nope/x");
 }
+
+/// caching.mdx: the hint is the server's per result kind unless a resource
+/// (or a template) was registered with its own; the others keep the server's.
+#[tokio::test]
+async fn a_resource_may_carry_its_own_caching_hint() {
+    let server = server_with(ServerOptions {
+        caching: Caching {
+            resource_read: CacheHint {
+                ttl_ms: 5,
+                scope: CacheScope::Private,
+            },
+            ..Caching::default()
+        },
+        ..ServerOptions::default()
+    });
+    let hour = CacheHint {
+        ttl_ms: 3_600_000,
+        scope: CacheScope::Public,
+    };
+    let text = |_ctx, _req: ResourceRequest| async { Ok(ResourceOutput::Text("x".into())) };
+    server
+        .add_resource_cached(resource("test://hourly", "hourly", None), hour, text)
+        .unwrap();
+    server
+        .add_resource_template_cached(template("test://t/{id}", "t"), hour, text)
+        .unwrap();
+    server
+        .add_resource(resource("test://plain", "plain", None), text)
+        .unwrap();
+    let mut stdio = Stdio::start(server);
+    for (uri, ttl, scope) in [
+        ("test://hourly", 3_600_000, "public"),
+        ("test://t/7", 3_600_000, "public"),
+        ("test://plain", 5, "private"),
+    ] {
+        let response = stdio
+            .call(request(1, "resources/read", json!({"uri": uri})))
+            .await;
+        assert_eq!(response["result"]["ttlMs"], ttl, "{uri}: {response}");
+        assert_eq!(response["result"]["cacheScope"], scope, "{uri}: {response}");
+    }
+}

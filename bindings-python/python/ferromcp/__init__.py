@@ -25,8 +25,9 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 
-from ._native import PROTOCOL_VERSION, Context, Serving, ToolResult
+from ._native import PROTOCOL_VERSION, Serving, ToolResult
 from .client import Client, SyncClient
+from .context import Context, ElicitResult, InputRequired, Root
 from .errors import (
     ConnectionClosedError,
     HeaderMismatchError,
@@ -60,7 +61,9 @@ __all__ = [
     "Client",
     "ConnectionClosedError",
     "Context",
+    "ElicitResult",
     "HeaderMismatchError",
+    "InputRequired",
     "InternalError",
     "InvalidDefinitionError",
     "InvalidParamsError",
@@ -73,6 +76,7 @@ __all__ = [
     "RequestCancelledError",
     "RequestTimeoutError",
     "ResourceNotFoundError",
+    "Root",
     "Server",
     "Serving",
     "SyncClient",

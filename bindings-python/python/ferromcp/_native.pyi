@@ -18,6 +18,7 @@ __all__ = [
     "ToolResult",
     "_probe_host_call",
     "codes",
+    "uri_template_variables",
 ]
 
 PROTOCOL_VERSION: str
@@ -37,6 +38,9 @@ def _probe_host_call(
 ) -> str:
     """Private, for tests: runs ``callable`` as a handler of ``kind`` through
     the host-call adapter and returns the output core built, as debug text."""
+
+def uri_template_variables(template: str) -> list[str]:
+    """The variable names of an RFC 6570 URI template, in order (core's parser)."""
 
 WRAPPED_RESULT_KEY: str
 """The key a non-object tool result is wrapped under with an output schema: ``"result"``."""
@@ -141,6 +145,7 @@ class Server:
         *,
         instructions: str | None = None,
         json_default: Callable[[Any], Any] | None = None,
+        caching: dict[str, tuple[int, str]] | None = None,
     ) -> Server: ...
     @property
     def name(self) -> str: ...
@@ -155,14 +160,46 @@ class Server:
         handler: Callable[[dict[str, Any], Context], Any],
         is_async: bool,
     ) -> None: ...
+    def register_tool(
+        self, definition: dict[str, Any], handler: Callable[[dict[str, Any], Context], Any], is_async: bool
+    ) -> None: ...
     def remove_tool(self, name: str) -> bool: ...
     def tool_names(self) -> list[str]: ...
+    def register_resource(
+        self,
+        definition: dict[str, Any],
+        handler: Callable[[dict[str, Any], Context], Any],
+        is_async: bool,
+        *,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> None: ...
+    def register_resource_template(
+        self,
+        definition: dict[str, Any],
+        handler: Callable[[dict[str, Any], Context], Any],
+        is_async: bool,
+        *,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> None: ...
+    def remove_resource(self, uri: str) -> bool: ...
+    def register_prompt(
+        self, definition: dict[str, Any], handler: Callable[[dict[str, Any], Context], Any], is_async: bool
+    ) -> None: ...
+    def remove_prompt(self, name: str) -> bool: ...
+    def set_completion(self, handler: Callable[[dict[str, Any], Context], Any], is_async: bool) -> None: ...
+    def notify_resource_updated(self, uri: str) -> None: ...
     def serve_stdio(self, event_loop: asyncio.AbstractEventLoop | None = None) -> None: ...
     def serve_http(
         self,
         host: str = "127.0.0.1",
         port: int = 8000,
         event_loop: asyncio.AbstractEventLoop | None = None,
+        *,
+        path: str | None = None,
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
     ) -> None: ...
     def start_stdio(self, event_loop: asyncio.AbstractEventLoop | None = None) -> Serving: ...
     def start_http(
@@ -170,6 +207,10 @@ class Server:
         host: str = "127.0.0.1",
         port: int = 8000,
         event_loop: asyncio.AbstractEventLoop | None = None,
+        *,
+        path: str | None = None,
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
     ) -> Serving: ...
 
 @final
@@ -187,18 +228,38 @@ class Serving:
 
 @final
 class Context:
-    """The request a tool handler is serving."""
+    """The request a handler is serving (``ferromcp.Context`` wraps it)."""
 
     @property
     def request_id(self) -> int | str: ...
     @property
+    def method(self) -> str: ...
+    @property
     def protocol_version(self) -> str: ...
     @property
+    def client_info(self) -> dict[str, Any] | None: ...
+    @property
     def client_capabilities(self) -> dict[str, Any]: ...
+    @property
+    def headers(self) -> dict[str, str]: ...
+    @property
+    def log_level(self) -> str | None: ...
     @property
     def cancelled(self) -> bool: ...
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> bool: ...
     def log(self, level: str, data: Any, logger: str | None = None) -> bool: ...
+    def close_sse_stream(self) -> bool: ...
+    def ask(self, kind: str, params: dict[str, Any], key: str | None = None) -> Any:
+        """Blocks until the answer is there (raises ``InputRequired`` when a
+        2026-07-28 request does not carry it)."""
+    def ask_async(
+        self,
+        kind: str,
+        params: dict[str, Any],
+        event_loop: asyncio.AbstractEventLoop,
+        key: str | None = None,
+    ) -> asyncio.Future[Any]:
+        """A future of ``event_loop`` resolving with the answer."""
 
 @final
 class ToolResult:

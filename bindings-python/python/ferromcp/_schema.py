@@ -10,6 +10,7 @@ import collections.abc
 import dataclasses
 import enum
 import inspect
+import json
 import types
 import typing
 from collections.abc import Callable
@@ -228,11 +229,51 @@ def type_schema(tp: Any, _seen: tuple[Any, ...] = ()) -> JsonSchema:
         return _class_schema(tp, (*_seen, tp))
     model_schema = getattr(tp, "model_json_schema", None)
     if callable(model_schema):  # a pydantic model describes itself
-        return dict(model_schema())
+        return _pydantic_schema(model_schema())
     raise TypeError(
         f"cannot derive a JSON Schema for {tp.__qualname__}: use a JSON type "
         "(str, int, float, bool, list, dict, a TypedDict or a dataclass) or pass input_schema="
     )
+
+
+def _pydantic_schema(schema: JsonSchema) -> JsonSchema:
+    """A pydantic model's schema, made self-contained so it can sit inside a
+    tool's input schema: ``$ref``s into its ``$defs`` are inlined (a
+    recursive reference stops at ``{"type": "object"}``) and the titles
+    pydantic generates from field names are dropped, like every other
+    derived schema here.
+
+    >>> _pydantic_schema({"title": "P", "type": "object", "properties": {
+    ...     "a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"title": "A", "type": "string"}}})
+    {'type': 'object', 'properties': {'a': {'type': 'string'}}}
+    """
+    defs: dict[str, Any] = schema.get("$defs", {})
+
+    def inline(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [inline(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref.removeprefix("#/$defs/")
+            if name in seen or name not in defs:
+                return {"type": "object"}
+            target = inline(defs[name], (*seen, name))
+            extra = {k: inline(v, seen) for k, v in node.items() if k != "$ref"}
+            return {**target, **extra}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("$defs", "title"):
+                continue
+            if key == "properties" and isinstance(value, dict):
+                out[key] = {name: inline(sub, seen) for name, sub in value.items()}
+            else:
+                out[key] = inline(value, seen)
+        return out
+
+    result: JsonSchema = inline(schema, ())
+    return result
 
 
 def output_schema(return_hint: Any) -> JsonSchema | None:
@@ -292,12 +333,14 @@ class ToolSignature:
 
 
 def _converter(hint: Any) -> Callable[[Any], Any] | None:
+    """How an argument's JSON value becomes the annotated type (dataclass,
+    Enum, pydantic model), or ``None`` when it is used as is."""
     hint = _strip_annotated(hint)
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        cls = hint
-        return lambda value: cls(**value)
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return hint
+    if isinstance(hint, type) and (
+        dataclasses.is_dataclass(hint) or issubclass(hint, enum.Enum) or callable(getattr(hint, "model_validate", None))
+    ):
+        target = hint
+        return lambda value: from_json(target, value)
     return None
 
 
@@ -368,3 +411,125 @@ def tool_signature(fn: Callable[..., Any], context_type: type, *, derive_input: 
         context_parameter=context_parameter,
         accepts_extra=accepts_extra,
     )
+
+
+def _is_schema_dict(value: Any) -> bool:
+    """A JSON Schema dict (as opposed to a ``{"field": type}`` shorthand)."""
+    return isinstance(value, dict) and not any(
+        isinstance(v, type) or typing.get_origin(v) is not None or v is Any for v in value.values()
+    )
+
+
+def elicitation_schema(schema: Any) -> tuple[JsonSchema, Any]:
+    """The ``requestedSchema`` of a form elicitation, and the type an accepted
+    answer converts to (``None``: answers stay dicts).
+
+    ``schema`` is a JSON Schema dict (sent as is), a ``{"field": type}``
+    dict (every field required unless ``Optional``), a TypedDict, a
+    dataclass or a pydantic model.
+
+    >>> schema, target = elicitation_schema({"name": str, "age": int | None})
+    >>> schema["properties"], schema["required"], target
+    ({'name': {'type': 'string'}, 'age': {'type': ['integer', 'null']}}, ['name'], None)
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class Contact:
+    ...     email: str
+    >>> schema, target = elicitation_schema(Contact)
+    >>> schema["required"], target is Contact
+    (['email'], True)
+    """
+    if schema is None:
+        return {"type": "object", "properties": {}}, None
+    if _is_schema_dict(schema):
+        return dict(schema), None
+    if isinstance(schema, dict):
+        properties: dict[str, JsonSchema] = {}
+        required: list[str] = []
+        for name, hint in schema.items():
+            properties[name] = type_schema(hint)
+            origin = typing.get_origin(_strip_annotated(hint))
+            optional = origin in _UNION_TYPES and type(None) in typing.get_args(_strip_annotated(hint))
+            if not optional:
+                required.append(name)
+        out: JsonSchema = {"type": "object", "properties": properties}
+        if required:
+            out["required"] = required
+        return out, None
+    derived = type_schema(schema)
+    if derived.get("type") != "object":
+        raise TypeError(f"an elicitation schema must describe an object, not {schema!r}")
+    return derived, schema
+
+
+def from_json(target: Any, value: Any) -> Any:
+    """Builds an instance of ``target`` (dataclass, Enum, pydantic model;
+    TypedDicts and other types stay as they are) from a JSON value.
+
+    >>> import enum
+    >>> class Color(enum.Enum):
+    ...     RED = "red"
+    >>> from_json(Color, "red")
+    <Color.RED: 'red'>
+    """
+    target = _strip_annotated(target)
+    validate = getattr(target, "model_validate", None)
+    if isinstance(target, type) and callable(validate):  # pydantic
+        return validate(value)
+    if isinstance(target, type) and dataclasses.is_dataclass(target) and isinstance(value, dict):
+        hints = typing.get_type_hints(target)
+        names = {f.name for f in dataclasses.fields(target)}
+        return target(**{k: from_json(hints.get(k, Any), v) for k, v in value.items() if k in names})
+    if isinstance(target, type) and issubclass(target, enum.Enum):
+        return target(value)
+    return value
+
+
+def from_text(hint: Any, text: str) -> Any:
+    """Converts a string (a URI template variable, a prompt argument) to the
+    annotated type: ``str`` as is, numbers and booleans parsed, an ``Enum``
+    by value, and anything else (lists, dicts, dataclasses) from JSON text.
+
+    >>> from_text(int, "42"), from_text(bool, "true"), from_text(list[int], "[1, 2]")
+    (42, True, [1, 2])
+
+    Raises ``ValueError`` when the text does not fit.
+    """
+    hint = _strip_annotated(hint)
+    origin = typing.get_origin(hint)
+    if origin in _UNION_TYPES:
+        members = [a for a in typing.get_args(hint) if a is not type(None)]
+        for member in members:
+            try:
+                return from_text(member, text)
+            except (ValueError, TypeError):
+                continue
+        raise ValueError(f"{text!r} fits none of {hint!r}")
+    if hint in (inspect.Parameter.empty, Any, str, object) or isinstance(hint, typing.TypeVar):
+        return text
+    if origin is Literal:
+        for choice in typing.get_args(hint):
+            if str(choice) == text or (isinstance(choice, bool) and text.lower() == str(choice).lower()):
+                return choice
+        raise ValueError(f"{text!r} is not one of {list(typing.get_args(hint))}")
+    if hint is bool:
+        lowered = text.strip().lower()
+        if lowered in ("true", "1", "yes", "on"):
+            return True
+        if lowered in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"{text!r} is not a boolean")
+    if hint is int:
+        return int(text)
+    if hint is float:
+        return float(text)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        for member in hint:
+            if str(member.value) == text:
+                return member
+        raise ValueError(f"{text!r} is not one of {[str(m.value) for m in hint]}")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise ValueError(f"{text!r} is not JSON for {getattr(hint, '__name__', hint)}") from None
+    return from_json(hint, value)

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
 
 from . import _native
 from ._json import json_default
-from ._native import Context, Serving
+from ._native import Serving
+from ._primitives import CompletionRouter, CompletionSource, is_coroutine_function, prompt_handler, resource_handler
 from ._schema import JsonSchema, ToolSignature, tool_signature
+from .context import Context
 from .errors import ConnectionClosedError
 
 __all__ = ["Server", "Transport"]
@@ -29,6 +31,11 @@ Transport = Literal["stdio", "http"]
 stdin/stdout) or ``"http"`` (Streamable HTTP at ``http://host:port/mcp``)."""
 
 F = TypeVar("F", bound=Callable[..., Any])
+C = TypeVar("C", bound=Callable[..., Any])
+
+CacheScope = Literal["public", "private"]
+"""Who may cache a result: ``"public"`` (any cache) or ``"private"`` (only
+within the same authorization context)."""
 
 # Seconds a cancelled serve() waits for the transport to wind down: a little
 # more than core's grace period (10 s) for requests in flight.
@@ -56,11 +63,39 @@ class Server:
         name: The server's name, as clients see it.
         version: The server's version.
         instructions: Guidance for the model, returned by ``server/discover``.
+        caching: The caching hints (``ttlMs``, ``cacheScope``) of the
+            cacheable results, by kind: ``"tools"``, ``"prompts"``,
+            ``"resources"``, ``"resource_templates"`` (the lists),
+            ``"resource_read"`` (every read without its own hint, see
+            :meth:`resource`) and ``"discover"``; each a
+            ``(ttl_ms, "public" | "private")`` pair. Unnamed kinds are
+            immediately stale and public (``(0, "public")``), since
+            registrations can change at run time.
+
+    >>> Server("demo", caching={"tools": (60_000, "public")}).name
+    'demo'
     """
 
-    def __init__(self, name: str, version: str = "0.1.0", *, instructions: str | None = None) -> None:
-        self._native = _native.Server(name, version, instructions=instructions, json_default=json_default)
-        self._async_tools: set[str] = set()
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        instructions: str | None = None,
+        caching: Mapping[str, tuple[int, CacheScope]] | None = None,
+    ) -> None:
+        self._native = _native.Server(
+            name,
+            version,
+            instructions=instructions,
+            json_default=json_default,
+            caching=dict(caching) if caching is not None else None,
+        )
+        # (kind, name) of every async handler: run() needs an asyncio loop for them.
+        self._async_handlers: set[tuple[str, str]] = set()
+        self._resources: dict[str, bool] = {}  # uri or template -> is a template
+        self._prompts: list[str] = []
+        self._completions = CompletionRouter()
 
     @property
     def name(self) -> str:
@@ -90,9 +125,13 @@ class Server:
         /,
         *,
         name: str | None = None,
+        title: str | None = None,
         description: str | None = None,
         input_schema: JsonSchema | None = None,
         output_schema: JsonSchema | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -101,9 +140,13 @@ class Server:
         /,
         *,
         name: str | None = None,
+        title: str | None = None,
         description: str | None = None,
         input_schema: JsonSchema | None = None,
         output_schema: JsonSchema | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> F | Callable[[F], F]:
         """Registers a function as a tool; use bare or with options.
 
@@ -114,7 +157,7 @@ class Server:
                 \"\"\"Returns the text unchanged.\"\"\"
                 return text
 
-            @server.tool(name="sum", description="Adds two integers.")
+            @server.tool(name="sum", title="Sum", annotations={"readOnlyHint": True})
             async def add(a: int, b: int) -> int:
                 return a + b
 
@@ -125,9 +168,13 @@ class Server:
             self.add_tool(
                 f,
                 name=name,
+                title=title,
                 description=description,
                 input_schema=input_schema,
                 output_schema=output_schema,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
             )
             return f
 
@@ -138,9 +185,13 @@ class Server:
         fn: Callable[..., Any],
         *,
         name: str | None = None,
+        title: str | None = None,
         description: str | None = None,
         input_schema: JsonSchema | None = None,
         output_schema: JsonSchema | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Registers (or replaces) a tool.
 
@@ -150,14 +201,21 @@ class Server:
         - ``description``: the docstring's first paragraph;
         - ``input_schema``: the parameters' type hints (``str``, ``int``,
           ``float``, ``bool``, ``list[T]``, ``dict``, ``T | None``,
-          ``Literal``, ``Enum``, TypedDict, dataclass); parameters with a
-          default are optional; Google-style ``Args:`` lines describe them.
-          A parameter annotated :class:`ferromcp.Context` receives the
-          request context instead;
-        - ``output_schema``: the return annotation. A TypedDict, dataclass
-          or ``dict`` describes the structured content; another JSON type
-          such as ``int`` is wrapped as ``{"result": value}``; ``str``,
-          ``None`` and optional types declare none.
+          ``Literal``, ``Enum``, TypedDict, dataclass, pydantic model,
+          ``Annotated[T, "description"]``); parameters with a default are
+          optional; Google-style ``Args:`` lines describe them. A parameter
+          annotated :class:`ferromcp.Context` receives the request context
+          instead;
+        - ``output_schema``: the return annotation. A TypedDict, dataclass,
+          pydantic model or ``dict`` describes the structured content;
+          another JSON type such as ``int`` is wrapped as
+          ``{"result": value}``; ``str``, ``None`` and optional types
+          declare none.
+
+        ``title`` (a display name), ``annotations`` (``ToolAnnotations``:
+        ``readOnlyHint``, ``destructiveHint``...), ``icons`` (``Icon``
+        dicts: ``src``, ``mimeType``, ``sizes``) and ``meta`` (``_meta``)
+        are listed as given.
 
         A handler's exception becomes a tool result with ``isError: true``
         (``"ValueError: message"``); raise :class:`ferromcp.McpError` to
@@ -167,7 +225,7 @@ class Server:
         >>> def shout(text: str) -> str:
         ...     '''Upper-cases the text.'''
         ...     return text.upper()
-        >>> server.add_tool(shout, name="shout")
+        >>> server.add_tool(shout, name="shout", annotations={"readOnlyHint": True})
         >>> server.tool_names()
         ['shout']
 
@@ -179,19 +237,17 @@ class Server:
         if not tool_name:
             raise TypeError(f"cannot name a tool after {fn!r}: pass name=")
         signature = tool_signature(fn, Context, derive_input=input_schema is None)
-        is_async = _is_coroutine_function(fn)
-        self._native.add_tool(
-            tool_name,
-            description if description is not None else signature.description,
-            input_schema if input_schema is not None else signature.input_schema,
-            output_schema if output_schema is not None else signature.output_schema,
-            _native_handler(fn, signature, is_async),
-            is_async,
-        )
-        if is_async:
-            self._async_tools.add(tool_name)
-        else:
-            self._async_tools.discard(tool_name)
+        is_async = is_coroutine_function(fn)
+        definition: dict[str, Any] = {
+            "name": tool_name,
+            "inputSchema": input_schema if input_schema is not None else signature.input_schema,
+        }
+        _put(definition, "title", title)
+        _put(definition, "description", description if description is not None else signature.description)
+        _put(definition, "outputSchema", output_schema if output_schema is not None else signature.output_schema)
+        _put_common(definition, annotations, icons, meta)
+        self._native.register_tool(definition, _native_handler(fn, signature, is_async), is_async)
+        self._mark_async(("tool", tool_name), is_async)
 
     def remove_tool(self, name: str) -> bool:
         """Removes a tool; returns whether it existed.
@@ -199,7 +255,7 @@ class Server:
         >>> Server("demo").remove_tool("missing")
         False
         """
-        self._async_tools.discard(name)
+        self._mark_async(("tool", name), False)
         return self._native.remove_tool(name)
 
     def tool_names(self) -> list[str]:
@@ -210,11 +266,349 @@ class Server:
         """
         return self._native.tool_names()
 
-    def run(self, transport: Transport = "stdio", *, host: str = "127.0.0.1", port: int = 8000) -> None:
+    def resource(
+        self,
+        uri: str,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        completions: Mapping[str, CompletionSource] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
+    ) -> Callable[[F], F]:
+        """Registers a function as the resource at ``uri``, or as a resource
+        template when ``uri`` has ``{variables}`` (RFC 6570)::
+
+            @server.resource("config://app", mime_type="application/json")
+            def config() -> str:
+                return '{"debug": false}'
+
+            @server.resource("users://{id}/profile")
+            async def profile(id: int) -> dict[str, Any]:
+                return {"uri": f"users://{id}/profile", "text": f"user {id}"}
+
+        Template variables bind to the parameters of the same name,
+        converted to their annotations (``int``, ``float``, ``bool``,
+        ``Enum``, ...). The function returns ``str`` (text), ``bytes``
+        (binary, sent base64-encoded), a contents item
+        (``{"uri", "text"|"blob", "mimeType"?}``), a list of them, or
+        ``{"contents": [...]}``. ``completions`` maps a template variable to
+        a completion function or a list of values (see :meth:`completion`).
+        See :meth:`add_resource` for the other options.
+        """
+
+        def register(f: F) -> F:
+            self.add_resource(
+                f,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                size=size,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                completions=completions,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
+            )
+            return f
+
+        return register
+
+    def add_resource(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        completions: Mapping[str, CompletionSource] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
+    ) -> None:
+        """Registers (or replaces) a resource or resource template.
+
+        ``name`` defaults to the function's name and ``description`` to its
+        docstring; ``annotations`` are the resource's ``Annotations``
+        (``audience``, ``priority``, ``lastModified``); ``size`` (bytes) is
+        listed for fixed resources only. ``ttl_ms`` and ``cache_scope`` are
+        the caching hint of its reads (``ttlMs``, ``cacheScope`` of the
+        ``resources/read`` result: how long a client may reuse it, and
+        whether shared caches may); unset, the server's (0 ms, public).
+
+        >>> server = Server("demo")
+        >>> server.add_resource(lambda: "hello", "text://greeting", name="greeting")
+        >>> server.resource_uris()
+        ['text://greeting']
+
+        Raises:
+            TypeError: the parameters do not match the template's variables.
+            ferromcp.InvalidDefinitionError: core refused the URI or template.
+        """
+        resource_name = name or getattr(fn, "__name__", None)
+        if not resource_name or resource_name == "<lambda>":
+            resource_name = uri
+        definition: dict[str, Any] = {"name": resource_name}
+        _put(definition, "title", title)
+        _put(definition, "description", description)
+        _put(definition, "mimeType", mime_type)
+        _put_common(definition, annotations, icons, meta)
+        if "{" in uri:
+            definition["uriTemplate"] = uri
+        else:
+            definition["uri"] = uri
+            _put(definition, "size", size)
+        spec = resource_handler(fn, uri, definition)
+        for variable in completions or {}:
+            if variable not in spec.variables:
+                raise TypeError(f"cannot complete {variable!r}: not a variable of {uri!r}")
+        if spec.template:
+            self._native.register_resource_template(
+                spec.definition, spec.handler, spec.is_async, ttl_ms=ttl_ms, cache_scope=cache_scope
+            )
+        else:
+            self._native.register_resource(
+                spec.definition, spec.handler, spec.is_async, ttl_ms=ttl_ms, cache_scope=cache_scope
+            )
+        self._resources[uri] = spec.template
+        self._mark_async(("resource", uri), spec.is_async)
+        self._completions.discard("ref/resource", uri)
+        for variable, source in (completions or {}).items():
+            self._completions.add("ref/resource", uri, variable, source)
+        self._install_completions()
+
+    def remove_resource(self, uri: str) -> bool:
+        """Removes a resource or template (by the URI it was registered
+        with); returns whether it existed.
+
+        >>> Server("demo").remove_resource("text://missing")
+        False
+        """
+        self._resources.pop(uri, None)
+        self._mark_async(("resource", uri), False)
+        self._completions.discard("ref/resource", uri)
+        return self._native.remove_resource(uri)
+
+    def resource_uris(self) -> list[str]:
+        """URIs and URI templates of the registered resources, in
+        registration order.
+
+        >>> Server("demo").resource_uris()
+        []
+        """
+        return list(self._resources)
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tells clients subscribed to ``uri`` (``subscriptions/listen``, or
+        ``resources/subscribe`` in a 2025-11-25 session) that it changed.
+
+        >>> Server("demo").notify_resource_updated("config://app")
+        """
+        self._native.notify_resource_updated(uri)
+
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+
+    @overload
+    def prompt(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        completions: Mapping[str, CompletionSource] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        fn: F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        completions: Mapping[str, CompletionSource] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Registers a function as a prompt; use bare or with options.
+
+        Each parameter is a prompt argument (required unless it has a
+        default), converted from the client's string to its annotation. The
+        function returns a string (one user message), a ``PromptMessage``
+        dict, a list of them, or a whole ``GetPromptResult``::
+
+            @server.prompt(completions={"language": ["python", "rust"]})
+            def review(code: str, language: str = "python") -> str:
+                \"\"\"Asks for a code review.\"\"\"
+                return f"Review this {language} code: {code}"
+
+        See :meth:`add_prompt` for the options.
+        """
+
+        def register(f: F) -> F:
+            self.add_prompt(
+                f,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                completions=completions,
+            )
+            return f
+
+        return register if fn is None else register(fn)
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        completions: Mapping[str, CompletionSource] | None = None,
+    ) -> None:
+        """Registers (or replaces) a prompt.
+
+        ``name`` defaults to the function's name, ``description`` to its
+        docstring, argument descriptions to ``Annotated[str, "..."]`` or the
+        docstring's ``Args:``. ``completions`` maps an argument to a
+        completion function or a list of values (see :meth:`completion`).
+
+        >>> server = Server("demo")
+        >>> def hello(name: str) -> str:
+        ...     return f"Say hello to {name}."
+        >>> server.add_prompt(hello)
+        >>> server.prompt_names()
+        ['hello']
+        """
+        prompt_name = name or getattr(fn, "__name__", None)
+        if not prompt_name or prompt_name == "<lambda>":
+            raise TypeError(f"cannot name a prompt after {fn!r}: pass name=")
+        definition: dict[str, Any] = {"name": prompt_name}
+        _put(definition, "title", title)
+        _put(definition, "description", description)
+        _put_common(definition, None, icons, meta)
+        spec = prompt_handler(fn, definition)
+        arguments = {a["name"] for a in spec.definition.get("arguments", [])}
+        for argument in completions or {}:
+            if argument not in arguments:
+                raise TypeError(f"cannot complete {argument!r}: not an argument of prompt {prompt_name!r}")
+        self._native.register_prompt(spec.definition, spec.handler, spec.is_async)
+        if prompt_name not in self._prompts:
+            self._prompts.append(prompt_name)
+        self._mark_async(("prompt", prompt_name), spec.is_async)
+        self._completions.discard("ref/prompt", prompt_name)
+        for argument, source in (completions or {}).items():
+            self._completions.add("ref/prompt", prompt_name, argument, source)
+        self._install_completions()
+
+    def remove_prompt(self, name: str) -> bool:
+        """Removes a prompt; returns whether it existed.
+
+        >>> Server("demo").remove_prompt("missing")
+        False
+        """
+        if name in self._prompts:
+            self._prompts.remove(name)
+        self._mark_async(("prompt", name), False)
+        self._completions.discard("ref/prompt", name)
+        return self._native.remove_prompt(name)
+
+    def prompt_names(self) -> list[str]:
+        """Names of the registered prompts, in registration order.
+
+        >>> Server("demo").prompt_names()
+        []
+        """
+        return list(self._prompts)
+
+    def completion(self, *, argument: str, prompt: str | None = None, resource: str | None = None) -> Callable[[C], C]:
+        """Registers a function completing one argument of a prompt, or one
+        variable of a resource template (``completion/complete``)::
+
+            @server.completion(prompt="review", argument="language")
+            def languages(value: str) -> list[str]:
+                return [lang for lang in ("python", "rust") if lang.startswith(value)]
+
+        The function gets the partial value as its first parameter; a
+        parameter named ``arguments`` gets the values of the other
+        arguments the client already resolved, one annotated
+        :class:`ferromcp.Context` the context. It returns a list of strings
+        or ``{"values": [...], "total"?: int, "hasMore"?: bool}`` (the core
+        sends at most 100). Plain or ``async def``.
+
+        >>> server = Server("demo")
+        >>> def languages(value: str) -> list[str]:
+        ...     return ["python"]
+        >>> server.completion(prompt="review", argument="language")(languages) is languages
+        True
+        """
+        if (prompt is None) == (resource is None):
+            raise TypeError("pass exactly one of prompt= or resource=")
+
+        def register(fn: C) -> C:
+            if prompt is not None:
+                self._completions.add("ref/prompt", prompt, argument, fn)
+            elif resource is not None:
+                self._completions.add("ref/resource", resource, argument, fn)
+            self._install_completions()
+            return fn
+
+        return register
+
+    def _install_completions(self) -> None:
+        """(Re)installs the one native completion provider: async when any
+        completer is, so async completers run on the serving loop."""
+        if not self._completions:
+            return
+        router = self._completions
+        is_async = router.is_async
+        self._native.set_completion(router.async_handler if is_async else router.handler, is_async)
+        self._mark_async(("completion", ""), is_async)
+
+    def _mark_async(self, key: tuple[str, str], is_async: bool) -> None:
+        if is_async:
+            self._async_handlers.add(key)
+        else:
+            self._async_handlers.discard(key)
+
+    def run(
+        self,
+        transport: Transport = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+    ) -> None:
         """Serves until stdin ends (stdio), SIGTERM or Ctrl-C; blocks the calling thread.
 
-        Async tools run on an asyncio loop that ``run`` starts when any tool
-        is async. SIGTERM and Ctrl-C (SIGINT) shut the server down
+        Async handlers run on an asyncio loop that ``run`` starts when any
+        handler is async. SIGTERM and Ctrl-C (SIGINT) shut the server down
         gracefully and return: no more input is read (stdio) or accepted
         (HTTP), open ``subscriptions/listen`` streams end with their
         completion result, and requests in flight get 10 seconds to finish
@@ -224,24 +618,35 @@ class Server:
         stderr and returns. While serving stdio, ``print`` output goes to
         stderr so stdout carries only MCP.
 
+        Over HTTP the endpoint is ``http://host:port{path}``. The core
+        refuses requests whose ``Host`` or ``Origin`` header it does not
+        accept (DNS rebinding protection): by default loopback names and
+        origins when bound to a loopback address (any host otherwise);
+        ``allowed_hosts`` (``Host`` values without the port) and
+        ``allowed_origins`` (exact origins, e.g. ``"https://app.example"``)
+        replace those defaults.
+
         ::
 
             server.run()                            # stdio
             server.run("http", port=8000)           # http://127.0.0.1:8000/mcp
+            server.run("http", host="0.0.0.0", port=8000, path="/api/mcp",
+                       allowed_hosts=["mcp.example.com"])
 
         Raises:
             ferromcp.TransportError: the address cannot be bound.
         """
         _check_transport(transport)
+        http = _Http(host, port, path, allowed_hosts, allowed_origins)
         try:
-            if self._async_tools:
-                asyncio.run(self._serve_until_sigterm(transport, host, port))
+            if self._async_handlers:
+                asyncio.run(self._serve_until_sigterm(transport, http))
                 return
             with _sigterm_as_interrupt(), _stdout_reserved(transport):
                 if transport == "stdio":
                     self._native.serve_stdio()
                 else:
-                    self._native.serve_http(host, port)
+                    self._native.serve_http(host, port, None, **http.options())
         except KeyboardInterrupt:
             pass
         except ConnectionClosedError:
@@ -249,10 +654,10 @@ class Server:
                 raise
             print("ferromcp: the client closed stdout; stopped serving", file=sys.stderr)
 
-    async def _serve_until_sigterm(self, transport: Transport, host: str, port: int) -> None:
+    async def _serve_until_sigterm(self, transport: Transport, http: _Http) -> None:
         """:meth:`serve`, cancelled by SIGTERM as asyncio cancels it on Ctrl-C.
 
-        Cancelling only this task (not the loop) lets async tools still in
+        Cancelling only this task (not the loop) lets async handlers still in
         flight finish within the grace period.
         """
         loop = asyncio.get_running_loop()
@@ -261,28 +666,53 @@ class Server:
         if handle and task is not None:
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         try:
-            await self.serve(transport, host=host, port=port)
+            await self.serve(
+                transport,
+                host=http.host,
+                port=http.port,
+                path=http.path,
+                allowed_hosts=http.allowed_hosts,
+                allowed_origins=http.allowed_origins,
+            )
         except asyncio.CancelledError:
             pass  # serve() has shut down gracefully
         finally:
             if handle:
                 loop.remove_signal_handler(signal.SIGTERM)
 
-    async def serve(self, transport: Transport = "stdio", *, host: str = "127.0.0.1", port: int = 8000) -> None:
+    async def serve(
+        self,
+        transport: Transport = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+    ) -> None:
         """Serves until stdin ends (stdio) or the task is cancelled.
 
-        Async tools run on the calling asyncio loop; sync tools run on worker
-        threads, so neither blocks the loop::
+        Async handlers run on the calling asyncio loop; sync ones run on
+        worker threads, so neither blocks the loop. The HTTP options are
+        :meth:`run`'s::
 
             async def main() -> None:
-                await server.serve("http", port=8000)
+                await server.serve("http", port=8000, path="/mcp")
 
             asyncio.run(main())
         """
         _check_transport(transport)
         loop = asyncio.get_running_loop()
         with _stdout_reserved(transport):
-            serving = self.start(transport, host=host, port=port, event_loop=loop)
+            serving = self.start(
+                transport,
+                host=host,
+                port=port,
+                path=path,
+                allowed_hosts=allowed_hosts,
+                allowed_origins=allowed_origins,
+                event_loop=loop,
+            )
             try:
                 await asyncio.to_thread(serving.wait)
             except asyncio.CancelledError:
@@ -296,13 +726,17 @@ class Server:
         *,
         host: str = "127.0.0.1",
         port: int = 8000,
+        path: str = "/mcp",
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
         event_loop: asyncio.AbstractEventLoop | None = None,
     ) -> Serving:
         """Starts serving in the background and returns at once.
 
         ``port=0`` picks a free port (read it from ``Serving.port``). Async
-        tools need ``event_loop``, a running loop to execute on. Unlike
-        :meth:`run`, nothing redirects ``print`` away from stdout::
+        handlers need ``event_loop``, a running loop to execute on. The HTTP
+        options are :meth:`run`'s. Unlike :meth:`run`, nothing redirects
+        ``print`` away from stdout::
 
             serving = server.start("http", port=0)
             print(f"http://127.0.0.1:{serving.port}/mcp")
@@ -313,10 +747,30 @@ class Server:
         _check_transport(transport)
         if transport == "stdio":
             return self._native.start_stdio(event_loop)
-        return self._native.start_http(host, port, event_loop)
+        http = _Http(host, port, path, allowed_hosts, allowed_origins)
+        return self._native.start_http(host, port, event_loop, **http.options())
 
     def __repr__(self) -> str:
         return f"<ferromcp.Server {self.name!r} {self.version} tools={self.tool_names()}>"
+
+
+@dataclass(frozen=True)
+class _Http:
+    """The HTTP transport's options, as ``run`` passes them on."""
+
+    host: str
+    port: int
+    path: str
+    allowed_hosts: Sequence[str] | None
+    allowed_origins: Sequence[str] | None
+
+    def options(self) -> dict[str, Any]:
+        """The native keyword options (lists, or None for core's defaults)."""
+        return {
+            "path": self.path,
+            "allowed_hosts": list(self.allowed_hosts) if self.allowed_hosts is not None else None,
+            "allowed_origins": list(self.allowed_origins) if self.allowed_origins is not None else None,
+        }
 
 
 def _check_transport(transport: str) -> None:
@@ -362,20 +816,33 @@ def _stdout_reserved(transport: str) -> Iterator[None]:
         yield
 
 
-def _is_coroutine_function(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 (an async __call__, not callability)
+def _put(definition: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        definition[key] = value
+
+
+def _put_common(
+    definition: dict[str, Any],
+    annotations: Mapping[str, Any] | None,
+    icons: Sequence[Mapping[str, Any]] | None,
+    meta: Mapping[str, Any] | None,
+) -> None:
+    """The optional fields every primitive's definition may carry."""
+    _put(definition, "annotations", dict(annotations) if annotations is not None else None)
+    _put(definition, "icons", [dict(i) for i in icons] if icons is not None else None)
+    _put(definition, "_meta", dict(meta) if meta is not None else None)
 
 
 def _native_handler(
     fn: Callable[..., Any], signature: ToolSignature, is_async: bool
-) -> Callable[[dict[str, Any], Context], Any]:
+) -> Callable[[dict[str, Any], _native.Context], Any]:
     """Adapts ``fn`` to the native convention ``handler(arguments, ctx)``."""
     parameters = signature.parameters
     known = {p.name for p in parameters}
     context_name = signature.context_parameter
     accepts_extra = signature.accepts_extra
 
-    def keywords(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    def keywords(arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
         for p in parameters:
             if p.name in arguments:
@@ -392,12 +859,14 @@ def _native_handler(
     if is_async:
         coroutine_fn: Callable[..., Awaitable[Any]] = fn
 
-        async def call_async(arguments: dict[str, Any], ctx: Context) -> Any:
+        async def call_async(arguments: dict[str, Any], native_ctx: _native.Context) -> Any:
+            ctx = Context(native_ctx, asynchronous=True) if context_name is not None else None
             return await coroutine_fn(**keywords(arguments, ctx))
 
         return call_async
 
-    def call(arguments: dict[str, Any], ctx: Context) -> Any:
+    def call(arguments: dict[str, Any], native_ctx: _native.Context) -> Any:
+        ctx = Context(native_ctx, asynchronous=False) if context_name is not None else None
         return fn(**keywords(arguments, ctx))
 
     return call

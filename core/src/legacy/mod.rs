@@ -97,6 +97,7 @@ async fn handle_request(
     cancel: CancellationToken,
     sink: Option<NotificationSink>,
     close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
+    http_headers: Option<Arc<http::HeaderMap>>,
 ) -> Value {
     session.establish();
     let id = request.id.clone();
@@ -152,6 +153,7 @@ async fn handle_request(
             .get("_meta")
             .and_then(|m| m.get(crate::protocol::meta::PROGRESS_TOKEN))
             .cloned(),
+        http_headers,
     };
     let era = Era::Legacy {
         requester: session.clone(),
@@ -179,8 +181,17 @@ pub(crate) async fn answer_request(
     cancel: CancellationToken,
     sink: Option<NotificationSink>,
     close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
+    http_headers: Option<Arc<http::HeaderMap>>,
 ) -> Option<Value> {
-    let run = handle_request(server, session, request, cancel.clone(), sink, close_stream);
+    let run = handle_request(
+        server,
+        session,
+        request,
+        cancel.clone(),
+        sink,
+        close_stream,
+        http_headers,
+    );
     tokio::select! {
         reply = run => (!cancel.is_cancelled()).then_some(reply),
         _ = cancel.cancelled() => None,

@@ -68,6 +68,28 @@ impl LogLevel {
     }
 }
 
+/// How an ask started by [`RequestContext::ask_start`] goes on.
+pub enum AskStart {
+    /// The client already answered: here is its result.
+    Answered(Value),
+    /// 2026-07-28: the question was recorded; the handler must stop so the
+    /// server can answer `input_required` (the client retries with the answer).
+    Pending,
+    /// 2025-11-25 session: the request was sent to the client; this resolves
+    /// with its (checked) answer.
+    Live(crate::BoxFuture<Result<Value, HandlerError>>),
+}
+
+impl std::fmt::Debug for AskStart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AskStart::Answered(v) => f.debug_tuple("Answered").field(v).finish(),
+            AskStart::Pending => f.write_str("Pending"),
+            AskStart::Live(_) => f.write_str("Live(..)"),
+        }
+    }
+}
+
 /// The protocol fields a client put in one request's `_meta`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RequestMeta {
@@ -81,6 +103,9 @@ pub struct RequestMeta {
     pub log_level: Option<LogLevel>,
     /// `progressToken`: without it, no progress notifications.
     pub progress_token: Option<Value>,
+    /// The headers of the HTTP request that carried this request (either
+    /// era); `None` over stdio. Moved from the request, not copied.
+    pub http_headers: Option<Arc<http::HeaderMap>>,
 }
 
 /// Where request-scoped notifications go: the stdio writer, or the HTTP
@@ -232,6 +257,12 @@ impl RequestContext {
         &self.inner.meta
     }
 
+    /// The headers of the HTTP request that carried this request, or
+    /// `None` over stdio (or any transport without headers).
+    pub fn http_headers(&self) -> Option<&http::HeaderMap> {
+        self.inner.meta.http_headers.as_deref()
+    }
+
     /// True once the client cancelled the request (or went away), and once
     /// the request finished (work a handler left running must stop: nothing
     /// more is sent for the request). A handler doing long work should check
@@ -338,6 +369,59 @@ impl RequestContext {
             }
             _ => self.ask_now(key, kind, params),
         }
+    }
+
+    /// Starts an ask without waiting, for hosts that wait their own way (an
+    /// asyncio or JS future): the answer at hand, [`AskStart::Pending`]
+    /// (2026-07-28: the question is recorded, the handler must stop), or on
+    /// a 2025-11-25 session the request already sent and a future resolving
+    /// with the client's answer.
+    ///
+    /// Unlike [`RequestContext::ask`], a pending ask does not end the round
+    /// by itself: the round ends when the handler returns or fails (hosts
+    /// raise), so every ask a handler starts before that (several at once,
+    /// as with `asyncio.gather`) goes into the one `InputRequiredResult`.
+    ///
+    /// The key (given or positional, see [`RequestContext::ask_now`]) is
+    /// taken now, so a host that starts several asks concurrently gets the
+    /// same keys on every replay as long as it starts them in the same order.
+    ///
+    /// ```no_run
+    /// # use ferromcp::server::{AskStart, InputKind, RequestContext};
+    /// # async fn demo(ctx: RequestContext) -> Result<(), ferromcp::server::HandlerError> {
+    /// match ctx.ask_start(None, InputKind::Roots, serde_json::json!({}))? {
+    ///     AskStart::Answered(roots) => println!("{roots}"),
+    ///     AskStart::Pending => return Ok(()), // the server answers input_required
+    ///     AskStart::Live(answer) => println!("{}", answer.await?),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn ask_start(
+        &self,
+        key: Option<&str>,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<AskStart, HandlerError> {
+        if let InputMode::Live(live) = &self.inner.input {
+            let answer = self.live_request(live, kind, params.clone())?;
+            return Ok(AskStart::Live(Box::pin(async move {
+                live_answer(answer.await, kind, &params)
+            })));
+        }
+        let outcome = match &self.inner.input {
+            InputMode::Rounds(round) => {
+                let key = match key {
+                    Some(k) => k.to_owned(),
+                    None => round.auto_key(kind),
+                };
+                round.ask_quietly(&key, kind, params)?
+            }
+            _ => self.ask_now(key, kind, params)?,
+        };
+        Ok(match outcome {
+            AskOutcome::Answered(answer) => AskStart::Answered(answer),
+            AskOutcome::Pending => AskStart::Pending,
+        })
     }
 
     /// Asks the client for input and waits for the answer (see
@@ -520,5 +604,6 @@ pub(crate) fn parse_request_meta(
         client_info,
         log_level,
         progress_token,
+        http_headers: None,
     })
 }

@@ -193,8 +193,30 @@ impl InputRound {
             .any(|kind| self.client_capabilities.contains_key(kind.capability()))
     }
 
-    /// Resolves an ask from the answers at hand, or records it.
+    /// Resolves an ask from the answers at hand, or records it and ends
+    /// the round.
     pub(crate) fn ask(
+        &self,
+        key: &str,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<AskOutcome, HandlerError> {
+        let outcome = self.ask_quietly(key, kind, params);
+        if matches!(outcome, Ok(AskOutcome::Pending)) {
+            self.end_round();
+        }
+        outcome
+    }
+
+    /// Ends the round once the handler recorded an unanswered ask.
+    pub(crate) fn end_round(&self) {
+        self.notify.notify_one();
+    }
+
+    /// Resolves an ask from the answers at hand, or records it without
+    /// ending the round yet (several asks made together land in one
+    /// round; the caller ends it with [`InputRound::end_round`]).
+    pub(crate) fn ask_quietly(
         &self,
         key: &str,
         kind: InputKind,
@@ -238,7 +260,6 @@ impl InputRound {
             ));
         }
         drop(asked);
-        self.notify.notify_one();
         Ok(AskOutcome::Pending)
     }
 
@@ -574,6 +595,35 @@ mod tests {
             Value::from(format!("{}-TAMPERED", state.as_str().unwrap())),
         );
         assert!(InputRound::from_request("tools/call", &same, &caps(), &key).is_err());
+    }
+
+    #[test]
+    fn a_quiet_ask_is_recorded_without_ending_the_round() {
+        let key = SealKey::random();
+        let round = InputRound::from_request("tools/call", &params(), &caps(), &key).unwrap();
+        assert_eq!(
+            round.ask_quietly("a", InputKind::Roots, json!({})).unwrap(),
+            AskOutcome::Pending
+        );
+        assert!(round.has_pending());
+        // no wake-up was stored: pending() would wait for the handler
+        assert!(!ready_now(round.pending()));
+        round.ask("b", InputKind::Roots, json!({})).unwrap();
+        assert!(ready_now(round.pending()));
+        let result = round.input_required(&params(), &key, Duration::from_secs(60));
+        let asked: Vec<&String> = result["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(asked, ["a", "b"]);
+    }
+
+    /// Whether a future is ready at its first poll.
+    fn ready_now(future: impl std::future::Future<Output = ()>) -> bool {
+        let mut future = std::pin::pin!(future);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        future.as_mut().poll(&mut cx).is_ready()
     }
 
     #[test]

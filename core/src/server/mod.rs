@@ -23,8 +23,8 @@ mod validation;
 /// What [`RequestContext::ask`] asks for; defined with the method table in
 /// [`crate::protocol`] and named here too because handlers use it.
 pub use crate::protocol::InputKind;
+pub use context::{AskStart, LogLevel, RequestContext, RequestMeta};
 pub(crate) use context::{LiveRequester, NotificationSink, notification_channel};
-pub use context::{LogLevel, RequestContext, RequestMeta};
 pub(crate) use dispatch::Era;
 pub(crate) use dispatch::{Prepared, Rejection};
 pub use error::HandlerError;
@@ -208,6 +208,47 @@ impl Server {
         Ok(())
     }
 
+    /// Like [`Server::add_resource`], with the caching hint its
+    /// `resources/read` results carry instead of the server-wide
+    /// `caching.resource_read` (a resource that changes rarely, or one
+    /// private to the user).
+    ///
+    /// ```
+    /// # use ferromcp::protocol::{CacheScope, Resource};
+    /// # use ferromcp::server::{CacheHint, ResourceOutput, ResourceRequest, Server};
+    /// let server = Server::new("demo", "1.0.0");
+    /// let hint = CacheHint { ttl_ms: 60_000, scope: CacheScope::Public };
+    /// server.add_resource_cached(Resource::new("file:///logo.txt", "logo"), hint, |_ctx, _req: ResourceRequest| async {
+    ///     Ok(ResourceOutput::Text("(logo)".into()))
+    /// })?;
+    /// # Ok::<(), ferromcp::Error>(())
+    /// ```
+    pub fn add_resource_cached(
+        &self,
+        resource: Resource,
+        cache: CacheHint,
+        handler: impl ResourceHandler,
+    ) -> Result<(), Error> {
+        let mut entry = ResourceEntry::new(resource, Arc::new(handler))?;
+        entry.cache = Some(cache);
+        self.register(Entry::Resource(Arc::new(entry)));
+        Ok(())
+    }
+
+    /// Like [`Server::add_resource_template`], with the caching hint of the
+    /// `resources/read` results it serves (see [`Server::add_resource_cached`]).
+    pub fn add_resource_template_cached(
+        &self,
+        template: ResourceTemplate,
+        cache: CacheHint,
+        handler: impl ResourceHandler,
+    ) -> Result<(), Error> {
+        let mut entry = TemplateEntry::new(template, Arc::new(handler))?;
+        entry.cache = Some(cache);
+        self.register(Entry::Template(Arc::new(entry)));
+        Ok(())
+    }
+
     /// Removes a resource; returns whether it existed.
     pub fn remove_resource(&self, uri: &str) -> bool {
         self.unregister(ListKind::Resources, uri)
@@ -226,6 +267,12 @@ impl Server {
             Arc::new(handler),
         )?)));
         Ok(())
+    }
+
+    /// Removes a resource template (by its `uriTemplate`); returns whether
+    /// it existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.unregister(ListKind::Templates, uri_template)
     }
 
     /// Registers (or replaces) a prompt.

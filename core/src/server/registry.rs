@@ -6,6 +6,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
+use super::CacheHint;
 use super::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 use super::subscriptions::ServerEvent;
 use super::uri_template::UriTemplate;
@@ -72,6 +73,9 @@ pub(crate) struct ResourceEntry {
     pub(crate) listing: Value,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
+    /// Caching hint of its `resources/read` results, instead of the
+    /// server-wide one.
+    pub(crate) cache: Option<CacheHint>,
 }
 
 impl ResourceEntry {
@@ -89,6 +93,7 @@ impl ResourceEntry {
             mime_type: resource.mime_type,
             uri: resource.uri,
             handler,
+            cache: None,
         })
     }
 }
@@ -100,6 +105,8 @@ pub(crate) struct TemplateEntry {
     pub(crate) uri_template: String,
     pub(crate) mime_type: Option<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
+    /// Caching hint of the `resources/read` results it serves.
+    pub(crate) cache: Option<CacheHint>,
 }
 
 impl TemplateEntry {
@@ -115,6 +122,7 @@ impl TemplateEntry {
             mime_type: template.mime_type,
             uri_template: template.uri_template,
             handler,
+            cache: None,
         })
     }
 }
@@ -204,6 +212,8 @@ pub(crate) struct ResolvedResource {
     pub(crate) mime_type: Option<String>,
     /// Template variables (empty for a fixed resource).
     pub(crate) variables: Map<String, Value>,
+    /// The registration's own caching hint, if it has one.
+    pub(crate) cache: Option<CacheHint>,
 }
 
 /// The lists `*/list` requests page through.
@@ -317,6 +327,7 @@ impl Registry {
                 handler: r.handler.clone(),
                 mime_type: r.mime_type.clone(),
                 variables: Map::new(),
+                cache: r.cache,
             });
         }
         self.templates.values().find_map(|t| {
@@ -324,6 +335,7 @@ impl Registry {
                 handler: t.handler.clone(),
                 mime_type: t.mime_type.clone(),
                 variables,
+                cache: t.cache,
             })
         })
     }

@@ -82,6 +82,27 @@ impl UriTemplate {
         &self.source
     }
 
+    /// The variable names, in template order (each once).
+    ///
+    /// ```
+    /// # use ferromcp::server::uri_template::UriTemplate;
+    /// let t = UriTemplate::parse("users://{id}/posts{?page,size}").unwrap();
+    /// assert_eq!(t.variables(), ["id", "page", "size"]);
+    /// ```
+    pub fn variables(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for part in &self.parts {
+            if let Part::Expr { vars, .. } = part {
+                for var in vars {
+                    if !names.contains(&var.as_str()) {
+                        names.push(var);
+                    }
+                }
+            }
+        }
+        names
+    }
+
     /// Matches a URI, returning the variables (strings) on success.
     pub fn matches(&self, uri: &str) -> Option<Map<String, Value>> {
         let mut vars = Map::new();

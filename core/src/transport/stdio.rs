@@ -417,6 +417,7 @@ impl Lane<'_> {
                         CancellationToken::new(),
                         Some(notes),
                         None,
+                        None,
                     )
                     .await;
                     if let Some(reply) = reply {

@@ -33,6 +33,7 @@ impl Server {
             handler,
             mime_type,
             variables,
+            cache,
         }) = resolved
         else {
             return Err(
@@ -54,7 +55,10 @@ impl Server {
             "contents".into(),
             Value::Array(contents(output, uri, mime_type.as_deref())),
         );
-        insert_cache_hint(&mut result, self.shared.options.caching.resource_read);
+        insert_cache_hint(
+            &mut result,
+            cache.unwrap_or(self.shared.options.caching.resource_read),
+        );
         Ok(result)
     }
 }

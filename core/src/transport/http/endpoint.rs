@@ -86,7 +86,7 @@ impl Endpoint {
                 ),
             );
         }
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         let bytes = match read_limited(
             body,
             self.options.max_body_bytes,
@@ -102,7 +102,9 @@ impl Endpoint {
             Err(e) => return jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error),
         };
         if let Some(id) = session_id {
-            return self.legacy_post(&id, message).await;
+            // Moved, not copied: nothing reads them here any more.
+            let headers = std::sync::Arc::new(std::mem::take(&mut parts.headers));
+            return self.legacy_post(&id, message, headers).await;
         }
         if let Message::Request(request) = &message
             && crate::legacy::is_legacy_initialize(request)
@@ -127,7 +129,7 @@ impl Endpoint {
                 );
             }
         };
-        let prepared = match self.server.prepare(request) {
+        let mut prepared = match self.server.prepare(request) {
             Ok(p) => p,
             Err(rejection) => return rejection_response(rejection),
         };
@@ -139,6 +141,8 @@ impl Endpoint {
         if let Err(rejection) = self.server.admit(&prepared) {
             return rejection_response(rejection);
         }
+        // Handlers may read them (ctx.http_headers); the checks are done.
+        prepared.meta.http_headers = Some(std::sync::Arc::new(std::mem::take(&mut parts.headers)));
         self.run(prepared, peer_gone).await
     }
 

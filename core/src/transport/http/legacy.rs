@@ -131,6 +131,7 @@ impl Endpoint {
         &self,
         session_id: &str,
         message: Message,
+        headers: Arc<HeaderMap>,
     ) -> Response<McpBody> {
         let Some(session) = self.sessions.get(session_id) else {
             return session_not_found();
@@ -146,14 +147,19 @@ impl Endpoint {
                 legacy::handle_notification(&session, &note.method, note.params.as_ref());
                 empty(StatusCode::ACCEPTED)
             }
-            Message::Request(request) => self.legacy_request(session, request).await,
+            Message::Request(request) => self.legacy_request(session, request, headers).await,
         }
     }
 
     /// Runs a session request: plain JSON unless something is sent before
     /// the result (notifications, or requests to the client), in which case
     /// the answer becomes a resumable SSE stream.
-    async fn legacy_request(&self, session: Arc<Session>, request: Request) -> Response<McpBody> {
+    async fn legacy_request(
+        &self,
+        session: Arc<Session>,
+        request: Request,
+        headers: Arc<HeaderMap>,
+    ) -> Response<McpBody> {
         let cancel = CancellationToken::new();
         let (note_tx, mut note_rx) = notification_channel();
         let log = session.streams.open();
@@ -176,6 +182,7 @@ impl Endpoint {
                 run_cancel,
                 Some(note_tx),
                 Some(close_stream),
+                Some(headers),
             )
             .await
         });
