@@ -26,6 +26,9 @@ pub(crate) enum HandlerKind {
     Resource,
     Prompt,
     Completion,
+    /// A client's answer to a server's input request, named by the
+    /// capability (`elicitation`, `sampling`, `roots`).
+    Input,
 }
 
 impl HandlerKind {
@@ -36,6 +39,7 @@ impl HandlerKind {
             HandlerKind::Resource => "resource",
             HandlerKind::Prompt => "prompt",
             HandlerKind::Completion => "completion provider",
+            HandlerKind::Input => "input handler",
         }
     }
 }

@@ -287,7 +287,8 @@ impl ResponderCallback {
 }
 
 /// Runs `callable(input, None)` through the host-call adapter as a handler
-/// of `kind` (`"tool"`, `"resource"`, `"prompt"` or `"completion"`) and
+/// of `kind` (`"tool"`, `"resource"`, `"prompt"`, `"completion"`, or a
+/// client's `"elicitation"`, `"sampling"` or `"roots"` answer) and
 /// returns the output core built from its return value, as Rust's debug
 /// text. `event_loop` runs an `async def`.
 ///
@@ -312,8 +313,10 @@ pub(crate) fn _probe_host_call(
         "resource" => HandlerKind::Resource,
         "prompt" => HandlerKind::Prompt,
         "completion" => HandlerKind::Completion,
+        "elicitation" | "sampling" | "roots" => HandlerKind::Input,
         other => return Err(PyValueError::new_err(format!("unknown kind {other:?}"))),
     };
+    let input_kind = kind.to_owned();
     let is_async = py
         .import("inspect")?
         .call_method1("iscoroutinefunction", (callable.bind(py),))?
@@ -340,6 +343,13 @@ pub(crate) fn _probe_host_call(
                 HandlerKind::Resource => debug(call.run::<ResourceOutput>().await),
                 HandlerKind::Prompt => debug(call.run::<PromptOutput>().await),
                 HandlerKind::Completion => debug(call.run::<CompletionOutput>().await),
+                HandlerKind::Input => match input_kind.as_str() {
+                    "elicitation" => debug(call.run::<ferromcp::protocol::ElicitResult>().await),
+                    "sampling" => {
+                        debug(call.run::<ferromcp::protocol::CreateMessageResult>().await)
+                    }
+                    _ => debug(call.run::<ferromcp::protocol::ListRootsResult>().await),
+                },
             }
         })
     });

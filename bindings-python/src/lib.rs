@@ -7,6 +7,8 @@
 //! decorators, exception classes) is in `python/ferromcp/`.
 
 mod asgi;
+mod client;
+mod client_future;
 mod context;
 mod convert;
 mod error;
@@ -26,6 +28,7 @@ use pyo3::prelude::*;
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::PyServer>()?;
     asgi::register(m)?;
+    client::register(m)?;
     m.add_class::<serving::PyServing>()?;
     m.add_class::<context::PyContext>()?;
     m.add_class::<tool_result::PyToolResult>()?;

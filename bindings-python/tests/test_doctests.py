@@ -16,6 +16,8 @@ import pytest
         "ferromcp._schema",
         "ferromcp._json",
         "ferromcp.server",
+        "ferromcp.client",
+        "ferromcp.client_types",
         "ferromcp.context",
         "ferromcp._primitives",
     ],

@@ -26,6 +26,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 
 from ._native import PROTOCOL_VERSION, Serving, ToolResult
+from .client import Client, SyncClient
 from .context import Context, ElicitResult, InputRequired, Root
 from .errors import (
     ConnectionClosedError,
@@ -57,6 +58,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "Client",
     "ConnectionClosedError",
     "Context",
     "ElicitResult",
@@ -77,6 +79,7 @@ __all__ = [
     "Root",
     "Server",
     "Serving",
+    "SyncClient",
     "ToolResult",
     "Transport",
     "TransportError",

@@ -6,13 +6,17 @@ from typing import Any, final
 
 __all__ = [
     "ERROR_KINDS",
+    "LEGACY_PROTOCOL_VERSIONS",
     "PROTOCOL_VERSION",
     "WRAPPED_RESULT_KEY",
+    "Client",
     "Context",
     "Exchange",
     "HttpEndpoint",
+    "Pages",
     "Server",
     "Serving",
+    "Subscription",
     "ToolResult",
     "_probe_host_call",
     "codes",
@@ -42,6 +46,95 @@ def uri_template_variables(template: str) -> list[str]:
 
 WRAPPED_RESULT_KEY: str
 """The key a non-object tool result is wrapped under with an output schema: ``"result"``."""
+
+LEGACY_PROTOCOL_VERSIONS: list[str]
+"""The revisions of the ``initialize`` era (2025-11-25 and earlier), newest first."""
+
+# The client's methods return an ``asyncio.Future`` of ``event_loop`` when one
+# is given, else block (GIL released) and return the value itself: ``Any``.
+
+@final
+class Client:
+    """The native client; ``ferromcp.Client`` / ``ferromcp.SyncClient`` wrap it."""
+
+    @staticmethod
+    def connect_stdio(
+        program: str,
+        args: list[str],
+        event_loop: asyncio.AbstractEventLoop | None,
+        *,
+        env: list[tuple[str, str]] | None = None,
+        cwd: str | None = None,
+        stderr: str = "capture",
+        name: str | None = None,
+        version: str | None = None,
+        protocol_version: str | None = None,
+        era: str = "auto",
+        timeout: float | None = None,
+        handlers: dict[str, tuple[Callable[[Any, None], Any], bool]] | None = None,
+        handler_loop: asyncio.AbstractEventLoop | None = None,
+        json_default: Callable[[Any], Any] | None = None,
+    ) -> Any: ...
+    @staticmethod
+    def connect_http(
+        url: str,
+        event_loop: asyncio.AbstractEventLoop | None,
+        *,
+        headers: list[tuple[str, str]] | None = None,
+        name: str | None = None,
+        version: str | None = None,
+        protocol_version: str | None = None,
+        era: str = "auto",
+        timeout: float | None = None,
+        handlers: dict[str, tuple[Callable[[Any, None], Any], bool]] | None = None,
+        handler_loop: asyncio.AbstractEventLoop | None = None,
+        json_default: Callable[[Any], Any] | None = None,
+    ) -> Any: ...
+    @property
+    def protocol_version(self) -> str: ...
+    @property
+    def is_legacy(self) -> bool | None: ...
+    def discover(self, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+    def list_page(self, kind: str, cursor: str | None, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+    def pages(self, kind: str) -> Pages: ...
+    def call_tool(
+        self,
+        name: str,
+        arguments: Any,
+        timeout: float | None,
+        progress: Callable[[float, float | None, str | None], Any] | None,
+        meta: dict[str, Any] | None,
+        event_loop: asyncio.AbstractEventLoop | None,
+    ) -> Any: ...
+    def read_resource(self, uri: str, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+    def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None, event_loop: asyncio.AbstractEventLoop | None
+    ) -> Any: ...
+    def complete(
+        self,
+        reference: dict[str, Any],
+        argument: str,
+        value: str,
+        resolved: dict[str, Any] | None,
+        event_loop: asyncio.AbstractEventLoop | None,
+    ) -> Any: ...
+    def listen(self, filter: dict[str, Any], event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+    def close(self, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+
+@final
+class Pages:
+    """Every page of a list, one ``next()`` at a time."""
+
+    def next(self, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+
+@final
+class Subscription:
+    """An open ``subscriptions/listen`` stream."""
+
+    @property
+    def acknowledged(self) -> Any: ...
+    def next(self, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+    def close(self) -> None: ...
 
 @final
 class Server:

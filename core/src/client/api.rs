@@ -212,9 +212,27 @@ impl Client {
         argument: &str,
         value: &str,
     ) -> Result<CompleteResult, Error> {
+        self.complete_with_context(reference, argument, value, Map::new())
+            .await
+    }
+
+    /// [`Client::complete`] with the values of the arguments already
+    /// resolved (`context.arguments`), for completions that depend on them
+    /// (a template's `{repo}` completed once `{owner}` is known). An empty
+    /// map sends no `context`.
+    pub async fn complete_with_context(
+        &self,
+        reference: Value,
+        argument: &str,
+        value: &str,
+        resolved: Map<String, Value>,
+    ) -> Result<CompleteResult, Error> {
         let mut params = Map::new();
         params.insert("ref".into(), reference);
         params.insert("argument".into(), json!({"name": argument, "value": value}));
+        if !resolved.is_empty() {
+            params.insert("context".into(), json!({ "arguments": resolved }));
+        }
         decode(
             methods::COMPLETION_COMPLETE,
             self.request(methods::COMPLETION_COMPLETE, params).await?,
@@ -225,5 +243,37 @@ impl Client {
     /// acknowledgement. Dropping the subscription ends it.
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
         listen::open(self.clone(), filter).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::client::testing::{Scripted, modern};
+    use serde_json::{Map, json};
+
+    #[tokio::test]
+    async fn completion_sends_resolved_arguments_as_context_only_when_there_are_some() {
+        let answer = || Ok(json!({"completion": {"values": ["ferromcp"]}}));
+        let transport = Scripted::new([answer(), answer()]);
+        let client = transport.client(modern());
+        let reference = json!({"type": "ref/resource", "uri": "github://{owner}/{repo}"});
+        let mut resolved = Map::new();
+        resolved.insert("owner".into(), json!("ferro"));
+        let done = client
+            .complete_with_context(reference.clone(), "repo", "fe", resolved)
+            .await
+            .unwrap();
+        assert_eq!(done.completion.values, ["ferromcp"]);
+        client.complete(reference, "repo", "f").await.unwrap();
+        let sent = transport.sent();
+        assert_eq!(
+            sent[0].params.get("context"),
+            Some(&json!({"arguments": {"owner": "ferro"}}))
+        );
+        assert_eq!(
+            sent[0].params["argument"],
+            json!({"name": "repo", "value": "fe"})
+        );
+        assert_eq!(sent[1].params.get("context"), None);
     }
 }

@@ -192,19 +192,17 @@ impl Client {
         version: &str,
     ) -> Result<Value, Error> {
         legacy_meta(&mut params, &options.meta);
-        let notifications = self.notification_router(options, &mut params);
+        let (notifications, route) = self.notification_router(options, &mut params);
         drop_empty_meta(&mut params);
-        self.shared
-            .transport
-            .send(OutgoingRequest {
-                id: self.next_id(),
-                method: method.to_owned(),
-                params,
-                headers: Vec::new(),
-                notifications,
-                version: version.to_owned(),
-            })
-            .await
+        let sent = self.shared.transport.send(OutgoingRequest {
+            id: self.next_id(),
+            method: method.to_owned(),
+            params,
+            headers: Vec::new(),
+            notifications,
+            version: version.to_owned(),
+        });
+        super::rounds::NotificationRoute::deliver_while(route, sent).await
     }
 }
 

@@ -37,6 +37,8 @@ struct HttpInner {
     server_requests: Option<ServerRequestHandler>,
     /// Receives notifications a legacy server sends on its GET stream.
     on_notification: Option<super::NotificationCallback>,
+    /// The application's own headers, sent with every request.
+    extra_headers: Vec<(header::HeaderName, HeaderValue)>,
 }
 
 /// At most this many reconnections to resume one legacy SSE stream.
@@ -50,6 +52,7 @@ const MIN_RECONNECT_MS: u64 = 100;
 impl HttpTransport {
     pub(crate) fn new(
         url: &str,
+        extra_headers: &[(String, String)],
         server_requests: Option<ServerRequestHandler>,
         on_notification: Option<super::NotificationCallback>,
     ) -> Result<HttpTransport, Error> {
@@ -70,6 +73,10 @@ impl HttpTransport {
             .ok_or_else(|| Error::Http(format!("URL {url:?} has no host")))?
             .to_owned();
         let port = uri.port_u16().unwrap_or(80);
+        let extra_headers = extra_headers
+            .iter()
+            .map(|(name, value)| extra_header(name, value))
+            .collect::<Result<Vec<_>, Error>>()?;
         Ok(HttpTransport {
             inner: Arc::new(HttpInner {
                 target: uri
@@ -82,9 +89,30 @@ impl HttpTransport {
                 session_id: RwLock::new(None),
                 server_requests,
                 on_notification,
+                extra_headers,
             }),
         })
     }
+}
+
+/// Checks one application header: a valid name and value, and not one the
+/// transport writes itself (two `Host` or `Mcp-Method` headers would make
+/// the request ambiguous, and the `Mcp-*` headers are protocol).
+fn extra_header(name: &str, value: &str) -> Result<(header::HeaderName, HeaderValue), Error> {
+    let parsed = header::HeaderName::from_bytes(name.as_bytes())
+        .map_err(|e| Error::Http(format!("invalid header name {name:?}: {e}")))?;
+    let reserved = [
+        header::HOST,
+        header::CONTENT_TYPE,
+        header::CONTENT_LENGTH,
+        header::ACCEPT,
+    ];
+    if reserved.contains(&parsed) || parsed.as_str().starts_with("mcp-") {
+        return Err(Error::Http(format!(
+            "header {name:?} is set by the transport and cannot be overridden"
+        )));
+    }
+    Ok((parsed, header_value(name, value)?))
 }
 
 /// The value of `Mcp-Name` for a request, when its method has one.
@@ -120,6 +148,9 @@ impl HttpInner {
         }
         if let Some(session) = self.session() {
             builder = builder.header(SESSION_ID_HEADER, header_value("Mcp-Session-Id", &session)?);
+        }
+        for (name, value) in &self.extra_headers {
+            builder = builder.header(name, value);
         }
         Ok(builder)
     }
@@ -563,9 +594,44 @@ impl SseParser {
 
 #[cfg(test)]
 mod tests {
-    use super::{SseParser, name_header};
+    use super::{HttpTransport, SseParser, name_header};
     use crate::protocol::methods;
     use serde_json::json;
+
+    #[test]
+    fn application_headers_go_on_every_request_but_cannot_replace_protocol_ones() {
+        let transport = HttpTransport::new(
+            "http://127.0.0.1:9/mcp",
+            &[("Authorization".into(), "Bearer t0ken".into())],
+            None,
+            None,
+        )
+        .unwrap();
+        let request = transport
+            .inner
+            .builder(http::Method::POST, "2026-07-28")
+            .unwrap()
+            .body(())
+            .unwrap();
+        assert_eq!(request.headers()["authorization"], "Bearer t0ken");
+        assert_eq!(request.headers()["mcp-protocol-version"], "2026-07-28");
+        for name in ["Mcp-Method", "mcp-protocol-version", "Host", "Content-Type"] {
+            let refused = HttpTransport::new(
+                "http://127.0.0.1:9/mcp",
+                &[(name.into(), "x".into())],
+                None,
+                None,
+            );
+            assert!(matches!(refused, Err(crate::Error::Http(_))), "{name}");
+        }
+        let invalid = HttpTransport::new(
+            "http://127.0.0.1:9/mcp",
+            &[("X-Bad".into(), "line\nbreak".into())],
+            None,
+            None,
+        );
+        assert!(invalid.is_err());
+    }
 
     #[test]
     fn mcp_name_comes_from_the_method_table_and_is_encoded() {

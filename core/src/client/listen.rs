@@ -134,4 +134,10 @@ impl Subscription {
     pub fn ended(&self) -> Option<&Result<Value, Error>> {
         self.ended.as_ref()
     }
+
+    /// Takes how the subscription ended (see [`Subscription::ended`]), for
+    /// callers that hand the error on (`Error` is not `Clone`).
+    pub fn take_ended(&mut self) -> Option<Result<Value, Error>> {
+        self.ended.take()
+    }
 }

@@ -179,6 +179,7 @@ impl Client {
     pub async fn connect_http_with(url: &str, options: ClientOptions) -> Result<Client, Error> {
         let transport = http::HttpTransport::new(
             url,
+            &options.http_headers,
             Some(options.server_request_handler()),
             options.on_notification.clone(),
         )?;

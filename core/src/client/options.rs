@@ -58,6 +58,10 @@ pub struct ClientOptions {
     pub on_notification: Option<NotificationCallback>,
     /// What happens to a stdio server's stderr.
     pub stderr: StderrMode,
+    /// Extra headers sent with every HTTP request (e.g. `Authorization`);
+    /// ignored by stdio. Protocol headers (`MCP-Protocol-Version`,
+    /// `Mcp-Method`...) are the client's own and cannot be set here.
+    pub http_headers: Vec<(String, String)>,
     /// Which revision family to speak.
     pub era: EraPreference,
     /// How long the era probe (`server/discover`) may go unanswered before
@@ -96,6 +100,7 @@ impl Default for ClientOptions {
             extra_capabilities: Map::new(),
             on_notification: None,
             stderr: StderrMode::default(),
+            http_headers: Vec::new(),
             era: EraPreference::Auto,
             probe_timeout: Duration::from_secs(5),
             startup_timeout: Duration::from_secs(30),

@@ -39,6 +39,15 @@ impl<'a, T: DeserializeOwned> Pages<'a, T> {
         }
     }
 
+    /// The cursor the next page will be asked from: the last page's
+    /// `nextCursor`, or `None` before the first page and after the last.
+    pub fn next_cursor(&self) -> Option<&str> {
+        if self.done {
+            return None;
+        }
+        self.cursor.as_deref()
+    }
+
     /// The next page's items; `None` after the last page.
     pub async fn next_page(&mut self) -> Option<Result<Vec<T>, Error>> {
         if self.done {
@@ -111,6 +120,22 @@ mod tests {
             .map(|s| s.params.get("cursor").cloned())
             .collect();
         assert_eq!(cursors, [None, Some(json!("c1")), Some(json!("c2"))]);
+    }
+
+    #[tokio::test]
+    async fn the_next_cursor_is_known_between_pages() {
+        let transport = Scripted::new([
+            Ok(json!({"tools": [tool("a")], "nextCursor": "c1"})),
+            Ok(json!({"tools": [tool("b")]})),
+        ]);
+        let client = transport.client(modern());
+        let mut pages = client.tool_pages();
+        assert_eq!(pages.next_cursor(), None);
+        pages.next_page().await.unwrap().unwrap();
+        assert_eq!(pages.next_cursor(), Some("c1"));
+        pages.next_page().await.unwrap().unwrap();
+        assert_eq!(pages.next_cursor(), None);
+        assert!(pages.next_page().await.is_none());
     }
 
     #[tokio::test]

@@ -8,7 +8,10 @@ use serde_json::{Map, Value, json};
 use std::sync::atomic::Ordering;
 use tokio::sync::mpsc;
 
-use super::{CacheMode, CallOptions, Client, OutgoingRequest, ProgressUpdate, cache, era::Era};
+use super::{
+    CacheMode, CallOptions, Client, NotificationCallback, OutgoingRequest, ProgressCallback,
+    ProgressUpdate, cache, era::Era,
+};
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::methods::{self, Method};
 use crate::protocol::{MODERN_PROTOCOL_VERSIONS, codes, meta};
@@ -198,19 +201,16 @@ impl Client {
                 } else {
                     Vec::new()
                 };
-            let notifications = self.notification_router(options, &mut p);
-            let outcome = self
-                .shared
-                .transport
-                .send(OutgoingRequest {
-                    id: self.next_id(),
-                    method: method.to_owned(),
-                    params: p,
-                    headers,
-                    notifications,
-                    version: self.protocol_version(),
-                })
-                .await;
+            let (notifications, route) = self.notification_router(options, &mut p);
+            let sent = self.shared.transport.send(OutgoingRequest {
+                id: self.next_id(),
+                method: method.to_owned(),
+                params: p,
+                headers,
+                notifications,
+                version: self.protocol_version(),
+            });
+            let outcome = NotificationRoute::deliver_while(route, sent).await;
             match outcome {
                 Err(Error::Mcp(e))
                     if e.code == codes::UNSUPPORTED_PROTOCOL_VERSION && !switched =>
@@ -244,18 +244,22 @@ impl Client {
         RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// A channel delivering this call's notifications to its callbacks; asks
-    /// for progress when a progress callback is set.
+    /// A channel for this call's notifications and the route that delivers
+    /// them to its callbacks; asks for progress when a progress callback is
+    /// set.
     pub(super) fn notification_router(
         &self,
         options: &CallOptions,
         params: &mut Map<String, Value>,
-    ) -> Option<mpsc::UnboundedSender<Value>> {
+    ) -> (
+        Option<mpsc::UnboundedSender<Value>>,
+        Option<NotificationRoute>,
+    ) {
         if options.on_progress.is_none()
             && options.on_notification.is_none()
             && self.shared.options.on_notification.is_none()
         {
-            return None;
+            return (None, None);
         }
         if options.on_progress.is_some()
             && let Some(Value::Object(meta)) = params.get_mut("_meta")
@@ -267,31 +271,16 @@ impl Client {
             );
             meta.insert(meta::PROGRESS_TOKEN.into(), Value::from(token));
         }
-        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
-        let on_progress = options.on_progress.clone();
-        let on_notification = options
-            .on_notification
-            .clone()
-            .or_else(|| self.shared.options.on_notification.clone());
-        tokio::spawn(async move {
-            while let Some(note) = rx.recv().await {
-                let method = note.get("method").and_then(Value::as_str).unwrap_or("");
-                let params = note.get("params").cloned().unwrap_or(Value::Null);
-                if method == methods::NOTIFICATIONS_PROGRESS
-                    && let Some(cb) = &on_progress
-                {
-                    cb(ProgressUpdate {
-                        progress: params["progress"].as_f64().unwrap_or(0.0),
-                        total: params["total"].as_f64(),
-                        message: params["message"].as_str().map(str::to_owned),
-                    });
-                }
-                if let Some(cb) = &on_notification {
-                    cb(method, &params);
-                }
-            }
-        });
-        Some(tx)
+        let (tx, receiver) = mpsc::unbounded_channel::<Value>();
+        let route = NotificationRoute {
+            receiver,
+            on_progress: options.on_progress.clone(),
+            on_notification: options
+                .on_notification
+                .clone()
+                .or_else(|| self.shared.options.on_notification.clone()),
+        };
+        (Some(tx), Some(route))
     }
 
     /// Forgets cached results a change notification makes stale.
@@ -307,6 +296,60 @@ impl Client {
             && let Some(uri) = params.get("uri").and_then(Value::as_str)
         {
             cache.invalidate_resource(uri);
+        }
+    }
+}
+
+/// Delivers one call's notifications to its callbacks, in order, from the
+/// task awaiting the call. A transport queues a notification before it
+/// resolves the response that followed it on the wire, so every
+/// notification of the call has reached its callbacks when the call
+/// returns (a progress bar is complete, a log is whole).
+pub(super) struct NotificationRoute {
+    receiver: mpsc::UnboundedReceiver<Value>,
+    on_progress: Option<ProgressCallback>,
+    on_notification: Option<NotificationCallback>,
+}
+
+impl NotificationRoute {
+    /// Awaits `work`, delivering notifications as they arrive and those
+    /// still queued once it is done.
+    pub(super) async fn deliver_while<T>(
+        route: Option<NotificationRoute>,
+        work: impl std::future::Future<Output = T>,
+    ) -> T {
+        let Some(mut route) = route else {
+            return work.await;
+        };
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                Some(note) = route.receiver.recv() => route.deliver(&note),
+                outcome = &mut work => {
+                    while let Ok(note) = route.receiver.try_recv() {
+                        route.deliver(&note);
+                    }
+                    return outcome;
+                }
+            }
+        }
+    }
+
+    fn deliver(&self, note: &Value) {
+        let method = note.get("method").and_then(Value::as_str).unwrap_or("");
+        let params = note.get("params").cloned().unwrap_or(Value::Null);
+        if method == methods::NOTIFICATIONS_PROGRESS
+            && let Some(cb) = &self.on_progress
+        {
+            cb(ProgressUpdate {
+                progress: params["progress"].as_f64().unwrap_or(0.0),
+                total: params["total"].as_f64(),
+                message: params["message"].as_str().map(str::to_owned),
+            });
+        }
+        if let Some(cb) = &self.on_notification {
+            cb(method, &params);
         }
     }
 }
@@ -360,6 +403,56 @@ mod tests {
             "inputRequests": requests,
             "requestState": state
         }))
+    }
+
+    #[tokio::test]
+    async fn a_calls_notifications_have_reached_its_callbacks_when_it_returns() {
+        let progress = |n: u32| {
+            json!({"method": methods::NOTIFICATIONS_PROGRESS,
+                   "params": {"progressToken": "t", "progress": n, "total": 3}})
+        };
+        let log =
+            json!({"method": "notifications/message", "params": {"level": "info", "data": "x"}});
+        let transport = Scripted::new([Ok(json!({"content": []}))]).notifying([
+            progress(1),
+            progress(2),
+            log,
+            progress(3),
+        ]);
+        let client = transport.client(modern());
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (on_progress, on_notification) = (seen.clone(), seen.clone());
+        let options = CallOptions {
+            on_notification: Some(std::sync::Arc::new(move |method: &str, _: &Value| {
+                on_notification.lock().unwrap().push(method.to_owned());
+            })),
+            ..CallOptions::default()
+        }
+        .with_progress(move |update| {
+            on_progress
+                .lock()
+                .unwrap()
+                .push(format!("{}/{:?}", update.progress, update.total));
+        });
+        client
+            .call_tool_with("slow", json!({}), &options)
+            .await
+            .unwrap();
+        // Nothing yielded to another task: delivered by the call itself, in order.
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                "1/Some(3.0)",
+                methods::NOTIFICATIONS_PROGRESS,
+                "2/Some(3.0)",
+                methods::NOTIFICATIONS_PROGRESS,
+                methods::NOTIFICATIONS_MESSAGE,
+                "3/Some(3.0)",
+                methods::NOTIFICATIONS_PROGRESS,
+            ]
+        );
+        let sent = transport.sent();
+        assert!(sent[0].params["_meta"][meta::PROGRESS_TOKEN].is_string());
     }
 
     #[test]

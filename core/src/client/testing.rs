@@ -31,6 +31,8 @@ pub(super) struct Sent {
 #[derive(Default)]
 struct Script {
     replies: VecDeque<Result<Value, Error>>,
+    /// Sent on each request's notification channel before its reply.
+    notes: Vec<Value>,
     sent: Vec<Sent>,
     notified: Vec<(String, String)>,
 }
@@ -47,6 +49,13 @@ impl Scripted {
         let scripted = Scripted::default();
         lock_unpoisoned(&scripted.script).replies = replies.into_iter().collect();
         scripted
+    }
+
+    /// Sends these notifications about every request, before its reply,
+    /// as a server does while it works.
+    pub(super) fn notifying(self, notes: impl IntoIterator<Item = Value>) -> Scripted {
+        lock_unpoisoned(&self.script).notes = notes.into_iter().collect();
+        self
     }
 
     /// Behaves as HTTP does for `x-mcp-header` mirroring.
@@ -73,6 +82,11 @@ impl Scripted {
 impl ClientTransport for Scripted {
     fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
         let mut script = lock_unpoisoned(&self.script);
+        if let Some(notifications) = &request.notifications {
+            for note in &script.notes {
+                let _ = notifications.send(note.clone());
+            }
+        }
         script.sent.push(Sent {
             id: request.id,
             method: request.method,

@@ -534,6 +534,16 @@ mod tests {
     fn elicitation_answers() {
         let answer = ElicitResult::from_host(json!({"action": "accept", "content": {"name": "x"}}));
         assert!(answer.is_ok());
+        // Every form field type the request schema allows is answerable,
+        // a `type: "number"` field's fractional value included.
+        let form = json!({"action": "accept", "content": {
+            "name": "x", "age": 30, "score": 95.5, "ok": true, "tags": ["a", "b"]
+        }});
+        let answer = ElicitResult::from_host(form.clone());
+        assert_eq!(answer.map(|a| serde_json::to_value(a).ok()), Ok(Some(form)));
+        assert!(
+            ElicitResult::from_host(json!({"action": "accept", "content": {"x": {}}})).is_err()
+        );
         assert!(ElicitResult::from_host(json!({"action": "maybe"})).is_err());
         assert!(reason::<ElicitResult>(json!("accept")).contains("ElicitResult object"));
     }

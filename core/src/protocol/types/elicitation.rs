@@ -555,13 +555,18 @@ pub enum ElicitAction {
 }
 
 /// One submitted form value (schema: `ElicitResult.content` values).
+///
+/// The normative TypeScript schema says `string | number | boolean |
+/// string[]`; `schema.json` renders `number` as `"integer"`, but a form
+/// field of `type: "number"` (`NumberSchema`, e.g. a default of `95.5`)
+/// must be answerable, so any JSON number is accepted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitValue {
     /// A string.
     String(String),
-    /// An integer.
-    Integer(i64),
+    /// A number (integer or not).
+    Number(serde_json::Number),
     /// A boolean.
     Boolean(bool),
     /// Several strings (a multi-select).

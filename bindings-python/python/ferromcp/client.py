@@ -1,0 +1,978 @@
+"""The MCP client: :class:`Client` (asyncio) and :class:`SyncClient` (blocking).
+
+Both drive the same native client of the Rust core, which detects the
+server's revision (2026-07-28 or a 2025-11-25 session), adds the
+per-request ``_meta``, answers ``input_required`` rounds with your handlers,
+mirrors ``x-mcp-header`` arguments, caches cacheable results and follows
+list cursors. This module converts arguments and wraps results in the typed
+classes of :mod:`ferromcp.client_types`; failures raise the exceptions of
+:mod:`ferromcp.errors`.
+
+Against a server started here in the background::
+
+    >>> import asyncio, ferromcp
+    >>> server = ferromcp.Server("demo")
+    >>> @server.tool
+    ... def add(a: int, b: int) -> int:
+    ...     return a + b
+    >>> @server.tool
+    ... def count(n: int, ctx: ferromcp.Context) -> str:
+    ...     for i in range(n):
+    ...         ctx.progress(i + 1, total=n)
+    ...     return "counted"
+    >>> serving = server.start("http", port=0)
+    >>> url = f"http://127.0.0.1:{serving.port}/mcp"
+    >>> async def main() -> None:
+    ...     async with ferromcp.Client.http(url) as client:
+    ...         print([tool.name async for tool in client.list_tools()])  # every page
+    ...         print((await client.call_tool("add", {"a": 2, "b": 3})).text)
+    ...         seen = []
+    ...         done = await client.call_tool("count", {"n": 3}, progress=lambda p, total, msg: seen.append(p))
+    ...         print(done.text, sorted(seen))
+    ...         try:
+    ...             await client.call_tool("no_such_tool")
+    ...         except ferromcp.InvalidParamsError as e:
+    ...             print("refused:", e.code)
+    ...         async with client.listen(tools=True) as changes:
+    ...             server.tool(name="ping")(lambda: "pong")  # a new tool: the list changed
+    ...             print((await changes.next()).method)
+    >>> asyncio.run(main())
+    ['add', 'count']
+    5
+    counted [1.0, 2.0, 3.0]
+    refused: -32602
+    notifications/tools/list_changed
+    >>> with ferromcp.SyncClient.http(url) as client:  # the same, without asyncio
+    ...     client.call_tool("add", {"a": 4, "b": 5}).structured
+    {'result': 9}
+    >>> serving.stop(); serving.wait(10)
+    True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import os
+import threading
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Generic, Literal, TypeVar
+
+from . import _native
+from ._json import json_default
+from .client_types import (
+    CallToolResult,
+    CompleteResult,
+    DiscoverResult,
+    GetPromptResult,
+    Notification,
+    Page,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
+
+__all__ = [
+    "LEGACY_PROTOCOL_VERSIONS",
+    "Client",
+    "Era",
+    "InputHandler",
+    "ItemIterator",
+    "ItemStream",
+    "ProgressCallback",
+    "StderrMode",
+    "Subscription",
+    "SyncClient",
+    "SyncSubscription",
+]
+
+Era = Literal["auto", "modern", "legacy"]
+"""Which revision family to speak: ``"auto"`` detects it (a
+``server/discover`` probe, then the ``initialize`` handshake for a
+2025-11-25 server), ``"modern"`` is 2026-07-28 only, ``"legacy"`` the
+handshake only."""
+
+StderrMode = Literal["capture", "inherit", "null"]
+"""What happens to a spawned server's stderr: kept in the log (and quoted
+if it crashes), passed through to this process's stderr, or discarded."""
+
+InputHandler = Callable[[dict[str, Any]], Any]
+"""Answers one kind of server request: receives its params
+(``elicitation/create``, ``sampling/createMessage`` or ``roots/list``) and
+returns the result object (a dict, a dataclass...); plain or ``async``.
+Raising a :class:`ferromcp.errors.McpError` answers with that error."""
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], Any]
+"""Receives ``(progress, total, message)`` for each progress notification of
+a call; plain or ``async``."""
+
+T = TypeVar("T")
+
+LEGACY_PROTOCOL_VERSIONS: tuple[str, ...] = tuple(_native.LEGACY_PROTOCOL_VERSIONS)
+"""The revisions of the ``initialize`` era (2025-11-25 and earlier), newest
+first, from the core: a server speaking one of them gets a session."""
+
+_Kind = Literal["tools", "resources", "resource_templates", "prompts"]
+
+_BUILDERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "tools": Tool.from_dict,
+    "resources": Resource.from_dict,
+    "resource_templates": ResourceTemplate.from_dict,
+    "prompts": Prompt.from_dict,
+}
+_FIELDS = {"tools": "tools", "resources": "resources", "resource_templates": "resourceTemplates", "prompts": "prompts"}
+
+# The server the docstring examples start over stdio (`python -c`), so that
+# each example runs on its own.
+_EXAMPLE_SERVER = """
+import asyncio, ferromcp
+server = ferromcp.Server("example", version="1.0.0")
+
+@server.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+@server.tool
+def count(n: int, ctx: ferromcp.Context) -> str:
+    for i in range(n):
+        ctx.progress(i + 1, total=n)
+    return "counted"
+
+@server.tool
+async def slow(seconds: float) -> str:
+    await asyncio.sleep(seconds)
+    return "done"
+
+@server.tool
+def grow() -> str:
+    server.tool(name="extra")(lambda: "extra")
+    return "grown"
+
+server.run()
+"""
+
+
+def _adapt_handler(handler: InputHandler) -> tuple[Callable[[Any, None], Any], bool]:
+    """The native calling convention (``handler(input, ctx)``) for a user
+    handler, and whether it is ``async`` (an ``async def``, or an object
+    with an ``async def __call__``).
+
+    >>> class Confirm:
+    ...     async def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
+    ...         return {"action": "accept"}
+    >>> _adapt_handler(Confirm())[1], _adapt_handler(lambda params: {})[1]
+    (True, False)
+    """
+    if _is_async_callable(handler):
+
+        async def call_async(params: Any, _ctx: None) -> Any:
+            return await handler(params)
+
+        return call_async, True
+
+    def call(params: Any, _ctx: None) -> Any:
+        return handler(params)
+
+    return call, False
+
+
+def _is_async_callable(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 (an async __call__, not callability)
+
+
+def _handlers(
+    on_elicitation: InputHandler | None,
+    on_sampling: InputHandler | None,
+    on_roots: InputHandler | None,
+) -> dict[str, tuple[Callable[[Any, None], Any], bool]]:
+    given = {"elicitation": on_elicitation, "sampling": on_sampling, "roots": on_roots}
+    return {kind: _adapt_handler(h) for kind, h in given.items() if h is not None}
+
+
+def _filter(tools: bool, prompts: bool, resources: bool, resource_uris: Iterable[str]) -> dict[str, Any]:
+    """The ``SubscriptionFilter`` object.
+
+    >>> _filter(True, False, False, ["file:///a"])
+    {'toolsListChanged': True, 'resourceSubscriptions': ['file:///a']}
+    """
+    wanted: dict[str, Any] = {}
+    if tools:
+        wanted["toolsListChanged"] = True
+    if prompts:
+        wanted["promptsListChanged"] = True
+    if resources:
+        wanted["resourcesListChanged"] = True
+    uris = list(resource_uris)
+    if uris:
+        wanted["resourceSubscriptions"] = uris
+    return wanted
+
+
+def _era_name(is_legacy: bool | None) -> Literal["modern", "legacy"] | None:
+    """The :attr:`Client.era` of the native flag.
+
+    >>> _era_name(True), _era_name(False), _era_name(None)
+    ('legacy', 'modern', None)
+    """
+    if is_legacy is None:
+        return None
+    return "legacy" if is_legacy else "modern"
+
+
+def _walked_page(kind: str, page: dict[str, Any]) -> Page[Any]:
+    """A page of core's list walk: ``{"items": [...], "nextCursor"?: ...}``."""
+    build = _BUILDERS[kind]
+    return Page([build(item) for item in page["items"]], page.get("nextCursor"))
+
+
+def _page(kind: str, result: dict[str, Any]) -> Page[Any]:
+    build = _BUILDERS[kind]
+    return Page(
+        [build(item) for item in result.get(_FIELDS[kind], [])],
+        result.get("nextCursor"),
+        result,
+    )
+
+
+class _Connection:
+    """How to connect: the native constructor and its keyword arguments."""
+
+    def __init__(
+        self,
+        connect: Callable[..., Any],
+        target: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        handlers: dict[str, tuple[Callable[[Any, None], Any], bool]],
+    ) -> None:
+        self.connect = connect
+        self.target = target
+        self.kwargs = kwargs
+        self.handlers = handlers
+
+    @property
+    def has_async_handler(self) -> bool:
+        return any(is_async for _, is_async in self.handlers.values())
+
+    def open(self, event_loop: asyncio.AbstractEventLoop | None, handler_loop: asyncio.AbstractEventLoop | None) -> Any:
+        return self.connect(
+            *self.target,
+            event_loop,
+            handlers=self.handlers,
+            handler_loop=handler_loop,
+            json_default=json_default,
+            **self.kwargs,
+        )
+
+
+def _common(
+    name: str | None,
+    version: str | None,
+    protocol_version: str | None,
+    era: Era,
+    timeout: float | None,
+) -> dict[str, Any]:
+    return {"name": name, "version": version, "protocol_version": protocol_version, "era": era, "timeout": timeout}
+
+
+def _stdio(
+    command: str | os.PathLike[str],
+    args: Sequence[str | os.PathLike[str]],
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    stderr: StderrMode,
+    common: dict[str, Any],
+    handlers: dict[str, tuple[Callable[[Any, None], Any], bool]],
+) -> _Connection:
+    kwargs = dict(common, env=list((env or {}).items()), cwd=None if cwd is None else os.fspath(cwd), stderr=stderr)
+    target = (os.fspath(command), [os.fspath(a) for a in args])
+    return _Connection(_native.Client.connect_stdio, target, kwargs, handlers)
+
+
+def _http(
+    url: str,
+    headers: Mapping[str, str] | None,
+    common: dict[str, Any],
+    handlers: dict[str, tuple[Callable[[Any, None], Any], bool]],
+) -> _Connection:
+    kwargs = dict(common, headers=list((headers or {}).items()))
+    return _Connection(_native.Client.connect_http, (url,), kwargs, handlers)
+
+
+class ItemStream(Generic[T]):
+    """Every item of a list, across pages: ``async for`` streams them (a page
+    is fetched only when the previous one is used up), ``await`` collects
+    them, :meth:`pages` walks page by page.
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         print([tool.name async for tool in client.list_tools()])
+    ...         print(len(await client.list_tools()))
+    ...         print([len(page) async for page in client.list_tools().pages()])
+    >>> asyncio.run(main())
+    ['add', 'count', 'slow', 'grow']
+    4
+    [4]
+    """
+
+    def __init__(self, client: Client, kind: _Kind) -> None:
+        self._client = client
+        self._kind = kind
+
+    async def pages(self) -> AsyncIterator[Page[T]]:
+        """Each page, in order (core follows ``nextCursor`` and stops on a
+        repeated cursor)."""
+        native = self._client._connected().pages(self._kind)
+        loop = asyncio.get_running_loop()
+        while (page := await native.next(loop)) is not None:
+            yield _walked_page(self._kind, page)
+
+    async def __aiter__(self) -> AsyncIterator[T]:
+        async for page in self.pages():
+            for item in page.items:
+                yield item
+
+    async def _all(self) -> list[T]:
+        return [item async for item in self]
+
+    def __await__(self) -> Generator[Any, None, list[T]]:
+        return self._all().__await__()
+
+
+class Subscription:
+    """An open ``subscriptions/listen`` stream of :class:`Notification`.
+
+    ``async for`` yields notifications until the server ends the stream or
+    :meth:`close` is called (``async with`` closes it on exit).
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         async with client.listen(tools=True) as changes:
+    ...             print(changes.acknowledged)
+    ...             await client.call_tool("grow")  # registers a tool
+    ...             async for note in changes:
+    ...                 print(note.method)
+    ...                 break
+    >>> asyncio.run(main())
+    {'toolsListChanged': True}
+    notifications/tools/list_changed
+    """
+
+    def __init__(self, client: Client, wanted: dict[str, Any]) -> None:
+        self._client = client
+        self._wanted = wanted
+        self._native: Any = None
+
+    async def open(self) -> Subscription:
+        """Sends the listen request and waits for the acknowledgement."""
+        if self._native is None:
+            self._native = await self._client._connected().listen(self._wanted, asyncio.get_running_loop())
+        return self
+
+    @property
+    def acknowledged(self) -> dict[str, Any]:
+        """The notification types the server agreed to send (after :meth:`open`)."""
+        return {} if self._native is None else dict(self._native.acknowledged)
+
+    async def next(self) -> Notification | None:
+        """The next notification; ``None`` once the stream ended."""
+        await self.open()
+        note = await self._native.next(asyncio.get_running_loop())
+        return None if note is None else Notification.from_dict(note)
+
+    def close(self) -> None:
+        """Ends the subscription (cancels the listen request)."""
+        if self._native is not None:
+            self._native.close()
+
+    async def __aenter__(self) -> Subscription:
+        return await self.open()
+
+    async def __aexit__(self, *_: object) -> None:
+        self.close()
+
+    def __aiter__(self) -> AsyncIterator[Notification]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Notification]:
+        while (note := await self.next()) is not None:
+            yield note
+
+
+class Client:
+    """An asyncio MCP client; build one with :meth:`stdio` or :meth:`http`
+    and use it with ``async with`` (or ``await client.connect()`` and
+    ``await client.close()``).
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         result = await client.call_tool("add", {"a": 2, "b": 3})
+    ...         print(result.text, result.structured, client.era)
+    >>> asyncio.run(main())
+    5 {'result': 5} modern
+
+    Handlers answer the server's requests for input, in either revision
+    (``input_required`` rounds of 2026-07-28, live requests of a 2025-11-25
+    session); registering one declares the capability::
+
+        async def confirm(params: dict) -> dict:
+            return {"action": "accept", "content": {"ok": True}}
+
+        async with ferromcp.Client.stdio("python", ["server.py"], on_elicitation=confirm) as client:
+            result = await client.call_tool("deploy", {"env": "prod"})
+    """
+
+    def __init__(self, connection: _Connection) -> None:
+        self._connection = connection
+        self._native: Any = None
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | os.PathLike[str],
+        args: Sequence[str | os.PathLike[str]] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: StderrMode = "capture",
+        name: str | None = None,
+        version: str | None = None,
+        protocol_version: str | None = None,
+        era: Era = "auto",
+        timeout: float | None = 60.0,
+        on_elicitation: InputHandler | None = None,
+        on_sampling: InputHandler | None = None,
+        on_roots: InputHandler | None = None,
+    ) -> Client:
+        """A client that spawns ``command args...`` and speaks over its
+        stdin/stdout (``env`` adds variables; the server is stopped on close).
+
+        Args:
+            name: ``clientInfo`` name (default ``"ferromcp-client"``).
+            version: ``clientInfo`` version.
+            protocol_version: The revision requests declare first.
+            era: See :data:`Era`.
+            timeout: Default seconds per call; ``None`` waits indefinitely.
+        """
+        common = _common(name, version, protocol_version, era, timeout)
+        return cls(_stdio(command, args, env, cwd, stderr, common, _handlers(on_elicitation, on_sampling, on_roots)))
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+        version: str | None = None,
+        protocol_version: str | None = None,
+        era: Era = "auto",
+        timeout: float | None = 60.0,
+        on_elicitation: InputHandler | None = None,
+        on_sampling: InputHandler | None = None,
+        on_roots: InputHandler | None = None,
+    ) -> Client:
+        """A client of the Streamable HTTP endpoint ``url``
+        (``http://host:port/mcp``); ``headers`` go with every request (e.g.
+        ``Authorization``). Other arguments as for :meth:`stdio`."""
+        common = _common(name, version, protocol_version, era, timeout)
+        return cls(_http(url, headers, common, _handlers(on_elicitation, on_sampling, on_roots)))
+
+    async def connect(self) -> Client:
+        """Connects (spawns the server for stdio); idempotent. ``await client``
+        does the same.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     client = await Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER])
+        ...     try:
+        ...         print((await client.call_tool("add", {"a": 1, "b": 1})).text)
+        ...     finally:
+        ...         await client.close()
+        >>> asyncio.run(main())
+        2
+        """
+        if self._native is None:
+            loop = asyncio.get_running_loop()
+            self._native = await self._connection.open(loop, loop)
+        return self
+
+    def __await__(self) -> Generator[Any, None, Client]:
+        return self.connect().__await__()
+
+    async def __aenter__(self) -> Client:
+        return await self.connect()
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Ends the connection (a spawned server is stopped) and releases the
+        handlers. Safe to call twice."""
+        native, self._native = self._native, None
+        if native is not None:
+            await native.close(asyncio.get_running_loop())
+
+    def _connected(self) -> Any:
+        if self._native is None:
+            raise RuntimeError("the client is not connected: use `async with` or `await client.connect()`")
+        return self._native
+
+    @property
+    def protocol_version(self) -> str:
+        """The revision requests currently declare."""
+        return str(self._connected().protocol_version)
+
+    @property
+    def era(self) -> Literal["modern", "legacy"] | None:
+        """The server's revision family, once the first request detected it."""
+        return _era_name(self._connected().is_legacy)
+
+    async def discover(self) -> DiscoverResult:
+        """What the server supports (``server/discover``; for a 2025-11-25
+        server, what it answered to ``initialize``).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         found = await client.discover()
+        ...         print(found.server_info["name"], "tools" in found.capabilities)
+        >>> asyncio.run(main())
+        example True
+        """
+        return DiscoverResult.from_dict(await self._connected().discover(asyncio.get_running_loop()))
+
+    def list_tools(self) -> ItemStream[Tool]:
+        """Every tool: ``async for tool in client.list_tools()`` or
+        ``await client.list_tools()``."""
+        return ItemStream(self, "tools")
+
+    def list_resources(self) -> ItemStream[Resource]:
+        """Every resource (see :meth:`list_tools`)."""
+        return ItemStream(self, "resources")
+
+    def list_resource_templates(self) -> ItemStream[ResourceTemplate]:
+        """Every resource template (see :meth:`list_tools`)."""
+        return ItemStream(self, "resource_templates")
+
+    def list_prompts(self) -> ItemStream[Prompt]:
+        """Every prompt (see :meth:`list_tools`)."""
+        return ItemStream(self, "prompts")
+
+    async def _list_page(self, kind: str, cursor: str | None) -> Page[Any]:
+        result = await self._connected().list_page(kind, cursor, asyncio.get_running_loop())
+        return _page(kind, result)
+
+    async def list_tools_page(self, cursor: str | None = None) -> Page[Tool]:
+        """One page of ``tools/list``, from ``cursor`` (the previous page's ``next_cursor``).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         page = await client.list_tools_page()
+        ...         print(len(page), page.next_cursor)  # one page: no next cursor
+        >>> asyncio.run(main())
+        4 None
+        """
+        return await self._list_page("tools", cursor)
+
+    async def list_resources_page(self, cursor: str | None = None) -> Page[Resource]:
+        """One page of ``resources/list``."""
+        return await self._list_page("resources", cursor)
+
+    async def list_resource_templates_page(self, cursor: str | None = None) -> Page[ResourceTemplate]:
+        """One page of ``resources/templates/list``."""
+        return await self._list_page("resource_templates", cursor)
+
+    async def list_prompts_page(self, cursor: str | None = None) -> Page[Prompt]:
+        """One page of ``prompts/list``."""
+        return await self._list_page("prompts", cursor)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> CallToolResult:
+        """Calls a tool. Cancelling the awaiting task cancels the request on
+        the server.
+
+        Args:
+            timeout: Seconds, instead of the client's default.
+            progress: Called with ``(progress, total, message)`` for each
+                progress notification, on this loop, in order; all of them
+                have run when ``call_tool`` returns.
+            meta: Extra request ``_meta`` entries (e.g. trace context).
+
+        >>> import asyncio, sys
+        >>> from ferromcp.errors import RequestTimeoutError
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         seen = []
+        ...         await client.call_tool("count", {"n": 2}, progress=lambda p, total, msg: seen.append((p, total)))
+        ...         print(sorted(seen))
+        ...         try:
+        ...             await client.call_tool("slow", {"seconds": 10}, timeout=0.2)
+        ...         except RequestTimeoutError:
+        ...             print("timed out (and cancelled on the server)")
+        ...         task = asyncio.create_task(client.call_tool("slow", {"seconds": 10}))
+        ...         await asyncio.sleep(0.2)
+        ...         task.cancel()  # cancels the request on the server too
+        ...         print((await asyncio.gather(task, return_exceptions=True))[0].__class__.__name__)
+        >>> asyncio.run(main())
+        [(1.0, 2.0), (2.0, 2.0)]
+        timed out (and cancelled on the server)
+        CancelledError
+        """
+        loop = asyncio.get_running_loop()
+        on_progress = None if progress is None else _progress_on_loop(loop, progress)
+        result = await self._connected().call_tool(
+            name,
+            dict(arguments or {}),
+            timeout,
+            on_progress,
+            None if meta is None else dict(meta),
+            loop,
+        )
+        return CallToolResult.from_dict(result)
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Reads a resource (``resources/read``)."""
+        return ReadResourceResult.from_dict(await self._connected().read_resource(uri, asyncio.get_running_loop()))
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
+        """Gets a prompt with its arguments (``prompts/get``)."""
+        result = await self._connected().get_prompt(name, dict(arguments or {}), asyncio.get_running_loop())
+        return GetPromptResult.from_dict(result)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+    ) -> CompleteResult:
+        """Completion suggestions for ``argument`` (typed so far: ``value``) of
+        ``ref``: ``{"type": "ref/prompt", "name": ...}`` or
+        ``{"type": "ref/resource", "uri": template}``. ``context`` gives the
+        values of arguments already chosen, for suggestions that depend on them."""
+        resolved = None if context is None else dict(context)
+        result = await self._connected().complete(dict(ref), argument, value, resolved, asyncio.get_running_loop())
+        return CompleteResult.from_dict(result)
+
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Iterable[str] = (),
+    ) -> Subscription:
+        """Subscribes to change notifications (``subscriptions/listen``):
+        list changes of tools, prompts, resources, and updates of the
+        resources in ``resource_uris``::
+
+            async with client.listen(tools=True) as changes:
+                async for note in changes:
+                    print(note.method)
+        """
+        return Subscription(self, _filter(tools, prompts, resources, resource_uris))
+
+
+def _progress_on_loop(loop: asyncio.AbstractEventLoop, progress: ProgressCallback) -> Callable[..., None]:
+    """The native progress callback (called on a worker thread): runs
+    ``progress`` on ``loop``, as a task when it is ``async``."""
+
+    # Tasks of async callbacks, kept until done (the loop holds only weak
+    # references to tasks).
+    running: set[asyncio.Future[Any]] = set()
+
+    def on_loop(value: float, total: float | None, message: str | None) -> None:
+        returned = progress(value, total, message)
+        if inspect.isawaitable(returned):
+            task = asyncio.ensure_future(returned)
+            running.add(task)
+            task.add_done_callback(running.discard)
+
+    def from_worker(value: float, total: float | None, message: str | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody listens
+            loop.call_soon_threadsafe(on_loop, value, total, message)
+
+    return from_worker
+
+
+class _LoopThread:
+    """An asyncio loop on a daemon thread, for a :class:`SyncClient`'s
+    ``async def`` handlers (and ``async`` progress callbacks)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="ferromcp-client-loop", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(5)
+        if not self.loop.is_running():
+            self.loop.close()
+
+
+class ItemIterator(Generic[T]):
+    """Every item of a list, across pages, for :class:`SyncClient`: iterate
+    it (a page is fetched only when needed) or walk :meth:`pages`."""
+
+    def __init__(self, native: Any, kind: _Kind) -> None:
+        self._native = native
+        self._kind = kind
+
+    def pages(self) -> Iterator[Page[T]]:
+        """Each page, in order."""
+        pages = self._native.pages(self._kind)
+        while (page := pages.next(None)) is not None:
+            yield _walked_page(self._kind, page)
+
+    def __iter__(self) -> Iterator[T]:
+        for page in self.pages():
+            yield from page.items
+
+
+class SyncSubscription:
+    """A :class:`Subscription` for :class:`SyncClient`: iterate it; ``with``
+    closes it."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @property
+    def acknowledged(self) -> dict[str, Any]:
+        """The notification types the server agreed to send."""
+        return dict(self._native.acknowledged)
+
+    def next(self) -> Notification | None:
+        """The next notification (blocking); ``None`` once the stream ended."""
+        note = self._native.next(None)
+        return None if note is None else Notification.from_dict(note)
+
+    def close(self) -> None:
+        """Ends the subscription."""
+        self._native.close()
+
+    def __iter__(self) -> Iterator[Notification]:
+        while (note := self.next()) is not None:
+            yield note
+
+    def __enter__(self) -> SyncSubscription:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+class SyncClient:
+    """The same client without asyncio, for scripts and notebooks: every
+    method blocks (with the GIL released; Ctrl-C interrupts and cancels the
+    call). Connected on creation; ``with`` closes it.
+
+    >>> import sys
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...     print([tool.name for tool in client.list_tools()])
+    ...     print(client.call_tool("add", {"a": 1, "b": 2}).text)
+    ...     with client.listen(tools=True) as changes:
+    ...         _ = client.call_tool("grow")
+    ...         print(changes.next().method)
+    ['add', 'count', 'slow', 'grow']
+    3
+    notifications/tools/list_changed
+
+    Handlers may be plain functions (run on worker threads) or ``async def``
+    (run on a private event loop thread).
+    """
+
+    def __init__(self, connection: _Connection) -> None:
+        self._loop_thread = _LoopThread() if connection.has_async_handler else None
+        handler_loop = None if self._loop_thread is None else self._loop_thread.loop
+        try:
+            self._native: Any = connection.open(None, handler_loop)
+        except BaseException:
+            if self._loop_thread is not None:
+                self._loop_thread.stop()
+            raise
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | os.PathLike[str],
+        args: Sequence[str | os.PathLike[str]] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: StderrMode = "capture",
+        name: str | None = None,
+        version: str | None = None,
+        protocol_version: str | None = None,
+        era: Era = "auto",
+        timeout: float | None = 60.0,
+        on_elicitation: InputHandler | None = None,
+        on_sampling: InputHandler | None = None,
+        on_roots: InputHandler | None = None,
+    ) -> SyncClient:
+        """Spawns ``command args...`` and connects over stdio (arguments as
+        for :meth:`Client.stdio`)."""
+        common = _common(name, version, protocol_version, era, timeout)
+        return cls(_stdio(command, args, env, cwd, stderr, common, _handlers(on_elicitation, on_sampling, on_roots)))
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+        version: str | None = None,
+        protocol_version: str | None = None,
+        era: Era = "auto",
+        timeout: float | None = 60.0,
+        on_elicitation: InputHandler | None = None,
+        on_sampling: InputHandler | None = None,
+        on_roots: InputHandler | None = None,
+    ) -> SyncClient:
+        """Connects to a Streamable HTTP endpoint (arguments as for
+        :meth:`Client.http`)."""
+        common = _common(name, version, protocol_version, era, timeout)
+        return cls(_http(url, headers, common, _handlers(on_elicitation, on_sampling, on_roots)))
+
+    def __enter__(self) -> SyncClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Ends the connection and releases the handlers. Safe to call twice."""
+        native, self._native = self._native, None
+        if native is not None:
+            native.close(None)
+        if self._loop_thread is not None:
+            self._loop_thread.stop()
+            self._loop_thread = None
+
+    def _connected(self) -> Any:
+        if self._native is None:
+            raise RuntimeError("the client is closed")
+        return self._native
+
+    @property
+    def protocol_version(self) -> str:
+        """The revision requests currently declare."""
+        return str(self._connected().protocol_version)
+
+    @property
+    def era(self) -> Literal["modern", "legacy"] | None:
+        """The server's revision family, once the first request detected it."""
+        return _era_name(self._connected().is_legacy)
+
+    def discover(self) -> DiscoverResult:
+        """What the server supports (see :meth:`Client.discover`)."""
+        return DiscoverResult.from_dict(self._connected().discover(None))
+
+    def list_tools(self) -> ItemIterator[Tool]:
+        """Every tool, across pages."""
+        return ItemIterator(self._connected(), "tools")
+
+    def list_resources(self) -> ItemIterator[Resource]:
+        """Every resource."""
+        return ItemIterator(self._connected(), "resources")
+
+    def list_resource_templates(self) -> ItemIterator[ResourceTemplate]:
+        """Every resource template."""
+        return ItemIterator(self._connected(), "resource_templates")
+
+    def list_prompts(self) -> ItemIterator[Prompt]:
+        """Every prompt."""
+        return ItemIterator(self._connected(), "prompts")
+
+    def list_tools_page(self, cursor: str | None = None) -> Page[Tool]:
+        """One page of ``tools/list``, from ``cursor``."""
+        return _page("tools", self._connected().list_page("tools", cursor, None))
+
+    def list_resources_page(self, cursor: str | None = None) -> Page[Resource]:
+        """One page of ``resources/list``."""
+        return _page("resources", self._connected().list_page("resources", cursor, None))
+
+    def list_resource_templates_page(self, cursor: str | None = None) -> Page[ResourceTemplate]:
+        """One page of ``resources/templates/list``."""
+        return _page("resource_templates", self._connected().list_page("resource_templates", cursor, None))
+
+    def list_prompts_page(self, cursor: str | None = None) -> Page[Prompt]:
+        """One page of ``prompts/list``."""
+        return _page("prompts", self._connected().list_page("prompts", cursor, None))
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> CallToolResult:
+        """Calls a tool (see :meth:`Client.call_tool`); ``progress`` runs on
+        this thread, in order, before ``call_tool`` returns."""
+        on_progress: Callable[..., Any] | None = None
+        if progress is not None:
+            on_progress = self._sync_progress(progress)
+        result = self._connected().call_tool(
+            name, dict(arguments or {}), timeout, on_progress, None if meta is None else dict(meta), None
+        )
+        return CallToolResult.from_dict(result)
+
+    def _sync_progress(self, progress: ProgressCallback) -> Callable[..., Any]:
+        if not _is_async_callable(progress):
+            return progress
+        if self._loop_thread is None:
+            self._loop_thread = _LoopThread()
+        return _progress_on_loop(self._loop_thread.loop, progress)
+
+    def read_resource(self, uri: str) -> ReadResourceResult:
+        """Reads a resource."""
+        return ReadResourceResult.from_dict(self._connected().read_resource(uri, None))
+
+    def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
+        """Gets a prompt."""
+        return GetPromptResult.from_dict(self._connected().get_prompt(name, dict(arguments or {}), None))
+
+    def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+    ) -> CompleteResult:
+        """Completion suggestions (see :meth:`Client.complete`)."""
+        resolved = None if context is None else dict(context)
+        return CompleteResult.from_dict(self._connected().complete(dict(ref), argument, value, resolved, None))
+
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Iterable[str] = (),
+    ) -> SyncSubscription:
+        """Subscribes to change notifications; returns once the server
+        acknowledged (see :meth:`Client.listen`)."""
+        wanted = _filter(tools, prompts, resources, resource_uris)
+        return SyncSubscription(self._connected().listen(wanted, None))
+

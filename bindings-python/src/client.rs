@@ -1,0 +1,739 @@
+//! `ferromcp._native.Client`: core's [`ferromcp::client::Client`] for
+//! Python. The pure-Python `ferromcp.Client` (asyncio) and
+//! `ferromcp.SyncClient` wrap it; both drive the same native methods, which
+//! take an `event_loop` (return an awaitable of that loop) or `None` (block
+//! with the GIL released), see [`client_future`].
+//!
+//! Everything protocol stays in core: era detection, `_meta`, MRTR rounds,
+//! header mirroring, cache, pagination. This file converts arguments and
+//! results (typed core results are serialised back to JSON for Python) and
+//! plugs Python callables in as the elicitation, sampling and roots
+//! handlers through the binding's one host-call adapter.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pyo3::PyTraverseError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::gc::PyVisit;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use ferromcp::Error;
+use ferromcp::client::{
+    CallOptions, Client, ClientOptions, EraPreference, Pages, ProgressUpdate, StderrMode,
+    StdioCommand, Subscription,
+};
+use ferromcp::protocol::{
+    CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
+    SubscriptionFilter,
+};
+use ferromcp::server::HandlerError;
+
+use crate::client_future::{self, Event, ToPy};
+use crate::convert;
+use crate::handler::{HandlerKind, PyRefs};
+use crate::host_call::HostCall;
+
+/// Converts a core result to the Python objects of its JSON form.
+fn json_to_py<T: Serialize + Send + 'static>() -> ToPy<T> {
+    Box::new(|py, value: T| {
+        let value =
+            serde_json::to_value(value).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(convert::to_python(py, &value)?.unbind())
+    })
+}
+
+fn seconds(what: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
+    value
+        .map(Duration::try_from_secs_f64)
+        .transpose()
+        .map_err(|e| PyValueError::new_err(format!("invalid {what}: {e}")))
+}
+
+/// A core error for what a Python input handler failed with: a raised
+/// `McpError` keeps its code (a legacy server receives it as is), anything
+/// else is reported as the handler's failure.
+fn input_error(kind: InputKind, error: HandlerError) -> Error {
+    match error {
+        HandlerError::Protocol(mcp) => Error::Mcp(mcp),
+        HandlerError::Tool(message) => Error::Protocol(format!(
+            "the {} handler failed: {message}",
+            kind.capability()
+        )),
+    }
+}
+
+/// Runs the Python handler of `kind` through the host-call adapter and
+/// core's rule for that kind's result.
+async fn answer_input(
+    kind: InputKind,
+    refs: Arc<PyRefs>,
+    is_async: bool,
+    params: Value,
+) -> Result<Value, Error> {
+    let call = HostCall {
+        key: (HandlerKind::Input, Arc::from(kind.capability())),
+        refs,
+        ctx: None,
+        input: params,
+        is_async,
+    };
+    let answer = match kind {
+        InputKind::Elicitation => call.run::<ElicitResult>().await.map(serde_json::to_value),
+        InputKind::Sampling => call
+            .run::<CreateMessageResult>()
+            .await
+            .map(serde_json::to_value),
+        InputKind::Roots => call
+            .run::<ListRootsResult>()
+            .await
+            .map(serde_json::to_value),
+    };
+    answer
+        .map_err(|e| input_error(kind, e))?
+        .map_err(Error::from)
+}
+
+/// Reads the connection options the Python layer passes.
+struct Settings {
+    options: ClientOptions,
+    refs: Arc<PyRefs>,
+}
+
+/// Builds the core options from the keyword arguments both connect
+/// methods share; each handler is registered through
+/// `ClientOptions::on_input`, which also declares its capability.
+#[allow(clippy::too_many_arguments)]
+fn settings(
+    py: Python<'_>,
+    name: Option<String>,
+    version: Option<String>,
+    protocol_version: Option<String>,
+    era: &str,
+    timeout: Option<f64>,
+    handlers: Option<&Bound<'_, PyDict>>,
+    handler_loop: Option<Py<PyAny>>,
+    json_default: Option<Py<PyAny>>,
+) -> PyResult<Settings> {
+    let mut options = ClientOptions::default();
+    if name.is_some() || version.is_some() {
+        options.info = Implementation::new(
+            name.unwrap_or_else(|| options.info.name.clone()),
+            version.unwrap_or_else(|| options.info.version.clone()),
+        );
+    }
+    if let Some(version) = protocol_version {
+        options.protocol_version = version;
+    }
+    options.era = match era {
+        "auto" => EraPreference::Auto,
+        "modern" => EraPreference::Modern,
+        "legacy" => EraPreference::Legacy,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "era must be \"auto\", \"modern\" or \"legacy\", not {other:?}"
+            )));
+        }
+    };
+    options.timeout = seconds("timeout", timeout)?;
+    let refs = Arc::new(PyRefs::new(json_default));
+    if let Some(event_loop) = handler_loop {
+        refs.set_event_loop(event_loop);
+    }
+    for (key, entry) in handlers.into_iter().flat_map(|h| h.iter()) {
+        let key: String = key.extract()?;
+        let kind = InputKind::ALL
+            .into_iter()
+            .find(|k| k.capability() == key)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown input handler {key:?}")))?;
+        let (callable, is_async): (Py<PyAny>, bool) = entry.extract()?;
+        if !callable.bind(py).is_callable() {
+            return Err(PyTypeError::new_err(format!(
+                "the {key} handler must be callable"
+            )));
+        }
+        refs.set_handler(HandlerKind::Input, kind.capability(), callable);
+        let handler_refs = refs.clone();
+        options = options.on_input(kind, move |params| {
+            answer_input(kind, handler_refs.clone(), is_async, params)
+        });
+    }
+    Ok(Settings { options, refs })
+}
+
+/// The native MCP client. Use `ferromcp.Client` (asyncio) or
+/// `ferromcp.SyncClient`, which give typed results.
+///
+/// ```python
+/// from ferromcp import _native
+///
+/// client = _native.Client.connect_http("http://127.0.0.1:8000/mcp", None)  # blocks
+/// # name, arguments, timeout, progress, meta, event_loop
+/// print(client.call_tool("echo", {"text": "hi"}, None, None, None, None))
+/// client.close(None)
+/// ```
+#[pyclass(module = "ferromcp._native", name = "Client", frozen, weakref)]
+pub(crate) struct PyClient {
+    client: Client,
+    refs: Arc<PyRefs>,
+}
+
+fn connected(refs: Arc<PyRefs>) -> ToPy<Client> {
+    Box::new(move |py, client| Ok(Py::new(py, PyClient { client, refs })?.into_any()))
+}
+
+#[pymethods]
+impl PyClient {
+    /// Spawns `program args...` and connects over its stdin/stdout.
+    #[staticmethod]
+    #[pyo3(signature = (
+        program, args, event_loop, *, env=None, cwd=None, stderr="capture", name=None,
+        version=None, protocol_version=None, era="auto", timeout=None, handlers=None,
+        handler_loop=None, json_default=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn connect_stdio(
+        py: Python<'_>,
+        program: String,
+        args: Vec<String>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+        env: Option<Vec<(String, String)>>,
+        cwd: Option<String>,
+        stderr: &str,
+        name: Option<String>,
+        version: Option<String>,
+        protocol_version: Option<String>,
+        era: &str,
+        timeout: Option<f64>,
+        handlers: Option<&Bound<'_, PyDict>>,
+        handler_loop: Option<Py<PyAny>>,
+        json_default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let Settings { mut options, refs } = settings(
+            py,
+            name,
+            version,
+            protocol_version,
+            era,
+            timeout,
+            handlers,
+            handler_loop,
+            json_default,
+        )?;
+        options.stderr = match stderr {
+            "capture" => StderrMode::Capture,
+            "inherit" => StderrMode::Inherit,
+            "null" => StderrMode::Null,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "stderr must be \"capture\", \"inherit\" or \"null\", not {other:?}"
+                )));
+            }
+        };
+        let mut command = StdioCommand::new(program, args);
+        command.env = env
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        command.cwd = cwd.map(Into::into);
+        client_future::run(
+            py,
+            event_loop,
+            Client::connect_stdio_with(command, options),
+            connected(refs),
+        )
+    }
+
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
+    #[staticmethod]
+    #[pyo3(signature = (
+        url, event_loop, *, headers=None, name=None, version=None, protocol_version=None,
+        era="auto", timeout=None, handlers=None, handler_loop=None, json_default=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn connect_http(
+        py: Python<'_>,
+        url: String,
+        event_loop: Option<&Bound<'_, PyAny>>,
+        headers: Option<Vec<(String, String)>>,
+        name: Option<String>,
+        version: Option<String>,
+        protocol_version: Option<String>,
+        era: &str,
+        timeout: Option<f64>,
+        handlers: Option<&Bound<'_, PyDict>>,
+        handler_loop: Option<Py<PyAny>>,
+        json_default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let Settings { mut options, refs } = settings(
+            py,
+            name,
+            version,
+            protocol_version,
+            era,
+            timeout,
+            handlers,
+            handler_loop,
+            json_default,
+        )?;
+        options.http_headers = headers.unwrap_or_default();
+        client_future::run(
+            py,
+            event_loop,
+            async move { Client::connect_http_with(&url, options).await },
+            connected(refs),
+        )
+    }
+
+    /// The protocol version requests currently declare.
+    #[getter]
+    fn protocol_version(&self) -> String {
+        self.client.protocol_version()
+    }
+
+    /// Whether the server turned out to speak a legacy revision (2025-11-25
+    /// or earlier); `None` until the first request detected it.
+    #[getter]
+    fn is_legacy(&self) -> Option<bool> {
+        self.client.is_legacy()
+    }
+
+    /// `server/discover`; a legacy server has no such method, and its
+    /// self-description is what it answered to `initialize`.
+    fn discover(
+        &self,
+        py: Python<'_>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        client_future::run(
+            py,
+            event_loop,
+            async move {
+                match client.discover().await {
+                    Ok(found) => Ok(serde_json::to_value(found)?),
+                    Err(e) => match (client.is_legacy(), client.legacy_initialize_result()) {
+                        (Some(true), Some(initialized)) => Ok(Value::Object(initialized)),
+                        _ => Err(e),
+                    },
+                }
+            },
+            json_to_py::<Value>(),
+        )
+    }
+
+    /// One page of `kind` (`"tools"`, `"resources"`, `"resource_templates"`
+    /// or `"prompts"`) from `cursor`: the whole list result.
+    fn list_page(
+        &self,
+        py: Python<'_>,
+        kind: &str,
+        cursor: Option<String>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let kind = ListKind::parse(kind)?;
+        client_future::run(
+            py,
+            event_loop,
+            async move {
+                let cursor = cursor.as_deref();
+                Ok(match kind {
+                    ListKind::Tools => serde_json::to_value(client.list_tools(cursor).await?)?,
+                    ListKind::Resources => {
+                        serde_json::to_value(client.list_resources(cursor).await?)?
+                    }
+                    ListKind::ResourceTemplates => {
+                        serde_json::to_value(client.list_resource_templates(cursor).await?)?
+                    }
+                    ListKind::Prompts => serde_json::to_value(client.list_prompts(cursor).await?)?,
+                })
+            },
+            json_to_py::<Value>(),
+        )
+    }
+
+    /// Walks every page of `kind` with core's [`Pages`] (which follows
+    /// `nextCursor` and stops on a repeated one).
+    fn pages(&self, kind: &str) -> PyResult<PyPages> {
+        let kind = ListKind::parse(kind)?;
+        let (demand, demands) = mpsc::unbounded_channel();
+        let client = self.client.clone();
+        ferromcp::runtime::get().spawn(async move {
+            match kind {
+                ListKind::Tools => serve_pages(client.tool_pages(), demands).await,
+                ListKind::Resources => serve_pages(client.resource_pages(), demands).await,
+                ListKind::ResourceTemplates => {
+                    serve_pages(client.resource_template_pages(), demands).await
+                }
+                ListKind::Prompts => serve_pages(client.prompt_pages(), demands).await,
+            }
+        });
+        Ok(PyPages { demand })
+    }
+
+    /// `tools/call`. `progress(progress, total, message)` is called for each
+    /// progress notification, in order and before the call returns (on a
+    /// worker thread when awaited, on the calling thread when blocking);
+    /// `timeout` (seconds) overrides the client's.
+    #[pyo3(signature = (name, arguments, timeout, progress, meta, event_loop))]
+    #[allow(clippy::too_many_arguments)]
+    fn call_tool(
+        &self,
+        py: Python<'_>,
+        name: String,
+        arguments: &Bound<'_, PyAny>,
+        timeout: Option<f64>,
+        progress: Option<Py<PyAny>>,
+        meta: Option<&Bound<'_, PyDict>>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let default = self.refs.json_default(py);
+        let arguments = convert::from_python(arguments, default.as_ref().map(|d| d.bind(py)))?;
+        let mut options = CallOptions {
+            timeout: seconds("timeout", timeout)?,
+            ..CallOptions::default()
+        };
+        if let Some(meta) = meta {
+            options.meta = convert::from_python_object(meta, None, "meta")?;
+        }
+        let mut events = None;
+        if let Some(progress) = progress {
+            let (queue, queued) = mpsc::unbounded_channel::<Event>();
+            events = Some(queued);
+            let progress = Arc::new(progress);
+            options.on_progress = Some(Arc::new(move |update: ProgressUpdate| {
+                let progress = progress.clone();
+                // Closed once the call is over: nobody to tell any more.
+                let _ = queue.send(Box::new(move |py| {
+                    let called =
+                        progress
+                            .bind(py)
+                            .call1((update.progress, update.total, update.message));
+                    if let Err(e) = called {
+                        e.write_unraisable(py, None);
+                    }
+                }));
+            }));
+        }
+        let client = self.client.clone();
+        client_future::run_with_events(
+            py,
+            event_loop,
+            async move { client.call_tool_with(&name, arguments, &options).await },
+            json_to_py(),
+            events,
+        )
+    }
+
+    /// `resources/read`.
+    fn read_resource(
+        &self,
+        py: Python<'_>,
+        uri: String,
+        event_loop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        client_future::run(
+            py,
+            event_loop,
+            async move { client.read_resource(&uri).await },
+            json_to_py(),
+        )
+    }
+
+    /// `prompts/get`.
+    fn get_prompt(
+        &self,
+        py: Python<'_>,
+        name: String,
+        arguments: Option<&Bound<'_, PyDict>>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let arguments = match arguments {
+            Some(a) => convert::from_python_object(a, None, "arguments")?,
+            None => Map::new(),
+        };
+        let client = self.client.clone();
+        client_future::run(
+            py,
+            event_loop,
+            async move { client.get_prompt(&name, arguments).await },
+            json_to_py(),
+        )
+    }
+
+    /// `completion/complete` for `argument` of `reference` (a
+    /// `ref/prompt` or `ref/resource` object); `resolved` holds the values
+    /// of arguments already known (`context.arguments`).
+    fn complete(
+        &self,
+        py: Python<'_>,
+        reference: &Bound<'_, PyDict>,
+        argument: String,
+        value: String,
+        resolved: Option<&Bound<'_, PyDict>>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let reference = convert::from_python(reference, None)?;
+        let resolved = match resolved {
+            Some(r) => convert::from_python_object(r, None, "context")?,
+            None => Map::new(),
+        };
+        let client = self.client.clone();
+        client_future::run(
+            py,
+            event_loop,
+            async move {
+                client
+                    .complete_with_context(reference, &argument, &value, resolved)
+                    .await
+            },
+            json_to_py(),
+        )
+    }
+
+    /// Opens `subscriptions/listen` with `filter` (a `SubscriptionFilter`
+    /// object) once the server acknowledged it.
+    fn listen(
+        &self,
+        py: Python<'_>,
+        filter: &Bound<'_, PyDict>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let filter: SubscriptionFilter =
+            serde_json::from_value(convert::from_python(filter, None)?)
+                .map_err(|e| PyValueError::new_err(format!("invalid subscription filter: {e}")))?;
+        let client = self.client.clone();
+        client_future::run(
+            py,
+            event_loop,
+            async move { client.listen(filter).await },
+            Box::new(|py, subscription: Subscription| {
+                let acknowledged = serde_json::to_value(subscription.acknowledged())
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                let native = PySubscription {
+                    acknowledged: convert::to_python(py, &acknowledged)?.unbind(),
+                    subscription: Arc::new(tokio::sync::Mutex::new(Some(subscription))),
+                    closed: CancellationToken::new(),
+                };
+                Ok(Py::new(py, native)?.into_any())
+            }),
+        )
+    }
+
+    /// Ends the connection (a spawned server is stopped) and drops the
+    /// handlers.
+    fn close(&self, py: Python<'_>, event_loop: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let refs = self.refs.clone();
+        client_future::run(
+            py,
+            event_loop,
+            async move {
+                client.close().await;
+                Ok(())
+            },
+            Box::new(move |py, ()| {
+                // Released with the GIL held, outside any lock.
+                refs.clear();
+                Ok(py.None())
+            }),
+        )
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.refs.traverse(&visit)
+    }
+
+    fn __clear__(&self) {
+        self.refs.clear();
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<ferromcp._native.Client {}>",
+            self.client.protocol_version()
+        )
+    }
+}
+
+impl Drop for PyClient {
+    /// A transport task that outlives the object finds no handlers rather
+    /// than objects the collector may already have freed.
+    fn drop(&mut self) {
+        self.refs.clear();
+    }
+}
+
+#[derive(Clone, Copy)]
+enum ListKind {
+    Tools,
+    Resources,
+    ResourceTemplates,
+    Prompts,
+}
+
+impl ListKind {
+    fn parse(kind: &str) -> PyResult<ListKind> {
+        Ok(match kind {
+            "tools" => ListKind::Tools,
+            "resources" => ListKind::Resources,
+            "resource_templates" => ListKind::ResourceTemplates,
+            "prompts" => ListKind::Prompts,
+            other => return Err(PyValueError::new_err(format!("unknown list {other:?}"))),
+        })
+    }
+}
+
+/// One request for the next page; answered with `None` after the last.
+type PageDemand = oneshot::Sender<Option<Result<Value, Error>>>;
+
+/// Fetches a page each time one is asked for (never ahead), until the
+/// walk ends or the Python side drops its [`PyPages`].
+async fn serve_pages<T: DeserializeOwned + Serialize>(
+    mut pages: Pages<'_, T>,
+    mut demands: mpsc::UnboundedReceiver<PageDemand>,
+) {
+    while let Some(reply) = demands.recv().await {
+        let page = match pages.next_page().await {
+            Some(Ok(items)) => Some(serde_json::to_value(items).map_err(Error::from).map(
+                |items| {
+                    let mut page = Map::new();
+                    page.insert("items".into(), items);
+                    if let Some(next) = pages.next_cursor() {
+                        page.insert("nextCursor".into(), Value::from(next));
+                    }
+                    Value::Object(page)
+                },
+            )),
+            Some(Err(e)) => Some(Err(e)),
+            None => None,
+        };
+        let _ = reply.send(page);
+    }
+}
+
+/// Every page of a list, one `next()` at a time.
+#[pyclass(module = "ferromcp._native", name = "Pages", frozen)]
+pub(crate) struct PyPages {
+    demand: mpsc::UnboundedSender<PageDemand>,
+}
+
+#[pymethods]
+impl PyPages {
+    /// The next page as `{"items": [...], "nextCursor"?: ...}`, or `None`
+    /// after the last.
+    fn next(&self, py: Python<'_>, event_loop: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let (reply, replied) = oneshot::channel();
+        let sent = self.demand.send(reply).is_ok();
+        client_future::run(
+            py,
+            event_loop,
+            async move {
+                if !sent {
+                    return Ok(None);
+                }
+                replied.await.unwrap_or(None).transpose()
+            },
+            Box::new(|py, page: Option<Value>| match page {
+                Some(items) => Ok(convert::to_python(py, &items)?.unbind()),
+                None => Ok(py.None()),
+            }),
+        )
+    }
+}
+
+/// An open `subscriptions/listen` stream.
+#[pyclass(module = "ferromcp._native", name = "Subscription", frozen)]
+pub(crate) struct PySubscription {
+    acknowledged: Py<PyAny>,
+    subscription: Arc<tokio::sync::Mutex<Option<Subscription>>>,
+    /// Cancelled by `close()`: ends a `next()` that is waiting.
+    closed: CancellationToken,
+}
+
+#[pymethods]
+impl PySubscription {
+    /// The notification types the server agreed to send (a dict).
+    #[getter]
+    fn acknowledged(&self, py: Python<'_>) -> Py<PyAny> {
+        self.acknowledged.clone_ref(py)
+    }
+
+    /// The next notification as `{"method": ..., "params": ...}`; `None`
+    /// once the subscription ended gracefully or was closed (raises the
+    /// error that ended it otherwise).
+    fn next(&self, py: Python<'_>, event_loop: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let subscription = self.subscription.clone();
+        let closed = self.closed.clone();
+        client_future::run(
+            py,
+            event_loop,
+            async move {
+                let mut guard = subscription.lock().await;
+                let Some(open) = guard.as_mut() else {
+                    return Ok(None);
+                };
+                let next = tokio::select! {
+                    next = open.next() => next,
+                    _ = closed.cancelled() => None,
+                };
+                if let Some(note) = next {
+                    let mut value = Map::new();
+                    value.insert("method".into(), Value::from(note.method));
+                    value.insert("params".into(), note.params);
+                    return Ok(Some(Value::Object(value)));
+                }
+                // Ended (or closed): dropping it cancels the listen request.
+                let ended = guard.take().and_then(|mut open| open.take_ended());
+                match ended {
+                    Some(Err(Error::Cancelled)) | Some(Ok(_)) | None => Ok(None),
+                    Some(Err(e)) => Err(e),
+                }
+            },
+            Box::new(|py, note: Option<Value>| match note {
+                Some(note) => Ok(convert::to_python(py, &note)?.unbind()),
+                None => Ok(py.None()),
+            }),
+        )
+    }
+
+    /// Ends the subscription (the listen request is cancelled); a waiting
+    /// `next()` returns `None`.
+    fn close(&self) {
+        self.closed.cancel();
+        if let Ok(mut guard) = self.subscription.try_lock() {
+            *guard = None;
+        }
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.acknowledged)
+    }
+}
+
+impl Drop for PySubscription {
+    fn drop(&mut self) {
+        self.closed.cancel();
+    }
+}
+
+/// Adds the client's classes to the native module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyClient>()?;
+    m.add_class::<PyPages>()?;
+    m.add_class::<PySubscription>()?;
+    m.add(
+        "LEGACY_PROTOCOL_VERSIONS",
+        ferromcp::protocol::LEGACY_PROTOCOL_VERSIONS.to_vec(),
+    )?;
+    Ok(())
+}

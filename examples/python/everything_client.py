@@ -1,0 +1,152 @@
+"""The conformance fixture client, in Python: ``everything_client.py URL``.
+
+The official suite names the scenario in ``MCP_CONFORMANCE_SCENARIO``, the
+wire revision in ``MCP_CONFORMANCE_PROTOCOL_VERSION`` and scenario data in
+``MCP_CONFORMANCE_CONTEXT`` (JSON); the URL is the last argument. The same
+contract as ``examples/rust/src/bin/everything-client.rs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+import ferromcp
+from ferromcp.client import LEGACY_PROTOCOL_VERSIONS
+from ferromcp.client_types import Tool
+
+
+def placeholder(prop: dict[str, Any]) -> Any:
+    """A plausible value of a property's type (its first enum value if any)."""
+    options = prop.get("enum")
+    if isinstance(options, list) and options:
+        return options[0]
+    return {"integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}.get(
+        str(prop.get("type")), "test"
+    )
+
+
+def fill_from_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Fills a form: each field's default, else a placeholder (the suite
+    checks that defaults are applied)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return {}
+    return {name: prop.get("default", placeholder(prop)) for name, prop in properties.items()}
+
+
+def arguments_for(tool: Tool) -> dict[str, Any]:
+    """Every required argument of a tool, from its default or a placeholder."""
+    required = tool.input_schema.get("required") or []
+    return {k: v for k, v in fill_from_schema(tool.input_schema).items() if k in required}
+
+
+async def on_elicitation(params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": fill_from_schema(params.get("requestedSchema") or {})}
+
+
+def on_sampling(params: dict[str, Any]) -> dict[str, Any]:
+    asked = params["messages"][0]["content"].get("text", "")
+    return {
+        "role": "assistant",
+        "content": {"type": "text", "text": f"Answer to: {asked}"},
+        "model": "ferromcp-conformance-model",
+        "stopReason": "endTurn",
+    }
+
+
+def on_roots(_params: dict[str, Any]) -> dict[str, Any]:
+    return {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}
+
+
+async def call_each_listed_tool(client: ferromcp.Client) -> None:
+    async for tool in client.list_tools():
+        result = await client.call_tool(tool.name, arguments_for(tool))
+        print(f"called {tool.name}: isError={result.is_error}", file=sys.stderr)
+
+
+async def run(scenario: str, url: str, version: str, context: Any) -> None:
+    # The suite names the wire: the initialize era, or a stateless revision.
+    legacy = version in LEGACY_PROTOCOL_VERSIONS
+    client = ferromcp.Client.http(
+        url,
+        name="ferromcp-everything-client-python",
+        version=ferromcp.__version__,
+        protocol_version=None if legacy else version,
+        era="legacy" if legacy else "modern",
+        on_elicitation=on_elicitation,
+        on_sampling=on_sampling,
+        on_roots=on_roots,
+    )
+    async with client:
+        if scenario in ("initialize", "json-schema-ref-no-deref"):
+            await client.list_tools()
+        elif scenario == "elicitation-sep1034-client-defaults":
+            await client.list_tools()
+            await client.call_tool("test_client_elicitation_defaults")
+        elif scenario == "sse-retry":
+            await client.list_tools()
+            await client.call_tool("test_reconnection")
+        elif scenario == "tools_call":
+            await client.list_tools()
+            await client.call_tool("add_numbers", {"a": 5, "b": 3})
+        elif scenario == "request-metadata":
+            await client.discover()
+            await call_each_listed_tool(client)
+        elif scenario == "sep-2322-client-request-state":
+            await client.list_tools()
+            for name in (
+                "test_mrtr_echo_state",
+                "test_mrtr_no_state",
+                "test_mrtr_unrelated",
+                "test_mrtr_no_result_type",
+            ):
+                await client.call_tool(name)
+        elif scenario == "http-standard-headers":
+            tools = await client.list_tools()
+            if tools:
+                await client.call_tool(tools[0].name, arguments_for(tools[0]))
+            resources = await client.list_resources()
+            if resources:
+                await client.read_resource(resources[0].uri)
+            prompts = await client.list_prompts()
+            if prompts:
+                await client.get_prompt(prompts[0].name, {a.name: "test" for a in prompts[0].arguments})
+        elif scenario == "http-custom-headers":
+            await client.list_tools()
+            for call in (context or {}).get("toolCalls") or []:
+                await client.call_tool(call["name"], call.get("arguments") or {})
+        elif scenario == "http-invalid-tool-headers":
+            await call_each_listed_tool(client)
+        elif scenario == "json-schema-2020-12-preservation":
+            focal = next((t for t in await client.list_tools() if t.name == "json_schema_2020_12_tool"), None)
+            if focal is None:
+                raise RuntimeError("json_schema_2020_12_tool not listed")
+            await client.call_tool("json_schema_echo", {"schema": focal.input_schema})
+        else:
+            raise RuntimeError(f"unknown scenario {scenario!r}")
+
+
+def main() -> int:
+    if len(sys.argv) < 2:
+        print("usage: everything_client.py URL (scenario in MCP_CONFORMANCE_SCENARIO)", file=sys.stderr)
+        return 2
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", ferromcp.PROTOCOL_VERSION)
+    try:
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "null"))
+    except json.JSONDecodeError:
+        context = None
+    try:
+        asyncio.run(run(scenario, sys.argv[-1], version, context))
+    except Exception as e:  # the suite reads the exit status; stderr says why
+        print(f"everything_client.py: scenario {scenario!r} failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
