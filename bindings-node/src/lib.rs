@@ -26,6 +26,7 @@
 // class's `js_name` recorded when napi-derive expanded the struct, so the
 // struct must be expanded before them or the class is exported as `JsServer`.
 mod server;
+
 mod abort;
 mod context;
 mod embed;
