@@ -217,7 +217,7 @@ impl Server {
                         .shared
                         .options
                         .include_server_info
-                        .then(|| self.shared.info_value.clone()),
+                        .then(|| self.shared.identity.clone()),
                 },
                 http_status: 200,
             },
