@@ -19,6 +19,7 @@ use ferromcp_core::server::{
     FromHost, HandlerError, OutputError, RequestContext, Responder, ResponderReceiver, ToolOutput,
 };
 
+use crate::context::ferromcp_context;
 use crate::args::{optional_str, parse_json, required_ref, required_str};
 use crate::error::{FfiError, ferromcp_status};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
@@ -35,7 +36,7 @@ use crate::panic::{ffi_boundary, ffi_boundary_or};
 pub struct ferromcp_call {
     answer: Box<dyn Answer>,
     /// The request the call serves, when it serves one.
-    context: Option<RequestContext>,
+    pub(crate) context: Option<ferromcp_context>,
 }
 
 /// An output kind a C callback can answer: core's rule, plus what a whole
@@ -112,7 +113,7 @@ impl ferromcp_call {
         let (responder, receiver) = Responder::<O>::new();
         let call = Box::new(ferromcp_call {
             answer: Box::new(responder),
-            context,
+            context: context.map(ferromcp_context::new),
         });
         (call, receiver)
     }
@@ -163,7 +164,13 @@ pub(crate) unsafe fn take_call(call: *mut ferromcp_call) -> Result<Box<ferromcp_
         return Err(FfiError::null("call"));
     }
     // SAFETY: per the contract, a live handle allocated by `ferromcp_call::new`.
-    Ok(unsafe { Box::from_raw(call) })
+    let call = unsafe { Box::from_raw(call) };
+    // Before the answer goes out: a cancellation callback must not run for
+    // a request that ends because it was answered.
+    if let Some(context) = &call.context {
+        context.finish();
+    }
+    Ok(call)
 }
 
 /// How many callbacks may block at once: tokio's default for its blocking
@@ -175,7 +182,7 @@ const MAX_C_THREADS: usize = 512;
 /// The threads blocking callbacks run on: core's pool, which drains its
 /// queue in batches instead of waking a thread per call, and grows only
 /// while callbacks block.
-static C_THREADS: LazyLock<HostThreads> = LazyLock::new(|| {
+pub(crate) static C_THREADS: LazyLock<HostThreads> = LazyLock::new(|| {
     HostThreads::new("ferromcp-c", MAX_C_THREADS, |drain| {
         drain();
         true
@@ -440,7 +447,7 @@ pub unsafe extern "C" fn ferromcp_call_is_cancelled(call: *const ferromcp_call) 
             Ok(call) => {
                 call.context
                     .as_ref()
-                    .is_some_and(RequestContext::is_cancelled)
+                    .is_some_and(|c| c.ctx.is_cancelled())
                     || call.answer.is_abandoned()
             }
             Err(_) => false,
