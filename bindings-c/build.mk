@@ -2,7 +2,8 @@
 # Included by the top-level Makefile, which defines RELEASE,
 # CARGO_PROFILE_FLAG and PROFILE_DIR; every recipe runs from the repo root.
 #
-#   make build-c       build target/$(PROFILE_DIR)/libferromcp.a and target/bin/echo-server-c
+#   make build-c       build target/$(PROFILE_DIR)/libferromcp.a, target/bin/echo-server-c
+#                      and target/bin/everything-server-c (the conformance fixture)
 #   make test-c        the C tests and the C example under valgrind
 #   make regen-header  rewrite bindings-c/include/ferromcp.h from the sources
 #
@@ -34,6 +35,8 @@ build-c: cargo-build
 	@mkdir -p $(C_BIN_DIR)
 	$(C_CC) $(C_WARNINGS) $(C_OPT) $(C_INCLUDE) examples/c/echo_server.c $(C_LIB) $(C_LDLIBS) \
 		-o $(C_BIN_DIR)/echo-server-c
+	$(C_CC) $(C_WARNINGS) $(C_OPT) $(C_INCLUDE) examples/c/everything_server.c $(C_LIB) $(C_LDLIBS) \
+		-o $(C_BIN_DIR)/everything-server-c
 
 test-c: build-c
 	@mkdir -p $(C_TEST_DIR)

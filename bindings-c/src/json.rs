@@ -49,7 +49,7 @@ pub unsafe extern "C" fn ferromcp_string_free(text: *mut c_char) {
 /// ```c
 /// char *action = NULL;
 /// if (ferromcp_json_get(answer_json, "/action", &action) == FERROMCP_OK) {
-///     puts(action);                 /* accept */
+///     puts(action); // accept
 ///     ferromcp_string_free(action);
 /// }
 /// ```
