@@ -119,7 +119,9 @@ impl ferromcp_context {
         &self,
         asks: Vec<(Option<String>, InputKind, Value)>,
     ) -> Result<Vec<Value>, FfiError> {
-        if tokio::runtime::Handle::try_current().is_ok() {
+        // Host threads enter the runtime (so `Handle::current` works there)
+        // but run no task: only code inside a task must not block.
+        if tokio::task::try_id().is_some() {
             return Err(FfiError::new(
                 ferromcp_status::FERROMCP_INVALID_STATE,
                 "cannot wait for the client on a ferromcp runtime thread \
