@@ -22,7 +22,10 @@ C_LIB := target/$(PROFILE_DIR)/libferromcp.a
 C_LDLIBS := -lpthread -ldl -lm
 C_BIN_DIR := target/bin
 C_TEST_DIR := target/c-tests
-C_TESTS := test_api test_http test_sigpipe test_shutdown
+C_TESTS := test_api test_http test_server test_sigpipe test_shutdown
+# The header's C++ face: compiled as C++17 and run like the C tests.
+C_CXX ?= c++
+C_CXX_WARNINGS := -std=c++17 -Wall -Wextra -Werror -pedantic
 # Any invalid access or definitely/possibly lost block fails the run. The
 # suppressions cover only blocks owned by the process-wide tokio runtime,
 # whose threads are still parked when main() returns (see the file).
@@ -47,6 +50,9 @@ test-c: build-c
 		echo "valgrind $(C_TEST_DIR)/$$t"; \
 		$(C_VALGRIND) $(C_TEST_DIR)/$$t; \
 	done
+	$(C_CXX) $(C_CXX_WARNINGS) -O0 -g $(C_INCLUDE) bindings-c/tests/test_cpp.cpp $(C_LIB) $(C_LDLIBS) \
+		-o $(C_TEST_DIR)/test_cpp
+	$(C_VALGRIND) $(C_TEST_DIR)/test_cpp
 	C_VALGRIND="$(C_VALGRIND)" python3 bindings-c/tests/echo_example_stdio.py $(C_BIN_DIR)/echo-server-c
 
 regen-header:

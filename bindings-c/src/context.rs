@@ -10,7 +10,9 @@ use std::ffi::{CString, c_char, c_void};
 use ferromcp_core::server::{AskStart, HandlerError, InputKind, LogLevel, RequestContext};
 use tokio_util::sync::CancellationToken;
 
-use crate::args::{check_out, optional_str, parse_json, parse_json_object, required_ref, required_str};
+use crate::args::{
+    check_out, optional_str, parse_json, parse_json_object, required_ref, required_str,
+};
 use crate::error::{FfiError, ferromcp_status};
 use crate::handler::ferromcp_userdata_free;
 use crate::host_call::{C_THREADS, ferromcp_call};
@@ -161,7 +163,12 @@ impl ferromcp_context {
         })
     }
 
-    fn ask_one(&self, key: Option<&str>, kind: InputKind, params: Value) -> Result<Value, FfiError> {
+    fn ask_one(
+        &self,
+        key: Option<&str>,
+        kind: InputKind,
+        params: Value,
+    ) -> Result<Value, FfiError> {
         let mut answers = self.ask_blocking(vec![(key.map(str::to_owned), kind, params)])?;
         answers
             .pop()
@@ -181,7 +188,9 @@ impl ferromcp_context {
 /// # Safety
 /// `call` is NULL or an uncompleted handle.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_call_context(call: *const ferromcp_call) -> *const ferromcp_context {
+pub unsafe extern "C" fn ferromcp_call_context(
+    call: *const ferromcp_call,
+) -> *const ferromcp_context {
     ffi_boundary_or(std::ptr::null(), || {
         // SAFETY: forwarded contract.
         match unsafe { call.as_ref() } {
@@ -384,7 +393,10 @@ pub unsafe extern "C" fn ferromcp_context_log_json(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let data = parse_json(unsafe { required_str(data_json, "data_json") }?, "data_json")?;
+        let data = parse_json(
+            unsafe { required_str(data_json, "data_json") }?,
+            "data_json",
+        )?;
         // SAFETY: forwarded contract.
         unsafe { log(context, level, logger, data, out_sent) }
     })
@@ -431,7 +443,10 @@ unsafe fn fact(
         let context = unsafe { required_ref(context, "context") }?;
         check_out(out, "out")?;
         let text = read(&context.ctx).ok_or_else(|| {
-            FfiError::new(ferromcp_status::FERROMCP_NOT_FOUND, "the request carries no such value")
+            FfiError::new(
+                ferromcp_status::FERROMCP_NOT_FOUND,
+                "the request carries no such value",
+            )
         })?;
         give_string(text, out)
     })
@@ -451,7 +466,11 @@ pub unsafe extern "C" fn ferromcp_context_protocol_version(
     out_version: *mut *mut c_char,
 ) -> ferromcp_status {
     // SAFETY: forwarded contract.
-    unsafe { fact(context, out_version, |c| Some(c.meta().protocol_version.clone())) }
+    unsafe {
+        fact(context, out_version, |c| {
+            Some(c.meta().protocol_version.clone())
+        })
+    }
 }
 
 /// The client's capabilities, a JSON object (`{}` when it declared none).
@@ -490,7 +509,11 @@ pub unsafe extern "C" fn ferromcp_context_client_info_json(
     out_json: *mut *mut c_char,
 ) -> ferromcp_status {
     // SAFETY: forwarded contract.
-    unsafe { fact(context, out_json, |c| c.meta().client_info.as_ref().map(Value::to_string)) }
+    unsafe {
+        fact(context, out_json, |c| {
+            c.meta().client_info.as_ref().map(Value::to_string)
+        })
+    }
 }
 
 /// One header of the HTTP request that carried the request (the name is
@@ -518,7 +541,9 @@ pub unsafe extern "C" fn ferromcp_context_http_header(
     }) {
         ferromcp_status::FERROMCP_OK => {
             // SAFETY: checked above.
-            unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned()
+            unsafe { std::ffi::CStr::from_ptr(name) }
+                .to_string_lossy()
+                .into_owned()
         }
         status => return status,
     };
@@ -662,7 +687,10 @@ pub unsafe extern "C" fn ferromcp_context_ask_all(
                 None => return Err(bad("items need a \"kind\"")),
             };
             let key = item.get("key").and_then(Value::as_str).map(str::to_owned);
-            let params = item.get("params").cloned().unwrap_or_else(|| serde_json::json!({}));
+            let params = item
+                .get("params")
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({}));
             asks.push((key, kind, params));
         }
         let answers = context.ask_blocking(asks)?;
@@ -697,7 +725,8 @@ pub unsafe extern "C" fn ferromcp_context_elicit(
         let schema = unsafe { required_str(requested_schema_json, "requested_schema_json") }?;
         let schema = Value::Object(parse_json_object(schema, "requested_schema_json")?);
         check_out(out_answer_json, "out_answer_json")?;
-        let params = serde_json::json!({"mode": "form", "message": message, "requestedSchema": schema});
+        let params =
+            serde_json::json!({"mode": "form", "message": message, "requestedSchema": schema});
         let answer = context.ask_one(key, InputKind::Elicitation, params)?;
         give_string(answer.to_string(), out_answer_json)
     })

@@ -19,8 +19,8 @@ use ferromcp_core::server::{
     FromHost, HandlerError, OutputError, RequestContext, Responder, ResponderReceiver, ToolOutput,
 };
 
-use crate::context::ferromcp_context;
 use crate::args::{optional_str, parse_json, required_ref, required_str};
+use crate::context::ferromcp_context;
 use crate::error::{FfiError, ferromcp_status};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
 
@@ -445,9 +445,7 @@ pub unsafe extern "C" fn ferromcp_call_is_cancelled(call: *const ferromcp_call) 
         // SAFETY: forwarded contract.
         match unsafe { required_ref(call, "call") } {
             Ok(call) => {
-                call.context
-                    .as_ref()
-                    .is_some_and(|c| c.ctx.is_cancelled())
+                call.context.as_ref().is_some_and(|c| c.ctx.is_cancelled())
                     || call.answer.is_abandoned()
             }
             Err(_) => false,

@@ -95,7 +95,9 @@ mod tests {
             return (status, None);
         }
         // SAFETY: a string ferromcp just returned.
-        let text = unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned();
+        let text = unsafe { CStr::from_ptr(out) }
+            .to_string_lossy()
+            .into_owned();
         // SAFETY: as above, freed once.
         unsafe { ferromcp_string_free(out) };
         (status, Some(text))
@@ -104,13 +106,28 @@ mod tests {
     #[test]
     fn strings_are_unquoted_and_other_values_are_json() {
         let doc = c"{\"action\":\"accept\",\"content\":{\"n\":1,\"s\":\"a\\\"b\"}}";
-        assert_eq!(get(doc, c"/action"), (ferromcp_status::FERROMCP_OK, Some("accept".into())));
+        assert_eq!(
+            get(doc, c"/action"),
+            (ferromcp_status::FERROMCP_OK, Some("accept".into()))
+        );
         assert_eq!(
             get(doc, c"/content"),
-            (ferromcp_status::FERROMCP_OK, Some("{\"n\":1,\"s\":\"a\\\"b\"}".into()))
+            (
+                ferromcp_status::FERROMCP_OK,
+                Some("{\"n\":1,\"s\":\"a\\\"b\"}".into())
+            )
         );
-        assert_eq!(get(doc, c"/content/s"), (ferromcp_status::FERROMCP_OK, Some("a\"b".into())));
-        assert_eq!(get(doc, c"/missing"), (ferromcp_status::FERROMCP_NOT_FOUND, None));
-        assert_eq!(get(c"{", c""), (ferromcp_status::FERROMCP_INVALID_JSON, None));
+        assert_eq!(
+            get(doc, c"/content/s"),
+            (ferromcp_status::FERROMCP_OK, Some("a\"b".into()))
+        );
+        assert_eq!(
+            get(doc, c"/missing"),
+            (ferromcp_status::FERROMCP_NOT_FOUND, None)
+        );
+        assert_eq!(
+            get(c"{", c""),
+            (ferromcp_status::FERROMCP_INVALID_JSON, None)
+        );
     }
 }

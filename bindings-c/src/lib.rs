@@ -55,11 +55,11 @@ pub use server::{
 pub use context::{
     ferromcp_call_context, ferromcp_cancel_callback, ferromcp_context, ferromcp_context_ask,
     ferromcp_context_ask_all, ferromcp_context_client_capabilities_json,
-    ferromcp_context_client_info_json, ferromcp_context_close_sse_stream,
-    ferromcp_context_elicit, ferromcp_context_http_header, ferromcp_context_is_cancelled,
-    ferromcp_context_list_roots, ferromcp_context_log, ferromcp_context_log_json,
-    ferromcp_context_on_cancel, ferromcp_context_progress, ferromcp_context_protocol_version,
-    ferromcp_context_sample, ferromcp_input_kind,
+    ferromcp_context_client_info_json, ferromcp_context_close_sse_stream, ferromcp_context_elicit,
+    ferromcp_context_http_header, ferromcp_context_is_cancelled, ferromcp_context_list_roots,
+    ferromcp_context_log, ferromcp_context_log_json, ferromcp_context_on_cancel,
+    ferromcp_context_progress, ferromcp_context_protocol_version, ferromcp_context_sample,
+    ferromcp_input_kind,
 };
 pub use json::{ferromcp_json_get, ferromcp_string_free};
 pub use options::{ferromcp_server_new_with_options, ferromcp_server_serve_http_ex};

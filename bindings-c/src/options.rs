@@ -48,7 +48,13 @@ fn server_options(map: &Map<String, Value>) -> Result<ServerOptions, FfiError> {
     const NAME: &str = "options_json";
     only_known(
         map,
-        &["instructions", "pageSize", "sealKey", "requestStateTtlMs", "includeServerInfo"],
+        &[
+            "instructions",
+            "pageSize",
+            "sealKey",
+            "requestStateTtlMs",
+            "includeServerInfo",
+        ],
         NAME,
     )?;
     let mut options = ServerOptions::default();
@@ -75,11 +81,10 @@ fn server_options(map: &Map<String, Value>) -> Result<ServerOptions, FfiError> {
         options.seal_key = SealKey::from_secret(secret.as_bytes());
     }
     if let Some(value) = map.get("requestStateTtlMs") {
-        options.request_state_ttl = Duration::from_millis(
-            value
-                .as_u64()
-                .ok_or_else(|| bad(NAME, "\"requestStateTtlMs\" must be a non-negative integer"))?,
-        );
+        options.request_state_ttl =
+            Duration::from_millis(value.as_u64().ok_or_else(|| {
+                bad(NAME, "\"requestStateTtlMs\" must be a non-negative integer")
+            })?);
     }
     if let Some(value) = map.get("includeServerInfo") {
         options.include_server_info = value

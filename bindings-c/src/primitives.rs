@@ -64,7 +64,11 @@ pub type ferromcp_resource_callback = Option<
 ///
 /// Threads: as ferromcp_tool_callback.
 pub type ferromcp_json_callback = Option<
-    unsafe extern "C" fn(userdata: *mut c_void, input_json: *const c_char, call: *mut ferromcp_call),
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        input_json: *const c_char,
+        call: *mut ferromcp_call,
+    ),
 >;
 
 /// A C userdata pointer and its finalizer, run once when the registration
@@ -113,7 +117,8 @@ struct Hosted<F> {
     data: Userdata,
 }
 
-type ResourceFn = unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, *mut ferromcp_call);
+type ResourceFn =
+    unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, *mut ferromcp_call);
 type JsonFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut ferromcp_call);
 
 /// JSON text for C; serde_json escapes control characters, so it has no
@@ -131,7 +136,11 @@ fn fail_unseen(call: CallPtr, message: &str) {
 }
 
 impl Hosted<ResourceFn> {
-    async fn read(self: Arc<Self>, ctx: RequestContext, request: ResourceRequest) -> Result<ResourceOutput, HandlerError> {
+    async fn read(
+        self: Arc<Self>,
+        ctx: RequestContext,
+        request: ResourceRequest,
+    ) -> Result<ResourceOutput, HandlerError> {
         host_call::run::<ResourceOutput>(Some(ctx), false, move |call| {
             let variables = c_json(&Value::Object(request.variables));
             match CString::new(request.uri) {
@@ -147,7 +156,11 @@ impl Hosted<ResourceFn> {
 }
 
 impl Hosted<JsonFn> {
-    async fn run<O: CallOutput>(self: Arc<Self>, ctx: RequestContext, input: Value) -> Result<O, HandlerError> {
+    async fn run<O: CallOutput>(
+        self: Arc<Self>,
+        ctx: RequestContext,
+        input: Value,
+    ) -> Result<O, HandlerError> {
         host_call::run::<O>(Some(ctx), false, move |call| {
             let input = c_json(&input);
             // SAFETY: the callback contract; `input` outlives the call.
@@ -172,7 +185,10 @@ fn cache_hint(text: Option<&str>) -> Result<Option<CacheHint>, FfiError> {
     let Some(text) = text else { return Ok(None) };
     let value = parse_json(text, "cache_json")?;
     let bad = |why: &str| {
-        FfiError::new(ferromcp_status::FERROMCP_INVALID_JSON, format!("`cache_json` {why}"))
+        FfiError::new(
+            ferromcp_status::FERROMCP_INVALID_JSON,
+            format!("`cache_json` {why}"),
+        )
     };
     let ttl_ms = value
         .get("ttlMs")
@@ -237,7 +253,10 @@ pub unsafe extern "C" fn ferromcp_server_add_tool_json(
         }
         // SAFETY (all): forwarded contract.
         let server = unsafe { required_ref(server, "server") }?;
-        let tool: Tool = definition(unsafe { required_str(tool_json, "tool_json") }?, "tool_json")?;
+        let tool: Tool = definition(
+            unsafe { required_str(tool_json, "tool_json") }?,
+            "tool_json",
+        )?;
         let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
         let registration = Arc::new(CallbackTool::new(
             callback,
@@ -287,8 +306,10 @@ pub unsafe extern "C" fn ferromcp_server_add_resource(
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
         let server = unsafe { required_ref(server, "server") }?;
-        let resource: Resource =
-            definition(unsafe { required_str(resource_json, "resource_json") }?, "resource_json")?;
+        let resource: Resource = definition(
+            unsafe { required_str(resource_json, "resource_json") }?,
+            "resource_json",
+        )?;
         let cache = cache_hint(unsafe { optional_str(cache_json, "cache_json") }?)?;
         let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
         let hosted = Arc::new(Hosted {
@@ -331,8 +352,10 @@ pub unsafe extern "C" fn ferromcp_server_add_resource_template(
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
         let server = unsafe { required_ref(server, "server") }?;
-        let template: ResourceTemplate =
-            definition(unsafe { required_str(template_json, "template_json") }?, "template_json")?;
+        let template: ResourceTemplate = definition(
+            unsafe { required_str(template_json, "template_json") }?,
+            "template_json",
+        )?;
         let cache = cache_hint(unsafe { optional_str(cache_json, "cache_json") }?)?;
         let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
         let hosted = Arc::new(Hosted {
@@ -344,7 +367,9 @@ pub unsafe extern "C" fn ferromcp_server_add_resource_template(
                 Arc::clone(&hosted).read(ctx, request)
             };
             match cache {
-                Some(hint) => server.server.add_resource_template_cached(template, hint, handler),
+                Some(hint) => server
+                    .server
+                    .add_resource_template_cached(template, hint, handler),
                 None => server.server.add_resource_template(template, handler),
             }
         })
@@ -374,8 +399,10 @@ pub unsafe extern "C" fn ferromcp_server_add_prompt(
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
         let server = unsafe { required_ref(server, "server") }?;
-        let prompt: Prompt =
-            definition(unsafe { required_str(prompt_json, "prompt_json") }?, "prompt_json")?;
+        let prompt: Prompt = definition(
+            unsafe { required_str(prompt_json, "prompt_json") }?,
+            "prompt_json",
+        )?;
         let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
         let hosted = Arc::new(Hosted {
             callback,
