@@ -24,8 +24,9 @@ use crate::context::ferromcp_context;
 use crate::error::{FfiError, ferromcp_status};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
 
-/// One in-progress call of a C callback (a tool invocation today), handed
-/// to the callback.
+/// One in-progress call of a C callback (a tool call, resource read,
+/// prompt, completion), handed to the callback. Its request context is
+/// ferromcp_call_context().
 ///
 /// Opaque. Owned by the callback from the moment it is called until it
 /// passes the handle to exactly one of ferromcp_call_respond(),
@@ -220,11 +221,15 @@ pub(crate) async fn run<O: CallOutput>(
 }
 
 /// Completes a call with a JSON value, which ferromcp turns into the
-/// result for the call's kind. For a tool (the only kind C registers yet):
-/// a string becomes one text content block; null gives empty content; with
-/// an output schema an object becomes structuredContent (and other values
-/// are wrapped as {"result": value}); otherwise the value's JSON text
-/// becomes text content.
+/// result for the call's kind. For a tool: a string becomes one text
+/// content block; null gives empty content; with an output schema an object
+/// becomes structuredContent (and other values are wrapped as
+/// {"result": value}); otherwise the value's JSON text becomes text
+/// content. For a resource: a string (the text), one contents item
+/// ({"uri","text"|"blob","mimeType"}), a list of them or {"contents":[...]}.
+/// For a prompt: a string (one user message), a PromptMessage, a list of
+/// them or a GetPromptResult. For completion: a list of strings or
+/// {"values":[...],"total":N,"hasMore":b}.
 ///
 /// - `call`: a handle received by a callback and not completed yet.
 ///   Consumed and freed by this function whatever it returns (unless it is

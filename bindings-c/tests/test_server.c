@@ -40,6 +40,35 @@ static void on_cancel_free(void *userdata) {
 
 /* ---- callbacks ---- */
 
+static atomic_int waiter_cancel_seen = 0;
+static atomic_int waiter_freed = 0;
+
+static void waiter_on_cancel(void *userdata) {
+    (void)userdata;
+    atomic_store(&waiter_cancel_seen, 1);
+}
+
+static void waiter_free(void *userdata) {
+    (void)userdata;
+    atomic_fetch_add(&waiter_freed, 1);
+}
+
+/* Waits (up to 10 s) for its cancellation callback, then completes the
+ * call anyway (the result is discarded: nobody waits any more). */
+static void wait_for_cancel(void *userdata, const char *args, size_t len, ferromcp_call *call) {
+    (void)userdata;
+    (void)args;
+    (void)len;
+    const ferromcp_context *ctx = ferromcp_call_context(call);
+    CHECK_STATUS(ferromcp_context_on_cancel(ctx, waiter_on_cancel, NULL, waiter_free),
+                 FERROMCP_OK);
+    for (int i = 0; i < 500 && !atomic_load(&waiter_cancel_seen); i++) {
+        sleep_ms(20);
+    }
+    CHECK(ferromcp_context_is_cancelled(ctx));
+    CHECK_STATUS(ferromcp_call_respond(call, "\"too late\""), FERROMCP_REQUEST_CANCELLED);
+}
+
 /* The one asking callback: elicits a name under key "user_name". Under
  * 2026-07-28 the first round gives FERROMCP_INPUT_REQUIRED, the retry the
  * answer; in a 2025-11-25 session the call blocks until the client answers. */
@@ -120,6 +149,9 @@ static void failing_resource(void *userdata, const char *uri, const char *variab
     CHECK_STATUS(ferromcp_call_fail(call, "the disk is on fire"), FERROMCP_OK);
 }
 
+static pthread_t later_thread;
+static atomic_int later_started = 0;
+
 struct later_job {
     ferromcp_call *call;
     char id[32];
@@ -155,13 +187,13 @@ static void item_later(void *userdata, const char *uri, const char *variables,
     CHECK_STATUS(ferromcp_context_on_cancel(ferromcp_call_context(call), on_cancel, NULL,
                                             on_cancel_free),
                  FERROMCP_OK);
-    pthread_t thread;
-    if (pthread_create(&thread, NULL, answer_later, job) != 0) {
+    /* Joined by main, so valgrind sees the thread gone before exit. */
+    if (pthread_create(&later_thread, NULL, answer_later, job) != 0) {
         free(job);
         ferromcp_call_fail(call, "no thread");
         return;
     }
-    pthread_detach(thread);
+    atomic_store(&later_started, 1);
 }
 
 static void greet_prompt(void *userdata, const char *arguments, ferromcp_call *call) {
@@ -453,6 +485,10 @@ int main(void) {
                      FERROMCP_TOOL_NONBLOCKING, ask_nonblocking, NULL, count_finalizer),
                  FERROMCP_OK);
     CHECK_STATUS(ferromcp_server_add_tool_json(
+                     server, "{\"name\":\"wait_for_cancel\",\"inputSchema\":{\"type\":\"object\"}}",
+                     0, wait_for_cancel, NULL, count_finalizer),
+                 FERROMCP_OK);
+    CHECK_STATUS(ferromcp_server_add_tool_json(
                      server, "{\"name\":\"facts\",\"inputSchema\":{\"type\":\"object\"}}", 0,
                      facts, NULL, count_finalizer),
                  FERROMCP_OK);
@@ -529,6 +565,10 @@ int main(void) {
                   "{\"uri\":\"test://item/42\"," META_2026("{}") "}");
     CHECK_CONTAINS(r, "\"text\":\"item 42, later\"");
     free(r);
+    CHECK(atomic_load(&later_started) == 1);
+    if (atomic_load(&later_started) == 1) {
+        pthread_join(later_thread, NULL);
+    }
 
     r = post_2026(port, "prompts/get", "greet",
                   "{\"name\":\"greet\",\"arguments\":{\"who\":\"Ada\"}," META_2026("{}") "}");
@@ -556,20 +596,36 @@ int main(void) {
     elicit_over_2026(port);
     elicit_over_2025(port);
 
+    /* The client goes away mid-call: the cancellation callback runs (once,
+     * then its finalizer), and the callback's late answer is discarded. */
+    int fd = send_post(port, "2026-07-28", NULL, "tools/call", "wait_for_cancel",
+                       "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":"
+                       "{\"name\":\"wait_for_cancel\",\"arguments\":{}," META_2026("{}") "}}");
+    CHECK(fd >= 0);
+    sleep_ms(200);
+    if (fd >= 0) {
+        close(fd);
+    }
+    for (int i = 0; i < 250 && atomic_load(&waiter_freed) == 0; i++) {
+        sleep_ms(20);
+    }
+    CHECK(atomic_load(&waiter_cancel_seen) == 1);
+    CHECK(atomic_load(&waiter_freed) == 1);
+
     CHECK_STATUS(ferromcp_server_shutdown(server), FERROMCP_OK);
     pthread_join(thread, NULL);
     CHECK_STATUS(job.status, FERROMCP_OK);
     ferromcp_server_free(server);
 
-    /* 10 registrations (the removed prompt counted once): each finalizer
+    /* 11 registrations (the removed prompt counted once): each finalizer
      * runs exactly once; the cancellation hook was freed, never called. */
-    for (int i = 0; i < 250 && atomic_load(&finalized) < 10; i++) {
+    for (int i = 0; i < 250 && atomic_load(&finalized) < 11; i++) {
         sleep_ms(20);
     }
-    CHECK(atomic_load(&finalized) == 10);
+    CHECK(atomic_load(&finalized) == 11);
     CHECK(atomic_load(&cancel_hook_called) == 0);
     CHECK(atomic_load(&cancel_hook_freed) == 1);
     sleep_ms(100);
-    CHECK(atomic_load(&finalized) == 10);
+    CHECK(atomic_load(&finalized) == 11);
     return check_report("test_server");
 }
