@@ -294,7 +294,10 @@ const struct ferromcp_context *ferromcp_call_context(const struct ferromcp_call 
 
 /**
  * Whether the client cancelled the request (or went away), or the request
- * ended. NULL returns false.
+ * ended: a long-running callback should stop early (and still complete
+ * its call).
+ *
+ * Returns the flag; false when `context` is NULL. No status: it cannot fail.
  *
  * Threads: any thread.
  *
@@ -757,6 +760,8 @@ bool ferromcp_call_is_cancelled(const struct ferromcp_call *call);
  * - `text`: such a string, or NULL (then nothing happens). Invalid after
  *   the call.
  *
+ * Returns nothing: it cannot fail.
+ *
  * Threads: any thread.
  *
  * # Safety
@@ -960,7 +965,10 @@ enum ferromcp_status ferromcp_server_add_prompt(const struct ferromcp_server *se
  * - `callback`: see ferromcp_json_callback. Not NULL.
  * - `userdata`, `userdata_free`: as for ferromcp_server_add_tool().
  *
- * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT (then `userdata` stays the
+ * caller's).
+ *
+ * Threads: any thread, also while serving.
  *
  * # Safety
  * Each pointer is NULL or valid.

@@ -204,7 +204,10 @@ pub unsafe extern "C" fn ferromcp_call_context(
 }
 
 /// Whether the client cancelled the request (or went away), or the request
-/// ended. NULL returns false.
+/// ended: a long-running callback should stop early (and still complete
+/// its call).
+///
+/// Returns the flag; false when `context` is NULL. No status: it cannot fail.
 ///
 /// Threads: any thread.
 ///

@@ -16,6 +16,8 @@ use crate::panic::ffi_boundary;
 /// - `text`: such a string, or NULL (then nothing happens). Invalid after
 ///   the call.
 ///
+/// Returns nothing: it cannot fail.
+///
 /// Threads: any thread.
 ///
 /// # Safety

@@ -424,7 +424,10 @@ pub unsafe extern "C" fn ferromcp_server_add_prompt(
 /// - `callback`: see ferromcp_json_callback. Not NULL.
 /// - `userdata`, `userdata_free`: as for ferromcp_server_add_tool().
 ///
-/// Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
+/// Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT (then `userdata` stays the
+/// caller's).
+///
+/// Threads: any thread, also while serving.
 ///
 /// # Safety
 /// Each pointer is NULL or valid.
