@@ -54,6 +54,7 @@ test-c: build-c
 		-o $(C_TEST_DIR)/test_cpp
 	$(C_VALGRIND) $(C_TEST_DIR)/test_cpp
 	C_VALGRIND="$(C_VALGRIND)" python3 bindings-c/tests/echo_example_stdio.py $(C_BIN_DIR)/echo-server-c
+	C_VALGRIND="$(C_VALGRIND)" python3 bindings-c/tests/everything_example_stdio.py $(C_BIN_DIR)/everything-server-c
 
 regen-header:
 	FERROMCP_BLESS=1 cargo test --workspace --test header
