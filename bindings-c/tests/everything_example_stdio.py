@@ -30,7 +30,7 @@ def meta(caps):
 def main(binary):
     prefix = shlex.split(os.environ.get("C_VALGRIND", ""))
     proc = subprocess.Popen(
-        prefix + [binary, "--stdio"],
+        [*prefix, binary, "--stdio"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=None,  # inherited: valgrind reports land in the test log
@@ -67,14 +67,10 @@ def main(binary):
     answer = {"user_name": {"action": "accept", "content": {"name": "Alice"}}}
     done = request("tools/call", call, inputResponses=answer, requestState=first["requestState"])
     assert done["result"]["content"][0]["text"] == "Hello, Alice!", done
-    tampered = request(
-        "tools/call", call, inputResponses=answer, requestState=first["requestState"] + "x"
-    )
+    tampered = request("tools/call", call, inputResponses=answer, requestState=first["requestState"] + "x")
     assert "error" in tampered, tampered
 
-    several = request(
-        "tools/call", {"name": "test_input_required_result_multiple_inputs", "arguments": {}}
-    )["result"]
+    several = request("tools/call", {"name": "test_input_required_result_multiple_inputs", "arguments": {}})["result"]
     assert sorted(several["inputRequests"]) == ["client_roots", "greeting", "user_name"], several
     completion = request(
         "completion/complete",
@@ -97,9 +93,9 @@ def main(binary):
     proc.stdin.close()
     try:
         status = proc.wait(TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as timeout:
         proc.kill()
-        raise AssertionError("the server did not exit at end of input")
+        raise AssertionError("the server did not exit at end of input") from timeout
     assert status == 0, f"exit status {status}"
     print("everything_example_stdio: all checks passed", file=sys.stderr)
 
