@@ -23,6 +23,7 @@
 //! promises from ferromcp's one tokio runtime) and `json` (JS numbers to JSON).
 
 mod abort;
+mod client;
 mod context;
 mod embed;
 mod error;
