@@ -543,3 +543,12 @@ export interface ClientConnectOptions {
   /** stdio only: `"capture"` (default), `"inherit"` or `"null"`. */
   stderr?: string
 }
+
+/**
+ * The protocol revisions core knows: `{ latest, modern, legacy }` (the
+ * legacy ones speak the `initialize` handshake).
+ *
+ * @internal Used by the `ferromcp` package itself (exported as
+ * `PROTOCOL_VERSION` and `LEGACY_PROTOCOL_VERSIONS`).
+ */
+export declare function protocolVersions(): { latest: string; modern: string[]; legacy: string[] }

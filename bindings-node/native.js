@@ -853,6 +853,7 @@ module.exports.JsServer = nativeBinding.JsServer
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.probeHostCall = nativeBinding.probeHostCall
+module.exports.protocolVersions = nativeBinding.protocolVersions
 module.exports.registerAbortHook = nativeBinding.registerAbortHook
 module.exports.registerErrorClass = nativeBinding.registerErrorClass
 module.exports.registerToolResultClass = nativeBinding.registerToolResultClass

@@ -327,4 +327,12 @@ class Client {
   }
 }
 
-module.exports = { Client, Subscription };
+const versions = native.protocolVersions();
+
+/** The protocol revision a client declares by default. */
+const PROTOCOL_VERSION = versions.latest;
+
+/** The revisions that speak the `initialize` handshake (2025-11-25 and earlier). */
+const LEGACY_PROTOCOL_VERSIONS = Object.freeze([...versions.legacy]);
+
+module.exports = { Client, Subscription, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS };

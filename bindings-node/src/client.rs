@@ -766,3 +766,21 @@ impl Drop for JsSubscription {
         self.closed.cancel();
     }
 }
+
+/// The protocol revisions core knows: `{ latest, modern, legacy }` (the
+/// legacy ones speak the `initialize` handshake).
+///
+/// @internal Used by the `ferromcp` package itself (exported as
+/// `PROTOCOL_VERSION` and `LEGACY_PROTOCOL_VERSIONS`).
+#[cfg_attr(test, allow(dead_code))]
+#[napi(ts_return_type = "{ latest: string; modern: string[]; legacy: string[] }")]
+pub fn protocol_versions() -> Value {
+    use ferromcp::protocol::{
+        LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS,
+    };
+    serde_json::json!({
+        "latest": LATEST_PROTOCOL_VERSION,
+        "modern": MODERN_PROTOCOL_VERSIONS,
+        "legacy": LEGACY_PROTOCOL_VERSIONS,
+    })
+}
