@@ -42,8 +42,13 @@ function argumentsFor(tool) {
   );
 }
 
-/** @param {AsyncIterable<any>} iterable */
+/**
+ * @template T
+ * @param {AsyncIterable<T>} iterable
+ * @returns {Promise<T[]>}
+ */
 async function all(iterable) {
+  /** @type {T[]} */
   const items = [];
   for await (const item of iterable) items.push(item);
   return items;
@@ -73,14 +78,17 @@ async function run(scenario, url, version, context) {
     era: legacy ? 'legacy' : 'modern',
     onElicitation: async (params) => ({
       action: 'accept',
-      content: fillFromSchema(params.requestedSchema ?? {}),
+      content: fillFromSchema('requestedSchema' in params ? params.requestedSchema : {}),
     }),
-    onSampling: (params) => ({
-      role: 'assistant',
-      content: { type: 'text', text: `Answer to: ${params.messages?.[0]?.content?.text ?? ''}` },
-      model: 'ferromcp-conformance-model',
-      stopReason: 'endTurn',
-    }),
+    onSampling: (params) => {
+      const first = /** @type {any} */ (params.messages?.[0]?.content);
+      return {
+        role: 'assistant',
+        content: { type: 'text', text: `Answer to: ${first?.text ?? ''}` },
+        model: 'ferromcp-conformance-model',
+        stopReason: 'endTurn',
+      };
+    },
     onRoots: () => ({ roots: [{ uri: 'file:///test/root', name: 'Test Root' }] }),
   });
   try {
