@@ -145,6 +145,7 @@ export interface CompleteResult {
  * server its `initialize` result.
  */
 export interface DiscoverResult {
+  /** Legacy servers only; 2026-07-28 names the server in `_meta['io.modelcontextprotocol/serverInfo']`. */
   serverInfo?: Implementation;
   capabilities?: Record<string, unknown>;
   instructions?: string;
