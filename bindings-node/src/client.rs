@@ -159,12 +159,19 @@ pub struct JsClientOptions {
 /// A JS function as one input handler.
 type JsHandler<'a> = Function<'a, HostCallArgs, Unknown<'static>>;
 
-fn pairs(env: &Env, what: &str, list: Option<Vec<Vec<String>>>) -> napi::Result<Vec<(String, String)>> {
+fn pairs(
+    env: &Env,
+    what: &str,
+    list: Option<Vec<Vec<String>>>,
+) -> napi::Result<Vec<(String, String)>> {
     list.unwrap_or_default()
         .into_iter()
         .map(|pair| match <[String; 2]>::try_from(pair) {
             Ok([k, v]) => Ok((k, v)),
-            Err(_) => Err(invalid(env, format!("each of {what} must be a [name, value] pair"))),
+            Err(_) => Err(invalid(
+                env,
+                format!("each of {what} must be a [name, value] pair"),
+            )),
         })
         .collect()
 }
@@ -180,7 +187,10 @@ fn core_options(
     if let Some(options) = options {
         if options.name.is_some() || options.version.is_some() {
             core.info = Implementation::new(
-                options.name.take().unwrap_or_else(|| core.info.name.clone()),
+                options
+                    .name
+                    .take()
+                    .unwrap_or_else(|| core.info.name.clone()),
                 options
                     .version
                     .take()
@@ -277,11 +287,9 @@ impl JsClient {
                 .collect();
             command.cwd = options.cwd.map(Into::into);
         }
-        spawn(
-            env,
-            Client::connect_stdio_with(command, core),
-            |client| Ok(JsClient { client }),
-        )
+        spawn(env, Client::connect_stdio_with(command, core), |client| {
+            Ok(JsClient { client })
+        })
     }
 
     /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
@@ -453,7 +461,10 @@ impl JsClient {
     ) -> napi::Result<Object<'env>> {
         let arguments = object(env, "prompt arguments", args)?;
         let client = self.client.clone();
-        spawn_json(env, async move { client.get_prompt(&name, arguments).await })
+        spawn_json(
+            env,
+            async move { client.get_prompt(&name, arguments).await },
+        )
     }
 
     /// `completion/complete` for `argument` of `reference` (a `ref/prompt`
