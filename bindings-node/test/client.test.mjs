@@ -265,7 +265,8 @@ for (const transport of ['stdio', 'http']) {
     const client = transport === 'stdio' ? await nodeStdio() : await Client.http(await nodeHttp(t));
     try {
       const controller = new AbortController();
-      const pending = client.callTool('wait', {}, { signal: controller.signal });
+      // The timeout only bounds the test if cancellation were broken.
+      const pending = client.callTool('wait', {}, { signal: controller.signal, timeout: 5_000 });
       await new Promise((resolve) => setTimeout(resolve, 300));
       controller.abort();
       await assert.rejects(pending, (error) => {
