@@ -10,8 +10,10 @@ for (const n of [1, 2, 3, 4, 5]) {
   server.tool(`t${n}`, { description: `tool ${n}`, inputSchema: { type: 'object' } }, () => `t${n}`);
 }
 
+let started = 0;
 let aborted = 0;
 server.tool('wait', { inputSchema: { type: 'object' } }, (_args, ctx) => {
+  started += 1;
   // Never completes by itself: only the client's cancellation ends it.
   return new Promise((resolve) => {
     ctx.signal.addEventListener('abort', () => {
@@ -20,7 +22,7 @@ server.tool('wait', { inputSchema: { type: 'object' } }, (_args, ctx) => {
     });
   });
 });
-server.tool('aborted', { inputSchema: { type: 'object' } }, () => ({ aborted }));
+server.tool('aborted', { inputSchema: { type: 'object' } }, () => ({ started, aborted }));
 
 server.tool('register', { inputSchema: { type: 'object' } }, () => {
   server.tool('late', { inputSchema: { type: 'object' } }, () => 'late');

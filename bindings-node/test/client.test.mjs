@@ -267,7 +267,13 @@ for (const transport of ['stdio', 'http']) {
       const controller = new AbortController();
       // The timeout only bounds the test if cancellation were broken.
       const pending = client.callTool('wait', {}, { signal: controller.signal, timeout: 5_000 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Abort once the handler runs (a slow start must not make the
+      // cancellation arrive first).
+      const counts = async () => JSON.parse((await client.callTool('aborted')).content[0].text);
+      for (let i = 0; i < 200 && (await counts()).started === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      assert.equal((await counts()).started, 1);
       controller.abort();
       await assert.rejects(pending, (error) => {
         assert.ok(error instanceof McpError);
@@ -275,10 +281,9 @@ for (const transport of ['stdio', 'http']) {
         return true;
       });
       let aborted = 0;
-      for (let i = 0; i < 50 && aborted === 0; i++) {
-        const result = await client.callTool('aborted');
-        aborted = JSON.parse(result.content[0].text).aborted;
-        if (aborted === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (let i = 0; i < 200 && aborted === 0; i++) {
+        aborted = (await counts()).aborted;
+        if (aborted === 0) await new Promise((resolve) => setTimeout(resolve, 25));
       }
       assert.equal(aborted, 1, "the server handler's signal was not aborted");
 
