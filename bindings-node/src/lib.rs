@@ -28,6 +28,7 @@
 mod server;
 
 mod abort;
+mod client;
 mod context;
 mod embed;
 mod error;
