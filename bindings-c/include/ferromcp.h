@@ -154,6 +154,28 @@ typedef enum ferromcp_input_kind {
 } ferromcp_input_kind;
 
 /**
+ * Which list ferromcp_client_list() reads.
+ */
+typedef enum ferromcp_list_kind {
+    /**
+     * `tools/list`: `{"tools":[...],"nextCursor":...}`.
+     */
+    FERROMCP_LIST_TOOLS = 0,
+    /**
+     * `resources/list`: `{"resources":[...],"nextCursor":...}`.
+     */
+    FERROMCP_LIST_RESOURCES = 1,
+    /**
+     * `resources/templates/list`: `{"resourceTemplates":[...],...}`.
+     */
+    FERROMCP_LIST_RESOURCE_TEMPLATES = 2,
+    /**
+     * `prompts/list`: `{"prompts":[...],"nextCursor":...}`.
+     */
+    FERROMCP_LIST_PROMPTS = 3,
+} ferromcp_list_kind;
+
+/**
  * One in-progress call of a C callback (a tool call, resource read,
  * prompt, completion), handed to the callback. Its request context is
  * ferromcp_call_context().
@@ -166,6 +188,40 @@ typedef enum ferromcp_input_kind {
  * threads at the same time.
  */
 typedef struct ferromcp_call ferromcp_call;
+
+/**
+ * A cancellation switch for calls in progress: firing it makes every
+ * call that was given it return FERROMCP_REQUEST_CANCELLED (the server is
+ * told the request was cancelled).
+ *
+ * Opaque. Created by ferromcp_cancel_handle_new(), freed by
+ * ferromcp_cancel_handle_free() (after every call using it returned).
+ * ferromcp_cancel_handle_cancel() may be called from any thread, any
+ * number of times; once fired it stays fired.
+ */
+typedef struct ferromcp_cancel_handle ferromcp_cancel_handle;
+
+/**
+ * An MCP client connected to one server (over stdio or Streamable HTTP).
+ *
+ * Opaque. Created by ferromcp_client_connect_stdio() or
+ * ferromcp_client_connect_http(), freed by ferromcp_client_free(). One
+ * client may be used from several threads at once: each blocking call is
+ * its own request.
+ */
+typedef struct ferromcp_client ferromcp_client;
+
+/**
+ * Settings for a client, built before connecting: JSON options plus the
+ * C callbacks that answer the server's elicitation, sampling and roots
+ * requests.
+ *
+ * Opaque. Created by ferromcp_client_options_new(), freed by
+ * ferromcp_client_options_free(). A connect call copies what it needs, so
+ * the options may be freed (or reused for another client) right after.
+ * Not to be changed from two threads at once.
+ */
+typedef struct ferromcp_client_options ferromcp_client_options;
 
 /**
  * The request a callback serves: who asked, how, and the channels back to
@@ -188,10 +244,31 @@ typedef struct ferromcp_context ferromcp_context;
 typedef struct ferromcp_server ferromcp_server;
 
 /**
- * Called when the client cancels a request (or goes away) before its
- * call was completed (see ferromcp_context_on_cancel()).
+ * Answers one request the server sends to the client (`elicitation/create`,
+ * `sampling/createMessage` or `roots/list`), both in a 2026-07-28
+ * `input_required` round and as a live request of a 2025-11-25 session.
+ *
+ * - `userdata`: the pointer given to ferromcp_client_options_on_input().
+ * - `kind`: which request this is.
+ * - `params_json`, `params_len`: the request's params, compact UTF-8 JSON
+ *   text of `params_len` bytes followed by a NUL (for elicitation:
+ *   `{"message":..., "requestedSchema":{...}}`). Owned by ferromcp, valid
+ *   only until the callback returns.
+ * - `call`: the handle to answer with. Ownership passes to the callback,
+ *   which completes it exactly once, now or later from any thread:
+ *   ferromcp_call_respond() with the result (an ElicitResult such as
+ *   `{"action":"accept","content":{...}}`, a CreateMessageResult, a
+ *   ListRootsResult `{"roots":[...]}`), or ferromcp_call_fail_jsonrpc()
+ *   to refuse with a JSON-RPC error.
+ *
+ * Threads: called on a ferromcp host thread (never an async runtime
+ * worker), so it may block, and may run concurrently with itself.
  */
-typedef void (*ferromcp_cancel_callback)(void *userdata);
+typedef void (*ferromcp_client_input_callback)(void *userdata,
+                                               enum ferromcp_input_kind kind,
+                                               const char *params_json,
+                                               size_t params_len,
+                                               struct ferromcp_call *call);
 
 /**
  * Releases a tool's userdata. Called exactly once, with the tool's
@@ -202,6 +279,28 @@ typedef void (*ferromcp_cancel_callback)(void *userdata);
  * call back into ferromcp.
  */
 typedef void (*ferromcp_userdata_free)(void *userdata);
+
+/**
+ * Receives the progress of a tool call (ferromcp_client_call_tool()).
+ *
+ * - `userdata`: the `progress_userdata` given with the call.
+ * - `progress`: progress so far; `total`: the total, or NAN when the
+ *   server gave none; `message`: a NUL-terminated message or NULL, valid
+ *   only during the callback.
+ *
+ * Threads: called on a ferromcp runtime thread, in order, and never after
+ * the call returned: it must not block and must not call ferromcp.
+ */
+typedef void (*ferromcp_progress_callback)(void *userdata,
+                                           double progress,
+                                           double total,
+                                           const char *message);
+
+/**
+ * Called when the client cancels a request (or goes away) before its
+ * call was completed (see ferromcp_context_on_cancel()).
+ */
+typedef void (*ferromcp_cancel_callback)(void *userdata);
 
 /**
  * A tool implementation written in C.
@@ -276,6 +375,485 @@ typedef void (*ferromcp_json_callback)(void *userdata,
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Creates client options.
+ *
+ * - `options_json`: NULL (all defaults) or a JSON object, copied, with any of
+ *   - `"name"`, `"version"`: the client's identity (clientInfo);
+ *   - `"protocolVersion"`: the revision requests declare first (default:
+ *     the latest);
+ *   - `"era"`: `"auto"` (default: detect the server's), `"modern"`
+ *     (2026-07-28, stateless) or `"legacy"` (2025-11-25, initialize);
+ *   - `"timeoutMs"`: default timeout of every request (default 60000; 0
+ *     waits indefinitely);
+ *   - `"probeTimeoutMs"`: how long era detection waits (default 5000);
+ *   - `"stderr"`: a stdio server's stderr: `"capture"` (default),
+ *     `"inherit"` or `"null"`.
+ * - `out_options`: receives the options; free them with
+ *   ferromcp_client_options_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON for unparsable text, a
+ * non-object, an unknown member or a member of the wrong type;
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_client_options *options = NULL;
+ * ferromcp_client_options_new("{\"name\":\"demo\",\"timeoutMs\":5000}", &options);
+ * ```
+ *
+ * # Safety
+ * `options_json` NULL or NUL-terminated; `out_options` NULL or writable.
+ */
+enum ferromcp_status ferromcp_client_options_new(const char *options_json,
+                                                 struct ferromcp_client_options **out_options);
+
+/**
+ * Frees client options. Clients connected with them are not affected
+ * (they hold their own copy); a callback's userdata is released once the
+ * options and every client using the callback are freed.
+ *
+ * - `options`: from ferromcp_client_options_new(), or NULL (nothing happens).
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `options` is NULL or live and not freed yet.
+ */
+void ferromcp_client_options_free(struct ferromcp_client_options *options);
+
+/**
+ * Answers one kind of server request with a C callback (and so declares
+ * that capability: `elicitation`, `sampling` or `roots`). Setting a kind
+ * again replaces its callback.
+ *
+ * - `options`: from ferromcp_client_options_new().
+ * - `kind`: which requests `callback` answers.
+ * - `callback`: see ferromcp_client_input_callback.
+ * - `userdata`: passed to `callback` unchanged.
+ * - `userdata_free`: NULL, or called once with `userdata` when neither the
+ *   options nor any client connected with them uses the callback any more
+ *   (also when it is replaced). Not called if this function fails.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `options` or
+ * `callback`.
+ *
+ * Threads: any thread, not concurrently with other uses of `options`.
+ *
+ * ```c
+ * static void on_input(void *ud, ferromcp_input_kind kind, const char *params,
+ *                      size_t len, ferromcp_call *call) {
+ *     ferromcp_call_respond(call, "{\"action\":\"decline\"}");
+ * }
+ * ferromcp_client_options_on_input(options, FERROMCP_INPUT_ELICITATION,
+ *                                  on_input, NULL, NULL);
+ * ```
+ *
+ * # Safety
+ * `options` NULL or live; `callback` and `userdata_free` usable from any thread.
+ */
+enum ferromcp_status ferromcp_client_options_on_input(struct ferromcp_client_options *options,
+                                                      enum ferromcp_input_kind kind,
+                                                      ferromcp_client_input_callback callback,
+                                                      void *userdata,
+                                                      ferromcp_userdata_free userdata_free);
+
+/**
+ * Spawns a server program and connects to it over its stdin/stdout.
+ * Returns once the process started; the first call detects its era.
+ *
+ * - `command`: the program (looked up in PATH), borrowed.
+ * - `args`: NULL or a NULL-terminated array of arguments, borrowed.
+ * - `env`: NULL or a NULL-terminated array of `"NAME=VALUE"` strings added
+ *   to the inherited environment, borrowed.
+ * - `cwd`: NULL (inherit) or the server's working directory, borrowed.
+ * - `options`: NULL (defaults) or options, copied (still yours to free).
+ * - `out_client`: receives the client; free it with ferromcp_client_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_IO when the program cannot be started;
+ * FERROMCP_INVALID_ARGUMENT for an env entry without `=`;
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on
+ * a ferromcp runtime thread.
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * const char *args[] = {"--stdio", NULL};
+ * ferromcp_client *client = NULL;
+ * if (ferromcp_client_connect_stdio("target/bin/everything-server", args, NULL,
+ *                                   NULL, NULL, &client) == FERROMCP_OK) {
+ *     ferromcp_client_free(client);
+ * }
+ * ```
+ *
+ * # Safety
+ * Strings and arrays as described; `out_client` NULL or writable.
+ */
+enum ferromcp_status ferromcp_client_connect_stdio(const char *command,
+                                                   const char *const *args,
+                                                   const char *const *env,
+                                                   const char *cwd,
+                                                   const struct ferromcp_client_options *options,
+                                                   struct ferromcp_client **out_client);
+
+/**
+ * Connects to a Streamable HTTP endpoint (`http://host:port/mcp`). No
+ * request is sent yet: the first call detects the server's era.
+ *
+ * - `url`: the endpoint, borrowed.
+ * - `headers_json`: NULL or a JSON object of extra headers sent with every
+ *   request (`{"Authorization":"Bearer ..."}`), borrowed.
+ * - `options`: NULL (defaults) or options, copied (still yours to free).
+ * - `out_client`: receives the client; free it with ferromcp_client_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_ARGUMENT (or FERROMCP_HTTP) for a
+ * URL that cannot be used; FERROMCP_INVALID_JSON for bad `headers_json`;
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on
+ * a ferromcp runtime thread.
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * ferromcp_client *client = NULL;
+ * ferromcp_client_connect_http("http://127.0.0.1:8000/mcp", NULL, NULL, &client);
+ * ```
+ *
+ * # Safety
+ * Strings NULL or NUL-terminated; `options` NULL or live; `out_client`
+ * NULL or writable.
+ */
+enum ferromcp_status ferromcp_client_connect_http(const char *url,
+                                                  const char *headers_json,
+                                                  const struct ferromcp_client_options *options,
+                                                  struct ferromcp_client **out_client);
+
+/**
+ * Closes the connection (a stdio server: its stdin is closed, then it is
+ * terminated if it does not exit) and frees the client.
+ *
+ * - `client`: from a connect function, or NULL (nothing happens). No call
+ *   on it may be running or start afterwards.
+ *
+ * Threads: any thread that may block (not a ferromcp runtime thread: there
+ * the connection is closed in the background).
+ *
+ * # Safety
+ * `client` NULL or live and not freed yet.
+ */
+void ferromcp_client_free(struct ferromcp_client *client);
+
+/**
+ * `server/discover`: the server's versions, capabilities and identity. A
+ * 2025-11-25 server has no such method; its answer to `initialize` is
+ * given instead.
+ *
+ * - `client`: a connected client.
+ * - `out_result_json`: receives the result as JSON text; free it with
+ *   ferromcp_string_free(). Written only on FERROMCP_OK.
+ *
+ * Returns FERROMCP_OK; FERROMCP_PEER_ERROR (ferromcp_last_error_code() and
+ * ferromcp_last_error_data_json() on this thread give the JSON-RPC error);
+ * FERROMCP_TIMEOUT; FERROMCP_CONNECTION_CLOSED; FERROMCP_PROTOCOL_ERROR;
+ * FERROMCP_HTTP; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on a
+ * ferromcp runtime thread. The same holds for every blocking client call.
+ *
+ * Threads: any thread that may block; concurrent calls on one client are fine.
+ *
+ * ```c
+ * char *found = NULL;
+ * if (ferromcp_client_discover(client, &found) == FERROMCP_OK) {
+ *     puts(found);
+ *     ferromcp_string_free(found);
+ * }
+ * ```
+ *
+ * # Safety
+ * `client` NULL or live; `out_result_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_client_discover(const struct ferromcp_client *client,
+                                              char **out_result_json);
+
+/**
+ * One page of a list, from `cursor`: the whole list result, whose
+ * `"nextCursor"` (absent on the last page) is the cursor of the next page.
+ *
+ * - `client`: a connected client.
+ * - `kind`: which list.
+ * - `cursor`: NULL for the first page, else a `nextCursor`, borrowed.
+ * - `out_result_json`: receives the result as JSON text; free it with
+ *   ferromcp_string_free().
+ *
+ * Returns as ferromcp_client_discover() does.
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * char *page = NULL, *cursor = NULL;
+ * do {
+ *     ferromcp_client_list(client, FERROMCP_LIST_TOOLS, cursor, &page);
+ *     ferromcp_string_free(cursor); cursor = NULL;
+ *     ferromcp_json_get(page, "/nextCursor", &cursor); // NOT_FOUND at the end
+ *     ferromcp_string_free(page);
+ * } while (cursor != NULL);
+ * ```
+ *
+ * # Safety
+ * `client` NULL or live; `cursor` NULL or NUL-terminated; out NULL or writable.
+ */
+enum ferromcp_status ferromcp_client_list(const struct ferromcp_client *client,
+                                          enum ferromcp_list_kind kind,
+                                          const char *cursor,
+                                          char **out_result_json);
+
+/**
+ * Calls a tool: the CallToolResult as JSON text (a tool's own failure is
+ * a result with `"isError":true`, not a failed status).
+ *
+ * - `client`: a connected client.
+ * - `name`: the tool's name, borrowed.
+ * - `arguments_json`: NULL (`{}`) or a JSON object, borrowed.
+ * - `timeout_ms`: this call's timeout; 0 uses the client's.
+ * - `on_progress`: NULL, or called with each progress notification of this
+ *   call (see ferromcp_progress_callback), never after this returns.
+ * - `progress_userdata`: passed to `on_progress`, borrowed for the call.
+ * - `cancel`: NULL, or a handle another thread may fire to abandon the call.
+ * - `out_result_json`: receives the result as JSON text; free it with
+ *   ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_REQUEST_CANCELLED when `cancel` fired;
+ * FERROMCP_TIMEOUT; FERROMCP_PEER_ERROR (e.g. an unknown tool; the code
+ * and data through ferromcp_last_error_code() /
+ * ferromcp_last_error_data_json()); FERROMCP_INVALID_JSON for bad
+ * `arguments_json`; otherwise as ferromcp_client_discover().
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * char *result = NULL;
+ * if (ferromcp_client_call_tool(client, "echo", "{\"text\":\"hi\"}", 0, NULL,
+ *                               NULL, NULL, &result) == FERROMCP_OK) {
+ *     char *text = NULL;
+ *     ferromcp_json_get(result, "/content/0/text", &text);
+ *     ferromcp_string_free(text);
+ *     ferromcp_string_free(result);
+ * }
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_client_call_tool(const struct ferromcp_client *client,
+                                               const char *name,
+                                               const char *arguments_json,
+                                               uint64_t timeout_ms,
+                                               ferromcp_progress_callback on_progress,
+                                               void *progress_userdata,
+                                               const struct ferromcp_cancel_handle *cancel,
+                                               char **out_result_json);
+
+/**
+ * `resources/read`: the ReadResourceResult (`{"contents":[...]}`) as JSON text.
+ *
+ * - `client`: a connected client; `uri`: the resource, borrowed.
+ * - `out_result_json`: receives the result; free it with ferromcp_string_free().
+ *
+ * Returns as ferromcp_client_discover() does (an unknown resource is
+ * FERROMCP_PEER_ERROR with code -32602 or -32002).
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * char *contents = NULL;
+ * ferromcp_client_read_resource(client, "test://static-text", &contents);
+ * ferromcp_string_free(contents);
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_client_read_resource(const struct ferromcp_client *client,
+                                                   const char *uri,
+                                                   char **out_result_json);
+
+/**
+ * `prompts/get`: the GetPromptResult as JSON text.
+ *
+ * - `client`: a connected client; `name`: the prompt, borrowed.
+ * - `arguments_json`: NULL (`{}`) or a JSON object of string values, borrowed.
+ * - `out_result_json`: receives the result; free it with ferromcp_string_free().
+ *
+ * Returns as ferromcp_client_discover() does; FERROMCP_INVALID_JSON for
+ * bad `arguments_json`.
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * char *prompt = NULL;
+ * ferromcp_client_get_prompt(client, "test_simple_prompt", NULL, &prompt);
+ * ferromcp_string_free(prompt);
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_client_get_prompt(const struct ferromcp_client *client,
+                                                const char *name,
+                                                const char *arguments_json,
+                                                char **out_result_json);
+
+/**
+ * `completion/complete`: completions for one argument of a prompt or
+ * resource template, as the CompleteResult's JSON text
+ * (`{"completion":{"values":[...],...}}`).
+ *
+ * - `client`: a connected client.
+ * - `reference_json`: the reference object, borrowed:
+ *   `{"type":"ref/prompt","name":"..."}` or
+ *   `{"type":"ref/resource","uri":"template://{x}"}`.
+ * - `argument`, `value`: the argument's name and what is typed so far.
+ * - `context_json`: NULL, or a JSON object of arguments already resolved.
+ * - `out_result_json`: receives the result; free it with ferromcp_string_free().
+ *
+ * Returns as ferromcp_client_discover() does; FERROMCP_INVALID_JSON for
+ * bad `reference_json` / `context_json`.
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * char *done = NULL;
+ * ferromcp_client_complete(client, "{\"type\":\"ref/prompt\",\"name\":\"greet\"}",
+ *                          "name", "Al", NULL, &done);
+ * ferromcp_string_free(done);
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_client_complete(const struct ferromcp_client *client,
+                                              const char *reference_json,
+                                              const char *argument,
+                                              const char *value,
+                                              const char *context_json,
+                                              char **out_result_json);
+
+/**
+ * The protocol version the client's requests currently declare (after
+ * the first call: the one agreed with the server).
+ *
+ * - `client`: a connected client.
+ * - `out_version`: receives a new string; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `client` NULL or live; `out_version` NULL or writable.
+ */
+enum ferromcp_status ferromcp_client_protocol_version(const struct ferromcp_client *client,
+                                                      char **out_version);
+
+/**
+ * Creates a cancel handle for ferromcp_client_call_tool().
+ *
+ * - `out_cancel`: receives the handle; free it with
+ *   ferromcp_cancel_handle_free() once no call uses it.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_cancel_handle *cancel = NULL;
+ * ferromcp_cancel_handle_new(&cancel);
+ * // another thread: ferromcp_cancel_handle_cancel(cancel);
+ * ```
+ *
+ * # Safety
+ * `out_cancel` NULL or writable.
+ */
+enum ferromcp_status ferromcp_cancel_handle_new(struct ferromcp_cancel_handle **out_cancel);
+
+/**
+ * Fires a cancel handle: every call given it (running now or started
+ * later) returns FERROMCP_REQUEST_CANCELLED and the server is told.
+ *
+ * - `cancel`: a live handle.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread, concurrently with the calls it cancels.
+ *
+ * # Safety
+ * `cancel` NULL or live.
+ */
+enum ferromcp_status ferromcp_cancel_handle_cancel(const struct ferromcp_cancel_handle *cancel);
+
+/**
+ * Frees a cancel handle.
+ *
+ * - `cancel`: from ferromcp_cancel_handle_new(), or NULL. No call may
+ *   still be using it, and no thread may fire it afterwards.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `cancel` NULL or live and not freed yet.
+ */
+void ferromcp_cancel_handle_free(struct ferromcp_cancel_handle *cancel);
+
+/**
+ * Lists the member names of the JSON object at `pointer` (RFC 6901) as a
+ * JSON array of strings, so C code can walk an object (a schema's
+ * properties) with ferromcp_json_get().
+ *
+ * - `json`, `pointer`: NUL-terminated, borrowed.
+ * - `out_keys_json`: receives a new string (e.g. `["a","b"]`); free it with
+ *   ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
+ * FERROMCP_INVALID_JSON for unparsable `json` or a value that is not an
+ * object; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * char *keys = NULL;
+ * ferromcp_json_keys("{\"a\":1}", "", &keys); // ["a"]
+ * ferromcp_string_free(keys);
+ * ```
+ *
+ * # Safety
+ * Strings NULL or NUL-terminated; `out_keys_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_json_keys(const char *json,
+                                        const char *pointer,
+                                        char **out_keys_json);
+
+/**
+ * Reads one value from JSON text by JSON Pointer as JSON text (a string
+ * stays quoted), for building JSON from parts of another document.
+ *
+ * - `json`, `pointer`: NUL-terminated, borrowed.
+ * - `out_json`: receives a new string; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
+ * FERROMCP_INVALID_JSON; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * char *v = NULL;
+ * ferromcp_json_get_json("{\"s\":\"x\"}", "/s", &v); // "\"x\""
+ * ferromcp_string_free(v);
+ * ```
+ *
+ * # Safety
+ * Strings NULL or NUL-terminated; `out_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_json_get_json(const char *json, const char *pointer, char **out_json);
 
 /**
  * The context of the request a call serves.

@@ -25,6 +25,7 @@
 #![allow(non_camel_case_types)]
 
 mod args;
+mod client;
 mod context;
 mod error;
 mod handler;
@@ -52,6 +53,16 @@ pub use server::{
     ferromcp_server_shutdown,
 };
 
+pub use client::{
+    ferromcp_cancel_handle, ferromcp_cancel_handle_cancel, ferromcp_cancel_handle_free,
+    ferromcp_cancel_handle_new, ferromcp_client, ferromcp_client_call_tool,
+    ferromcp_client_complete, ferromcp_client_connect_http, ferromcp_client_connect_stdio,
+    ferromcp_client_discover, ferromcp_client_free, ferromcp_client_get_prompt,
+    ferromcp_client_input_callback, ferromcp_client_list, ferromcp_client_options,
+    ferromcp_client_options_free, ferromcp_client_options_new, ferromcp_client_options_on_input,
+    ferromcp_client_protocol_version, ferromcp_client_read_resource, ferromcp_json_get_json,
+    ferromcp_json_keys, ferromcp_list_kind, ferromcp_progress_callback,
+};
 pub use context::{
     ferromcp_call_context, ferromcp_cancel_callback, ferromcp_context, ferromcp_context_ask,
     ferromcp_context_ask_all, ferromcp_context_client_capabilities_json,

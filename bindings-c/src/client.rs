@@ -1,0 +1,1173 @@
+//! The C client: core's [`ferromcp_core::client::Client`] behind an opaque
+//! `ferromcp_client` handle, with blocking calls that return JSON text.
+//!
+//! Everything protocol stays in core (era detection, `_meta`, MRTR rounds,
+//! header mirroring, pagination cursors, cancellation); this file converts
+//! C strings and JSON text, plugs C callbacks in as the elicitation,
+//! sampling and roots handlers through the binding's one call handle
+//! ([`crate::host_call`]), and maps core errors to statuses
+//! ([`crate::error`]).
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::ffi::{CString, c_char, c_void};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferromcp_core::client::{
+    CallOptions, Client, ClientOptions, EraPreference, ProgressUpdate, StderrMode, StdioCommand,
+};
+use ferromcp_core::protocol::{
+    CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
+};
+use ferromcp_core::server::HandlerError;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::{
+    check_out, optional_str, parse_json, parse_json_object, required_ref, required_str,
+};
+use crate::context::{ferromcp_input_kind, give_string};
+use crate::error::{FfiError, ferromcp_status};
+use crate::handler::ferromcp_userdata_free;
+use crate::host_call::{self, CallPtr, ferromcp_call, take_call};
+use crate::panic::ffi_boundary;
+
+/// An MCP client connected to one server (over stdio or Streamable HTTP).
+///
+/// Opaque. Created by ferromcp_client_connect_stdio() or
+/// ferromcp_client_connect_http(), freed by ferromcp_client_free(). One
+/// client may be used from several threads at once: each blocking call is
+/// its own request.
+pub struct ferromcp_client {
+    client: Client,
+}
+
+/// Settings for a client, built before connecting: JSON options plus the
+/// C callbacks that answer the server's elicitation, sampling and roots
+/// requests.
+///
+/// Opaque. Created by ferromcp_client_options_new(), freed by
+/// ferromcp_client_options_free(). A connect call copies what it needs, so
+/// the options may be freed (or reused for another client) right after.
+/// Not to be changed from two threads at once.
+pub struct ferromcp_client_options {
+    options: ClientOptions,
+}
+
+/// A cancellation switch for calls in progress: firing it makes every
+/// call that was given it return FERROMCP_REQUEST_CANCELLED (the server is
+/// told the request was cancelled).
+///
+/// Opaque. Created by ferromcp_cancel_handle_new(), freed by
+/// ferromcp_cancel_handle_free() (after every call using it returned).
+/// ferromcp_cancel_handle_cancel() may be called from any thread, any
+/// number of times; once fired it stays fired.
+pub struct ferromcp_cancel_handle {
+    token: CancellationToken,
+}
+
+/// Answers one request the server sends to the client (`elicitation/create`,
+/// `sampling/createMessage` or `roots/list`), both in a 2026-07-28
+/// `input_required` round and as a live request of a 2025-11-25 session.
+///
+/// - `userdata`: the pointer given to ferromcp_client_options_on_input().
+/// - `kind`: which request this is.
+/// - `params_json`, `params_len`: the request's params, compact UTF-8 JSON
+///   text of `params_len` bytes followed by a NUL (for elicitation:
+///   `{"message":..., "requestedSchema":{...}}`). Owned by ferromcp, valid
+///   only until the callback returns.
+/// - `call`: the handle to answer with. Ownership passes to the callback,
+///   which completes it exactly once, now or later from any thread:
+///   ferromcp_call_respond() with the result (an ElicitResult such as
+///   `{"action":"accept","content":{...}}`, a CreateMessageResult, a
+///   ListRootsResult `{"roots":[...]}`), or ferromcp_call_fail_jsonrpc()
+///   to refuse with a JSON-RPC error.
+///
+/// Threads: called on a ferromcp host thread (never an async runtime
+/// worker), so it may block, and may run concurrently with itself.
+pub type ferromcp_client_input_callback = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        kind: ferromcp_input_kind,
+        params_json: *const c_char,
+        params_len: usize,
+        call: *mut ferromcp_call,
+    ),
+>;
+
+/// Receives the progress of a tool call (ferromcp_client_call_tool()).
+///
+/// - `userdata`: the `progress_userdata` given with the call.
+/// - `progress`: progress so far; `total`: the total, or NAN when the
+///   server gave none; `message`: a NUL-terminated message or NULL, valid
+///   only during the callback.
+///
+/// Threads: called on a ferromcp runtime thread, in order, and never after
+/// the call returned: it must not block and must not call ferromcp.
+pub type ferromcp_progress_callback = Option<
+    unsafe extern "C" fn(userdata: *mut c_void, progress: f64, total: f64, message: *const c_char),
+>;
+
+/// Which list ferromcp_client_list() reads.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ferromcp_list_kind {
+    /// `tools/list`: `{"tools":[...],"nextCursor":...}`.
+    FERROMCP_LIST_TOOLS = 0,
+    /// `resources/list`: `{"resources":[...],"nextCursor":...}`.
+    FERROMCP_LIST_RESOURCES = 1,
+    /// `resources/templates/list`: `{"resourceTemplates":[...],...}`.
+    FERROMCP_LIST_RESOURCE_TEMPLATES = 2,
+    /// `prompts/list`: `{"prompts":[...],"nextCursor":...}`.
+    FERROMCP_LIST_PROMPTS = 3,
+}
+
+fn bad_option(why: impl std::fmt::Display) -> FfiError {
+    FfiError::new(
+        ferromcp_status::FERROMCP_INVALID_JSON,
+        format!("`options_json`: {why}"),
+    )
+}
+
+fn millis(map: &Map<String, Value>, key: &str) -> Result<Option<Duration>, FfiError> {
+    map.get(key)
+        .map(|v| {
+            v.as_u64()
+                .map(Duration::from_millis)
+                .ok_or_else(|| bad_option(format!("\"{key}\" must be a non-negative integer")))
+        })
+        .transpose()
+}
+
+fn string_option<'a>(map: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, FfiError> {
+    map.get(key)
+        .map(|v| {
+            v.as_str()
+                .ok_or_else(|| bad_option(format!("\"{key}\" must be a string")))
+        })
+        .transpose()
+}
+
+/// Reads client options JSON into core's [`ClientOptions`].
+fn client_options(map: &Map<String, Value>) -> Result<ClientOptions, FfiError> {
+    const KNOWN: [&str; 7] = [
+        "name",
+        "version",
+        "protocolVersion",
+        "era",
+        "timeoutMs",
+        "probeTimeoutMs",
+        "stderr",
+    ];
+    if let Some(key) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(bad_option(format!("unknown option {key:?}")));
+    }
+    let mut options = ClientOptions::default();
+    let name = string_option(map, "name")?;
+    let version = string_option(map, "version")?;
+    if name.is_some() || version.is_some() {
+        options.info = Implementation::new(
+            name.unwrap_or(&options.info.name).to_owned(),
+            version.unwrap_or(&options.info.version).to_owned(),
+        );
+    }
+    if let Some(version) = string_option(map, "protocolVersion")? {
+        options.protocol_version = version.to_owned();
+    }
+    options.era = match string_option(map, "era")? {
+        None | Some("auto") => EraPreference::Auto,
+        Some("modern") => EraPreference::Modern,
+        Some("legacy") => EraPreference::Legacy,
+        Some(other) => {
+            return Err(bad_option(format!(
+                "\"era\" must be \"auto\", \"modern\" or \"legacy\", not {other:?}"
+            )));
+        }
+    };
+    if let Some(value) = map.get("timeoutMs") {
+        // 0 waits indefinitely, as in the per-call timeout.
+        options.timeout = match value.as_u64() {
+            Some(0) => None,
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => return Err(bad_option("\"timeoutMs\" must be a non-negative integer")),
+        };
+    }
+    if let Some(probe) = millis(map, "probeTimeoutMs")? {
+        options.probe_timeout = probe;
+    }
+    options.stderr = match string_option(map, "stderr")? {
+        None | Some("capture") => StderrMode::Capture,
+        Some("inherit") => StderrMode::Inherit,
+        Some("null") => StderrMode::Null,
+        Some(other) => {
+            return Err(bad_option(format!(
+                "\"stderr\" must be \"capture\", \"inherit\" or \"null\", not {other:?}"
+            )));
+        }
+    };
+    Ok(options)
+}
+
+/// Creates client options.
+///
+/// - `options_json`: NULL (all defaults) or a JSON object, copied, with any of
+///   - `"name"`, `"version"`: the client's identity (clientInfo);
+///   - `"protocolVersion"`: the revision requests declare first (default:
+///     the latest);
+///   - `"era"`: `"auto"` (default: detect the server's), `"modern"`
+///     (2026-07-28, stateless) or `"legacy"` (2025-11-25, initialize);
+///   - `"timeoutMs"`: default timeout of every request (default 60000; 0
+///     waits indefinitely);
+///   - `"probeTimeoutMs"`: how long era detection waits (default 5000);
+///   - `"stderr"`: a stdio server's stderr: `"capture"` (default),
+///     `"inherit"` or `"null"`.
+/// - `out_options`: receives the options; free them with
+///   ferromcp_client_options_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_INVALID_JSON for unparsable text, a
+/// non-object, an unknown member or a member of the wrong type;
+/// FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+///
+/// Threads: any thread.
+///
+/// ```c
+/// ferromcp_client_options *options = NULL;
+/// ferromcp_client_options_new("{\"name\":\"demo\",\"timeoutMs\":5000}", &options);
+/// ```
+///
+/// # Safety
+/// `options_json` NULL or NUL-terminated; `out_options` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_options_new(
+    options_json: *const c_char,
+    out_options: *mut *mut ferromcp_client_options,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        check_out(out_options, "out_options")?;
+        // SAFETY: forwarded contract.
+        let options = match unsafe { optional_str(options_json, "options_json") }? {
+            Some(text) => client_options(&parse_json_object(text, "options_json")?)?,
+            None => ClientOptions::default(),
+        };
+        let boxed = Box::new(ferromcp_client_options { options });
+        // SAFETY: checked non-NULL; writable per the contract.
+        unsafe { out_options.write(Box::into_raw(boxed)) };
+        Ok(())
+    })
+}
+
+/// Frees client options. Clients connected with them are not affected
+/// (they hold their own copy); a callback's userdata is released once the
+/// options and every client using the callback are freed.
+///
+/// - `options`: from ferromcp_client_options_new(), or NULL (nothing happens).
+///
+/// Threads: any thread.
+///
+/// # Safety
+/// `options` is NULL or live and not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_options_free(options: *mut ferromcp_client_options) {
+    let _ = ffi_boundary(|| {
+        if !options.is_null() {
+            // SAFETY: allocated by ferromcp_client_options_new.
+            drop(unsafe { Box::from_raw(options) });
+        }
+        Ok(())
+    });
+}
+
+/// A C input callback owning its userdata.
+struct InputCallback {
+    callback: unsafe extern "C" fn(
+        *mut c_void,
+        ferromcp_input_kind,
+        *const c_char,
+        usize,
+        *mut ferromcp_call,
+    ),
+    userdata: *mut c_void,
+    finalizer: ferromcp_userdata_free,
+}
+
+// SAFETY: the header requires the callback and userdata to be usable from
+// any thread; ferromcp never dereferences `userdata`.
+unsafe impl Send for InputCallback {}
+// SAFETY: as above; concurrent invocations are part of the contract.
+unsafe impl Sync for InputCallback {}
+
+impl Drop for InputCallback {
+    fn drop(&mut self) {
+        if let Some(finalizer) = self.finalizer {
+            // SAFETY: the finalizer contract: once, with its userdata.
+            unsafe { finalizer(self.userdata) }
+        }
+    }
+}
+
+fn c_kind(kind: InputKind) -> ferromcp_input_kind {
+    match kind {
+        InputKind::Elicitation => ferromcp_input_kind::FERROMCP_INPUT_ELICITATION,
+        InputKind::Sampling => ferromcp_input_kind::FERROMCP_INPUT_SAMPLING,
+        InputKind::Roots => ferromcp_input_kind::FERROMCP_INPUT_ROOTS,
+    }
+}
+
+impl InputCallback {
+    fn invoke(&self, kind: InputKind, params: String, call: CallPtr) {
+        let len = params.len();
+        match CString::new(params) {
+            // SAFETY: the callback contract; `text` outlives the call and
+            // `call.0` is a fresh handle owned by the callback from here.
+            Ok(text) => unsafe {
+                (self.callback)(self.userdata, c_kind(kind), text.as_ptr(), len, call.0)
+            },
+            Err(_) => {
+                // Compact JSON escapes NUL, so this cannot happen; never
+                // hand C a truncated document.
+                // SAFETY: the handle was never given to C.
+                if let Ok(call) = unsafe { take_call(call.0) } {
+                    let _ = call.finish_error(HandlerError::tool("params contain a NUL"));
+                }
+            }
+        }
+    }
+}
+
+/// A core error for what a C input callback failed with: a JSON-RPC error
+/// keeps its code (a legacy server receives it as is).
+fn input_error(kind: InputKind, error: HandlerError) -> ferromcp_core::Error {
+    match error {
+        HandlerError::Protocol(mcp) => ferromcp_core::Error::Mcp(mcp),
+        HandlerError::Tool(message) => ferromcp_core::Error::Protocol(format!(
+            "the {} handler failed: {message}",
+            kind.capability()
+        )),
+    }
+}
+
+async fn run_input<O>(
+    callback: Arc<InputCallback>,
+    kind: InputKind,
+    params: Value,
+) -> Result<Value, ferromcp_core::Error>
+where
+    O: host_call::CallOutput + Serialize,
+{
+    let text = params.to_string();
+    let answer = host_call::run::<O>(None, false, move |call| callback.invoke(kind, text, call))
+        .await
+        .map_err(|e| input_error(kind, e))?;
+    Ok(serde_json::to_value(answer)?)
+}
+
+/// Answers one kind of server request with a C callback (and so declares
+/// that capability: `elicitation`, `sampling` or `roots`). Setting a kind
+/// again replaces its callback.
+///
+/// - `options`: from ferromcp_client_options_new().
+/// - `kind`: which requests `callback` answers.
+/// - `callback`: see ferromcp_client_input_callback.
+/// - `userdata`: passed to `callback` unchanged.
+/// - `userdata_free`: NULL, or called once with `userdata` when neither the
+///   options nor any client connected with them uses the callback any more
+///   (also when it is replaced). Not called if this function fails.
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `options` or
+/// `callback`.
+///
+/// Threads: any thread, not concurrently with other uses of `options`.
+///
+/// ```c
+/// static void on_input(void *ud, ferromcp_input_kind kind, const char *params,
+///                      size_t len, ferromcp_call *call) {
+///     ferromcp_call_respond(call, "{\"action\":\"decline\"}");
+/// }
+/// ferromcp_client_options_on_input(options, FERROMCP_INPUT_ELICITATION,
+///                                  on_input, NULL, NULL);
+/// ```
+///
+/// # Safety
+/// `options` NULL or live; `callback` and `userdata_free` usable from any thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_options_on_input(
+    options: *mut ferromcp_client_options,
+    kind: ferromcp_input_kind,
+    callback: ferromcp_client_input_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let options = unsafe { options.as_mut() }.ok_or_else(|| FfiError::null("options"))?;
+        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+        let callback = Arc::new(InputCallback {
+            callback,
+            userdata,
+            finalizer: userdata_free,
+        });
+        let kind = InputKind::from(kind);
+        let current = std::mem::take(&mut options.options);
+        options.options = current.on_input(kind, move |params| {
+            let callback = callback.clone();
+            async move {
+                match kind {
+                    InputKind::Elicitation => {
+                        run_input::<ElicitResult>(callback, kind, params).await
+                    }
+                    InputKind::Sampling => {
+                        run_input::<CreateMessageResult>(callback, kind, params).await
+                    }
+                    InputKind::Roots => run_input::<ListRootsResult>(callback, kind, params).await,
+                }
+            }
+        });
+        Ok(())
+    })
+}
+
+/// Runs a client future to completion on the calling thread.
+fn block<T>(work: impl Future<Output = Result<T, ferromcp_core::Error>>) -> Result<T, FfiError> {
+    // A runtime worker (a FERROMCP_TOOL_NONBLOCKING callback, a progress
+    // callback) must not block: it would stall the requests it serves.
+    if tokio::task::try_id().is_some() {
+        return Err(FfiError::new(
+            ferromcp_status::FERROMCP_INVALID_STATE,
+            "cannot wait for a client call on a ferromcp runtime thread",
+        ));
+    }
+    ferromcp_core::runtime::get()
+        .block_on(work)
+        .map_err(FfiError::from)
+}
+
+/// Reads a NULL-terminated array of C strings.
+///
+/// # Safety
+/// `list` is NULL or points to NUL-terminated strings ending with NULL.
+unsafe fn string_list<'a>(
+    list: *const *const c_char,
+    name: &str,
+) -> Result<Vec<&'a str>, FfiError> {
+    let mut items = Vec::new();
+    if list.is_null() {
+        return Ok(items);
+    }
+    for i in 0.. {
+        // SAFETY: the list ends with NULL, so every index up to it is valid.
+        let item = unsafe { *list.add(i) };
+        if item.is_null() {
+            break;
+        }
+        // SAFETY: forwarded contract.
+        items.push(unsafe { required_str(item, name) }?);
+    }
+    Ok(items)
+}
+
+fn options_or_default(options: *const ferromcp_client_options) -> ClientOptions {
+    // SAFETY: NULL or live, per the callers' contracts.
+    unsafe { options.as_ref() }
+        .map(|o| o.options.clone())
+        .unwrap_or_default()
+}
+
+fn give_client(client: Client, out: *mut *mut ferromcp_client) {
+    let boxed = Box::new(ferromcp_client { client });
+    // SAFETY: checked non-NULL by the caller; writable per the contract.
+    unsafe { out.write(Box::into_raw(boxed)) };
+}
+
+/// Spawns a server program and connects to it over its stdin/stdout.
+/// Returns once the process started; the first call detects its era.
+///
+/// - `command`: the program (looked up in PATH), borrowed.
+/// - `args`: NULL or a NULL-terminated array of arguments, borrowed.
+/// - `env`: NULL or a NULL-terminated array of `"NAME=VALUE"` strings added
+///   to the inherited environment, borrowed.
+/// - `cwd`: NULL (inherit) or the server's working directory, borrowed.
+/// - `options`: NULL (defaults) or options, copied (still yours to free).
+/// - `out_client`: receives the client; free it with ferromcp_client_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_IO when the program cannot be started;
+/// FERROMCP_INVALID_ARGUMENT for an env entry without `=`;
+/// FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on
+/// a ferromcp runtime thread.
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// const char *args[] = {"--stdio", NULL};
+/// ferromcp_client *client = NULL;
+/// if (ferromcp_client_connect_stdio("target/bin/everything-server", args, NULL,
+///                                   NULL, NULL, &client) == FERROMCP_OK) {
+///     ferromcp_client_free(client);
+/// }
+/// ```
+///
+/// # Safety
+/// Strings and arrays as described; `out_client` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_connect_stdio(
+    command: *const c_char,
+    args: *const *const c_char,
+    env: *const *const c_char,
+    cwd: *const c_char,
+    options: *const ferromcp_client_options,
+    out_client: *mut *mut ferromcp_client,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let program = unsafe { required_str(command, "command") }?;
+        let args = unsafe { string_list(args, "args") }?;
+        let env = unsafe { string_list(env, "env") }?;
+        let cwd = unsafe { optional_str(cwd, "cwd") }?;
+        check_out(out_client, "out_client")?;
+        let mut command = StdioCommand::new(program, args);
+        for entry in env {
+            let (name, value) = entry.split_once('=').ok_or_else(|| {
+                FfiError::new(
+                    ferromcp_status::FERROMCP_INVALID_ARGUMENT,
+                    format!("env entry {entry:?} is not NAME=VALUE"),
+                )
+            })?;
+            command.env.push((name.into(), value.into()));
+        }
+        command.cwd = cwd.map(Into::into);
+        let options = options_or_default(options);
+        let client = block(Client::connect_stdio_with(command, options))?;
+        give_client(client, out_client);
+        Ok(())
+    })
+}
+
+/// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`). No
+/// request is sent yet: the first call detects the server's era.
+///
+/// - `url`: the endpoint, borrowed.
+/// - `headers_json`: NULL or a JSON object of extra headers sent with every
+///   request (`{"Authorization":"Bearer ..."}`), borrowed.
+/// - `options`: NULL (defaults) or options, copied (still yours to free).
+/// - `out_client`: receives the client; free it with ferromcp_client_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_INVALID_ARGUMENT (or FERROMCP_HTTP) for a
+/// URL that cannot be used; FERROMCP_INVALID_JSON for bad `headers_json`;
+/// FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on
+/// a ferromcp runtime thread.
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// ferromcp_client *client = NULL;
+/// ferromcp_client_connect_http("http://127.0.0.1:8000/mcp", NULL, NULL, &client);
+/// ```
+///
+/// # Safety
+/// Strings NULL or NUL-terminated; `options` NULL or live; `out_client`
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_connect_http(
+    url: *const c_char,
+    headers_json: *const c_char,
+    options: *const ferromcp_client_options,
+    out_client: *mut *mut ferromcp_client,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (both): forwarded contract.
+        let url = unsafe { required_str(url, "url") }?;
+        let headers = unsafe { optional_str(headers_json, "headers_json") }?;
+        check_out(out_client, "out_client")?;
+        let mut options = options_or_default(options);
+        if let Some(text) = headers {
+            for (name, value) in parse_json_object(text, "headers_json")? {
+                let Value::String(value) = value else {
+                    return Err(FfiError::new(
+                        ferromcp_status::FERROMCP_INVALID_JSON,
+                        format!("`headers_json`: header {name:?} must be a string"),
+                    ));
+                };
+                options.http_headers.push((name, value));
+            }
+        }
+        let client = block(Client::connect_http_with(url, options))?;
+        give_client(client, out_client);
+        Ok(())
+    })
+}
+
+/// Closes the connection (a stdio server: its stdin is closed, then it is
+/// terminated if it does not exit) and frees the client.
+///
+/// - `client`: from a connect function, or NULL (nothing happens). No call
+///   on it may be running or start afterwards.
+///
+/// Threads: any thread that may block (not a ferromcp runtime thread: there
+/// the connection is closed in the background).
+///
+/// # Safety
+/// `client` NULL or live and not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_free(client: *mut ferromcp_client) {
+    let _ = ffi_boundary(|| {
+        if client.is_null() {
+            return Ok(());
+        }
+        // SAFETY: allocated by give_client.
+        let client = unsafe { Box::from_raw(client) }.client;
+        if tokio::task::try_id().is_some() {
+            ferromcp_core::runtime::handle().spawn(async move { client.close().await });
+        } else {
+            ferromcp_core::runtime::get().block_on(client.close());
+        }
+        Ok(())
+    });
+}
+
+/// Runs one blocking call and hands its JSON result to C.
+fn call_json<T: Serialize>(
+    out: *mut *mut c_char,
+    work: impl Future<Output = Result<T, ferromcp_core::Error>>,
+) -> Result<(), FfiError> {
+    check_out(out, "out_result_json")?;
+    let value = block(work)?;
+    let text = serde_json::to_string(&value)
+        .map_err(|e| FfiError::new(ferromcp_status::FERROMCP_INTERNAL, format!("result: {e}")))?;
+    give_string(text, out)
+}
+
+/// `server/discover`: the server's versions, capabilities and identity. A
+/// 2025-11-25 server has no such method; its answer to `initialize` is
+/// given instead.
+///
+/// - `client`: a connected client.
+/// - `out_result_json`: receives the result as JSON text; free it with
+///   ferromcp_string_free(). Written only on FERROMCP_OK.
+///
+/// Returns FERROMCP_OK; FERROMCP_PEER_ERROR (ferromcp_last_error_code() and
+/// ferromcp_last_error_data_json() on this thread give the JSON-RPC error);
+/// FERROMCP_TIMEOUT; FERROMCP_CONNECTION_CLOSED; FERROMCP_PROTOCOL_ERROR;
+/// FERROMCP_HTTP; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on a
+/// ferromcp runtime thread. The same holds for every blocking client call.
+///
+/// Threads: any thread that may block; concurrent calls on one client are fine.
+///
+/// ```c
+/// char *found = NULL;
+/// if (ferromcp_client_discover(client, &found) == FERROMCP_OK) {
+///     puts(found);
+///     ferromcp_string_free(found);
+/// }
+/// ```
+///
+/// # Safety
+/// `client` NULL or live; `out_result_json` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_discover(
+    client: *const ferromcp_client,
+    out_result_json: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        call_json(out_result_json, async move {
+            match client.discover().await {
+                Ok(found) => Ok(serde_json::to_value(found)?),
+                Err(e) => match (client.is_legacy(), client.legacy_initialize_result()) {
+                    (Some(true), Some(initialized)) => Ok(Value::Object(initialized)),
+                    _ => Err(e),
+                },
+            }
+        })
+    })
+}
+
+/// One page of a list, from `cursor`: the whole list result, whose
+/// `"nextCursor"` (absent on the last page) is the cursor of the next page.
+///
+/// - `client`: a connected client.
+/// - `kind`: which list.
+/// - `cursor`: NULL for the first page, else a `nextCursor`, borrowed.
+/// - `out_result_json`: receives the result as JSON text; free it with
+///   ferromcp_string_free().
+///
+/// Returns as ferromcp_client_discover() does.
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// char *page = NULL, *cursor = NULL;
+/// do {
+///     ferromcp_client_list(client, FERROMCP_LIST_TOOLS, cursor, &page);
+///     ferromcp_string_free(cursor); cursor = NULL;
+///     ferromcp_json_get(page, "/nextCursor", &cursor); // NOT_FOUND at the end
+///     ferromcp_string_free(page);
+/// } while (cursor != NULL);
+/// ```
+///
+/// # Safety
+/// `client` NULL or live; `cursor` NULL or NUL-terminated; out NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_list(
+    client: *const ferromcp_client,
+    kind: ferromcp_list_kind,
+    cursor: *const c_char,
+    out_result_json: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (both): forwarded contract.
+        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let cursor = unsafe { optional_str(cursor, "cursor") }?.map(str::to_owned);
+        call_json(out_result_json, async move {
+            let cursor = cursor.as_deref();
+            Ok(match kind {
+                ferromcp_list_kind::FERROMCP_LIST_TOOLS => {
+                    serde_json::to_value(client.list_tools(cursor).await?)?
+                }
+                ferromcp_list_kind::FERROMCP_LIST_RESOURCES => {
+                    serde_json::to_value(client.list_resources(cursor).await?)?
+                }
+                ferromcp_list_kind::FERROMCP_LIST_RESOURCE_TEMPLATES => {
+                    serde_json::to_value(client.list_resource_templates(cursor).await?)?
+                }
+                ferromcp_list_kind::FERROMCP_LIST_PROMPTS => {
+                    serde_json::to_value(client.list_prompts(cursor).await?)?
+                }
+            })
+        })
+    })
+}
+
+/// The C progress callback of one call; switched off when the call
+/// returns, so C never sees it called afterwards.
+struct ProgressTarget {
+    callback: unsafe extern "C" fn(*mut c_void, f64, f64, *const c_char),
+    userdata: *mut c_void,
+}
+
+// SAFETY: the header requires the callback to be callable from a ferromcp
+// thread with its userdata during the call.
+unsafe impl Send for ProgressTarget {}
+
+/// Calls a tool: the CallToolResult as JSON text (a tool's own failure is
+/// a result with `"isError":true`, not a failed status).
+///
+/// - `client`: a connected client.
+/// - `name`: the tool's name, borrowed.
+/// - `arguments_json`: NULL (`{}`) or a JSON object, borrowed.
+/// - `timeout_ms`: this call's timeout; 0 uses the client's.
+/// - `on_progress`: NULL, or called with each progress notification of this
+///   call (see ferromcp_progress_callback), never after this returns.
+/// - `progress_userdata`: passed to `on_progress`, borrowed for the call.
+/// - `cancel`: NULL, or a handle another thread may fire to abandon the call.
+/// - `out_result_json`: receives the result as JSON text; free it with
+///   ferromcp_string_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_REQUEST_CANCELLED when `cancel` fired;
+/// FERROMCP_TIMEOUT; FERROMCP_PEER_ERROR (e.g. an unknown tool; the code
+/// and data through ferromcp_last_error_code() /
+/// ferromcp_last_error_data_json()); FERROMCP_INVALID_JSON for bad
+/// `arguments_json`; otherwise as ferromcp_client_discover().
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// char *result = NULL;
+/// if (ferromcp_client_call_tool(client, "echo", "{\"text\":\"hi\"}", 0, NULL,
+///                               NULL, NULL, &result) == FERROMCP_OK) {
+///     char *text = NULL;
+///     ferromcp_json_get(result, "/content/0/text", &text);
+///     ferromcp_string_free(text);
+///     ferromcp_string_free(result);
+/// }
+/// ```
+///
+/// # Safety
+/// Pointers NULL or valid as described.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn ferromcp_client_call_tool(
+    client: *const ferromcp_client,
+    name: *const c_char,
+    arguments_json: *const c_char,
+    timeout_ms: u64,
+    on_progress: ferromcp_progress_callback,
+    progress_userdata: *mut c_void,
+    cancel: *const ferromcp_cancel_handle,
+    out_result_json: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let name = unsafe { required_str(name, "name") }?.to_owned();
+        let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
+            Some(text) => Value::Object(parse_json_object(text, "arguments_json")?),
+            None => Value::Object(Map::new()),
+        };
+        let cancel = unsafe { cancel.as_ref() }.map(|c| c.token.clone());
+        let mut options = CallOptions::default();
+        if timeout_ms > 0 {
+            options.timeout = Some(Duration::from_millis(timeout_ms));
+        }
+        options.cancel = cancel;
+        let target = on_progress.map(|callback| {
+            Arc::new(Mutex::new(Some(ProgressTarget {
+                callback,
+                userdata: progress_userdata,
+            })))
+        });
+        if let Some(target) = &target {
+            let target = target.clone();
+            options = options.with_progress(move |update: ProgressUpdate| {
+                let guard = target.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(target) = guard.as_ref() else { return };
+                let message = update
+                    .message
+                    .and_then(|m| CString::new(m.replace('\0', "\u{FFFD}")).ok());
+                // SAFETY: the progress callback contract; `message`
+                // outlives the call. Under the lock, so the call cannot
+                // return (and switch the target off) while C runs.
+                unsafe {
+                    (target.callback)(
+                        target.userdata,
+                        update.progress,
+                        update.total.unwrap_or(f64::NAN),
+                        message.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()),
+                    )
+                }
+            });
+        }
+        let outcome = call_json(out_result_json, async move {
+            client.call_tool_with(&name, arguments, &options).await
+        });
+        if let Some(target) = target {
+            *target.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+        outcome
+    })
+}
+
+/// `resources/read`: the ReadResourceResult (`{"contents":[...]}`) as JSON text.
+///
+/// - `client`: a connected client; `uri`: the resource, borrowed.
+/// - `out_result_json`: receives the result; free it with ferromcp_string_free().
+///
+/// Returns as ferromcp_client_discover() does (an unknown resource is
+/// FERROMCP_PEER_ERROR with code -32602 or -32002).
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// char *contents = NULL;
+/// ferromcp_client_read_resource(client, "test://static-text", &contents);
+/// ferromcp_string_free(contents);
+/// ```
+///
+/// # Safety
+/// Pointers NULL or valid as described.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_read_resource(
+    client: *const ferromcp_client,
+    uri: *const c_char,
+    out_result_json: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (both): forwarded contract.
+        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let uri = unsafe { required_str(uri, "uri") }?.to_owned();
+        call_json(
+            out_result_json,
+            async move { client.read_resource(&uri).await },
+        )
+    })
+}
+
+/// `prompts/get`: the GetPromptResult as JSON text.
+///
+/// - `client`: a connected client; `name`: the prompt, borrowed.
+/// - `arguments_json`: NULL (`{}`) or a JSON object of string values, borrowed.
+/// - `out_result_json`: receives the result; free it with ferromcp_string_free().
+///
+/// Returns as ferromcp_client_discover() does; FERROMCP_INVALID_JSON for
+/// bad `arguments_json`.
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// char *prompt = NULL;
+/// ferromcp_client_get_prompt(client, "test_simple_prompt", NULL, &prompt);
+/// ferromcp_string_free(prompt);
+/// ```
+///
+/// # Safety
+/// Pointers NULL or valid as described.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_get_prompt(
+    client: *const ferromcp_client,
+    name: *const c_char,
+    arguments_json: *const c_char,
+    out_result_json: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let name = unsafe { required_str(name, "name") }?.to_owned();
+        let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
+            Some(text) => parse_json_object(text, "arguments_json")?,
+            None => Map::new(),
+        };
+        call_json(out_result_json, async move {
+            client.get_prompt(&name, arguments).await
+        })
+    })
+}
+
+/// `completion/complete`: completions for one argument of a prompt or
+/// resource template, as the CompleteResult's JSON text
+/// (`{"completion":{"values":[...],...}}`).
+///
+/// - `client`: a connected client.
+/// - `reference_json`: the reference object, borrowed:
+///   `{"type":"ref/prompt","name":"..."}` or
+///   `{"type":"ref/resource","uri":"template://{x}"}`.
+/// - `argument`, `value`: the argument's name and what is typed so far.
+/// - `context_json`: NULL, or a JSON object of arguments already resolved.
+/// - `out_result_json`: receives the result; free it with ferromcp_string_free().
+///
+/// Returns as ferromcp_client_discover() does; FERROMCP_INVALID_JSON for
+/// bad `reference_json` / `context_json`.
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// char *done = NULL;
+/// ferromcp_client_complete(client, "{\"type\":\"ref/prompt\",\"name\":\"greet\"}",
+///                          "name", "Al", NULL, &done);
+/// ferromcp_string_free(done);
+/// ```
+///
+/// # Safety
+/// Pointers NULL or valid as described.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_complete(
+    client: *const ferromcp_client,
+    reference_json: *const c_char,
+    argument: *const c_char,
+    value: *const c_char,
+    context_json: *const c_char,
+    out_result_json: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let reference = parse_json(
+            unsafe { required_str(reference_json, "reference_json") }?,
+            "reference_json",
+        )?;
+        let argument = unsafe { required_str(argument, "argument") }?.to_owned();
+        let value = unsafe { required_str(value, "value") }?.to_owned();
+        let resolved = match unsafe { optional_str(context_json, "context_json") }? {
+            Some(text) => parse_json_object(text, "context_json")?,
+            None => Map::new(),
+        };
+        call_json(out_result_json, async move {
+            client
+                .complete_with_context(reference, &argument, &value, resolved)
+                .await
+        })
+    })
+}
+
+/// The protocol version the client's requests currently declare (after
+/// the first call: the one agreed with the server).
+///
+/// - `client`: a connected client.
+/// - `out_version`: receives a new string; free it with ferromcp_string_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT.
+///
+/// Threads: any thread.
+///
+/// # Safety
+/// `client` NULL or live; `out_version` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_protocol_version(
+    client: *const ferromcp_client,
+    out_version: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let client = unsafe { required_ref(client, "client") }?;
+        check_out(out_version, "out_version")?;
+        give_string(client.client.protocol_version(), out_version)
+    })
+}
+
+/// Creates a cancel handle for ferromcp_client_call_tool().
+///
+/// - `out_cancel`: receives the handle; free it with
+///   ferromcp_cancel_handle_free() once no call uses it.
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT.
+///
+/// Threads: any thread.
+///
+/// ```c
+/// ferromcp_cancel_handle *cancel = NULL;
+/// ferromcp_cancel_handle_new(&cancel);
+/// // another thread: ferromcp_cancel_handle_cancel(cancel);
+/// ```
+///
+/// # Safety
+/// `out_cancel` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_cancel_handle_new(
+    out_cancel: *mut *mut ferromcp_cancel_handle,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        check_out(out_cancel, "out_cancel")?;
+        let boxed = Box::new(ferromcp_cancel_handle {
+            token: CancellationToken::new(),
+        });
+        // SAFETY: checked non-NULL; writable per the contract.
+        unsafe { out_cancel.write(Box::into_raw(boxed)) };
+        Ok(())
+    })
+}
+
+/// Fires a cancel handle: every call given it (running now or started
+/// later) returns FERROMCP_REQUEST_CANCELLED and the server is told.
+///
+/// - `cancel`: a live handle.
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT.
+///
+/// Threads: any thread, concurrently with the calls it cancels.
+///
+/// # Safety
+/// `cancel` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_cancel_handle_cancel(
+    cancel: *const ferromcp_cancel_handle,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        unsafe { required_ref(cancel, "cancel") }?.token.cancel();
+        Ok(())
+    })
+}
+
+/// Frees a cancel handle.
+///
+/// - `cancel`: from ferromcp_cancel_handle_new(), or NULL. No call may
+///   still be using it, and no thread may fire it afterwards.
+///
+/// Threads: any thread.
+///
+/// # Safety
+/// `cancel` NULL or live and not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_cancel_handle_free(cancel: *mut ferromcp_cancel_handle) {
+    let _ = ffi_boundary(|| {
+        if !cancel.is_null() {
+            // SAFETY: allocated by ferromcp_cancel_handle_new.
+            drop(unsafe { Box::from_raw(cancel) });
+        }
+        Ok(())
+    });
+}
+
+/// Lists the member names of the JSON object at `pointer` (RFC 6901) as a
+/// JSON array of strings, so C code can walk an object (a schema's
+/// properties) with ferromcp_json_get().
+///
+/// - `json`, `pointer`: NUL-terminated, borrowed.
+/// - `out_keys_json`: receives a new string (e.g. `["a","b"]`); free it with
+///   ferromcp_string_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
+/// FERROMCP_INVALID_JSON for unparsable `json` or a value that is not an
+/// object; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+///
+/// Threads: any thread.
+///
+/// ```c
+/// char *keys = NULL;
+/// ferromcp_json_keys("{\"a\":1}", "", &keys); // ["a"]
+/// ferromcp_string_free(keys);
+/// ```
+///
+/// # Safety
+/// Strings NULL or NUL-terminated; `out_keys_json` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_json_keys(
+    json: *const c_char,
+    pointer: *const c_char,
+    out_keys_json: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (both): forwarded contract.
+        let json = unsafe { required_str(json, "json") }?;
+        let pointer = unsafe { required_str(pointer, "pointer") }?;
+        check_out(out_keys_json, "out_keys_json")?;
+        let document = parse_json(json, "json")?;
+        let value = document.pointer(pointer).ok_or_else(|| {
+            FfiError::new(
+                ferromcp_status::FERROMCP_NOT_FOUND,
+                format!("nothing at {pointer:?}"),
+            )
+        })?;
+        let Value::Object(map) = value else {
+            return Err(FfiError::new(
+                ferromcp_status::FERROMCP_INVALID_JSON,
+                format!("the value at {pointer:?} is not an object"),
+            ));
+        };
+        let keys: Vec<&String> = map.keys().collect();
+        give_string(
+            Value::from(keys.into_iter().cloned().collect::<Vec<_>>()).to_string(),
+            out_keys_json,
+        )
+    })
+}
+
+/// Reads one value from JSON text by JSON Pointer as JSON text (a string
+/// stays quoted), for building JSON from parts of another document.
+///
+/// - `json`, `pointer`: NUL-terminated, borrowed.
+/// - `out_json`: receives a new string; free it with ferromcp_string_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
+/// FERROMCP_INVALID_JSON; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+///
+/// Threads: any thread.
+///
+/// ```c
+/// char *v = NULL;
+/// ferromcp_json_get_json("{\"s\":\"x\"}", "/s", &v); // "\"x\""
+/// ferromcp_string_free(v);
+/// ```
+///
+/// # Safety
+/// Strings NULL or NUL-terminated; `out_json` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_json_get_json(
+    json: *const c_char,
+    pointer: *const c_char,
+    out_json: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (both): forwarded contract.
+        let json = unsafe { required_str(json, "json") }?;
+        let pointer = unsafe { required_str(pointer, "pointer") }?;
+        check_out(out_json, "out_json")?;
+        let document = parse_json(json, "json")?;
+        let value = document.pointer(pointer).ok_or_else(|| {
+            FfiError::new(
+                ferromcp_status::FERROMCP_NOT_FOUND,
+                format!("nothing at {pointer:?}"),
+            )
+        })?;
+        give_string(value.to_string(), out_json)
+    })
+}
