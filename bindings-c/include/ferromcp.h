@@ -234,6 +234,15 @@ typedef struct ferromcp_client_options ferromcp_client_options;
 typedef struct ferromcp_context ferromcp_context;
 
 /**
+ * An open `subscriptions/listen` stream delivering notifications to a C
+ * callback.
+ *
+ * Opaque. Created by ferromcp_client_listen(), stopped and freed by
+ * ferromcp_listener_free().
+ */
+typedef struct ferromcp_listener ferromcp_listener;
+
+/**
  * An MCP server: a set of tools and the functions that serve them.
  *
  * Opaque. Created by ferromcp_server_new(), freed by ferromcp_server_free().
@@ -295,6 +304,24 @@ typedef void (*ferromcp_progress_callback)(void *userdata,
                                            double progress,
                                            double total,
                                            const char *message);
+
+/**
+ * Receives the notifications of a subscription (ferromcp_client_listen()).
+ *
+ * - `userdata`: the pointer given to ferromcp_client_listen().
+ * - `method`: e.g. `"notifications/tools/list_changed"`; NULL once, last,
+ *   when the subscription ended by itself (the server ended it or the
+ *   connection closed; never after ferromcp_listener_free()).
+ * - `params_json`: the notification's params as JSON text (NULL with a
+ *   NULL `method`). Both valid only during the callback.
+ *
+ * Threads: called on a ferromcp host thread the listener keeps while it
+ * lasts, one notification at a time and in order; it may block and may make blocking client calls,
+ * and may call ferromcp_listener_free() on its own listener.
+ */
+typedef void (*ferromcp_notification_callback)(void *userdata,
+                                               const char *method,
+                                               const char *params_json);
 
 /**
  * Called when the client cancels a request (or goes away) before its
@@ -435,7 +462,10 @@ void ferromcp_client_options_free(struct ferromcp_client_options *options);
  * - `userdata`: passed to `callback` unchanged.
  * - `userdata_free`: NULL, or called once with `userdata` when neither the
  *   options nor any client connected with them uses the callback any more
- *   (also when it is replaced). Not called if this function fails.
+ *   (also when it is replaced). Not called if this function fails. It may
+ *   run on any thread, shortly after the last ferromcp_client_free() or
+ *   ferromcp_client_options_free() returned (once the connection's
+ *   background tasks ended); it must not block or call ferromcp.
  *
  * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `options` or
  * `callback`.
@@ -854,6 +884,67 @@ enum ferromcp_status ferromcp_json_keys(const char *json,
  * Strings NULL or NUL-terminated; `out_json` NULL or writable.
  */
 enum ferromcp_status ferromcp_json_get_json(const char *json, const char *pointer, char **out_json);
+
+/**
+ * Subscribes to change notifications (2026-07-28 `subscriptions/listen`)
+ * and delivers each to `callback` on a host thread the listener keeps.
+ * Returns once the server acknowledged the subscription.
+ *
+ * - `client`: a connected client.
+ * - `filter_json`: the notifications wanted, a JSON object, borrowed:
+ *   `{"toolsListChanged":true, "promptsListChanged":true,
+ *   "resourcesListChanged":true, "resourceSubscriptions":["uri",...]}`.
+ * - `callback`: see ferromcp_notification_callback.
+ * - `userdata`: passed to `callback`.
+ * - `userdata_free`: NULL, or called once with `userdata` after the last
+ *   callback, on the listener's thread (before ferromcp_listener_free()
+ *   returns, unless called from the callback itself). Not called if this
+ *   function fails.
+ * - `out_listener`: receives the listener; stop and free it with
+ *   ferromcp_listener_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON for a bad filter; otherwise
+ * as ferromcp_client_discover() (e.g. FERROMCP_PEER_ERROR from a server
+ * without subscriptions).
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * static void on_note(void *ud, const char *method, const char *params) {
+ *     if (method != NULL) printf("%s\n", method);
+ * }
+ * ferromcp_listener *listener = NULL;
+ * ferromcp_client_listen(client, "{\"toolsListChanged\":true}", on_note, NULL,
+ *                        NULL, &listener);
+ * // ...
+ * ferromcp_listener_free(listener);
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described; `callback`/`userdata_free` usable
+ * from another thread.
+ */
+enum ferromcp_status ferromcp_client_listen(const struct ferromcp_client *client,
+                                            const char *filter_json,
+                                            ferromcp_notification_callback callback,
+                                            void *userdata,
+                                            ferromcp_userdata_free userdata_free,
+                                            struct ferromcp_listener **out_listener);
+
+/**
+ * Ends a subscription and frees its listener: no callback starts after
+ * this returns (called from another thread, it waits for a running
+ * callback to return; called from the listener's own callback, the
+ * subscription ends once that callback returns).
+ *
+ * - `listener`: from ferromcp_client_listen(), or NULL (nothing happens).
+ *
+ * Threads: any thread that may block, including the listener's callback.
+ *
+ * # Safety
+ * `listener` NULL or live and not freed yet.
+ */
+void ferromcp_listener_free(struct ferromcp_listener *listener);
 
 /**
  * The context of the request a call serves.

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::ffi::{CString, c_char, c_void};
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -372,7 +373,10 @@ where
 /// - `userdata`: passed to `callback` unchanged.
 /// - `userdata_free`: NULL, or called once with `userdata` when neither the
 ///   options nor any client connected with them uses the callback any more
-///   (also when it is replaced). Not called if this function fails.
+///   (also when it is replaced). Not called if this function fails. It may
+///   run on any thread, shortly after the last ferromcp_client_free() or
+///   ferromcp_client_options_free() returned (once the connection's
+///   background tasks ended); it must not block or call ferromcp.
 ///
 /// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `options` or
 /// `callback`.
@@ -1170,4 +1174,230 @@ pub unsafe extern "C" fn ferromcp_json_get_json(
         })?;
         give_string(value.to_string(), out_json)
     })
+}
+
+/// Receives the notifications of a subscription (ferromcp_client_listen()).
+///
+/// - `userdata`: the pointer given to ferromcp_client_listen().
+/// - `method`: e.g. `"notifications/tools/list_changed"`; NULL once, last,
+///   when the subscription ended by itself (the server ended it or the
+///   connection closed; never after ferromcp_listener_free()).
+/// - `params_json`: the notification's params as JSON text (NULL with a
+///   NULL `method`). Both valid only during the callback.
+///
+/// Threads: called on a ferromcp host thread the listener keeps while it
+/// lasts, one notification at a time and in order; it may block and may make blocking client calls,
+/// and may call ferromcp_listener_free() on its own listener.
+pub type ferromcp_notification_callback = Option<
+    unsafe extern "C" fn(userdata: *mut c_void, method: *const c_char, params_json: *const c_char),
+>;
+
+/// An open `subscriptions/listen` stream delivering notifications to a C
+/// callback.
+///
+/// Opaque. Created by ferromcp_client_listen(), stopped and freed by
+/// ferromcp_listener_free().
+pub struct ferromcp_listener {
+    stop: CancellationToken,
+    /// Set once the listener's loop ended and its userdata was released.
+    done: Arc<Done>,
+    /// Which listener runs on a thread (see [`LISTENER_ON_THREAD`]).
+    id: u64,
+}
+
+/// A flag another thread can wait for.
+#[derive(Default)]
+struct Done {
+    finished: Mutex<bool>,
+    changed: std::sync::Condvar,
+}
+
+impl Done {
+    fn finish(&self) {
+        *self.finished.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.changed.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        while !*finished {
+            finished = self
+                .changed
+                .wait(finished)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+static NEXT_LISTENER: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The listener whose loop runs on this thread (0: none), so freeing a
+    /// listener from its own callback does not wait for itself.
+    static LISTENER_ON_THREAD: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A notification callback owning its userdata.
+struct NotificationTarget {
+    callback: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char),
+    userdata: *mut c_void,
+    finalizer: ferromcp_userdata_free,
+}
+
+// SAFETY: the header requires callback and userdata to be usable from the
+// listener's thread.
+unsafe impl Send for NotificationTarget {}
+
+impl Drop for NotificationTarget {
+    fn drop(&mut self) {
+        if let Some(finalizer) = self.finalizer {
+            // SAFETY: the finalizer contract: once, with its userdata.
+            unsafe { finalizer(self.userdata) }
+        }
+    }
+}
+
+impl NotificationTarget {
+    fn deliver(&self, method: Option<&str>, params: Option<String>) {
+        let clean = |s: &str| CString::new(s.replace('\0', "\u{FFFD}")).ok();
+        let method = method.and_then(clean);
+        let params = params.as_deref().and_then(clean);
+        let ptr = |s: &Option<CString>| s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+        // SAFETY: the callback contract; both strings outlive the call.
+        unsafe { (self.callback)(self.userdata, ptr(&method), ptr(&params)) }
+    }
+}
+
+/// Subscribes to change notifications (2026-07-28 `subscriptions/listen`)
+/// and delivers each to `callback` on a host thread the listener keeps.
+/// Returns once the server acknowledged the subscription.
+///
+/// - `client`: a connected client.
+/// - `filter_json`: the notifications wanted, a JSON object, borrowed:
+///   `{"toolsListChanged":true, "promptsListChanged":true,
+///   "resourcesListChanged":true, "resourceSubscriptions":["uri",...]}`.
+/// - `callback`: see ferromcp_notification_callback.
+/// - `userdata`: passed to `callback`.
+/// - `userdata_free`: NULL, or called once with `userdata` after the last
+///   callback, on the listener's thread (before ferromcp_listener_free()
+///   returns, unless called from the callback itself). Not called if this
+///   function fails.
+/// - `out_listener`: receives the listener; stop and free it with
+///   ferromcp_listener_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_INVALID_JSON for a bad filter; otherwise
+/// as ferromcp_client_discover() (e.g. FERROMCP_PEER_ERROR from a server
+/// without subscriptions).
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// static void on_note(void *ud, const char *method, const char *params) {
+///     if (method != NULL) printf("%s\n", method);
+/// }
+/// ferromcp_listener *listener = NULL;
+/// ferromcp_client_listen(client, "{\"toolsListChanged\":true}", on_note, NULL,
+///                        NULL, &listener);
+/// // ...
+/// ferromcp_listener_free(listener);
+/// ```
+///
+/// # Safety
+/// Pointers NULL or valid as described; `callback`/`userdata_free` usable
+/// from another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_listen(
+    client: *const ferromcp_client,
+    filter_json: *const c_char,
+    callback: ferromcp_notification_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+    out_listener: *mut *mut ferromcp_listener,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (both): forwarded contract.
+        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let filter = parse_json(
+            unsafe { required_str(filter_json, "filter_json") }?,
+            "filter_json",
+        )?;
+        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+        check_out(out_listener, "out_listener")?;
+        let filter = serde_json::from_value(filter).map_err(|e| {
+            FfiError::new(
+                ferromcp_status::FERROMCP_INVALID_JSON,
+                format!("`filter_json`: {e}"),
+            )
+        })?;
+        let mut subscription = block(client.listen(filter))?;
+        let target = NotificationTarget {
+            callback,
+            userdata,
+            finalizer: userdata_free,
+        };
+        let stop = CancellationToken::new();
+        let stopped = stop.clone();
+        let done = Arc::new(Done::default());
+        let finished = done.clone();
+        let id = NEXT_LISTENER.fetch_add(1, Ordering::Relaxed);
+        // On a host thread, which it keeps while the subscription lasts:
+        // notifications arrive in order and the callback may block
+        // without holding up the runtime.
+        host_call::C_THREADS.submit(Box::new(move || {
+            LISTENER_ON_THREAD.with(|current| current.set(id));
+            loop {
+                let next = ferromcp_core::runtime::get().block_on(async {
+                    tokio::select! {
+                        note = subscription.next() => note,
+                        _ = stopped.cancelled() => None,
+                    }
+                });
+                if stopped.is_cancelled() {
+                    break;
+                }
+                match next {
+                    Some(note) => target.deliver(Some(&note.method), Some(note.params.to_string())),
+                    None => {
+                        target.deliver(None, None);
+                        break;
+                    }
+                }
+            }
+            drop(subscription);
+            drop(target);
+            LISTENER_ON_THREAD.with(|current| current.set(0));
+            finished.finish();
+        }));
+        let boxed = Box::new(ferromcp_listener { stop, done, id });
+        // SAFETY: checked non-NULL; writable per the contract.
+        unsafe { out_listener.write(Box::into_raw(boxed)) };
+        Ok(())
+    })
+}
+
+/// Ends a subscription and frees its listener: no callback starts after
+/// this returns (called from another thread, it waits for a running
+/// callback to return; called from the listener's own callback, the
+/// subscription ends once that callback returns).
+///
+/// - `listener`: from ferromcp_client_listen(), or NULL (nothing happens).
+///
+/// Threads: any thread that may block, including the listener's callback.
+///
+/// # Safety
+/// `listener` NULL or live and not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_listener_free(listener: *mut ferromcp_listener) {
+    let _ = ffi_boundary(|| {
+        if listener.is_null() {
+            return Ok(());
+        }
+        // SAFETY: allocated by ferromcp_client_listen.
+        let listener = unsafe { Box::from_raw(listener) };
+        listener.stop.cancel();
+        if LISTENER_ON_THREAD.with(|current| current.get()) != listener.id {
+            listener.done.wait();
+        }
+        Ok(())
+    });
 }

@@ -1,0 +1,322 @@
+/* The C client end to end, against the Rust conformance server
+ * (target/bin/everything-server --stdio, built by `make build`): each call,
+ * a peer error's JSON-RPC code, a timeout, a cancel fired from another
+ * thread, progress, and elicitation answered by a C callback whose userdata
+ * is released exactly once. Run from the repository root, under valgrind. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "check.h"
+
+#define SERVER "target/bin/everything-server"
+
+/* ---- the elicitation callback ---- */
+
+static atomic_int finalized = 0;
+static atomic_int asked = 0;
+/* While set, the callback holds its answer this long (ms): the call
+ * waiting on it then times out or is cancelled first. */
+static atomic_int hold_ms = 0;
+static atomic_int holding = 0;
+static atomic_int late_answer_status = -1;
+
+static void count_finalizer(void *userdata) {
+    CHECK(userdata == (void *)&finalized);
+    atomic_fetch_add(&finalized, 1);
+}
+
+static void on_input(void *userdata, ferromcp_input_kind kind, const char *params,
+                     size_t params_len, ferromcp_call *call) {
+    CHECK(userdata == (void *)&finalized);
+    CHECK(kind == FERROMCP_INPUT_ELICITATION);
+    CHECK(strlen(params) == params_len);
+    CHECK_CONTAINS(params, "requestedSchema");
+    atomic_fetch_add(&asked, 1);
+    int hold = atomic_load(&hold_ms);
+    if (hold > 0) {
+        atomic_fetch_add(&holding, 1);
+        sleep_ms(hold);
+        /* Nobody waits any more: the answer is discarded, and said so. */
+        atomic_store(&late_answer_status,
+                     ferromcp_call_respond(call, "{\"action\":\"decline\"}"));
+        atomic_fetch_sub(&holding, 1);
+        return;
+    }
+    CHECK_STATUS(ferromcp_call_respond(
+                     call, "{\"action\":\"accept\",\"content\":{\"username\":\"ada\","
+                           "\"email\":\"ada@example.com\"}}"),
+                 FERROMCP_OK);
+}
+
+static void wait_until_released(void) {
+    for (int i = 0; i < 500 && atomic_load(&holding) > 0; i++) sleep_ms(10);
+}
+
+/* ---- progress ---- */
+
+struct progress_seen {
+    int calls;
+    double last;
+    bool total_known;
+    bool had_message;
+};
+
+static void on_progress(void *userdata, double progress, double total, const char *message) {
+    struct progress_seen *seen = userdata;
+    seen->calls++;
+    seen->last = progress;
+    seen->total_known = !isnan(total);
+    seen->had_message = seen->had_message || message != NULL;
+}
+
+/* ---- cancel from another thread ---- */
+
+static void *fire_later(void *cancel) {
+    sleep_ms(300);
+    CHECK_STATUS(ferromcp_cancel_handle_cancel(cancel), FERROMCP_OK);
+    return NULL;
+}
+
+/* ---- listen ---- */
+
+static atomic_int tool_changes = 0;
+static atomic_int listen_finalized = 0;
+
+static void on_note(void *userdata, const char *method, const char *params_json) {
+    CHECK(userdata == (void *)&tool_changes);
+    if (method != NULL && strcmp(method, "notifications/tools/list_changed") == 0) {
+        CHECK(params_json != NULL);
+        atomic_fetch_add(&tool_changes, 1);
+    }
+}
+
+static void listen_finalizer(void *userdata) {
+    CHECK(userdata == (void *)&tool_changes);
+    atomic_fetch_add(&listen_finalized, 1);
+}
+
+static char *get(const char *json, const char *pointer) {
+    char *out = NULL;
+    return ferromcp_json_get(json, pointer, &out) == FERROMCP_OK ? out : NULL;
+}
+
+static void test_options_are_checked(void) {
+    ferromcp_client_options *options = NULL;
+    CHECK_STATUS(ferromcp_client_options_new("{", &options), FERROMCP_INVALID_JSON);
+    CHECK_STATUS(ferromcp_client_options_new("{\"timeout\":1}", &options), FERROMCP_INVALID_JSON);
+    CHECK_CONTAINS(ferromcp_last_error_message(), "unknown option");
+    CHECK_STATUS(ferromcp_client_options_new("{\"era\":\"old\"}", &options),
+                 FERROMCP_INVALID_JSON);
+    CHECK_STATUS(ferromcp_client_options_new(NULL, NULL), FERROMCP_NULL_ARGUMENT);
+    CHECK(options == NULL);
+    CHECK_STATUS(ferromcp_client_options_new(NULL, &options), FERROMCP_OK);
+    CHECK_STATUS(ferromcp_client_options_on_input(options, FERROMCP_INPUT_ROOTS, NULL, NULL, NULL),
+                 FERROMCP_NULL_ARGUMENT);
+    ferromcp_client_options_free(options);
+    ferromcp_client_options_free(NULL);
+
+    const char *bad_env[] = {"NO_EQUALS_SIGN", NULL};
+    ferromcp_client *client = NULL;
+    CHECK_STATUS(ferromcp_client_connect_stdio(SERVER, NULL, bad_env, NULL, NULL, &client),
+                 FERROMCP_INVALID_ARGUMENT);
+    CHECK_STATUS(ferromcp_client_connect_stdio(NULL, NULL, NULL, NULL, NULL, &client),
+                 FERROMCP_NULL_ARGUMENT);
+    CHECK(client == NULL);
+    char *result = NULL;
+    CHECK_STATUS(ferromcp_client_call_tool(NULL, "x", NULL, 0, NULL, NULL, NULL, &result),
+                 FERROMCP_NULL_ARGUMENT);
+    CHECK(result == NULL);
+}
+
+static void test_calls(ferromcp_client *client) {
+    char *text = NULL;
+    CHECK_STATUS(ferromcp_client_discover(client, &text), FERROMCP_OK);
+    CHECK_CONTAINS(text, "ferromcp-everything-server");
+    ferromcp_string_free(text);
+
+    /* One page at a time: the whole list result comes back. */
+    text = NULL;
+    CHECK_STATUS(ferromcp_client_list(client, FERROMCP_LIST_TOOLS, NULL, &text), FERROMCP_OK);
+    CHECK_CONTAINS(text, "\"test_simple_text\"");
+    ferromcp_string_free(text);
+    text = NULL;
+    CHECK_STATUS(ferromcp_client_list(client, FERROMCP_LIST_TOOLS, "not-a-cursor", &text),
+                 FERROMCP_PEER_ERROR);
+    CHECK(text == NULL);
+    CHECK(ferromcp_last_error_code() == -32602);
+    CHECK_STATUS(ferromcp_client_list(client, FERROMCP_LIST_RESOURCES, NULL, &text), FERROMCP_OK);
+    CHECK_CONTAINS(text, "test://static-text");
+    ferromcp_string_free(text);
+    CHECK_STATUS(ferromcp_client_list(client, FERROMCP_LIST_RESOURCE_TEMPLATES, NULL, &text),
+                 FERROMCP_OK);
+    CHECK_CONTAINS(text, "test://template/{id}/data");
+    ferromcp_string_free(text);
+    CHECK_STATUS(ferromcp_client_list(client, FERROMCP_LIST_PROMPTS, NULL, &text), FERROMCP_OK);
+    CHECK_CONTAINS(text, "test_simple_prompt");
+    ferromcp_string_free(text);
+
+    CHECK_STATUS(ferromcp_client_call_tool(client, "test_simple_text", NULL, 0, NULL, NULL, NULL,
+                                           &text),
+                 FERROMCP_OK);
+    char *first = get(text, "/content/0/text");
+    CHECK(first != NULL && strlen(first) > 0);
+    ferromcp_string_free(first);
+    ferromcp_string_free(text);
+
+    /* A tool's own failure is a result, not a failed status. */
+    CHECK_STATUS(ferromcp_client_call_tool(client, "test_error_handling", "{}", 0, NULL, NULL,
+                                           NULL, &text),
+                 FERROMCP_OK);
+    char *is_error = get(text, "/isError");
+    CHECK(is_error != NULL && strcmp(is_error, "true") == 0);
+    ferromcp_string_free(is_error);
+    ferromcp_string_free(text);
+
+    /* A JSON-RPC error: its code and data are readable on this thread. */
+    text = NULL;
+    CHECK_STATUS(ferromcp_client_call_tool(client, "no_such_tool", "{}", 0, NULL, NULL, NULL,
+                                           &text),
+                 FERROMCP_PEER_ERROR);
+    CHECK(text == NULL);
+    CHECK(ferromcp_last_error_code() == -32602);
+    CHECK_CONTAINS(ferromcp_last_error_message(), "no_such_tool");
+    CHECK_STATUS(ferromcp_client_call_tool(client, "test_simple_text", "[1]", 0, NULL, NULL, NULL,
+                                           &text),
+                 FERROMCP_INVALID_JSON);
+
+    struct progress_seen seen = {0};
+    CHECK_STATUS(ferromcp_client_call_tool(client, "test_tool_with_progress", NULL, 0,
+                                           on_progress, &seen, NULL, &text),
+                 FERROMCP_OK);
+    CHECK_CONTAINS(text, "Progress test completed");
+    ferromcp_string_free(text);
+    CHECK(seen.calls == 3);
+    CHECK(seen.last == 100.0);
+    CHECK(seen.total_known);
+    CHECK(seen.had_message);
+
+    CHECK_STATUS(ferromcp_client_read_resource(client, "test://static-text", &text), FERROMCP_OK);
+    CHECK_CONTAINS(text, "\"contents\"");
+    ferromcp_string_free(text);
+    CHECK_STATUS(ferromcp_client_get_prompt(client, "test_prompt_with_arguments",
+                                            "{\"arg1\":\"alpha\",\"arg2\":\"beta\"}", &text),
+                 FERROMCP_OK);
+    CHECK_CONTAINS(text, "alpha");
+    ferromcp_string_free(text);
+    CHECK_STATUS(ferromcp_client_complete(client,
+                                          "{\"type\":\"ref/prompt\",\"name\":\"test_prompt_with_"
+                                          "arguments\"}",
+                                          "arg1", "par", NULL, &text),
+                 FERROMCP_OK);
+    CHECK_CONTAINS(text, "\"paris\"");
+    CHECK(strstr(text, "hello") == NULL);
+    ferromcp_string_free(text);
+
+    char *version = NULL;
+    CHECK_STATUS(ferromcp_client_protocol_version(client, &version), FERROMCP_OK);
+    CHECK(version != NULL && strlen(version) == 10);
+    ferromcp_string_free(version);
+}
+
+static void test_listen(ferromcp_client *client) {
+    ferromcp_listener *listener = NULL;
+    CHECK_STATUS(ferromcp_client_listen(client, "{\"toolsListChanged\":1}", on_note, NULL, NULL,
+                                        &listener),
+                 FERROMCP_INVALID_JSON);
+    CHECK(listener == NULL);
+    CHECK_STATUS(ferromcp_client_listen(client, "{\"toolsListChanged\":true}", on_note,
+                                        &tool_changes, listen_finalizer, &listener),
+                 FERROMCP_OK);
+    char *text = NULL;
+    CHECK_STATUS(ferromcp_client_call_tool(client, "test_trigger_tool_change", NULL, 0, NULL,
+                                           NULL, NULL, &text),
+                 FERROMCP_OK);
+    ferromcp_string_free(text);
+    for (int i = 0; i < 500 && atomic_load(&tool_changes) == 0; i++) sleep_ms(10);
+    CHECK(atomic_load(&tool_changes) >= 1);
+    CHECK(atomic_load(&listen_finalized) == 0);
+    ferromcp_listener_free(listener);
+    /* Stopped and joined: the userdata is released before free returns. */
+    CHECK(atomic_load(&listen_finalized) == 1);
+    ferromcp_listener_free(NULL);
+}
+
+static void test_elicitation_timeout_and_cancel(ferromcp_client *client) {
+    char *text = NULL;
+    CHECK_STATUS(ferromcp_client_call_tool(client, "test_elicitation", "{\"message\":\"Who?\"}", 0,
+                                           NULL, NULL, NULL, &text),
+                 FERROMCP_OK);
+    CHECK_CONTAINS(text, "action=accept");
+    CHECK_CONTAINS(text, "ada@example.com");
+    ferromcp_string_free(text);
+    CHECK(atomic_load(&asked) == 1);
+
+    /* The callback holds its answer longer than the call's timeout. */
+    atomic_store(&hold_ms, 1500);
+    text = NULL;
+    CHECK_STATUS(ferromcp_client_call_tool(client, "test_elicitation", "{\"message\":\"slow\"}",
+                                           300, NULL, NULL, NULL, &text),
+                 FERROMCP_TIMEOUT);
+    CHECK(text == NULL);
+    wait_until_released();
+    CHECK(atomic_load(&late_answer_status) == FERROMCP_REQUEST_CANCELLED);
+
+    /* Cancelled from another thread while the callback holds its answer. */
+    ferromcp_cancel_handle *cancel = NULL;
+    CHECK_STATUS(ferromcp_cancel_handle_new(&cancel), FERROMCP_OK);
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, fire_later, cancel) == 0);
+    CHECK_STATUS(ferromcp_client_call_tool(client, "test_elicitation", "{\"message\":\"slow\"}", 0,
+                                           NULL, NULL, cancel, &text),
+                 FERROMCP_REQUEST_CANCELLED);
+    CHECK(text == NULL);
+    pthread_join(thread, NULL);
+    /* Once fired, it stays fired: a later call is cancelled at once. */
+    CHECK_STATUS(ferromcp_client_call_tool(client, "test_simple_text", NULL, 0, NULL, NULL,
+                                           cancel, &text),
+                 FERROMCP_REQUEST_CANCELLED);
+    ferromcp_cancel_handle_free(cancel);
+    wait_until_released();
+    atomic_store(&hold_ms, 0);
+
+    /* The connection still serves after the abandoned calls. */
+    CHECK_STATUS(ferromcp_client_call_tool(client, "test_simple_text", NULL, 0, NULL, NULL, NULL,
+                                           &text),
+                 FERROMCP_OK);
+    ferromcp_string_free(text);
+}
+
+int main(void) {
+    test_options_are_checked();
+
+    ferromcp_client_options *options = NULL;
+    CHECK_STATUS(ferromcp_client_options_new("{\"name\":\"c-test\",\"version\":\"1.0.0\","
+                                             "\"stderr\":\"null\"}",
+                                             &options),
+                 FERROMCP_OK);
+    CHECK_STATUS(ferromcp_client_options_on_input(options, FERROMCP_INPUT_ELICITATION, on_input,
+                                                  &finalized, count_finalizer),
+                 FERROMCP_OK);
+    const char *args[] = {"--stdio", NULL};
+    const char *env[] = {"RUST_LOG=error", NULL};
+    ferromcp_client *client = NULL;
+    CHECK_STATUS(ferromcp_client_connect_stdio(SERVER, args, env, ".", options, &client),
+                 FERROMCP_OK);
+    /* The client holds its own copy of the options. */
+    ferromcp_client_options_free(options);
+    CHECK(atomic_load(&finalized) == 0);
+    if (client != NULL) {
+        test_calls(client);
+        test_listen(client);
+        test_elicitation_timeout_and_cancel(client);
+        ferromcp_client_free(client);
+    }
+    /* Released once the connection's last task ended: soon, not at once. */
+    for (int i = 0; i < 500 && atomic_load(&finalized) == 0; i++) sleep_ms(10);
+    CHECK(atomic_load(&finalized) == 1);
+    return check_report("test_client");
+}
