@@ -324,6 +324,25 @@ typedef void (*ferromcp_notification_callback)(void *userdata,
                                                const char *params_json);
 
 /**
+ * Receives the outcome of ferromcp_client_call_tool_async().
+ *
+ * - `userdata`: the pointer given with the call.
+ * - `status`: FERROMCP_OK, or why the call failed (as
+ *   ferromcp_client_call_tool() would return it); during the callback,
+ *   ferromcp_last_error_message(), ferromcp_last_error_code() and
+ *   ferromcp_last_error_data_json() describe a failure.
+ * - `result_json`: on FERROMCP_OK the CallToolResult as JSON text, else
+ *   NULL. Owned by ferromcp, valid only during the callback.
+ *
+ * Threads: called exactly once, on a ferromcp host thread (never the
+ * thread that started the call, never a runtime worker); it may block and
+ * may call ferromcp, so an event loop usually posts the result to itself.
+ */
+typedef void (*ferromcp_call_done_callback)(void *userdata,
+                                            enum ferromcp_status status,
+                                            const char *result_json);
+
+/**
  * Called when the client cancels a request (or goes away) before its
  * call was completed (see ferromcp_context_on_cancel()).
  */
@@ -945,6 +964,42 @@ enum ferromcp_status ferromcp_client_listen(const struct ferromcp_client *client
  * `listener` NULL or live and not freed yet.
  */
 void ferromcp_listener_free(struct ferromcp_listener *listener);
+
+/**
+ * Calls a tool without blocking: returns at once, and `done` receives the
+ * outcome later on a ferromcp host thread. For event-loop programs.
+ *
+ * - `client`: a connected client; it may be freed only after `done` ran.
+ * - `name`, `arguments_json`, `timeout_ms`: as for ferromcp_client_call_tool().
+ * - `cancel`: NULL, or a handle whose firing abandons the call (`done` then
+ *   gets FERROMCP_REQUEST_CANCELLED); it may be freed once this returns.
+ * - `done`: called exactly once if this returns FERROMCP_OK, never otherwise.
+ * - `userdata`: passed to `done`.
+ *
+ * Returns FERROMCP_OK when the call started; FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8, FERROMCP_INVALID_JSON for bad arguments (then
+ * `done` is not called).
+ *
+ * Threads: any thread, including ferromcp callbacks and runtime threads.
+ *
+ * ```c
+ * static void on_done(void *ud, ferromcp_status status, const char *result) {
+ *     if (status == FERROMCP_OK) puts(result);
+ * }
+ * ferromcp_client_call_tool_async(client, "echo", "{\"text\":\"hi\"}", 0, NULL,
+ *                                 on_done, NULL);
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described; `done` callable from another thread.
+ */
+enum ferromcp_status ferromcp_client_call_tool_async(const struct ferromcp_client *client,
+                                                     const char *name,
+                                                     const char *arguments_json,
+                                                     uint64_t timeout_ms,
+                                                     const struct ferromcp_cancel_handle *cancel,
+                                                     ferromcp_call_done_callback done,
+                                                     void *userdata);
 
 /**
  * The context of the request a call serves.

@@ -1401,3 +1401,135 @@ pub unsafe extern "C" fn ferromcp_listener_free(listener: *mut ferromcp_listener
         Ok(())
     });
 }
+
+/// Receives the outcome of ferromcp_client_call_tool_async().
+///
+/// - `userdata`: the pointer given with the call.
+/// - `status`: FERROMCP_OK, or why the call failed (as
+///   ferromcp_client_call_tool() would return it); during the callback,
+///   ferromcp_last_error_message(), ferromcp_last_error_code() and
+///   ferromcp_last_error_data_json() describe a failure.
+/// - `result_json`: on FERROMCP_OK the CallToolResult as JSON text, else
+///   NULL. Owned by ferromcp, valid only during the callback.
+///
+/// Threads: called exactly once, on a ferromcp host thread (never the
+/// thread that started the call, never a runtime worker); it may block and
+/// may call ferromcp, so an event loop usually posts the result to itself.
+pub type ferromcp_call_done_callback = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        status: ferromcp_status,
+        result_json: *const c_char,
+    ),
+>;
+
+struct DoneTarget {
+    callback: unsafe extern "C" fn(*mut c_void, ferromcp_status, *const c_char),
+    userdata: *mut c_void,
+}
+
+// SAFETY: the header requires the callback to be callable from a ferromcp
+// thread with its userdata.
+unsafe impl Send for DoneTarget {}
+
+impl DoneTarget {
+    fn finish(self, outcome: Result<String, FfiError>) {
+        let outcome = outcome.and_then(|text| {
+            CString::new(text).map_err(|_| {
+                FfiError::new(
+                    ferromcp_status::FERROMCP_INTERNAL,
+                    "the result contains a NUL",
+                )
+            })
+        });
+        match outcome {
+            // SAFETY: the callback contract; `text` outlives the call.
+            Ok(text) => unsafe {
+                (self.callback)(self.userdata, ferromcp_status::FERROMCP_OK, text.as_ptr())
+            },
+            Err(error) => {
+                crate::error::set_last_error(&error);
+                // SAFETY: the callback contract.
+                unsafe { (self.callback)(self.userdata, error.status, std::ptr::null()) }
+            }
+        }
+    }
+}
+
+/// Calls a tool without blocking: returns at once, and `done` receives the
+/// outcome later on a ferromcp host thread. For event-loop programs.
+///
+/// - `client`: a connected client; it may be freed only after `done` ran.
+/// - `name`, `arguments_json`, `timeout_ms`: as for ferromcp_client_call_tool().
+/// - `cancel`: NULL, or a handle whose firing abandons the call (`done` then
+///   gets FERROMCP_REQUEST_CANCELLED); it may be freed once this returns.
+/// - `done`: called exactly once if this returns FERROMCP_OK, never otherwise.
+/// - `userdata`: passed to `done`.
+///
+/// Returns FERROMCP_OK when the call started; FERROMCP_NULL_ARGUMENT,
+/// FERROMCP_INVALID_UTF8, FERROMCP_INVALID_JSON for bad arguments (then
+/// `done` is not called).
+///
+/// Threads: any thread, including ferromcp callbacks and runtime threads.
+///
+/// ```c
+/// static void on_done(void *ud, ferromcp_status status, const char *result) {
+///     if (status == FERROMCP_OK) puts(result);
+/// }
+/// ferromcp_client_call_tool_async(client, "echo", "{\"text\":\"hi\"}", 0, NULL,
+///                                 on_done, NULL);
+/// ```
+///
+/// # Safety
+/// Pointers NULL or valid as described; `done` callable from another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_call_tool_async(
+    client: *const ferromcp_client,
+    name: *const c_char,
+    arguments_json: *const c_char,
+    timeout_ms: u64,
+    cancel: *const ferromcp_cancel_handle,
+    done: ferromcp_call_done_callback,
+    userdata: *mut c_void,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let name = unsafe { required_str(name, "name") }?.to_owned();
+        let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
+            Some(text) => Value::Object(parse_json_object(text, "arguments_json")?),
+            None => Value::Object(Map::new()),
+        };
+        let callback = done.ok_or_else(|| FfiError::null("done"))?;
+        let mut options = CallOptions {
+            cancel: unsafe { cancel.as_ref() }.map(|c| c.token.clone()),
+            ..CallOptions::default()
+        };
+        if timeout_ms > 0 {
+            options.timeout = Some(Duration::from_millis(timeout_ms));
+        }
+        let target = DoneTarget { callback, userdata };
+        let runtime = ferromcp_core::runtime::handle();
+        let worker = runtime.clone();
+        runtime.spawn(async move {
+            // A task of its own: a panic still reaches `done` (through the
+            // join handle) instead of leaving the caller waiting forever.
+            let outcome = worker
+                .spawn(async move {
+                    let result = client.call_tool_with(&name, arguments, &options).await?;
+                    Ok::<String, ferromcp_core::Error>(serde_json::to_string(&result)?)
+                })
+                .await;
+            let outcome = match outcome {
+                Ok(Ok(text)) => Ok(text),
+                Ok(Err(error)) => Err(FfiError::from(error)),
+                Err(join) => Err(FfiError::new(
+                    ferromcp_status::FERROMCP_PANIC,
+                    format!("ferromcp panicked: {join}"),
+                )),
+            };
+            host_call::C_THREADS.submit(Box::new(move || target.finish(outcome)));
+        });
+        Ok(())
+    })
+}

@@ -99,6 +99,32 @@ static void listen_finalizer(void *userdata) {
     atomic_fetch_add(&listen_finalized, 1);
 }
 
+/* ---- completion callbacks ---- */
+
+struct done_seen {
+    atomic_int called;
+    int status;
+    int code;
+    bool had_text;
+    pthread_t caller;
+    bool other_thread;
+};
+
+static void on_done(void *userdata, ferromcp_status status, const char *result_json) {
+    struct done_seen *seen = userdata;
+    seen->status = status;
+    seen->code = status == FERROMCP_PEER_ERROR ? ferromcp_last_error_code() : 0;
+    seen->had_text = result_json != NULL && strstr(result_json, "\"content\"") != NULL;
+    seen->other_thread = !pthread_equal(pthread_self(), seen->caller);
+    atomic_fetch_add(&seen->called, 1);
+}
+
+static void wait_done(struct done_seen *seen) {
+    for (int i = 0; i < 1000 && atomic_load(&seen->called) == 0; i++) sleep_ms(10);
+    sleep_ms(50); /* a second call would show here */
+    CHECK(atomic_load(&seen->called) == 1);
+}
+
 static char *get(const char *json, const char *pointer) {
     char *out = NULL;
     return ferromcp_json_get(json, pointer, &out) == FERROMCP_OK ? out : NULL;
@@ -245,6 +271,37 @@ static void test_listen(ferromcp_client *client) {
     ferromcp_listener_free(NULL);
 }
 
+static void test_async(ferromcp_client *client) {
+    struct done_seen ok = {.caller = pthread_self()};
+    CHECK_STATUS(ferromcp_client_call_tool_async(client, "test_simple_text", NULL, 0, NULL,
+                                                 on_done, &ok),
+                 FERROMCP_OK);
+    wait_done(&ok);
+    CHECK(ok.status == FERROMCP_OK);
+    CHECK(ok.had_text);
+    CHECK(ok.other_thread);
+
+    struct done_seen failed = {.caller = pthread_self()};
+    CHECK_STATUS(ferromcp_client_call_tool_async(client, "no_such_tool", "{}", 0, NULL, on_done,
+                                                 &failed),
+                 FERROMCP_OK);
+    wait_done(&failed);
+    CHECK(failed.status == FERROMCP_PEER_ERROR);
+    CHECK(failed.code == -32602);
+    CHECK(!failed.had_text);
+
+    /* Refused up front: `done` is never called. */
+    struct done_seen refused = {.caller = pthread_self()};
+    CHECK_STATUS(ferromcp_client_call_tool_async(client, "test_simple_text", "{", 0, NULL,
+                                                 on_done, &refused),
+                 FERROMCP_INVALID_JSON);
+    CHECK_STATUS(ferromcp_client_call_tool_async(client, "test_simple_text", NULL, 0, NULL, NULL,
+                                                 NULL),
+                 FERROMCP_NULL_ARGUMENT);
+    sleep_ms(50);
+    CHECK(atomic_load(&refused.called) == 0);
+}
+
 static void test_elicitation_timeout_and_cancel(ferromcp_client *client) {
     char *text = NULL;
     CHECK_STATUS(ferromcp_client_call_tool(client, "test_elicitation", "{\"message\":\"Who?\"}", 0,
@@ -312,6 +369,7 @@ int main(void) {
     if (client != NULL) {
         test_calls(client);
         test_listen(client);
+        test_async(client);
         test_elicitation_timeout_and_cancel(client);
         ferromcp_client_free(client);
     }
