@@ -1533,3 +1533,70 @@ pub unsafe extern "C" fn ferromcp_client_call_tool_async(
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ClientOptions, FfiError> {
+        client_options(&parse_json_object(text, "options_json")?)
+    }
+
+    #[test]
+    fn options_json_sets_identity_era_and_timeouts() {
+        let options = parse(
+            r#"{"name":"n","version":"2","era":"legacy","timeoutMs":0,"probeTimeoutMs":7,"stderr":"null"}"#,
+        )
+        .expect("valid options");
+        assert_eq!(options.info.name, "n");
+        assert_eq!(options.info.version, "2");
+        assert_eq!(options.era, EraPreference::Legacy);
+        assert_eq!(options.timeout, None);
+        assert_eq!(options.probe_timeout, Duration::from_millis(7));
+        let defaults = parse("{}").expect("empty options");
+        assert_eq!(defaults.timeout, ClientOptions::default().timeout);
+    }
+
+    #[test]
+    fn options_json_refuses_unknown_and_mistyped_members() {
+        for bad in [
+            r#"{"timeout":1}"#,
+            r#"{"era":"old"}"#,
+            r#"{"timeoutMs":-1}"#,
+            r#"{"name":1}"#,
+            r#"{"stderr":"file"}"#,
+        ] {
+            let error = parse(bad).map(|_| ()).expect_err(bad);
+            assert_eq!(
+                error.status,
+                ferromcp_status::FERROMCP_INVALID_JSON,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn json_keys_lists_object_members_only() {
+        let mut out: *mut c_char = std::ptr::null_mut();
+        // SAFETY: NUL-terminated inputs, a writable output.
+        let status = unsafe {
+            ferromcp_json_keys(
+                c"{\"p\":{\"a\":1,\"b\":2}}".as_ptr(),
+                c"/p".as_ptr(),
+                &mut out,
+            )
+        };
+        assert_eq!(status, ferromcp_status::FERROMCP_OK);
+        // SAFETY: a string ferromcp just returned, freed once.
+        let keys = unsafe { std::ffi::CStr::from_ptr(out) }
+            .to_string_lossy()
+            .into_owned();
+        unsafe { crate::ferromcp_string_free(out) };
+        assert_eq!(keys, r#"["a","b"]"#);
+        out = std::ptr::null_mut();
+        // SAFETY: as above.
+        let status = unsafe { ferromcp_json_keys(c"[1]".as_ptr(), c"".as_ptr(), &mut out) };
+        assert_eq!(status, ferromcp_status::FERROMCP_INVALID_JSON);
+        assert!(out.is_null());
+    }
+}
