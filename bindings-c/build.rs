@@ -7,6 +7,9 @@
 //! name the file and its symlinks after the same rule.
 
 fn main() {
+    // Only this file decides the arguments; without the line cargo would rerun
+    // the script (and relink) whenever any file of the crate changes.
+    println!("cargo:rerun-if-changed=build.rs");
     let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap_or_default();
     let minor = std::env::var("CARGO_PKG_VERSION_MINOR").unwrap_or_default();
     let abi = if major == "0" { format!("0.{minor}") } else { major };

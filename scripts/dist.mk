@@ -70,7 +70,7 @@ dist-python: dist-build
 	$(VENV)/bin/auditwheel show $(DIST_DIR)/ferromcp-$(DIST_VERSION)-*.whl | tee target/dist-auditwheel.txt
 	@grep -q '"manylinux_2_17_x86_64"' target/dist-auditwheel.txt || \
 		{ echo "make dist: the wheel is not manylinux_2_17 (see above)" >&2; exit 1; }
-	PATH="$(DIST_PATH)" maturin sdist --quiet -m bindings-python/Cargo.toml -o $(DIST_DIR)
+	PATH="$(DIST_PATH)" maturin sdist -m bindings-python/Cargo.toml -o $(DIST_DIR)
 
 dist-node: dist-build
 	@mkdir -p $(DIST_DIR)
