@@ -82,6 +82,7 @@ for (const platform of PLATFORMS) {
   const dir = stage(`${main.name}-${platform}`);
   const manifest = readJson(path.join(template, 'package.json'));
   manifest.version = main.version; // one version for the main and platform packages
+  manifest.files = [...manifest.files, ...licenses]; // npm adds LICENSE*, not LICENSE-MIT
   writeJson(path.join(dir, 'package.json'), manifest);
   for (const f of ['README.md', 'check-addon.cjs']) copy(path.join(template, f), path.join(dir, f));
   for (const f of licenses) copy(path.join(root, f), path.join(dir, f));
@@ -93,7 +94,7 @@ for (const platform of PLATFORMS) {
 // The main package: what `files` lists, never an addon (a debug build may be
 // lying in bindings-node/ for development), and no dev-only fields.
 const dir = stage(main.name);
-const files = main.files.filter((f) => !f.endsWith('.node'));
+const files = [...main.files.filter((f) => !f.endsWith('.node')), ...licenses];
 for (const pattern of files) {
   for (const f of matching(nodeDir, pattern)) copy(path.join(nodeDir, f), path.join(dir, f));
 }
