@@ -106,7 +106,7 @@ server.tool('echo', {
 server.serveStdio();
 JS
 (cd "$tmp" && "$tmp/venv/bin/python" call_echo.py node "$examples/node/echo-server.mjs")
-(cd "$tmp" && "$tmp/venv/bin/python" call_echo.py node "$tmp/echo-cjs.cjs" "$npm_dir/node_modules/" )
+(cd "$tmp" && "$tmp/venv/bin/python" call_echo.py node "$tmp/echo-cjs.cjs" "$npm_dir/node_modules/" "(CommonJS)")
 
 step "Node: conformance fixtures from the installed package (ESM)"
 CONFORMANCE_LANGS=node CONFORMANCE_EXAMPLES_DIR="$examples" bash scripts/conformance.sh
@@ -205,7 +205,7 @@ else
   sdist=$dist/ferromcp-$version.tar.gz
   # maturin from the pinned tools (no build isolation: no download), its
   # compile kept in the repository's target/ (warm on the next run).
-  CARGO_TARGET_DIR=$root/target/sdist-check "$root/.venv/bin/pip" wheel --quiet --disable-pip-version-check \
+  CARGO_TARGET_DIR=$root/target/sdist-check "$root/.venv/bin/pip" wheel --quiet --disable-pip-version-check --no-cache-dir \
     --no-deps --no-build-isolation "$sdist" -w "$tmp/sdist-wheel"
   python3 -m venv "$tmp/venv-sdist"
   "$tmp/venv-sdist/bin/pip" install --quiet --disable-pip-version-check --no-index "$tmp"/sdist-wheel/ferromcp-*.whl
