@@ -12,7 +12,11 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap_or_default();
     let minor = std::env::var("CARGO_PKG_VERSION_MINOR").unwrap_or_default();
-    let abi = if major == "0" { format!("0.{minor}") } else { major };
+    let abi = if major == "0" {
+        format!("0.{minor}")
+    } else {
+        major
+    };
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     // ELF platforms only: macOS uses an install name, Windows an import library.
     if os == "linux" || os.ends_with("bsd") {
