@@ -33,15 +33,18 @@ PREFIX ?= /usr/local
 
 # Pinned packaging tools, installed into $(VENV) from PyPI (zig itself comes
 # as the `ziglang` wheel; cargo-zigbuild finds it through `python3 -m ziglang`
-# with the venv first on PATH). cmake is for test-dist's find_package check.
+# with the venv first on PATH). cmake and pkgconf (a `pkg-config`) are for
+# test-dist's builds of a C program, so that they need nothing from the system.
 ZIGLANG_VERSION := 0.17.0
 CARGO_ZIGBUILD_VERSION := 0.24.0
 MATURIN_VERSION := 1.16.0
 AUDITWHEEL_VERSION := 6.8.2
 CMAKE_PY_VERSION := 4.4.4
+PKGCONF_VERSION := 3.0.7.post0
 DIST_TOOLS := ziglang==$(ZIGLANG_VERSION) cargo-zigbuild==$(CARGO_ZIGBUILD_VERSION) \
-	maturin==$(MATURIN_VERSION) auditwheel==$(AUDITWHEEL_VERSION) cmake==$(CMAKE_PY_VERSION)
-DIST_TOOLS_STAMP := $(VENV)/.dist-tools-zig$(ZIGLANG_VERSION)-zigbuild$(CARGO_ZIGBUILD_VERSION)-maturin$(MATURIN_VERSION)-auditwheel$(AUDITWHEEL_VERSION)-cmake$(CMAKE_PY_VERSION)
+	maturin==$(MATURIN_VERSION) auditwheel==$(AUDITWHEEL_VERSION) cmake==$(CMAKE_PY_VERSION) \
+	pkgconf==$(PKGCONF_VERSION)
+DIST_TOOLS_STAMP := $(VENV)/.dist-tools-zig$(ZIGLANG_VERSION)-zigbuild$(CARGO_ZIGBUILD_VERSION)-maturin$(MATURIN_VERSION)-auditwheel$(AUDITWHEEL_VERSION)-cmake$(CMAKE_PY_VERSION)-pkgconf$(PKGCONF_VERSION)
 DIST_PATH := $(abspath $(VENV))/bin:$(PATH)
 
 .PHONY: dist dist-build dist-python dist-node dist-c install test-dist

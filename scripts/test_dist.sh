@@ -173,6 +173,7 @@ add_executable(app app.c)
 target_link_libraries(app PRIVATE ferromcp::ferromcp)
 CMAKE
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+echo "pkg-config: $(command -v pkg-config) $(pkg-config --version); cmake: $(command -v cmake)"
 run_app() { # label binary
   (cd "$tmp" && "$tmp/venv/bin/python" call_echo.py "$2") || fail "$1"
   echo "$1: ok"
