@@ -180,10 +180,10 @@ run_app() { # label binary
 }
 cc -std=c11 -Wall -Werror "$app/app.c" $(pkg-config --cflags --libs ferromcp) \
   -Wl,-rpath,"$prefix/lib" -o "$app/app-pkgconfig-shared"
-ldd "$app/app-pkgconfig-shared" | grep -q "libferromcp.so.0" || fail "the shared build does not load libferromcp.so.<abi>"
+grep -q "libferromcp.so.0" <<<"$(ldd "$app/app-pkgconfig-shared")" || fail "the shared build does not load libferromcp.so.<abi>"
 run_app "pkg-config, shared" "$app/app-pkgconfig-shared"
 cc -std=c11 -Wall -Werror "$app/app.c" $(pkg-config --cflags --libs ferromcp-static) -o "$app/app-pkgconfig-static"
-! ldd "$app/app-pkgconfig-static" | grep -q libferromcp || fail "the static build links libferromcp.so"
+! grep -q libferromcp <<<"$(ldd "$app/app-pkgconfig-static")" || fail "the static build links libferromcp.so"
 run_app "pkg-config, static" "$app/app-pkgconfig-static"
 for mode in shared static; do
   static=OFF; [ $mode = static ] && static=ON
@@ -191,9 +191,9 @@ for mode in shared static; do
     -DCMAKE_BUILD_RPATH="$prefix/lib" >"$app/cmake-$mode.log" 2>&1 || { cat "$app/cmake-$mode.log"; fail "cmake ($mode)"; }
   cmake --build "$app/build-$mode" >>"$app/cmake-$mode.log" 2>&1 || { cat "$app/cmake-$mode.log"; fail "cmake build ($mode)"; }
   if [ $mode = shared ]; then
-    ldd "$app/build-$mode/app" | grep -q libferromcp.so || fail "CMake shared build does not link libferromcp.so"
+    grep -q libferromcp.so <<<"$(ldd "$app/build-$mode/app")" || fail "CMake shared build does not link libferromcp.so"
   else
-    ! ldd "$app/build-$mode/app" | grep -q libferromcp || fail "CMake static build links libferromcp.so"
+    ! grep -q libferromcp <<<"$(ldd "$app/build-$mode/app")" || fail "CMake static build links libferromcp.so"
   fi
   run_app "CMake, $mode" "$app/build-$mode/app"
 done
