@@ -204,10 +204,16 @@ if [ "${DIST_SKIP_SDIST:-}" = 1 ]; then
 else
   step "Python sdist: builds into a working wheel"
   sdist=$dist/ferromcp-$version.tar.gz
-  # maturin from the pinned tools (no build isolation: no download), its
-  # compile kept in the repository's target/ (warm on the next run).
-  CARGO_TARGET_DIR=$root/target/sdist-check "$root/.venv/bin/pip" wheel --quiet --disable-pip-version-check --no-cache-dir \
-    --no-deps --no-build-isolation "$sdist" -w "$tmp/sdist-wheel"
+  # Built as pip builds an sdist (unpacked, then the PEP 517 backend: maturin
+  # from the pinned tools, no build isolation, so no download). The compile
+  # keeps its target directory in the repository (warm on the next run); the
+  # sdist's files all carry one fixed old mtime, so they are touched first, or
+  # cargo would take a changed source for the one it compiled last time.
+  mkdir -p "$tmp/sdist-src"
+  tar -xzf "$sdist" -C "$tmp/sdist-src"
+  find "$tmp/sdist-src" -type f -exec touch {} +
+  CARGO_TARGET_DIR=$root/target/sdist-check "$root/.venv/bin/pip" wheel --quiet --disable-pip-version-check \
+    --no-cache-dir --no-deps --no-build-isolation "$tmp/sdist-src/ferromcp-$version" -w "$tmp/sdist-wheel"
   python3 -m venv "$tmp/venv-sdist"
   "$tmp/venv-sdist/bin/pip" install --quiet --disable-pip-version-check --no-index "$tmp"/sdist-wheel/ferromcp-*.whl
   (cd "$tmp" && "$tmp/venv-sdist/bin/python" call_echo.py "$tmp/venv-sdist/bin/python" "$examples/python/echo_server.py")
