@@ -2,7 +2,8 @@
 # Included by the top-level Makefile, which defines RELEASE,
 # CARGO_PROFILE_FLAG and PROFILE_DIR; every recipe runs from the repo root.
 #
-#   make build-c       build target/$(PROFILE_DIR)/libferromcp.a and target/bin/echo-server-c
+#   make build-c       build target/$(PROFILE_DIR)/libferromcp.a, target/bin/echo-server-c
+#                      and target/bin/everything-server-c (the conformance fixture)
 #   make test-c        the C tests and the C example under valgrind
 #   make regen-header  rewrite bindings-c/include/ferromcp.h from the sources
 #
@@ -21,7 +22,10 @@ C_LIB := target/$(PROFILE_DIR)/libferromcp.a
 C_LDLIBS := -lpthread -ldl -lm
 C_BIN_DIR := target/bin
 C_TEST_DIR := target/c-tests
-C_TESTS := test_api test_http test_sigpipe test_shutdown
+C_TESTS := test_api test_http test_server test_sigpipe test_shutdown
+# The header's C++ face: compiled as C++17 and run like the C tests.
+C_CXX ?= c++
+C_CXX_WARNINGS := -std=c++17 -Wall -Wextra -Werror -pedantic
 # Any invalid access or definitely/possibly lost block fails the run. The
 # suppressions cover only blocks owned by the process-wide tokio runtime,
 # whose threads are still parked when main() returns (see the file).
@@ -34,6 +38,8 @@ build-c: cargo-build
 	@mkdir -p $(C_BIN_DIR)
 	$(C_CC) $(C_WARNINGS) $(C_OPT) $(C_INCLUDE) examples/c/echo_server.c $(C_LIB) $(C_LDLIBS) \
 		-o $(C_BIN_DIR)/echo-server-c
+	$(C_CC) $(C_WARNINGS) $(C_OPT) $(C_INCLUDE) examples/c/everything_server.c $(C_LIB) $(C_LDLIBS) \
+		-o $(C_BIN_DIR)/everything-server-c
 
 test-c: build-c
 	@mkdir -p $(C_TEST_DIR)
@@ -44,7 +50,11 @@ test-c: build-c
 		echo "valgrind $(C_TEST_DIR)/$$t"; \
 		$(C_VALGRIND) $(C_TEST_DIR)/$$t; \
 	done
+	$(C_CXX) $(C_CXX_WARNINGS) -O0 -g $(C_INCLUDE) bindings-c/tests/test_cpp.cpp $(C_LIB) $(C_LDLIBS) \
+		-o $(C_TEST_DIR)/test_cpp
+	$(C_VALGRIND) $(C_TEST_DIR)/test_cpp
 	C_VALGRIND="$(C_VALGRIND)" python3 bindings-c/tests/echo_example_stdio.py $(C_BIN_DIR)/echo-server-c
+	C_VALGRIND="$(C_VALGRIND)" python3 bindings-c/tests/everything_example_stdio.py $(C_BIN_DIR)/everything-server-c
 
 regen-header:
 	FERROMCP_BLESS=1 cargo test --workspace --test header

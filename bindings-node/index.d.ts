@@ -64,6 +64,7 @@ export type {
 } from './lib/types';
 export type { HttpAddress, CacheHint, Caching } from './native';
 export type { HandlerOptions, NodeHandler } from './embed.js';
+export * from './lib/client'; // Client, Subscription and the result types
 
 /**
  * How the core classifies a failure: `"peerError"` (the peer answered with a

@@ -78,6 +78,7 @@ require('./lib/context.js').install(native, McpError);
 const { ToolResult } = require('./lib/tool-result.js');
 native.registerToolResultClass(ToolResult);
 const { toJsonSchema, parser, parsingFirst } = require('./lib/schema.js');
+const { Client, Subscription, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS } = require('./lib/client.js');
 
 /** Signals that stop a serving server gracefully (see `handleSignals`). */
 const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'];
@@ -454,4 +455,4 @@ class Server {
   }
 }
 
-module.exports = { Server, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS };
+module.exports = { Server, Client, Subscription, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS };

@@ -404,3 +404,151 @@ export interface ServerOptions {
    */
   caching?: Caching
 }
+
+// The client (src/client.rs).
+/**
+ * A handle that abandons a pending call: the facade cancels it when the
+ * call's `AbortSignal` aborts.
+ *
+ * @example
+ * ```js
+ * const token = new native.CancelToken();
+ * const pending = client.callTool("slow", {}, null, null, token);
+ * token.cancel(); // pending rejects with kind "cancelled"
+ * ```
+ */
+export declare class CancelToken {
+  constructor()
+  /** Abandons the call (idempotent). */
+  cancel(): void
+}
+
+/**
+ * An MCP client connected to one server. Use the facade's `Client`
+ * (`Client.stdio`, `Client.http`), which gives iterables and typings.
+ *
+ * @example
+ * ```js
+ * const native = require("./native.js");
+ * const client = await native.Client.connectHttp("http://127.0.0.1:8000/mcp");
+ * console.log(await client.callTool("echo", { text: "hi" }));
+ * await client.close();
+ * ```
+ */
+export declare class Client {
+  /** Spawns `program args...` and connects over its stdin/stdout. */
+  static connectStdio(program: string, args: string[], options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null): Promise<Client>
+  /** Connects to a Streamable HTTP endpoint (`http://host:port/mcp`). */
+  static connectHttp(url: string, options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null): Promise<Client>
+  /** The protocol version requests currently declare. */
+  get protocolVersion(): string
+  /**
+   * Whether the server speaks a legacy revision (2025-11-25 or earlier);
+   * `null` until the first request detected it.
+   */
+  get isLegacy(): boolean | null
+  /**
+   * `server/discover`; a legacy server has no such method, and its
+   * self-description is what it answered to `initialize`.
+   */
+  discover(): Promise<any>
+  /**
+   * One page of `kind` (`"tools"`, `"resources"`, `"resourceTemplates"`
+   * or `"prompts"`) from `cursor`: the whole list result.
+   */
+  listPage(kind: string, cursor?: string | undefined | null): Promise<any>
+  /**
+   * Walks every page of `kind` with core's [`Pages`] (which follows
+   * `nextCursor` and stops on a repeated one), one page per `next()`.
+   */
+  pages(kind: string): JsPages
+  /**
+   * `tools/call`. `onProgress({progress, total, message})` is called for
+   * each progress notification, in order and before the promise
+   * settles; `timeout` (ms) overrides the client's; cancelling `cancel`
+   * abandons the call and tells the server.
+   */
+  callTool(name: string, args: any, options?: CallToolNativeOptions | null, onProgress?: ((update: { progress: number; total?: number; message?: string }) => unknown) | null, cancel?: CancelToken | null): Promise<any>
+  /** `resources/read`. */
+  readResource(uri: string): Promise<any>
+  /** `prompts/get`. */
+  getPrompt(name: string, args?: Record<string, string> | null): Promise<any>
+  /**
+   * `completion/complete` for `argument` of `reference` (a `ref/prompt`
+   * or `ref/resource` object); `resolved` holds the values of arguments
+   * already known (`context.arguments`).
+   */
+  complete(reference: { type: string; name?: string; uri?: string }, argument: string, value: string, resolved?: Record<string, string> | null): Promise<any>
+  /**
+   * Opens `subscriptions/listen` with `filter` (a `SubscriptionFilter`
+   * object) once the server acknowledged it.
+   */
+  listen(filter: any): Promise<Subscription>
+  /** Ends the connection (a spawned server is stopped). */
+  close(): Promise<void>
+}
+export type JsClient = Client
+
+/** Every page of a list, one `next()` at a time. */
+export declare class Pages {
+  /** The next page as `{ items, nextCursor? }`, or `null` after the last. */
+  next(): Promise<{ items: any[]; nextCursor?: string } | null>
+}
+export type JsPages = Pages
+
+/** An open `subscriptions/listen` stream. */
+export declare class Subscription {
+  /** The notification types the server agreed to send. */
+  get acknowledged(): any
+  /**
+   * The next notification as `{ method, params }`; `null` once the
+   * subscription ended gracefully or was closed (rejects with the error
+   * that ended it otherwise).
+   */
+  next(): Promise<{ method: string; params: any } | null>
+  /**
+   * Ends the subscription (the listen request is cancelled); a waiting
+   * `next()` resolves with `null`.
+   */
+  close(): void
+}
+export type JsSubscription = Subscription
+
+/** Per-call settings of `callTool`. */
+export interface CallToolNativeOptions {
+  /** Milliseconds; overrides the client's timeout. */
+  timeout?: number
+  /** Extra `_meta` entries for the request. */
+  meta?: any
+}
+
+/** What both connect calls share. */
+export interface ClientConnectOptions {
+  /** `clientInfo.name` (default: core's). */
+  name?: string
+  /** `clientInfo.version`. */
+  version?: string
+  /** The revision requests declare (default: the latest). */
+  protocolVersion?: string
+  /** `"auto"` (default: detect the server's era), `"modern"` or `"legacy"`. */
+  era?: string
+  /** Default timeout of every request, in milliseconds. */
+  timeout?: number
+  /** HTTP only: extra headers sent with every request, as `[name, value]`. */
+  headers?: Array<Array<string>>
+  /** stdio only: extra environment variables of the server, as `[name, value]`. */
+  env?: Array<Array<string>>
+  /** stdio only: the server's working directory. */
+  cwd?: string
+  /** stdio only: `"capture"` (default), `"inherit"` or `"null"`. */
+  stderr?: string
+}
+
+/**
+ * The protocol revisions core knows: `{ latest, modern, legacy }` (the
+ * legacy ones speak the `initialize` handshake).
+ *
+ * @internal Used by the `ferromcp` package itself (exported as
+ * `PROTOCOL_VERSION` and `LEGACY_PROTOCOL_VERSIONS`).
+ */
+export declare function protocolVersions(): { latest: string; modern: string[]; legacy: string[] }

@@ -835,6 +835,13 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.CancelToken = nativeBinding.CancelToken
+module.exports.Client = nativeBinding.Client
+module.exports.JsClient = nativeBinding.JsClient
+module.exports.Pages = nativeBinding.Pages
+module.exports.JsPages = nativeBinding.JsPages
+module.exports.Subscription = nativeBinding.Subscription
+module.exports.JsSubscription = nativeBinding.JsSubscription
 module.exports.RequestContext = nativeBinding.RequestContext
 module.exports.JsRequestContext = nativeBinding.JsRequestContext
 module.exports.Exchange = nativeBinding.Exchange
@@ -846,6 +853,7 @@ module.exports.JsServer = nativeBinding.JsServer
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.probeHostCall = nativeBinding.probeHostCall
+module.exports.protocolVersions = nativeBinding.protocolVersions
 module.exports.registerAbortHook = nativeBinding.registerAbortHook
 module.exports.registerErrorClass = nativeBinding.registerErrorClass
 module.exports.registerToolResultClass = nativeBinding.registerToolResultClass

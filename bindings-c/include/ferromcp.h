@@ -100,6 +100,17 @@ typedef enum ferromcp_status {
      */
     FERROMCP_PANIC = 10,
     /**
+     * What was asked for is not there (a missing JSON member, an HTTP
+     * header the request did not carry).
+     */
+    FERROMCP_NOT_FOUND = 11,
+    /**
+     * A callback asked the client for input it has not given yet
+     * (2026-07-28): complete the call (any outcome is discarded) and
+     * return; the callback runs again once the client answers.
+     */
+    FERROMCP_INPUT_REQUIRED = 12,
+    /**
      * The peer answered the request with a JSON-RPC error: read its code
      * with ferromcp_last_error_code() and its data with
      * ferromcp_last_error_data_json().
@@ -125,8 +136,27 @@ typedef enum ferromcp_status {
 } ferromcp_status;
 
 /**
- * One in-progress call of a C callback (a tool invocation today), handed
- * to the callback.
+ * What a callback may ask the client for (ferromcp_context_ask()).
+ */
+typedef enum ferromcp_input_kind {
+    /**
+     * `elicitation/create`: ask the user (the answer is an ElicitResult).
+     */
+    FERROMCP_INPUT_ELICITATION = 0,
+    /**
+     * `sampling/createMessage`: ask the client's model (a CreateMessageResult).
+     */
+    FERROMCP_INPUT_SAMPLING = 1,
+    /**
+     * `roots/list`: the client's roots (a ListRootsResult).
+     */
+    FERROMCP_INPUT_ROOTS = 2,
+} ferromcp_input_kind;
+
+/**
+ * One in-progress call of a C callback (a tool call, resource read,
+ * prompt, completion), handed to the callback. Its request context is
+ * ferromcp_call_context().
  *
  * Opaque. Owned by the callback from the moment it is called until it
  * passes the handle to exactly one of ferromcp_call_respond(),
@@ -138,6 +168,16 @@ typedef enum ferromcp_status {
 typedef struct ferromcp_call ferromcp_call;
 
 /**
+ * The request a callback serves: who asked, how, and the channels back to
+ * the client (progress, log, asks for input).
+ *
+ * Opaque. Borrowed from a ferromcp_call with ferromcp_call_context(); valid
+ * exactly as long as the call is uncompleted (completing the call frees
+ * it). May be used from any thread, by several threads at once.
+ */
+typedef struct ferromcp_context ferromcp_context;
+
+/**
  * An MCP server: a set of tools and the functions that serve them.
  *
  * Opaque. Created by ferromcp_server_new(), freed by ferromcp_server_free().
@@ -146,6 +186,22 @@ typedef struct ferromcp_call ferromcp_call;
  * thread is inside ferromcp_server_serve_http()).
  */
 typedef struct ferromcp_server ferromcp_server;
+
+/**
+ * Called when the client cancels a request (or goes away) before its
+ * call was completed (see ferromcp_context_on_cancel()).
+ */
+typedef void (*ferromcp_cancel_callback)(void *userdata);
+
+/**
+ * Releases a tool's userdata. Called exactly once, with the tool's
+ * `userdata`, when ferromcp drops the tool: when a later tool with the same
+ * name replaces it, or when the server is freed and no request that uses
+ * it is still running. It may run on any thread, including after
+ * ferromcp_server_free() returned; it must not block for long and must not
+ * call back into ferromcp.
+ */
+typedef void (*ferromcp_userdata_free)(void *userdata);
 
 /**
  * A tool implementation written in C.
@@ -177,18 +233,361 @@ typedef void (*ferromcp_tool_callback)(void *userdata,
                                        struct ferromcp_call *call);
 
 /**
- * Releases a tool's userdata. Called exactly once, with the tool's
- * `userdata`, when ferromcp drops the tool: when a later tool with the same
- * name replaces it, or when the server is freed and no request that uses
- * it is still running. It may run on any thread, including after
- * ferromcp_server_free() returned; it must not block for long and must not
- * call back into ferromcp.
+ * A resource (or resource template) implementation written in C.
+ *
+ * - `userdata`: the pointer given at registration, passed back unchanged.
+ * - `uri`: the URI the client asked to read, NUL-terminated UTF-8.
+ * - `variables_json`: the URI template's variables extracted from `uri`,
+ *   a JSON object (`{}` for a plain resource).
+ * - `call`: the handle for this read, owned by the callback until it is
+ *   completed (exactly once, from any thread, now or later) with
+ *   ferromcp_call_respond() (a string: the text; one contents item
+ *   `{"uri","text"|"blob","mimeType"}`, a list of them, or
+ *   `{"contents":[...]}`), or ferromcp_call_fail() / ferromcp_call_fail_jsonrpc().
+ *
+ * Strings are owned by ferromcp and valid only until the callback returns.
+ * Threads: as ferromcp_tool_callback (a host thread that may block; calls
+ * may run concurrently).
  */
-typedef void (*ferromcp_userdata_free)(void *userdata);
+typedef void (*ferromcp_resource_callback)(void *userdata,
+                                           const char *uri,
+                                           const char *variables_json,
+                                           struct ferromcp_call *call);
+
+/**
+ * A prompt or completion implementation written in C.
+ *
+ * - `userdata`: the pointer given at registration.
+ * - `input_json`: for a prompt, its arguments (a JSON object of strings);
+ *   for the completion provider, the `completion/complete` params
+ *   (`{"ref":{...},"argument":{"name","value"},"context":{...}}`).
+ *   Owned by ferromcp, valid until the callback returns.
+ * - `call`: completed exactly once, as for ferromcp_resource_callback.
+ *   A prompt answers a string (one user message), a PromptMessage, a list
+ *   of them or a GetPromptResult; completion a list of strings or
+ *   `{"values":[...],"total":N,"hasMore":b}`.
+ *
+ * Threads: as ferromcp_tool_callback.
+ */
+typedef void (*ferromcp_json_callback)(void *userdata,
+                                       const char *input_json,
+                                       struct ferromcp_call *call);
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * The context of the request a call serves.
+ *
+ * - `call`: an uncompleted handle, borrowed.
+ *
+ * Returns the context, owned by the call: valid until the call is
+ * completed, never freed by the caller. NULL when `call` is NULL.
+ *
+ * Threads: any thread, while the call is uncompleted.
+ *
+ * # Safety
+ * `call` is NULL or an uncompleted handle.
+ */
+const struct ferromcp_context *ferromcp_call_context(const struct ferromcp_call *call);
+
+/**
+ * Whether the client cancelled the request (or went away), or the request
+ * ended: a long-running callback should stop early (and still complete
+ * its call).
+ *
+ * Returns the flag; false when `context` is NULL. No status: it cannot fail.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `context` is NULL or a live context.
+ */
+bool ferromcp_context_is_cancelled(const struct ferromcp_context *context);
+
+/**
+ * Registers a function called once if the client cancels the request (or
+ * goes away) before the call is completed, e.g. to wake a worker waiting
+ * on something else. Not called when the call is completed first.
+ *
+ * - `context`: borrowed.
+ * - `callback`: not NULL. Runs on a ferromcp host thread, at most once;
+ *   it must not complete the call itself unless it owns it.
+ * - `userdata`: passed to `callback` and `userdata_free`.
+ * - `userdata_free`: NULL, or called exactly once with `userdata` after
+ *   `callback` ran or once it no longer can (the call was completed), on
+ *   any thread. On failure it is not called: `userdata` stays the caller's.
+ *
+ * Returns FERROMCP_NULL_ARGUMENT for a NULL `context` or `callback`.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `context` is NULL or a live context.
+ */
+enum ferromcp_status ferromcp_context_on_cancel(const struct ferromcp_context *context,
+                                                ferromcp_cancel_callback callback,
+                                                void *userdata,
+                                                ferromcp_userdata_free userdata_free);
+
+/**
+ * Sends `notifications/progress`, if the request asked for progress (it
+ * carries a progressToken).
+ *
+ * - `context`: borrowed.
+ * - `progress`: progress so far; should grow with each report.
+ * - `total`: the total, or any value <= 0 (or NaN) when unknown.
+ * - `message`: NULL or NUL-terminated UTF-8, copied.
+ * - `out_sent`: NULL, or receives whether a notification was sent (not
+ *   when the request asked for none, or the client is far behind reading).
+ *
+ * Returns FERROMCP_OK (also when nothing was sent), FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread, while the call is uncompleted.
+ *
+ * # Safety
+ * `context` is NULL or live; `message` NULL or NUL-terminated; `out_sent`
+ * NULL or writable.
+ */
+enum ferromcp_status ferromcp_context_progress(const struct ferromcp_context *context,
+                                               double progress,
+                                               double total,
+                                               const char *message,
+                                               bool *out_sent);
+
+/**
+ * Sends a `notifications/message` log entry with `message` as its data,
+ * if the request's log level admits `level`. A request that asked for no
+ * log level gets no log messages.
+ *
+ * - `context`: borrowed.
+ * - `level`: "debug", "info", "notice", "warning", "error", "critical",
+ *   "alert" or "emergency".
+ * - `logger`: NULL or the logger name, copied.
+ * - `message`: NUL-terminated UTF-8 text, copied.
+ * - `out_sent`: NULL, or receives whether the entry was sent.
+ *
+ * Returns FERROMCP_OK (also when nothing was sent), FERROMCP_INVALID_ARGUMENT
+ * for an unknown level, FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread, while the call is uncompleted.
+ *
+ * # Safety
+ * `context` is NULL or live; strings NULL or NUL-terminated; `out_sent`
+ * NULL or writable.
+ */
+enum ferromcp_status ferromcp_context_log(const struct ferromcp_context *context,
+                                          const char *level,
+                                          const char *logger,
+                                          const char *message,
+                                          bool *out_sent);
+
+/**
+ * ferromcp_context_log() with any JSON value as the entry's data.
+ *
+ * - `data_json`: NUL-terminated UTF-8 JSON text, copied.
+ *
+ * Returns what ferromcp_context_log() returns, and FERROMCP_INVALID_JSON
+ * for unparsable data.
+ *
+ * # Safety
+ * As ferromcp_context_log().
+ */
+enum ferromcp_status ferromcp_context_log_json(const struct ferromcp_context *context,
+                                               const char *level,
+                                               const char *logger,
+                                               const char *data_json,
+                                               bool *out_sent);
+
+/**
+ * The protocol version of the request ("2026-07-28", "2025-11-25"...).
+ *
+ * - `out_version`: receives a new string; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT. Threads: any thread.
+ *
+ * # Safety
+ * `context` NULL or live; `out_version` NULL or writable.
+ */
+enum ferromcp_status ferromcp_context_protocol_version(const struct ferromcp_context *context,
+                                                       char **out_version);
+
+/**
+ * The client's capabilities, a JSON object (`{}` when it declared none).
+ *
+ * - `out_json`: receives new JSON text; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT. Threads: any thread.
+ *
+ * # Safety
+ * `context` NULL or live; `out_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_context_client_capabilities_json(const struct ferromcp_context *context,
+                                                               char **out_json);
+
+/**
+ * The client's identity (clientInfo: name, version...), a JSON object.
+ *
+ * - `out_json`: receives new JSON text; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK, FERROMCP_NOT_FOUND when the client sent none,
+ * FERROMCP_NULL_ARGUMENT. Threads: any thread.
+ *
+ * # Safety
+ * `context` NULL or live; `out_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_context_client_info_json(const struct ferromcp_context *context,
+                                                       char **out_json);
+
+/**
+ * One header of the HTTP request that carried the request (the name is
+ * case-insensitive; a repeated header's values are joined with ", ").
+ *
+ * - `name`: NUL-terminated header name.
+ * - `out_value`: receives a new string; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK, FERROMCP_NOT_FOUND when there is no such header or
+ * no HTTP request (stdio), FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `context` NULL or live; `name` NULL or NUL-terminated; `out_value` NULL
+ * or writable.
+ */
+enum ferromcp_status ferromcp_context_http_header(const struct ferromcp_context *context,
+                                                  const char *name,
+                                                  char **out_value);
+
+/**
+ * On the 2025-11-25 HTTP wire, ends the request's SSE connection without
+ * ending its stream: the client reconnects and receives the rest.
+ *
+ * - `out_closed`: NULL, or receives whether there was such a stream.
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT. Threads: any thread.
+ *
+ * # Safety
+ * `context` NULL or live; `out_closed` NULL or writable.
+ */
+enum ferromcp_status ferromcp_context_close_sse_stream(const struct ferromcp_context *context,
+                                                       bool *out_closed);
+
+/**
+ * Asks the client for input and blocks until it answers.
+ *
+ * The same code serves both protocol eras. In a 2025-11-25 session the
+ * request goes to the client and this waits for its answer. Under
+ * 2026-07-28 the answer is either in the request already (this returns it
+ * at once) or not yet: then this returns FERROMCP_INPUT_REQUIRED and the
+ * callback must complete its call (any outcome: it is discarded) and
+ * return; the server answers `input_required`, and when the client retries
+ * with the answer the callback runs again and this call returns it. So a
+ * callback must reach its asks in the same order each time, or give keys.
+ *
+ * - `context`: borrowed.
+ * - `kind`: what to ask for.
+ * - `key`: NULL (the ask's position among this callback's asks is its key)
+ *   or a name for the answer, unique within the request.
+ * - `params_json`: the request's params, a JSON object (for elicitation
+ *   `{"mode":"form","message":...,"requestedSchema":{...}}`; sampling
+ *   `{"messages":[...],"maxTokens":N}`; roots `{}`).
+ * - `out_answer_json`: receives the client's answer (an ElicitResult,
+ *   CreateMessageResult or ListRootsResult) as new JSON text; free it with
+ *   ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_INPUT_REQUIRED (above);
+ * FERROMCP_PEER_ERROR when the client answered with an error, or lacks the
+ * capability (code -32021; ferromcp_last_error_code() and
+ * ferromcp_last_error_data_json() give code and data, ready for
+ * ferromcp_call_fail_jsonrpc()); FERROMCP_REQUEST_CANCELLED when the
+ * request ended while waiting; FERROMCP_INVALID_STATE on a ferromcp runtime
+ * thread (a FERROMCP_TOOL_NONBLOCKING callback); FERROMCP_INVALID_JSON,
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8 for bad arguments.
+ *
+ * Threads: any thread that may block (a callback's own thread, or one the
+ * host made), while the call is uncompleted.
+ *
+ * # Safety
+ * `context` NULL or live; strings NULL or NUL-terminated; `out_answer_json`
+ * NULL or writable.
+ */
+enum ferromcp_status ferromcp_context_ask(const struct ferromcp_context *context,
+                                          enum ferromcp_input_kind kind,
+                                          const char *key,
+                                          const char *params_json,
+                                          char **out_answer_json);
+
+/**
+ * Several asks at once, answered together: under 2026-07-28 every
+ * unanswered one goes to the client in the same `input_required` round; in
+ * a 2025-11-25 session the requests are sent together.
+ *
+ * - `asks_json`: a JSON array of `{"kind": "elicitation"|"sampling"|"roots",
+ *   "key": "name" (optional), "params": {...}}`.
+ * - `out_answers_json`: receives a JSON array of the answers, in order;
+ *   free it with ferromcp_string_free().
+ *
+ * Returns as ferromcp_context_ask(), failing as a whole when any ask fails.
+ *
+ * # Safety
+ * As ferromcp_context_ask().
+ */
+enum ferromcp_status ferromcp_context_ask_all(const struct ferromcp_context *context,
+                                              const char *asks_json,
+                                              char **out_answers_json);
+
+/**
+ * `elicitation/create` in form mode: ferromcp_context_ask() with params
+ * `{"mode":"form","message":message,"requestedSchema":requested_schema}`.
+ *
+ * - `requested_schema_json`: a JSON object (the form's flat JSON Schema).
+ * - `out_answer_json`: receives the ElicitResult
+ *   (`{"action":"accept"|"decline"|"cancel","content":{...}}`).
+ *
+ * Returns as ferromcp_context_ask().
+ *
+ * # Safety
+ * As ferromcp_context_ask().
+ */
+enum ferromcp_status ferromcp_context_elicit(const struct ferromcp_context *context,
+                                             const char *key,
+                                             const char *message,
+                                             const char *requested_schema_json,
+                                             char **out_answer_json);
+
+/**
+ * `sampling/createMessage` with one user text message: ferromcp_context_ask()
+ * with params `{"messages":[{"role":"user","content":{"type":"text",
+ * "text":prompt}}],"maxTokens":max_tokens}`.
+ *
+ * - `out_answer_json`: receives the CreateMessageResult.
+ *
+ * Returns as ferromcp_context_ask().
+ *
+ * # Safety
+ * As ferromcp_context_ask().
+ */
+enum ferromcp_status ferromcp_context_sample(const struct ferromcp_context *context,
+                                             const char *key,
+                                             const char *prompt,
+                                             uint32_t max_tokens,
+                                             char **out_answer_json);
+
+/**
+ * `roots/list`: ferromcp_context_ask() for the client's roots.
+ *
+ * - `out_answer_json`: receives the ListRootsResult (`{"roots":[...]}`).
+ *
+ * Returns as ferromcp_context_ask().
+ *
+ * # Safety
+ * As ferromcp_context_ask().
+ */
+enum ferromcp_status ferromcp_context_list_roots(const struct ferromcp_context *context,
+                                                 const char *key,
+                                                 char **out_answer_json);
 
 /**
  * A static, human-readable description of a status code.
@@ -234,11 +633,15 @@ const char *ferromcp_last_error_data_json(void);
 
 /**
  * Completes a call with a JSON value, which ferromcp turns into the
- * result for the call's kind. For a tool (the only kind C registers yet):
- * a string becomes one text content block; null gives empty content; with
- * an output schema an object becomes structuredContent (and other values
- * are wrapped as {"result": value}); otherwise the value's JSON text
- * becomes text content.
+ * result for the call's kind. For a tool: a string becomes one text
+ * content block; null gives empty content; with an output schema an object
+ * becomes structuredContent (and other values are wrapped as
+ * {"result": value}); otherwise the value's JSON text becomes text
+ * content. For a resource: a string (the text), one contents item
+ * ({"uri","text"|"blob","mimeType"}), a list of them or {"contents":[...]}.
+ * For a prompt: a string (one user message), a PromptMessage, a list of
+ * them or a GetPromptResult. For completion: a list of strings or
+ * {"values":[...],"total":N,"hasMore":b}.
  *
  * - `call`: a handle received by a callback and not completed yet.
  *   Consumed and freed by this function whatever it returns (unless it is
@@ -349,6 +752,285 @@ enum ferromcp_status ferromcp_call_fail_jsonrpc(struct ferromcp_call *call,
  * `call` is NULL or an uncompleted handle not being completed concurrently.
  */
 bool ferromcp_call_is_cancelled(const struct ferromcp_call *call);
+
+/**
+ * Frees a string ferromcp returned through an output parameter (documented
+ * as "free it with ferromcp_string_free()").
+ *
+ * - `text`: such a string, or NULL (then nothing happens). Invalid after
+ *   the call.
+ *
+ * Returns nothing: it cannot fail.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `text` is NULL or a string from ferromcp not freed yet.
+ */
+void ferromcp_string_free(char *text);
+
+/**
+ * Reads one value from JSON text by JSON Pointer (RFC 6901, e.g.
+ * "/content/name"; "" is the whole document).
+ *
+ * - `json`: NUL-terminated UTF-8 JSON text, borrowed.
+ * - `pointer`: NUL-terminated JSON Pointer, borrowed.
+ * - `out_text`: receives a new string: a string value's text itself
+ *   (unquoted), any other value as compact JSON text. Free it with
+ *   ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
+ * FERROMCP_INVALID_JSON for unparsable `json`; FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * char *action = NULL;
+ * if (ferromcp_json_get(answer_json, "/action", &action) == FERROMCP_OK) {
+ *     puts(action); // accept
+ *     ferromcp_string_free(action);
+ * }
+ * ```
+ *
+ * # Safety
+ * Strings NULL or NUL-terminated; `out_text` NULL or writable.
+ */
+enum ferromcp_status ferromcp_json_get(const char *json, const char *pointer, char **out_text);
+
+/**
+ * Creates a server with options (ferromcp_server_new() uses the defaults).
+ *
+ * - `name`, `version`: the server's identity, copied.
+ * - `options_json`: NULL (all defaults) or a JSON object, copied, with any of
+ *   - `"instructions"`: guidance for the model, returned by discovery;
+ *   - `"pageSize"`: items per page of every list result (default 100);
+ *   - `"sealKey"`: a secret string protecting cursors and `requestState`;
+ *     give every replica behind a load balancer the same one (default: a
+ *     random key per server);
+ *   - `"requestStateTtlMs"`: how long a `requestState` stays valid
+ *     (default 600000);
+ *   - `"includeServerInfo"`: whether results carry serverInfo in `_meta`
+ *     (default true).
+ * - `out_server`: receives the server; free it with ferromcp_server_free().
+ *
+ * Returns FERROMCP_INVALID_JSON for unparsable text, a non-object, an
+ * unknown member or a member of the wrong type; FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_server *server = NULL;
+ * ferromcp_server_new_with_options("demo", "1.0.0",
+ *     "{\"instructions\":\"Use the add tool for sums.\",\"pageSize\":50}", &server);
+ * ```
+ *
+ * # Safety
+ * Each pointer is NULL or valid: strings NUL-terminated, `out_server`
+ * writable.
+ */
+enum ferromcp_status ferromcp_server_new_with_options(const char *name,
+                                                      const char *version,
+                                                      const char *options_json,
+                                                      struct ferromcp_server **out_server);
+
+/**
+ * ferromcp_server_serve_http() with HTTP options.
+ *
+ * - `options_json`: NULL (defaults) or a JSON object with any of
+ *   - `"path"`: the MCP endpoint's path (default "/mcp");
+ *   - `"allowedHosts"`: Host header names (without port) accepted, against
+ *     DNS rebinding (default: the loopback names when listening on
+ *     loopback, any host otherwise);
+ *   - `"allowedOrigins"`: Origin values accepted, exactly (default:
+ *     loopback origins only).
+ *
+ * Returns what ferromcp_server_serve_http() returns, and
+ * FERROMCP_INVALID_JSON for bad options (unknown members included).
+ *
+ * Threads: any thread the caller owns. One serve call per server at a time.
+ *
+ * # Safety
+ * `server` NULL or live; strings NULL or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_serve_http_ex(const struct ferromcp_server *server,
+                                                   const char *host,
+                                                   uint16_t port,
+                                                   const char *options_json);
+
+/**
+ * Registers a tool from its full definition, replacing the tool with the
+ * same name. Like ferromcp_server_add_tool_ex(), but every field of the
+ * protocol's Tool is settable: `title`, `icons`, `annotations`, `_meta`,
+ * `outputSchema`, `x-mcp-header` parameters in `inputSchema`.
+ *
+ * - `server`: borrowed.
+ * - `tool_json`: a Tool object as NUL-terminated UTF-8 JSON text, copied,
+ *   e.g. `{"name":"add","title":"Add","inputSchema":{"type":"object"},
+ *   "annotations":{"readOnlyHint":true}}`.
+ * - `flags`, `callback`, `userdata`, `userdata_free`: as for
+ *   ferromcp_server_add_tool_ex().
+ *
+ * Returns FERROMCP_INVALID_JSON for unparsable text,
+ * FERROMCP_INVALID_DEFINITION for JSON that is not an acceptable Tool,
+ * FERROMCP_INVALID_ARGUMENT for unknown flags, FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread, also while serving.
+ *
+ * # Safety
+ * Each pointer is NULL or valid; strings NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_add_tool_json(const struct ferromcp_server *server,
+                                                   const char *tool_json,
+                                                   uint32_t flags,
+                                                   ferromcp_tool_callback callback,
+                                                   void *userdata,
+                                                   ferromcp_userdata_free userdata_free);
+
+/**
+ * Registers a resource with a fixed URI (replacing one with the same URI).
+ *
+ * - `server`: borrowed.
+ * - `resource_json`: a Resource object, NUL-terminated UTF-8 JSON, copied:
+ *   `{"uri":"file:///a.txt","name":"a","mimeType":"text/plain"}` plus any
+ *   of title, description, size, icons, annotations, _meta.
+ * - `cache_json`: NULL (the server-wide hint), or the caching hint of this
+ *   resource's reads: `{"ttlMs":60000,"cacheScope":"public"|"private"}`.
+ * - `callback`: reads it (see ferromcp_resource_callback). Not NULL.
+ * - `userdata`, `userdata_free`: as for ferromcp_server_add_tool().
+ *
+ * Returns FERROMCP_INVALID_JSON, FERROMCP_INVALID_DEFINITION,
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread, also while serving (subscribers are told the list
+ * changed).
+ *
+ * # Safety
+ * Each pointer is NULL or valid; strings NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_add_resource(const struct ferromcp_server *server,
+                                                  const char *resource_json,
+                                                  const char *cache_json,
+                                                  ferromcp_resource_callback callback,
+                                                  void *userdata,
+                                                  ferromcp_userdata_free userdata_free);
+
+/**
+ * Registers a resource template: reads of URIs matching its RFC 6570
+ * `uriTemplate` go to `callback` with the extracted variables.
+ *
+ * - `template_json`: a ResourceTemplate object, e.g.
+ *   `{"uriTemplate":"test://item/{id}","name":"item"}`, copied.
+ * - the rest as for ferromcp_server_add_resource().
+ *
+ * Returns as ferromcp_server_add_resource() (a bad template is
+ * FERROMCP_INVALID_DEFINITION).
+ *
+ * # Safety
+ * As ferromcp_server_add_resource().
+ */
+enum ferromcp_status ferromcp_server_add_resource_template(const struct ferromcp_server *server,
+                                                           const char *template_json,
+                                                           const char *cache_json,
+                                                           ferromcp_resource_callback callback,
+                                                           void *userdata,
+                                                           ferromcp_userdata_free userdata_free);
+
+/**
+ * Registers a prompt (replacing one with the same name).
+ *
+ * - `prompt_json`: a Prompt object, e.g. `{"name":"greet","arguments":
+ *   [{"name":"who","required":true}]}` plus title, description, icons...,
+ *   copied.
+ * - `callback`: renders it (see ferromcp_json_callback). Not NULL.
+ * - `userdata`, `userdata_free`: as for ferromcp_server_add_tool().
+ *
+ * Returns as ferromcp_server_add_resource().
+ *
+ * # Safety
+ * Each pointer is NULL or valid; strings NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_add_prompt(const struct ferromcp_server *server,
+                                                const char *prompt_json,
+                                                ferromcp_json_callback callback,
+                                                void *userdata,
+                                                ferromcp_userdata_free userdata_free);
+
+/**
+ * Sets the provider answering `completion/complete` for every prompt
+ * argument and resource template variable (replacing an earlier one, whose
+ * finalizer then runs), and declares the `completions` capability.
+ *
+ * - `callback`: see ferromcp_json_callback. Not NULL.
+ * - `userdata`, `userdata_free`: as for ferromcp_server_add_tool().
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT (then `userdata` stays the
+ * caller's).
+ *
+ * Threads: any thread, also while serving.
+ *
+ * # Safety
+ * Each pointer is NULL or valid.
+ */
+enum ferromcp_status ferromcp_server_set_completion(const struct ferromcp_server *server,
+                                                    ferromcp_json_callback callback,
+                                                    void *userdata,
+                                                    ferromcp_userdata_free userdata_free);
+
+/**
+ * Removes the tool named `name` (its finalizer runs once no request uses
+ * it); clients listening are told the list changed.
+ *
+ * Returns FERROMCP_OK, FERROMCP_NOT_FOUND when there is no such tool,
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8. Threads: any thread.
+ *
+ * # Safety
+ * `server` NULL or live; `name` NULL or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_remove_tool(const struct ferromcp_server *server,
+                                                 const char *name);
+
+/**
+ * Removes the resource with URI `uri`; as ferromcp_server_remove_tool().
+ *
+ * # Safety
+ * `server` NULL or live; `uri` NULL or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_remove_resource(const struct ferromcp_server *server,
+                                                     const char *uri);
+
+/**
+ * Removes the resource template `uri_template`; as ferromcp_server_remove_tool().
+ *
+ * # Safety
+ * `server` NULL or live; `uri_template` NULL or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_remove_resource_template(const struct ferromcp_server *server,
+                                                              const char *uri_template);
+
+/**
+ * Removes the prompt named `name`; as ferromcp_server_remove_tool().
+ *
+ * # Safety
+ * `server` NULL or live; `name` NULL or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_remove_prompt(const struct ferromcp_server *server,
+                                                   const char *name);
+
+/**
+ * Tells clients subscribed to `uri` that the resource changed
+ * (`notifications/resources/updated`). List changes (tools, resources,
+ * prompts added or removed) are announced by ferromcp itself.
+ *
+ * Returns FERROMCP_OK, FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ * Threads: any thread, also from a callback.
+ *
+ * # Safety
+ * `server` NULL or live; `uri` NULL or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_notify_resource_updated(const struct ferromcp_server *server,
+                                                             const char *uri);
 
 /**
  * Creates a server with no tools.

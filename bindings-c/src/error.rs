@@ -50,6 +50,13 @@ pub enum ferromcp_status {
     FERROMCP_INTERNAL = 9,
     /// ferromcp panicked (a bug in ferromcp); the operation did not complete.
     FERROMCP_PANIC = 10,
+    /// What was asked for is not there (a missing JSON member, an HTTP
+    /// header the request did not carry).
+    FERROMCP_NOT_FOUND = 11,
+    /// A callback asked the client for input it has not given yet
+    /// (2026-07-28): complete the call (any outcome is discarded) and
+    /// return; the callback runs again once the client answers.
+    FERROMCP_INPUT_REQUIRED = 12,
     /// The peer answered the request with a JSON-RPC error: read its code
     /// with ferromcp_last_error_code() and its data with
     /// ferromcp_last_error_data_json().
@@ -66,7 +73,7 @@ pub enum ferromcp_status {
 }
 
 /// Every status, in numeric order.
-const ALL_STATUSES: [ferromcp_status; 16] = [
+const ALL_STATUSES: [ferromcp_status; 18] = [
     ferromcp_status::FERROMCP_OK,
     ferromcp_status::FERROMCP_NULL_ARGUMENT,
     ferromcp_status::FERROMCP_INVALID_UTF8,
@@ -78,6 +85,8 @@ const ALL_STATUSES: [ferromcp_status; 16] = [
     ferromcp_status::FERROMCP_REQUEST_CANCELLED,
     ferromcp_status::FERROMCP_INTERNAL,
     ferromcp_status::FERROMCP_PANIC,
+    ferromcp_status::FERROMCP_NOT_FOUND,
+    ferromcp_status::FERROMCP_INPUT_REQUIRED,
     ferromcp_status::FERROMCP_PEER_ERROR,
     ferromcp_status::FERROMCP_TIMEOUT,
     ferromcp_status::FERROMCP_CONNECTION_CLOSED,
@@ -109,6 +118,10 @@ impl ferromcp_status {
             }
             ferromcp_status::FERROMCP_INTERNAL => c"internal error",
             ferromcp_status::FERROMCP_PANIC => c"ferromcp panicked (a bug in ferromcp)",
+            ferromcp_status::FERROMCP_NOT_FOUND => c"not found",
+            ferromcp_status::FERROMCP_INPUT_REQUIRED => {
+                c"the client's input is required; complete the call and return"
+            }
             ferromcp_status::FERROMCP_PEER_ERROR => c"the peer answered with a JSON-RPC error",
             ferromcp_status::FERROMCP_TIMEOUT => c"the request timed out",
             ferromcp_status::FERROMCP_CONNECTION_CLOSED => {
@@ -294,7 +307,7 @@ mod tests {
     #[test]
     fn values_are_stable() {
         let values: Vec<i32> = ALL_STATUSES.iter().map(|s| *s as i32).collect();
-        let expected: Vec<i32> = (0..=10).chain(100..=104).collect();
+        let expected: Vec<i32> = (0..=12).chain(100..=104).collect();
         assert_eq!(values, expected);
     }
 

@@ -20,11 +20,13 @@ use ferromcp_core::server::{
 };
 
 use crate::args::{optional_str, parse_json, required_ref, required_str};
+use crate::context::ferromcp_context;
 use crate::error::{FfiError, ferromcp_status};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
 
-/// One in-progress call of a C callback (a tool invocation today), handed
-/// to the callback.
+/// One in-progress call of a C callback (a tool call, resource read,
+/// prompt, completion), handed to the callback. Its request context is
+/// ferromcp_call_context().
 ///
 /// Opaque. Owned by the callback from the moment it is called until it
 /// passes the handle to exactly one of ferromcp_call_respond(),
@@ -35,7 +37,7 @@ use crate::panic::{ffi_boundary, ffi_boundary_or};
 pub struct ferromcp_call {
     answer: Box<dyn Answer>,
     /// The request the call serves, when it serves one.
-    context: Option<RequestContext>,
+    pub(crate) context: Option<ferromcp_context>,
 }
 
 /// An output kind a C callback can answer: core's rule, plus what a whole
@@ -112,7 +114,7 @@ impl ferromcp_call {
         let (responder, receiver) = Responder::<O>::new();
         let call = Box::new(ferromcp_call {
             answer: Box::new(responder),
-            context,
+            context: context.map(ferromcp_context::new),
         });
         (call, receiver)
     }
@@ -163,7 +165,13 @@ pub(crate) unsafe fn take_call(call: *mut ferromcp_call) -> Result<Box<ferromcp_
         return Err(FfiError::null("call"));
     }
     // SAFETY: per the contract, a live handle allocated by `ferromcp_call::new`.
-    Ok(unsafe { Box::from_raw(call) })
+    let call = unsafe { Box::from_raw(call) };
+    // Before the answer goes out: a cancellation callback must not run for
+    // a request that ends because it was answered.
+    if let Some(context) = &call.context {
+        context.finish();
+    }
+    Ok(call)
 }
 
 /// How many callbacks may block at once: tokio's default for its blocking
@@ -175,7 +183,7 @@ const MAX_C_THREADS: usize = 512;
 /// The threads blocking callbacks run on: core's pool, which drains its
 /// queue in batches instead of waking a thread per call, and grows only
 /// while callbacks block.
-static C_THREADS: LazyLock<HostThreads> = LazyLock::new(|| {
+pub(crate) static C_THREADS: LazyLock<HostThreads> = LazyLock::new(|| {
     HostThreads::new("ferromcp-c", MAX_C_THREADS, |drain| {
         drain();
         true
@@ -213,11 +221,15 @@ pub(crate) async fn run<O: CallOutput>(
 }
 
 /// Completes a call with a JSON value, which ferromcp turns into the
-/// result for the call's kind. For a tool (the only kind C registers yet):
-/// a string becomes one text content block; null gives empty content; with
-/// an output schema an object becomes structuredContent (and other values
-/// are wrapped as {"result": value}); otherwise the value's JSON text
-/// becomes text content.
+/// result for the call's kind. For a tool: a string becomes one text
+/// content block; null gives empty content; with an output schema an object
+/// becomes structuredContent (and other values are wrapped as
+/// {"result": value}); otherwise the value's JSON text becomes text
+/// content. For a resource: a string (the text), one contents item
+/// ({"uri","text"|"blob","mimeType"}), a list of them or {"contents":[...]}.
+/// For a prompt: a string (one user message), a PromptMessage, a list of
+/// them or a GetPromptResult. For completion: a list of strings or
+/// {"values":[...],"total":N,"hasMore":b}.
 ///
 /// - `call`: a handle received by a callback and not completed yet.
 ///   Consumed and freed by this function whatever it returns (unless it is
@@ -438,9 +450,7 @@ pub unsafe extern "C" fn ferromcp_call_is_cancelled(call: *const ferromcp_call) 
         // SAFETY: forwarded contract.
         match unsafe { required_ref(call, "call") } {
             Ok(call) => {
-                call.context
-                    .as_ref()
-                    .is_some_and(RequestContext::is_cancelled)
+                call.context.as_ref().is_some_and(|c| c.ctx.is_cancelled())
                     || call.answer.is_abandoned()
             }
             Err(_) => false,

@@ -25,10 +25,14 @@
 #![allow(non_camel_case_types)]
 
 mod args;
+mod context;
 mod error;
 mod handler;
 mod host_call;
+mod json;
+mod options;
 mod panic;
+mod primitives;
 mod server;
 mod shutdown;
 
@@ -46,6 +50,26 @@ pub use server::{
     ferromcp_server_add_tool_ex, ferromcp_server_free, ferromcp_server_http_port,
     ferromcp_server_new, ferromcp_server_serve_http, ferromcp_server_serve_stdio,
     ferromcp_server_shutdown,
+};
+
+pub use context::{
+    ferromcp_call_context, ferromcp_cancel_callback, ferromcp_context, ferromcp_context_ask,
+    ferromcp_context_ask_all, ferromcp_context_client_capabilities_json,
+    ferromcp_context_client_info_json, ferromcp_context_close_sse_stream, ferromcp_context_elicit,
+    ferromcp_context_http_header, ferromcp_context_is_cancelled, ferromcp_context_list_roots,
+    ferromcp_context_log, ferromcp_context_log_json, ferromcp_context_on_cancel,
+    ferromcp_context_progress, ferromcp_context_protocol_version, ferromcp_context_sample,
+    ferromcp_input_kind,
+};
+pub use json::{ferromcp_json_get, ferromcp_string_free};
+pub use options::{ferromcp_server_new_with_options, ferromcp_server_serve_http_ex};
+pub use primitives::{
+    ferromcp_json_callback, ferromcp_resource_callback, ferromcp_server_add_prompt,
+    ferromcp_server_add_resource, ferromcp_server_add_resource_template,
+    ferromcp_server_add_tool_json, ferromcp_server_notify_resource_updated,
+    ferromcp_server_remove_prompt, ferromcp_server_remove_resource,
+    ferromcp_server_remove_resource_template, ferromcp_server_remove_tool,
+    ferromcp_server_set_completion,
 };
 
 // Unit tests, not integration tests: the crate builds no rlib, whose file

@@ -26,7 +26,7 @@ use crate::shutdown::ShutdownSignal;
 /// threads at once (for example ferromcp_server_shutdown() while another
 /// thread is inside ferromcp_server_serve_http()).
 pub struct ferromcp_server {
-    server: Server,
+    pub(crate) server: Server,
     shutdown: ShutdownSignal,
     serving: AtomicBool,
     /// The bound HTTP port while serving HTTP, else 0.
@@ -127,17 +127,23 @@ pub unsafe extern "C" fn ferromcp_server_new(
         let name = unsafe { required_str(name, "name") }?;
         let version = unsafe { required_str(version, "version") }?;
         check_out(out_server, "out_server")?;
-        let shutdown = ShutdownSignal::new().map_err(ferromcp_core::Error::from)?;
-        let server = Box::new(ferromcp_server {
-            server: Server::new(name, version),
-            shutdown,
-            serving: AtomicBool::new(false),
-            http_port: AtomicU16::new(0),
-        });
+        let server = ferromcp_server::wrap(Server::new(name, version))?;
         // SAFETY: checked non-NULL and writable per the contract.
         unsafe { out_server.write(Box::into_raw(server)) };
         Ok(())
     })
+}
+
+impl ferromcp_server {
+    pub(crate) fn wrap(server: Server) -> Result<Box<ferromcp_server>, FfiError> {
+        let shutdown = ShutdownSignal::new().map_err(ferromcp_core::Error::from)?;
+        Ok(Box::new(ferromcp_server {
+            server,
+            shutdown,
+            serving: AtomicBool::new(false),
+            http_port: AtomicU16::new(0),
+        }))
+    }
 }
 
 /// Frees a server and drops its tools (running their finalizers, except for
@@ -380,6 +386,28 @@ pub unsafe extern "C" fn ferromcp_server_serve_http(
         };
         server.serve_blocking(server.serve_http(options))
     })
+}
+
+/// Resolves `host`:`port` for listening.
+pub(crate) fn bind_address(host: &str, port: u16) -> Result<std::net::SocketAddr, FfiError> {
+    let invalid_host = |why: String| {
+        FfiError::new(
+            ferromcp_status::FERROMCP_INVALID_ARGUMENT,
+            format!("cannot listen on host {host:?}: {why}"),
+        )
+    };
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| invalid_host(e.to_string()))?
+        .next()
+        .ok_or_else(|| invalid_host("it has no address".to_owned()))
+}
+
+impl ferromcp_server {
+    /// Serves HTTP with explicit options (see ferromcp_server_serve_http_ex()).
+    pub(crate) fn serve_http_with(&self, options: HttpOptions) -> Result<(), FfiError> {
+        self.serve_blocking(self.serve_http(options))
+    }
 }
 
 /// The TCP port ferromcp_server_serve_http() is listening on (useful after

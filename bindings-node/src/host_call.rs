@@ -17,6 +17,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
+use ferromcp::protocol::{CreateMessageResult, ElicitResult, ListRootsResult};
 use ferromcp::server::{
     BoxFuture, CompletionOutput, FromHost, HandlerError, PromptOutput, RequestContext,
     ResourceOutput, Responder, ToolOutput,
@@ -198,6 +199,10 @@ pub(crate) trait HostOutput: FromHost {
 
 impl HostOutput for PromptOutput {}
 impl HostOutput for CompletionOutput {}
+// A client's answers to the server (client.rs).
+impl HostOutput for ElicitResult {}
+impl HostOutput for CreateMessageResult {}
+impl HostOutput for ListRootsResult {}
 
 impl HostOutput for ToolOutput {
     /// An instance of the facade's `ToolResult` is a whole result.

@@ -22,7 +22,13 @@
 //! `error` (both directions of error conversion), `runtime` (settling JS
 //! promises from ferromcp's one tokio runtime) and `json` (JS numbers to JSON).
 
+// First: `#[napi] impl` blocks in other modules (primitives.rs) look up the
+// class's `js_name` recorded when napi-derive expanded the struct, so the
+// struct must be expanded before them or the class is exported as `JsServer`.
+mod server;
+
 mod abort;
+mod client;
 mod context;
 mod embed;
 mod error;
@@ -31,5 +37,4 @@ mod host_call;
 mod json;
 mod primitives;
 mod runtime;
-mod server;
 mod tool_result;

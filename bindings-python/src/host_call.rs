@@ -109,7 +109,17 @@ impl HostCall {
 
     async fn run_async<O: PyOutput>(self) -> Result<O, HandlerError> {
         let (responder, receiver) = Responder::<O>::new();
-        let future = with_gil(move |py| self.schedule(py, responder)).await??;
+        // A request dropped while its coroutine was being scheduled would
+        // leave it running with nobody to cancel it: cancel it there.
+        let scheduled = with_gil_or_else(
+            move |py| self.schedule(py, responder),
+            |py, scheduled| {
+                if let Ok(future) = scheduled {
+                    let _ = future.bind(py).call_method0("cancel");
+                }
+            },
+        );
+        let future = scheduled.await??;
         let mut pending = CancelOnDrop(Some(future));
         let result = receiver.wait().await;
         pending.0 = None;
@@ -189,12 +199,27 @@ impl HostCall {
 async fn with_gil<T: Send + 'static>(
     f: impl FnOnce(Python<'_>) -> T + Send + 'static,
 ) -> Result<T, HandlerError> {
-    let (answer, answered) = tokio::sync::oneshot::channel();
+    with_gil_or_else(f, |_, _| {}).await
+}
+
+/// [`with_gil`], handing what `f` made to `abandoned` when the caller
+/// stopped waiting while `f` ran; `f` does not run at all if the caller
+/// stopped waiting before its turn came (a cancelled request's handler
+/// never starts).
+async fn with_gil_or_else<T: Send + 'static>(
+    f: impl FnOnce(Python<'_>) -> T + Send + 'static,
+    abandoned: impl FnOnce(Python<'_>, T) + Send + 'static,
+) -> Result<T, HandlerError> {
+    let (answer, answered) = tokio::sync::oneshot::channel::<Result<T, HandlerError>>();
     workers::submit(move |py| {
+        if answer.is_closed() {
+            return;
+        }
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py)))
             .map_err(|_| HandlerError::tool("the Python handler call panicked in ferromcp"));
-        // The request may have been abandoned meanwhile; nobody to tell.
-        let _ = answer.send(outcome);
+        if let Err(Ok(unwanted)) = answer.send(outcome) {
+            abandoned(py, unwanted);
+        }
     });
     // Dropped unanswered: the interpreter is shutting down.
     answered

@@ -125,7 +125,9 @@ impl Message {
             return Err(invalid(None, "a JSON-RPC message must be a JSON object"));
         };
         Envelope {
-            jsonrpc: obj.remove("jsonrpc"),
+            jsonrpc: obj
+                .remove("jsonrpc")
+                .map(|v| IsVersion2(v.as_str() == Some("2.0"))),
             id: obj.remove("id"),
             method: obj.remove("method"),
             params: obj.remove("params"),
@@ -152,7 +154,7 @@ impl Message {
 /// ignored. A member given twice keeps its last value, as in a JSON object.
 #[derive(Default)]
 struct Envelope {
-    jsonrpc: Option<Value>,
+    jsonrpc: Option<IsVersion2>,
     id: Option<Value>,
     method: Option<Value>,
     params: Option<Value>,
@@ -163,7 +165,7 @@ struct Envelope {
 impl Envelope {
     fn classify(self) -> Result<Message, EnvelopeError> {
         let id = self.id.as_ref().and_then(RequestId::from_value);
-        if self.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        if !self.jsonrpc.is_some_and(|v| v.0) {
             return Err(invalid(id, "\"jsonrpc\" must be \"2.0\""));
         }
         if let Some(method) = self.method {
@@ -199,6 +201,59 @@ impl Envelope {
             id,
             "message has neither \"method\", \"result\" nor \"error\"",
         ))
+    }
+}
+
+/// Whether a `"jsonrpc"` member is `"2.0"`, read without allocating the
+/// string (any other JSON value is read and is not).
+#[derive(Clone, Copy)]
+struct IsVersion2(bool);
+
+impl<'de> Deserialize<'de> for IsVersion2 {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Version;
+        impl<'de> serde::de::Visitor<'de> for Version {
+            type Value = IsVersion2;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<IsVersion2, E> {
+                Ok(IsVersion2(v == "2.0"))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<IsVersion2, E> {
+                Ok(IsVersion2(false))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<IsVersion2, E> {
+                Ok(IsVersion2(false))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<IsVersion2, E> {
+                Ok(IsVersion2(false))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<IsVersion2, E> {
+                Ok(IsVersion2(false))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<IsVersion2, E> {
+                Ok(IsVersion2(false))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<IsVersion2, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(IsVersion2(false))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<IsVersion2, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(IsVersion2(false))
+            }
+        }
+        deserializer.deserialize_any(Version)
     }
 }
 
@@ -252,7 +307,10 @@ impl<'de> Deserialize<'de> for Envelope {
                 let mut envelope = Envelope::default();
                 while let Some(member) = map.next_key::<Member>()? {
                     let slot = match member {
-                        Member::Jsonrpc => &mut envelope.jsonrpc,
+                        Member::Jsonrpc => {
+                            envelope.jsonrpc = Some(map.next_value()?);
+                            continue;
+                        }
                         Member::Id => &mut envelope.id,
                         Member::Method => &mut envelope.method,
                         Member::Params => &mut envelope.params,
@@ -350,6 +408,12 @@ mod tests {
             r#"{"jsonrpc":"1.0","id":3,"method":"m"}"#,
             r#"{"id":3,"method":"m"}"#,
             r#"{"jsonrpc":2,"id":3,"method":"m"}"#,
+            r#"{"jsonrpc":["2.0"],"id":3,"method":"m"}"#,
+            r#"{"jsonrpc":{"v":"2.0"},"id":3,"method":"m"}"#,
+            r#"{"jsonrpc":null,"id":3,"method":"m"}"#,
+            r#"{"jsonrpc":true,"id":3,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0 ","id":3,"method":"m"}"#,
+            r#"{"jsonrpc":"2\u002e0","id":3,"method":"escaped-version"}"#,
             r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
             r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
             r#"{"jsonrpc":"2.0","id":4,"method":7}"#,

@@ -138,7 +138,8 @@ pub(crate) enum InputMode {
 
 struct ContextInner {
     request_id: RequestId,
-    method: String,
+    /// Only requests of a known method get a context.
+    method: &'static str,
     meta: RequestMeta,
     cancel: CancellationToken,
     sink: Option<NotificationSink>,
@@ -164,7 +165,7 @@ impl std::fmt::Debug for RequestContext {
 impl RequestContext {
     pub(crate) fn new(
         request_id: RequestId,
-        method: String,
+        method: &'static str,
         meta: RequestMeta,
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
@@ -232,7 +233,7 @@ impl RequestContext {
 
     /// The method being served, e.g. `tools/call`.
     pub fn method(&self) -> &str {
-        &self.inner.method
+        self.inner.method
     }
 
     /// The request's protocol metadata.

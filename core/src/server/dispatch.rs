@@ -217,7 +217,7 @@ impl Server {
                         .shared
                         .options
                         .include_server_info
-                        .then(|| self.shared.info_value.clone()),
+                        .then(|| self.shared.identity.clone()),
                 },
                 http_status: 200,
             },
@@ -278,15 +278,15 @@ impl Server {
         sink: Option<NotificationSink>,
         era: Era,
     ) -> Result<ResultObject, McpError> {
-        let Some(route) = method.and_then(Route::of) else {
+        let Some((method, route)) = method.and_then(|m| Some((m, Route::of(m)?))) else {
             return Err(McpError::method_not_found(&request.method));
         };
         let options = &self.shared.options;
         let (input, mode, close_stream) = match era {
-            _ if !method.is_some_and(Method::supports_input) => (None, InputMode::None, None),
+            _ if !method.supports_input() => (None, InputMode::None, None),
             Era::Modern => {
                 let round = Arc::new(InputRound::from_request(
-                    &request.method,
+                    method.as_str(),
                     params_of(&request),
                     &meta.client_capabilities,
                     &options.seal_key,
@@ -300,7 +300,7 @@ impl Server {
         };
         let ctx = RequestContext::new(
             request.id.clone(),
-            request.method.clone(),
+            method.as_str(),
             meta,
             cancel,
             sink,

@@ -43,7 +43,7 @@ pub enum AskOutcome {
 
 /// Per-request input bookkeeping.
 pub(crate) struct InputRound {
-    method: String,
+    method: &'static str,
     answers: Map<String, Value>,
     asked: Mutex<Vec<(String, Value)>>,
     next_auto_key: AtomicUsize,
@@ -126,7 +126,7 @@ fn invalid_state(why: &str) -> McpError {
 impl InputRound {
     /// Reads `requestState` and `inputResponses` from a request's params.
     pub(crate) fn from_request(
-        method: &str,
+        method: &'static str,
         params: &Map<String, Value>,
         client_capabilities: &Map<String, Value>,
         key: &SealKey,
@@ -167,7 +167,7 @@ impl InputRound {
             Some(_) => return Err(invalid_state("must be a string")),
         };
         Ok(InputRound {
-            method: method.to_owned(),
+            method,
             answers,
             asked: Mutex::new(Vec::new()),
             next_auto_key: AtomicUsize::new(0),
@@ -222,7 +222,7 @@ impl InputRound {
         kind: InputKind,
         params: Value,
     ) -> Result<AskOutcome, HandlerError> {
-        if !supports_input(&self.method) {
+        if !supports_input(self.method) {
             return Err(HandlerError::Protocol(McpError::internal(format!(
                 "{} cannot ask the client for input (only tools/call, prompts/get and resources/read can)",
                 self.method
@@ -298,7 +298,7 @@ impl InputRound {
             carried.remove(k);
         }
         let payload = StatePayload {
-            m: self.method.clone(),
+            m: self.method.to_owned(),
             d: params_digest(params),
             e: now_secs() + ttl.as_secs().max(1),
             a: carried,

@@ -121,8 +121,8 @@ impl Default for ServerOptions {
 
 pub(crate) struct ServerShared {
     pub(crate) info: Implementation,
-    /// `info` as JSON, serialised once for every result's `_meta`.
-    pub(crate) info_value: std::sync::Arc<serde_json::Value>,
+    /// `info` as every result's `_meta` carries it, serialised once.
+    pub(crate) identity: reply::ServerIdentity,
     pub(crate) options: ServerOptions,
     pub(crate) registry: RwLock<Registry>,
     pub(crate) events: broadcast::Sender<ServerEvent>,
@@ -156,7 +156,9 @@ impl Server {
         let (events, _) = broadcast::channel(subscriptions::EVENT_BUFFER);
         Server {
             shared: Arc::new(ServerShared {
-                info_value: std::sync::Arc::new(serde_json::to_value(&info).unwrap_or_default()),
+                identity: reply::ServerIdentity::new(
+                    serde_json::to_value(&info).unwrap_or_default(),
+                ),
                 info,
                 options,
                 registry: RwLock::new(Registry::default()),

@@ -7,6 +7,7 @@
 //! small allocations per request, a measurable share of a small call.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -17,6 +18,34 @@ use crate::protocol::meta;
 pub(crate) struct Reply {
     pub(crate) message: Outgoing,
     pub(crate) http_status: u16,
+}
+
+/// The server's identity as every 2026-07-28 result carries it in `_meta`:
+/// the JSON value, and that `_meta` object serialised once, so a result
+/// whose handler set no `_meta` of its own writes it as plain bytes
+/// instead of walking the tree and escaping its strings on every reply.
+#[derive(Clone, Debug)]
+pub(crate) struct ServerIdentity(Arc<IdentityForms>);
+
+#[derive(Debug)]
+struct IdentityForms {
+    info: Value,
+    /// `{"io.modelcontextprotocol/serverInfo": info}`
+    meta: Box<RawValue>,
+}
+
+impl ServerIdentity {
+    /// The identity of a server whose `Implementation` serialises to `info`.
+    pub(crate) fn new(info: Value) -> ServerIdentity {
+        // A map of a string key and a `Value` always serialises.
+        let meta = serde_json::value::to_raw_value(&ServerInfoOnly(&info)).unwrap_or_default();
+        ServerIdentity(Arc::new(IdentityForms { info, meta }))
+    }
+
+    /// The identity as a JSON value.
+    pub(crate) fn info(&self) -> &Value {
+        &self.0.info
+    }
 }
 
 /// A result object as a handler round left it.
@@ -60,7 +89,7 @@ pub(crate) enum Outgoing {
     Result {
         id: RequestId,
         result: ResultObject,
-        server_info: Option<Arc<Value>>,
+        server_info: Option<ServerIdentity>,
     },
     /// A complete message (errors, legacy results).
     Message(Value),
@@ -80,8 +109,8 @@ impl Outgoing {
                 result
                     .entry("resultType")
                     .or_insert_with(|| Value::from("complete"));
-                if let Some(info) = server_info {
-                    let info = Value::clone(&info);
+                if let Some(identity) = server_info {
+                    let info = identity.info().clone();
                     match result
                         .entry("_meta")
                         .or_insert_with(|| Value::Object(Map::new()))
@@ -117,7 +146,7 @@ impl Serialize for Outgoing {
                     "result",
                     &CompletedResult {
                         result,
-                        server_info: server_info.as_deref(),
+                        server_info: server_info.as_ref(),
                     },
                 )?;
                 envelope.end()
@@ -129,7 +158,7 @@ impl Serialize for Outgoing {
 /// A result object with `resultType` and the server identity merged in.
 struct CompletedResult<'a> {
     result: &'a ResultObject,
-    server_info: Option<&'a Value>,
+    server_info: Option<&'a ServerIdentity>,
 }
 
 impl Serialize for CompletedResult<'_> {
@@ -142,8 +171,8 @@ impl Serialize for CompletedResult<'_> {
                 let mut map = serializer.serialize_map(None)?;
                 map.serialize_entry("content", &[TextBlock(text)])?;
                 map.serialize_entry("resultType", "complete")?;
-                if let Some(info) = self.server_info {
-                    map.serialize_entry("_meta", &ServerInfoOnly(info))?;
+                if let Some(identity) = self.server_info {
+                    map.serialize_entry("_meta", &identity.0.meta)?;
                 }
                 return map.end();
             }
@@ -152,7 +181,8 @@ impl Serialize for CompletedResult<'_> {
         let mut wrote_meta = false;
         for (key, value) in result {
             match (key.as_str(), self.server_info, value) {
-                ("_meta", Some(info), Value::Object(handler_meta)) => {
+                ("_meta", Some(identity), Value::Object(handler_meta)) => {
+                    let info = identity.info();
                     map.serialize_entry(key, &MetaWithServerInfo { handler_meta, info })?;
                     wrote_meta = true;
                 }
@@ -165,8 +195,8 @@ impl Serialize for CompletedResult<'_> {
         if !result.contains_key("resultType") {
             map.serialize_entry("resultType", "complete")?;
         }
-        if let (Some(info), false) = (self.server_info, wrote_meta) {
-            map.serialize_entry("_meta", &ServerInfoOnly(info))?;
+        if let (Some(identity), false) = (self.server_info, wrote_meta) {
+            map.serialize_entry("_meta", &identity.0.meta)?;
         }
         map.end()
     }
@@ -226,7 +256,7 @@ mod tests {
         Outgoing::Result {
             id: RequestId::Number(7),
             result: ResultObject::Map(result),
-            server_info: info.map(Arc::new),
+            server_info: info.map(ServerIdentity::new),
         }
     }
 
@@ -234,7 +264,7 @@ mod tests {
         Outgoing::Result {
             id: RequestId::Number(7),
             result: ResultObject::Text(text.into()),
-            server_info: info.map(Arc::new),
+            server_info: info.map(ServerIdentity::new),
         }
     }
 

@@ -1,0 +1,322 @@
+// Types of the MCP client (lib/client.js). Results are the JSON results of
+// the protocol, as the server sent them (camelCase, `_meta` kept).
+
+import type {
+  ElicitResult,
+  ElicitFormParams,
+  ElicitUrlParams,
+  CreateMessageParams,
+  CreateMessageResult,
+  ListRootsResult,
+} from './types';
+
+/** Free-form `_meta` of any protocol object. */
+export type Meta = Record<string, unknown>;
+
+/** An icon of a tool, resource, prompt or implementation. */
+export interface Icon {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+  theme?: 'light' | 'dark';
+}
+
+/** `clientInfo` / `serverInfo`. */
+export interface Implementation {
+  name: string;
+  version: string;
+  title?: string;
+  description?: string;
+  websiteUrl?: string;
+  icons?: Icon[];
+}
+
+/** A tool as listed by `tools/list`. */
+export interface Tool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+  icons?: Icon[];
+  _meta?: Meta;
+}
+
+/** A resource as listed by `resources/list`. */
+export interface Resource {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+  annotations?: Record<string, unknown>;
+  icons?: Icon[];
+  _meta?: Meta;
+}
+
+/** A resource template as listed by `resources/templates/list`. */
+export interface ResourceTemplate {
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  annotations?: Record<string, unknown>;
+  icons?: Icon[];
+  _meta?: Meta;
+}
+
+/** A prompt as listed by `prompts/list`. */
+export interface Prompt {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: Array<{ name: string; title?: string; description?: string; required?: boolean }>;
+  icons?: Icon[];
+  _meta?: Meta;
+}
+
+/** One page of a list; `nextCursor` is absent on the last page. */
+export interface ListPage {
+  nextCursor?: string;
+  _meta?: Meta;
+  [key: string]: unknown;
+}
+export interface ListToolsResult extends ListPage {
+  tools: Tool[];
+}
+export interface ListResourcesResult extends ListPage {
+  resources: Resource[];
+}
+export interface ListResourceTemplatesResult extends ListPage {
+  resourceTemplates: ResourceTemplate[];
+}
+export interface ListPromptsResult extends ListPage {
+  prompts: Prompt[];
+}
+
+/** The contents of a resource: text or a base64 blob. */
+export type ResourceContents =
+  | { uri: string; mimeType?: string; text: string; _meta?: Meta }
+  | { uri: string; mimeType?: string; blob: string; _meta?: Meta };
+
+/** A content block of a tool result or a prompt message. */
+export type ContentBlock =
+  | { type: 'text'; text: string; annotations?: Record<string, unknown>; _meta?: Meta }
+  | { type: 'image' | 'audio'; data: string; mimeType: string; annotations?: Record<string, unknown>; _meta?: Meta }
+  | { type: 'resource'; resource: ResourceContents; annotations?: Record<string, unknown>; _meta?: Meta }
+  | ({ type: 'resource_link' } & Resource);
+
+/** The result of `tools/call`. A tool that failed says `isError: true`. */
+export interface CallToolResult {
+  content: ContentBlock[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  _meta?: Meta;
+  [key: string]: unknown;
+}
+
+/** The result of `resources/read`. */
+export interface ReadResourceResult {
+  contents: ResourceContents[];
+  _meta?: Meta;
+  [key: string]: unknown;
+}
+
+/** The result of `prompts/get`. */
+export interface GetPromptResult {
+  description?: string;
+  messages: Array<{ role: 'user' | 'assistant'; content: ContentBlock }>;
+  _meta?: Meta;
+  [key: string]: unknown;
+}
+
+/** The result of `completion/complete`. */
+export interface CompleteResult {
+  completion: { values: string[]; total?: number; hasMore?: boolean };
+  _meta?: Meta;
+  [key: string]: unknown;
+}
+
+/**
+ * What `discover()` gives: `server/discover` (2026-07-28), or for a legacy
+ * server its `initialize` result.
+ */
+export interface DiscoverResult {
+  /** Legacy servers only; 2026-07-28 names the server in `_meta['io.modelcontextprotocol/serverInfo']`. */
+  serverInfo?: Implementation;
+  capabilities?: Record<string, unknown>;
+  instructions?: string;
+  supportedVersions?: string[];
+  protocolVersion?: string;
+  _meta?: Meta;
+  [key: string]: unknown;
+}
+
+/** A progress notification of a call. */
+export interface ProgressUpdate {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** The notifications wanted from `subscriptions/listen`. */
+export interface SubscriptionFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  /** URIs whose `notifications/resources/updated` are wanted. */
+  resourceSubscriptions?: string[];
+}
+
+/** One notification of a subscription. */
+export interface SubscriptionNotification {
+  method: string;
+  params: Record<string, unknown>;
+}
+
+/** A function answering one kind of server request; sync or async. */
+export type InputHandler<P, R> = (params: P) => R | Promise<R>;
+
+/** Options of both `Client.stdio` and `Client.http`. */
+export interface ClientOptions {
+  /** `clientInfo.name`. */
+  name?: string;
+  /** `clientInfo.version`. */
+  version?: string;
+  /** The revision requests declare (default: the latest, {@link PROTOCOL_VERSION}). */
+  protocolVersion?: string;
+  /** `"auto"` (default: detect), `"modern"` (2026-07-28) or `"legacy"` (initialize). */
+  era?: 'auto' | 'modern' | 'legacy';
+  /** Default timeout of every request, in milliseconds. */
+  timeout?: number;
+  /** Answers `elicitation/create` (declares the `elicitation` capability). */
+  onElicitation?: InputHandler<ElicitFormParams | ElicitUrlParams, ElicitResult>;
+  /** Answers `sampling/createMessage` (declares `sampling`). */
+  onSampling?: InputHandler<CreateMessageParams, CreateMessageResult>;
+  /** Answers `roots/list` (declares `roots`). */
+  onRoots?: InputHandler<Record<string, unknown>, ListRootsResult>;
+}
+
+/** Options of `Client.stdio`. */
+export interface StdioClientOptions extends ClientOptions {
+  /** The server program. */
+  command: string;
+  args?: string[];
+  /** Extra environment variables of the server. */
+  env?: Record<string, string>;
+  /** The server's working directory. */
+  cwd?: string;
+  /** The server's stderr: `"capture"` (default), `"inherit"` or `"null"`. */
+  stderr?: 'capture' | 'inherit' | 'null';
+}
+
+/** Options of `Client.http`. */
+export interface HttpClientOptions extends ClientOptions {
+  /** Extra headers sent with every request (e.g. `Authorization`). */
+  headers?: Record<string, string>;
+}
+
+/** Options of one `callTool`. */
+export interface CallToolOptions {
+  /** Milliseconds; overrides the client's timeout (rejects with kind `"timeout"`). */
+  timeout?: number;
+  /** Called for each progress notification, before the call settles. */
+  onProgress?: (update: ProgressUpdate) => void;
+  /**
+   * Aborting it cancels the request on the server (its handler's signal
+   * aborts) and rejects the call with kind `"cancelled"`.
+   */
+  signal?: AbortSignal;
+  /** Extra `_meta` entries of the request. */
+  meta?: Meta;
+}
+
+/** Params of `complete`, as in the `completion/complete` request. */
+export interface CompleteRequest {
+  ref: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
+  argument: { name: string; value: string };
+  context?: { arguments?: Record<string, string> };
+}
+
+/**
+ * An open `subscriptions/listen`: iterate it with `for await`; breaking out
+ * or `close()` cancels the request.
+ */
+export declare class Subscription implements AsyncIterable<SubscriptionNotification> {
+  private constructor();
+  /** The notification types the server agreed to send, once it acknowledged. */
+  acknowledged(): Promise<SubscriptionFilter>;
+  /** Ends the subscription. */
+  close(): void;
+  [Symbol.asyncIterator](): AsyncIterator<SubscriptionNotification>;
+}
+
+/**
+ * An MCP client connected to one server, over stdio or Streamable HTTP.
+ * Failures reject with an `McpError` (`code`, `kind`: `"peerError"` for a
+ * JSON-RPC error from the server, `"timeout"`, `"cancelled"`, `"closed"`...).
+ *
+ * @example
+ * ```js
+ * import { Client } from 'ferromcp';
+ *
+ * const client = await Client.stdio({ command: 'node', args: ['server.mjs'] });
+ * for await (const tool of client.tools()) console.log(tool.name);
+ * const result = await client.callTool('add', { a: 1, b: 2 });
+ * await client.close();
+ * ```
+ */
+export declare class Client {
+  private constructor();
+  /** Spawns `command args...` and speaks MCP over its stdin/stdout. */
+  static stdio(options: StdioClientOptions): Promise<Client>;
+  /** Connects to a Streamable HTTP endpoint (`http://host:port/mcp`). */
+  static http(url: string | URL, options?: HttpClientOptions): Promise<Client>;
+
+  /** The protocol version requests currently declare. */
+  readonly protocolVersion: string;
+  /** Whether the server speaks a legacy revision; `null` until detected. */
+  readonly isLegacy: boolean | null;
+
+  /** `server/discover` (a legacy server: its `initialize` result). */
+  discover(): Promise<DiscoverResult>;
+
+  /** One page of `tools/list`. */
+  listTools(params?: { cursor?: string }): Promise<ListToolsResult>;
+  /** One page of `resources/list`. */
+  listResources(params?: { cursor?: string }): Promise<ListResourcesResult>;
+  /** One page of `resources/templates/list`. */
+  listResourceTemplates(params?: { cursor?: string }): Promise<ListResourceTemplatesResult>;
+  /** One page of `prompts/list`. */
+  listPrompts(params?: { cursor?: string }): Promise<ListPromptsResult>;
+
+  /** Every tool, over every page (fetched as iteration goes). */
+  tools(): AsyncIterableIterator<Tool>;
+  /** Every resource, over every page. */
+  resources(): AsyncIterableIterator<Resource>;
+  /** Every resource template, over every page. */
+  resourceTemplates(): AsyncIterableIterator<ResourceTemplate>;
+  /** Every prompt, over every page. */
+  prompts(): AsyncIterableIterator<Prompt>;
+
+  /** `tools/call`. */
+  callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>;
+  /** `resources/read`. */
+  readResource(uri: string): Promise<ReadResourceResult>;
+  /** `prompts/get`. */
+  getPrompt(name: string, args?: Record<string, string>): Promise<GetPromptResult>;
+  /** `completion/complete`. */
+  complete(params: CompleteRequest): Promise<CompleteResult>;
+  /** `subscriptions/listen` (2026-07-28). */
+  listen(filter: SubscriptionFilter): Subscription;
+  /** Ends the connection (a spawned server is stopped). */
+  close(): Promise<void>;
+}
+
+/** The protocol revision a client declares by default. */
+export declare const PROTOCOL_VERSION: string;
+/** The revisions that speak the `initialize` handshake (2025-11-25 and earlier). */
+export declare const LEGACY_PROTOCOL_VERSIONS: readonly string[];

@@ -1,0 +1,797 @@
+//! The native `Client` class: core's [`ferromcp::client::Client`] for Node.
+//! The facade's `Client` (`lib/client.js`) wraps it; see `index.d.ts` for
+//! the public API.
+//!
+//! Everything protocol stays in core: era detection, `_meta`, MRTR rounds,
+//! header mirroring, cache, pagination, cancellation. This file converts
+//! arguments and results (typed core results travel back to JS as their
+//! JSON form) and plugs JS functions in as the elicitation, sampling and
+//! roots handlers through the binding's one host-call adapter
+//! ([`host_call::call`]).
+//!
+//! Every method returns a promise settled from ferromcp's runtime (never
+//! blocking the JS thread); nothing here holds the event loop once no
+//! promise is pending, so an idle client does not keep the process alive.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ferromcp::Error;
+use ferromcp::client::{
+    CallOptions, Client, ClientOptions, EraPreference, Pages, ProgressUpdate, StderrMode,
+    StdioCommand, Subscription,
+};
+use ferromcp::protocol::{
+    CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
+    SubscriptionFilter,
+};
+use ferromcp::server::HandlerError;
+use napi::bindgen_prelude::{ClassInstance, Function, Object, ToNapiValue};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, Status, Unknown};
+use napi_derive::napi;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::error;
+use crate::host_call::{self, HostCallArgs, JsCallback};
+
+/// Runs `work` on the ferromcp runtime; the promise resolves with what
+/// `done` makes of its output, or rejects with an `McpError`.
+fn spawn<'env, T, R, F>(
+    env: &'env Env,
+    work: F,
+    done: impl FnOnce(T) -> napi::Result<R> + Send + 'static,
+) -> napi::Result<Object<'env>>
+where
+    T: Send + 'static,
+    R: ToNapiValue + 'static,
+    F: Future<Output = Result<T, Error>> + Send + 'static,
+{
+    let (deferred, promise) = env.create_deferred()?;
+    let runtime = ferromcp::runtime::handle();
+    let worker = runtime.clone();
+    runtime.spawn(async move {
+        // A separate task: a panic is reported through the join handle
+        // instead of leaving the promise pending forever.
+        let outcome = worker.spawn(work).await;
+        deferred.resolve(move |env| match outcome {
+            Ok(Ok(value)) => done(value),
+            Ok(Err(e)) => Err(error::to_js(&env, &e)),
+            Err(join) => Err(napi::Error::new(
+                Status::GenericFailure,
+                format!("ferromcp internal error: {join}"),
+            )),
+        });
+    });
+    Ok(promise)
+}
+
+/// [`spawn`] for a result sent to JS as its JSON form.
+fn spawn_json<'env, T, F>(env: &'env Env, work: F) -> napi::Result<Object<'env>>
+where
+    T: Serialize + Send + 'static,
+    F: Future<Output = Result<T, Error>> + Send + 'static,
+{
+    spawn(
+        env,
+        async move { Ok(serde_json::to_value(work.await?)?) },
+        Ok::<Value, napi::Error>,
+    )
+}
+
+/// A bad argument from JS: thrown at once, before anything is sent.
+fn invalid(_env: &Env, message: String) -> napi::Error {
+    napi::Error::new(Status::InvalidArg, message)
+}
+
+fn millis(env: &Env, what: &str, value: Option<f64>) -> napi::Result<Option<Duration>> {
+    value
+        .map(|ms| Duration::try_from_secs_f64(ms / 1000.0))
+        .transpose()
+        .map_err(|e| invalid(env, format!("invalid {what}: {e}")))
+}
+
+/// A core error for what a JS input handler failed with: a thrown
+/// `McpError` keeps its code (a legacy server receives it as is), anything
+/// else is reported as the handler's failure.
+fn input_error(kind: InputKind, error: HandlerError) -> Error {
+    match error {
+        HandlerError::Protocol(mcp) => Error::Mcp(mcp),
+        HandlerError::Tool(message) => Error::Protocol(format!(
+            "the {} handler failed: {message}",
+            kind.capability()
+        )),
+    }
+}
+
+/// Runs the JS handler of `kind` through the host-call adapter and core's
+/// rule for that kind's result.
+async fn answer_input(
+    kind: InputKind,
+    callback: Arc<JsCallback>,
+    params: Value,
+) -> Result<Value, Error> {
+    let answer = match kind {
+        InputKind::Elicitation => host_call::call::<ElicitResult>(&callback, None, params)
+            .await
+            .map(serde_json::to_value),
+        InputKind::Sampling => host_call::call::<CreateMessageResult>(&callback, None, params)
+            .await
+            .map(serde_json::to_value),
+        InputKind::Roots => host_call::call::<ListRootsResult>(&callback, None, params)
+            .await
+            .map(serde_json::to_value),
+    };
+    answer
+        .map_err(|e| input_error(kind, e))?
+        .map_err(Error::from)
+}
+
+/// What both connect calls share.
+#[napi(object, js_name = "ClientConnectOptions")]
+pub struct JsClientOptions {
+    /// `clientInfo.name` (default: core's).
+    pub name: Option<String>,
+    /// `clientInfo.version`.
+    pub version: Option<String>,
+    /// The revision requests declare (default: the latest).
+    pub protocol_version: Option<String>,
+    /// `"auto"` (default: detect the server's era), `"modern"` or `"legacy"`.
+    pub era: Option<String>,
+    /// Default timeout of every request, in milliseconds.
+    pub timeout: Option<f64>,
+    /// HTTP only: extra headers sent with every request, as `[name, value]`.
+    pub headers: Option<Vec<Vec<String>>>,
+    /// stdio only: extra environment variables of the server, as `[name, value]`.
+    pub env: Option<Vec<Vec<String>>>,
+    /// stdio only: the server's working directory.
+    pub cwd: Option<String>,
+    /// stdio only: `"capture"` (default), `"inherit"` or `"null"`.
+    pub stderr: Option<String>,
+}
+
+/// A JS function as one input handler.
+type JsHandler<'a> = Function<'a, HostCallArgs, Unknown<'static>>;
+
+fn pairs(
+    env: &Env,
+    what: &str,
+    list: Option<Vec<Vec<String>>>,
+) -> napi::Result<Vec<(String, String)>> {
+    list.unwrap_or_default()
+        .into_iter()
+        .map(|pair| match <[String; 2]>::try_from(pair) {
+            Ok([k, v]) => Ok((k, v)),
+            Err(_) => Err(invalid(
+                env,
+                format!("each of {what} must be a [name, value] pair"),
+            )),
+        })
+        .collect()
+}
+
+/// Builds the core options; each handler is registered through
+/// `ClientOptions::on_input`, which also declares its capability.
+fn core_options(
+    env: &Env,
+    options: &mut Option<JsClientOptions>,
+    handlers: [(InputKind, Option<JsHandler<'_>>); 3],
+) -> napi::Result<ClientOptions> {
+    let mut core = ClientOptions::default();
+    if let Some(options) = options {
+        if options.name.is_some() || options.version.is_some() {
+            core.info = Implementation::new(
+                options
+                    .name
+                    .take()
+                    .unwrap_or_else(|| core.info.name.clone()),
+                options
+                    .version
+                    .take()
+                    .unwrap_or_else(|| core.info.version.clone()),
+            );
+        }
+        if let Some(version) = options.protocol_version.take() {
+            core.protocol_version = version;
+        }
+        core.era = match options.era.as_deref() {
+            None | Some("auto") => EraPreference::Auto,
+            Some("modern") => EraPreference::Modern,
+            Some("legacy") => EraPreference::Legacy,
+            Some(other) => {
+                return Err(invalid(
+                    env,
+                    format!("era must be \"auto\", \"modern\" or \"legacy\", not {other:?}"),
+                ));
+            }
+        };
+        core.timeout = millis(env, "timeout", options.timeout)?;
+    }
+    for (kind, handler) in handlers {
+        let Some(handler) = handler else { continue };
+        // Weak: a handler must not keep the process alive; a pending
+        // request's promise does that while the server may ask.
+        let callback: Arc<JsCallback> =
+            Arc::new(handler.build_threadsafe_function().weak::<true>().build()?);
+        core = core.on_input(kind, move |params| {
+            answer_input(kind, callback.clone(), params)
+        });
+    }
+    Ok(core)
+}
+
+/// An MCP client connected to one server. Use the facade's `Client`
+/// (`Client.stdio`, `Client.http`), which gives iterables and typings.
+///
+/// @example
+/// ```js
+/// const native = require("./native.js");
+/// const client = await native.Client.connectHttp("http://127.0.0.1:8000/mcp");
+/// console.log(await client.callTool("echo", { text: "hi" }));
+/// await client.close();
+/// ```
+#[napi(js_name = "Client")]
+pub struct JsClient {
+    client: Client,
+}
+
+#[napi]
+impl JsClient {
+    /// Spawns `program args...` and connects over its stdin/stdout.
+    #[napi(
+        ts_args_type = "program: string, args: string[], options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null",
+        ts_return_type = "Promise<Client>"
+    )]
+    pub fn connect_stdio<'env>(
+        env: &'env Env,
+        program: String,
+        args: Vec<String>,
+        mut options: Option<JsClientOptions>,
+        on_elicitation: Option<JsHandler<'_>>,
+        on_sampling: Option<JsHandler<'_>>,
+        on_roots: Option<JsHandler<'_>>,
+    ) -> napi::Result<Object<'env>> {
+        let mut core = core_options(
+            env,
+            &mut options,
+            [
+                (InputKind::Elicitation, on_elicitation),
+                (InputKind::Sampling, on_sampling),
+                (InputKind::Roots, on_roots),
+            ],
+        )?;
+        let mut command = StdioCommand::new(program, args);
+        if let Some(options) = options {
+            core.stderr = match options.stderr.as_deref() {
+                None | Some("capture") => StderrMode::Capture,
+                Some("inherit") => StderrMode::Inherit,
+                Some("null") => StderrMode::Null,
+                Some(other) => {
+                    return Err(invalid(
+                        env,
+                        format!(
+                            "stderr must be \"capture\", \"inherit\" or \"null\", not {other:?}"
+                        ),
+                    ));
+                }
+            };
+            command.env = pairs(env, "env", options.env)?
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect();
+            command.cwd = options.cwd.map(Into::into);
+        }
+        spawn(env, Client::connect_stdio_with(command, core), |client| {
+            Ok(JsClient { client })
+        })
+    }
+
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
+    #[napi(
+        ts_args_type = "url: string, options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null",
+        ts_return_type = "Promise<Client>"
+    )]
+    pub fn connect_http<'env>(
+        env: &'env Env,
+        url: String,
+        mut options: Option<JsClientOptions>,
+        on_elicitation: Option<JsHandler<'_>>,
+        on_sampling: Option<JsHandler<'_>>,
+        on_roots: Option<JsHandler<'_>>,
+    ) -> napi::Result<Object<'env>> {
+        let mut core = core_options(
+            env,
+            &mut options,
+            [
+                (InputKind::Elicitation, on_elicitation),
+                (InputKind::Sampling, on_sampling),
+                (InputKind::Roots, on_roots),
+            ],
+        )?;
+        core.http_headers = pairs(env, "headers", options.and_then(|o| o.headers))?;
+        spawn(
+            env,
+            async move { Client::connect_http_with(&url, core).await },
+            |client| Ok(JsClient { client }),
+        )
+    }
+
+    /// The protocol version requests currently declare.
+    #[napi(getter)]
+    pub fn protocol_version(&self) -> String {
+        self.client.protocol_version()
+    }
+
+    /// Whether the server speaks a legacy revision (2025-11-25 or earlier);
+    /// `null` until the first request detected it.
+    #[napi(getter)]
+    pub fn is_legacy(&self) -> Option<bool> {
+        self.client.is_legacy()
+    }
+
+    /// `server/discover`; a legacy server has no such method, and its
+    /// self-description is what it answered to `initialize`.
+    #[napi(ts_return_type = "Promise<any>")]
+    pub fn discover<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        let client = self.client.clone();
+        spawn_json(env, async move {
+            match client.discover().await {
+                Ok(found) => Ok(serde_json::to_value(found)?),
+                Err(e) => match (client.is_legacy(), client.legacy_initialize_result()) {
+                    (Some(true), Some(initialized)) => Ok(Value::Object(initialized)),
+                    _ => Err(e),
+                },
+            }
+        })
+    }
+
+    /// One page of `kind` (`"tools"`, `"resources"`, `"resourceTemplates"`
+    /// or `"prompts"`) from `cursor`: the whole list result.
+    #[napi(ts_return_type = "Promise<any>")]
+    pub fn list_page<'env>(
+        &self,
+        env: &'env Env,
+        kind: String,
+        cursor: Option<String>,
+    ) -> napi::Result<Object<'env>> {
+        let kind = ListKind::parse(env, &kind)?;
+        let client = self.client.clone();
+        spawn_json(env, async move {
+            let cursor = cursor.as_deref();
+            Ok(match kind {
+                ListKind::Tools => serde_json::to_value(client.list_tools(cursor).await?)?,
+                ListKind::Resources => serde_json::to_value(client.list_resources(cursor).await?)?,
+                ListKind::ResourceTemplates => {
+                    serde_json::to_value(client.list_resource_templates(cursor).await?)?
+                }
+                ListKind::Prompts => serde_json::to_value(client.list_prompts(cursor).await?)?,
+            })
+        })
+    }
+
+    /// Walks every page of `kind` with core's [`Pages`] (which follows
+    /// `nextCursor` and stops on a repeated one), one page per `next()`.
+    #[napi]
+    pub fn pages(&self, env: &Env, kind: String) -> napi::Result<JsPages> {
+        let kind = ListKind::parse(env, &kind)?;
+        let (demand, demands) = mpsc::unbounded_channel();
+        let client = self.client.clone();
+        ferromcp::runtime::handle().spawn(async move {
+            match kind {
+                ListKind::Tools => serve_pages(client.tool_pages(), demands).await,
+                ListKind::Resources => serve_pages(client.resource_pages(), demands).await,
+                ListKind::ResourceTemplates => {
+                    serve_pages(client.resource_template_pages(), demands).await
+                }
+                ListKind::Prompts => serve_pages(client.prompt_pages(), demands).await,
+            }
+        });
+        Ok(JsPages { demand })
+    }
+
+    /// `tools/call`. `onProgress({progress, total, message})` is called for
+    /// each progress notification, in order and before the promise
+    /// settles; `timeout` (ms) overrides the client's; cancelling `cancel`
+    /// abandons the call and tells the server.
+    #[napi(
+        ts_args_type = "name: string, args: any, options?: CallToolNativeOptions | null, onProgress?: ((update: { progress: number; total?: number; message?: string }) => unknown) | null, cancel?: CancelToken | null",
+        ts_return_type = "Promise<any>"
+    )]
+    pub fn call_tool<'env>(
+        &self,
+        env: &'env Env,
+        name: String,
+        args: Option<Value>,
+        options: Option<JsCallOptions>,
+        on_progress: Option<Function<'_, Value, Unknown<'static>>>,
+        cancel: Option<ClassInstance<'_, CancelToken>>,
+    ) -> napi::Result<Object<'env>> {
+        let mut call = CallOptions::default();
+        if let Some(options) = options {
+            call.timeout = millis(env, "timeout", options.timeout)?;
+            match options.meta {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(meta)) => call.meta = meta,
+                Some(_) => return Err(invalid(env, "meta must be an object".into())),
+            }
+        }
+        call.cancel = cancel.map(|c| c.token.clone());
+        let progress = match on_progress {
+            Some(f) => Some(Progress::new(f)?),
+            None => None,
+        };
+        if let Some(progress) = &progress {
+            let progress = progress.clone();
+            call.on_progress = Some(Arc::new(move |update| progress.send(update)));
+        }
+        let arguments = args.unwrap_or_else(|| Value::Object(Map::new()));
+        let client = self.client.clone();
+        spawn_json(env, async move {
+            let result = client.call_tool_with(&name, arguments, &call).await;
+            if let Some(progress) = progress {
+                progress.delivered().await;
+            }
+            result
+        })
+    }
+
+    /// `resources/read`.
+    #[napi(ts_return_type = "Promise<any>")]
+    pub fn read_resource<'env>(&self, env: &'env Env, uri: String) -> napi::Result<Object<'env>> {
+        let client = self.client.clone();
+        spawn_json(env, async move { client.read_resource(&uri).await })
+    }
+
+    /// `prompts/get`.
+    #[napi(
+        ts_args_type = "name: string, args?: Record<string, string> | null",
+        ts_return_type = "Promise<any>"
+    )]
+    pub fn get_prompt<'env>(
+        &self,
+        env: &'env Env,
+        name: String,
+        args: Option<Value>,
+    ) -> napi::Result<Object<'env>> {
+        let arguments = object(env, "prompt arguments", args)?;
+        let client = self.client.clone();
+        spawn_json(
+            env,
+            async move { client.get_prompt(&name, arguments).await },
+        )
+    }
+
+    /// `completion/complete` for `argument` of `reference` (a `ref/prompt`
+    /// or `ref/resource` object); `resolved` holds the values of arguments
+    /// already known (`context.arguments`).
+    #[napi(
+        ts_args_type = "reference: { type: string; name?: string; uri?: string }, argument: string, value: string, resolved?: Record<string, string> | null",
+        ts_return_type = "Promise<any>"
+    )]
+    pub fn complete<'env>(
+        &self,
+        env: &'env Env,
+        reference: Value,
+        argument: String,
+        value: String,
+        resolved: Option<Value>,
+    ) -> napi::Result<Object<'env>> {
+        let resolved = object(env, "context.arguments", resolved)?;
+        let client = self.client.clone();
+        spawn_json(env, async move {
+            client
+                .complete_with_context(reference, &argument, &value, resolved)
+                .await
+        })
+    }
+
+    /// Opens `subscriptions/listen` with `filter` (a `SubscriptionFilter`
+    /// object) once the server acknowledged it.
+    #[napi(ts_args_type = "filter: any", ts_return_type = "Promise<Subscription>")]
+    pub fn listen<'env>(&self, env: &'env Env, filter: Value) -> napi::Result<Object<'env>> {
+        let filter: SubscriptionFilter = serde_json::from_value(filter)
+            .map_err(|e| invalid(env, format!("invalid subscription filter: {e}")))?;
+        let client = self.client.clone();
+        spawn(env, async move { client.listen(filter).await }, |open| {
+            Ok(JsSubscription {
+                acknowledged: serde_json::to_value(open.acknowledged())
+                    .map_err(|e| napi::Error::new(Status::GenericFailure, e.to_string()))?,
+                subscription: Arc::new(tokio::sync::Mutex::new(Some(open))),
+                closed: CancellationToken::new(),
+            })
+        })
+    }
+
+    /// Ends the connection (a spawned server is stopped).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        let client = self.client.clone();
+        spawn(
+            env,
+            async move {
+                client.close().await;
+                Ok(())
+            },
+            Ok,
+        )
+    }
+}
+
+fn object(env: &Env, what: &str, value: Option<Value>) -> napi::Result<Map<String, Value>> {
+    match value {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(map)) => Ok(map),
+        Some(_) => Err(invalid(env, format!("{what} must be an object"))),
+    }
+}
+
+/// Per-call settings of `callTool`.
+#[napi(object, js_name = "CallToolNativeOptions")]
+pub struct JsCallOptions {
+    /// Milliseconds; overrides the client's timeout.
+    pub timeout: Option<f64>,
+    /// Extra `_meta` entries for the request.
+    pub meta: Option<Value>,
+}
+
+/// A handle that abandons a pending call: the facade cancels it when the
+/// call's `AbortSignal` aborts.
+///
+/// @example
+/// ```js
+/// const token = new native.CancelToken();
+/// const pending = client.callTool("slow", {}, null, null, token);
+/// token.cancel(); // pending rejects with kind "cancelled"
+/// ```
+#[napi]
+pub struct CancelToken {
+    token: CancellationToken,
+}
+
+#[napi]
+impl CancelToken {
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        CancelToken {
+            token: CancellationToken::new(),
+        }
+    }
+
+    /// Abandons the call (idempotent).
+    #[napi]
+    pub fn cancel(&self) {
+        self.token.cancel();
+    }
+}
+
+/// `onProgress` of one call, reachable from any thread; counts the calls
+/// still queued so the result waits for them.
+#[derive(Clone)]
+struct Progress {
+    callback: Arc<ThreadsafeFunction<Value, Unknown<'static>, Value, Status, false, true>>,
+    queued: Arc<AtomicUsize>,
+    drained: Arc<Notify>,
+}
+
+impl Progress {
+    fn new(f: Function<'_, Value, Unknown<'static>>) -> napi::Result<Progress> {
+        Ok(Progress {
+            callback: Arc::new(f.build_threadsafe_function().weak::<true>().build()?),
+            queued: Arc::new(AtomicUsize::new(0)),
+            drained: Arc::new(Notify::new()),
+        })
+    }
+
+    fn send(&self, update: ProgressUpdate) {
+        let mut value = Map::new();
+        value.insert("progress".into(), Value::from(update.progress));
+        if let Some(total) = update.total {
+            value.insert("total".into(), Value::from(total));
+        }
+        if let Some(message) = update.message {
+            value.insert("message".into(), Value::from(message));
+        }
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        let done = self.clone();
+        let status = self.callback.call_with_return_value(
+            Value::Object(value),
+            ThreadsafeFunctionCallMode::NonBlocking,
+            // What the callback returned or threw is of no interest (the
+            // facade reports a throw as a warning).
+            move |_returned, _env| {
+                done.one_done();
+                Ok(())
+            },
+        );
+        if status != Status::Ok {
+            self.one_done();
+        }
+    }
+
+    fn one_done(&self) {
+        if self.queued.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.drained.notify_waiters();
+        }
+    }
+
+    /// Resolves once every queued update reached JS.
+    async fn delivered(&self) {
+        loop {
+            // Registered before the check: a `notify_waiters` in between
+            // still wakes it.
+            let drained = self.drained.notified();
+            if self.queued.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            drained.await;
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum ListKind {
+    Tools,
+    Resources,
+    ResourceTemplates,
+    Prompts,
+}
+
+impl ListKind {
+    fn parse(env: &Env, kind: &str) -> napi::Result<ListKind> {
+        Ok(match kind {
+            "tools" => ListKind::Tools,
+            "resources" => ListKind::Resources,
+            "resourceTemplates" => ListKind::ResourceTemplates,
+            "prompts" => ListKind::Prompts,
+            other => return Err(invalid(env, format!("unknown list {other:?}"))),
+        })
+    }
+}
+
+/// One request for the next page; answered with `None` after the last.
+type PageDemand = oneshot::Sender<Option<Result<Value, Error>>>;
+
+/// Fetches a page each time one is asked for (never ahead), until the
+/// walk ends or JS drops its [`JsPages`].
+async fn serve_pages<T: DeserializeOwned + Serialize>(
+    mut pages: Pages<'_, T>,
+    mut demands: mpsc::UnboundedReceiver<PageDemand>,
+) {
+    while let Some(reply) = demands.recv().await {
+        let page = match pages.next_page().await {
+            Some(Ok(items)) => Some(serde_json::to_value(items).map_err(Error::from).map(
+                |items| {
+                    let mut page = Map::new();
+                    page.insert("items".into(), items);
+                    if let Some(next) = pages.next_cursor() {
+                        page.insert("nextCursor".into(), Value::from(next));
+                    }
+                    Value::Object(page)
+                },
+            )),
+            Some(Err(e)) => Some(Err(e)),
+            None => None,
+        };
+        let _ = reply.send(page);
+    }
+}
+
+/// Every page of a list, one `next()` at a time.
+#[napi(js_name = "Pages")]
+pub struct JsPages {
+    demand: mpsc::UnboundedSender<PageDemand>,
+}
+
+#[napi]
+impl JsPages {
+    /// The next page as `{ items, nextCursor? }`, or `null` after the last.
+    #[napi(ts_return_type = "Promise<{ items: any[]; nextCursor?: string } | null>")]
+    pub fn next<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        let (reply, replied) = oneshot::channel();
+        let sent = self.demand.send(reply).is_ok();
+        spawn(
+            env,
+            async move {
+                if !sent {
+                    return Ok(None);
+                }
+                replied.await.unwrap_or(None).transpose()
+            },
+            Ok::<Option<Value>, napi::Error>,
+        )
+    }
+}
+
+/// An open `subscriptions/listen` stream.
+#[napi(js_name = "Subscription")]
+pub struct JsSubscription {
+    acknowledged: Value,
+    subscription: Arc<tokio::sync::Mutex<Option<Subscription>>>,
+    /// Cancelled by `close()`: ends a `next()` that is waiting.
+    closed: CancellationToken,
+}
+
+#[napi]
+impl JsSubscription {
+    /// The notification types the server agreed to send.
+    #[napi(getter, ts_return_type = "any")]
+    pub fn acknowledged(&self) -> Value {
+        self.acknowledged.clone()
+    }
+
+    /// The next notification as `{ method, params }`; `null` once the
+    /// subscription ended gracefully or was closed (rejects with the error
+    /// that ended it otherwise).
+    #[napi(ts_return_type = "Promise<{ method: string; params: any } | null>")]
+    pub fn next<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        let subscription = self.subscription.clone();
+        let closed = self.closed.clone();
+        spawn(
+            env,
+            async move {
+                let mut guard = subscription.lock().await;
+                let Some(open) = guard.as_mut() else {
+                    return Ok(None);
+                };
+                let next = tokio::select! {
+                    next = open.next() => next,
+                    _ = closed.cancelled() => None,
+                };
+                if let Some(note) = next {
+                    let mut value = Map::new();
+                    value.insert("method".into(), Value::from(note.method));
+                    value.insert("params".into(), note.params);
+                    return Ok(Some(Value::Object(value)));
+                }
+                // Ended (or closed): dropping it cancels the listen request.
+                let ended = guard.take().and_then(|mut open| open.take_ended());
+                match ended {
+                    Some(Err(Error::Cancelled)) | Some(Ok(_)) | None => Ok(None),
+                    Some(Err(e)) => Err(e),
+                }
+            },
+            Ok::<Option<Value>, napi::Error>,
+        )
+    }
+
+    /// Ends the subscription (the listen request is cancelled); a waiting
+    /// `next()` resolves with `null`.
+    #[napi]
+    pub fn close(&self) {
+        self.closed.cancel();
+        if let Ok(mut guard) = self.subscription.try_lock() {
+            *guard = None;
+        }
+    }
+}
+
+impl Drop for JsSubscription {
+    fn drop(&mut self) {
+        self.closed.cancel();
+    }
+}
+
+/// The protocol revisions core knows: `{ latest, modern, legacy }` (the
+/// legacy ones speak the `initialize` handshake).
+///
+/// @internal Used by the `ferromcp` package itself (exported as
+/// `PROTOCOL_VERSION` and `LEGACY_PROTOCOL_VERSIONS`).
+#[cfg_attr(test, allow(dead_code))]
+#[napi(ts_return_type = "{ latest: string; modern: string[]; legacy: string[] }")]
+pub fn protocol_versions() -> Value {
+    use ferromcp::protocol::{
+        LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS,
+    };
+    serde_json::json!({
+        "latest": LATEST_PROTOCOL_VERSION,
+        "modern": MODERN_PROTOCOL_VERSIONS,
+        "legacy": LEGACY_PROTOCOL_VERSIONS,
+    })
+}
