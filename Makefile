@@ -1,6 +1,7 @@
 # The one entry point. `make demo` (the first result: builds only what the
 # demo runs), `make build` (RELEASE=1 for optimised builds), `make lint`,
-# `make test`, `make conformance`, `make bench`, `make fuzz`, `make soak`.
+# `make test`, `make conformance`, `make bench`, `make fuzz`, `make soak`,
+# `make dist` (installable packages in dist/, see scripts/dist.mk).
 # Everything installs itself: Rust crates via cargo, a project-local venv
 # (.venv) with the pinned Python tools, npm packages from the lock files,
 # Node 22 for the conformance suite.
@@ -88,6 +89,7 @@ $(PY_TOOLS_STAMP): $(VENV)/.ready
 include bindings-python/build.mk
 include bindings-node/build.mk
 include bindings-c/build.mk
+include scripts/dist.mk
 
 lint: lint-rust lint-python lint-node
 
@@ -106,7 +108,7 @@ test-readme:
 	$(MAKE) --no-print-directory build RELEASE=
 	$(VENV)/bin/python scripts/readme_test.py README.md
 
-test: lint test-rust test-python test-node test-c test-readme conformance
+test: lint test-rust test-python test-node test-c test-readme conformance test-dist
 	@echo "make test: all suites passed"
 
 # The first result: builds the demo, the Rust echo server and the three
@@ -164,4 +166,4 @@ soak: bench-tools
 
 clean:
 	cargo clean
-	rm -rf $(VENV) bindings-node/node_modules node_modules
+	rm -rf $(VENV) bindings-node/node_modules node_modules $(DIST_DIR)

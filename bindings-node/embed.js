@@ -23,7 +23,7 @@
  * app.listen(3000);
  */
 
-const native = require('./native.js');
+const native = require('./lib/load-native.js');
 
 /**
  * @typedef {{ path?: string, allowedHosts?: string[], allowedOrigins?: string[],

@@ -17,7 +17,7 @@
  * server.serveStdio();
  */
 
-const native = require('./native.js');
+const native = require('./lib/load-native.js');
 
 /**
  * JSON-RPC error codes by name (`PARSE_ERROR`, `HEADER_MISMATCH`, ...), from

@@ -49,12 +49,22 @@ for lang in langs:
 PY
 }
 
+# The manifest's argv run from the source tree. `make test-dist` runs the
+# same fixtures from installed packages: CONFORMANCE_PYTHON replaces the
+# project venv's interpreter (.venv/bin/python) and CONFORMANCE_EXAMPLES_DIR
+# the examples/ folder (a copy outside the repository).
 manifest_argv() { # fixture language transport port -> argv, one per line
   python3 - "$@" <<'PY'
-import json, sys
+import json, os, sys
 fixture, lang, transport, port = sys.argv[1:5]
-argv = json.load(open("examples/manifest.json"))[fixture][lang][transport]
+entry = json.load(open("examples/manifest.json"))[fixture][lang]
+argv = entry[transport] if transport in entry else entry["command"]
+python, examples = os.environ.get("CONFORMANCE_PYTHON"), os.environ.get("CONFORMANCE_EXAMPLES_DIR")
 for a in argv:
+    if python and a == ".venv/bin/python":
+        a = python
+    elif examples and a.startswith("examples/"):
+        a = os.path.join(examples, a[len("examples/"):])
     print(a.replace("{port}", port))
 PY
 }
@@ -128,7 +138,7 @@ run_server_leg() { # language revision label pending
 run_client_leg() { # language revision label pending
   local lang=$1 revision=$2 label="$1 $3" pending=$4
   local command out
-  command=$(python3 -c 'import json, sys; print(" ".join(json.load(open("examples/manifest.json"))["everything-client"][sys.argv[1]]["command"]))' "$lang")
+  command=$(manifest_argv everything-client "$lang" command 0 | paste -sd ' ')
   out=$results/$lang-$3.txt
   # --timeout: scenarios run in parallel; a loaded 2-core machine is slow.
   conformance client --command "$command" --requirements "$revision" --timeout 60000 >"$out" 2>&1 || true

@@ -15,7 +15,7 @@
  * await client.close();
  */
 
-const native = require('../native.js');
+const native = require('./load-native.js');
 
 /** Which list each iterable / page call walks. */
 const LISTS = Object.freeze({
