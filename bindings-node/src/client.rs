@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, Client, ClientOptions, EraPreference, Pages, ProgressUpdate, StderrMode,
-    StdioCommand, Subscription,
+    CallOptions, Client, ClientOptions, EraPreference, ListKind, PageDemand, ProgressUpdate,
+    StderrMode, StdioCommand, Subscription,
 };
 use ferromcp::protocol::{
     CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
@@ -33,7 +33,6 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status, Unknown};
 use napi_derive::napi;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -360,7 +359,7 @@ impl JsClient {
         kind: String,
         cursor: Option<String>,
     ) -> napi::Result<Object<'env>> {
-        let kind = ListKind::parse(env, &kind)?;
+        let kind = parse_list_kind(env, &kind)?;
         let client = self.client.clone();
         spawn_json(env, async move {
             let cursor = cursor.as_deref();
@@ -379,19 +378,10 @@ impl JsClient {
     /// `nextCursor` and stops on a repeated one), one page per `next()`.
     #[napi]
     pub fn pages(&self, env: &Env, kind: String) -> napi::Result<JsPages> {
-        let kind = ListKind::parse(env, &kind)?;
+        let kind = parse_list_kind(env, &kind)?;
         let (demand, demands) = mpsc::unbounded_channel();
         let client = self.client.clone();
-        ferromcp::runtime::handle().spawn(async move {
-            match kind {
-                ListKind::Tools => serve_pages(client.tool_pages(), demands).await,
-                ListKind::Resources => serve_pages(client.resource_pages(), demands).await,
-                ListKind::ResourceTemplates => {
-                    serve_pages(client.resource_template_pages(), demands).await
-                }
-                ListKind::Prompts => serve_pages(client.prompt_pages(), demands).await,
-            }
-        });
+        ferromcp::runtime::handle().spawn(async move { client.serve_pages(kind, demands).await });
         Ok(JsPages { demand })
     }
 
@@ -635,52 +625,15 @@ impl Progress {
     }
 }
 
-#[derive(Clone, Copy)]
-enum ListKind {
-    Tools,
-    Resources,
-    ResourceTemplates,
-    Prompts,
-}
-
-impl ListKind {
-    fn parse(env: &Env, kind: &str) -> napi::Result<ListKind> {
-        Ok(match kind {
-            "tools" => ListKind::Tools,
-            "resources" => ListKind::Resources,
-            "resourceTemplates" => ListKind::ResourceTemplates,
-            "prompts" => ListKind::Prompts,
-            other => return Err(invalid(env, format!("unknown list {other:?}"))),
-        })
-    }
-}
-
-/// One request for the next page; answered with `None` after the last.
-type PageDemand = oneshot::Sender<Option<Result<Value, Error>>>;
-
-/// Fetches a page each time one is asked for (never ahead), until the
-/// walk ends or JS drops its [`JsPages`].
-async fn serve_pages<T: DeserializeOwned + Serialize>(
-    mut pages: Pages<'_, T>,
-    mut demands: mpsc::UnboundedReceiver<PageDemand>,
-) {
-    while let Some(reply) = demands.recv().await {
-        let page = match pages.next_page().await {
-            Some(Ok(items)) => Some(serde_json::to_value(items).map_err(Error::from).map(
-                |items| {
-                    let mut page = Map::new();
-                    page.insert("items".into(), items);
-                    if let Some(next) = pages.next_cursor() {
-                        page.insert("nextCursor".into(), Value::from(next));
-                    }
-                    Value::Object(page)
-                },
-            )),
-            Some(Err(e)) => Some(Err(e)),
-            None => None,
-        };
-        let _ = reply.send(page);
-    }
+/// The list a host names (`"tools"`, `"resources"`, ...).
+fn parse_list_kind(env: &Env, kind: &str) -> napi::Result<ListKind> {
+    Ok(match kind {
+        "tools" => ListKind::Tools,
+        "resources" => ListKind::Resources,
+        "resourceTemplates" => ListKind::ResourceTemplates,
+        "prompts" => ListKind::Prompts,
+        other => return Err(invalid(env, format!("unknown list {other:?}"))),
+    })
 }
 
 /// Every page of a list, one `next()` at a time.

@@ -19,15 +19,14 @@ use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, Client, ClientOptions, EraPreference, Pages, ProgressUpdate, StderrMode,
-    StdioCommand, Subscription,
+    CallOptions, Client, ClientOptions, EraPreference, ListKind, PageDemand, ProgressUpdate,
+    StderrMode, StdioCommand, Subscription,
 };
 use ferromcp::protocol::{
     CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
@@ -339,7 +338,7 @@ impl PyClient {
         event_loop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        let kind = ListKind::parse(kind)?;
+        let kind = parse_list_kind(kind)?;
         client_future::run(
             py,
             event_loop,
@@ -363,19 +362,10 @@ impl PyClient {
     /// Walks every page of `kind` with core's [`Pages`] (which follows
     /// `nextCursor` and stops on a repeated one).
     fn pages(&self, kind: &str) -> PyResult<PyPages> {
-        let kind = ListKind::parse(kind)?;
+        let kind = parse_list_kind(kind)?;
         let (demand, demands) = mpsc::unbounded_channel();
         let client = self.client.clone();
-        ferromcp::runtime::get().spawn(async move {
-            match kind {
-                ListKind::Tools => serve_pages(client.tool_pages(), demands).await,
-                ListKind::Resources => serve_pages(client.resource_pages(), demands).await,
-                ListKind::ResourceTemplates => {
-                    serve_pages(client.resource_template_pages(), demands).await
-                }
-                ListKind::Prompts => serve_pages(client.prompt_pages(), demands).await,
-            }
-        });
+        ferromcp::runtime::get().spawn(async move { client.serve_pages(kind, demands).await });
         Ok(PyPages { demand })
     }
 
@@ -573,52 +563,15 @@ impl Drop for PyClient {
     }
 }
 
-#[derive(Clone, Copy)]
-enum ListKind {
-    Tools,
-    Resources,
-    ResourceTemplates,
-    Prompts,
-}
-
-impl ListKind {
-    fn parse(kind: &str) -> PyResult<ListKind> {
-        Ok(match kind {
-            "tools" => ListKind::Tools,
-            "resources" => ListKind::Resources,
-            "resource_templates" => ListKind::ResourceTemplates,
-            "prompts" => ListKind::Prompts,
-            other => return Err(PyValueError::new_err(format!("unknown list {other:?}"))),
-        })
-    }
-}
-
-/// One request for the next page; answered with `None` after the last.
-type PageDemand = oneshot::Sender<Option<Result<Value, Error>>>;
-
-/// Fetches a page each time one is asked for (never ahead), until the
-/// walk ends or the Python side drops its [`PyPages`].
-async fn serve_pages<T: DeserializeOwned + Serialize>(
-    mut pages: Pages<'_, T>,
-    mut demands: mpsc::UnboundedReceiver<PageDemand>,
-) {
-    while let Some(reply) = demands.recv().await {
-        let page = match pages.next_page().await {
-            Some(Ok(items)) => Some(serde_json::to_value(items).map_err(Error::from).map(
-                |items| {
-                    let mut page = Map::new();
-                    page.insert("items".into(), items);
-                    if let Some(next) = pages.next_cursor() {
-                        page.insert("nextCursor".into(), Value::from(next));
-                    }
-                    Value::Object(page)
-                },
-            )),
-            Some(Err(e)) => Some(Err(e)),
-            None => None,
-        };
-        let _ = reply.send(page);
-    }
+/// The list a host names (`"tools"`, `"resources"`, ...).
+fn parse_list_kind(kind: &str) -> PyResult<ListKind> {
+    Ok(match kind {
+        "tools" => ListKind::Tools,
+        "resources" => ListKind::Resources,
+        "resource_templates" => ListKind::ResourceTemplates,
+        "prompts" => ListKind::Prompts,
+        other => return Err(PyValueError::new_err(format!("unknown list {other:?}"))),
+    })
 }
 
 /// Every page of a list, one `next()` at a time.

@@ -48,7 +48,7 @@ pub use options::{
     CallOptions, ClientOptions, EraPreference, InputHandler, NotificationCallback,
     ProgressCallback, ProgressUpdate,
 };
-pub use pages::Pages;
+pub use pages::{ListKind, PageDemand, Pages};
 pub use stdio::{StderrMode, StdioCommand};
 
 /// One request as a transport sends it.

@@ -86,8 +86,83 @@ impl<'a, T: DeserializeOwned> Pages<'a, T> {
     }
 }
 
+/// A list a client walks page by page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListKind {
+    /// `tools/list`
+    Tools,
+    /// `resources/list`
+    Resources,
+    /// `resources/templates/list`
+    ResourceTemplates,
+    /// `prompts/list`
+    Prompts,
+}
+
+/// One request for the next page of a [`Client::serve_pages`] walk,
+/// answered with the page, or `None` after the last one.
+pub type PageDemand = tokio::sync::oneshot::Sender<Option<Result<Value, Error>>>;
+
+impl Client {
+    /// Walks the pages of `kind`, fetching one each time a demand arrives
+    /// (never ahead), until the walk ends or `demands` closes. Each page is
+    /// `{"items": [...], "nextCursor"?: "..."}`. For bindings, whose host
+    /// iterators pull one page at a time from another thread.
+    ///
+    /// ```no_run
+    /// # async fn run(client: ferromcp::client::Client) {
+    /// use ferromcp::client::ListKind;
+    /// use tokio::sync::{mpsc, oneshot};
+    ///
+    /// let (demand, demands) = mpsc::unbounded_channel();
+    /// tokio::spawn(async move { client.serve_pages(ListKind::Tools, demands).await });
+    /// let (reply, page) = oneshot::channel();
+    /// demand.send(reply).unwrap();
+    /// let first = page.await.unwrap(); // Some(Ok({"items": [...]})) or None
+    /// # }
+    /// ```
+    pub async fn serve_pages(
+        &self,
+        kind: ListKind,
+        demands: tokio::sync::mpsc::UnboundedReceiver<PageDemand>,
+    ) {
+        match kind {
+            ListKind::Tools => serve_pages(self.tool_pages(), demands).await,
+            ListKind::Resources => serve_pages(self.resource_pages(), demands).await,
+            ListKind::ResourceTemplates => {
+                serve_pages(self.resource_template_pages(), demands).await
+            }
+            ListKind::Prompts => serve_pages(self.prompt_pages(), demands).await,
+        }
+    }
+}
+
+async fn serve_pages<T: DeserializeOwned + serde::Serialize>(
+    mut pages: Pages<'_, T>,
+    mut demands: tokio::sync::mpsc::UnboundedReceiver<PageDemand>,
+) {
+    while let Some(reply) = demands.recv().await {
+        let page = match pages.next_page().await {
+            Some(Ok(items)) => Some(serde_json::to_value(items).map_err(Error::from).map(
+                |items| {
+                    let mut page = serde_json::Map::new();
+                    page.insert("items".into(), items);
+                    if let Some(next) = pages.next_cursor() {
+                        page.insert("nextCursor".into(), Value::from(next));
+                    }
+                    Value::Object(page)
+                },
+            )),
+            Some(Err(e)) => Some(Err(e)),
+            None => None,
+        };
+        let _ = reply.send(page);
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::ListKind;
     use crate::Error;
     use crate::client::testing::{Scripted, modern};
     use serde_json::json;
@@ -150,5 +225,32 @@ mod tests {
         assert!(matches!(first, Some(Err(Error::Protocol(_)))), "{first:?}");
         assert!(pages.next_page().await.is_none());
         assert_eq!(transport.sent().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn pages_are_served_one_per_demand_with_their_cursor() {
+        let transport = Scripted::new([
+            Ok(json!({"tools": [tool("a")], "nextCursor": "c1"})),
+            Ok(json!({"tools": [tool("b")]})),
+        ]);
+        let client = transport.client(modern());
+        let (demand, demands) = tokio::sync::mpsc::unbounded_channel();
+        let walker = client.clone();
+        let walk = tokio::spawn(async move { walker.serve_pages(ListKind::Tools, demands).await });
+        let mut next = || {
+            let (reply, page) = tokio::sync::oneshot::channel();
+            demand.send(reply).unwrap();
+            page
+        };
+        let first = next().await.unwrap().unwrap().unwrap();
+        assert_eq!(first["items"][0]["name"], "a");
+        assert_eq!(first["nextCursor"], "c1");
+        assert_eq!(transport.sent().len(), 1, "never fetched ahead");
+        let second = next().await.unwrap().unwrap().unwrap();
+        assert_eq!(second["items"][0]["name"], "b");
+        assert!(second.get("nextCursor").is_none());
+        assert!(next().await.unwrap().is_none());
+        drop(next);
+        walk.await.unwrap();
     }
 }
