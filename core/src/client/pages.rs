@@ -237,7 +237,7 @@ mod tests {
         let (demand, demands) = tokio::sync::mpsc::unbounded_channel();
         let walker = client.clone();
         let walk = tokio::spawn(async move { walker.serve_pages(ListKind::Tools, demands).await });
-        let mut next = || {
+        let next = move || {
             let (reply, page) = tokio::sync::oneshot::channel();
             demand.send(reply).unwrap();
             page
