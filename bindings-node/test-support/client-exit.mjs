@@ -17,7 +17,7 @@ const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
 const calls = [];
 for (let i = 0; i < 50; i++) calls.push(client.callTool('t1'));
-calls.push(client.callTool('wait', {}, { timeout: 300 }).catch((e) => e.kind));
+calls.push(client.callTool('wait', {}, { timeout: 2000 }).catch((e) => e.kind));
 const results = await Promise.all(calls);
 delay.disable();
 await client.close();
