@@ -46,9 +46,13 @@ impl Client {
             }
         };
         match &options.cancel {
+            // Cancellation first: a token fired before the call cancels it
+            // even when the answer would be ready on the first poll (an
+            // unbiased select picks either at random).
             Some(token) => tokio::select! {
-                result = timed => result,
+                biased;
                 _ = token.cancelled() => Err(Error::Cancelled),
+                result = timed => result,
             },
             None => timed.await,
         }
@@ -403,6 +407,21 @@ mod tests {
             "inputRequests": requests,
             "requestState": state
         }))
+    }
+
+    #[tokio::test]
+    async fn a_fired_cancel_token_cancels_a_call_whose_answer_is_ready_at_once() {
+        // The scripted answers are ready on the first poll, so only the
+        // order of the checks decides; an unbiased select lost about half.
+        let transport = Scripted::new((0..32).map(|_| Ok(json!({"content": []}))));
+        let client = transport.client(modern());
+        let cancel = tokio_util::sync::CancellationToken::new();
+        cancel.cancel();
+        let options = CallOptions::default().with_cancel(cancel);
+        for _ in 0..32 {
+            let outcome = client.call_tool_with("fast", json!({}), &options).await;
+            assert!(matches!(outcome, Err(Error::Cancelled)), "{outcome:?}");
+        }
     }
 
     #[tokio::test]
