@@ -105,6 +105,18 @@ class Context:
                     return "stopped"
                 ctx.progress(i, total=n)
             return "done"
+
+    >>> import ferromcp
+    >>> server = ferromcp.Server("demo")
+    >>> @server.tool
+    ... def slow(n: int, ctx: ferromcp.Context) -> str:
+    ...     for i in range(n):
+    ...         if ctx.cancelled:
+    ...             return "stopped"
+    ...         ctx.progress(i, total=n)
+    ...     return f"done ({ctx.method})"
+    >>> _example_call(server, "slow", {"n": 3})
+    'done (tools/call)'
     """
 
     __slots__ = ("_asynchronous", "_native")
