@@ -20,9 +20,8 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-import pytest
-
 import ferromcp
+import pytest
 from ferromcp import _native
 
 MODULES = [
@@ -58,7 +57,8 @@ def test_docstring_examples(module: str) -> None:
 def _public() -> Iterator[tuple[str, Any]]:
     """Every public name of the package, and every public method and
     property of its public classes, as ``(qualified name, object)``."""
-    modules: list[ModuleType] = [ferromcp, importlib.import_module("ferromcp.client_types"), importlib.import_module("ferromcp.asgi")]
+    others = ("ferromcp.client_types", "ferromcp.asgi")
+    modules: list[ModuleType] = [ferromcp, *(importlib.import_module(m) for m in others)]
     for module in modules:
         names = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
         for name in names:

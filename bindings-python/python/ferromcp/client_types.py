@@ -375,7 +375,8 @@ class ReadResourceResult:
     def text(self) -> str:
         """The text contents, one per line.
 
-        >>> ReadResourceResult.from_dict({"contents": [{"uri": "a:/", "text": "a"}, {"uri": "b:/", "blob": "aGk="}, {"uri": "c:/", "text": "c"}]}).text.splitlines()
+        >>> contents = [{"uri": "a:/", "text": "a"}, {"uri": "b:/", "blob": "aGk="}, {"uri": "c:/", "text": "c"}]
+        >>> ReadResourceResult.from_dict({"contents": contents}).text.splitlines()
         ['a', 'c']
         """
         return "\n".join(c.text for c in self.contents if c.text is not None)
@@ -405,7 +406,8 @@ class PromptMessage:
     def text(self) -> str:
         """The content's text, or ``""`` for a non-text block.
 
-        >>> PromptMessage.from_dict({"role": "user", "content": {"type": "image", "data": "", "mimeType": "image/png"}}).text
+        >>> image = {"type": "image", "data": "", "mimeType": "image/png"}
+        >>> PromptMessage.from_dict({"role": "user", "content": image}).text
         ''
         """
         return str(self.content.get("text", "")) if self.content.get("type") == "text" else ""
@@ -444,7 +446,10 @@ class GetPromptResult:
     def text(self) -> str:
         """The text of the messages, one per line.
 
-        >>> GetPromptResult.from_dict({"messages": [{"role": "user", "content": {"type": "text", "text": "a"}}, {"role": "assistant", "content": {"type": "text", "text": "b"}}]}).text.splitlines()
+        >>> def message(role: str, text: str) -> dict:
+        ...     return {"role": role, "content": {"type": "text", "text": text}}
+        >>> messages = [message("user", "a"), message("assistant", "b")]
+        >>> GetPromptResult.from_dict({"messages": messages}).text.splitlines()
         ['a', 'b']
         """
         return "\n".join(m.text for m in self.messages if m.text)
@@ -507,7 +512,9 @@ class DiscoverResult:
     def from_dict(cls, d: JsonObject) -> DiscoverResult:
         """Builds it from the wire form.
 
-        >>> DiscoverResult.from_dict({"supportedVersions": ["2026-07-28"], "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}).capabilities
+        >>> info = {"name": "s", "version": "1"}
+        >>> wire = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "serverInfo": info}
+        >>> DiscoverResult.from_dict(wire).capabilities
         {}
         """
         meta = d.get("_meta")

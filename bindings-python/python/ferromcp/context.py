@@ -377,7 +377,9 @@ class Context:
         ... def greet(ctx: ferromcp.Context) -> str:
         ...     answer = ctx.elicit("Your name?", {"name": str})
         ...     return f"Hello, {answer.content['name']}!" if answer.accepted else "Hello!"
-        >>> _example_call(server, "greet", on_elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}})
+        >>> def ask_user(params: dict) -> dict:  # the client's side
+        ...     return {"action": "accept", "content": {"name": "Ada"}}
+        >>> _example_call(server, "greet", on_elicitation=ask_user)
         'Hello, Ada!'
         """
         if url is not None:
