@@ -5,8 +5,8 @@
 
 #![cfg(unix)]
 
-use ferromcp::client::{Client, StdioCommand};
 use ferromcp::ErrorKind;
+use ferromcp::client::{Client, StdioCommand};
 
 #[tokio::test]
 async fn a_server_that_exits_is_a_closed_connection_with_its_last_words() {
