@@ -104,9 +104,16 @@ test-rust: build
 
 # Extracts the README's code blocks and runs them as a new user would. The
 # README's commands use the debug build (target/debug/), whatever RELEASE says.
-test-readme:
+# The C section builds with CMake: the pinned one from PyPI (scripts/dist.mk)
+# when the system has none (the venv comes last on PATH).
+README_CMAKE_STAMP := $(VENV)/.readme-cmake$(CMAKE_PY_VERSION)
+$(README_CMAKE_STAMP): $(VENV)/.ready
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check cmake==$(CMAKE_PY_VERSION)
+	@touch $@
+
+test-readme: $(README_CMAKE_STAMP)
 	$(MAKE) --no-print-directory build RELEASE=
-	$(VENV)/bin/python scripts/readme_test.py README.md
+	PATH="$$PATH:$(CURDIR)/$(VENV)/bin" $(VENV)/bin/python scripts/readme_test.py README.md
 
 test: lint test-rust test-python test-node test-c test-readme conformance test-dist
 	@echo "make test: all suites passed"

@@ -523,9 +523,9 @@ enum ferromcp_status ferromcp_client_options_on_input(struct ferromcp_client_opt
  *
  * Returns FERROMCP_OK; FERROMCP_IO when the program cannot be started;
  * FERROMCP_INVALID_ARGUMENT for an env entry without `=`;
- * (once the server process exits, its pending and later calls fail with
- * FERROMCP_PROTOCOL_ERROR, whose message ends with the last lines of its
- * stderr);
+ * (once the server process exits, the calls waiting for it fail with
+ * FERROMCP_CONNECTION_CLOSED, whose message ends with the last lines of
+ * its stderr; a later call starts the program again);
  * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on
  * a ferromcp runtime thread.
  *

@@ -1,8 +1,8 @@
 /* The C client end to end, against the Rust conformance server
  * (target/bin/everything-server --stdio, built by `make build`): each call,
  * a peer error's JSON-RPC code, a timeout, a cancel fired from another
- * thread, progress, and elicitation answered by a C callback whose userdata
- * is released exactly once. Run from the repository root, under valgrind. */
+ * thread, progress, elicitation answered by a C callback whose userdata
+ * is released exactly once, and a server that exits mid-call. Run from the repository root, under valgrind. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
@@ -156,6 +156,27 @@ static void test_options_are_checked(void) {
     CHECK_STATUS(ferromcp_client_call_tool(NULL, "x", NULL, 0, NULL, NULL, NULL, &result),
                  FERROMCP_NULL_ARGUMENT);
     CHECK(result == NULL);
+}
+
+/* A server that exits while a call waits: the connection closed (not a
+ * protocol error), and the message carries its last stderr lines. */
+static void test_server_exit_is_connection_closed(void) {
+    const char *args[] = {"-c", "read -r request; echo 'fatal: no config file' >&2; exit 3",
+                          NULL};
+    ferromcp_client *client = NULL;
+    CHECK_STATUS(ferromcp_client_connect_stdio("sh", args, NULL, NULL, NULL, &client),
+                 FERROMCP_OK);
+    if (client == NULL) {
+        return;
+    }
+    char *text = NULL;
+    CHECK_STATUS(ferromcp_client_discover(client, &text), FERROMCP_CONNECTION_CLOSED);
+    CHECK(text == NULL);
+    CHECK_CONTAINS(ferromcp_last_error_message(), "fatal: no config file");
+    /* A later call starts the program again (which exits again). */
+    CHECK_STATUS(ferromcp_client_discover(client, &text), FERROMCP_CONNECTION_CLOSED);
+    CHECK_CONTAINS(ferromcp_last_error_message(), "fatal: no config file");
+    ferromcp_client_free(client);
 }
 
 static void test_calls(ferromcp_client *client) {
@@ -349,6 +370,7 @@ static void test_elicitation_timeout_and_cancel(ferromcp_client *client) {
 
 int main(void) {
     test_options_are_checked();
+    test_server_exit_is_connection_closed();
 
     ferromcp_client_options *options = NULL;
     CHECK_STATUS(ferromcp_client_options_new("{\"name\":\"c-test\",\"version\":\"1.0.0\","

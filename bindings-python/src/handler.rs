@@ -16,6 +16,7 @@ use serde_json::Value;
 use ferromcp::server::{BoxFuture, Handler, HandlerResult, RequestContext, ToolOutput};
 
 use crate::host_call::HostCall;
+use crate::loop_dispatch::LoopDispatcher;
 
 /// The kinds of Python callables a server holds. Part of the key of
 /// [`PyRefs`]' table, so a tool and a prompt (or a resource) with the same
@@ -57,7 +58,8 @@ pub(crate) type HandlerKey = (HandlerKind, Arc<str>);
 #[derive(Default)]
 pub(crate) struct PyRefs {
     handlers: Mutex<HashMap<HandlerKey, Py<PyAny>>>,
-    event_loop: Mutex<Option<Py<PyAny>>>,
+    /// The serving asyncio loop and its job queue (see [`LoopDispatcher`]).
+    event_loop: Mutex<Option<Arc<LoopDispatcher>>>,
     json_default: Mutex<Option<Py<PyAny>>>,
 }
 
@@ -89,7 +91,18 @@ impl PyRefs {
         lock(&self.handlers).get(key).map(|h| h.clone_ref(py))
     }
     pub(crate) fn set_event_loop(&self, event_loop: Py<PyAny>) {
-        *lock(&self.event_loop) = Some(event_loop);
+        let mut slot = lock(&self.event_loop);
+        if slot
+            .as_ref()
+            .is_some_and(|d| d.event_loop().as_ptr() == event_loop.as_ptr())
+        {
+            return;
+        }
+        let old = slot.replace(Arc::new(LoopDispatcher::new(event_loop)));
+        drop(slot);
+        if let Some(old) = old {
+            old.retire();
+        }
     }
 
     /// Forgets `event_loop` unless another serve call installed a newer one.
@@ -97,14 +110,17 @@ impl PyRefs {
         let mut slot = lock(&self.event_loop);
         if slot
             .as_ref()
-            .is_some_and(|l| l.as_ptr() == event_loop.as_ptr())
+            .is_some_and(|d| d.event_loop().as_ptr() == event_loop.as_ptr())
+            && let Some(old) = slot.take()
         {
-            *slot = None;
+            drop(slot);
+            old.retire();
         }
     }
 
-    pub(crate) fn event_loop(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        lock(&self.event_loop).as_ref().map(|l| l.clone_ref(py))
+    /// The serving loop's dispatcher; needs no GIL.
+    pub(crate) fn loop_dispatcher(&self) -> Option<Arc<LoopDispatcher>> {
+        lock(&self.event_loop).clone()
     }
 
     pub(crate) fn json_default(&self, py: Python<'_>) -> Option<Py<PyAny>> {
@@ -117,8 +133,10 @@ impl PyRefs {
                 visit.call(handler)?;
             }
         }
-        if let Ok(event_loop) = self.event_loop.try_lock() {
-            visit.call(&*event_loop)?;
+        if let Ok(event_loop) = self.event_loop.try_lock()
+            && let Some(dispatcher) = event_loop.as_ref()
+        {
+            visit.call(dispatcher.event_loop())?;
         }
         if let Ok(default) = self.json_default.try_lock() {
             visit.call(&*default)?;
@@ -131,6 +149,9 @@ impl PyRefs {
     pub(crate) fn clear(&self) {
         let handlers = std::mem::take(&mut *lock(&self.handlers));
         let event_loop = lock(&self.event_loop).take();
+        if let Some(dispatcher) = &event_loop {
+            dispatcher.retire();
+        }
         let default = lock(&self.json_default).take();
         // Dropped after the locks are released: a decref may run arbitrary
         // Python code (finalizers) that could re-enter this server.

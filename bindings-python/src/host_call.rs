@@ -8,10 +8,12 @@
 //!
 //! - A sync `def` runs on the Python worker threads of [`workers`] (never
 //!   on a runtime worker).
-//! - An `async def` is scheduled on the asyncio loop given to `start_*`
-//!   with `asyncio.run_coroutine_threadsafe`; the future's done callback
-//!   answers a core [`Responder`] that the core awaits. If the core stops
-//!   waiting (cancellation, closed connection) the coroutine is cancelled.
+//! - An `async def` is queued for the asyncio loop given to `start_*`
+//!   ([`LoopDispatcher`]: no GIL on the runtime side, one loop wake-up per
+//!   batch), which calls it and runs the coroutine as an `asyncio.Task`;
+//!   the task's done callback answers a core [`Responder`] that the core
+//!   awaits. If the core stops waiting (cancellation, closed connection)
+//!   the task is cancelled, or never started if it was still queued.
 //! - What the callable returned becomes `O` by core's rule for that kind
 //!   ([`FromHost`]); only a tool may also return a `ferromcp.ToolResult`.
 //!
@@ -28,6 +30,7 @@ use ferromcp::server::{FromHost, HandlerError, RequestContext, Responder, ToolOu
 
 use crate::context::PyContext;
 use crate::handler::{HandlerKey, PyRefs, lock};
+use crate::loop_dispatch::LoopDispatcher;
 use crate::tool_result::PyToolResult;
 use crate::{convert, error, workers};
 
@@ -108,21 +111,28 @@ impl HostCall {
     }
 
     async fn run_async<O: PyOutput>(self) -> Result<O, HandlerError> {
+        let Some(dispatcher) = self.refs.loop_dispatcher() else {
+            return Err(HandlerError::tool(format!(
+                "{} {:?} is async but no asyncio loop is serving: use `server.run()` or `await server.serve()`",
+                self.key.0.noun(),
+                self.key.1
+            )));
+        };
         let (responder, receiver) = Responder::<O>::new();
-        // A request dropped while its coroutine was being scheduled would
-        // leave it running with nobody to cancel it: cancel it there.
-        let scheduled = with_gil_or_else(
-            move |py| self.schedule(py, responder),
-            |py, scheduled| {
-                if let Ok(future) = scheduled {
-                    let _ = future.bind(py).call_method0("cancel");
-                }
-            },
-        );
-        let future = scheduled.await??;
-        let mut pending = CancelOnDrop(Some(future));
+        let task = Arc::new(Mutex::new(TaskState::Queued));
+        let job_task = task.clone();
+        dispatcher.submit(Box::new(move |py, refused| match refused {
+            None => self.start_task(py, responder, &job_task),
+            Some(reason) => {
+                responder.respond(Err(error::handler_error(py, reason.clone_ref(py))));
+            }
+        }));
+        let mut pending = CancelOnDrop {
+            task: Some(task),
+            dispatcher,
+        };
         let result = receiver.wait().await;
-        pending.0 = None;
+        pending.task = None;
         result
     }
 
@@ -149,66 +159,81 @@ impl HostCall {
             .map_err(|e| error::handler_error(py, e))
     }
 
-    /// Starts the coroutine on the serving asyncio loop; returns its
-    /// `concurrent.futures.Future`.
-    fn schedule<O: PyOutput>(
+    /// On the loop thread: creates the coroutine and its `asyncio.Task`,
+    /// whose done callback answers `responder`; nothing if the request was
+    /// dropped while queued (a cancelled request's handler never starts).
+    fn start_task<O: PyOutput>(
         self,
         py: Python<'_>,
         responder: Responder<O>,
-    ) -> Result<Py<PyAny>, HandlerError> {
-        let Some(event_loop) = self.refs.event_loop(py) else {
-            return Err(HandlerError::tool(format!(
-                "{} {:?} is async but no asyncio loop is serving: use `server.run()` or `await server.serve()`",
-                self.key.0.noun(),
-                self.key.1
-            )));
+        state: &Arc<Mutex<TaskState>>,
+    ) {
+        if matches!(*lock(state), TaskState::Dropped) {
+            return;
+        }
+        let coroutine = match self.invoke(py) {
+            Ok(coroutine) => coroutine,
+            Err(e) => {
+                responder.respond(Err(e));
+                return;
+            }
         };
-        let coroutine = self.invoke(py)?;
         let refs = self.refs.clone();
+        let settled_state = state.clone();
         let settle: Settle = Box::new(move |py, outcome| {
             let result = match outcome {
                 Outcome::Cancelled => Err(HandlerError::tool("the handler was cancelled")),
                 Outcome::Returned(returned) => output::<O>(py, &refs, &returned),
                 Outcome::Raised(err) => Err(error::handler_error(py, err)),
             };
+            // Drops the task reference here, holding the GIL.
+            *lock(&settled_state) = TaskState::Done;
             responder.respond(result);
         });
-        let scheduled = run_coroutine_threadsafe(py)
-            .and_then(|f| f.call1((&coroutine, event_loop)))
-            .and_then(|future| {
-                let callback = Py::new(
-                    py,
-                    ResponderCallback {
-                        settle: Mutex::new(Some(settle)),
-                    },
-                )?;
-                future.call_method1("add_done_callback", (callback,))?;
-                Ok(future.unbind())
-            });
-        scheduled.map_err(|e| {
-            // The loop refused it (closed): close the coroutine so Python does
-            // not warn that it was never awaited.
-            let _ = coroutine.call_method0("close");
-            error::handler_error(py, e)
-        })
+        // `loop.create_task` runs the coroutine in a copy of the current
+        // context, as `run_coroutine_threadsafe` did.
+        let started = get_running_loop(py)
+            .and_then(|f| f.call0())
+            .and_then(|event_loop| event_loop.call_method1("create_task", (&coroutine,)));
+        let task = match started {
+            Ok(task) => task,
+            Err(e) => {
+                // Not awaited, so Python would warn about it: close it.
+                let _ = coroutine.call_method0("close");
+                settle(py, Outcome::Raised(e));
+                return;
+            }
+        };
+        let callback = ResponderCallback {
+            settle: Mutex::new(Some(settle)),
+        };
+        if task.call_method1("add_done_callback", (callback,)).is_err() {
+            // The callback, and the responder in it, are dropped: the call
+            // fails with a handler error.
+            let _ = task.call_method0("cancel");
+            return;
+        }
+        let mut slot = lock(state);
+        match *slot {
+            // Dropped while the task was being created.
+            TaskState::Dropped => {
+                drop(slot);
+                let _ = task.call_method0("cancel");
+            }
+            TaskState::Queued => *slot = TaskState::Running(task.unbind()),
+            // Settled already (it cannot be: callbacks run on a later turn).
+            _ => {}
+        }
     }
 }
 
 /// Runs `f` on a Python worker thread (see [`workers`]) and waits for its
 /// answer without blocking the runtime.
+///
+/// `f` does not run at all if the caller stopped waiting before its turn
+/// came (a cancelled request's handler never starts).
 async fn with_gil<T: Send + 'static>(
     f: impl FnOnce(Python<'_>) -> T + Send + 'static,
-) -> Result<T, HandlerError> {
-    with_gil_or_else(f, |_, _| {}).await
-}
-
-/// [`with_gil`], handing what `f` made to `abandoned` when the caller
-/// stopped waiting while `f` ran; `f` does not run at all if the caller
-/// stopped waiting before its turn came (a cancelled request's handler
-/// never starts).
-async fn with_gil_or_else<T: Send + 'static>(
-    f: impl FnOnce(Python<'_>) -> T + Send + 'static,
-    abandoned: impl FnOnce(Python<'_>, T) + Send + 'static,
 ) -> Result<T, HandlerError> {
     let (answer, answered) = tokio::sync::oneshot::channel::<Result<T, HandlerError>>();
     workers::submit(move |py| {
@@ -217,9 +242,7 @@ async fn with_gil_or_else<T: Send + 'static>(
         }
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py)))
             .map_err(|_| HandlerError::tool("the Python handler call panicked in ferromcp"));
-        if let Err(Ok(unwanted)) = answer.send(outcome) {
-            abandoned(py, unwanted);
-        }
+        let _ = answer.send(outcome);
     });
     // Dropped unanswered: the interpreter is shutting down.
     answered
@@ -227,14 +250,11 @@ async fn with_gil_or_else<T: Send + 'static>(
         .unwrap_or_else(|_| Err(HandlerError::tool(INTERPRETER_GONE)))
 }
 
-fn run_coroutine_threadsafe(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+fn get_running_loop(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     static FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     FUNCTION
         .get_or_try_init(py, || {
-            Ok(py
-                .import("asyncio")?
-                .getattr("run_coroutine_threadsafe")?
-                .unbind())
+            Ok(py.import("asyncio")?.getattr("get_running_loop")?.unbind())
         })
         .map(|f| f.bind(py))
 }
@@ -261,18 +281,34 @@ fn output<O: PyOutput>(
     O::from_host(value).map_err(HandlerError::from)
 }
 
-/// Cancels the scheduled coroutine if the core stops waiting for it (the
-/// client cancelled, the connection closed).
-struct CancelOnDrop(Option<Py<PyAny>>);
+/// Where an async call's `asyncio.Task` is.
+enum TaskState {
+    /// Waiting in the loop's queue.
+    Queued,
+    Running(Py<PyAny>),
+    /// The core stopped waiting (the client cancelled, the connection
+    /// closed): do not start it.
+    Dropped,
+    Done,
+}
+
+/// Cancels the call's task if the core stops waiting for it.
+struct CancelOnDrop {
+    task: Option<Arc<Mutex<TaskState>>>,
+    dispatcher: Arc<LoopDispatcher>,
+}
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if let Some(future) = self.0.take() {
-            // Dropped on a runtime worker: taking the GIL there could stall
-            // other requests, so cancel from a Python worker.
-            workers::submit(move |py| {
-                let _ = future.bind(py).call_method0("cancel");
-            });
+        let Some(state) = self.task.take() else {
+            return;
+        };
+        let previous = std::mem::replace(&mut *lock(&state), TaskState::Dropped);
+        if let TaskState::Running(task) = previous {
+            // `Task.cancel` is not thread-safe: the loop thread runs it.
+            self.dispatcher.submit(Box::new(move |py, _refused| {
+                let _ = task.bind(py).call_method0("cancel");
+            }));
         }
     }
 }

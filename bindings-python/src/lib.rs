@@ -14,6 +14,7 @@ mod convert;
 mod error;
 mod handler;
 mod host_call;
+mod loop_dispatch;
 mod primitives;
 mod server;
 mod serving;

@@ -145,10 +145,8 @@ pub(crate) fn callable(handler: &Bound<'_, PyAny>) -> PyResult<()> {
 /// parser, so Python binds function parameters to exactly the variables
 /// core will extract). Raises `ValueError` for an invalid template.
 ///
-/// ```python
 /// >>> _native.uri_template_variables("users://{id}/posts{?page}")
 /// ['id', 'page']
-/// ```
 #[pyfunction]
 pub(crate) fn uri_template_variables(template: &str) -> PyResult<Vec<String>> {
     let parsed = ferromcp::server::uri_template::UriTemplate::parse(template)

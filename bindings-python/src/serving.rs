@@ -128,14 +128,14 @@ pub(crate) fn spawn(
 }
 
 /// A transport serving in the background, returned by
-/// `Server.start_stdio()` / `Server.start_http()`.
+/// `Server.start(...)` (`start_stdio()` / `start_http()` natively).
 ///
-/// ```python
-/// serving = native.start_http("127.0.0.1", 0)
-/// print(serving.port)
-/// serving.stop()
-/// serving.wait()
-/// ```
+/// >>> import ferromcp
+/// >>> serving = ferromcp.Server("demo").start("http", port=0)
+/// >>> serving.port > 0, serving.done
+/// (True, False)
+/// >>> serving.stop(); serving.wait(10), serving.done
+/// (True, True)
 #[pyclass(module = "ferromcp._native", name = "Serving", frozen)]
 pub(crate) struct PyServing {
     pub(crate) inner: Arc<ServingInner>,
@@ -144,6 +144,12 @@ pub(crate) struct PyServing {
 #[pymethods]
 impl PyServing {
     /// Asks the transport to stop (returns at once; `wait()` for the end).
+    ///
+    /// >>> import ferromcp
+    /// >>> serving = ferromcp.Server("demo").start("http", port=0)
+    /// >>> serving.stop()
+    /// >>> serving.wait(10)
+    /// True
     fn stop(&self) {
         self.inner.stop();
     }
@@ -151,6 +157,13 @@ impl PyServing {
     /// Blocks until the transport ends or `timeout` seconds pass, with the
     /// GIL released. Returns whether it ended; raises the error that ended
     /// it, or KeyboardInterrupt on Ctrl-C (main thread only).
+    ///
+    /// >>> import ferromcp
+    /// >>> serving = ferromcp.Server("demo").start("http", port=0)
+    /// >>> serving.wait(0.05)  # still serving
+    /// False
+    /// >>> serving.stop(); serving.wait(10)
+    /// True
     #[pyo3(signature = (timeout=None))]
     fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
         let timeout = timeout

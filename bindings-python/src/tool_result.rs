@@ -14,14 +14,20 @@ use crate::convert;
 
 /// A complete tool result, returned by a handler as is.
 ///
-/// ```python
-/// @server.tool
-/// def report() -> ferromcp.ToolResult:
-///     return ferromcp.ToolResult(
-///         ["two blocks:", {"type": "text", "text": "second"}],
-///         structured_content={"ok": True},
-///     )
-/// ```
+/// >>> import ferromcp
+/// >>> server = ferromcp.Server("demo")
+/// >>> @server.tool
+/// ... def report() -> ferromcp.ToolResult:
+/// ...     return ferromcp.ToolResult(
+/// ...         ["two blocks:", {"type": "text", "text": "second"}],
+/// ...         structured_content={"ok": True},
+/// ...     )
+/// >>> result = report()
+/// >>> len(result.content), result.structured_content, result.is_error
+/// (2, {'ok': True}, False)
+/// >>> ferromcp.ToolResult([{"type": "nonsense"}])
+/// Traceback (most recent call last):
+/// ValueError: ...
 ///
 /// `content` items are content-block dicts; a `str` item is shorthand for a
 /// text block. Core checks the result against the schema: an invalid block

@@ -95,6 +95,11 @@ pub enum Error {
     /// The connection closed before the answer arrived.
     #[error("connection closed")]
     Closed,
+    /// The connection closed before the answer arrived, and why (a stdio
+    /// server that exited: the last lines of its stderr). Classified as
+    /// [`ErrorKind::Closed`], like [`Error::Closed`].
+    #[error("connection closed: {0}")]
+    ClosedBecause(String),
     /// The call took longer than its timeout.
     #[error("timed out")]
     Timeout,
@@ -196,7 +201,7 @@ impl Error {
             Error::HttpStatus(..) => ErrorKind::HttpStatus,
             Error::Protocol(_) => ErrorKind::Protocol,
             Error::InvalidDefinition(_) => ErrorKind::InvalidDefinition,
-            Error::Closed => ErrorKind::Closed,
+            Error::Closed | Error::ClosedBecause(_) => ErrorKind::Closed,
             Error::Timeout => ErrorKind::Timeout,
             Error::Cancelled => ErrorKind::Cancelled,
         }
@@ -265,6 +270,10 @@ mod tests {
         assert_eq!(Error::Timeout.code(), None);
         assert_eq!(Error::Timeout.host_code(), codes::INTERNAL_ERROR);
         assert_eq!(Error::Closed.kind(), ErrorKind::Closed);
+        assert_eq!(
+            Error::ClosedBecause("the server exited".into()).kind(),
+            ErrorKind::Closed
+        );
         let def = Error::InvalidDefinition("bad".into());
         assert_eq!(def.host_code(), codes::INVALID_PARAMS);
         assert_eq!(def.host_message(), "invalid definition: bad");

@@ -5,6 +5,11 @@
  *
  *   echo-server-c              # stdio
  *   echo-server-c --http 8000  # HTTP; stop with Ctrl-C or SIGTERM
+ *   echo-server-c --blocking [--http 8000]
+ *
+ * --blocking registers the tools without FERROMCP_TOOL_NONBLOCKING, so the
+ * callbacks run on ferromcp's host threads, as callbacks that may block
+ * must (the benchmark's ferromcp-c-blocking row measures that mode).
  *
  * ferromcp validates every call's arguments against the tool's input schema
  * before the callback runs, and hands them over as compact JSON. The
@@ -216,16 +221,22 @@ static int fail(const char *what, ferromcp_status status) {
 
 int main(int argc, char **argv) {
     long port = -1;
-    if (argc == 3 && strcmp(argv[1], "--http") == 0) {
-        char *end = NULL;
-        port = strtol(argv[2], &end, 10);
-        if (*argv[2] == '\0' || *end != '\0' || port < 0 || port > 65535) {
-            fprintf(stderr, "echo-server-c: invalid port \"%s\"\n", argv[2]);
+    bool blocking = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--blocking") == 0) {
+            blocking = true;
+        } else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc && port < 0) {
+            char *end = NULL;
+            const char *text = argv[++i];
+            port = strtol(text, &end, 10);
+            if (*text == '\0' || *end != '\0' || port < 0 || port > 65535) {
+                fprintf(stderr, "echo-server-c: invalid port \"%s\"\n", text);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "usage: echo-server-c [--blocking] [--http PORT]\n");
             return 2;
         }
-    } else if (argc != 1) {
-        fprintf(stderr, "usage: echo-server-c [--http PORT]\n");
-        return 2;
     }
 
     ferromcp_status status = ferromcp_server_new("ferromcp-echo", "1.0.0", &g_server);
@@ -234,12 +245,14 @@ int main(int argc, char **argv) {
     }
     /* Both callbacks answer at once and never block, so they may run on
      * ferromcp's own threads (FERROMCP_TOOL_NONBLOCKING), which saves two
-     * thread switches per call. */
+     * thread switches per call; --blocking shows the default mode, where
+     * they run on host threads and may block. */
+    uint32_t flags = blocking ? 0 : FERROMCP_TOOL_NONBLOCKING;
     status = ferromcp_server_add_tool_ex(
         g_server, "echo", "Returns the text unchanged.",
         "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
         "\"required\":[\"text\"]}",
-        NULL, FERROMCP_TOOL_NONBLOCKING, echo_tool, NULL, NULL);
+        NULL, flags, echo_tool, NULL, NULL);
     if (status == FERROMCP_OK) {
         status = ferromcp_server_add_tool_ex(
             g_server, "add", "Adds two integers.",
@@ -247,7 +260,7 @@ int main(int argc, char **argv) {
             "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}",
             "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"integer\"}},"
             "\"required\":[\"result\"]}",
-            FERROMCP_TOOL_NONBLOCKING, add_tool, NULL, NULL);
+            flags, add_tool, NULL, NULL);
     }
     if (status != FERROMCP_OK) {
         ferromcp_server_free(g_server);

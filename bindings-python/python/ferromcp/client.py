@@ -151,6 +151,22 @@ def grow() -> str:
     server.tool(name="extra")(lambda: "extra")
     return "grown"
 
+@server.resource("notes://today", mime_type="text/plain")
+def today() -> str:
+    return "buy milk"
+
+@server.resource("users://{id}/profile")
+def profile(id: int) -> str:
+    return f"user {id}"
+
+@server.prompt
+def review(code: str, language: str = "python") -> str:
+    return f"Review this {language}: {code}"
+
+@server.completion(prompt="review", argument="language")
+def languages(value: str) -> list[str]:
+    return [lang for lang in ("python", "rust") if lang.startswith(value)]
+
 server.run()
 """
 
@@ -458,6 +474,13 @@ class Client:
             protocol_version: The revision requests declare first.
             era: See :data:`Era`.
             timeout: Default seconds per call; ``None`` waits indefinitely.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         print((await client.call_tool("add", {"a": 1, "b": 2})).text)
+        >>> asyncio.run(main())
+        3
         """
         common = _common(name, version, protocol_version, era, timeout)
         return cls(_stdio(command, args, env, cwd, stderr, common, _handlers(on_elicitation, on_sampling, on_roots)))
@@ -479,7 +502,21 @@ class Client:
     ) -> Client:
         """A client of the Streamable HTTP endpoint ``url``
         (``http://host:port/mcp``); ``headers`` go with every request (e.g.
-        ``Authorization``). Other arguments as for :meth:`stdio`."""
+        ``Authorization``). Other arguments as for :meth:`stdio`.
+
+        >>> import asyncio, ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="hello")(lambda: "hi")
+        >>> serving = server.start("http", port=0)
+        >>> async def main() -> None:
+        ...     url = f"http://127.0.0.1:{serving.port}/mcp"
+        ...     async with Client.http(url, headers={"Authorization": "Bearer t"}) as client:
+        ...         print((await client.call_tool("hello")).text)
+        >>> asyncio.run(main())
+        hi
+        >>> serving.stop(); serving.wait(10)
+        True
+        """
         common = _common(name, version, protocol_version, era, timeout)
         return cls(_http(url, headers, common, _handlers(on_elicitation, on_sampling, on_roots)))
 
@@ -513,7 +550,20 @@ class Client:
 
     async def close(self) -> None:
         """Ends the connection (a spawned server is stopped) and releases the
-        handlers. Safe to call twice."""
+        handlers. Safe to call twice.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     client = await Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER])
+        ...     await client.close()
+        ...     await client.close()  # a no-op
+        ...     try:
+        ...         await client.discover()
+        ...     except RuntimeError as e:
+        ...         print(e)
+        >>> asyncio.run(main())
+        the client is not connected: use `async with` or `await client.connect()`
+        """
         native, self._native = self._native, None
         if native is not None:
             await native.close(asyncio.get_running_loop())
@@ -525,12 +575,29 @@ class Client:
 
     @property
     def protocol_version(self) -> str:
-        """The revision requests currently declare."""
+        """The revision requests currently declare.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         print(client.protocol_version)
+        >>> asyncio.run(main())
+        2026-07-28
+        """
         return str(self._connected().protocol_version)
 
     @property
     def era(self) -> Literal["modern", "legacy"] | None:
-        """The server's revision family, once the first request detected it."""
+        """The server's revision family, once the first request detected it.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         _ = await client.discover()
+        ...         print(client.era)
+        >>> asyncio.run(main())
+        modern
+        """
         return _era_name(self._connected().is_legacy)
 
     async def discover(self) -> DiscoverResult:
@@ -549,19 +616,53 @@ class Client:
 
     def list_tools(self) -> ItemStream[Tool]:
         """Every tool: ``async for tool in client.list_tools()`` or
-        ``await client.list_tools()``."""
+        ``await client.list_tools()``.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         print([tool.name async for tool in client.list_tools()])
+        ...         print(len(await client.list_tools()))
+        >>> asyncio.run(main())
+        ['add', 'count', 'slow', 'grow']
+        4
+        """
         return ItemStream(self, "tools")
 
     def list_resources(self) -> ItemStream[Resource]:
-        """Every resource (see :meth:`list_tools`)."""
+        """Every resource (see :meth:`list_tools`).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         print([r.uri for r in await client.list_resources()])
+        >>> asyncio.run(main())
+        ['notes://today']
+        """
         return ItemStream(self, "resources")
 
     def list_resource_templates(self) -> ItemStream[ResourceTemplate]:
-        """Every resource template (see :meth:`list_tools`)."""
+        """Every resource template (see :meth:`list_tools`).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         print([t.uri_template for t in await client.list_resource_templates()])
+        >>> asyncio.run(main())
+        ['users://{id}/profile']
+        """
         return ItemStream(self, "resource_templates")
 
     def list_prompts(self) -> ItemStream[Prompt]:
-        """Every prompt (see :meth:`list_tools`)."""
+        """Every prompt (see :meth:`list_tools`).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         print([(p.name, len(p.arguments)) for p in await client.list_prompts()])
+        >>> asyncio.run(main())
+        [('review', 2)]
+        """
         return ItemStream(self, "prompts")
 
     async def _list_page(self, kind: str, cursor: str | None) -> Page[Any]:
@@ -582,15 +683,42 @@ class Client:
         return await self._list_page("tools", cursor)
 
     async def list_resources_page(self, cursor: str | None = None) -> Page[Resource]:
-        """One page of ``resources/list``."""
+        """One page of ``resources/list``.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         page = await client.list_resources_page()
+        ...         print([r.name for r in page], page.next_cursor)
+        >>> asyncio.run(main())
+        ['today'] None
+        """
         return await self._list_page("resources", cursor)
 
     async def list_resource_templates_page(self, cursor: str | None = None) -> Page[ResourceTemplate]:
-        """One page of ``resources/templates/list``."""
+        """One page of ``resources/templates/list``.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         page = await client.list_resource_templates_page()
+        ...         print([t.name for t in page])
+        >>> asyncio.run(main())
+        ['profile']
+        """
         return await self._list_page("resource_templates", cursor)
 
     async def list_prompts_page(self, cursor: str | None = None) -> Page[Prompt]:
-        """One page of ``prompts/list``."""
+        """One page of ``prompts/list``.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         page = await client.list_prompts_page()
+        ...         print([p.name for p in page])
+        >>> asyncio.run(main())
+        ['review']
+        """
         return await self._list_page("prompts", cursor)
 
     async def call_tool(
@@ -645,11 +773,30 @@ class Client:
         return CallToolResult.from_dict(result)
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
-        """Reads a resource (``resources/read``)."""
+        """Reads a resource (``resources/read``).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         print((await client.read_resource("notes://today")).text)
+        ...         print((await client.read_resource("users://7/profile")).text)
+        >>> asyncio.run(main())
+        buy milk
+        user 7
+        """
         return ReadResourceResult.from_dict(await self._connected().read_resource(uri, asyncio.get_running_loop()))
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
-        """Gets a prompt with its arguments (``prompts/get``)."""
+        """Gets a prompt with its arguments (``prompts/get``).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         result = await client.get_prompt("review", {"code": "x = 1"})
+        ...         print(result.messages[0].role, result.text)
+        >>> asyncio.run(main())
+        user Review this python: x = 1
+        """
         result = await self._connected().get_prompt(name, dict(arguments or {}), asyncio.get_running_loop())
         return GetPromptResult.from_dict(result)
 
@@ -664,7 +811,16 @@ class Client:
         """Completion suggestions for ``argument`` (typed so far: ``value``) of
         ``ref``: ``{"type": "ref/prompt", "name": ...}`` or
         ``{"type": "ref/resource", "uri": template}``. ``context`` gives the
-        values of arguments already chosen, for suggestions that depend on them."""
+        values of arguments already chosen, for suggestions that depend on them.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         ref = {"type": "ref/prompt", "name": "review"}
+        ...         print((await client.complete(ref, "language", "r")).values)
+        >>> asyncio.run(main())
+        ['rust']
+        """
         resolved = None if context is None else dict(context)
         result = await self._connected().complete(dict(ref), argument, value, resolved, asyncio.get_running_loop())
         return CompleteResult.from_dict(result)
@@ -684,6 +840,15 @@ class Client:
             async with client.listen(tools=True) as changes:
                 async for note in changes:
                     print(note.method)
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         async with client.listen(tools=True) as changes:
+        ...             _ = await client.call_tool("grow")  # registers a tool
+        ...             print((await changes.next()).method)
+        >>> asyncio.run(main())
+        notifications/tools/list_changed
         """
         return Subscription(self, _filter(tools, prompts, resources, resource_uris))
 
@@ -827,7 +992,13 @@ class SyncClient:
         on_roots: InputHandler | None = None,
     ) -> SyncClient:
         """Spawns ``command args...`` and connects over stdio (arguments as
-        for :meth:`Client.stdio`)."""
+        for :meth:`Client.stdio`).
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print(client.call_tool("add", {"a": 2, "b": 2}).text)
+        4
+        """
         common = _common(name, version, protocol_version, era, timeout)
         return cls(_stdio(command, args, env, cwd, stderr, common, _handlers(on_elicitation, on_sampling, on_roots)))
 
@@ -847,7 +1018,18 @@ class SyncClient:
         on_roots: InputHandler | None = None,
     ) -> SyncClient:
         """Connects to a Streamable HTTP endpoint (arguments as for
-        :meth:`Client.http`)."""
+        :meth:`Client.http`).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="hello")(lambda: "hi")
+        >>> serving = server.start("http", port=0)
+        >>> with SyncClient.http(f"http://127.0.0.1:{serving.port}/mcp") as client:
+        ...     print(client.call_tool("hello").text)
+        hi
+        >>> serving.stop(); serving.wait(10)
+        True
+        """
         common = _common(name, version, protocol_version, era, timeout)
         return cls(_http(url, headers, common, _handlers(on_elicitation, on_sampling, on_roots)))
 
@@ -858,7 +1040,15 @@ class SyncClient:
         self.close()
 
     def close(self) -> None:
-        """Ends the connection and releases the handlers. Safe to call twice."""
+        """Ends the connection and releases the handlers. Safe to call twice.
+
+        >>> import sys
+        >>> client = SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER])
+        >>> client.close(); client.close()
+        >>> client.discover()
+        Traceback (most recent call last):
+        RuntimeError: the client is closed
+        """
         native, self._native = self._native, None
         if native is not None:
             native.close(None)
@@ -873,48 +1063,116 @@ class SyncClient:
 
     @property
     def protocol_version(self) -> str:
-        """The revision requests currently declare."""
+        """The revision requests currently declare.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print(client.protocol_version)
+        2026-07-28
+        """
         return str(self._connected().protocol_version)
 
     @property
     def era(self) -> Literal["modern", "legacy"] | None:
-        """The server's revision family, once the first request detected it."""
+        """The server's revision family, once the first request detected it.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     _ = client.discover()
+        ...     print(client.era)
+        modern
+        """
         return _era_name(self._connected().is_legacy)
 
     def discover(self) -> DiscoverResult:
-        """What the server supports (see :meth:`Client.discover`)."""
+        """What the server supports (see :meth:`Client.discover`).
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print(client.discover().server_info["name"])
+        example
+        """
         return DiscoverResult.from_dict(self._connected().discover(None))
 
     def list_tools(self) -> ItemIterator[Tool]:
-        """Every tool, across pages."""
+        """Every tool, across pages.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print([tool.name for tool in client.list_tools()])
+        ['add', 'count', 'slow', 'grow']
+        """
         return ItemIterator(self._connected(), "tools")
 
     def list_resources(self) -> ItemIterator[Resource]:
-        """Every resource."""
+        """Every resource.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print([r.uri for r in client.list_resources()])
+        ['notes://today']
+        """
         return ItemIterator(self._connected(), "resources")
 
     def list_resource_templates(self) -> ItemIterator[ResourceTemplate]:
-        """Every resource template."""
+        """Every resource template.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print([t.uri_template for t in client.list_resource_templates()])
+        ['users://{id}/profile']
+        """
         return ItemIterator(self._connected(), "resource_templates")
 
     def list_prompts(self) -> ItemIterator[Prompt]:
-        """Every prompt."""
+        """Every prompt.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print([p.name for p in client.list_prompts()])
+        ['review']
+        """
         return ItemIterator(self._connected(), "prompts")
 
     def list_tools_page(self, cursor: str | None = None) -> Page[Tool]:
-        """One page of ``tools/list``, from ``cursor``."""
+        """One page of ``tools/list``, from ``cursor``.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     page = client.list_tools_page()
+        ...     print(len(page), page.next_cursor)
+        4 None
+        """
         return _page("tools", self._connected().list_page("tools", cursor, None))
 
     def list_resources_page(self, cursor: str | None = None) -> Page[Resource]:
-        """One page of ``resources/list``."""
+        """One page of ``resources/list``.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print([x.name for x in client.list_resources_page()])
+        ['today']
+        """
         return _page("resources", self._connected().list_page("resources", cursor, None))
 
     def list_resource_templates_page(self, cursor: str | None = None) -> Page[ResourceTemplate]:
-        """One page of ``resources/templates/list``."""
+        """One page of ``resources/templates/list``.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print([x.name for x in client.list_resource_templates_page()])
+        ['profile']
+        """
         return _page("resource_templates", self._connected().list_page("resource_templates", cursor, None))
 
     def list_prompts_page(self, cursor: str | None = None) -> Page[Prompt]:
-        """One page of ``prompts/list``."""
+        """One page of ``prompts/list``.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print([x.name for x in client.list_prompts_page()])
+        ['review']
+        """
         return _page("prompts", self._connected().list_page("prompts", cursor, None))
 
     def call_tool(
@@ -927,7 +1185,15 @@ class SyncClient:
         meta: Mapping[str, Any] | None = None,
     ) -> CallToolResult:
         """Calls a tool (see :meth:`Client.call_tool`); ``progress`` runs on
-        this thread, in order, before ``call_tool`` returns."""
+        this thread, in order, before ``call_tool`` returns.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     seen = []
+        ...     result = client.call_tool("count", {"n": 2}, progress=lambda p, total, msg: seen.append(p))
+        ...     print(result.text, seen)
+        counted [1.0, 2.0]
+        """
         on_progress: Callable[..., Any] | None = None
         if progress is not None:
             on_progress = self._sync_progress(progress)
@@ -944,11 +1210,23 @@ class SyncClient:
         return _progress_on_loop(self._loop_thread.loop, progress)
 
     def read_resource(self, uri: str) -> ReadResourceResult:
-        """Reads a resource."""
+        """Reads a resource.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print(client.read_resource("notes://today").text)
+        buy milk
+        """
         return ReadResourceResult.from_dict(self._connected().read_resource(uri, None))
 
     def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
-        """Gets a prompt."""
+        """Gets a prompt.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print(client.get_prompt("review", {"code": "x = 1", "language": "rust"}).text)
+        Review this rust: x = 1
+        """
         return GetPromptResult.from_dict(self._connected().get_prompt(name, dict(arguments or {}), None))
 
     def complete(
@@ -959,7 +1237,13 @@ class SyncClient:
         *,
         context: Mapping[str, str] | None = None,
     ) -> CompleteResult:
-        """Completion suggestions (see :meth:`Client.complete`)."""
+        """Completion suggestions (see :meth:`Client.complete`).
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print(client.complete({"type": "ref/prompt", "name": "review"}, "language", "p").values)
+        ['python']
+        """
         resolved = None if context is None else dict(context)
         return CompleteResult.from_dict(self._connected().complete(dict(ref), argument, value, resolved, None))
 
@@ -972,7 +1256,15 @@ class SyncClient:
         resource_uris: Iterable[str] = (),
     ) -> SyncSubscription:
         """Subscribes to change notifications; returns once the server
-        acknowledged (see :meth:`Client.listen`)."""
+        acknowledged (see :meth:`Client.listen`).
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     with client.listen(tools=True) as changes:
+        ...         _ = client.call_tool("grow")
+        ...         print(changes.next().method)
+        notifications/tools/list_changed
+        """
         wanted = _filter(tools, prompts, resources, resource_uris)
         return SyncSubscription(self._connected().listen(wanted, None))
 

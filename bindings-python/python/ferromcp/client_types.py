@@ -66,7 +66,11 @@ class Tool:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> Tool:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> Tool.from_dict({"name": "echo", "inputSchema": {"type": "object"}}).input_schema
+        {'type': 'object'}
+        """
         return cls(
             name=d["name"],
             input_schema=d.get("inputSchema", {}),
@@ -102,7 +106,11 @@ class Resource:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> Resource:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> Resource.from_dict({"uri": "file:///a.txt", "name": "a"}).uri
+        'file:///a.txt'
+        """
         return cls(
             uri=d["uri"],
             name=d.get("name", ""),
@@ -138,7 +146,11 @@ class ResourceTemplate:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> ResourceTemplate:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> ResourceTemplate.from_dict({"uriTemplate": "users://{id}", "name": "user"}).name
+        'user'
+        """
         return cls(
             uri_template=d["uriTemplate"],
             name=d.get("name", ""),
@@ -167,7 +179,11 @@ class PromptArgument:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> PromptArgument:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> PromptArgument.from_dict({"name": "topic"}).required
+        False
+        """
         return cls(
             name=d["name"],
             title=d.get("title"),
@@ -195,7 +211,11 @@ class Prompt:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> Prompt:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> Prompt.from_dict({"name": "greet"}).arguments
+        []
+        """
         return cls(
             name=d["name"],
             title=d.get("title"),
@@ -252,7 +272,11 @@ class CallToolResult:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> CallToolResult:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> CallToolResult.from_dict({"content": [{"type": "text", "text": "ok"}]}).is_error
+        False
+        """
         return cls(
             content=d.get("content", []),
             structured_content=d.get("structuredContent"),
@@ -296,7 +320,11 @@ class ResourceContents:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> ResourceContents:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> ResourceContents.from_dict({"uri": "a:/", "text": "hi"}).text
+        'hi'
+        """
         return cls(
             uri=d.get("uri", ""),
             mime_type=d.get("mimeType"),
@@ -307,7 +335,11 @@ class ResourceContents:
 
     @property
     def data(self) -> bytes:
-        """The bytes: the decoded blob, or the text encoded as UTF-8."""
+        """The bytes: the decoded blob, or the text encoded as UTF-8.
+
+        >>> ResourceContents.from_dict({"uri": "a:/", "text": "hi"}).data
+        b'hi'
+        """
         if self.blob is not None:
             return base64.b64decode(self.blob)
         return (self.text or "").encode()
@@ -328,7 +360,11 @@ class ReadResourceResult:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> ReadResourceResult:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> len(ReadResourceResult.from_dict({"contents": [{"uri": "a:/", "text": "hi"}]}).contents)
+        1
+        """
         return cls(
             contents=[ResourceContents.from_dict(c) for c in d.get("contents", [])],
             meta=d.get("_meta"),
@@ -337,7 +373,12 @@ class ReadResourceResult:
 
     @property
     def text(self) -> str:
-        """The text contents, one per line."""
+        """The text contents, one per line.
+
+        >>> contents = [{"uri": "a:/", "text": "a"}, {"uri": "b:/", "blob": "aGk="}, {"uri": "c:/", "text": "c"}]
+        >>> ReadResourceResult.from_dict({"contents": contents}).text.splitlines()
+        ['a', 'c']
+        """
         return "\n".join(c.text for c in self.contents if c.text is not None)
 
 
@@ -354,12 +395,21 @@ class PromptMessage:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> PromptMessage:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> PromptMessage.from_dict({"role": "assistant", "content": {"type": "text", "text": "ok"}}).role
+        'assistant'
+        """
         return cls(role=d["role"], content=d.get("content", {}))
 
     @property
     def text(self) -> str:
-        """The content's text, or ``""`` for a non-text block."""
+        """The content's text, or ``""`` for a non-text block.
+
+        >>> image = {"type": "image", "data": "", "mimeType": "image/png"}
+        >>> PromptMessage.from_dict({"role": "user", "content": image}).text
+        ''
+        """
         return str(self.content.get("text", "")) if self.content.get("type") == "text" else ""
 
 
@@ -380,7 +430,11 @@ class GetPromptResult:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> GetPromptResult:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> GetPromptResult.from_dict({"description": "d", "messages": []}).messages
+        []
+        """
         return cls(
             messages=[PromptMessage.from_dict(m) for m in d.get("messages", [])],
             description=d.get("description"),
@@ -390,7 +444,14 @@ class GetPromptResult:
 
     @property
     def text(self) -> str:
-        """The text of the messages, one per line."""
+        """The text of the messages, one per line.
+
+        >>> def message(role: str, text: str) -> dict:
+        ...     return {"role": role, "content": {"type": "text", "text": text}}
+        >>> messages = [message("user", "a"), message("assistant", "b")]
+        >>> GetPromptResult.from_dict({"messages": messages}).text.splitlines()
+        ['a', 'b']
+        """
         return "\n".join(m.text for m in self.messages if m.text)
 
 
@@ -410,7 +471,11 @@ class CompleteResult:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> CompleteResult:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> CompleteResult.from_dict({"completion": {"values": ["a"], "total": 1}}).total
+        1
+        """
         completion = d.get("completion", {})
         return cls(
             values=list(completion.get("values", [])),
@@ -445,7 +510,13 @@ class DiscoverResult:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> DiscoverResult:
-        """Builds it from the wire form."""
+        """Builds it from the wire form.
+
+        >>> info = {"name": "s", "version": "1"}
+        >>> wire = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "serverInfo": info}
+        >>> DiscoverResult.from_dict(wire).capabilities
+        {}
+        """
         meta = d.get("_meta")
         info = d.get("serverInfo")
         if info is None and isinstance(meta, Mapping):
@@ -477,12 +548,20 @@ class Notification:
 
     @classmethod
     def from_dict(cls, d: JsonObject) -> Notification:
-        """Builds it from what the native subscription delivers."""
+        """Builds it from what the native subscription delivers.
+
+        >>> Notification.from_dict({"method": "notifications/tools/list_changed"}).params
+        {}
+        """
         params = d.get("params")
         return cls(method=d["method"], params=params if isinstance(params, dict) else {})
 
     @property
     def uri(self) -> str | None:
-        """The resource URI of a ``notifications/resources/updated``."""
+        """The resource URI of a ``notifications/resources/updated``.
+
+        >>> Notification.from_dict({"method": "notifications/tools/list_changed"}).uri is None
+        True
+        """
         uri = self.params.get("uri")
         return uri if isinstance(uri, str) else None

@@ -62,7 +62,11 @@ class ElicitResult(Generic[T]):
 
     @property
     def accepted(self) -> bool:
-        """Whether the user accepted (and ``content`` holds the values)."""
+        """Whether the user accepted (and ``content`` holds the values).
+
+        >>> ElicitResult("accept", {"name": "Ada"}).accepted, ElicitResult("decline").accepted
+        (True, False)
+        """
         return self.action == "accept"
 
 
@@ -101,6 +105,18 @@ class Context:
                     return "stopped"
                 ctx.progress(i, total=n)
             return "done"
+
+    >>> import ferromcp
+    >>> server = ferromcp.Server("demo")
+    >>> @server.tool
+    ... def slow(n: int, ctx: ferromcp.Context) -> str:
+    ...     for i in range(n):
+    ...         if ctx.cancelled:
+    ...             return "stopped"
+    ...         ctx.progress(i, total=n)
+    ...     return f"done ({ctx.method})"
+    >>> _example_call(server, "slow", {"n": 3})
+    'done (tools/call)'
     """
 
     __slots__ = ("_asynchronous", "_native")
@@ -113,47 +129,119 @@ class Context:
 
     @property
     def request_id(self) -> int | str:
-        """The JSON-RPC id of the request."""
+        """The JSON-RPC id of the request.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def which(ctx: ferromcp.Context) -> str:
+        ...     return type(ctx.request_id).__name__
+        >>> _example_call(server, "which") in ("int", "str")
+        True
+        """
         return self._native.request_id
 
     @property
     def method(self) -> str:
-        """The method being served, e.g. ``"tools/call"``."""
+        """The method being served, e.g. ``"tools/call"``.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def which(ctx: ferromcp.Context) -> str:
+        ...     return ctx.method
+        >>> _example_call(server, "which")
+        'tools/call'
+        """
         return self._native.method
 
     @property
     def protocol_version(self) -> str:
         """The protocol revision the client speaks: ``"2026-07-28"`` or, in a
-        legacy session, ``"2025-11-25"``."""
+        legacy session, ``"2025-11-25"``.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def which(ctx: ferromcp.Context) -> str:
+        ...     return ctx.protocol_version
+        >>> _example_call(server, "which")
+        '2026-07-28'
+        """
         return self._native.protocol_version
 
     @property
     def client_info(self) -> dict[str, Any] | None:
-        """The client's ``{"name", "version", ...}``, when it sent one."""
+        """The client's ``{"name", "version", ...}``, when it sent one.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def who(ctx: ferromcp.Context) -> str:
+        ...     return (ctx.client_info or {}).get("name", "anonymous")
+        >>> _example_call(server, "who", name="my-agent")
+        'my-agent'
+        """
         info = self._native.client_info
         return info if isinstance(info, dict) else None
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
-        """The capabilities the client declared (``{"elicitation": {}, ...}``)."""
+        """The capabilities the client declared (``{"elicitation": {}, ...}``).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def can_ask(ctx: ferromcp.Context) -> bool:
+        ...     return "elicitation" in ctx.client_capabilities
+        >>> _example_call(server, "can_ask", on_elicitation=lambda params: {"action": "decline"})
+        'true'
+        """
         return self._native.client_capabilities
 
     @property
     def headers(self) -> dict[str, str]:
         """The HTTP request's headers (lower-case names) when served over HTTP;
-        empty over stdio."""
+        empty over stdio.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def agent(ctx: ferromcp.Context) -> str:
+        ...     return ctx.headers.get("x-agent", "?")
+        >>> _example_call(server, "agent", headers={"X-Agent": "007"})
+        '007'
+        """
         return self._native.headers
 
     @property
     def log_level(self) -> str | None:
         """The level the client asked logs at, or ``None`` (then :meth:`log`
-        sends nothing)."""
+        sends nothing).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def level(ctx: ferromcp.Context) -> str:
+        ...     return str(ctx.log_level)
+        >>> _example_call(server, "level")  # the client asked for no logs
+        'None'
+        """
         return self._native.log_level
 
     @property
     def cancelled(self) -> bool:
         """True once the client cancelled the request (or it ended); long
-        handlers should check it and stop early."""
+        handlers should check it and stop early.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def busy(ctx: ferromcp.Context) -> str:
+        ...     return "stopped" if ctx.cancelled else "working"
+        >>> _example_call(server, "busy")
+        'working'
+        """
         return self._native.cancelled
 
     # -- notifications ----------------------------------------------------
@@ -162,33 +250,96 @@ class Context:
         """On the 2025-11-25 HTTP wire, closes the request's SSE connection
         without ending its stream: the client reconnects (``Last-Event-ID``)
         and receives the rest, the result included. Returns whether there
-        was such a stream (``False`` over stdio and under 2026-07-28)."""
+        was such a stream (``False`` over stdio and under 2026-07-28).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def close(ctx: ferromcp.Context) -> bool:
+        ...     return ctx.close_sse_stream()
+        >>> _example_call(server, "close")
+        'false'
+        """
         return self._native.close_sse_stream()
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> bool:
         """Reports progress when the client asked for it (a ``progressToken``);
-        returns whether a notification was sent."""
+        returns whether a notification was sent.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def steps(ctx: ferromcp.Context) -> bool:
+        ...     return ctx.progress(1, total=2, message="half way")
+        >>> _example_call(server, "steps")  # no progressToken: nothing sent
+        'false'
+        """
         return self._native.progress(progress, total, message)
 
     def log(self, level: str, data: Any, logger: str | None = None) -> bool:
         """Sends a log message (``"debug"``, ``"info"``, ... ``"emergency"``)
-        when the request's log level admits it; returns whether one was sent."""
+        when the request's log level admits it; returns whether one was sent.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def chatty(ctx: ferromcp.Context) -> bool:
+        ...     return ctx.log("info", {"step": 1}, logger="demo")
+        >>> _example_call(server, "chatty")  # the client asked for no logs
+        'false'
+        """
         return self._native.log(level, data, logger)
 
     def debug(self, data: Any, logger: str | None = None) -> bool:
-        """``log("debug", data, logger)``."""
+        """``log("debug", data, logger)``.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def chatty(ctx: ferromcp.Context) -> bool:
+        ...     return ctx.debug("a message")
+        >>> _example_call(server, "chatty")
+        'false'
+        """
         return self._native.log("debug", data, logger)
 
     def info(self, data: Any, logger: str | None = None) -> bool:
-        """``log("info", data, logger)``."""
+        """``log("info", data, logger)``.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def chatty(ctx: ferromcp.Context) -> bool:
+        ...     return ctx.info("a message")
+        >>> _example_call(server, "chatty")
+        'false'
+        """
         return self._native.log("info", data, logger)
 
     def warning(self, data: Any, logger: str | None = None) -> bool:
-        """``log("warning", data, logger)``."""
+        """``log("warning", data, logger)``.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def chatty(ctx: ferromcp.Context) -> bool:
+        ...     return ctx.warning("a message")
+        >>> _example_call(server, "chatty")
+        'false'
+        """
         return self._native.log("warning", data, logger)
 
     def error(self, data: Any, logger: str | None = None) -> bool:
-        """``log("error", data, logger)``."""
+        """``log("error", data, logger)``.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def chatty(ctx: ferromcp.Context) -> bool:
+        ...     return ctx.error("a message")
+        >>> _example_call(server, "chatty")
+        'false'
+        """
         return self._native.log("error", data, logger)
 
     # -- asking the client ------------------------------------------------
@@ -217,6 +368,19 @@ class Context:
 
         Raises:
             ferromcp.MissingRequiredClientCapabilityError: the client cannot elicit.
+
+        A plain ``def`` tool, answered by the client's ``on_elicitation``:
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def greet(ctx: ferromcp.Context) -> str:
+        ...     answer = ctx.elicit("Your name?", {"name": str})
+        ...     return f"Hello, {answer.content['name']}!" if answer.accepted else "Hello!"
+        >>> def ask_user(params: dict) -> dict:  # the client's side
+        ...     return {"action": "accept", "content": {"name": "Ada"}}
+        >>> _example_call(server, "greet", on_elicitation=ask_user)
+        'Hello, Ada!'
         """
         if url is not None:
             # The same id on every replay of the handler (the request id
@@ -256,6 +420,16 @@ class Context:
 
             reply = await ctx.sample("What is the capital of France?", max_tokens=100)
             print(reply["content"]["text"])
+
+        >>> def model(params: dict) -> dict:  # the client's side: a stand-in for a model
+        ...     return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "stub"}
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def capital(ctx: ferromcp.Context) -> str:
+        ...     return ctx.sample("What is the capital of France?")["content"]["text"]
+        >>> _example_call(server, "capital", on_sampling=model)
+        'Paris'
         """
         if isinstance(messages, str):
             messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
@@ -271,8 +445,16 @@ class Context:
     def list_roots(self, *, key: str | None = None) -> Any:
         """Asks for the client's roots (``roots/list``); returns a list of :class:`Root`::
 
-        for root in await ctx.list_roots():
-            print(root.uri)
+            for root in await ctx.list_roots():
+                print(root.uri)
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def where(ctx: ferromcp.Context) -> str:  # plain def: the ask blocks
+        ...     return ", ".join(root.uri for root in ctx.list_roots())
+        >>> _example_call(server, "where", on_roots=lambda params: {"roots": [{"uri": "file:///src"}]})
+        'file:///src'
         """
 
         def convert(answer: Any) -> list[Root]:
@@ -295,3 +477,26 @@ class Context:
 
 async def _converted(future: Awaitable[Any], convert: Callable[[Any], T]) -> T:
     return convert(await future)
+
+
+def _example_call(server: Any, tool: str, arguments: Mapping[str, Any] | None = None, **client_options: Any) -> str:
+    """Serves ``server`` over HTTP on a free port, calls ``tool`` with a
+    :class:`ferromcp.SyncClient` made with ``client_options``, and returns
+    the result's text: the docstring examples of this module run their
+    handlers in a real request this way.
+
+    >>> import ferromcp
+    >>> server = ferromcp.Server("demo")
+    >>> _ = server.tool(name="hello")(lambda: "hi")
+    >>> _example_call(server, "hello")
+    'hi'
+    """
+    from .client import SyncClient
+
+    serving = server.start("http", port=0)
+    try:
+        with SyncClient.http(f"http://127.0.0.1:{serving.port}/mcp", **client_options) as client:
+            return client.call_tool(tool, dict(arguments or {})).text
+    finally:
+        serving.stop()
+        serving.wait(10)

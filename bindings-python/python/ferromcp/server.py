@@ -163,6 +163,19 @@ class Server:
                 return a + b
 
         See :meth:`add_tool` for the options.
+
+        >>> from ferromcp.context import _example_call  # serves, calls, returns the text
+        >>> server = Server("demo")
+        >>> @server.tool(name="sum", annotations={"readOnlyHint": True})
+        ... async def add(a: int, b: int) -> int:
+        ...     return a + b
+        >>> @server.tool
+        ... def twice(text: str) -> str:
+        ...     return text * 2
+        >>> server.tool_names(), twice("ab")
+        (['sum', 'twice'], 'abab')
+        >>> _example_call(server, "twice", {"text": "ha"})
+        'haha'
         """
 
         def register(f: F) -> F:
@@ -303,6 +316,23 @@ class Server:
         ``{"contents": [...]}``. ``completions`` maps a template variable to
         a completion function or a list of values (see :meth:`completion`).
         See :meth:`add_resource` for the other options.
+
+        >>> import ferromcp
+        >>> server = Server("demo")
+        >>> @server.resource("config://app", mime_type="application/json")
+        ... def config() -> str:
+        ...     return '{"debug": false}'
+        >>> @server.resource("users://{id}/profile")
+        ... def profile(id: int) -> str:
+        ...     return f"user {id + 1}"
+        >>> serving = server.start("http", port=0)
+        >>> with ferromcp.SyncClient.http(f"http://127.0.0.1:{serving.port}/mcp") as client:
+        ...     print(client.read_resource("config://app").text)
+        ...     print(client.read_resource("users://41/profile").text)
+        {"debug": false}
+        user 42
+        >>> serving.stop(); serving.wait(10)
+        True
         """
 
         def register(f: F) -> F:
@@ -464,6 +494,20 @@ class Server:
                 return f"Review this {language} code: {code}"
 
         See :meth:`add_prompt` for the options.
+
+        >>> import ferromcp
+        >>> server = Server("demo")
+        >>> @server.prompt(completions={"language": ["python", "rust"]})
+        ... def review(code: str, language: str = "python") -> str:
+        ...     return f"Review this {language} code: {code}"
+        >>> serving = server.start("http", port=0)
+        >>> with ferromcp.SyncClient.http(f"http://127.0.0.1:{serving.port}/mcp") as client:
+        ...     print(client.get_prompt("review", {"code": "x = 1", "language": "rust"}).text)
+        ...     print(client.complete({"type": "ref/prompt", "name": "review"}, "language", "py").values)
+        Review this rust code: x = 1
+        ['python']
+        >>> serving.stop(); serving.wait(10)
+        True
         """
 
         def register(f: F) -> F:
@@ -744,6 +788,16 @@ class Server:
             ...
             serving.stop()
             serving.wait()
+
+        >>> import ferromcp
+        >>> server = Server("demo")
+        >>> _ = server.tool(name="hello")(lambda: "hi")
+        >>> serving = server.start("http", port=0, path="/api/mcp")
+        >>> with ferromcp.SyncClient.http(f"http://127.0.0.1:{serving.port}/api/mcp") as client:
+        ...     client.call_tool("hello").text
+        'hi'
+        >>> serving.stop(); serving.wait(10)
+        True
         """
         _check_transport(transport)
         if transport == "stdio":

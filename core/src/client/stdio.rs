@@ -660,7 +660,9 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
         )
     };
     // The server is gone: every waiting call fails instead of hanging.
-    pending.fail_all(|| Err(Error::Protocol(why.clone())));
+    // A closed connection, not a broken protocol: hosts report it as such
+    // (C's FERROMCP_CONNECTION_CLOSED, Python's ConnectionClosedError).
+    pending.fail_all(|| Err(Error::ClosedBecause(why.clone())));
 }
 
 /// Delivers a notification to the request it concerns: by subscription id

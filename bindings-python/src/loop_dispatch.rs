@@ -1,0 +1,254 @@
+//! Runs jobs on the thread of an asyncio loop, woken without the GIL.
+//!
+//! `asyncio.run_coroutine_threadsafe` costs a worker thread taking the GIL
+//! to call it, a `concurrent.futures.Future` chained to a `Task` (two
+//! futures, a lock and a condition per call), and one wake-up of the loop
+//! per call. Async handlers cost 2.2x-3.5x the CPU of sync ones that way
+//! (bench/PERFORMANCE.md). Here a runtime thread instead queues the job
+//! and, only when no wake-up is already on its way, writes one byte to a
+//! socket the loop watches (`loop.add_reader`): no GIL on the runtime
+//! side, one wake-up for every job queued meanwhile, and the loop thread,
+//! which holds the GIL anyway, runs the whole batch.
+//!
+//! Until the loop has registered that reader (it must do it itself: an
+//! asyncio loop is not thread-safe), and once the loop is released, the
+//! wake-up goes through `loop.call_soon_threadsafe` from a Python worker
+//! thread, which also finds out when the loop is closed: the queued jobs
+//! are then told so instead of waiting forever.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+
+use crate::handler::lock;
+use crate::workers;
+
+/// A job for the loop thread. Called with `None` on the loop thread, or
+/// with the reason on a worker thread when the loop refused to run it
+/// (closed).
+pub(crate) type Job = Box<dyn for<'py> FnOnce(Python<'py>, Option<&PyErr>) + Send>;
+
+/// The asyncio loop a server's (or client's) async handlers run on, and
+/// the queue of jobs waiting for it.
+pub(crate) struct LoopDispatcher {
+    event_loop: Py<PyAny>,
+    shared: Arc<Shared>,
+}
+
+/// What the loop's reader callback ([`Drain`]) shares with the senders.
+/// Holds no reference to the loop, so the loop holding the callback makes
+/// no reference cycle.
+struct Shared {
+    queue: Mutex<Vec<Job>>,
+    /// A wake-up is on its way and the loop has not yet taken the queue:
+    /// later jobs need no wake-up of their own.
+    woken: AtomicBool,
+    /// The loop watches `pipe`: writing a byte wakes it.
+    registered: AtomicBool,
+    /// The loop was released: never register (again).
+    retired: AtomicBool,
+    pipe: Option<WakePipe>,
+}
+
+#[cfg(unix)]
+struct WakePipe {
+    tx: std::os::unix::net::UnixStream,
+    rx: std::os::unix::net::UnixStream,
+}
+
+#[cfg(unix)]
+impl WakePipe {
+    fn new() -> Option<Self> {
+        let (tx, rx) = std::os::unix::net::UnixStream::pair().ok()?;
+        tx.set_nonblocking(true).ok()?;
+        rx.set_nonblocking(true).ok()?;
+        Some(WakePipe { tx, rx })
+    }
+
+    fn fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.rx.as_raw_fd()
+    }
+
+    fn wake(&self) {
+        use std::io::Write;
+        // WouldBlock: the socket is full of wake-ups the loop has not read
+        // yet, so it will wake anyway.
+        let _ = (&self.tx).write(&[1]);
+    }
+
+    fn drain(&self) {
+        use std::io::Read;
+        let mut buf = [0u8; 64];
+        while matches!((&self.rx).read(&mut buf), Ok(n) if n == buf.len()) {}
+    }
+}
+
+#[cfg(not(unix))]
+struct WakePipe;
+
+#[cfg(not(unix))]
+impl WakePipe {
+    fn new() -> Option<Self> {
+        None
+    }
+    fn fd(&self) -> i32 {
+        -1
+    }
+    fn wake(&self) {}
+    fn drain(&self) {}
+}
+
+impl LoopDispatcher {
+    pub(crate) fn new(event_loop: Py<PyAny>) -> Self {
+        LoopDispatcher {
+            event_loop,
+            shared: Arc::new(Shared {
+                queue: Mutex::new(Vec::new()),
+                woken: AtomicBool::new(false),
+                registered: AtomicBool::new(false),
+                retired: AtomicBool::new(false),
+                pipe: WakePipe::new(),
+            }),
+        }
+    }
+
+    pub(crate) fn event_loop(&self) -> &Py<PyAny> {
+        &self.event_loop
+    }
+
+    /// Queues `job` for the loop thread. Never takes the GIL, so it is safe
+    /// on a runtime worker.
+    pub(crate) fn submit(self: &Arc<Self>, job: Job) {
+        lock(&self.shared.queue).push(job);
+        if self.shared.woken.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        match &self.shared.pipe {
+            Some(pipe) if self.shared.registered.load(Ordering::SeqCst) => pipe.wake(),
+            _ => self.wake_through_python(),
+        }
+    }
+
+    /// Wakes the loop with `call_soon_threadsafe` from a Python worker; if
+    /// the loop refuses (closed), fails every queued job.
+    fn wake_through_python(self: &Arc<Self>) {
+        let this = self.clone();
+        workers::submit(move |py| {
+            let drain = match Py::new(
+                py,
+                Drain {
+                    shared: this.shared.clone(),
+                },
+            ) {
+                Ok(drain) => drain,
+                Err(e) => return this.refuse_all(py, &e),
+            };
+            if let Err(e) = this
+                .event_loop
+                .bind(py)
+                .call_method1("call_soon_threadsafe", (drain,))
+            {
+                this.refuse_all(py, &e);
+            }
+        });
+    }
+
+    fn refuse_all(&self, py: Python<'_>, reason: &PyErr) {
+        self.shared.woken.store(false, Ordering::SeqCst);
+        let jobs = std::mem::take(&mut *lock(&self.shared.queue));
+        for job in jobs {
+            run_job(py, job, Some(reason));
+        }
+    }
+
+    /// The loop is no longer the serving one: stop waking it through the
+    /// socket (it may be closed next, and a closed loop never reads it) and
+    /// ask it to forget the socket. Never takes the GIL.
+    pub(crate) fn retire(self: &Arc<Self>) {
+        let shared = &self.shared;
+        shared.retired.store(true, Ordering::SeqCst);
+        if !shared.registered.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        let this = self.clone();
+        workers::submit(move |py| {
+            if let Some(pipe) = &this.shared.pipe {
+                let event_loop = this.event_loop.bind(py);
+                if let Ok(remove) = event_loop.getattr("remove_reader") {
+                    // Refused when the loop is closed: its selector, and the
+                    // registration with it, are gone already.
+                    let _ = event_loop.call_method1("call_soon_threadsafe", (remove, pipe.fd()));
+                }
+            }
+            // Jobs whose wake-up went to the socket: make sure they run (or
+            // are refused) now that nothing may read it.
+            if !lock(&this.shared.queue).is_empty() {
+                this.wake_through_python();
+            }
+        });
+    }
+}
+
+fn run_job(py: Python<'_>, job: Job, refused: Option<&PyErr>) {
+    // A panic in one job must not lose the rest of the batch (each job owns
+    // a responder, which answers with an error if the job is dropped).
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(py, refused)));
+}
+
+/// The loop's callback: runs every queued job on the loop thread. Also the
+/// reader registered for the wake-up socket.
+#[pyclass(module = "ferromcp._native", frozen)]
+struct Drain {
+    shared: Arc<Shared>,
+}
+
+#[pymethods]
+impl Drain {
+    fn __call__(slf: &Bound<'_, Self>) {
+        let py = slf.py();
+        let shared = &slf.get().shared;
+        if let Some(pipe) = &shared.pipe {
+            if shared.registered.load(Ordering::SeqCst) {
+                pipe.drain();
+            } else if !shared.retired.load(Ordering::SeqCst)
+                && register(slf, "add_reader", pipe.fd())
+            {
+                shared.registered.store(true, Ordering::SeqCst);
+                // Retired while registering: `retire` saw nothing to undo.
+                if shared.retired.load(Ordering::SeqCst)
+                    && shared.registered.swap(false, Ordering::SeqCst)
+                {
+                    register(slf, "remove_reader", pipe.fd());
+                }
+            }
+        }
+        // Before taking the queue: a job queued after this sends its own
+        // wake-up.
+        shared.woken.store(false, Ordering::SeqCst);
+        let jobs = std::mem::take(&mut *lock(&shared.queue));
+        for job in jobs {
+            run_job(py, job, None);
+        }
+    }
+}
+
+/// Registers `drain` as the reader of the wake-up socket on the running
+/// loop (this thread's: `Drain` runs there). False where the loop cannot
+/// watch descriptors (e.g. Windows' proactor loop): wake-ups then keep
+/// going through `call_soon_threadsafe`.
+/// `method` is `add_reader` or (to undo it) `remove_reader`.
+fn register(drain: &Bound<'_, Drain>, method: &str, fd: i32) -> bool {
+    let py = drain.py();
+    py.import("asyncio")
+        .and_then(|asyncio| asyncio.call_method0("get_running_loop"))
+        .and_then(|event_loop| {
+            if method == "add_reader" {
+                event_loop.call_method1(method, (fd, drain))
+            } else {
+                event_loop.call_method1(method, (fd,))
+            }
+        })
+        .is_ok()
+}
