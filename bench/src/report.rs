@@ -416,7 +416,9 @@ pub fn event_loop_table(outcomes: &[Outcome]) -> String {
     let mut t = String::from(
         "\n### Event-loop delay (HTTP c=32, perf_hooks.monitorEventLoopDelay, medians over rounds)\n\n",
     );
-    t.push_str("| server | HTTP c=32 req/s | event-loop delay p99 ms | max ms |\n|---|--:|--:|--:|\n");
+    t.push_str(
+        "| server | HTTP c=32 req/s | event-loop delay p99 ms | max ms |\n|---|--:|--:|--:|\n",
+    );
     for o in measured {
         let _ = writeln!(
             t,

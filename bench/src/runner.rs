@@ -224,12 +224,17 @@ fn record_load(figures: &mut Figures, prefix: &str, r: &mut LoadResult, cpu_secs
     }
 }
 
+/// An HTTP server started and answering, with its log file.
+struct Started {
+    child: tokio::process::Child,
+    pid: u32,
+    endpoint: Endpoint,
+    session: Session,
+    log: Option<PathBuf>,
+}
+
 /// Starts the HTTP server, waits for its port, finds its wire.
-async fn start_http(
-    plan: &Plan,
-    server: &Server,
-    argv: &[String],
-) -> Result<(tokio::process::Child, u32, Endpoint, Session, Option<PathBuf>), String> {
+async fn start_http(plan: &Plan, server: &Server, argv: &[String]) -> Result<Started, String> {
     let port = proc::free_port().map_err(|e| format!("no free port: {e}"))?;
     let log = log_path(plan, server.name(), "http");
     let l = launch(plan, substitute_port(argv, port), log.clone());
@@ -263,7 +268,13 @@ async fn start_http(
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     match http::open_session(&endpoint).await {
-        Ok(session) => Ok((child, pid, endpoint, session, log)),
+        Ok(session) => Ok(Started {
+            child,
+            pid,
+            endpoint,
+            session,
+            log,
+        }),
         Err(why) => {
             proc::kill(&mut child).await;
             Err(why)
@@ -278,7 +289,13 @@ async fn http_round(
     out: &mut Outcome,
     figures: &mut Figures,
 ) {
-    let (mut child, pid, endpoint, session, log) = match start_http(plan, server, argv).await {
+    let Started {
+        mut child,
+        pid,
+        endpoint,
+        session,
+        log,
+    } = match start_http(plan, server, argv).await {
         Ok(started) => started,
         Err(why) => {
             out.errors += 1;
