@@ -12,6 +12,7 @@
 BENCH_CACHE := .cache/bench
 BENCH_PY := $(BENCH_CACHE)/py
 BENCH_NODE_DIR := $(BENCH_CACHE)/node
+BENCH_NODE_V2_DIR := $(BENCH_CACHE)/node-v2
 BENCH_RMCP_TARGET := $(BENCH_CACHE)/rmcp-target
 BENCH_SHORT ?=
 BENCH_ARGS ?=
@@ -39,7 +40,7 @@ bench-short:
 bench-tools:
 	cargo build --release --workspace --bin mcp-bench --bin baseline-server
 
-bench-sdks: $(BENCH_PY)/.installed $(BENCH_NODE_DIR)/.installed bench-rmcp
+bench-sdks: $(BENCH_PY)/.installed $(BENCH_NODE_DIR)/.installed $(BENCH_NODE_V2_DIR)/.installed bench-rmcp
 
 # The official Python SDK, in its own venv with the same interpreter as the
 # project's .venv, so both Python servers run on one Python.
@@ -55,6 +56,14 @@ $(BENCH_NODE_DIR)/.installed: bench/sdk/typescript/package.json bench/sdk/typesc
 	@mkdir -p $(BENCH_NODE_DIR)
 	cp bench/sdk/typescript/package.json bench/sdk/typescript/package-lock.json $(BENCH_NODE_DIR)/
 	cd $(BENCH_NODE_DIR) && npm ci --no-audit --no-fund
+	@touch $@
+
+# The TypeScript SDK v2 (@modelcontextprotocol/server and .../node), the same
+# way, in a directory of its own: v1 and v2 pin different zod and SDK trees.
+$(BENCH_NODE_V2_DIR)/.installed: bench/sdk/typescript-v2/package.json bench/sdk/typescript-v2/package-lock.json
+	@mkdir -p $(BENCH_NODE_V2_DIR)
+	cp bench/sdk/typescript-v2/package.json bench/sdk/typescript-v2/package-lock.json $(BENCH_NODE_V2_DIR)/
+	cd $(BENCH_NODE_V2_DIR) && npm ci --no-audit --no-fund
 	@touch $@
 
 # The official Rust SDK: its own cargo project and lock file, built into the

@@ -36,6 +36,10 @@ pub struct ServerSpec {
     pub http: Option<Vec<String>>,
     #[serde(default)]
     pub stdio: Option<Vec<String>>,
+    /// The HTTP server reports its event-loop delay on SIGUSR2
+    /// (bench/servers/event-loop-delay.mjs preloaded; see `event_loop`).
+    #[serde(default)]
+    pub event_loop_delay: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

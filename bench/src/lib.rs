@@ -6,6 +6,7 @@
 //! reference: hyper + serde_json answering just the echo tool.
 
 pub mod config;
+pub mod event_loop;
 pub mod http;
 pub mod proc;
 pub mod report;

@@ -378,6 +378,7 @@ pub fn markdown(report: &Report) -> String {
         "\n### Ratios (server / reference: above 1x means more requests per second, more CPU per request, a slower cold start, more memory)\n"
     );
     m.push_str(&ratios_table(&report.servers));
+    m.push_str(&event_loop_table(&report.servers));
     if !report.targets.is_empty() {
         let _ = writeln!(m, "\n### Targets (issue #6, item 4)\n");
         m.push_str(&targets_table(&report.targets));
@@ -400,6 +401,35 @@ pub fn markdown(report: &Report) -> String {
         }
     }
     m
+}
+
+/// The event-loop delay of the servers that report one (Node), during the
+/// HTTP c=32 phase; empty when none does.
+pub fn event_loop_table(outcomes: &[Outcome]) -> String {
+    let measured: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| o.figure("http_c32_eld_p99_ms").is_some())
+        .collect();
+    if measured.is_empty() {
+        return String::new();
+    }
+    let mut t = String::from(
+        "\n### Event-loop delay (HTTP c=32, perf_hooks.monitorEventLoopDelay, medians over rounds)\n\n",
+    );
+    t.push_str(
+        "| server | HTTP c=32 req/s | event-loop delay p99 ms | max ms |\n|---|--:|--:|--:|\n",
+    );
+    for o in measured {
+        let _ = writeln!(
+            t,
+            "| {} | {} | {} | {} |",
+            o.name,
+            cell(o, "http_c32_rps", thousands),
+            cell(o, "http_c32_eld_p99_ms", short),
+            cell(o, "http_c32_eld_max_ms", short),
+        );
+    }
+    t
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` for a Unix time (civil-from-days, proleptic

@@ -9,6 +9,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::config::{Server, substitute_port};
+use crate::event_loop;
 use crate::http::{self, Endpoint, Session};
 use crate::proc::{self, Launch};
 use crate::stats::{Latency, LoadResult, median};
@@ -223,12 +224,17 @@ fn record_load(figures: &mut Figures, prefix: &str, r: &mut LoadResult, cpu_secs
     }
 }
 
+/// An HTTP server started and answering, with its log file.
+struct Started {
+    child: tokio::process::Child,
+    pid: u32,
+    endpoint: Endpoint,
+    session: Session,
+    log: Option<PathBuf>,
+}
+
 /// Starts the HTTP server, waits for its port, finds its wire.
-async fn start_http(
-    plan: &Plan,
-    server: &Server,
-    argv: &[String],
-) -> Result<(tokio::process::Child, u32, Endpoint, Session), String> {
+async fn start_http(plan: &Plan, server: &Server, argv: &[String]) -> Result<Started, String> {
     let port = proc::free_port().map_err(|e| format!("no free port: {e}"))?;
     let log = log_path(plan, server.name(), "http");
     let l = launch(plan, substitute_port(argv, port), log.clone());
@@ -262,7 +268,13 @@ async fn start_http(
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     match http::open_session(&endpoint).await {
-        Ok(session) => Ok((child, pid, endpoint, session)),
+        Ok(session) => Ok(Started {
+            child,
+            pid,
+            endpoint,
+            session,
+            log,
+        }),
         Err(why) => {
             proc::kill(&mut child).await;
             Err(why)
@@ -277,7 +289,13 @@ async fn http_round(
     out: &mut Outcome,
     figures: &mut Figures,
 ) {
-    let (mut child, pid, endpoint, session) = match start_http(plan, server, argv).await {
+    let Started {
+        mut child,
+        pid,
+        endpoint,
+        session,
+        log,
+    } = match start_http(plan, server, argv).await {
         Ok(started) => started,
         Err(why) => {
             out.errors += 1;
@@ -294,10 +312,28 @@ async fn http_round(
         return;
     }
     for &c in &plan.http_concurrency {
+        // The event-loop delay of the busiest phase: a report right before
+        // it starts the interval, the one right after it reads it.
+        let delay_log = log
+            .as_deref()
+            .filter(|_| server.spec.event_loop_delay && c == top);
+        if let Some(log) = delay_log {
+            let before = event_loop::reports(log).len();
+            if event_loop::report(pid, log, before).await.is_none() {
+                out.note("event-loop delay", "the server sent no report");
+            }
+        }
         let pids = proc::process_tree(pid);
         let (cpu0, own0) = (proc::cpu_seconds(&pids), own_cpu_seconds());
         let mut r = http::load(&endpoint, &session, c, plan.phase(), 0).await;
         let (cpu, own) = (proc::cpu_seconds(&pids) - cpu0, own_cpu_seconds() - own0);
+        if let Some(log) = delay_log {
+            let before = event_loop::reports(log).len();
+            if let Some(d) = event_loop::report(pid, log, before).await {
+                figures.insert(format!("http_c{c}_eld_p99_ms"), d.p99_ms);
+                figures.insert(format!("http_c{c}_eld_max_ms"), d.max_ms);
+            }
+        }
         out.count(&format!("http c={c}"), &r);
         record_generator(figures, &format!("http_c{c}"), &r, own);
         record_load(figures, &format!("http_c{c}"), &mut r, Some(cpu));

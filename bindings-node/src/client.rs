@@ -216,8 +216,7 @@ fn core_options(
         let Some(handler) = handler else { continue };
         // Weak: a handler must not keep the process alive; a pending
         // request's promise does that while the server may ask.
-        let callback: Arc<JsCallback> =
-            Arc::new(handler.build_threadsafe_function().weak::<true>().build()?);
+        let callback: Arc<JsCallback> = Arc::new(JsCallback::new(&handler)?);
         core = core.on_input(kind, move |params| {
             answer_input(kind, callback.clone(), params)
         });

@@ -115,7 +115,7 @@ impl JsCacheHint {
 }
 
 fn callback(handler: Function<'_, HostCallArgs, Unknown<'static>>) -> napi::Result<JsCallback> {
-    handler.build_threadsafe_function().weak::<true>().build()
+    JsCallback::new(&handler)
 }
 
 #[napi]

@@ -163,7 +163,7 @@ impl JsServer {
                 &ferromcp::Error::InvalidDefinition(format!("invalid tool definition: {e}")),
             )
         })?;
-        let callback: JsCallback = handler.build_threadsafe_function().weak::<true>().build()?;
+        let callback = JsCallback::new(&handler)?;
         self.server
             .add_tool(tool, JsToolHandler::new(callback))
             .map_err(|e| error::to_js(env, &e))
