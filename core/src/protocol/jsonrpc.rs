@@ -9,6 +9,8 @@ use serde_json::{Map, Value};
 use std::fmt;
 
 use super::codes;
+use super::meta_members::SplitParams;
+pub use super::meta_members::{MetaMembers, ReservedMembers};
 use crate::McpError;
 
 /// A JSON-RPC request id: a string or an integer, never null.
@@ -109,9 +111,46 @@ impl Message {
         // Straight into the envelope's members, without a JSON tree for the
         // envelope itself. Anything that is not an object (or not JSON)
         // takes the slow path, which words the error.
-        if let Ok(envelope) = serde_json::from_slice::<Envelope>(bytes) {
+        if let Ok(envelope) = parse_envelope(bytes, false) {
             return envelope.classify();
         }
+        Message::from_slow_path(bytes)
+    }
+
+    /// Like [`Message::from_slice`], but a request's `params._meta` is read
+    /// into its reserved members instead of a JSON tree and returned beside
+    /// the message, whose params no longer hold it (for the server, which
+    /// reads those members and nothing else of `_meta`; see
+    /// [`MetaMembers::restore_into`] to put it back).
+    ///
+    /// ```
+    /// use ferromcp::protocol::jsonrpc::{Message, MetaMembers};
+    ///
+    /// let bytes = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":"p"}}}"#;
+    /// let (message, meta) = Message::from_slice_split_meta(bytes).unwrap();
+    /// let Message::Request(request) = message else { unreachable!() };
+    /// assert!(request.params.unwrap().is_empty());
+    /// let MetaMembers::Object(members) = meta else { unreachable!() };
+    /// assert_eq!(members.progress_token, Some(serde_json::json!("p")));
+    /// ```
+    pub fn from_slice_split_meta(bytes: &[u8]) -> Result<(Message, MetaMembers), EnvelopeError> {
+        if let Ok(mut envelope) = parse_envelope(bytes, true) {
+            let meta = std::mem::take(&mut envelope.meta);
+            return Ok((envelope.classify()?, meta));
+        }
+        let mut message = Message::from_slow_path(bytes)?;
+        let params = match &mut message {
+            Message::Request(r) => r.params.as_mut(),
+            Message::Notification(n) => n.params.as_mut(),
+            Message::Response(_) => None,
+        };
+        let meta = MetaMembers::take_from(params);
+        Ok((message, meta))
+    }
+
+    /// Anything that is not an object (or not JSON): parsed as a tree, so
+    /// the error can be worded.
+    fn from_slow_path(bytes: &[u8]) -> Result<Message, EnvelopeError> {
         let value: Value = serde_json::from_slice(bytes).map_err(|e| EnvelopeError {
             id: None,
             error: McpError::new(codes::PARSE_ERROR, format!("Parse error: {e}")),
@@ -133,6 +172,7 @@ impl Message {
             params: obj.remove("params"),
             result: obj.remove("result"),
             error: obj.remove("error"),
+            meta: MetaMembers::Absent,
         }
         .classify()
     }
@@ -160,6 +200,18 @@ struct Envelope {
     params: Option<Value>,
     result: Option<Value>,
     error: Option<Value>,
+    /// `params._meta`, when the parse was asked to split it out.
+    meta: MetaMembers,
+}
+
+/// Parses the envelope's members straight from `bytes`; with `split_meta`,
+/// `params._meta` goes to [`Envelope::meta`].
+fn parse_envelope(bytes: &[u8], split_meta: bool) -> Result<Envelope, serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let envelope = Members { split_meta }.deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(envelope)
 }
 
 impl Envelope {
@@ -292,41 +344,53 @@ impl<'de> Deserialize<'de> for Member {
     }
 }
 
-impl<'de> Deserialize<'de> for Envelope {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Members;
-        impl<'de> serde::de::Visitor<'de> for Members {
-            type Value = Envelope;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON-RPC message object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Envelope, A::Error> {
-                let mut envelope = Envelope::default();
-                while let Some(member) = map.next_key::<Member>()? {
-                    let slot = match member {
-                        Member::Jsonrpc => {
-                            envelope.jsonrpc = Some(map.next_value()?);
-                            continue;
-                        }
-                        Member::Id => &mut envelope.id,
-                        Member::Method => &mut envelope.method,
-                        Member::Params => &mut envelope.params,
-                        Member::Result => &mut envelope.result,
-                        Member::Error => &mut envelope.error,
-                        Member::Other => {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    *slot = Some(map.next_value()?);
+/// Reads an [`Envelope`]; `split_meta` as in [`parse_envelope`].
+struct Members {
+    split_meta: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Members {
+    type Value = Envelope;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Envelope, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Members {
+    type Value = Envelope;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+        let mut envelope = Envelope::default();
+        while let Some(member) = map.next_key::<Member>()? {
+            let slot = match member {
+                Member::Jsonrpc => {
+                    envelope.jsonrpc = Some(map.next_value()?);
+                    continue;
                 }
-                Ok(envelope)
-            }
+                Member::Params if self.split_meta => {
+                    let params: SplitParams = map.next_value()?;
+                    envelope.params = Some(params.rest);
+                    envelope.meta = params.meta;
+                    continue;
+                }
+                Member::Id => &mut envelope.id,
+                Member::Method => &mut envelope.method,
+                Member::Params => &mut envelope.params,
+                Member::Result => &mut envelope.result,
+                Member::Error => &mut envelope.error,
+                Member::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = Some(map.next_value()?);
         }
-        deserializer.deserialize_map(Members)
+        Ok(envelope)
     }
 }
 
@@ -425,8 +489,24 @@ mod tests {
             r#"42"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"m""#,
             r#"not json"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"e","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c"},"io.modelcontextprotocol/clientCapabilities":{},"traceparent":"t"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"_meta":{"progressToken":1},"progress":1}}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":"m","params":{"_meta":[1,{"a":null}],"_meta":"last"}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"m","params":{"_meta":{"progressToken":1,"progressToken":2}}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"m","params":"_meta"}"#,
+            r#"{"jsonrpc":"2.0","id":"r","result":{"_meta":{"x":1}}}"#,
         ];
         for case in cases {
+            // Reading `_meta` apart and putting it back gives the same message.
+            let split = Message::from_slice_split_meta(case.as_bytes()).map(|(mut m, meta)| {
+                match &mut m {
+                    Message::Request(r) => meta.restore_into(&mut r.params),
+                    Message::Notification(n) => meta.restore_into(&mut n.params),
+                    Message::Response(_) => assert_eq!(meta, MetaMembers::Absent, "{case}"),
+                }
+                m
+            });
+            assert_eq!(split, Message::from_slice(case.as_bytes()), "{case}");
             let from_tree = serde_json::from_slice::<Value>(case.as_bytes())
                 .map_err(|e| e.to_string())
                 .map(Message::from_value);

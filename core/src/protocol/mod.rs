@@ -8,6 +8,7 @@ pub mod codes;
 pub mod jsonrpc;
 pub mod mcp_headers;
 pub mod meta;
+mod meta_members;
 pub mod methods;
 mod types;
 pub mod versions;

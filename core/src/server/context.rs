@@ -11,7 +11,7 @@ use super::error::HandlerError;
 use super::input::{AskOutcome, InputRound, check_answer};
 use crate::McpError;
 use crate::protocol::InputKind;
-use crate::protocol::jsonrpc::{RequestId, notification_value};
+use crate::protocol::jsonrpc::{MetaMembers, RequestId, ReservedMembers, notification_value};
 use crate::protocol::meta;
 use crate::protocol::methods::{NOTIFICATIONS_MESSAGE, NOTIFICATIONS_PROGRESS};
 
@@ -580,32 +580,25 @@ fn live_answer(
 }
 
 /// Reads the per-request protocol fields out of `params._meta`.
-pub(crate) fn parse_request_meta(
-    params: Option<&mut Map<String, Value>>,
-) -> Result<RequestMeta, String> {
-    // Taken out of the params, not copied: nothing downstream reads `_meta`
-    // from the params (the requestState digest leaves it out anyway), and a
-    // real client's capabilities and clientInfo are a dozen allocations.
-    let Some(meta_value) = params.and_then(|p| p.remove("_meta")) else {
-        return Err("params._meta is required on every request (it carries \"io.modelcontextprotocol/protocolVersion\" and \"io.modelcontextprotocol/clientCapabilities\")".into());
-    };
-    let Value::Object(meta_obj) = meta_value else {
-        return Err("params._meta must be an object".into());
-    };
-    // One consuming pass instead of a search-and-remove per key: the keys
-    // share a 24-byte prefix, and removing rebalances the tree each time.
-    let (mut version, mut capabilities, mut client_info, mut level, mut token) =
-        (None, None, None, None, None);
-    for (key, value) in meta_obj {
-        match key.as_str() {
-            meta::PROTOCOL_VERSION => version = Some(value),
-            meta::CLIENT_CAPABILITIES => capabilities = Some(value),
-            meta::CLIENT_INFO => client_info = Some(value),
-            meta::LOG_LEVEL => level = Some(value),
-            meta::PROGRESS_TOKEN => token = Some(value),
-            _ => {}
+pub(crate) fn parse_request_meta(meta: MetaMembers) -> Result<RequestMeta, String> {
+    let reserved = match meta {
+        MetaMembers::Object(reserved) => reserved,
+        MetaMembers::NotObject(_) => return Err("params._meta must be an object".into()),
+        MetaMembers::Absent => {
+            return Err("params._meta is required on every request (it carries \"io.modelcontextprotocol/protocolVersion\" and \"io.modelcontextprotocol/clientCapabilities\")".into());
         }
-    }
+    };
+    // Other members (trace context, extensions) are not read: nothing
+    // downstream looks at `_meta` in the params (the requestState digest
+    // leaves it out anyway).
+    let ReservedMembers {
+        protocol_version: version,
+        client_capabilities: capabilities,
+        client_info,
+        log_level: level,
+        progress_token: token,
+        others: _,
+    } = *reserved;
     let protocol_version = match version {
         Some(Value::String(v)) => v,
         Some(_) => {

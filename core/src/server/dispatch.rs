@@ -23,7 +23,7 @@ use super::registry::ListKind;
 use super::reply::{Outgoing, Reply, ResultObject};
 use super::subscriptions::{Filter, listen};
 use crate::McpError;
-use crate::protocol::jsonrpc::{Request, RequestId, error_value, result_value};
+use crate::protocol::jsonrpc::{MetaMembers, Request, RequestId, error_value, result_value};
 use crate::protocol::{MODERN_PROTOCOL_VERSIONS, Method, codes};
 
 /// The methods this revision defines for a server to answer.
@@ -132,7 +132,20 @@ fn params_of(request: &Request) -> &Map<String, Value> {
 impl Server {
     /// Reads and checks the per-request `_meta`.
     pub(crate) fn prepare(&self, mut request: Request) -> Result<Prepared, Rejection> {
-        match parse_request_meta(request.params.as_mut()) {
+        let meta = MetaMembers::take_from(request.params.as_mut());
+        self.prepare_split(request, meta)
+    }
+
+    /// [`Server::prepare`] for a request whose `_meta` was read apart from
+    /// its params while parsing ([`Message::from_slice_split_meta`]).
+    ///
+    /// [`Message::from_slice_split_meta`]: crate::protocol::jsonrpc::Message::from_slice_split_meta
+    pub(crate) fn prepare_split(
+        &self,
+        request: Request,
+        meta: MetaMembers,
+    ) -> Result<Prepared, Rejection> {
+        match parse_request_meta(meta) {
             Ok(meta) => Ok(Prepared {
                 method: Method::from_name(&request.method),
                 meta,

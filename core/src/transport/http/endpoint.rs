@@ -21,8 +21,9 @@ use super::embed::EndpointOptions;
 use super::guard::{check_headers, check_host_and_origin, check_param_headers};
 use crate::McpError;
 use crate::legacy::SessionStore;
+use crate::protocol::Method as McpMethod;
 use crate::protocol::codes;
-use crate::protocol::jsonrpc::Message;
+use crate::protocol::jsonrpc::{Message, MetaMembers};
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
 use crate::server::{Prepared, Server, lazy_notification_channel};
 
@@ -111,19 +112,38 @@ impl Endpoint {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
-        let message = match Message::from_slice(&bytes) {
+        // `_meta` read apart: the 2026-07-28 path below reads its reserved
+        // members only, and this saves building a tree for them.
+        let (mut message, mut meta) = match Message::from_slice_split_meta(&bytes) {
             Ok(m) => m,
             Err(e) => return jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error),
         };
-        if let Some(id) = session_id {
-            // Moved, not copied: nothing reads them here any more.
-            let headers = std::sync::Arc::new(std::mem::take(&mut parts.headers));
-            return self.legacy_post(&id, message, headers).await;
-        }
-        if let Message::Request(request) = &message
-            && crate::legacy::is_legacy_initialize(request)
-        {
-            return self.legacy_initialize(request, peer);
+        let initialize = matches!(&message, Message::Request(r)
+            if McpMethod::from_name(&r.method) == Some(McpMethod::Initialize));
+        if session_id.is_some() || initialize {
+            // Legacy sessions, and the check for the legacy handshake, read
+            // `_meta` from the params: put it back (rare paths).
+            let params = match &mut message {
+                Message::Request(r) => Some(&mut r.params),
+                Message::Notification(n) => Some(&mut n.params),
+                Message::Response(_) => None,
+            };
+            if let Some(params) = params {
+                std::mem::take(&mut meta).restore_into(params);
+            }
+            if let Some(id) = session_id {
+                // Moved, not copied: nothing reads them here any more.
+                let headers = std::sync::Arc::new(std::mem::take(&mut parts.headers));
+                return self.legacy_post(&id, message, headers).await;
+            }
+            if let Message::Request(request) = &mut message {
+                if crate::legacy::is_legacy_initialize(request) {
+                    return self.legacy_initialize(request, peer);
+                }
+                // A 2026-07-28 `initialize` (not a method of this revision):
+                // on to the usual answer.
+                meta = MetaMembers::take_from(request.params.as_mut());
+            }
         }
         let request = match message {
             Message::Request(request) => request,
@@ -143,7 +163,7 @@ impl Endpoint {
                 );
             }
         };
-        let mut prepared = match self.server.prepare(request) {
+        let mut prepared = match self.server.prepare_split(request, meta) {
             Ok(p) => p,
             Err(rejection) => return rejection_response(rejection),
         };
