@@ -128,6 +128,11 @@ pub struct Report {
     pub plan: Plan,
     pub servers: Vec<Outcome>,
     pub targets: Vec<TargetResult>,
+    /// The client rows (bench/clients.json), measured in the same run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<Outcome>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub client_targets: Vec<TargetResult>,
 }
 
 /// `1234567.8` → `1,234,568`.
@@ -399,6 +404,11 @@ pub fn markdown(report: &Report) -> String {
             }
         }
     }
+    m.push_str(&crate::clients::markdown(
+        &report.clients,
+        &report.client_targets,
+        &report.plan,
+    ));
     m
 }
 
