@@ -69,7 +69,7 @@ fn say(line: &str) {
     let _ = out.flush();
 }
 
-#[tokio::main(flavor = "current_thread")]
+#[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::args()
         .nth(1)

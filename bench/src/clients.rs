@@ -544,7 +544,11 @@ pub fn figures_table(outcomes: &[Outcome], plan: &Plan) -> String {
     for o in outcomes {
         if let Some(why) = &o.unavailable {
             let why = why.lines().next().unwrap_or("").replace('|', "/");
-            let _ = writeln!(t, "| {} | error: {why} | | | | | | | {} |", o.name, o.errors);
+            let _ = writeln!(
+                t,
+                "| {} | error: {why} | | | | | | | {} |",
+                o.name, o.errors
+            );
             continue;
         }
         let _ = writeln!(
@@ -653,10 +657,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("clients.json");
         let write = |v: serde_json::Value| std::fs::write(&path, v.to_string()).unwrap();
-        let client = |name: &str, command: Vec<&str>| {
-            serde_json::json!({"name": name, "kind": "ferromcp", "language": "rust", "command": command})
-        };
-        write(serde_json::json!({"server": ["s"], "clients": [client("a", vec!["x"]), client("a", vec!["y"])]}));
+        let client = |name: &str, command: Vec<&str>| serde_json::json!({"name": name, "kind": "ferromcp", "language": "rust", "command": command});
+        write(
+            serde_json::json!({"server": ["s"], "clients": [client("a", vec!["x"]), client("a", vec!["y"])]}),
+        );
         assert!(load(&path).unwrap_err().contains("used twice"));
         write(serde_json::json!({"server": ["s"], "clients": [client("a", vec![])]}));
         assert!(load(&path).unwrap_err().contains("empty command"));

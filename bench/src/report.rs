@@ -376,6 +376,15 @@ pub fn markdown(report: &Report) -> String {
         "Command: `{}` (commit {}); {} rounds, {} s per phase, {pin}.\n",
         report.command, report.git_commit, report.plan.rounds, report.plan.phase_secs
     );
+    if report.servers.is_empty() {
+        // `--clients-only`: no server tables full of dashes.
+        m.push_str(&crate::clients::markdown(
+            &report.clients,
+            &report.client_targets,
+            &report.plan,
+        ));
+        return m;
+    }
     let _ = writeln!(m, "### Figures (medians over rounds)\n");
     m.push_str(&figures_table(&report.servers, &report.plan));
     let _ = writeln!(

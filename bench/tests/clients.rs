@@ -49,7 +49,9 @@ fn client_rows_are_measured_and_failures_are_rows() {
     std::fs::write(&clients, config.to_string()).expect("write clients.json");
 
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-bench"))
-        .args(["run", "--short", "--rounds", "1", "--phase", "0.2", "--no-pin"])
+        .args([
+            "run", "--short", "--rounds", "1", "--phase", "0.2", "--no-pin",
+        ])
         .arg("--config")
         .arg(&servers)
         .arg("--clients")
@@ -66,7 +68,10 @@ fn client_rows_are_measured_and_failures_are_rows() {
         output.status.success(),
         "mcp-bench run failed\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("### Clients"), "no clients table:\n{stdout}");
+    assert!(
+        stdout.contains("### Clients"),
+        "no clients table:\n{stdout}"
+    );
     assert!(
         stdout.contains("| refuses | error: connect: cannot connect to http://127.0.0.1:"),
         "the failing client is not an error row:\n{stdout}"

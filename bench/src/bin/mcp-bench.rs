@@ -3,7 +3,7 @@
 //! ```text
 //! mcp-bench run   [--short] [--rounds N] [--phase SECS] [--only a,b] [--config FILE]
 //!                 [--manifest FILE] [--root DIR] [--out DIR] [--no-pin]
-//!                 [--generator-cpu N] [--server-cpu N] [--strict] [--clients FILE|none]
+//!                 [--generator-cpu N] [--server-cpu N] [--strict] [--clients FILE|none] [--clients-only]
 //! mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
 //! mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS…
 //! mcp-bench cold  [--times N] -- CMD ARGS…
@@ -16,7 +16,7 @@
 //! It also measures the client libraries of bench/clients.json (see
 //! `ferromcp_bench::clients`): read by default only when --config is not
 //! given, so a custom server list runs no clients unless --clients names a
-//! file; `--clients none` skips them.
+//! file; `--clients none` skips them, `--clients-only` skips the servers.
 //! `soak` drives every echo server of examples/manifest.json and fails if its
 //! memory or descriptors grow after warm-up (see `ferromcp_bench::soak`).
 
@@ -36,7 +36,7 @@ use std::time::Duration;
 const USAGE: &str = "usage:
   mcp-bench run   [--short] [--rounds N] [--phase SECS] [--only a,b] [--config FILE]
                   [--manifest FILE] [--root DIR] [--out DIR] [--no-pin]
-                  [--generator-cpu N] [--server-cpu N] [--strict] [--clients FILE|none]
+                  [--generator-cpu N] [--server-cpu N] [--strict] [--clients FILE|none] [--clients-only]
   mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
   mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS...
   mcp-bench cold  [--times N] -- CMD ARGS...
@@ -50,7 +50,13 @@ struct Args {
     command: Vec<String>,
 }
 
-const FLAGS: [&str; 4] = ["--short", "--no-pin", "--strict", "--help"];
+const FLAGS: [&str; 5] = [
+    "--short",
+    "--no-pin",
+    "--strict",
+    "--help",
+    "--clients-only",
+];
 
 impl Args {
     fn parse(raw: &[String]) -> Result<Args, String> {
@@ -321,6 +327,7 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         "--server-cpu",
         "--strict",
         "--clients",
+        "--clients-only",
     ])?;
     let root = match args.value("--root") {
         Some(r) => PathBuf::from(r),
@@ -349,15 +356,19 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
             .iter()
             .flat_map(|c| c.clients.iter().map(|c| c.name.as_str()))
             .collect();
-        if let Some(unknown) = wanted.iter().find(|w| {
-            !servers.iter().any(|s| s.name() == **w) && !client_names.contains(w)
-        }) {
+        if let Some(unknown) = wanted
+            .iter()
+            .find(|w| !servers.iter().any(|s| s.name() == **w) && !client_names.contains(w))
+        {
             return Err(format!("--only: no server or client named {unknown}"));
         }
         servers.retain(|s| wanted.contains(&s.name()));
         if let Some(c) = &mut clients_config {
             c.clients.retain(|c| wanted.contains(&c.name.as_str()));
         }
+    }
+    if args.flag("--clients-only") {
+        servers.clear();
     }
     let short = args.flag("--short") || std::env::var("BENCH_SHORT").is_ok_and(|v| v == "1");
     let mut plan = if short {
