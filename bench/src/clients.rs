@@ -206,12 +206,10 @@ impl ClientProc {
                     .zip(secs.parse::<f64>().ok()),
                 _ => None,
             };
-            let Some(((ok, errors), secs)) = parsed else {
+            // A phase takes time: zero, negative or NaN seconds is a broken report.
+            let Some(((ok, errors), secs)) = parsed.filter(|(_, secs)| *secs > 0.0) else {
                 return Err(format!("malformed report {line:?}"));
             };
-            if !(secs > 0.0) {
-                return Err(format!("malformed report {line:?}"));
-            }
             phase.ok = ok;
             phase.errors = errors;
             phase.secs = secs;
