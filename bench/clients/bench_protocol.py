@@ -20,7 +20,7 @@ import itertools
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 
@@ -54,6 +54,32 @@ def _report(tally: _Tally, elapsed: float) -> None:
     _say(f"done {tally.ok} {tally.errors} {elapsed:.6f}")
 
 
+async def _async_worker(
+    echo: Callable[[str], Awaitable[Any]], tally: _Tally, deadline: float, counter: Iterator[int]
+) -> None:
+    """Calls ``echo`` one call after another until ``deadline``."""
+    while time.perf_counter() < deadline:
+        text = f"hello-{next(counter)}"
+        try:
+            tally.check(text, await echo(text))
+        except Exception as e:  # every failure is counted and reported
+            tally.fail(f"{type(e).__name__}: {e}")
+
+
+def _sync_worker(echo: Callable[[str], Any], tally: _Tally, deadline: float, counter: Iterator[int]) -> None:
+    """The same on a thread; the tally is shared with the other threads."""
+    while time.perf_counter() < deadline:
+        text = f"hello-{next(counter)}"
+        try:
+            got = echo(text)
+        except Exception as e:  # every failure is counted and reported
+            with tally.lock:
+                tally.fail(f"{type(e).__name__}: {e}")
+            continue
+        with tally.lock:
+            tally.check(text, got)
+
+
 def _commands() -> Any:
     for line in sys.stdin:
         words = line.split()
@@ -85,17 +111,8 @@ async def serve_async(echo: Callable[[str], Awaitable[Any]], protocol_version: C
         in_flight, seconds = command
         tally = _Tally()
         deadline = time.perf_counter() + seconds
-
-        async def worker() -> None:
-            while time.perf_counter() < deadline:
-                text = f"hello-{next(counter)}"
-                try:
-                    tally.check(text, await echo(text))
-                except Exception as e:  # noqa: BLE001 - every failure is counted and reported
-                    tally.fail(f"{type(e).__name__}: {e}")
-
         started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(max(in_flight, 1))))
+        await asyncio.gather(*(_async_worker(echo, tally, deadline, counter) for _ in range(max(in_flight, 1))))
         _report(tally, time.perf_counter() - started)
 
 
@@ -110,24 +127,13 @@ def serve_sync(echo: Callable[[str], Any], protocol_version: Callable[[], str]) 
     for in_flight, seconds in _commands():
         tally = _Tally()
         deadline = time.perf_counter() + seconds
-
-        def worker() -> None:
-            while time.perf_counter() < deadline:
-                text = f"hello-{next(counter)}"
-                try:
-                    got = echo(text)
-                except Exception as e:  # noqa: BLE001 - every failure is counted and reported
-                    with tally.lock:
-                        tally.fail(f"{type(e).__name__}: {e}")
-                    continue
-                with tally.lock:
-                    tally.check(text, got)
-
         started = time.perf_counter()
         if in_flight <= 1:
-            worker()
+            _sync_worker(echo, tally, deadline, counter)
         else:
-            threads = [threading.Thread(target=worker) for _ in range(in_flight)]
+            threads = [
+                threading.Thread(target=_sync_worker, args=(echo, tally, deadline, counter)) for _ in range(in_flight)
+            ]
             for t in threads:
                 t.start()
             for t in threads:

@@ -13,9 +13,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import bench_protocol  # noqa: E402
-
-import ferromcp  # noqa: E402
+import bench_protocol
+import ferromcp
 
 
 async def run_async(url: str) -> None:

@@ -17,8 +17,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients"))
 
-import bench_protocol  # noqa: E402
-from fastmcp import Client  # noqa: E402
+import bench_protocol
+from fastmcp import Client
 
 
 async def main(url: str) -> None:
