@@ -14,6 +14,7 @@ mod convert;
 mod error;
 mod handler;
 mod host_call;
+mod loop_inbox;
 mod primitives;
 mod server;
 mod serving;
