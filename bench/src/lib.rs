@@ -5,6 +5,7 @@
 //! and `cold` measure one server. `baseline-server` is the physical-limit
 //! reference: hyper + serde_json answering just the echo tool.
 
+pub mod clients;
 pub mod config;
 pub mod event_loop;
 pub mod http;

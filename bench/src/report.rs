@@ -128,6 +128,11 @@ pub struct Report {
     pub plan: Plan,
     pub servers: Vec<Outcome>,
     pub targets: Vec<TargetResult>,
+    /// The client rows (bench/clients.json), measured in the same run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<Outcome>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub client_targets: Vec<TargetResult>,
 }
 
 /// `1234567.8` → `1,234,568`.
@@ -371,6 +376,15 @@ pub fn markdown(report: &Report) -> String {
         "Command: `{}` (commit {}); {} rounds, {} s per phase, {pin}.\n",
         report.command, report.git_commit, report.plan.rounds, report.plan.phase_secs
     );
+    if report.servers.is_empty() {
+        // `--clients-only`: no server tables full of dashes.
+        m.push_str(&crate::clients::markdown(
+            &report.clients,
+            &report.client_targets,
+            &report.plan,
+        ));
+        return m;
+    }
     let _ = writeln!(m, "### Figures (medians over rounds)\n");
     m.push_str(&figures_table(&report.servers, &report.plan));
     let _ = writeln!(
@@ -400,6 +414,11 @@ pub fn markdown(report: &Report) -> String {
             }
         }
     }
+    m.push_str(&crate::clients::markdown(
+        &report.clients,
+        &report.client_targets,
+        &report.plan,
+    ));
     m
 }
 

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
 
-use crate::{error, workers};
+use crate::{error, loop_inbox, workers};
 
 /// How often a blocked call wakes to run Python signal handlers.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
@@ -112,6 +112,25 @@ where
         },),
     )?;
     let target = future.clone().unbind();
+    // A call without progress events can skip the Python worker thread: its
+    // outcome goes straight to the loop's thread (see loop_inbox). Calls with
+    // events keep the worker path, which orders them before the outcome.
+    if events.is_none()
+        && let Some(inbox) = loop_inbox::of(event_loop)
+    {
+        ferromcp::runtime::get().spawn(async move {
+            let outcome = tokio::select! {
+                biased;
+                _ = stop.cancelled() => return,
+                outcome = work => outcome,
+            };
+            inbox.push(Box::new(move |py| {
+                let (failed, value) = convert_outcome(py, outcome, to_py);
+                settle(target.bind(py), failed, value.bind(py));
+            }));
+        });
+        return Ok(future.unbind());
+    }
     let event_loop = event_loop.clone().unbind();
     ferromcp::runtime::get().spawn(async move {
         tokio::pin!(work);
@@ -132,13 +151,7 @@ where
         // Converting needs the GIL, which a runtime worker must never wait
         // for: a Python worker thread does it and hands it to the loop.
         workers::submit(move |py| {
-            let (failed, value) = match outcome.map_err(|e| error::to_py_err(py, &e)) {
-                Ok(value) => match to_py(py, value) {
-                    Ok(value) => (false, value),
-                    Err(e) => (true, e.into_value(py).into_any()),
-                },
-                Err(e) => (true, e.into_value(py).into_any()),
-            };
+            let (failed, value) = convert_outcome(py, outcome, to_py);
             let settle = Settle.into_pyobject(py).map(|s| s.into_any());
             // The loop may be closed already: nobody is waiting then.
             if let Ok(settle) = settle {
@@ -149,6 +162,38 @@ where
         });
     });
     Ok(future.unbind())
+}
+
+/// The Python value of an outcome: `(false, result)` or `(true, exception)`.
+fn convert_outcome<T>(
+    py: Python<'_>,
+    outcome: Result<T, Error>,
+    to_py: ToPy<T>,
+) -> (bool, Py<PyAny>) {
+    match outcome.map_err(|e| error::to_py_err(py, &e)) {
+        Ok(value) => match to_py(py, value) {
+            Ok(value) => (false, value),
+            Err(e) => (true, e.into_value(py).into_any()),
+        },
+        Err(e) => (true, e.into_value(py).into_any()),
+    }
+}
+
+/// Completes the asyncio `future` unless it was cancelled meanwhile.
+fn settle(future: &Bound<'_, PyAny>, failed: bool, value: &Bound<'_, PyAny>) {
+    if future
+        .call_method0("done")
+        .and_then(|d| d.is_truthy())
+        .unwrap_or(true)
+    {
+        return;
+    }
+    let method = if failed {
+        "set_exception"
+    } else {
+        "set_result"
+    };
+    let _ = future.call_method1(method, (value,));
 }
 
 /// What a blocked call woke up for.
@@ -219,19 +264,7 @@ struct Settle;
 #[pymethods]
 impl Settle {
     fn __call__(&self, future: &Bound<'_, PyAny>, failed: bool, value: &Bound<'_, PyAny>) {
-        if future
-            .call_method0("done")
-            .and_then(|d| d.is_truthy())
-            .unwrap_or(true)
-        {
-            return;
-        }
-        let method = if failed {
-            "set_exception"
-        } else {
-            "set_result"
-        };
-        let _ = future.call_method1(method, (value,));
+        settle(future, failed, value);
     }
 }
 

@@ -15,6 +15,7 @@ mod error;
 mod handler;
 mod host_call;
 mod loop_dispatch;
+mod loop_inbox;
 mod primitives;
 mod server;
 mod serving;

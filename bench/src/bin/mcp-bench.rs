@@ -3,7 +3,7 @@
 //! ```text
 //! mcp-bench run   [--short] [--rounds N] [--phase SECS] [--only a,b] [--config FILE]
 //!                 [--manifest FILE] [--root DIR] [--out DIR] [--no-pin]
-//!                 [--generator-cpu N] [--server-cpu N] [--strict]
+//!                 [--generator-cpu N] [--server-cpu N] [--strict] [--clients FILE|none] [--clients-only]
 //! mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
 //! mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS…
 //! mcp-bench cold  [--times N] -- CMD ARGS…
@@ -13,9 +13,14 @@
 //!
 //! `run` measures every server of bench/servers.json and writes
 //! bench/results/latest.{json,md}; BENCH_SHORT=1 is the same as --short.
+//! It also measures the client libraries of bench/clients.json (see
+//! `ferromcp_bench::clients`): read by default only when --config is not
+//! given, so a custom server list runs no clients unless --clients names a
+//! file; `--clients none` skips them, `--clients-only` skips the servers.
 //! `soak` drives every echo server of examples/manifest.json and fails if its
 //! memory or descriptors grow after warm-up (see `ferromcp_bench::soak`).
 
+use ferromcp_bench::clients;
 use ferromcp_bench::config;
 use ferromcp_bench::http::{self, Endpoint};
 use ferromcp_bench::proc::{self, Launch};
@@ -31,7 +36,7 @@ use std::time::Duration;
 const USAGE: &str = "usage:
   mcp-bench run   [--short] [--rounds N] [--phase SECS] [--only a,b] [--config FILE]
                   [--manifest FILE] [--root DIR] [--out DIR] [--no-pin]
-                  [--generator-cpu N] [--server-cpu N] [--strict]
+                  [--generator-cpu N] [--server-cpu N] [--strict] [--clients FILE|none] [--clients-only]
   mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
   mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS...
   mcp-bench cold  [--times N] -- CMD ARGS...
@@ -45,7 +50,13 @@ struct Args {
     command: Vec<String>,
 }
 
-const FLAGS: [&str; 4] = ["--short", "--no-pin", "--strict", "--help"];
+const FLAGS: [&str; 5] = [
+    "--short",
+    "--no-pin",
+    "--strict",
+    "--help",
+    "--clients-only",
+];
 
 impl Args {
     fn parse(raw: &[String]) -> Result<Args, String> {
@@ -315,6 +326,8 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         "--generator-cpu",
         "--server-cpu",
         "--strict",
+        "--clients",
+        "--clients-only",
     ])?;
     let root = match args.value("--root") {
         Some(r) => PathBuf::from(r),
@@ -327,15 +340,35 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         .value("--manifest")
         .map_or_else(|| root.join("examples/manifest.json"), PathBuf::from);
     let (config, mut servers) = config::load(&config_path, &manifest_path)?;
+    let clients_path = match args.value("--clients") {
+        Some("none") => None,
+        Some(path) => Some(PathBuf::from(path)),
+        None if args.value("--config").is_none() => Some(root.join("bench/clients.json")),
+        None => None,
+    };
+    let mut clients_config = match &clients_path {
+        Some(path) => Some(clients::load(path)?),
+        None => None,
+    };
     if let Some(only) = args.value("--only") {
         let wanted: Vec<&str> = only.split(',').map(str::trim).collect();
+        let client_names: Vec<&str> = clients_config
+            .iter()
+            .flat_map(|c| c.clients.iter().map(|c| c.name.as_str()))
+            .collect();
         if let Some(unknown) = wanted
             .iter()
-            .find(|w| !servers.iter().any(|s| s.name() == **w))
+            .find(|w| !servers.iter().any(|s| s.name() == **w) && !client_names.contains(w))
         {
-            return Err(format!("--only: no server named {unknown}"));
+            return Err(format!("--only: no server or client named {unknown}"));
         }
         servers.retain(|s| wanted.contains(&s.name()));
+        if let Some(c) = &mut clients_config {
+            c.clients.retain(|c| wanted.contains(&c.name.as_str()));
+        }
+    }
+    if args.flag("--clients-only") {
+        servers.clear();
     }
     let short = args.flag("--short") || std::env::var("BENCH_SHORT").is_ok_and(|v| v == "1");
     let mut plan = if short {
@@ -358,6 +391,14 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
                     s.name().to_owned(),
                     format!("`make {part} RELEASE=1` failed"),
                 );
+            }
+            for c in clients_config
+                .iter()
+                .flat_map(|c| &c.clients)
+                .filter(|c| c.kind == "ferromcp" && c.language == language)
+            {
+                plan.known_unavailable
+                    .insert(c.name.clone(), format!("`make {part} RELEASE=1` failed"));
             }
         }
     }
@@ -399,8 +440,18 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         plan.phase_secs,
         log_dir.display()
     );
-    let outcomes = runtime()?.block_on(runner::run(&plan, &servers));
+    let rt = runtime()?;
+    let outcomes = rt.block_on(runner::run(&plan, &servers));
     let targets = report::evaluate(&config.targets, &outcomes);
+    let (client_outcomes, client_targets) = match &clients_config {
+        Some(c) if !c.clients.is_empty() => {
+            eprintln!("mcp-bench: {} clients", c.clients.len());
+            let outcomes = rt.block_on(clients::run(&plan, c));
+            let targets = report::evaluate(&c.targets, &outcomes);
+            (outcomes, targets)
+        }
+        _ => (Vec::new(), Vec::new()),
+    };
     let command = std::env::var("MCP_BENCH_COMMAND").unwrap_or_else(|_| {
         let mut words = vec!["mcp-bench".to_owned()];
         words.extend(raw.iter().cloned());
@@ -423,6 +474,8 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         plan,
         servers: outcomes,
         targets,
+        clients: client_outcomes,
+        client_targets,
     };
     let markdown = report::markdown(&report);
     println!("{markdown}");
@@ -443,11 +496,13 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
     let measured = report
         .servers
         .iter()
+        .chain(&report.clients)
         .filter(|o| o.unavailable.is_none())
         .count();
     let failed = report
         .servers
         .iter()
+        .chain(&report.clients)
         .any(|o| o.errors > 0 || o.unavailable.is_some());
     if measured == 0 || (args.flag("--strict") && failed) {
         return Ok(ExitCode::FAILURE);
