@@ -83,6 +83,17 @@ pub enum Error {
     /// An HTTP-level failure (headers, connection).
     #[error("HTTP error: {0}")]
     Http(String),
+    /// A TLS connection could not be set up or was refused (an unknown
+    /// certificate authority, a name mismatch, a client certificate the
+    /// server wanted): says which host and why. Classified as
+    /// [`ErrorKind::Http`], the kind of every connection failure.
+    #[error("TLS error with {host}: {reason}")]
+    Tls {
+        /// `host:port` the client was connecting to.
+        host: String,
+        /// What went wrong, with a hint on how to fix it when there is one.
+        reason: String,
+    },
     /// The server answered with an HTTP error status and no JSON-RPC error.
     #[error("HTTP {0}: {1}")]
     HttpStatus(u16, String),
@@ -197,7 +208,7 @@ impl Error {
             Error::Mcp(_) => ErrorKind::PeerError,
             Error::Io(_) => ErrorKind::Io,
             Error::Json(_) => ErrorKind::Json,
-            Error::Http(_) => ErrorKind::Http,
+            Error::Http(_) | Error::Tls { .. } => ErrorKind::Http,
             Error::HttpStatus(..) => ErrorKind::HttpStatus,
             Error::Protocol(_) => ErrorKind::Protocol,
             Error::InvalidDefinition(_) => ErrorKind::InvalidDefinition,
@@ -277,6 +288,15 @@ mod tests {
         let def = Error::InvalidDefinition("bad".into());
         assert_eq!(def.host_code(), codes::INVALID_PARAMS);
         assert_eq!(def.host_message(), "invalid definition: bad");
+        let tls = Error::Tls {
+            host: "example.com:443".into(),
+            reason: "unknown issuer".into(),
+        };
+        assert_eq!(tls.kind(), ErrorKind::Http);
+        assert_eq!(
+            tls.host_message(),
+            "TLS error with example.com:443: unknown issuer"
+        );
         let json = Error::Json(serde_json::from_str::<Value>("{").unwrap_err());
         assert_eq!(json.host_code(), codes::PARSE_ERROR);
     }

@@ -10,6 +10,7 @@ use hyper::body::Incoming;
 use serde_json::Value;
 
 use super::pool::{Pool, PooledConnection};
+use super::tls::{TlsConnect, classify};
 use super::{ClientTransport, OutgoingRequest, ServerRequestHandler};
 use crate::protocol::jsonrpc::{Message, RequestId, notification_value, request_value};
 use crate::protocol::mcp_headers::{
@@ -53,26 +54,33 @@ impl HttpTransport {
     pub(crate) fn new(
         url: &str,
         extra_headers: &[(String, String)],
+        tls: &super::TlsOptions,
         server_requests: Option<ServerRequestHandler>,
         on_notification: Option<super::NotificationCallback>,
     ) -> Result<HttpTransport, Error> {
         let uri: Uri = url
             .parse()
             .map_err(|e| Error::Http(format!("invalid URL {url:?}: {e}")))?;
-        match uri.scheme_str() {
-            Some("http") => {}
+        let secure = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
             Some(other) => {
                 return Err(Error::Http(format!(
-                    "unsupported URL scheme {other:?} (only http:// is supported)"
+                    "unsupported URL scheme {other:?} (http:// and https:// are supported)"
                 )));
             }
             None => return Err(Error::Http(format!("URL {url:?} has no scheme"))),
-        }
+        };
         let host = uri
             .host()
             .ok_or_else(|| Error::Http(format!("URL {url:?} has no host")))?
             .to_owned();
-        let port = uri.port_u16().unwrap_or(80);
+        let port = uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
+        let tls = if secure {
+            Some(TlsConnect::new(&host, port, tls)?)
+        } else {
+            None
+        };
         let extra_headers = extra_headers
             .iter()
             .map(|(name, value)| extra_header(name, value))
@@ -85,7 +93,7 @@ impl HttpTransport {
                     .unwrap_or("/")
                     .to_owned(),
                 authority: uri.authority().map(|a| a.as_str()).unwrap_or("").to_owned(),
-                pool: Pool::new(host, port),
+                pool: Pool::new(host, port, tls),
                 session_id: RwLock::new(None),
                 server_requests,
                 on_notification,
@@ -162,11 +170,12 @@ impl HttpInner {
         request: Request<Full<Bytes>>,
     ) -> Result<(PooledConnection, http::Response<Incoming>), Error> {
         let mut conn = self.pool.get().await?;
-        let response = conn
-            .sender
-            .send_request(request)
-            .await
-            .map_err(|e| Error::Http(format!("request failed: {e}")))?;
+        let response = conn.sender.send_request(request).await.map_err(|e| {
+            // A TLS 1.3 server checks the client certificate after the
+            // handshake: its refusal surfaces on the first request.
+            classify(&self.authority, &e)
+                .unwrap_or_else(|| Error::Http(format!("request failed: {e}")))
+        })?;
         if let Some(session) = response
             .headers()
             .get(SESSION_ID_HEADER)
@@ -603,6 +612,7 @@ mod tests {
         let transport = HttpTransport::new(
             "http://127.0.0.1:9/mcp",
             &[("Authorization".into(), "Bearer t0ken".into())],
+            &Default::default(),
             None,
             None,
         )
@@ -619,6 +629,7 @@ mod tests {
             let refused = HttpTransport::new(
                 "http://127.0.0.1:9/mcp",
                 &[(name.into(), "x".into())],
+                &Default::default(),
                 None,
                 None,
             );
@@ -627,6 +638,8 @@ mod tests {
         let invalid = HttpTransport::new(
             "http://127.0.0.1:9/mcp",
             &[("X-Bad".into(), "line\nbreak".into())],
+            &Default::default(),
+            &Default::default(),
             None,
             None,
         );

@@ -31,6 +31,7 @@ mod rounds;
 mod stdio;
 #[cfg(test)]
 mod testing;
+mod tls;
 
 use serde_json::{Map, Value};
 use std::sync::atomic::AtomicI64;
@@ -50,6 +51,7 @@ pub use options::{
 };
 pub use pages::{ListKind, PageDemand, Pages};
 pub use stdio::{StderrMode, StdioCommand};
+pub use tls::{ClientCertificate, TlsOptions, TlsRoots};
 
 /// One request as a transport sends it.
 pub(crate) struct OutgoingRequest {
@@ -170,7 +172,8 @@ impl Client {
         Self::from_transport(Arc::new(transport), options)
     }
 
-    /// Talks to a Streamable HTTP endpoint (`http://host:port/mcp`).
+    /// Talks to a Streamable HTTP endpoint (`http://host:port/mcp`, or
+    /// `https://` with [`ClientOptions::tls`]).
     pub async fn connect_http(url: &str) -> Result<Client, Error> {
         Self::connect_http_with(url, ClientOptions::default()).await
     }
@@ -180,6 +183,7 @@ impl Client {
         let transport = http::HttpTransport::new(
             url,
             &options.http_headers,
+            &options.tls,
             Some(options.server_request_handler()),
             options.on_notification.clone(),
         )?;

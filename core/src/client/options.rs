@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-use super::{CacheMode, ServerRequestHandler, StderrMode};
+use super::{CacheMode, ServerRequestHandler, StderrMode, TlsOptions};
 use crate::protocol::{Implementation, InputKind, LATEST_PROTOCOL_VERSION, methods};
 use crate::{BoxFuture, Error, McpError};
 
@@ -62,6 +62,9 @@ pub struct ClientOptions {
     /// ignored by stdio. Protocol headers (`MCP-Protocol-Version`,
     /// `Mcp-Method`...) are the client's own and cannot be set here.
     pub http_headers: Vec<(String, String)>,
+    /// Trust store, extra CA certificates and client certificate for
+    /// `https://` URLs; ignored by `http://` and stdio.
+    pub tls: TlsOptions,
     /// Which revision family to speak.
     pub era: EraPreference,
     /// How long the era probe (`server/discover`) may go unanswered before
@@ -101,6 +104,7 @@ impl Default for ClientOptions {
             on_notification: None,
             stderr: StderrMode::default(),
             http_headers: Vec::new(),
+            tls: TlsOptions::default(),
             era: EraPreference::Auto,
             probe_timeout: Duration::from_secs(5),
             startup_timeout: Duration::from_secs(30),

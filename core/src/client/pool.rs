@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 
+use super::tls::TlsConnect;
 use crate::Error;
 
 /// Idle connections kept per endpoint.
@@ -38,14 +39,17 @@ impl Drop for PooledConnection {
 pub(crate) struct Pool {
     host: String,
     port: u16,
+    /// Set for `https://`: every new connection is wrapped before HTTP.
+    tls: Option<TlsConnect>,
     idle: Arc<Mutex<Vec<PooledConnection>>>,
 }
 
 impl Pool {
-    pub(crate) fn new(host: String, port: u16) -> Pool {
+    pub(crate) fn new(host: String, port: u16, tls: Option<TlsConnect>) -> Pool {
         Pool {
             host,
             port,
+            tls,
             idle: Arc::default(),
         }
     }
@@ -70,14 +74,12 @@ impl Pool {
             ))
         })?;
         let _ = stream.set_nodelay(true);
-        let (sender, connection) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| Error::Http(format!("HTTP handshake failed: {e}")))?;
-        let driver = tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(error = %e, "HTTP client connection ended");
-            }
-        });
+        // hyper's connection type depends on the stream's: one arm each,
+        // the request handle they give is the same.
+        let (sender, driver) = match &self.tls {
+            Some(tls) => handshake(tls.connect(stream).await?).await?,
+            None => handshake(stream).await?,
+        };
         Ok(PooledConnection { sender, driver })
     }
 
@@ -91,4 +93,20 @@ impl Pool {
             idle.push(conn);
         }
     }
+}
+
+/// The HTTP/1.1 handshake over a connected stream, and the task driving it.
+async fn handshake<S>(stream: S) -> Result<(SendRequest<Full<Bytes>>, JoinHandle<()>), Error>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let (sender, connection) = http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| Error::Http(format!("HTTP handshake failed: {e}")))?;
+    let driver = tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::debug!(error = %e, "HTTP client connection ended");
+        }
+    });
+    Ok((sender, driver))
 }
