@@ -4,10 +4,11 @@
 //! ```text
 //! ferromcp tools --url http://127.0.0.1:8000/mcp
 //! ferromcp call --stdio 'target/bin/echo-server' echo '{"text":"hi"}'
+//! ferromcp tools --url https://mcp.internal/mcp --ca-cert corp-ca.pem
 //! ```
 
 use clap::{Args, Parser, Subcommand};
-use ferromcp::client::{Client, ClientOptions, StderrMode, StdioCommand};
+use ferromcp::client::{Client, ClientOptions, StderrMode, StdioCommand, TlsOptions, TlsRoots};
 use serde_json::{Map, Value};
 use std::process::ExitCode;
 
@@ -18,17 +19,66 @@ struct Cli {
     command: Command,
 }
 
-/// Which server to talk to.
+/// Which server to talk to, and how.
+#[derive(Args)]
+struct Target {
+    #[command(flatten)]
+    endpoint: Endpoint,
+    #[command(flatten)]
+    tls: TlsArgs,
+}
+
+/// The server: one of `--url` or `--stdio`.
 #[derive(Args)]
 #[group(required = true, multiple = false)]
-struct Target {
-    /// Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp
+struct Endpoint {
+    /// Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp or
+    /// https://mcp.example.com/mcp
     #[arg(long, value_name = "URL")]
     url: Option<String>,
     /// Server command to spawn and talk to over stdio, e.g. 'python server.py'
     /// (split on whitespace; no shell quoting)
     #[arg(long, value_name = "'CMD ARGS'")]
     stdio: Option<String>,
+}
+
+/// TLS settings for an https:// URL. The platform's trust store is used by
+/// default (SSL_CERT_FILE / SSL_CERT_DIR replace it, as for OpenSSL tools).
+#[derive(Args)]
+struct TlsArgs {
+    /// Also trust the CA certificate(s) in this PEM file (repeatable)
+    #[arg(long, value_name = "FILE")]
+    ca_cert: Vec<std::path::PathBuf>,
+    /// Trust Mozilla's root set built into ferromcp instead of the
+    /// platform's store
+    #[arg(long)]
+    webpki_roots: bool,
+    /// Client certificate chain (PEM) for mutual TLS; needs --client-key
+    #[arg(long, value_name = "FILE", requires = "client_key")]
+    client_cert: Option<std::path::PathBuf>,
+    /// Private key (PEM) of --client-cert
+    #[arg(long, value_name = "FILE", requires = "client_cert")]
+    client_key: Option<std::path::PathBuf>,
+}
+
+impl TlsArgs {
+    fn options(&self) -> Result<TlsOptions, Failure> {
+        let mut tls = TlsOptions {
+            roots: if self.webpki_roots {
+                TlsRoots::WebPki
+            } else {
+                TlsRoots::Native
+            },
+            ..TlsOptions::default()
+        };
+        for file in &self.ca_cert {
+            tls = tls.with_ca_file(file)?;
+        }
+        if let (Some(cert), Some(key)) = (&self.client_cert, &self.client_key) {
+            tls = tls.with_client_cert_files(cert, key)?;
+        }
+        Ok(tls)
+    }
 }
 
 #[derive(Subcommand)]
@@ -98,9 +148,10 @@ async fn connect(target: &Target) -> Result<Client, Failure> {
     let options = ClientOptions {
         // A CLI user wants to see why a server failed to start.
         stderr: StderrMode::Inherit,
+        tls: target.tls.options()?,
         ..ClientOptions::default()
     };
-    Ok(match (&target.url, &target.stdio) {
+    Ok(match (&target.endpoint.url, &target.endpoint.stdio) {
         (Some(url), _) => Client::connect_http_with(url, options).await?,
         (None, Some(command)) => {
             Client::connect_stdio_with(StdioCommand::parse(command)?, options).await?
