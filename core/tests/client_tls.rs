@@ -138,10 +138,9 @@ async fn bad_pem_is_refused_when_the_client_is_made() {
         ca_certs: vec!["not a certificate".into()],
         ..TlsOptions::default()
     };
-    let err = Client::connect_http_with("https://localhost:1/mcp", options(tls))
-        .await
-        .err()
-        .expect("refused");
+    let Err(err) = Client::connect_http_with("https://localhost:1/mcp", options(tls)).await else {
+        panic!("bad PEM accepted");
+    };
     assert!(err.to_string().contains("no CERTIFICATE block"), "{err}");
     // http:// ignores TLS settings entirely.
     let tls = TlsOptions {

@@ -639,11 +639,29 @@ mod tests {
             "http://127.0.0.1:9/mcp",
             &[("X-Bad".into(), "line\nbreak".into())],
             &Default::default(),
-            &Default::default(),
             None,
             None,
         );
         assert!(invalid.is_err());
+    }
+
+    #[test]
+    fn https_is_a_supported_scheme_with_port_443_by_default() {
+        let tls = HttpTransport::new(
+            "https://localhost/mcp",
+            &[],
+            &Default::default(),
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(tls.inner.authority, "localhost");
+        let other = HttpTransport::new("ftp://localhost/mcp", &[], &Default::default(), None, None);
+        assert!(
+            matches!(&other, Err(crate::Error::Http(m)) if m.contains("https://")),
+            "{:?}",
+            other.err()
+        );
     }
 
     #[test]
