@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, Client, ClientOptions, EraPreference, ListKind, PageDemand, ProgressUpdate,
-    StderrMode, StdioCommand, Subscription,
+    CallOptions, ClientCertificate, Client, ClientOptions, EraPreference, ListKind, PageDemand,
+    ProgressUpdate, StderrMode, StdioCommand, Subscription, TlsOptions, TlsRoots,
 };
 use ferromcp::protocol::{
     CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
@@ -109,6 +109,33 @@ struct Settings {
 /// methods share; each handler is registered through
 /// `ClientOptions::on_input`, which also declares its capability.
 #[allow(clippy::too_many_arguments)]
+/// `ClientOptions::tls` from the keyword arguments (PEM texts: the Python
+/// layer reads files).
+fn tls_options(
+    roots: &str,
+    ca_certs: Option<Vec<String>>,
+    client_cert: Option<(String, String)>,
+) -> PyResult<TlsOptions> {
+    let roots = match roots {
+        "native" => TlsRoots::Native,
+        "webpki" => TlsRoots::WebPki,
+        "none" => TlsRoots::None,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "tls_roots must be \"native\", \"webpki\" or \"none\", not {other:?}"
+            )));
+        }
+    };
+    Ok(TlsOptions {
+        roots,
+        ca_certs: ca_certs.unwrap_or_default(),
+        client_cert: client_cert.map(|(cert_chain_pem, key_pem)| ClientCertificate {
+            cert_chain_pem,
+            key_pem,
+        }),
+    })
+}
+
 fn settings(
     py: Python<'_>,
     name: Option<String>,
@@ -255,6 +282,7 @@ impl PyClient {
     #[pyo3(signature = (
         url, event_loop, *, headers=None, name=None, version=None, protocol_version=None,
         era="auto", timeout=None, handlers=None, handler_loop=None, json_default=None,
+        tls_roots="native", ca_certs=None, client_cert=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn connect_http(
@@ -270,6 +298,9 @@ impl PyClient {
         handlers: Option<&Bound<'_, PyDict>>,
         handler_loop: Option<Py<PyAny>>,
         json_default: Option<Py<PyAny>>,
+        tls_roots: &str,
+        ca_certs: Option<Vec<String>>,
+        client_cert: Option<(String, String)>,
     ) -> PyResult<Py<PyAny>> {
         let Settings { mut options, refs } = settings(
             py,
@@ -283,6 +314,7 @@ impl PyClient {
             json_default,
         )?;
         options.http_headers = headers.unwrap_or_default();
+        options.tls = tls_options(tls_roots, ca_certs, client_cert)?;
         client_future::run(
             py,
             event_loop,

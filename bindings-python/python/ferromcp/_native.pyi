@@ -89,6 +89,9 @@ class Client:
         handlers: dict[str, tuple[Callable[[Any, None], Any], bool]] | None = None,
         handler_loop: asyncio.AbstractEventLoop | None = None,
         json_default: Callable[[Any], Any] | None = None,
+        tls_roots: str = "native",
+        ca_certs: list[str] | None = None,
+        client_cert: tuple[str, str] | None = None,
     ) -> Any: ...
     @property
     def protocol_version(self) -> str: ...

@@ -95,6 +95,14 @@ Era = Literal["auto", "modern", "legacy"]
 2025-11-25 server), ``"modern"`` is 2026-07-28 only, ``"legacy"`` the
 handshake only."""
 
+TlsRoots = Literal["native", "webpki", "none"]
+"""Which built-in roots an ``https://`` client trusts: the platform's store
+(``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` replace it, as for OpenSSL), Mozilla's
+roots built into ferromcp, or none (only ``ca_certs``)."""
+
+PemSource = str | os.PathLike[str]
+"""PEM text (it contains ``-----BEGIN``) or the path of a PEM file."""
+
 StderrMode = Literal["capture", "inherit", "null"]
 """What happens to a spawned server's stderr: kept in the log (and quoted
 if it crashes), passed through to this process's stderr, or discarded."""
@@ -307,13 +315,35 @@ def _stdio(
     return _Connection(_native.Client.connect_stdio, target, kwargs, handlers)
 
 
+def _pem(source: PemSource) -> str:
+    """PEM text as is; anything else is a file to read (now, so a missing
+    file fails where the client is made)."""
+    if isinstance(source, str) and "-----BEGIN" in source:
+        return source
+    with open(source, encoding="ascii") as f:
+        return f.read()
+
+
+def _tls(
+    tls_roots: TlsRoots,
+    ca_certs: Sequence[PemSource] | None,
+    client_cert: tuple[PemSource, PemSource] | None,
+) -> dict[str, Any]:
+    return {
+        "tls_roots": tls_roots,
+        "ca_certs": [_pem(c) for c in ca_certs or ()],
+        "client_cert": None if client_cert is None else (_pem(client_cert[0]), _pem(client_cert[1])),
+    }
+
+
 def _http(
     url: str,
     headers: Mapping[str, str] | None,
+    tls: dict[str, Any],
     common: dict[str, Any],
     handlers: dict[str, tuple[Callable[[Any, None], Any], bool]],
 ) -> _Connection:
-    kwargs = dict(common, headers=list((headers or {}).items()))
+    kwargs = dict(common, headers=list((headers or {}).items()), **tls)
     return _Connection(_native.Client.connect_http, (url,), kwargs, handlers)
 
 
@@ -491,6 +521,9 @@ class Client:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        ca_certs: Sequence[PemSource] | None = None,
+        client_cert: tuple[PemSource, PemSource] | None = None,
+        tls_roots: TlsRoots = "native",
         name: str | None = None,
         version: str | None = None,
         protocol_version: str | None = None,
@@ -501,8 +534,13 @@ class Client:
         on_roots: InputHandler | None = None,
     ) -> Client:
         """A client of the Streamable HTTP endpoint ``url``
-        (``http://host:port/mcp``); ``headers`` go with every request (e.g.
-        ``Authorization``). Other arguments as for :meth:`stdio`.
+        (``http://host:port/mcp`` or ``https://``); ``headers`` go with every
+        request (e.g. ``Authorization``). For ``https://``: ``ca_certs`` are
+        extra trusted CA certificates, ``client_cert`` a ``(certificate chain,
+        private key)`` pair for mutual TLS (each a PEM file path or PEM text),
+        ``tls_roots`` the built-in roots (see :data:`TlsRoots`); an untrusted
+        certificate fails with an ``McpError`` of kind ``"http"`` naming the host
+        and the reason. Other arguments as for :meth:`stdio`.
 
         >>> import asyncio, ferromcp
         >>> server = ferromcp.Server("demo")
@@ -518,7 +556,8 @@ class Client:
         True
         """
         common = _common(name, version, protocol_version, era, timeout)
-        return cls(_http(url, headers, common, _handlers(on_elicitation, on_sampling, on_roots)))
+        tls = _tls(tls_roots, ca_certs, client_cert)
+        return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots)))
 
     async def connect(self) -> Client:
         """Connects (spawns the server for stdio); idempotent. ``await client``
@@ -1008,6 +1047,9 @@ class SyncClient:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        ca_certs: Sequence[PemSource] | None = None,
+        client_cert: tuple[PemSource, PemSource] | None = None,
+        tls_roots: TlsRoots = "native",
         name: str | None = None,
         version: str | None = None,
         protocol_version: str | None = None,
@@ -1031,7 +1073,8 @@ class SyncClient:
         True
         """
         common = _common(name, version, protocol_version, era, timeout)
-        return cls(_http(url, headers, common, _handlers(on_elicitation, on_sampling, on_roots)))
+        tls = _tls(tls_roots, ca_certs, client_cert)
+        return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots)))
 
     def __enter__(self) -> SyncClient:
         return self
