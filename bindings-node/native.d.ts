@@ -536,6 +536,17 @@ export interface ClientConnectOptions {
   timeout?: number
   /** HTTP only: extra headers sent with every request, as `[name, value]`. */
   headers?: Array<Array<string>>
+  /**
+   * HTTPS only: `"native"` (default: the platform's store, which
+   * `SSL_CERT_FILE` / `SSL_CERT_DIR` replace), `"webpki"` or `"none"`.
+   */
+  tlsRoots?: string
+  /** HTTPS only: extra trusted CA certificates, PEM texts. */
+  caCerts?: Array<string>
+  /** HTTPS only: a client certificate chain (PEM) for mutual TLS. */
+  clientCert?: string
+  /** HTTPS only: the private key (PEM) of `client_cert`. */
+  clientKey?: string
   /** stdio only: extra environment variables of the server, as `[name, value]`. */
   env?: Array<Array<string>>
   /** stdio only: the server's working directory. */

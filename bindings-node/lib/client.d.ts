@@ -217,6 +217,19 @@ export interface StdioClientOptions extends ClientOptions {
 export interface HttpClientOptions extends ClientOptions {
   /** Extra headers sent with every request (e.g. `Authorization`). */
   headers?: Record<string, string>;
+  /**
+   * `https://` only: the built-in roots trusted. `"native"` (default) is the
+   * platform's store, which `SSL_CERT_FILE` / `SSL_CERT_DIR` replace as for
+   * OpenSSL; `"webpki"` is Mozilla's set built into ferromcp; `"none"` trusts
+   * `caCerts` only. An untrusted certificate rejects with kind `"http"`.
+   */
+  tlsRoots?: 'native' | 'webpki' | 'none';
+  /** `https://` only: extra trusted CA certificates, each a PEM file path or PEM text. */
+  caCerts?: string[];
+  /** `https://` only: client certificate chain for mutual TLS (PEM path or text). */
+  clientCert?: string;
+  /** `https://` only: the private key of `clientCert` (PEM path or text). */
+  clientKey?: string;
 }
 
 /** Options of one `callTool`. */

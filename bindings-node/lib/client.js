@@ -15,6 +15,7 @@
  * await client.close();
  */
 
+const { readFileSync } = require('node:fs');
 const native = require('./load-native.js');
 
 /** Which list each iterable / page call walks. */
@@ -43,6 +44,16 @@ function handlers(options) {
 }
 
 /**
+ * PEM text as is (it contains `-----BEGIN`), or the file at that path read
+ * now, so a missing file fails where the client is made.
+ * @param {string | Buffer} source
+ */
+function pem(source) {
+  const text = String(source);
+  return text.includes('-----BEGIN') ? text : readFileSync(text, 'ascii');
+}
+
+/**
  * The native connect options (name/value pairs as arrays).
  * @param {any} options
  */
@@ -56,6 +67,10 @@ function connectOptions(options = {}) {
     era: options.era,
     timeout: options.timeout,
     headers: pairs(options.headers),
+    tlsRoots: options.tlsRoots,
+    caCerts: options.caCerts == null ? undefined : options.caCerts.map(pem),
+    clientCert: options.clientCert == null ? undefined : pem(options.clientCert),
+    clientKey: options.clientKey == null ? undefined : pem(options.clientKey),
     env: pairs(options.env),
     cwd: options.cwd,
     stderr: options.stderr,

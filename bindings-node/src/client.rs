@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, Client, ClientOptions, EraPreference, ListKind, PageDemand, ProgressUpdate,
-    StderrMode, StdioCommand, Subscription,
+    CallOptions, Client, ClientCertificate, ClientOptions, EraPreference, ListKind, PageDemand,
+    ProgressUpdate, StderrMode, StdioCommand, Subscription, TlsOptions, TlsRoots,
 };
 use ferromcp::protocol::{
     CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
@@ -147,6 +147,15 @@ pub struct JsClientOptions {
     pub timeout: Option<f64>,
     /// HTTP only: extra headers sent with every request, as `[name, value]`.
     pub headers: Option<Vec<Vec<String>>>,
+    /// HTTPS only: `"native"` (default: the platform's store, which
+    /// `SSL_CERT_FILE` / `SSL_CERT_DIR` replace), `"webpki"` or `"none"`.
+    pub tls_roots: Option<String>,
+    /// HTTPS only: extra trusted CA certificates, PEM texts.
+    pub ca_certs: Option<Vec<String>>,
+    /// HTTPS only: a client certificate chain (PEM) for mutual TLS.
+    pub client_cert: Option<String>,
+    /// HTTPS only: the private key (PEM) of `client_cert`.
+    pub client_key: Option<String>,
     /// stdio only: extra environment variables of the server, as `[name, value]`.
     pub env: Option<Vec<Vec<String>>>,
     /// stdio only: the server's working directory.
@@ -173,6 +182,40 @@ fn pairs(
             )),
         })
         .collect()
+}
+
+/// `ClientOptions::tls` from the connect options (PEM texts: the JS layer
+/// reads files).
+fn tls_options(env: &Env, options: &mut JsClientOptions) -> napi::Result<TlsOptions> {
+    let roots = match options.tls_roots.as_deref() {
+        None | Some("native") => TlsRoots::Native,
+        Some("webpki") => TlsRoots::WebPki,
+        Some("none") => TlsRoots::None,
+        Some(other) => {
+            return Err(invalid(
+                env,
+                format!("tlsRoots must be \"native\", \"webpki\" or \"none\", not {other:?}"),
+            ));
+        }
+    };
+    let client_cert = match (options.client_cert.take(), options.client_key.take()) {
+        (Some(cert_chain_pem), Some(key_pem)) => Some(ClientCertificate {
+            cert_chain_pem,
+            key_pem,
+        }),
+        (None, None) => None,
+        _ => {
+            return Err(invalid(
+                env,
+                "clientCert and clientKey go together".to_owned(),
+            ));
+        }
+    };
+    Ok(TlsOptions {
+        roots,
+        ca_certs: options.ca_certs.take().unwrap_or_default(),
+        client_cert,
+    })
 }
 
 /// Builds the core options; each handler is registered through
@@ -312,6 +355,9 @@ impl JsClient {
                 (InputKind::Roots, on_roots),
             ],
         )?;
+        if let Some(options) = options.as_mut() {
+            core.tls = tls_options(env, options)?;
+        }
         core.http_headers = pairs(env, "headers", options.and_then(|o| o.headers))?;
         spawn(
             env,
