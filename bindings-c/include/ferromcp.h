@@ -435,7 +435,16 @@ extern "C" {
  *     waits indefinitely);
  *   - `"probeTimeoutMs"`: how long era detection waits (default 5000);
  *   - `"stderr"`: a stdio server's stderr: `"capture"` (default),
- *     `"inherit"` or `"null"`.
+ *     `"inherit"` or `"null"`;
+ *   - `"tlsRoots"` (`https://`): `"native"` (default: the platform's
+ *     store, which `SSL_CERT_FILE` / `SSL_CERT_DIR` replace), `"webpki"`
+ *     (Mozilla's roots built in) or `"none"`;
+ *   - `"caCerts"` (`https://`): extra trusted CA certificates, an array of
+ *     PEM texts;
+ *   - `"clientCert"`, `"clientKey"` (`https://`, together): a client
+ *     certificate chain and its private key, PEM texts, for mutual TLS.
+ *   An untrusted server certificate fails the call with FERROMCP_HTTP and
+ *   a message naming the host and the reason.
  * - `out_options`: receives the options; free them with
  *   ferromcp_client_options_free().
  *

@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ferromcp_core::client::{
-    CallOptions, Client, ClientOptions, EraPreference, ProgressUpdate, StderrMode, StdioCommand,
+    CallOptions, Client, ClientCertificate, ClientOptions, EraPreference, ProgressUpdate,
+    StderrMode, StdioCommand, TlsOptions, TlsRoots,
 };
 use ferromcp_core::protocol::{
     CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
@@ -152,7 +153,7 @@ fn string_option<'a>(map: &'a Map<String, Value>, key: &str) -> Result<Option<&'
 
 /// Reads client options JSON into core's [`ClientOptions`].
 fn client_options(map: &Map<String, Value>) -> Result<ClientOptions, FfiError> {
-    const KNOWN: [&str; 7] = [
+    const KNOWN: [&str; 11] = [
         "name",
         "version",
         "protocolVersion",
@@ -160,6 +161,10 @@ fn client_options(map: &Map<String, Value>) -> Result<ClientOptions, FfiError> {
         "timeoutMs",
         "probeTimeoutMs",
         "stderr",
+        "tlsRoots",
+        "caCerts",
+        "clientCert",
+        "clientKey",
     ];
     if let Some(key) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(bad_option(format!("unknown option {key:?}")));
@@ -207,7 +212,48 @@ fn client_options(map: &Map<String, Value>) -> Result<ClientOptions, FfiError> {
             )));
         }
     };
+    options.tls = tls_options(map)?;
     Ok(options)
+}
+
+/// The `https://` members: `tlsRoots`, `caCerts` (PEM texts), and
+/// `clientCert` with `clientKey` (PEM texts).
+fn tls_options(map: &Map<String, Value>) -> Result<TlsOptions, FfiError> {
+    let roots = match string_option(map, "tlsRoots")? {
+        None | Some("native") => TlsRoots::Native,
+        Some("webpki") => TlsRoots::WebPki,
+        Some("none") => TlsRoots::None,
+        Some(other) => {
+            return Err(bad_option(format!(
+                "\"tlsRoots\" must be \"native\", \"webpki\" or \"none\", not {other:?}"
+            )));
+        }
+    };
+    let ca_certs = match map.get("caCerts") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                item.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| bad_option("\"caCerts\" must be an array of PEM strings"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(bad_option("\"caCerts\" must be an array of PEM strings")),
+    };
+    let client_cert = match (string_option(map, "clientCert")?, string_option(map, "clientKey")?) {
+        (Some(cert), Some(key)) => Some(ClientCertificate {
+            cert_chain_pem: cert.to_owned(),
+            key_pem: key.to_owned(),
+        }),
+        (None, None) => None,
+        _ => return Err(bad_option("\"clientCert\" and \"clientKey\" go together")),
+    };
+    Ok(TlsOptions {
+        roots,
+        ca_certs,
+        client_cert,
+    })
 }
 
 /// Creates client options.
@@ -222,7 +268,16 @@ fn client_options(map: &Map<String, Value>) -> Result<ClientOptions, FfiError> {
 ///     waits indefinitely);
 ///   - `"probeTimeoutMs"`: how long era detection waits (default 5000);
 ///   - `"stderr"`: a stdio server's stderr: `"capture"` (default),
-///     `"inherit"` or `"null"`.
+///     `"inherit"` or `"null"`;
+///   - `"tlsRoots"` (`https://`): `"native"` (default: the platform's
+///     store, which `SSL_CERT_FILE` / `SSL_CERT_DIR` replace), `"webpki"`
+///     (Mozilla's roots built in) or `"none"`;
+///   - `"caCerts"` (`https://`): extra trusted CA certificates, an array of
+///     PEM texts;
+///   - `"clientCert"`, `"clientKey"` (`https://`, together): a client
+///     certificate chain and its private key, PEM texts, for mutual TLS.
+///   An untrusted server certificate fails the call with FERROMCP_HTTP and
+///   a message naming the host and the reason.
 /// - `out_options`: receives the options; free them with
 ///   ferromcp_client_options_free().
 ///
