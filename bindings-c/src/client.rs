@@ -1616,6 +1616,23 @@ mod tests {
     }
 
     #[test]
+    fn options_json_sets_tls() {
+        let options =
+            parse(r#"{"tlsRoots":"webpki","caCerts":["A","B"],"clientCert":"C","clientKey":"K"}"#)
+                .expect("valid options");
+        assert_eq!(options.tls.roots, TlsRoots::WebPki);
+        assert_eq!(options.tls.ca_certs, ["A", "B"]);
+        assert_eq!(
+            options.tls.client_cert,
+            Some(ClientCertificate {
+                cert_chain_pem: "C".into(),
+                key_pem: "K".into(),
+            })
+        );
+        assert_eq!(parse("{}").expect("empty").tls, TlsOptions::default());
+    }
+
+    #[test]
     fn options_json_refuses_unknown_and_mistyped_members() {
         for bad in [
             r#"{"timeout":1}"#,
@@ -1623,6 +1640,10 @@ mod tests {
             r#"{"timeoutMs":-1}"#,
             r#"{"name":1}"#,
             r#"{"stderr":"file"}"#,
+            r#"{"tlsRoots":"mine"}"#,
+            r#"{"caCerts":"one"}"#,
+            r#"{"caCerts":[1]}"#,
+            r#"{"clientCert":"c"}"#,
         ] {
             let error = parse(bad).map(|_| ()).expect_err(bad);
             assert_eq!(
