@@ -442,9 +442,9 @@ extern "C" {
  *   - `"caCerts"` (`https://`): extra trusted CA certificates, an array of
  *     PEM texts;
  *   - `"clientCert"`, `"clientKey"` (`https://`, together): a client
- *     certificate chain and its private key, PEM texts, for mutual TLS.
- *   An untrusted server certificate fails the call with FERROMCP_HTTP and
- *   a message naming the host and the reason.
+ *     certificate chain and its private key, PEM texts, for mutual TLS; an
+ *     untrusted server certificate fails the call with FERROMCP_HTTP and a
+ *     message naming the host and the reason.
  * - `out_options`: receives the options; free them with
  *   ferromcp_client_options_free().
  *

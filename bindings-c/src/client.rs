@@ -241,7 +241,10 @@ fn tls_options(map: &Map<String, Value>) -> Result<TlsOptions, FfiError> {
             .collect::<Result<_, _>>()?,
         Some(_) => return Err(bad_option("\"caCerts\" must be an array of PEM strings")),
     };
-    let client_cert = match (string_option(map, "clientCert")?, string_option(map, "clientKey")?) {
+    let client_cert = match (
+        string_option(map, "clientCert")?,
+        string_option(map, "clientKey")?,
+    ) {
         (Some(cert), Some(key)) => Some(ClientCertificate {
             cert_chain_pem: cert.to_owned(),
             key_pem: key.to_owned(),
@@ -275,9 +278,9 @@ fn tls_options(map: &Map<String, Value>) -> Result<TlsOptions, FfiError> {
 ///   - `"caCerts"` (`https://`): extra trusted CA certificates, an array of
 ///     PEM texts;
 ///   - `"clientCert"`, `"clientKey"` (`https://`, together): a client
-///     certificate chain and its private key, PEM texts, for mutual TLS.
-///   An untrusted server certificate fails the call with FERROMCP_HTTP and
-///   a message naming the host and the reason.
+///     certificate chain and its private key, PEM texts, for mutual TLS; an
+///     untrusted server certificate fails the call with FERROMCP_HTTP and a
+///     message naming the host and the reason.
 /// - `out_options`: receives the options; free them with
 ///   ferromcp_client_options_free().
 ///

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, ClientCertificate, Client, ClientOptions, EraPreference, ListKind, PageDemand,
+    CallOptions, Client, ClientCertificate, ClientOptions, EraPreference, ListKind, PageDemand,
     ProgressUpdate, StderrMode, StdioCommand, Subscription, TlsOptions, TlsRoots,
 };
 use ferromcp::protocol::{
@@ -105,10 +105,6 @@ struct Settings {
     refs: Arc<PyRefs>,
 }
 
-/// Builds the core options from the keyword arguments both connect
-/// methods share; each handler is registered through
-/// `ClientOptions::on_input`, which also declares its capability.
-#[allow(clippy::too_many_arguments)]
 /// `ClientOptions::tls` from the keyword arguments (PEM texts: the Python
 /// layer reads files).
 fn tls_options(
@@ -136,6 +132,10 @@ fn tls_options(
     })
 }
 
+/// Builds the core options from the keyword arguments both connect
+/// methods share; each handler is registered through
+/// `ClientOptions::on_input`, which also declares its capability.
+#[allow(clippy::too_many_arguments)]
 fn settings(
     py: Python<'_>,
     name: Option<String>,
