@@ -170,12 +170,21 @@ impl HttpInner {
         request: Request<Full<Bytes>>,
     ) -> Result<(PooledConnection, http::Response<Incoming>), Error> {
         let mut conn = self.pool.get().await?;
-        let response = conn.sender.send_request(request).await.map_err(|e| {
-            // A TLS 1.3 server checks the client certificate after the
-            // handshake: its refusal surfaces on the first request.
-            classify(&self.authority, &e)
-                .unwrap_or_else(|| Error::Http(format!("request failed: {e}")))
-        })?;
+        let response = match conn.sender.send_request(request).await {
+            Ok(response) => response,
+            Err(e) => {
+                // A TLS 1.3 server checks the client certificate after the
+                // handshake: its refusal surfaces on the first request,
+                // either in this error or in the connection's own.
+                if let Some(tls) = classify(&self.authority, &e) {
+                    return Err(tls);
+                }
+                if let Some(tls) = conn.tls_failure().await {
+                    return Err(tls);
+                }
+                return Err(Error::Http(format!("request failed: {e}")));
+            }
+        };
         if let Some(session) = response
             .headers()
             .get(SESSION_ID_HEADER)

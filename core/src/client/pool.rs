@@ -25,7 +25,26 @@ const MAX_IDLE: usize = 64;
 /// One HTTP/1.1 connection: the request handle and the task driving it.
 pub(crate) struct PooledConnection {
     pub(crate) sender: SendRequest<Full<Bytes>>,
-    driver: JoinHandle<()>,
+    /// Ends with the TLS failure that closed the connection, if any.
+    driver: JoinHandle<Option<Error>>,
+    tls: bool,
+}
+
+impl PooledConnection {
+    /// Why a TLS connection died under a request: a TLS 1.3 server refusing
+    /// the client certificate sends its alert after the handshake, and the
+    /// request itself may only see "canceled" when the driver task read it.
+    /// Waits briefly for the driver to finish (it already is, or nearly).
+    pub(crate) async fn tls_failure(&mut self) -> Option<Error> {
+        if !self.tls {
+            return None;
+        }
+        tokio::time::timeout(std::time::Duration::from_millis(500), &mut self.driver)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .flatten()
+    }
 }
 
 impl Drop for PooledConnection {
@@ -76,11 +95,16 @@ impl Pool {
         let _ = stream.set_nodelay(true);
         // hyper's connection type depends on the stream's: one arm each,
         // the request handle they give is the same.
+        let target = format!("{}:{}", self.host, self.port);
         let (sender, driver) = match &self.tls {
-            Some(tls) => handshake(tls.connect(stream).await?).await?,
-            None => handshake(stream).await?,
+            Some(tls) => handshake(tls.connect(stream).await?, target).await?,
+            None => handshake(stream, target).await?,
         };
-        Ok(PooledConnection { sender, driver })
+        Ok(PooledConnection {
+            sender,
+            driver,
+            tls: self.tls.is_some(),
+        })
     }
 
     /// Returns a connection whose response was read to the end.
@@ -96,7 +120,10 @@ impl Pool {
 }
 
 /// The HTTP/1.1 handshake over a connected stream, and the task driving it.
-async fn handshake<S>(stream: S) -> Result<(SendRequest<Full<Bytes>>, JoinHandle<()>), Error>
+async fn handshake<S>(
+    stream: S,
+    target: String,
+) -> Result<(SendRequest<Full<Bytes>>, JoinHandle<Option<Error>>), Error>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
@@ -104,9 +131,9 @@ where
         .await
         .map_err(|e| Error::Http(format!("HTTP handshake failed: {e}")))?;
     let driver = tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::debug!(error = %e, "HTTP client connection ended");
-        }
+        let e = connection.await.err()?;
+        tracing::debug!(error = %e, "HTTP client connection ended");
+        super::tls::classify(&target, &e)
     });
     Ok((sender, driver))
 }
