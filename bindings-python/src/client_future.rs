@@ -387,7 +387,10 @@ impl Pending {
                 failed: false,
                 value,
             } => Ok(Some(value.clone_ref(py))),
-            State::Done { failed: true, value } => Err(PyErr::from_value(value.bind(py).clone())),
+            State::Done {
+                failed: true,
+                value,
+            } => Err(PyErr::from_value(value.bind(py).clone())),
             State::Cancelled(message) => Err(cancelled_error(py, message.as_ref())),
         }
     }
@@ -501,7 +504,10 @@ impl Pending {
     fn exception(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         match &self.state {
             State::Running => Err(invalid_state(py, "Exception is not set.")),
-            State::Done { failed: true, value } => Ok(Some(value.clone_ref(py))),
+            State::Done {
+                failed: true,
+                value,
+            } => Ok(Some(value.clone_ref(py))),
             State::Done { .. } => Ok(None),
             State::Cancelled(message) => Err(cancelled_error(py, message.as_ref())),
         }
