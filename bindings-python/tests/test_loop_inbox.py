@@ -127,6 +127,7 @@ def test_native_awaitable_follows_the_future_protocol(url: str) -> None:
             failing.add_done_callback(seen.append)
             assert failing.remove_done_callback(seen.append) == 1
             done, _ = await asyncio.wait([failing])
+            assert done == {failing}
             assert isinstance(failing.exception(), ferromcp.InvalidParamsError)
             assert len(seen) == 2
             # Cancelled before it is done: stays cancelled when the answer comes.
