@@ -1769,6 +1769,83 @@ enum ferromcp_status ferromcp_server_notify_resource_updated(const struct ferrom
                                                              const char *uri);
 
 /**
+ * The text of a result: the `text` of each text block of its `content`,
+ * one per line (other blocks skipped); "" when there is none.
+ *
+ * - `result_json`: NUL-terminated UTF-8 JSON text of a result object,
+ *   borrowed.
+ * - `out_text`: receives a new string; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON for unparsable JSON;
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * char *text = NULL;
+ * if (ferromcp_result_text(result_json, &text) == FERROMCP_OK) {
+ *     puts(text);
+ *     ferromcp_string_free(text);
+ * }
+ * ```
+ *
+ * # Safety
+ * `result_json` NULL or NUL-terminated; `out_text` NULL or writable.
+ */
+enum ferromcp_status ferromcp_result_text(const char *result_json, char **out_text);
+
+/**
+ * Whether a tool result says the tool failed (`"isError": true`); false
+ * when the member is absent or false.
+ *
+ * - `result_json`: NUL-terminated UTF-8 JSON text of a result, borrowed.
+ * - `out_is_error`: receives the answer.
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON for unparsable JSON or an
+ * `isError` that is not a boolean; FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * bool failed = false;
+ * ferromcp_result_is_error(result_json, &failed);
+ * ```
+ *
+ * # Safety
+ * `result_json` NULL or NUL-terminated; `out_is_error` NULL or writable.
+ */
+enum ferromcp_status ferromcp_result_is_error(const char *result_json, bool *out_is_error);
+
+/**
+ * A tool result's structured content (`structuredContent`) as JSON text.
+ *
+ * - `result_json`: NUL-terminated UTF-8 JSON text of a result, borrowed.
+ * - `out_json`: receives a new string of compact JSON; free it with
+ *   ferromcp_string_free(). Untouched unless FERROMCP_OK.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when the result has none;
+ * FERROMCP_INVALID_JSON for unparsable JSON; FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * char *structured = NULL;
+ * if (ferromcp_result_structured_json(result_json, &structured) == FERROMCP_OK) {
+ *     char *sum = NULL;
+ *     ferromcp_json_get(structured, "/result", &sum);
+ *     ferromcp_string_free(sum);
+ *     ferromcp_string_free(structured);
+ * }
+ * ```
+ *
+ * # Safety
+ * `result_json` NULL or NUL-terminated; `out_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_result_structured_json(const char *result_json, char **out_json);
+
+/**
  * Creates a server with no tools.
  *
  * - `name`, `version`: the server's identity (serverInfo), NUL-terminated

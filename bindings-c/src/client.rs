@@ -33,6 +33,7 @@ use crate::context::{ferromcp_input_kind, give_string};
 use crate::error::{FfiError, ferromcp_status};
 use crate::handler::ferromcp_userdata_free;
 use crate::host_call::{self, CallPtr, ferromcp_call, take_call};
+use crate::json::value_at;
 use crate::panic::ffi_boundary;
 
 /// An MCP client connected to one server (over stdio or Streamable HTTP).
@@ -1176,23 +1177,15 @@ pub unsafe extern "C" fn ferromcp_json_keys(
         let pointer = unsafe { required_str(pointer, "pointer") }?;
         check_out(out_keys_json, "out_keys_json")?;
         let document = parse_json(json, "json")?;
-        let value = document.pointer(pointer).ok_or_else(|| {
-            FfiError::new(
-                ferromcp_status::FERROMCP_NOT_FOUND,
-                format!("nothing at {pointer:?}"),
-            )
-        })?;
+        let value = value_at(&document, pointer)?;
         let Value::Object(map) = value else {
             return Err(FfiError::new(
                 ferromcp_status::FERROMCP_INVALID_JSON,
                 format!("the value at {pointer:?} is not an object"),
             ));
         };
-        let keys: Vec<&String> = map.keys().collect();
-        give_string(
-            Value::from(keys.into_iter().cloned().collect::<Vec<_>>()).to_string(),
-            out_keys_json,
-        )
+        let keys: Vec<String> = map.keys().cloned().collect();
+        give_string(Value::from(keys).to_string(), out_keys_json)
     })
 }
 
@@ -1227,12 +1220,7 @@ pub unsafe extern "C" fn ferromcp_json_get_json(
         let pointer = unsafe { required_str(pointer, "pointer") }?;
         check_out(out_json, "out_json")?;
         let document = parse_json(json, "json")?;
-        let value = document.pointer(pointer).ok_or_else(|| {
-            FfiError::new(
-                ferromcp_status::FERROMCP_NOT_FOUND,
-                format!("nothing at {pointer:?}"),
-            )
-        })?;
+        let value = value_at(&document, pointer)?;
         give_string(value.to_string(), out_json)
     })
 }

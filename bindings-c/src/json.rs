@@ -70,17 +70,23 @@ pub unsafe extern "C" fn ferromcp_json_get(
         let pointer = unsafe { required_str(pointer, "pointer") }?;
         check_out(out_text, "out_text")?;
         let document = parse_json(json, "json")?;
-        let value = document.pointer(pointer).ok_or_else(|| {
-            FfiError::new(
-                ferromcp_status::FERROMCP_NOT_FOUND,
-                format!("nothing at {pointer:?}"),
-            )
-        })?;
+        let value = value_at(&document, pointer)?;
         let text = match value {
             Value::String(text) => text.replace('\0', "\u{FFFD}"),
             other => other.to_string(),
         };
         give_string(text, out_text)
+    })
+}
+
+/// The value at `pointer` (RFC 6901) in `document`, or FERROMCP_NOT_FOUND:
+/// the one lookup behind every JSON accessor.
+pub(crate) fn value_at<'a>(document: &'a Value, pointer: &str) -> Result<&'a Value, FfiError> {
+    document.pointer(pointer).ok_or_else(|| {
+        FfiError::new(
+            ferromcp_status::FERROMCP_NOT_FOUND,
+            format!("nothing at {pointer:?}"),
+        )
     })
 }
 

@@ -34,6 +34,7 @@ mod json;
 mod options;
 mod panic;
 mod primitives;
+mod result;
 mod server;
 mod shutdown;
 

@@ -211,6 +211,17 @@ static void test_calls(ferromcp_client *client) {
                  FERROMCP_OK);
     char *first = get(text, "/content/0/text");
     CHECK(first != NULL && strlen(first) > 0);
+    /* The result accessors: its text, not an error, no structured content. */
+    char *joined = NULL;
+    CHECK_STATUS(ferromcp_result_text(text, &joined), FERROMCP_OK);
+    CHECK(joined != NULL && first != NULL && strcmp(joined, first) == 0);
+    ferromcp_string_free(joined);
+    bool failed = true;
+    CHECK_STATUS(ferromcp_result_is_error(text, &failed), FERROMCP_OK);
+    CHECK(!failed);
+    char *structured = NULL;
+    CHECK_STATUS(ferromcp_result_structured_json(text, &structured), FERROMCP_NOT_FOUND);
+    CHECK(structured == NULL);
     ferromcp_string_free(first);
     ferromcp_string_free(text);
 
@@ -221,6 +232,8 @@ static void test_calls(ferromcp_client *client) {
     char *is_error = get(text, "/isError");
     CHECK(is_error != NULL && strcmp(is_error, "true") == 0);
     ferromcp_string_free(is_error);
+    CHECK_STATUS(ferromcp_result_is_error(text, &failed), FERROMCP_OK);
+    CHECK(failed);
     ferromcp_string_free(text);
 
     /* A JSON-RPC error: its code and data are readable on this thread. */

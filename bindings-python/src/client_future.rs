@@ -1,12 +1,19 @@
 //! Running a core future for Python, one of two ways:
 //!
-//! - **asyncio**: an `asyncio.Future` of the caller's loop is returned at
-//!   once; the core future runs on ferromcp's runtime and its outcome is
-//!   delivered with `loop.call_soon_threadsafe`, so the loop never blocks.
-//!   Cancelling the asyncio future (which is what cancelling the awaiting
-//!   task does) drops the core future, and dropping a core request is how
-//!   core cancels it (`notifications/cancelled` on stdio, a closed stream
-//!   over HTTP).
+//! - **asyncio**: an awaitable is returned at once; the core future runs on
+//!   ferromcp's runtime and its outcome reaches the caller's loop without
+//!   ever blocking it. Cancelling the awaitable (which is what cancelling
+//!   the awaiting task does) drops the core future, and dropping a core
+//!   request is how core cancels it (`notifications/cancelled` on stdio, a
+//!   closed stream over HTTP). Two paths:
+//!   - a call without progress events, on a loop that can have a
+//!     [`LoopInbox`] (asyncio's own loops): the awaitable is a
+//!     [`Pending`], the outcome is queued to the loop's inbox by the
+//!     runtime worker and converted and delivered by the loop's thread,
+//!     which wakes the awaiting task directly;
+//!   - otherwise an `asyncio.Future`, settled through a Python worker
+//!     thread and `loop.call_soon_threadsafe` (the worker also runs the
+//!     progress events, in order, before the outcome).
 //! - **blocking** (the synchronous facade): waits with the GIL released,
 //!   waking every [`SIGNAL_POLL`] to run signal handlers, so Ctrl-C
 //!   interrupts a call (and cancels it) as it would any blocking call.
@@ -18,14 +25,16 @@
 use std::future::Future;
 use std::time::Duration;
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
 use pyo3::prelude::*;
+use pyo3::{PyTraverseError, PyVisit};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
 
-use crate::{error, loop_inbox, workers};
+use crate::loop_dispatch::LoopInbox;
+use crate::{error, workers};
 
 /// How often a blocked call wakes to run Python signal handlers.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
@@ -103,6 +112,35 @@ where
     F: Future<Output = Result<T, Error>> + Send + 'static,
     T: Send + 'static,
 {
+    // The fast path, measured in bench/PERFORMANCE.md ("Python async
+    // client"): no Python worker thread, no `asyncio.Future`, no handles
+    // scheduled on the loop per call.
+    if events.is_none()
+        && let Some(inbox) = LoopInbox::of(event_loop)
+    {
+        let stop = CancellationToken::new();
+        let pending = Bound::new(
+            event_loop.py(),
+            Pending::new(event_loop.clone().unbind(), stop.clone()),
+        )?;
+        let target = pending.clone().unbind();
+        ferromcp::runtime::get().spawn(async move {
+            let outcome = tokio::select! {
+                biased;
+                // The awaiting side gave up: dropping `work` abandons it.
+                _ = stop.cancelled() => return,
+                outcome = work => outcome,
+            };
+            inbox.submit(Box::new(move |py, refused| {
+                // Refused: the loop is closed, nobody awaits there.
+                if refused.is_none() {
+                    let (failed, value) = convert_outcome(py, outcome, to_py);
+                    Pending::complete(target.bind(py), failed, value);
+                }
+            }));
+        });
+        return Ok(pending.into_any().unbind());
+    }
     let future = event_loop.call_method0("create_future")?;
     let stop = CancellationToken::new();
     future.call_method1(
@@ -112,25 +150,6 @@ where
         },),
     )?;
     let target = future.clone().unbind();
-    // A call without progress events can skip the Python worker thread: its
-    // outcome goes straight to the loop's thread (see loop_inbox). Calls with
-    // events keep the worker path, which orders them before the outcome.
-    if events.is_none()
-        && let Some(inbox) = loop_inbox::of(event_loop)
-    {
-        ferromcp::runtime::get().spawn(async move {
-            let outcome = tokio::select! {
-                biased;
-                _ = stop.cancelled() => return,
-                outcome = work => outcome,
-            };
-            inbox.push(Box::new(move |py| {
-                let (failed, value) = convert_outcome(py, outcome, to_py);
-                settle(target.bind(py), failed, value.bind(py));
-            }));
-        });
-        return Ok(future.unbind());
-    }
     let event_loop = event_loop.clone().unbind();
     ferromcp::runtime::get().spawn(async move {
         tokio::pin!(work);
@@ -279,5 +298,263 @@ struct CancelOnDone {
 impl CancelOnDone {
     fn __call__(&self, _future: &Bound<'_, PyAny>) {
         self.token.cancel();
+    }
+}
+
+/// Where a [`Pending`] is.
+enum State {
+    Running,
+    /// `failed` says whether `value` is the exception to raise.
+    Done {
+        failed: bool,
+        value: Py<PyAny>,
+    },
+    /// Cancelled by the awaiting side, with the message it gave.
+    Cancelled(Option<Py<PyAny>>),
+}
+
+/// The awaitable of an awaited call on the fast path: the part of the
+/// `asyncio.Future` protocol a `Task` uses (`_asyncio_future_blocking`,
+/// `get_loop`, `add_done_callback`, `result`, `cancel`, ...), completed by
+/// the loop's thread.
+///
+/// Why not an `asyncio.Future`: completing one schedules each done callback
+/// (the task's wake-up) as a handle on the loop, run on the loop's next
+/// turn, and its cancellation needs a callback of its own. A `Pending`
+/// runs the task's wake-up at once, in the context the task gave: one loop
+/// turn per call instead of two. It is only ever completed from the loop's
+/// inbox, outside any task, as asyncio's own callbacks are.
+///
+/// Not user-facing: the `ferromcp` package awaits it at once.
+#[pyclass(module = "ferromcp._native")]
+pub(crate) struct Pending {
+    event_loop: Py<PyAny>,
+    state: State,
+    /// Done callbacks and the `contextvars.Context` to run each in.
+    callbacks: Vec<(Py<PyAny>, Option<Py<PyAny>>)>,
+    /// Cancelled when the awaiting side gives up: the core future is dropped.
+    stop: CancellationToken,
+    /// Set when the awaitable yields itself to the task, as asyncio's
+    /// futures do: how a `Task` tells a future from a bare `yield`.
+    #[pyo3(get, set, name = "_asyncio_future_blocking")]
+    blocking: bool,
+}
+
+impl Pending {
+    fn new(event_loop: Py<PyAny>, stop: CancellationToken) -> Self {
+        Pending {
+            event_loop,
+            state: State::Running,
+            callbacks: Vec::new(),
+            stop,
+            blocking: false,
+        }
+    }
+
+    /// Delivers the outcome (ignored once cancelled) and runs the done
+    /// callbacks now. On the loop's thread.
+    fn complete(slf: &Bound<'_, Self>, failed: bool, value: Py<PyAny>) {
+        let callbacks = {
+            let Ok(mut this) = slf.try_borrow_mut() else {
+                return;
+            };
+            if !matches!(this.state, State::Running) {
+                return;
+            }
+            this.state = State::Done { failed, value };
+            std::mem::take(&mut this.callbacks)
+        };
+        // Borrow released: a callback (the task's wake-up) calls `result()`.
+        for (callback, context) in callbacks {
+            let called = match context {
+                Some(context) => context
+                    .bind(slf.py())
+                    .call_method1(pyo3::intern!(slf.py(), "run"), (callback, slf)),
+                None => callback.bind(slf.py()).call1((slf,)),
+            };
+            if let Err(e) = called {
+                e.write_unraisable(slf.py(), Some(slf.as_any()));
+            }
+        }
+    }
+
+    /// The outcome as Python sees it: `Ok(Some(value))`, `Ok(None)` while
+    /// running, or the exception to raise.
+    fn outcome(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        match &self.state {
+            State::Running => Ok(None),
+            State::Done {
+                failed: false,
+                value,
+            } => Ok(Some(value.clone_ref(py))),
+            State::Done {
+                failed: true,
+                value,
+            } => Err(PyErr::from_value(value.bind(py).clone())),
+            State::Cancelled(message) => Err(cancelled_error(py, message.as_ref())),
+        }
+    }
+
+    /// Schedules `callback(self)` on the loop, as `asyncio.Future` does for
+    /// a callback added once it is done, or when it is cancelled.
+    fn schedule(
+        slf: &Bound<'_, Self>,
+        event_loop: &Py<PyAny>,
+        callback: Py<PyAny>,
+        context: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("context", context)?;
+        event_loop
+            .bind(py)
+            .call_method("call_soon", (callback, slf), Some(&kwargs))?;
+        Ok(())
+    }
+}
+
+fn cancelled_error(py: Python<'_>, message: Option<&Py<PyAny>>) -> PyErr {
+    let args = match message {
+        Some(message) => vec![message.clone_ref(py)],
+        None => Vec::new(),
+    };
+    match py
+        .import("asyncio")
+        .and_then(|asyncio| asyncio.getattr("CancelledError"))
+        .and_then(|class| class.call1(pyo3::types::PyTuple::new(py, args)?))
+    {
+        Ok(exception) => PyErr::from_value(exception),
+        Err(e) => e,
+    }
+}
+
+fn invalid_state(py: Python<'_>, why: &str) -> PyErr {
+    match py
+        .import("asyncio")
+        .and_then(|asyncio| asyncio.getattr("InvalidStateError"))
+        .and_then(|class| class.call1((why,)))
+    {
+        Ok(exception) => PyErr::from_value(exception),
+        Err(e) => e,
+    }
+}
+
+#[pymethods]
+impl Pending {
+    // A task awaiting a `Pending` and its done callback (the task's wake-up)
+    // refer to each other: let the garbage collector see the references, so
+    // that an abandoned task (its loop closed mid-call) can be collected.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.event_loop)?;
+        for (callback, context) in &self.callbacks {
+            visit.call(callback)?;
+            visit.call(context)?;
+        }
+        match &self.state {
+            State::Done { value, .. } => visit.call(value),
+            State::Cancelled(message) => visit.call(message),
+            State::Running => Ok(()),
+        }
+    }
+
+    fn __clear__(&mut self) {
+        self.callbacks.clear();
+        self.stop.cancel();
+    }
+
+    fn __await__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// Yields itself to the task until done, then ends with the result
+    /// (`StopIteration(result)`) or raises the call's exception.
+    fn __next__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let mut this = slf.borrow_mut();
+        match this.outcome(py)? {
+            Some(value) => Err(PyStopIteration::new_err((value,))),
+            None => {
+                this.blocking = true;
+                Ok(slf.clone().into_any().unbind())
+            }
+        }
+    }
+
+    fn get_loop(&self, py: Python<'_>) -> Py<PyAny> {
+        self.event_loop.clone_ref(py)
+    }
+
+    fn done(&self) -> bool {
+        !matches!(self.state, State::Running)
+    }
+
+    fn cancelled(&self) -> bool {
+        matches!(self.state, State::Cancelled(_))
+    }
+
+    fn result(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.outcome(py)?
+            .ok_or_else(|| invalid_state(py, "Result is not ready."))
+    }
+
+    fn exception(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        match &self.state {
+            State::Running => Err(invalid_state(py, "Exception is not set.")),
+            State::Done {
+                failed: true,
+                value,
+            } => Ok(Some(value.clone_ref(py))),
+            State::Done { .. } => Ok(None),
+            State::Cancelled(message) => Err(cancelled_error(py, message.as_ref())),
+        }
+    }
+
+    #[pyo3(signature = (callback, *, context = None))]
+    fn add_done_callback(
+        slf: &Bound<'_, Self>,
+        callback: Py<PyAny>,
+        context: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let mut this = slf.borrow_mut();
+        if matches!(this.state, State::Running) {
+            this.callbacks.push((callback, context));
+            return Ok(());
+        }
+        let event_loop = this.event_loop.clone_ref(slf.py());
+        drop(this);
+        Pending::schedule(slf, &event_loop, callback, context)
+    }
+
+    fn remove_done_callback(&mut self, py: Python<'_>, callback: &Bound<'_, PyAny>) -> usize {
+        let before = self.callbacks.len();
+        self.callbacks
+            .retain(|(kept, _)| !kept.bind(py).eq(callback).unwrap_or(false));
+        before - self.callbacks.len()
+    }
+
+    /// Cancels the call (the core request is dropped, which cancels it on
+    /// the server) and wakes the awaiting task with `CancelledError`.
+    #[pyo3(signature = (msg = None))]
+    fn cancel(slf: &Bound<'_, Self>, msg: Option<Py<PyAny>>) -> PyResult<bool> {
+        let (event_loop, callbacks) = {
+            let mut this = slf.borrow_mut();
+            if !matches!(this.state, State::Running) {
+                return Ok(false);
+            }
+            this.state = State::Cancelled(msg);
+            this.stop.cancel();
+            (
+                this.event_loop.clone_ref(slf.py()),
+                std::mem::take(&mut this.callbacks),
+            )
+        };
+        for (callback, context) in callbacks {
+            Pending::schedule(slf, &event_loop, callback, context)?;
+        }
+        Ok(true)
     }
 }

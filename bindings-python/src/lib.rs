@@ -15,7 +15,6 @@ mod error;
 mod handler;
 mod host_call;
 mod loop_dispatch;
-mod loop_inbox;
 mod primitives;
 mod server;
 mod serving;

@@ -10,6 +10,15 @@
 //! side, one wake-up for every job queued meanwhile, and the loop thread,
 //! which holds the GIL anyway, runs the whole batch.
 //!
+//! Two ways in, one mechanism ([`Shared`] and its reader [`Drain`]):
+//!
+//! - [`LoopDispatcher`], for a server's async handlers: created off the
+//!   loop, so the loop registers the reader itself on its first wake-up.
+//! - [`LoopInbox`], for awaited client calls (`client_future`): created on
+//!   the loop's thread by the call being awaited, so it registers the
+//!   reader at once, and is kept on the loop object (one per loop, living
+//!   exactly as long as it).
+//!
 //! Until the loop has registered that reader (it must do it itself: an
 //! asyncio loop is not thread-safe), and once the loop is released, the
 //! wake-up goes through `loop.call_soon_threadsafe` from a Python worker
@@ -121,8 +130,7 @@ impl LoopDispatcher {
     /// Queues `job` for the loop thread. Never takes the GIL, so it is safe
     /// on a runtime worker.
     pub(crate) fn submit(self: &Arc<Self>, job: Job) {
-        lock(&self.shared.queue).push(job);
-        if self.shared.woken.swap(true, Ordering::SeqCst) {
+        if !self.shared.push(job) {
             return;
         }
         match &self.shared.pipe {
@@ -188,6 +196,78 @@ impl LoopDispatcher {
                 this.wake_through_python();
             }
         });
+    }
+}
+
+impl Shared {
+    /// Queues `job`; true when the caller must wake the loop (no wake-up
+    /// is on its way yet).
+    fn push(&self, job: Job) -> bool {
+        lock(&self.queue).push(job);
+        !self.woken.swap(true, Ordering::SeqCst)
+    }
+}
+
+/// The loop attribute holding a loop's [`LoopInbox`] (its [`Drain`]).
+const INBOX_ATTRIBUTE: &str = "_ferromcp_inbox";
+
+/// The queue of an asyncio loop for work started on that loop (an awaited
+/// client call) and finished on a runtime worker. Its reader is registered
+/// when it is created, from the loop's thread, so [`LoopInbox::submit`]
+/// always wakes the loop through the socket: no Python worker, no GIL.
+#[derive(Clone)]
+pub(crate) struct LoopInbox {
+    shared: Arc<Shared>,
+}
+
+impl LoopInbox {
+    /// The inbox of `event_loop`, created and registered on first use. Call
+    /// it on the loop's thread. `None` when the loop cannot have one (it
+    /// takes no attributes, e.g. uvloop, or watches no descriptors, e.g.
+    /// Windows' proactor loop): the caller then takes another way.
+    pub(crate) fn of(event_loop: &Bound<'_, PyAny>) -> Option<LoopInbox> {
+        let py = event_loop.py();
+        let attribute = pyo3::intern!(py, INBOX_ATTRIBUTE);
+        if let Ok(existing) = event_loop.getattr(attribute) {
+            return existing.cast::<Drain>().ok().map(|drain| LoopInbox {
+                shared: drain.get().shared.clone(),
+            });
+        }
+        let pipe = WakePipe::new()?;
+        let fd = pipe.fd();
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Vec::new()),
+            woken: AtomicBool::new(false),
+            registered: AtomicBool::new(true),
+            retired: AtomicBool::new(false),
+            pipe: Some(pipe),
+        });
+        let drain = Bound::new(
+            py,
+            Drain {
+                shared: shared.clone(),
+            },
+        )
+        .ok()?;
+        event_loop
+            .call_method1("add_reader", (fd, drain.clone()))
+            .ok()?;
+        if event_loop.setattr(attribute, drain).is_err() {
+            let _ = event_loop.call_method1("remove_reader", (fd,));
+            return None;
+        }
+        Some(LoopInbox { shared })
+    }
+
+    /// Queues `job` for the loop's thread. Never blocks, never takes the
+    /// GIL. A loop closed meanwhile never runs it (nobody awaits there any
+    /// more).
+    pub(crate) fn submit(&self, job: Job) {
+        if self.shared.push(job)
+            && let Some(pipe) = &self.shared.pipe
+        {
+            pipe.wake();
+        }
     }
 }
 

@@ -1,11 +1,15 @@
 """Awaited client calls without progress callbacks reach their asyncio loop
-through the loop's inbox (bindings-python/src/loop_inbox.rs) instead of a
-Python worker thread: many calls at once, several loops one after another,
-errors and cancellation all still arrive on the right loop."""
+through the loop's inbox (``LoopInbox`` in bindings-python/src/loop_dispatch.rs)
+instead of a Python worker thread, and are awaited as a native future
+(``Pending`` in bindings-python/src/client_future.rs) whose completion wakes
+the awaiting task at once: many calls at once, several loops one after
+another, errors, cancellation, timeouts and context variables all still
+behave as with an ``asyncio.Future``."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Iterator
 
@@ -59,5 +63,79 @@ def test_errors_and_cancellation_still_arrive(url: str) -> None:
                 await task
             # The connection still serves after the cancelled call.
             assert (await client.call_tool("echo", {"text": "after"})).text == "after"
+
+    asyncio.run(main())
+
+
+def test_context_variables_survive_the_await(url: str) -> None:
+    # The task's wake-up runs in the task's context: a value set before the
+    # call is still seen after it (run it in another context and it is not).
+    current: contextvars.ContextVar[str] = contextvars.ContextVar("current", default="unset")
+
+    async def one(client: ferromcp.Client, name: str) -> str:
+        current.set(name)
+        await client.call_tool("echo", {"text": name})
+        return current.get()
+
+    async def main() -> None:
+        async with ferromcp.Client.http(url) as client:
+            names = [f"task{i}" for i in range(20)]
+            assert await asyncio.gather(*(one(client, n) for n in names)) == names
+
+    asyncio.run(main())
+
+
+def test_timeouts_and_cancel_messages(url: str) -> None:
+    async def main() -> None:
+        async with ferromcp.Client.http(url) as client:
+            started = time.monotonic()
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(client.call_tool("nap", {"seconds": 5}), 0.2)
+            assert time.monotonic() - started < 3
+            task = asyncio.create_task(client.call_tool("nap", {"seconds": 5}))
+            await asyncio.sleep(0.1)
+            task.cancel("enough")
+            with pytest.raises(asyncio.CancelledError, match="enough"):
+                await task
+            assert (await client.call_tool("echo", {"text": "still"})).text == "still"
+
+    asyncio.run(main())
+
+
+def test_native_awaitable_follows_the_future_protocol(url: str) -> None:
+    # What asyncio.ensure_future / gather / wait do with a future-like object.
+    async def main() -> None:
+        async with ferromcp.Client.http(url) as client:
+            loop = asyncio.get_running_loop()
+            native = client._connected().call_tool("echo", {"text": "raw"}, None, None, None, loop)
+            assert asyncio.isfuture(native)
+            assert native.get_loop() is loop
+            assert not native.done()
+            with pytest.raises(asyncio.InvalidStateError):
+                native.result()
+            seen: list[object] = []
+            native.add_done_callback(seen.append)
+            assert (await native)["content"][0]["text"] == "raw"
+            assert seen == [native] and native.done() and not native.cancelled()
+            assert native.exception() is None
+            # A callback added once it is done runs on the loop's next turn.
+            native.add_done_callback(seen.append)
+            await asyncio.sleep(0)
+            assert seen == [native, native]
+            # remove_done_callback, and a failed call's exception.
+            failing = client._connected().call_tool("no_such_tool", {}, None, None, None, loop)
+            failing.add_done_callback(seen.append)
+            assert failing.remove_done_callback(seen.append) == 1
+            done, _ = await asyncio.wait([failing])
+            assert done == {failing}
+            assert isinstance(failing.exception(), ferromcp.InvalidParamsError)
+            assert len(seen) == 2
+            # Cancelled before it is done: stays cancelled when the answer comes.
+            napping = client._connected().call_tool("nap", {"seconds": 0.2}, None, None, None, loop)
+            assert napping.cancel() and napping.cancelled() and not napping.cancel()
+            await asyncio.sleep(0.4)
+            assert napping.cancelled()
+            with pytest.raises(asyncio.CancelledError):
+                napping.result()
 
     asyncio.run(main())

@@ -15,11 +15,6 @@
 //! parsing and serde_json cost. A real server cannot be cheaper, so ratios to
 //! it show how much a server adds on top.
 
-// The allocator every Rust server in the benchmark uses (bench/PERFORMANCE.md):
-// the same for the baseline as for the servers it is compared with.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;

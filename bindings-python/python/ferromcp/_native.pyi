@@ -50,8 +50,9 @@ WRAPPED_RESULT_KEY: str
 LEGACY_PROTOCOL_VERSIONS: list[str]
 """The revisions of the ``initialize`` era (2025-11-25 and earlier), newest first."""
 
-# The client's methods return an ``asyncio.Future`` of ``event_loop`` when one
-# is given, else block (GIL released) and return the value itself: ``Any``.
+# The client's methods return an awaitable of ``event_loop`` when one is given
+# (an ``asyncio.Future``, or the native ``Pending`` that implements the same
+# protocol), else block (GIL released) and return the value itself: ``Any``.
 
 @final
 class Client:

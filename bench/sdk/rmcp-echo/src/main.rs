@@ -8,10 +8,6 @@
 //! mode), with plain JSON answers instead of SSE streams and no keep-alive
 //! pings, so that it is measured at its best.
 
-// The allocator every Rust server in the benchmark uses (bench/PERFORMANCE.md).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;

@@ -184,6 +184,31 @@ impl CallToolResult {
     }
 }
 
+/// The text of a result's `content` (a tool result, a resource's or a
+/// sampling answer's blocks): the `text` of each text block, one per line;
+/// `""` when there is none. Other blocks (images, resources) are skipped.
+/// Bindings use it for their "text of a result" conveniences, so every
+/// language joins the same way.
+///
+/// ```
+/// use serde_json::json;
+/// let result = json!({"content": [
+///     {"type": "text", "text": "a"},
+///     {"type": "image", "data": "", "mimeType": "image/png"},
+///     {"type": "text", "text": "b"}
+/// ]});
+/// assert_eq!(ferromcp::protocol::content_text(&result), "a\nb");
+/// ```
+pub fn content_text(result: &Value) -> String {
+    let blocks = result.get("content").and_then(Value::as_array);
+    let texts = blocks.into_iter().flatten().filter_map(|block| {
+        (block.get("type").and_then(Value::as_str) == Some("text"))
+            .then(|| block.get("text").and_then(Value::as_str))
+            .flatten()
+    });
+    texts.collect::<Vec<_>>().join("\n")
+}
+
 /// The result of `tools/list` (schema: `ListToolsResult`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,13 +1,6 @@
 //! The walking-skeleton example: `echo` and `add`, served over stdio or,
 //! with `--http PORT`, over Streamable HTTP at http://127.0.0.1:PORT/mcp.
 
-// A server allocates for every request (the parsed JSON, the reply), and
-// mimalloc does that in about a third of the instructions glibc's malloc
-// takes: 12% fewer for this server's whole echo call (bench/PERFORMANCE.md).
-// The allocator is the application's choice; the library imposes none.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use ferromcp::protocol::Tool;
 use ferromcp::server::{HandlerError, Server, ToolOutput};
 use ferromcp::transport::http::HttpOptions;
