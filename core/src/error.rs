@@ -117,6 +117,11 @@ pub enum Error {
     /// The call was cancelled.
     #[error("cancelled")]
     Cancelled,
+    /// OAuth authorization failed (discovery, registration, the user's
+    /// consent, the token endpoint, or a check such as `iss` or the
+    /// resource): says which step and why.
+    #[error("authorization failed: {0}")]
+    Auth(#[from] crate::client::auth::AuthError),
 }
 
 /// What kind of failure an [`Error`] is: a small, stable classification
@@ -148,12 +153,14 @@ pub enum ErrorKind {
     Timeout,
     /// The call was cancelled.
     Cancelled,
+    /// OAuth authorization failed.
+    Auth,
 }
 
 impl ErrorKind {
     /// Every kind, for bindings that export the list and tests that check
     /// each one is mapped.
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::PeerError,
         ErrorKind::Io,
         ErrorKind::Json,
@@ -164,6 +171,7 @@ impl ErrorKind {
         ErrorKind::Closed,
         ErrorKind::Timeout,
         ErrorKind::Cancelled,
+        ErrorKind::Auth,
     ];
 
     /// The stable camelCase name hosts see (`"peerError"`, `"timeout"`...).
@@ -179,6 +187,7 @@ impl ErrorKind {
             ErrorKind::Closed => "closed",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Auth => "auth",
         }
     }
 
@@ -215,6 +224,7 @@ impl Error {
             Error::Closed | Error::ClosedBecause(_) => ErrorKind::Closed,
             Error::Timeout => ErrorKind::Timeout,
             Error::Cancelled => ErrorKind::Cancelled,
+            Error::Auth(_) => ErrorKind::Auth,
         }
     }
 

@@ -9,6 +9,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use serde_json::Value;
 
+use super::auth::AuthError;
+use super::auth::flow::{self, Authorizer};
 use super::pool::{Pool, PooledConnection};
 use super::tls::{TlsConnect, classify};
 use super::{ClientTransport, OutgoingRequest, ServerRequestHandler};
@@ -40,6 +42,8 @@ struct HttpInner {
     on_notification: Option<super::NotificationCallback>,
     /// The application's own headers, sent with every request.
     extra_headers: Vec<(header::HeaderName, HeaderValue)>,
+    /// OAuth: adds the bearer token and answers 401/403 challenges.
+    auth: Option<Arc<Authorizer>>,
 }
 
 /// At most this many reconnections to resume one legacy SSE stream.
@@ -98,8 +102,22 @@ impl HttpTransport {
                 server_requests,
                 on_notification,
                 extra_headers,
+                auth: None,
             }),
         })
+    }
+
+    /// Turns OAuth on (before the transport is shared).
+    pub(crate) fn with_oauth(
+        mut self,
+        url: &str,
+        oauth: Option<super::auth::OAuthOptions>,
+        tls: &super::TlsOptions,
+    ) -> HttpTransport {
+        if let (Some(oauth), Some(inner)) = (oauth, Arc::get_mut(&mut self.inner)) {
+            inner.auth = Some(Arc::new(Authorizer::new(oauth, url, tls)));
+        }
+        self
     }
 }
 
@@ -164,8 +182,54 @@ impl HttpInner {
     }
 
     /// Sends one request on a connection it owns until the response is read,
-    /// so abandoning the call closes the connection.
+    /// so abandoning the call closes the connection. With OAuth, the
+    /// request carries the current token, and a 401 or a 403
+    /// `insufficient_scope` is answered by authorizing and sending again,
+    /// at most `max_authorizations` times.
     async fn exchange(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<(PooledConnection, http::Response<Incoming>), Error> {
+        let Some(auth) = &self.auth else {
+            return self.exchange_once(request).await;
+        };
+        let (parts, body) = request.into_parts();
+        let mut attempts = 0;
+        loop {
+            let mut request = Request::new(body.clone());
+            *request.method_mut() = parts.method.clone();
+            *request.uri_mut() = parts.uri.clone();
+            *request.version_mut() = parts.version;
+            *request.headers_mut() = parts.headers.clone();
+            let sent = auth.bearer();
+            if let Some(token) = &sent {
+                request.headers_mut().insert(
+                    header::AUTHORIZATION,
+                    header_value("Authorization", &format!("Bearer {token}"))?,
+                );
+            }
+            let (conn, response) = self.exchange_once(request).await?;
+            let status = response.status().as_u16();
+            let challenge = response
+                .headers()
+                .get(header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            if !flow::wants(status, challenge.as_deref()) {
+                return Ok((conn, response));
+            }
+            if attempts >= auth.max_authorizations() {
+                return Err(AuthError::RetryLimit { attempts, status }.into());
+            }
+            let _ = response.into_body().collect().await;
+            self.pool.put(conn);
+            auth.handle(status, challenge.as_deref(), sent.as_deref())
+                .await?;
+            attempts += 1;
+        }
+    }
+
+    async fn exchange_once(
         &self,
         request: Request<Full<Bytes>>,
     ) -> Result<(PooledConnection, http::Response<Incoming>), Error> {

@@ -19,6 +19,7 @@
 //! ```
 
 mod api;
+pub mod auth;
 mod cache;
 mod era;
 mod headers;
@@ -186,7 +187,8 @@ impl Client {
             &options.tls,
             Some(options.server_request_handler()),
             options.on_notification.clone(),
-        )?;
+        )?
+        .with_oauth(url, options.oauth.clone(), &options.tls);
         Ok(Self::from_transport(Arc::new(transport), options))
     }
 

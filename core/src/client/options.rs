@@ -65,6 +65,9 @@ pub struct ClientOptions {
     /// Trust store, extra CA certificates and client certificate for
     /// `https://` URLs; ignored by `http://` and stdio.
     pub tls: TlsOptions,
+    /// OAuth 2.1 for a protected HTTP server: a 401 starts the login, the
+    /// token goes on every request after; ignored by stdio.
+    pub oauth: Option<super::auth::OAuthOptions>,
     /// Which revision family to speak.
     pub era: EraPreference,
     /// How long the era probe (`server/discover`) may go unanswered before
@@ -105,6 +108,7 @@ impl Default for ClientOptions {
             stderr: StderrMode::default(),
             http_headers: Vec::new(),
             tls: TlsOptions::default(),
+            oauth: None,
             era: EraPreference::Auto,
             probe_timeout: Duration::from_secs(5),
             startup_timeout: Duration::from_secs(30),

@@ -1,0 +1,188 @@
+//! The HTTP the flow itself does (metadata, registration, token endpoint),
+//! to any origin, over the client transport's connection pool and TLS
+//! settings. Redirects are never followed: a metadata document must come
+//! from where it was looked up, and the authorization endpoint's redirect
+//! is the answer the flow wants.
+
+use bytes::Bytes;
+use http::header;
+use http_body_util::{BodyExt, Full, Limited};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::AuthError;
+use crate::Error;
+use crate::client::TlsOptions;
+use crate::client::pool::Pool;
+use crate::rpc::lock_unpoisoned;
+
+/// Metadata and token answers are small; a bigger one is refused.
+const MAX_BODY: usize = 1 << 20;
+
+/// One answer.
+pub(crate) struct Fetched {
+    pub(crate) status: u16,
+    pub(crate) location: Option<String>,
+    pub(crate) body: Bytes,
+}
+
+impl Fetched {
+    /// The body as a JSON object, if it is one.
+    pub(crate) fn json(&self) -> Option<serde_json::Map<String, Value>> {
+        match serde_json::from_slice(&self.body) {
+            Ok(Value::Object(map)) => Some(map),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
+/// A body to send.
+pub(crate) enum Body {
+    Form(String),
+    Json(Value),
+}
+
+/// Connection pools per origin.
+pub(crate) struct Fetcher {
+    tls: TlsOptions,
+    pools: Mutex<HashMap<String, Pool>>,
+}
+
+impl Fetcher {
+    pub(crate) fn new(tls: TlsOptions) -> Fetcher {
+        Fetcher {
+            tls,
+            pools: Mutex::default(),
+        }
+    }
+
+    fn pool(&self, uri: &http::Uri) -> Result<Pool, Error> {
+        let secure = match uri.scheme_str() {
+            Some("https") => true,
+            Some("http") => false,
+            _ => return Err(AuthError::ResourceMetadata(format!("unsupported URL {uri}")).into()),
+        };
+        let host = uri
+            .host()
+            .ok_or_else(|| Error::Http(format!("URL {uri} has no host")))?
+            .to_owned();
+        let port = uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
+        let key = format!("{secure}:{host}:{port}");
+        if let Some(pool) = lock_unpoisoned(&self.pools).get(&key) {
+            return Ok(pool.clone());
+        }
+        let tls = if secure {
+            Some(crate::client::tls::TlsConnect::new(&host, port, &self.tls)?)
+        } else {
+            None
+        };
+        let pool = Pool::new(host, port, tls);
+        lock_unpoisoned(&self.pools).insert(key, pool.clone());
+        Ok(pool)
+    }
+
+    /// `GET url` (with `Accept: application/json`).
+    pub(crate) async fn get(&self, url: &str) -> Result<Fetched, Error> {
+        self.send(http::Method::GET, url, None, None).await
+    }
+
+    /// `POST url` with a body and optionally an `Authorization` header.
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        body: Body,
+        authorization: Option<&str>,
+    ) -> Result<Fetched, Error> {
+        self.send(http::Method::POST, url, Some(body), authorization)
+            .await
+    }
+
+    async fn send(
+        &self,
+        method: http::Method,
+        url: &str,
+        body: Option<Body>,
+        authorization: Option<&str>,
+    ) -> Result<Fetched, Error> {
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|e| Error::Http(format!("invalid URL {url:?}: {e}")))?;
+        let pool = self.pool(&uri)?;
+        let target = uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+        let authority = uri.authority().map_or("", |a| a.as_str()).to_owned();
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri(target)
+            .header(header::HOST, authority)
+            .header(header::ACCEPT, "application/json");
+        if let Some(auth) = authorization {
+            builder = builder.header(header::AUTHORIZATION, auth);
+        }
+        let bytes = match body {
+            Some(Body::Form(form)) => {
+                builder = builder.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+                Bytes::from(form)
+            }
+            Some(Body::Json(json)) => {
+                builder = builder.header(header::CONTENT_TYPE, "application/json");
+                Bytes::from(serde_json::to_vec(&json)?)
+            }
+            None => Bytes::new(),
+        };
+        let request = builder
+            .body(Full::new(bytes))
+            .map_err(|e| Error::Http(e.to_string()))?;
+        let mut conn = pool.get().await?;
+        let response = conn
+            .sender
+            .send_request(request)
+            .await
+            .map_err(|e| Error::Http(format!("{url}: {e}")))?;
+        let status = response.status().as_u16();
+        let location = response
+            .headers()
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = Limited::new(response.into_body(), MAX_BODY)
+            .collect()
+            .await
+            .map_err(|e| Error::Http(format!("reading {url}: {e}")))?
+            .to_bytes();
+        pool.put(conn);
+        Ok(Fetched {
+            status,
+            location,
+            body,
+        })
+    }
+}
+
+/// Requests an authorization URL and returns where it redirects, without
+/// following it: what a browser would be sent to, carrying `code`, `state`
+/// and `iss`. For headless use against an authorization server that
+/// approves without a login page (test servers, the conformance suite's
+/// mock); a real user authorizes in a browser instead.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), ferromcp::Error> {
+/// use ferromcp::client::auth::headless_authorize;
+/// let redirect = headless_authorize("http://127.0.0.1:9000/authorize?client_id=x", &Default::default()).await?;
+/// assert!(redirect.contains("code="));
+/// # Ok(()) }
+/// ```
+pub async fn headless_authorize(url: &str, tls: &TlsOptions) -> Result<String, Error> {
+    let answer = Fetcher::new(tls.clone()).get(url).await?;
+    match (answer.status, answer.location) {
+        (300..=399, Some(location)) => Ok(location),
+        (status, _) => Err(AuthError::Interaction(format!(
+            "the authorization endpoint answered HTTP {status} without a redirect"
+        ))
+        .into()),
+    }
+}

@@ -1,0 +1,161 @@
+//! OAuth 2.1 for the HTTP client, as the MCP authorization spec
+//! (2026-07-28, `basic/authorization`) describes it: a 401 from the MCP
+//! endpoint starts discovery (RFC 9728 protected resource metadata, RFC
+//! 8414 / OpenID authorization server metadata), client registration
+//! (pre-registered, client ID metadata document, or RFC 7591), and an
+//! authorization-code flow with PKCE S256, `resource` (RFC 8707) and `iss`
+//! checks (RFC 9207). The token then goes as `Authorization: Bearer` on
+//! every request; a 403 `insufficient_scope` re-authorizes with the larger
+//! scope, a refused token is refreshed when a refresh token exists.
+//!
+//! One job per file: [`challenge`](self) parses `WWW-Authenticate`, `urls`
+//! builds the well-known locations, `metadata` fetches and checks the
+//! documents, `registration` gets a client id, `pkce`, `scope`, `token`,
+//! `store`, and `flow` runs them in order.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ferromcp::Error> {
+//! use ferromcp::client::{Client, ClientOptions};
+//! use ferromcp::client::auth::OAuthOptions;
+//! let oauth = OAuthOptions::new("http://127.0.0.1:8765/callback", |url: String| async move {
+//!     // Open `url` in a browser; return the URL the browser was sent back to.
+//!     println!("open {url}");
+//!     Ok::<_, ferromcp::Error>(String::from("http://127.0.0.1:8765/callback?code=...&state=..."))
+//! });
+//! let options = ClientOptions { oauth: Some(oauth), ..ClientOptions::default() };
+//! let client = Client::connect_http_with("https://mcp.example.com/mcp", options).await?;
+//! # Ok(()) }
+//! ```
+
+mod challenge;
+mod error;
+mod fetch;
+pub(crate) mod flow;
+mod metadata;
+mod pkce;
+mod registration;
+mod scope;
+mod store;
+mod token;
+mod urls;
+
+use std::sync::Arc;
+
+use crate::{BoxFuture, Error};
+
+pub use error::AuthError;
+pub use fetch::headless_authorize;
+pub use store::{ClientCredentials, MemoryTokenStore, StoredTokens, TokenStore};
+
+/// The user interaction: receives the authorization URL to open (in a
+/// browser), resolves to the redirect URL the authorization server sent
+/// the user back to (with `code`, `state`, and usually `iss`).
+pub type AuthorizeCallback = Arc<dyn Fn(String) -> BoxFuture<Result<String, Error>> + Send + Sync>;
+
+/// Client credentials registered out of band with an authorization server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreRegisteredClient {
+    /// The issuer they are valid at; `None` uses them with any server
+    /// (a client that only ever talks to one). Credentials are never sent
+    /// to an issuer they were not registered with.
+    pub issuer: Option<String>,
+    /// The credentials.
+    pub credentials: ClientCredentials,
+}
+
+/// OAuth settings of an HTTP client ([`crate::client::ClientOptions::oauth`]).
+#[derive(Clone)]
+pub struct OAuthOptions {
+    /// Where the authorization server sends the user back (registered with
+    /// it): a loopback URL for a desktop app, the app's own page for a web app.
+    pub redirect_uri: String,
+    /// Shows the authorization URL to the user and returns the redirect.
+    pub authorize: AuthorizeCallback,
+    /// Keeps tokens and registrations; in memory unless replaced.
+    pub store: Arc<dyn TokenStore>,
+    /// `client_name` in dynamic registrations.
+    pub client_name: String,
+    /// The URL of this client's metadata document (SEP-991), used as its
+    /// `client_id` with servers that support them.
+    pub client_metadata_url: Option<String>,
+    /// Credentials registered out of band.
+    pub pre_registered: Vec<PreRegisteredClient>,
+    /// Ask for `offline_access` (a refresh token) when the authorization
+    /// server lists it.
+    pub offline_access: bool,
+    /// Authorizations one request may trigger before the client gives up
+    /// (the first login and step-ups together): a server that keeps
+    /// refusing must not loop the user through consent screens.
+    pub max_authorizations: usize,
+}
+
+impl std::fmt::Debug for OAuthOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthOptions")
+            .field("redirect_uri", &self.redirect_uri)
+            .field("client_name", &self.client_name)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("offline_access", &self.offline_access)
+            .field("max_authorizations", &self.max_authorizations)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthOptions {
+    /// Settings with a redirect URI and the user-interaction callback;
+    /// tokens in memory, dynamic registration as `ferromcp-client`.
+    ///
+    /// ```
+    /// use ferromcp::client::auth::OAuthOptions;
+    /// let oauth = OAuthOptions::new("http://127.0.0.1:8765/callback", |url: String| async move {
+    ///     Ok::<_, ferromcp::Error>(url) // a real app opens a browser here
+    /// });
+    /// assert_eq!(oauth.max_authorizations, 3);
+    /// ```
+    pub fn new<F, Fut>(redirect_uri: impl Into<String>, authorize: F) -> OAuthOptions
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<String, Error>> + Send + 'static,
+    {
+        OAuthOptions {
+            redirect_uri: redirect_uri.into(),
+            authorize: Arc::new(move |url| Box::pin(authorize(url))),
+            store: Arc::new(MemoryTokenStore::default()),
+            client_name: "ferromcp-client".into(),
+            client_metadata_url: None,
+            pre_registered: Vec::new(),
+            offline_access: true,
+            max_authorizations: 3,
+        }
+    }
+
+    /// Replaces the token store.
+    pub fn with_store(mut self, store: Arc<dyn TokenStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Sets the client ID metadata document URL.
+    pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// Adds pre-registered credentials (for `issuer`, or any when `None`).
+    pub fn with_pre_registered(
+        mut self,
+        issuer: Option<String>,
+        client_id: impl Into<String>,
+        client_secret: Option<String>,
+    ) -> Self {
+        self.pre_registered.push(PreRegisteredClient {
+            issuer,
+            credentials: ClientCredentials {
+                client_id: client_id.into(),
+                client_secret,
+                token_endpoint_auth_method: None,
+            },
+        });
+        self
+    }
+}
