@@ -80,7 +80,8 @@ export type ErrorKind =
   | 'invalidDefinition'
   | 'closed'
   | 'timeout'
-  | 'cancelled';
+  | 'cancelled'
+  | 'auth';
 
 /** Every {@link ErrorKind}, from the core. */
 export declare const ERROR_KINDS: readonly ErrorKind[];

@@ -176,6 +176,9 @@ fn status_for(kind: ErrorKind) -> ferromcp_status {
         ErrorKind::Closed => ferromcp_status::FERROMCP_CONNECTION_CLOSED,
         ErrorKind::Timeout => ferromcp_status::FERROMCP_TIMEOUT,
         ErrorKind::Cancelled => ferromcp_status::FERROMCP_REQUEST_CANCELLED,
+        // OAuth is not exposed in C yet: a refused authorization reads as
+        // the HTTP failure it ends in, until C gets its own status.
+        ErrorKind::Auth => ferromcp_status::FERROMCP_HTTP,
         // A kind added to core later: still a failure, until it gets its own.
         _ => ferromcp_status::FERROMCP_INTERNAL,
     }

@@ -301,6 +301,7 @@ _BY_KIND: dict[str, type[McpError]] = {
     "invalidDefinition": InvalidDefinitionError,
     "timeout": RequestTimeoutError,
     "cancelled": RequestCancelledError,
+    "auth": TransportError,
 }
 
 

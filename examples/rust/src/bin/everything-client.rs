@@ -3,7 +3,8 @@
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` and scenario data in
 //! `MCP_CONFORMANCE_CONTEXT` (JSON), as the official suite runs clients.
 
-use ferromcp::client::{Client, ClientOptions, EraPreference};
+use ferromcp::client::auth::{OAuthOptions, headless_authorize};
+use ferromcp::client::{Client, ClientOptions, EraPreference, TlsOptions};
 use ferromcp::protocol::{LATEST_PROTOCOL_VERSION, Tool};
 use serde_json::{Map, Value, json};
 use std::process::ExitCode;
@@ -102,6 +103,31 @@ fn options(version: &str) -> ClientOptions {
         })
 }
 
+/// The client ID metadata document URL the suite's authorization server
+/// accepts as a `client_id` (it never fetches it).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// OAuth for the `auth/*` scenarios. The suite's mock authorization server
+/// approves at once, so the "user interaction" requests the authorization
+/// URL without following the redirect and hands back its `Location`, as a
+/// headless client does; pre-registered credentials come from the
+/// scenario's context.
+fn oauth(context: &Value) -> OAuthOptions {
+    let mut oauth = OAuthOptions::new("http://localhost:3000/callback", |url: String| async move {
+        headless_authorize(&url, &TlsOptions::default()).await
+    })
+    .with_client_metadata_url(CLIENT_METADATA_URL);
+    oauth.client_name = "ferromcp-everything-client".into();
+    if let Some(client_id) = context["client_id"].as_str() {
+        oauth = oauth.with_pre_registered(
+            context["issuer"].as_str().map(str::to_owned),
+            client_id,
+            context["client_secret"].as_str().map(str::to_owned),
+        );
+    }
+    oauth
+}
+
 async fn call_each_listed_tool(client: &Client) -> Result<(), Failure> {
     for tool in client.list_all_tools().await? {
         let result = client.call_tool(&tool.name, arguments_for(&tool)).await?;
@@ -111,8 +137,19 @@ async fn call_each_listed_tool(client: &Client) -> Result<(), Failure> {
 }
 
 async fn run(scenario: &str, url: &str, version: &str, context: &Value) -> Result<(), Failure> {
-    let client = Client::connect_http_with(url, options(version)).await?;
+    let mut options = options(version);
+    if scenario.starts_with("auth/") {
+        options.oauth = Some(oauth(context));
+    }
+    let client = Client::connect_http_with(url, options).await?;
     match scenario {
+        // Every authorization scenario ends the same way once logged in:
+        // list the tools and call the first (`test-tool`).
+        auth if auth.starts_with("auth/") => {
+            let tools = client.list_all_tools().await?;
+            let first = tools.first().ok_or("the server lists no tools")?;
+            client.call_tool(&first.name, arguments_for(first)).await?;
+        }
         "initialize" => {
             client.list_all_tools().await?;
         }
