@@ -29,6 +29,8 @@ struct Mock {
     call_scope: Option<String>,
     /// Never accept any token for `tools/call` (the step-up never works).
     always_forbidden: bool,
+    /// `expires_in` of issued tokens (3600 when 0).
+    expires_in: u64,
     /// Tokens the server refuses from now on (expired).
     revoked: Vec<String>,
     /// token -> scopes.
@@ -70,7 +72,12 @@ fn issue(mock: &mut Mock, scopes: Vec<String>) -> Value {
     mock.issued += 1;
     let token = format!("token-{}", mock.issued);
     mock.tokens.insert(token.clone(), scopes);
-    json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600,
+    let expires_in = if mock.expires_in == 0 {
+        3600
+    } else {
+        mock.expires_in
+    };
+    json!({"access_token": token, "token_type": "Bearer", "expires_in": expires_in,
            "refresh_token": format!("refresh-{}", mock.issued)})
 }
 
@@ -284,6 +291,26 @@ async fn a_refused_token_is_refreshed_without_asking_the_user_again() {
     assert_eq!(m.grants, ["authorization_code", "refresh_token"]);
     assert_eq!(m.authorize_scopes.len(), 1);
     assert_eq!(m.bearer_seen.last(), Some(&Some("token-2".into())));
+}
+
+#[tokio::test]
+async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
+    // 10 s is inside the client's 30 s margin: every token counts as expiring.
+    let (mock, url) = serve(|m| m.expires_in = 10).await;
+    let client = Client::connect_http_with(&url, options(headless()))
+        .await
+        .unwrap();
+    client.list_all_tools().await.unwrap();
+    client.call_tool("echo", json!({})).await.unwrap();
+    let m = mock.lock().unwrap();
+    assert_eq!(
+        m.grants,
+        ["authorization_code", "refresh_token", "refresh_token"]
+    );
+    assert_eq!(
+        m.bearer_seen,
+        [None, Some("token-2".into()), Some("token-3".into())]
+    );
 }
 
 #[tokio::test]

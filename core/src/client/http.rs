@@ -201,7 +201,7 @@ impl HttpInner {
             *request.uri_mut() = parts.uri.clone();
             *request.version_mut() = parts.version;
             *request.headers_mut() = parts.headers.clone();
-            let sent = auth.bearer();
+            let sent = auth.fresh_bearer().await;
             if let Some(token) = &sent {
                 request.headers_mut().insert(
                     header::AUTHORIZATION,

@@ -74,8 +74,27 @@ pub(crate) struct Authorizer {
     fetcher: Fetcher,
     current: RwLock<Option<StoredTokens>>,
     /// One authorization at a time: concurrent refused requests wait for
-    /// it and retry with its token instead of each starting a login.
-    busy: tokio::sync::Mutex<()>,
+    /// it and retry with its token instead of each starting a login. Holds
+    /// what the last authorization found, for refreshing an expired token
+    /// before it is sent.
+    busy: tokio::sync::Mutex<Option<Known>>,
+}
+
+/// Where the current token came from.
+struct Known {
+    resource: ResourceMetadata,
+    server: ServerMetadata,
+    client: ClientCredentials,
+}
+
+/// Refresh this long before the announced expiry: the request must not
+/// arrive with a token that expired on the way.
+const EXPIRY_MARGIN_SECS: u64 = 30;
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 impl Authorizer {
@@ -85,7 +104,7 @@ impl Authorizer {
             options,
             server_url: server_url.to_owned(),
             fetcher: Fetcher::new(tls.clone()),
-            busy: tokio::sync::Mutex::new(()),
+            busy: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -94,6 +113,47 @@ impl Authorizer {
         read_unpoisoned(&self.current)
             .as_ref()
             .map(|t| t.access_token.clone())
+    }
+
+    /// The token to send, refreshed first when it has expired (or is about
+    /// to) and a refresh token and the server it came from are known; a
+    /// refused refresh leaves the old token, whose 401 then starts over.
+    pub(crate) async fn fresh_bearer(&self) -> Option<String> {
+        let expired = |t: &StoredTokens| {
+            t.refresh_token.is_some()
+                && t.expires_at
+                    .is_some_and(|at| at <= now_secs() + EXPIRY_MARGIN_SECS)
+        };
+        if !read_unpoisoned(&self.current).as_ref().is_some_and(expired) {
+            return self.bearer();
+        }
+        let known = self.busy.lock().await;
+        let current = read_unpoisoned(&self.current).clone();
+        if let (Some(known), Some(tokens)) = (known.as_ref(), current)
+            && expired(&tokens)
+            && tokens.issuer == known.server.issuer
+            && let Some(refresh) = tokens.refresh_token.as_deref()
+        {
+            let grant = [
+                ("grant_type", "refresh_token"),
+                ("refresh_token", refresh),
+                ("resource", known.resource.resource.as_str()),
+            ];
+            match token::request(
+                &self.fetcher,
+                &known.server,
+                &known.client,
+                &grant,
+                &tokens.scopes,
+                Some(refresh),
+            )
+            .await
+            {
+                Ok(tokens) => self.save(tokens),
+                Err(e) => tracing::debug!(error = %e, "refreshing an expired token failed"),
+            }
+        }
+        self.bearer()
     }
 
     pub(crate) fn max_authorizations(&self) -> usize {
@@ -113,7 +173,7 @@ impl Authorizer {
         www_authenticate: Option<&str>,
         sent: Option<&str>,
     ) -> Result<(), Error> {
-        let _one_at_a_time = self.busy.lock().await;
+        let mut known = self.busy.lock().await;
         let now = self.bearer();
         if now.is_some() && now.as_deref() != sent {
             // Another request got a new token meanwhile.
@@ -166,6 +226,11 @@ impl Authorizer {
             {
                 Ok(tokens) => {
                     self.save(tokens);
+                    *known = Some(Known {
+                        resource,
+                        server,
+                        client,
+                    });
                     return Ok(());
                 }
                 Err(e) => tracing::debug!(error = %e, "refresh refused; authorizing again"),
@@ -180,6 +245,11 @@ impl Authorizer {
             .authorization_code(&resource, &server, &client, &scopes)
             .await?;
         self.save(tokens);
+        *known = Some(Known {
+            resource,
+            server,
+            client,
+        });
         Ok(())
     }
 
