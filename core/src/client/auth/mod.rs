@@ -8,10 +8,11 @@
 //! every request; a 403 `insufficient_scope` re-authorizes with the larger
 //! scope, a refused token is refreshed when a refresh token exists.
 //!
-//! One job per file: [`challenge`](self) parses `WWW-Authenticate`, `urls`
-//! builds the well-known locations, `metadata` fetches and checks the
-//! documents, `registration` gets a client id, `pkce`, `scope`, `token`,
-//! `store`, and `flow` runs them in order.
+//! One job per file: `challenge` parses `WWW-Authenticate`, `urls` builds
+//! the well-known locations, `metadata` fetches and checks the documents,
+//! `registration` gets a client id, `pkce`, `scope`, `token`, `store`,
+//! `loopback` (the desktop redirect listener), and `flow` runs them in
+//! order; the transport (`client/http.rs`) calls `flow` on 401/403.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), ferromcp::Error> {
@@ -31,6 +32,7 @@ mod challenge;
 mod error;
 mod fetch;
 pub(crate) mod flow;
+mod loopback;
 mod metadata;
 mod pkce;
 mod registration;
@@ -45,6 +47,7 @@ use crate::{BoxFuture, Error};
 
 pub use error::AuthError;
 pub use fetch::headless_authorize;
+pub use loopback::LoopbackRedirect;
 pub use store::{ClientCredentials, MemoryTokenStore, StoredTokens, TokenStore};
 
 /// The user interaction: receives the authorization URL to open (in a
