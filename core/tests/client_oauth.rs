@@ -356,3 +356,16 @@ async fn a_failing_user_callback_is_an_auth_error() {
     assert_eq!(err.kind(), ErrorKind::Auth, "{err}");
     assert!(err.to_string().contains("callback"), "{err}");
 }
+
+#[tokio::test]
+async fn a_client_credentials_client_gets_its_token_without_a_user() {
+    let (mock, url) = serve(|_| {}).await;
+    let oauth = OAuthOptions::client_credentials("service", Some("s3cret".into()));
+    let client = Client::connect_http_with(&url, options(oauth)).await.unwrap();
+    client.call_tool("echo", json!({})).await.unwrap();
+    let m = mock.lock().unwrap();
+    assert_eq!(m.grants, ["client_credentials"]);
+    assert!(m.authorize_scopes.is_empty());
+    assert_eq!(m.resources, [url.as_str()]);
+    assert_eq!(m.bearer_seen.last(), Some(&Some("token-1".into())));
+}

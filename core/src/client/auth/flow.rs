@@ -9,7 +9,7 @@ use super::fetch::Fetcher;
 use super::metadata::{ResourceMetadata, ServerMetadata};
 use super::pkce::{Pkce, random_token};
 use super::store::{ClientCredentials, StoredTokens};
-use super::{AuthError, OAuthOptions, registration, scope, token, urls};
+use super::{AuthError, Grant, OAuthOptions, registration, scope, token, urls};
 use crate::Error;
 use crate::client::TlsOptions;
 use crate::rpc::{read_unpoisoned, write_unpoisoned};
@@ -241,9 +241,23 @@ impl Authorizer {
             server.scopes_supported.as_deref(),
             self.options.offline_access,
         );
-        let tokens = self
-            .authorization_code(&resource, &server, &client, &scopes)
-            .await?;
+        let tokens = match self.options.grant {
+            Grant::AuthorizationCode => {
+                self.authorization_code(&resource, &server, &client, &scopes)
+                    .await?
+            }
+            Grant::ClientCredentials => {
+                let scope = scopes.join(" ");
+                let mut grant = vec![
+                    ("grant_type", "client_credentials"),
+                    ("resource", resource.resource.as_str()),
+                ];
+                if !scope.is_empty() {
+                    grant.push(("scope", scope.as_str()));
+                }
+                token::request(&self.fetcher, &server, &client, &grant, &scopes, None).await?
+            }
+        };
         self.save(tokens);
         *known = Some(Known {
             resource,
@@ -260,6 +274,7 @@ impl Authorizer {
         client: &ClientCredentials,
         scopes: &[String],
     ) -> Result<StoredTokens, Error> {
+        server.require_pkce()?;
         let pkce = Pkce::generate()?;
         let state = random_token()?;
         let scope = scopes.join(" ");

@@ -30,6 +30,22 @@ pub(crate) struct ServerMetadata {
     pub(crate) client_id_metadata_document_supported: bool,
     /// RFC 9207: the server promises `iss` in every authorization response.
     pub(crate) iss_parameter_supported: bool,
+    /// `S256` is among `code_challenge_methods_supported`.
+    pub(crate) pkce_s256: bool,
+}
+
+impl ServerMetadata {
+    /// MCP: without advertised S256 support an authorization-code client
+    /// must not proceed (the client-credentials grant has no PKCE).
+    pub(crate) fn require_pkce(&self) -> Result<(), AuthError> {
+        if self.pkce_s256 {
+            return Ok(());
+        }
+        Err(AuthError::ServerMetadata {
+            issuer: self.issuer.clone(),
+            reason: "PKCE S256 is not advertised (code_challenge_methods_supported)".into(),
+        })
+    }
 }
 
 fn strings(map: &Map<String, Value>, key: &str) -> Option<Vec<String>> {
@@ -113,14 +129,6 @@ impl ServerMetadata {
             issuer: issuer.to_owned(),
             reason: format!("no `{what}`"),
         };
-        // MCP: without advertised S256 support the client must not proceed.
-        let pkce = strings(doc, "code_challenge_methods_supported").unwrap_or_default();
-        if !pkce.iter().any(|m| m == "S256") {
-            return Err(AuthError::ServerMetadata {
-                issuer: issuer.to_owned(),
-                reason: "PKCE S256 is not advertised (code_challenge_methods_supported)".into(),
-            });
-        }
         Ok(ServerMetadata {
             issuer: claimed,
             authorization_endpoint: string(doc, "authorization_endpoint")
@@ -139,6 +147,8 @@ impl ServerMetadata {
                 .get("authorization_response_iss_parameter_supported")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            pkce_s256: strings(doc, "code_challenge_methods_supported")
+                .is_some_and(|m| m.iter().any(|m| m == "S256")),
         })
     }
 
@@ -209,10 +219,12 @@ mod tests {
                 "{wrong}"
             );
         }
+        assert!(ok.require_pkce().is_ok());
         let mut plain = doc("http://as");
         plain.insert("code_challenge_methods_supported".into(), json!(["plain"]));
+        let plain = ServerMetadata::from_json(&plain, "http://as").unwrap();
         assert!(matches!(
-            ServerMetadata::from_json(&plain, "http://as"),
+            plain.require_pkce(),
             Err(AuthError::ServerMetadata { .. })
         ));
     }

@@ -66,6 +66,17 @@ pub struct PreRegisteredClient {
     pub credentials: ClientCredentials,
 }
 
+/// How the client obtains tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Grant {
+    /// A user consents in a browser (authorization code + PKCE).
+    #[default]
+    AuthorizationCode,
+    /// The client's own credentials (`client_credentials`), no user.
+    ClientCredentials,
+}
+
 /// OAuth settings of an HTTP client ([`crate::client::ClientOptions::oauth`]).
 #[derive(Clone)]
 pub struct OAuthOptions {
@@ -86,6 +97,9 @@ pub struct OAuthOptions {
     /// Ask for `offline_access` (a refresh token) when the authorization
     /// server lists it.
     pub offline_access: bool,
+    /// How tokens are obtained: a user's consent (authorization code) or
+    /// the client's own credentials (machine to machine).
+    pub grant: Grant,
     /// Authorizations one request may trigger before the client gives up
     /// (the first login and step-ups together): a server that keeps
     /// refusing must not loop the user through consent screens.
@@ -128,8 +142,35 @@ impl OAuthOptions {
             client_metadata_url: None,
             pre_registered: Vec::new(),
             offline_access: true,
+            grant: Grant::AuthorizationCode,
             max_authorizations: 3,
         }
+    }
+
+    /// Settings for a client acting on its own behalf (the OAuth
+    /// `client_credentials` grant, the MCP client-credentials extension):
+    /// no user, no redirect; the secret is sent as the authorization server
+    /// supports (`client_secret_basic` or `client_secret_post`).
+    ///
+    /// ```
+    /// use ferromcp::client::auth::{Grant, OAuthOptions};
+    /// let oauth = OAuthOptions::client_credentials("my-service", Some("s3cret".into()));
+    /// assert_eq!(oauth.grant, Grant::ClientCredentials);
+    /// ```
+    pub fn client_credentials(
+        client_id: impl Into<String>,
+        client_secret: Option<String>,
+    ) -> OAuthOptions {
+        let mut options = OAuthOptions::new("", |_url: String| async {
+            Err(
+                AuthError::Interaction("a client-credentials client has no user to ask".into())
+                    .into(),
+            )
+        })
+        .with_pre_registered(None, client_id, client_secret);
+        options.grant = Grant::ClientCredentials;
+        options.offline_access = false;
+        options
     }
 
     /// Replaces the token store.

@@ -130,6 +130,7 @@ mod tests {
             token_endpoint_auth_methods: methods.iter().map(|m| (*m).to_owned()).collect(),
             client_id_metadata_document_supported: false,
             iss_parameter_supported: false,
+            pkce_s256: true,
         }
     }
 

@@ -138,7 +138,13 @@ async fn call_each_listed_tool(client: &Client) -> Result<(), Failure> {
 
 async fn run(scenario: &str, url: &str, version: &str, context: &Value) -> Result<(), Failure> {
     let mut options = options(version);
-    if scenario.starts_with("auth/") {
+    if scenario == "auth/client-credentials-basic" {
+        let id = context["client_id"]
+            .as_str()
+            .ok_or("no client_id in the context")?;
+        let secret = context["client_secret"].as_str().map(str::to_owned);
+        options.oauth = Some(OAuthOptions::client_credentials(id, secret));
+    } else if scenario.starts_with("auth/") {
         options.oauth = Some(oauth(context));
     }
     let client = Client::connect_http_with(url, options).await?;
