@@ -361,7 +361,9 @@ async fn a_failing_user_callback_is_an_auth_error() {
 async fn a_client_credentials_client_gets_its_token_without_a_user() {
     let (mock, url) = serve(|_| {}).await;
     let oauth = OAuthOptions::client_credentials("service", Some("s3cret".into()));
-    let client = Client::connect_http_with(&url, options(oauth)).await.unwrap();
+    let client = Client::connect_http_with(&url, options(oauth))
+        .await
+        .unwrap();
     client.call_tool("echo", json!({})).await.unwrap();
     let m = mock.lock().unwrap();
     assert_eq!(m.grants, ["client_credentials"]);

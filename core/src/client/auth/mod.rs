@@ -32,6 +32,7 @@ mod challenge;
 mod error;
 mod fetch;
 pub(crate) mod flow;
+mod jwt;
 mod loopback;
 mod metadata;
 mod pkce;
@@ -147,6 +148,28 @@ impl OAuthOptions {
         }
     }
 
+    /// [`OAuthOptions::client_credentials`] authenticating with
+    /// `private_key_jwt`: an ES256 assertion signed with `private_key_pem`
+    /// (PKCS#8 PEM, P-256) instead of a secret.
+    ///
+    /// ```
+    /// use ferromcp::client::auth::OAuthOptions;
+    /// let pem = "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n";
+    /// let oauth = OAuthOptions::client_credentials_jwt("my-service", pem);
+    /// assert!(oauth.pre_registered[0].credentials.private_key_pem.is_some());
+    /// ```
+    pub fn client_credentials_jwt(
+        client_id: impl Into<String>,
+        private_key_pem: impl Into<String>,
+    ) -> OAuthOptions {
+        let mut options = OAuthOptions::client_credentials(client_id, None);
+        if let Some(pre) = options.pre_registered.last_mut() {
+            pre.credentials.private_key_pem = Some(private_key_pem.into());
+            pre.credentials.token_endpoint_auth_method = Some("private_key_jwt".into());
+        }
+        options
+    }
+
     /// Settings for a client acting on its own behalf (the OAuth
     /// `client_credentials` grant, the MCP client-credentials extension):
     /// no user, no redirect; the secret is sent as the authorization server
@@ -198,6 +221,7 @@ impl OAuthOptions {
                 client_id: client_id.into(),
                 client_secret,
                 token_endpoint_auth_method: None,
+                private_key_pem: None,
             },
         });
         self

@@ -61,6 +61,7 @@ pub(crate) async fn client_for(
             client_id: url.clone(),
             client_secret: None,
             token_endpoint_auth_method: Some("none".into()),
+            private_key_pem: None,
         });
     }
     let Some(endpoint) = &server.registration_endpoint else {
@@ -104,6 +105,7 @@ pub(crate) async fn client_for(
                 .unwrap_or(method)
                 .to_owned(),
         ),
+        private_key_pem: None,
     };
     options.store.save_client(&server.issuer, &credentials);
     Ok(credentials)

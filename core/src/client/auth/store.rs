@@ -36,10 +36,14 @@ pub struct ClientCredentials {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
     /// How to authenticate at the token endpoint (`none`,
-    /// `client_secret_basic`, `client_secret_post`); `None` chooses from
-    /// the server's metadata.
+    /// `client_secret_basic`, `client_secret_post`, `private_key_jwt`);
+    /// `None` chooses from the server's metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_endpoint_auth_method: Option<String>,
+    /// A PKCS#8 PEM ES256 key for `private_key_jwt` (the client signs a
+    /// short-lived assertion instead of sending a secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key_pem: Option<String>,
 }
 
 /// Keeps tokens (per MCP server URL) and client registrations (per issuer).

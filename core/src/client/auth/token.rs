@@ -19,12 +19,16 @@ pub(crate) enum ClientAuth {
     None,
     Basic,
     Post,
+    PrivateKeyJwt,
 }
 
 /// The registration's method when it has one; else, for a client with a
 /// secret, Basic or post as the server supports them (Basic first: RFC
 /// 6749 §2.3.1 makes it the one servers must support); else none.
 pub(crate) fn client_auth(client: &ClientCredentials, server: &ServerMetadata) -> ClientAuth {
+    if client.private_key_pem.is_some() {
+        return ClientAuth::PrivateKeyJwt;
+    }
     if client.client_secret.is_none() {
         return ClientAuth::None;
     }
@@ -42,6 +46,12 @@ pub(crate) fn client_auth(client: &ClientCredentials, server: &ServerMetadata) -
     } else {
         ClientAuth::None
     }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1).
@@ -68,6 +78,19 @@ pub(crate) async fn request(
     let secret = client.client_secret.as_deref().unwrap_or("");
     if auth == ClientAuth::Post {
         pairs.push(("client_secret", secret));
+    }
+    let assertion = match (&auth, &client.private_key_pem) {
+        (ClientAuth::PrivateKeyJwt, Some(pem)) => Some(super::jwt::client_assertion(
+            &client.client_id,
+            &server.issuer,
+            pem,
+            now_secs(),
+        )?),
+        _ => None,
+    };
+    if let Some(assertion) = &assertion {
+        pairs.push(("client_assertion_type", super::jwt::ASSERTION_TYPE));
+        pairs.push(("client_assertion", assertion));
     }
     let header = (auth == ClientAuth::Basic).then(|| basic_header(&client.client_id, secret));
     let answer = fetcher
@@ -96,10 +119,7 @@ pub(crate) async fn request(
     if !token_type.eq_ignore_ascii_case("bearer") {
         return Err(AuthError::Token(format!("unsupported token_type {token_type:?}")).into());
     }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let now = now_secs();
     Ok(StoredTokens {
         access_token: access_token.to_owned(),
         refresh_token: doc
@@ -139,6 +159,7 @@ mod tests {
             client_id: "c".into(),
             client_secret: secret.map(str::to_owned),
             token_endpoint_auth_method: method.map(str::to_owned),
+            private_key_pem: None,
         }
     }
 
@@ -162,6 +183,11 @@ mod tests {
             client_auth(&client(Some("s"), None), &server(&["none"])),
             ClientAuth::None
         );
+        let keyed = ClientCredentials {
+            private_key_pem: Some("pem".into()),
+            ..client(None, None)
+        };
+        assert_eq!(client_auth(&keyed, &both), ClientAuth::PrivateKeyJwt);
     }
 
     #[test]

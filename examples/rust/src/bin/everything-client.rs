@@ -144,6 +144,14 @@ async fn run(scenario: &str, url: &str, version: &str, context: &Value) -> Resul
             .ok_or("no client_id in the context")?;
         let secret = context["client_secret"].as_str().map(str::to_owned);
         options.oauth = Some(OAuthOptions::client_credentials(id, secret));
+    } else if scenario == "auth/client-credentials-jwt" {
+        let id = context["client_id"]
+            .as_str()
+            .ok_or("no client_id in the context")?;
+        let pem = context["private_key_pem"]
+            .as_str()
+            .ok_or("no private_key_pem in the context")?;
+        options.oauth = Some(OAuthOptions::client_credentials_jwt(id, pem));
     } else if scenario.starts_with("auth/") {
         options.oauth = Some(oauth(context));
     }
