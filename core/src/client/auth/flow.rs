@@ -87,6 +87,9 @@ struct Known {
     client: ClientCredentials,
 }
 
+/// RFC 7523 §2.1 grant type.
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
 /// Refresh this long before the announced expiry: the request must not
 /// arrive with a token that expired on the way.
 const EXPIRY_MARGIN_SECS: u64 = 30;
@@ -250,6 +253,25 @@ impl Authorizer {
                 let scope = scopes.join(" ");
                 let mut grant = vec![
                     ("grant_type", "client_credentials"),
+                    ("resource", resource.resource.as_str()),
+                ];
+                if !scope.is_empty() {
+                    grant.push(("scope", scope.as_str()));
+                }
+                token::request(&self.fetcher, &server, &client, &grant, &scopes, None).await?
+            }
+            Grant::JwtBearer => {
+                let source = self.options.assertion.as_ref().ok_or_else(|| {
+                    AuthError::Interaction("the jwt-bearer grant needs an assertion source".into())
+                })?;
+                let assertion = source().await.map_err(|e| match e {
+                    Error::Auth(e) => Error::Auth(e),
+                    other => AuthError::Interaction(format!("assertion: {other}")).into(),
+                })?;
+                let scope = scopes.join(" ");
+                let mut grant = vec![
+                    ("grant_type", JWT_BEARER),
+                    ("assertion", assertion.trim()),
                     ("resource", resource.resource.as_str()),
                 ];
                 if !scope.is_empty() {

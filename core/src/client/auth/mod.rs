@@ -76,7 +76,16 @@ pub enum Grant {
     AuthorizationCode,
     /// The client's own credentials (`client_credentials`), no user.
     ClientCredentials,
+    /// A JWT the workload already holds (issued by its platform: a
+    /// Kubernetes service account token, a cloud identity token) exchanged
+    /// for an access token (RFC 7523 `jwt-bearer`, workload identity
+    /// federation); [`OAuthOptions::assertion`] supplies it.
+    JwtBearer,
 }
+
+/// Supplies the current assertion for [`Grant::JwtBearer`] (called at
+/// each token request: platform tokens rotate).
+pub type AssertionCallback = Arc<dyn Fn() -> BoxFuture<Result<String, Error>> + Send + Sync>;
 
 /// OAuth settings of an HTTP client ([`crate::client::ClientOptions::oauth`]).
 #[derive(Clone)]
@@ -101,6 +110,8 @@ pub struct OAuthOptions {
     /// How tokens are obtained: a user's consent (authorization code) or
     /// the client's own credentials (machine to machine).
     pub grant: Grant,
+    /// The assertion source of [`Grant::JwtBearer`].
+    pub assertion: Option<AssertionCallback>,
     /// Authorizations one request may trigger before the client gives up
     /// (the first login and step-ups together): a server that keeps
     /// refusing must not loop the user through consent screens.
@@ -144,6 +155,7 @@ impl OAuthOptions {
             pre_registered: Vec::new(),
             offline_access: true,
             grant: Grant::AuthorizationCode,
+            assertion: None,
             max_authorizations: 3,
         }
     }
@@ -193,6 +205,29 @@ impl OAuthOptions {
         .with_pre_registered(None, client_id, client_secret);
         options.grant = Grant::ClientCredentials;
         options.offline_access = false;
+        options
+    }
+
+    /// Settings for a workload presenting a JWT its platform issued
+    /// (RFC 7523 `jwt-bearer` grant, workload identity federation): no
+    /// user; `assertion` is asked for the current JWT at each token request.
+    /// A refused assertion is reported, not retried with another grant.
+    ///
+    /// ```
+    /// use ferromcp::client::auth::{Grant, OAuthOptions};
+    /// let oauth = OAuthOptions::jwt_bearer("my-workload", || async {
+    ///     std::fs::read_to_string("/var/run/secrets/tokens/mcp").map_err(ferromcp::Error::from)
+    /// });
+    /// assert_eq!(oauth.grant, Grant::JwtBearer);
+    /// ```
+    pub fn jwt_bearer<F, Fut>(client_id: impl Into<String>, assertion: F) -> OAuthOptions
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<String, Error>> + Send + 'static,
+    {
+        let mut options = OAuthOptions::client_credentials(client_id, None);
+        options.grant = Grant::JwtBearer;
+        options.assertion = Some(Arc::new(move || Box::pin(assertion())));
         options
     }
 

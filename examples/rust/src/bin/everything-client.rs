@@ -152,6 +152,18 @@ async fn run(scenario: &str, url: &str, version: &str, context: &Value) -> Resul
             .as_str()
             .ok_or("no private_key_pem in the context")?;
         options.oauth = Some(OAuthOptions::client_credentials_jwt(id, pem));
+    } else if scenario == "auth/wif-jwt-bearer" {
+        let id = context["client_id"]
+            .as_str()
+            .ok_or("no client_id in the context")?;
+        let jwt = context["valid_jwt"]
+            .as_str()
+            .ok_or("no valid_jwt in the context")?
+            .to_owned();
+        options.oauth = Some(OAuthOptions::jwt_bearer(id, move || {
+            let jwt = jwt.clone();
+            async move { Ok(jwt) }
+        }));
     } else if scenario.starts_with("auth/") {
         options.oauth = Some(oauth(context));
     }
