@@ -264,7 +264,12 @@ impl Authorizer {
                 let source = self.options.assertion.as_ref().ok_or_else(|| {
                     AuthError::Interaction("the jwt-bearer grant needs an assertion source".into())
                 })?;
-                let assertion = source().await.map_err(|e| match e {
+                let assertion = source(super::AssertionRequest {
+                    issuer: server.issuer.clone(),
+                    resource: resource.resource.clone(),
+                })
+                .await
+                .map_err(|e| match e {
                     Error::Auth(e) => Error::Auth(e),
                     other => AuthError::Interaction(format!("assertion: {other}")).into(),
                 })?;

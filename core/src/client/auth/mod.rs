@@ -29,6 +29,7 @@
 //! ```
 
 mod challenge;
+mod enterprise;
 mod error;
 mod fetch;
 pub(crate) mod flow;
@@ -46,6 +47,7 @@ use std::sync::Arc;
 
 use crate::{BoxFuture, Error};
 
+pub use enterprise::EnterpriseIdp;
 pub use error::AuthError;
 pub use fetch::headless_authorize;
 pub use loopback::LoopbackRedirect;
@@ -84,8 +86,20 @@ pub enum Grant {
 }
 
 /// Supplies the current assertion for [`Grant::JwtBearer`] (called at
-/// each token request: platform tokens rotate).
-pub type AssertionCallback = Arc<dyn Fn() -> BoxFuture<Result<String, Error>> + Send + Sync>;
+/// each token request: platform tokens rotate), given the authorization
+/// server and resource it is for (an enterprise IdP mints an ID-JAG for
+/// exactly that pair).
+pub type AssertionCallback =
+    Arc<dyn Fn(AssertionRequest) -> BoxFuture<Result<String, Error>> + Send + Sync>;
+
+/// What a jwt-bearer assertion is requested for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssertionRequest {
+    /// The authorization server's issuer (the assertion's audience).
+    pub issuer: String,
+    /// The protected resource (`resource` from its metadata).
+    pub resource: String,
+}
 
 /// OAuth settings of an HTTP client ([`crate::client::ClientOptions::oauth`]).
 #[derive(Clone)]
@@ -213,22 +227,59 @@ impl OAuthOptions {
     /// user; `assertion` is asked for the current JWT at each token request.
     /// A refused assertion is reported, not retried with another grant.
     ///
+    /// A confidential client passes its secret (sent as the server
+    /// supports); a workload without one passes `None`.
+    ///
     /// ```
-    /// use ferromcp::client::auth::{Grant, OAuthOptions};
-    /// let oauth = OAuthOptions::jwt_bearer("my-workload", || async {
+    /// use ferromcp::client::auth::{AssertionRequest, Grant, OAuthOptions};
+    /// let oauth = OAuthOptions::jwt_bearer("my-workload", None, |_for: AssertionRequest| async {
     ///     std::fs::read_to_string("/var/run/secrets/tokens/mcp").map_err(ferromcp::Error::from)
     /// });
     /// assert_eq!(oauth.grant, Grant::JwtBearer);
     /// ```
-    pub fn jwt_bearer<F, Fut>(client_id: impl Into<String>, assertion: F) -> OAuthOptions
+    pub fn jwt_bearer<F, Fut>(
+        client_id: impl Into<String>,
+        client_secret: Option<String>,
+        assertion: F,
+    ) -> OAuthOptions
     where
-        F: Fn() -> Fut + Send + Sync + 'static,
+        F: Fn(AssertionRequest) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<String, Error>> + Send + 'static,
     {
-        let mut options = OAuthOptions::client_credentials(client_id, None);
+        let mut options = OAuthOptions::client_credentials(client_id, client_secret);
         options.grant = Grant::JwtBearer;
-        options.assertion = Some(Arc::new(move || Box::pin(assertion())));
+        options.assertion = Some(Arc::new(move |request| Box::pin(assertion(request))));
         options
+    }
+
+    /// Enterprise-managed authorization (SEP-990): the user's ID token from
+    /// the enterprise identity provider is exchanged there (RFC 8693) for an
+    /// identity assertion grant (ID-JAG) for this authorization server and
+    /// resource, which the client then presents with the `jwt-bearer` grant
+    /// and its own credentials. No browser round trip.
+    ///
+    /// ```
+    /// use ferromcp::client::auth::{EnterpriseIdp, OAuthOptions};
+    /// let idp = EnterpriseIdp {
+    ///     token_endpoint: "https://idp.example.com/token".into(),
+    ///     client_id: "mcp-client-at-idp".into(),
+    ///     client_secret: None,
+    ///     id_token: "eyJ...".into(),
+    /// };
+    /// let oauth = OAuthOptions::enterprise_managed("mcp-client", Some("secret".into()), idp, Default::default());
+    /// ```
+    pub fn enterprise_managed(
+        client_id: impl Into<String>,
+        client_secret: Option<String>,
+        idp: EnterpriseIdp,
+        tls: crate::client::TlsOptions,
+    ) -> OAuthOptions {
+        let idp = Arc::new(idp);
+        OAuthOptions::jwt_bearer(client_id, client_secret, move |request| {
+            let idp = idp.clone();
+            let tls = tls.clone();
+            async move { enterprise::id_jag(&idp, &request, &tls).await }
+        })
     }
 
     /// Replaces the token store.

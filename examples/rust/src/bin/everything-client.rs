@@ -3,7 +3,7 @@
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` and scenario data in
 //! `MCP_CONFORMANCE_CONTEXT` (JSON), as the official suite runs clients.
 
-use ferromcp::client::auth::{OAuthOptions, headless_authorize};
+use ferromcp::client::auth::{EnterpriseIdp, OAuthOptions, headless_authorize};
 use ferromcp::client::{Client, ClientOptions, EraPreference, TlsOptions};
 use ferromcp::protocol::{LATEST_PROTOCOL_VERSION, Tool};
 use serde_json::{Map, Value, json};
@@ -160,10 +160,29 @@ async fn run(scenario: &str, url: &str, version: &str, context: &Value) -> Resul
             .as_str()
             .ok_or("no valid_jwt in the context")?
             .to_owned();
-        options.oauth = Some(OAuthOptions::jwt_bearer(id, move || {
+        options.oauth = Some(OAuthOptions::jwt_bearer(id, None, move |_| {
             let jwt = jwt.clone();
             async move { Ok(jwt) }
         }));
+    } else if scenario == "auth/enterprise-managed-authorization" {
+        let text = |key: &str| -> Result<String, Failure> {
+            Ok(context[key]
+                .as_str()
+                .ok_or(format!("no {key} in the context"))?
+                .to_owned())
+        };
+        let idp = EnterpriseIdp {
+            token_endpoint: text("idp_token_endpoint")?,
+            client_id: text("idp_client_id")?,
+            client_secret: None,
+            id_token: text("idp_id_token")?,
+        };
+        options.oauth = Some(OAuthOptions::enterprise_managed(
+            text("client_id")?,
+            Some(text("client_secret")?),
+            idp,
+            TlsOptions::default(),
+        ));
     } else if scenario.starts_with("auth/") {
         options.oauth = Some(oauth(context));
     }
