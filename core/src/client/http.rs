@@ -203,10 +203,16 @@ impl HttpInner {
             *request.headers_mut() = parts.headers.clone();
             let sent = auth.fresh_bearer().await;
             if let Some(token) = &sent {
+                let (authorization, proof) = auth.authorization(parts.method.as_str(), token)?;
                 request.headers_mut().insert(
                     header::AUTHORIZATION,
-                    header_value("Authorization", &format!("Bearer {token}"))?,
+                    header_value("Authorization", &authorization)?,
                 );
+                if let Some(proof) = proof {
+                    request
+                        .headers_mut()
+                        .insert("dpop", header_value("DPoP", &proof)?);
+                }
             }
             let (conn, response) = self.exchange_once(request).await?;
             let status = response.status().as_u16();
@@ -221,8 +227,17 @@ impl HttpInner {
             if attempts >= auth.max_authorizations() {
                 return Err(AuthError::RetryLimit { attempts, status }.into());
             }
+            let nonce = response
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let _ = response.into_body().collect().await;
             self.pool.put(conn);
+            if auth.nonce_challenge(status, challenge.as_deref(), nonce.as_deref()) {
+                attempts += 1;
+                continue;
+            }
             auth.handle(status, challenge.as_deref(), sent.as_deref())
                 .await?;
             attempts += 1;

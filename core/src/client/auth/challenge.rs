@@ -26,7 +26,10 @@ impl Challenge {
             let after = rest[token_end..].trim_start();
             if !after.starts_with('=') {
                 if !token.is_empty() {
-                    in_bearer = token.eq_ignore_ascii_case("bearer");
+                    // DPoP challenges (RFC 9449 §7.1) carry the same
+                    // parameters.
+                    in_bearer =
+                        token.eq_ignore_ascii_case("bearer") || token.eq_ignore_ascii_case("dpop");
                 }
                 rest = after.trim_start_matches(',').trim_start();
                 continue;

@@ -64,6 +64,7 @@ pub(crate) async fn id_jag(
             &idp.token_endpoint,
             Body::Form(urls::form(&pairs)),
             header.as_deref(),
+            None,
         )
         .await?;
     let doc = answer.json().unwrap_or_default();

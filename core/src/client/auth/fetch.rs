@@ -24,6 +24,8 @@ const MAX_BODY: usize = 1 << 20;
 pub(crate) struct Fetched {
     pub(crate) status: u16,
     pub(crate) location: Option<String>,
+    /// `DPoP-Nonce` the server asked proofs to carry.
+    pub(crate) dpop_nonce: Option<String>,
     pub(crate) body: Bytes,
 }
 
@@ -88,7 +90,7 @@ impl Fetcher {
 
     /// `GET url` (with `Accept: application/json`).
     pub(crate) async fn get(&self, url: &str) -> Result<Fetched, Error> {
-        self.send(http::Method::GET, url, None, None).await
+        self.send(http::Method::GET, url, None, None, None).await
     }
 
     /// `POST url` with a body and optionally an `Authorization` header.
@@ -97,8 +99,9 @@ impl Fetcher {
         url: &str,
         body: Body,
         authorization: Option<&str>,
+        dpop: Option<&str>,
     ) -> Result<Fetched, Error> {
-        self.send(http::Method::POST, url, Some(body), authorization)
+        self.send(http::Method::POST, url, Some(body), authorization, dpop)
             .await
     }
 
@@ -108,6 +111,7 @@ impl Fetcher {
         url: &str,
         body: Option<Body>,
         authorization: Option<&str>,
+        dpop: Option<&str>,
     ) -> Result<Fetched, Error> {
         let uri: http::Uri = url
             .parse()
@@ -122,6 +126,9 @@ impl Fetcher {
             .header(header::ACCEPT, "application/json");
         if let Some(auth) = authorization {
             builder = builder.header(header::AUTHORIZATION, auth);
+        }
+        if let Some(proof) = dpop {
+            builder = builder.header("dpop", proof);
         }
         let bytes = match body {
             Some(Body::Form(form)) => {
@@ -149,6 +156,11 @@ impl Fetcher {
             .get(header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        let dpop_nonce = response
+            .headers()
+            .get("dpop-nonce")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let body = Limited::new(response.into_body(), MAX_BODY)
             .collect()
             .await
@@ -158,6 +170,7 @@ impl Fetcher {
         Ok(Fetched {
             status,
             location,
+            dpop_nonce,
             body,
         })
     }

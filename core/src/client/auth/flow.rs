@@ -5,6 +5,7 @@
 use std::sync::RwLock;
 
 use super::challenge::Challenge;
+use super::dpop::DpopKey;
 use super::fetch::Fetcher;
 use super::metadata::{ResourceMetadata, ServerMetadata};
 use super::pkce::{Pkce, random_token};
@@ -78,6 +79,8 @@ pub(crate) struct Authorizer {
     /// what the last authorization found, for refreshing an expired token
     /// before it is sent.
     busy: tokio::sync::Mutex<Option<Known>>,
+    /// The DPoP key, when the options ask for bound tokens.
+    dpop: Option<DpopKey>,
 }
 
 /// Where the current token came from.
@@ -102,7 +105,15 @@ fn now_secs() -> u64 {
 
 impl Authorizer {
     pub(crate) fn new(options: OAuthOptions, server_url: &str, tls: &TlsOptions) -> Authorizer {
+        let dpop = if options.dpop {
+            DpopKey::generate()
+                .inspect_err(|e| tracing::warn!(error = %e, "no DPoP key; using bearer tokens"))
+                .ok()
+        } else {
+            None
+        };
         Authorizer {
+            dpop,
             current: RwLock::new(options.store.load_tokens(server_url)),
             options,
             server_url: server_url.to_owned(),
@@ -149,6 +160,7 @@ impl Authorizer {
                 &grant,
                 &tokens.scopes,
                 Some(refresh),
+                self.dpop.as_ref(),
             )
             .await
             {
@@ -157,6 +169,47 @@ impl Authorizer {
             }
         }
         self.bearer()
+    }
+
+    /// The `Authorization` value for `token`, and the DPoP proof for a
+    /// request with `method` when the token is DPoP-bound.
+    pub(crate) fn authorization(
+        &self,
+        method: &str,
+        token: &str,
+    ) -> Result<(String, Option<String>), Error> {
+        let bound = read_unpoisoned(&self.current)
+            .as_ref()
+            .is_some_and(|t| t.access_token == token && t.token_type.as_deref() == Some("DPoP"));
+        match (&self.dpop, bound) {
+            (Some(key), true) => Ok((
+                format!("DPoP {token}"),
+                Some(key.proof(method, &self.server_url, Some(token))?),
+            )),
+            _ => Ok((format!("Bearer {token}"), None)),
+        }
+    }
+
+    /// A 401 asking for a DPoP nonce: remembered, and the request is sent
+    /// again (no new authorization).
+    pub(crate) fn nonce_challenge(
+        &self,
+        status: u16,
+        www_authenticate: Option<&str>,
+        nonce: Option<&str>,
+    ) -> bool {
+        let (Some(key), Some(nonce), 401) = (&self.dpop, nonce, status) else {
+            return false;
+        };
+        if Challenge::parse(www_authenticate.unwrap_or(""))
+            .error
+            .as_deref()
+            != Some("use_dpop_nonce")
+        {
+            return false;
+        }
+        key.remember_nonce(&self.server_url, nonce);
+        true
     }
 
     pub(crate) fn max_authorizations(&self) -> usize {
@@ -224,6 +277,7 @@ impl Authorizer {
                 &grant,
                 &scopes,
                 Some(&refresh),
+                self.dpop.as_ref(),
             )
             .await
             {
@@ -258,7 +312,16 @@ impl Authorizer {
                 if !scope.is_empty() {
                     grant.push(("scope", scope.as_str()));
                 }
-                token::request(&self.fetcher, &server, &client, &grant, &scopes, None).await?
+                token::request(
+                    &self.fetcher,
+                    &server,
+                    &client,
+                    &grant,
+                    &scopes,
+                    None,
+                    self.dpop.as_ref(),
+                )
+                .await?
             }
             Grant::JwtBearer => {
                 let source = self.options.assertion.as_ref().ok_or_else(|| {
@@ -282,7 +345,16 @@ impl Authorizer {
                 if !scope.is_empty() {
                     grant.push(("scope", scope.as_str()));
                 }
-                token::request(&self.fetcher, &server, &client, &grant, &scopes, None).await?
+                token::request(
+                    &self.fetcher,
+                    &server,
+                    &client,
+                    &grant,
+                    &scopes,
+                    None,
+                    self.dpop.as_ref(),
+                )
+                .await?
             }
         };
         self.save(tokens);
@@ -335,7 +407,16 @@ impl Authorizer {
             ("code_verifier", pkce.verifier.as_str()),
             ("resource", resource.resource.as_str()),
         ];
-        token::request(&self.fetcher, server, client, &grant, scopes, None).await
+        token::request(
+            &self.fetcher,
+            server,
+            client,
+            &grant,
+            scopes,
+            None,
+            self.dpop.as_ref(),
+        )
+        .await
     }
 }
 

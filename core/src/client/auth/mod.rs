@@ -29,6 +29,7 @@
 //! ```
 
 mod challenge;
+mod dpop;
 mod enterprise;
 mod error;
 mod fetch;
@@ -124,6 +125,10 @@ pub struct OAuthOptions {
     /// How tokens are obtained: a user's consent (authorization code) or
     /// the client's own credentials (machine to machine).
     pub grant: Grant,
+    /// Ask for DPoP-bound tokens (RFC 9449): each request proves
+    /// possession of a key made for this client, so a stolen token alone is
+    /// useless. Off by default: a server must support it.
+    pub dpop: bool,
     /// The assertion source of [`Grant::JwtBearer`].
     pub assertion: Option<AssertionCallback>,
     /// Authorizations one request may trigger before the client gives up
@@ -170,6 +175,7 @@ impl OAuthOptions {
             offline_access: true,
             grant: Grant::AuthorizationCode,
             assertion: None,
+            dpop: false,
             max_authorizations: 3,
         }
     }

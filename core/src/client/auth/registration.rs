@@ -81,7 +81,9 @@ pub(crate) async fn client_for(
         "token_endpoint_auth_method": method,
         "application_type": application_type(&options.redirect_uri),
     });
-    let answer = fetcher.post(endpoint, Body::Json(request), None).await?;
+    let answer = fetcher
+        .post(endpoint, Body::Json(request), None, None)
+        .await?;
     let doc = answer.json().filter(|_| answer.ok()).ok_or_else(|| {
         AuthError::Registration(format!(
             "{endpoint} answered HTTP {}: {}",

@@ -25,6 +25,10 @@ pub struct StoredTokens {
     pub scopes: Vec<String>,
     /// The authorization server's issuer identifier.
     pub issuer: String,
+    /// `DPoP` for a token bound to the client's DPoP key; `None` (or
+    /// `Bearer`) for a bearer token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_type: Option<String>,
 }
 
 /// A client's identity at one authorization server.
@@ -57,7 +61,7 @@ pub struct ClientCredentials {
 /// let store = MemoryTokenStore::default();
 /// store.save_tokens("https://mcp.example/mcp", &StoredTokens {
 ///     access_token: "t".into(), refresh_token: None, expires_at: None,
-///     scopes: vec![], issuer: "https://as.example".into(),
+///     scopes: vec![], issuer: "https://as.example".into(), token_type: None,
 /// });
 /// assert_eq!(store.load_tokens("https://mcp.example/mcp").unwrap().access_token, "t");
 /// ```

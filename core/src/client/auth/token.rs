@@ -69,6 +69,7 @@ pub(crate) async fn request(
     grant: &[(&str, &str)],
     scopes: &[String],
     previous_refresh: Option<&str>,
+    dpop: Option<&super::dpop::DpopKey>,
 ) -> Result<StoredTokens, Error> {
     let auth = client_auth(client, server);
     let mut pairs: Vec<(&str, &str)> = grant.to_vec();
@@ -93,13 +94,39 @@ pub(crate) async fn request(
         pairs.push(("client_assertion", assertion));
     }
     let header = (auth == ClientAuth::Basic).then(|| basic_header(&client.client_id, secret));
-    let answer = fetcher
-        .post(
-            &server.token_endpoint,
-            Body::Form(urls::form(&pairs)),
-            header.as_deref(),
-        )
-        .await?;
+    let form = urls::form(&pairs);
+    let mut answer = None;
+    // At most one retry: a server asking for a DPoP nonce (RFC 9449 §8).
+    for _ in 0..2 {
+        let proof = match dpop {
+            Some(key) => Some(key.proof("POST", &server.token_endpoint, None)?),
+            None => None,
+        };
+        let got = fetcher
+            .post(
+                &server.token_endpoint,
+                Body::Form(form.clone()),
+                header.as_deref(),
+                proof.as_deref(),
+            )
+            .await?;
+        let wants_nonce = got.status == 400
+            && got.json().and_then(|d| d.get("error").cloned())
+                == Some(Value::from("use_dpop_nonce"));
+        match (dpop, &got.dpop_nonce) {
+            (Some(key), Some(nonce)) if wants_nonce && answer.is_none() => {
+                key.remember_nonce(&server.token_endpoint, nonce);
+                answer = Some(got);
+            }
+            _ => {
+                answer = Some(got);
+                break;
+            }
+        }
+    }
+    let Some(answer) = answer else {
+        return Err(AuthError::Token("no answer".into()).into());
+    };
     let doc = answer.json().unwrap_or_default();
     if !answer.ok() {
         let error = doc.get("error").and_then(Value::as_str).unwrap_or("");
@@ -116,7 +143,8 @@ pub(crate) async fn request(
         .and_then(Value::as_str)
         .ok_or_else(|| AuthError::Token("no access_token in the answer".into()))?;
     let token_type = doc.get("token_type").and_then(Value::as_str).unwrap_or("");
-    if !token_type.eq_ignore_ascii_case("bearer") {
+    let bound = dpop.is_some() && token_type.eq_ignore_ascii_case("dpop");
+    if !token_type.eq_ignore_ascii_case("bearer") && !bound {
         return Err(AuthError::Token(format!("unsupported token_type {token_type:?}")).into());
     }
     let now = now_secs();
@@ -133,6 +161,7 @@ pub(crate) async fn request(
             .map(|s| now + s),
         scopes: scopes.to_vec(),
         issuer: server.issuer.clone(),
+        token_type: bound.then(|| "DPoP".to_owned()),
     })
 }
 

@@ -184,7 +184,10 @@ async fn run(scenario: &str, url: &str, version: &str, context: &Value) -> Resul
             TlsOptions::default(),
         ));
     } else if scenario.starts_with("auth/") {
-        options.oauth = Some(oauth(context));
+        let mut oauth = oauth(context);
+        // The DPoP extension scenarios: ask for key-bound tokens.
+        oauth.dpop = scenario.starts_with("auth/dpop");
+        options.oauth = Some(oauth);
     }
     let client = Client::connect_http_with(url, options).await?;
     match scenario {
