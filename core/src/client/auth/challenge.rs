@@ -110,6 +110,9 @@ mod tests {
         assert_eq!(c.error.as_deref(), Some("invalid_token"));
         assert_eq!(c.scope, Some(vec!["a".to_owned()]));
         assert!(!c.insufficient_scope());
+        let dpop = Challenge::parse(r#"DPoP error="use_dpop_nonce", resource_metadata="http://r""#);
+        assert_eq!(dpop.error.as_deref(), Some("use_dpop_nonce"));
+        assert_eq!(dpop.resource_metadata.as_deref(), Some("http://r"));
         assert_eq!(Challenge::parse("Bearer"), Challenge::default());
         assert_eq!(Challenge::parse(""), Challenge::default());
     }
