@@ -25,9 +25,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{ClientTransport, NotificationCallback, OutgoingRequest, ServerRequestHandler};
-use crate::protocol::jsonrpc::{
-    Message, Notification, RequestId, notification_value, request_value,
-};
+use crate::protocol::jsonrpc::{Message, Notification, RequestId, RequestOut, notification_value};
 use crate::protocol::{meta, methods};
 use crate::rpc::{InFlight, Reply, lock_unpoisoned};
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
@@ -346,7 +344,7 @@ impl Drop for CancelOnDrop {
     }
 }
 
-fn line_bytes(value: &Value) -> Vec<u8> {
+fn line_bytes(value: &impl serde::Serialize) -> Vec<u8> {
     let mut bytes = serde_json::to_vec(value).unwrap_or_default();
     bytes.push(b'\n');
     bytes
@@ -387,7 +385,11 @@ impl ClientTransport for StdioTransport {
         let outgoing = conn.sender();
         let written = match &outgoing {
             Some(out) => out
-                .send(line_bytes(&request_value(&id, &method, Some(&params))))
+                .send(line_bytes(&RequestOut {
+                    id: &id,
+                    method: &method,
+                    params: Some(&params),
+                }))
                 .map_err(|_| Error::Closed),
             None => Err(Error::Closed),
         };
