@@ -40,5 +40,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::add_constants(m)?;
     m.add_function(wrap_pyfunction!(host_call::_probe_host_call, m)?)?;
     m.add_function(wrap_pyfunction!(primitives::uri_template_variables, m)?)?;
+    m.add_function(wrap_pyfunction!(workers::_close_host_threads, m)?)?;
     Ok(())
 }

@@ -7,6 +7,7 @@
 //! threads, up to `min(32, cpus + 4)`, from the pool's stall watcher.
 
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use ferromcp::host_threads::{HostThreads, default_max_threads};
 use pyo3::prelude::*;
@@ -18,6 +19,21 @@ static PYTHON_THREADS: LazyLock<HostThreads> =
 /// shutting down (queued jobs are then dropped, which their owners see).
 fn with_gil(drain: &mut dyn FnMut()) -> bool {
     Python::try_attach(|_py| drain()).is_some()
+}
+
+/// How long the interpreter's exit waits for Python code running on the
+/// worker threads to finish.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Stops the worker threads before the interpreter finalizes (registered
+/// with `atexit` by the package): a worker that took the GIL back from a
+/// finalizing interpreter would be ended by CPython in the middle of its
+/// job, which aborts or crashes the process. Jobs still queued are dropped
+/// (a server is shutting down with the process anyway); jobs running get
+/// [`EXIT_GRACE`] with the GIL released so they can finish.
+#[pyfunction]
+pub(crate) fn _close_host_threads(py: Python<'_>) -> bool {
+    py.detach(|| PYTHON_THREADS.close(EXIT_GRACE))
 }
 
 /// Runs `job` on a Python worker thread with the GIL held. Never waits for

@@ -19,7 +19,7 @@
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// One unit of work. Dropped without running if the pool's [`AroundBatch`]
 /// can no longer run work (a host interpreter shutting down); its owner
@@ -64,6 +64,10 @@ struct State {
     /// Whether the watcher is started and timing the queue.
     watching: bool,
     watcher_started: bool,
+    /// Workers inside a batch (between entering and leaving `around_batch`).
+    in_batch: usize,
+    /// Set by [`HostThreads::close`]: nothing runs any more.
+    closed: bool,
 }
 
 impl State {
@@ -105,6 +109,8 @@ pub struct HostThreads {
     work: Condvar,
     /// The watcher waits here while no job runs.
     watch: Condvar,
+    /// [`HostThreads::close`] waits here for the batches running to end.
+    batches_done: Condvar,
     max_threads: usize,
     around_batch: AroundBatch,
 }
@@ -119,6 +125,7 @@ impl HostThreads {
             state: Mutex::new(State::default()),
             work: Condvar::new(),
             watch: Condvar::new(),
+            batches_done: Condvar::new(),
             max_threads: max_threads.max(1),
             around_batch,
         }
@@ -128,6 +135,55 @@ impl HostThreads {
     /// so it may be called from a runtime worker.
     pub fn submit(&'static self, job: Job) {
         self.enqueue(job);
+    }
+
+    /// Stops the pool for good: queued jobs and any submitted later are
+    /// dropped without running (their owners see closed channels), idle
+    /// threads exit, and the call waits up to `grace` for the batches
+    /// already running to end. Returns whether they all did.
+    ///
+    /// A host calls it before its interpreter shuts down, without holding
+    /// the interpreter's lock (running jobs may need it to finish): a
+    /// thread that re-enters a finalizing CPython is ended by it in the
+    /// middle of its job, which unwinds through Rust frames and aborts the
+    /// process.
+    ///
+    /// ```
+    /// use ferromcp::host_threads::HostThreads;
+    /// use std::sync::{LazyLock, mpsc};
+    /// use std::time::Duration;
+    ///
+    /// static POOL: LazyLock<HostThreads> =
+    ///     LazyLock::new(|| HostThreads::new("closing", 2, |drain| { drain(); true }));
+    ///
+    /// assert!(POOL.close(Duration::from_secs(1)));
+    /// let (done, finished) = mpsc::channel::<()>();
+    /// POOL.submit(Box::new(move || done.send(()).unwrap()));
+    /// // Dropped, not run: its sender is gone.
+    /// assert!(finished.recv().is_err());
+    /// ```
+    pub fn close(&self, grace: Duration) -> bool {
+        let mut state = self.lock();
+        state.closed = true;
+        let stale = std::mem::take(&mut state.jobs);
+        self.work.notify_all();
+        let deadline = Instant::now() + grace;
+        while state.in_batch > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            state = self
+                .batches_done
+                .wait_timeout(state, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        let all_ended = state.in_batch == 0;
+        drop(state);
+        // Outside the lock: a job's drop may run arbitrary code.
+        drop(stale);
+        all_ended
     }
 }
 
@@ -140,6 +196,11 @@ impl HostThreads {
 
     fn enqueue(&'static self, job: Job) {
         let mut state = self.lock();
+        if state.closed {
+            drop(state);
+            drop(job);
+            return;
+        }
         state.jobs.push_back(job);
         if state.busy() == 0 {
             // Nobody will look at the queue on their own.
@@ -211,7 +272,23 @@ impl HostThreads {
                     run(job);
                 }
             };
-            if !(self.around_batch)(&mut drain) {
+            {
+                let mut state = self.lock();
+                if state.closed {
+                    state.threads -= 1;
+                    return;
+                }
+                state.in_batch += 1;
+            }
+            let ran = (self.around_batch)(&mut drain);
+            {
+                let mut state = self.lock();
+                state.in_batch -= 1;
+                if state.in_batch == 0 {
+                    self.batches_done.notify_all();
+                }
+            }
+            if !ran {
                 // Jobs can never run again (the host is gone): drop what is
                 // queued (its owners see closed channels) and stop.
                 let mut state = self.lock();
@@ -229,6 +306,10 @@ impl HostThreads {
     fn next_job(&self) -> Option<Job> {
         let mut state = self.lock();
         loop {
+            if state.closed {
+                state.threads -= 1;
+                return None;
+            }
             if let Some(job) = state.take() {
                 return Some(job);
             }
@@ -328,6 +409,34 @@ mod tests {
     fn run_batch(drain: &mut dyn FnMut()) -> bool {
         drain();
         true
+    }
+
+    #[test]
+    fn close_waits_for_the_running_job_and_drops_the_queued_ones() {
+        static POOL: LazyLock<HostThreads> =
+            LazyLock::new(|| HostThreads::new("test-close", 1, run_batch));
+        let (started, running) = mpsc::channel();
+        let (done, finished) = mpsc::channel();
+        POOL.submit(Box::new(move || {
+            started.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            done.send("ran").unwrap();
+        }));
+        running.recv_timeout(PATIENCE).expect("the job started");
+        // Queued behind the running job on the pool's only thread.
+        let (queued_done, queued_finished) = mpsc::channel::<()>();
+        POOL.submit(Box::new(move || queued_done.send(()).unwrap()));
+        assert!(
+            POOL.close(PATIENCE),
+            "the running job ended within the grace"
+        );
+        // The running job finished before close returned...
+        assert_eq!(finished.try_recv(), Ok("ran"));
+        // ...and the queued one was dropped without running.
+        assert_eq!(
+            queued_finished.recv_timeout(PATIENCE),
+            Err(RecvTimeoutError::Disconnected)
+        );
     }
 
     #[test]

@@ -22,10 +22,11 @@ Python face.
 
 from __future__ import annotations
 
+import atexit as _atexit
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 
-from ._native import PROTOCOL_VERSION, Serving, ToolResult
+from ._native import PROTOCOL_VERSION, Serving, ToolResult, _close_host_threads
 from .client import Client, SyncClient
 from .context import Context, ElicitResult, InputRequired, Root
 from .errors import (
@@ -55,6 +56,12 @@ try:
     __version__: str = _distribution_version("ferromcp")
 except PackageNotFoundError:  # imported from a source tree that was never installed
     __version__ = "0+unknown"
+
+# Registered at import, so it runs after the application's own exit
+# handlers (atexit runs them last-in, first-out): the threads that run
+# handlers stop while the interpreter is still whole. One of them taking
+# the GIL back during finalization would be ended mid-job by CPython.
+_atexit.register(_close_host_threads)
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -18,6 +18,7 @@ __all__ = [
     "Serving",
     "Subscription",
     "ToolResult",
+    "_close_host_threads",
     "_probe_host_call",
     "codes",
     "uri_template_variables",
@@ -40,6 +41,10 @@ def _probe_host_call(
 ) -> str:
     """Private, for tests: runs ``callable`` as a handler of ``kind`` through
     the host-call adapter and returns the output core built, as debug text."""
+
+def _close_host_threads() -> bool:
+    """Private, run at interpreter exit: stops the threads that run Python
+    handlers before the interpreter finalizes; whether the running ones ended."""
 
 def uri_template_variables(template: str) -> list[str]:
     """The variable names of an RFC 6570 URI template, in order (core's parser)."""

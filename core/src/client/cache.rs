@@ -36,10 +36,20 @@ pub(crate) struct ResultCache {
 /// The cache key: method plus the params that affect the result (not
 /// `_meta`, which carries per-request protocol fields).
 pub(crate) fn cache_key(method: &str, params: &Map<String, Value>) -> String {
-    let mut salient = params.clone();
-    salient.remove("_meta");
-    // serde_json maps are sorted by key, so this text is canonical.
-    format!("{method}\n{}", Value::Object(salient))
+    /// The params without `_meta`, serialised without copying them first.
+    struct Salient<'a>(&'a Map<String, Value>);
+    impl serde::Serialize for Salient<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_map(self.0.iter().filter(|(name, _)| *name != "_meta"))
+        }
+    }
+    let mut key = Vec::with_capacity(method.len() + 64);
+    key.extend_from_slice(method.as_bytes());
+    key.push(b'\n');
+    // serde_json maps are sorted by key, so this text is canonical. Writing
+    // JSON text to a Vec cannot fail, and the text is UTF-8.
+    let _ = serde_json::to_writer(&mut key, &Salient(params));
+    String::from_utf8(key).unwrap_or_default()
 }
 
 impl ResultCache {

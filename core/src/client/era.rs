@@ -66,7 +66,7 @@ impl Client {
                 let outcome = self
                     .probe_after_start_up(self.send_modern(
                         methods::SERVER_DISCOVER,
-                        Map::new(),
+                        &Map::new(),
                         &probe,
                     ))
                     .await;
@@ -187,10 +187,11 @@ impl Client {
     pub(super) async fn send_legacy(
         &self,
         method: &str,
-        mut params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: &CallOptions,
         version: &str,
     ) -> Result<Value, Error> {
+        let mut params = params.clone();
         legacy_meta(&mut params, &options.meta);
         let (notifications, route) = self.notification_router(options, &mut params);
         drop_empty_meta(&mut params);

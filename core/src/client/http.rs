@@ -14,7 +14,7 @@ use super::auth::flow::{self, Authorizer};
 use super::pool::{Pool, PooledConnection};
 use super::tls::{TlsConnect, classify};
 use super::{ClientTransport, OutgoingRequest, ServerRequestHandler};
-use crate::protocol::jsonrpc::{Message, RequestId, notification_value, request_value};
+use crate::protocol::jsonrpc::{Message, RequestId, RequestOut, notification_value};
 use crate::protocol::mcp_headers::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER, encode_header_value,
     mcp_name_value,
@@ -30,9 +30,10 @@ pub(crate) struct HttpTransport {
 }
 
 struct HttpInner {
-    /// Origin-form target (`/mcp`) and Host value: a bare connection needs both.
-    target: String,
-    authority: String,
+    /// Origin-form target (`/mcp`) and Host value: a bare connection needs
+    /// both. Parsed once rather than on every request.
+    target_uri: Uri,
+    host_value: HeaderValue,
     pool: Pool,
     /// The legacy session, once `initialize` issued one.
     session_id: RwLock<Option<String>>,
@@ -89,14 +90,17 @@ impl HttpTransport {
             .iter()
             .map(|(name, value)| extra_header(name, value))
             .collect::<Result<Vec<_>, Error>>()?;
+        let target_uri: Uri = uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .parse()
+            .map_err(|e| Error::Http(format!("invalid URL {url:?}: {e}")))?;
+        let host_value = HeaderValue::from_str(uri.authority().map_or("", |a| a.as_str()))
+            .map_err(|e| Error::Http(format!("invalid URL {url:?}: {e}")))?;
         Ok(HttpTransport {
             inner: Arc::new(HttpInner {
-                target: uri
-                    .path_and_query()
-                    .map(|p| p.as_str())
-                    .unwrap_or("/")
-                    .to_owned(),
-                authority: uri.authority().map(|a| a.as_str()).unwrap_or("").to_owned(),
+                target_uri,
+                host_value,
                 pool: Pool::new(host, port, tls),
                 session_id: RwLock::new(None),
                 server_requests,
@@ -163,9 +167,12 @@ impl HttpInner {
     ) -> Result<http::request::Builder, Error> {
         let mut builder = Request::builder()
             .method(method)
-            .uri(self.target.as_str())
-            .header(header::HOST, self.authority.as_str())
-            .header(header::ACCEPT, "application/json, text/event-stream");
+            .uri(self.target_uri.clone())
+            .header(header::HOST, self.host_value.clone())
+            .header(
+                header::ACCEPT,
+                HeaderValue::from_static("application/json, text/event-stream"),
+            );
         if !version.is_empty() {
             builder = builder.header(
                 PROTOCOL_VERSION_HEADER,
@@ -255,7 +262,7 @@ impl HttpInner {
                 // A TLS 1.3 server checks the client certificate after the
                 // handshake: its refusal surfaces on the first request,
                 // either in this error or in the connection's own.
-                if let Some(tls) = classify(&self.authority, &e) {
+                if let Some(tls) = classify(self.host_value.to_str().unwrap_or(""), &e) {
                     return Err(tls);
                 }
                 if let Some(tls) = conn.tls_failure().await {
@@ -406,7 +413,11 @@ impl ClientTransport for HttpTransport {
             version,
         } = request;
         let name = name_header(&method, &params);
-        let body = serde_json::to_vec(&request_value(&id, &method, Some(&params)));
+        let body = serde_json::to_vec(&RequestOut {
+            id: &id,
+            method: &method,
+            params: Some(&params),
+        });
         let inner = self.inner.clone();
         Box::pin(async move {
             let mut builder = inner
@@ -743,7 +754,7 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!(tls.inner.authority, "localhost");
+        assert_eq!(tls.inner.host_value, "localhost");
         let other = HttpTransport::new("ftp://localhost/mcp", &[], &Default::default(), None, None);
         assert!(
             matches!(&other, Err(crate::Error::Http(m)) if m.contains("https://")),

@@ -67,10 +67,11 @@ impl Client {
         // One table lookup; the rest of the pipeline asks the entry.
         let known = Method::from_name(method);
         let cacheable = known.is_some_and(Method::is_cacheable);
-        let key = cache::cache_key(method, &params);
-        if cacheable
+        // Only a cacheable method needs its key (it costs a copy of the params as text).
+        let key = cacheable.then(|| cache::cache_key(method, &params));
+        if let Some(key) = &key
             && options.cache == CacheMode::Use
-            && let Some(hit) = self.shared.cache.get(&key)
+            && let Some(hit) = self.shared.cache.get(key)
         {
             return Ok(hit);
         }
@@ -81,7 +82,9 @@ impl Client {
         if known == Some(Method::ToolsList) && self.shared.transport.mirrors_headers() {
             self.shared.tool_headers.filter_listing(&mut result);
         }
-        if cacheable && options.cache != CacheMode::Bypass {
+        if let Some(key) = key
+            && options.cache != CacheMode::Bypass
+        {
             self.shared.cache.put(key, &result);
         }
         Ok(result)
@@ -107,11 +110,14 @@ impl Client {
         original: &Map<String, Value>,
         options: &CallOptions,
     ) -> Result<Value, Error> {
-        let mut params = original.clone();
+        // The first round sends the caller's params; a retry sends them
+        // with the answers and state of the round before.
+        let mut retry: Option<Map<String, Value>> = None;
         let mut rounds = 0;
         let mut refreshed_headers = false;
         loop {
-            let result = match self.send_once(method, params.clone(), options).await {
+            let params = retry.as_ref().unwrap_or(original);
+            let result = match self.send_once(method, params, options).await {
                 Err(Error::Mcp(e))
                     if e.code == codes::HEADER_MISMATCH
                         && method == methods::TOOLS_CALL
@@ -138,7 +144,7 @@ impl Client {
             let responses = self
                 .answer_input_requests(result.get("inputRequests"))
                 .await?;
-            params = retry_params(original, &result, responses);
+            retry = Some(retry_params(original, &result, responses));
         }
     }
 
@@ -168,7 +174,7 @@ impl Client {
     async fn send_once(
         &self,
         method: &str,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: &CallOptions,
     ) -> Result<Value, Error> {
         match self.era().await? {
@@ -182,7 +188,7 @@ impl Client {
     pub(super) async fn send_modern(
         &self,
         method: &str,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: &CallOptions,
     ) -> Result<Value, Error> {
         let mut switched = false;

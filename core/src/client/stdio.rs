@@ -25,9 +25,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{ClientTransport, NotificationCallback, OutgoingRequest, ServerRequestHandler};
-use crate::protocol::jsonrpc::{
-    Message, Notification, RequestId, notification_value, request_value,
-};
+use crate::protocol::jsonrpc::{Message, Notification, RequestId, RequestOut, notification_value};
 use crate::protocol::{meta, methods};
 use crate::rpc::{InFlight, Reply, lock_unpoisoned};
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
@@ -184,7 +182,7 @@ impl StdioTransport {
             reader,
             writer,
             None,
-            Arc::default(),
+            StderrTail::default(),
             on_notification.clone(),
             server_requests.clone(),
             None,
@@ -247,9 +245,16 @@ impl StdioTransport {
             .stdout
             .take()
             .ok_or_else(|| Error::Protocol("child has no stdout".into()))?;
-        let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
+        let mut tail = StderrTail::default();
         if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(read_stderr(stderr, self.stderr.clone(), tail.clone()));
+            let (ended_tx, ended) = watch::channel(());
+            tail.ended = Some(ended);
+            tokio::spawn(read_stderr(
+                stderr,
+                self.stderr.clone(),
+                tail.lines.clone(),
+                ended_tx,
+            ));
         }
         let unread = unread_probe(&stdin);
         Ok(start_connection(
@@ -271,7 +276,7 @@ fn start_connection<R, W>(
     reader: R,
     writer: W,
     child: Option<Child>,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_tail: StderrTail,
     on_notification: Option<NotificationCallback>,
     server_requests: Option<ServerRequestHandler>,
     unread: Option<UnreadProbe>,
@@ -346,7 +351,7 @@ impl Drop for CancelOnDrop {
     }
 }
 
-fn line_bytes(value: &Value) -> Vec<u8> {
+fn line_bytes(value: &impl serde::Serialize) -> Vec<u8> {
     let mut bytes = serde_json::to_vec(value).unwrap_or_default();
     bytes.push(b'\n');
     bytes
@@ -387,7 +392,11 @@ impl ClientTransport for StdioTransport {
         let outgoing = conn.sender();
         let written = match &outgoing {
             Some(out) => out
-                .send(line_bytes(&request_value(&id, &method, Some(&params))))
+                .send(line_bytes(&RequestOut {
+                    id: &id,
+                    method: &method,
+                    params: Some(&params),
+                }))
                 .map_err(|_| Error::Closed),
             None => Err(Error::Closed),
         };
@@ -558,10 +567,28 @@ fn mark_if_read(probe: &UnreadProbe, written: usize, serving: &watch::Sender<boo
     }
 }
 
+/// The last lines of a spawned server's stderr, and how to learn that the
+/// reader has seen its end.
+#[derive(Default)]
+struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    /// Closed (its sender dropped) once stderr reached its end; `None` when
+    /// nothing reads a stderr.
+    ended: Option<watch::Receiver<()>>,
+}
+
+/// How long a server that closed its stdout may take to close its stderr
+/// before its crash is reported with the lines read so far: the two pipes
+/// close together when it exits, but a process it started may hold stderr.
+const STDERR_END_WAIT: Duration = Duration::from_millis(500);
+
+/// Reads stderr into `tail`; drops `ended` at the end of stderr, which is
+/// how the reply reader knows the last words are in.
 async fn read_stderr(
     stderr: tokio::process::ChildStderr,
     mode: StderrMode,
     tail: Arc<Mutex<VecDeque<String>>>,
+    ended: watch::Sender<()>,
 ) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
@@ -575,6 +602,7 @@ async fn read_stderr(
         }
         tail.push_back(line);
     }
+    drop(ended);
 }
 
 /// Where a legacy server's requests are answered.
@@ -607,7 +635,7 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     mut reader: R,
     pending: PendingMap,
     alive: Arc<AtomicBool>,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_tail: StderrTail,
     on_notification: Option<NotificationCallback>,
     server_requests: ServerRequests,
     serving: watch::Sender<bool>,
@@ -648,9 +676,16 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
         }
     }
     alive.store(false, Ordering::Release);
-    // Let the stderr reader catch the last words before reporting them.
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    let tail: Vec<String> = lock_unpoisoned(&stderr_tail).iter().cloned().collect();
+    // Let the stderr reader catch the last words before reporting them: a
+    // fixed pause lost them on a loaded machine.
+    if let Some(mut ended) = stderr_tail.ended {
+        // Err once the reader dropped its sender: stderr is at its end.
+        let _ = tokio::time::timeout(STDERR_END_WAIT, ended.changed()).await;
+    }
+    let tail: Vec<String> = lock_unpoisoned(&stderr_tail.lines)
+        .iter()
+        .cloned()
+        .collect();
     let why = if tail.is_empty() {
         "the server process closed its output".to_owned()
     } else {

@@ -421,6 +421,32 @@ pub fn request_value(id: &RequestId, method: &str, params: Option<&Map<String, V
     Value::Object(obj)
 }
 
+/// A request serialised straight from borrowed parts: the bytes of
+/// [`request_value`] (members in the sorted order of a JSON map), without
+/// copying the params into a tree first. Clients send one per call.
+pub struct RequestOut<'a> {
+    /// The request id.
+    pub id: &'a RequestId,
+    /// The method name.
+    pub method: &'a str,
+    /// The params object, if any.
+    pub params: Option<&'a Map<String, Value>>,
+}
+
+impl Serialize for RequestOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(3 + usize::from(self.params.is_some())))?;
+        map.serialize_entry("id", self.id)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("method", self.method)?;
+        if let Some(params) = self.params {
+            map.serialize_entry("params", params)?;
+        }
+        map.end()
+    }
+}
+
 /// `{"jsonrpc":"2.0","method":…,"params":…}`
 pub fn notification_value(method: &str, params: Option<&Map<String, Value>>) -> Value {
     let mut obj = Map::with_capacity(3);
@@ -459,6 +485,25 @@ pub fn error_value(id: Option<&RequestId>, error: &McpError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_serialised_from_parts_is_the_bytes_of_its_tree() {
+        let params = json!({"name": "echo", "arguments": {"text": "h\u{e9}\"llo"}, "_meta": {"b": 1, "a": [null]}});
+        let params = params.as_object().unwrap();
+        for id in [RequestId::Number(-7), RequestId::String("x\"1".into())] {
+            for p in [Some(params), None] {
+                assert_eq!(
+                    serde_json::to_vec(&RequestOut {
+                        id: &id,
+                        method: "tools/call",
+                        params: p
+                    })
+                    .unwrap(),
+                    serde_json::to_vec(&request_value(&id, "tools/call", p)).unwrap()
+                );
+            }
+        }
+    }
     use serde_json::json;
 
     #[test]
