@@ -304,24 +304,11 @@ impl Authorizer {
                     .await?
             }
             Grant::ClientCredentials => {
-                let scope = scopes.join(" ");
-                let mut grant = vec![
+                let grant = [
                     ("grant_type", "client_credentials"),
                     ("resource", resource.resource.as_str()),
                 ];
-                if !scope.is_empty() {
-                    grant.push(("scope", scope.as_str()));
-                }
-                token::request(
-                    &self.fetcher,
-                    &server,
-                    &client,
-                    &grant,
-                    &scopes,
-                    None,
-                    self.dpop.as_ref(),
-                )
-                .await?
+                self.direct_grant(&server, &client, &grant, &scopes).await?
             }
             Grant::JwtBearer => {
                 let source = self.options.assertion.as_ref().ok_or_else(|| {
@@ -336,25 +323,12 @@ impl Authorizer {
                     Error::Auth(e) => Error::Auth(e),
                     other => AuthError::Interaction(format!("assertion: {other}")).into(),
                 })?;
-                let scope = scopes.join(" ");
-                let mut grant = vec![
+                let grant = [
                     ("grant_type", JWT_BEARER),
                     ("assertion", assertion.trim()),
                     ("resource", resource.resource.as_str()),
                 ];
-                if !scope.is_empty() {
-                    grant.push(("scope", scope.as_str()));
-                }
-                token::request(
-                    &self.fetcher,
-                    &server,
-                    &client,
-                    &grant,
-                    &scopes,
-                    None,
-                    self.dpop.as_ref(),
-                )
-                .await?
+                self.direct_grant(&server, &client, &grant, &scopes).await?
             }
         };
         self.save(tokens);
@@ -364,6 +338,32 @@ impl Authorizer {
             client,
         });
         Ok(())
+    }
+
+    /// A grant without a user (client credentials, jwt-bearer): its members,
+    /// plus `scope` when any was chosen, sent to the token endpoint.
+    async fn direct_grant(
+        &self,
+        server: &ServerMetadata,
+        client: &ClientCredentials,
+        grant: &[(&str, &str)],
+        scopes: &[String],
+    ) -> Result<StoredTokens, Error> {
+        let scope = scopes.join(" ");
+        let mut pairs: Vec<(&str, &str)> = grant.to_vec();
+        if !scope.is_empty() {
+            pairs.push(("scope", &scope));
+        }
+        token::request(
+            &self.fetcher,
+            server,
+            client,
+            &pairs,
+            scopes,
+            None,
+            self.dpop.as_ref(),
+        )
+        .await
     }
 
     async fn authorization_code(
