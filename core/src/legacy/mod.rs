@@ -98,6 +98,7 @@ async fn handle_request(
     sink: Option<NotificationSink>,
     close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
     http_headers: Option<Arc<http::HeaderMap>>,
+    auth: Option<Arc<crate::server::auth::AuthInfo>>,
 ) -> Value {
     session.establish();
     let id = request.id.clone();
@@ -154,6 +155,7 @@ async fn handle_request(
             .and_then(|m| m.get(crate::protocol::meta::PROGRESS_TOKEN))
             .cloned(),
         http_headers,
+        auth,
     };
     let era = Era::Legacy {
         requester: session.clone(),
@@ -182,6 +184,7 @@ pub(crate) async fn answer_request(
     sink: Option<NotificationSink>,
     close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
     http_headers: Option<Arc<http::HeaderMap>>,
+    auth: Option<Arc<crate::server::auth::AuthInfo>>,
 ) -> Option<Value> {
     let run = handle_request(
         server,
@@ -191,6 +194,7 @@ pub(crate) async fn answer_request(
         sink,
         close_stream,
         http_headers,
+        auth,
     );
     tokio::select! {
         reply = run => (!cancel.is_cancelled()).then_some(reply),

@@ -106,6 +106,9 @@ pub struct RequestMeta {
     /// The headers of the HTTP request that carried this request (either
     /// era); `None` over stdio. Moved from the request, not copied.
     pub http_headers: Option<Arc<http::HeaderMap>>,
+    /// The verified bearer token of a protected HTTP server's request;
+    /// `None` unprotected and over stdio.
+    pub auth: Option<Arc<super::auth::AuthInfo>>,
 }
 
 pub(crate) use super::sink::{NotificationSink, notification_channel};
@@ -245,6 +248,30 @@ impl RequestContext {
     /// `None` over stdio (or any transport without headers).
     pub fn http_headers(&self) -> Option<&http::HeaderMap> {
         self.inner.meta.http_headers.as_deref()
+    }
+
+    /// Who the request's access token belongs to, on a server served
+    /// protected over HTTP (`HttpOptions::auth`); `None` otherwise (stdio,
+    /// or HTTP without protection). The token was verified, meant for this
+    /// server and not expired, and had the scopes the primitive requires.
+    ///
+    /// ```
+    /// use ferromcp::protocol::Tool;
+    /// use ferromcp::server::{HandlerError, RequestContext, Server, ToolOutput};
+    /// use serde_json::{Value, json};
+    ///
+    /// let server = Server::new("demo", "1.0.0");
+    /// server.add_tool(Tool::new("whoami", json!({"type": "object"})),
+    ///     |ctx: RequestContext, _args: Value| async move {
+    ///         match ctx.auth().and_then(|a| a.subject.clone()) {
+    ///             Some(subject) => Ok(ToolOutput::text(subject)),
+    ///             None => Err(HandlerError::tool("not signed in")),
+    ///         }
+    ///     })?;
+    /// # Ok::<(), ferromcp::Error>(())
+    /// ```
+    pub fn auth(&self) -> Option<&super::auth::AuthInfo> {
+        self.inner.meta.auth.as_deref()
     }
 
     /// True once the client cancelled the request (or went away), and once
@@ -645,5 +672,6 @@ pub(crate) fn parse_request_meta(meta: MetaMembers) -> Result<RequestMeta, Strin
         log_level,
         progress_token,
         http_headers: None,
+        auth: None,
     })
 }

@@ -4,6 +4,7 @@
 //! `Server::serve_http` are defined in [`crate::transport`], which depends on
 //! the server and not the other way round.
 
+pub mod auth;
 mod context;
 mod dispatch;
 mod error;
@@ -354,7 +355,7 @@ impl Server {
         read_unpoisoned(&self.shared.registry)
     }
 
-    fn registry_write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
+    pub(crate) fn registry_write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
         write_unpoisoned(&self.shared.registry)
     }
 }

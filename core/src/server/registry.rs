@@ -188,6 +188,8 @@ pub(crate) struct Registry {
     pub(crate) prompts: IndexMap<String, Arc<PromptEntry>>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
     pub(crate) offered: Offered,
+    /// Scopes a bearer token needs per primitive (protected HTTP servers).
+    pub(crate) scopes: super::auth::RequiredScopes,
 }
 
 fn page<'a, T: 'a>(

@@ -418,6 +418,9 @@ impl Lane<'_> {
                         Some(notes),
                         None,
                         None,
+                        // stdio servers are never protected (spec: STDIO
+                        // "SHOULD NOT" follow the authorization spec).
+                        None,
                     )
                     .await;
                     if let Some(reply) = reply {

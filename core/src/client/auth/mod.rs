@@ -32,7 +32,7 @@ mod challenge;
 mod dpop;
 mod enterprise;
 mod error;
-mod fetch;
+pub(crate) mod fetch;
 pub(crate) mod flow;
 mod jwt;
 mod loopback;
@@ -42,7 +42,7 @@ mod registration;
 mod scope;
 mod store;
 mod token;
-mod urls;
+pub(crate) mod urls;
 
 use std::sync::Arc;
 

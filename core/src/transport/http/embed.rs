@@ -57,6 +57,11 @@ pub struct EndpointOptions {
     /// A request body must be complete this long after the head, or the
     /// request is answered 408.
     pub body_read_timeout: Duration,
+    /// Protection by OAuth bearer tokens; `None` serves everyone. With it
+    /// the endpoint also answers the protected resource metadata paths
+    /// (`/.well-known/oauth-protected-resource[/path]`): a host routing
+    /// only `path` to the endpoint routes those too.
+    pub auth: Option<super::ProtectedResource>,
 }
 
 impl Default for EndpointOptions {
@@ -69,6 +74,7 @@ impl Default for EndpointOptions {
             keep_alive: Duration::from_secs(15),
             session_limits: SessionLimits::default(),
             body_read_timeout: Duration::from_secs(30),
+            auth: None,
         }
     }
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::auth;
 use super::body::{
     McpBody, empty, is_json_content_type, json_response, jsonrpc_error, plain, read_limited,
     rejection_response, sse_event, sse_response,
@@ -59,6 +60,17 @@ impl Endpoint {
         B: http_body::Body,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        let protection = self.options.auth.as_ref();
+        if let Some(metadata) = protection.and_then(|p| {
+            auth::serve_metadata(
+                p,
+                req.method(),
+                req.uri().path(),
+                self.options.path.as_deref(),
+            )
+        }) {
+            return metadata;
+        }
         if self
             .options
             .path
@@ -74,6 +86,16 @@ impl Endpoint {
                 McpError::new(codes::INVALID_REQUEST, why),
             );
         }
+        // Every exchange of a protected endpoint needs a good token: GET and
+        // DELETE of legacy sessions too (spec: "authorization MUST be
+        // included in every HTTP request").
+        let auth = match protection {
+            Some(p) => match auth::authenticate(p, req.method(), req.uri(), req.headers()).await {
+                Ok(info) => Some(info),
+                Err(refusal) => return refusal,
+            },
+            None => None,
+        };
         let session_id = req
             .headers()
             .get(SESSION_ID_HEADER)
@@ -118,6 +140,12 @@ impl Endpoint {
             Ok(m) => m,
             Err(e) => return jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error),
         };
+        if let (Some(p), Some(info), Message::Request(r)) = (protection, &auth, &message)
+            && let Err(refusal) =
+                auth::authorize(p, &self.server, info, &r.method, r.params.as_ref())
+        {
+            return refusal;
+        }
         let initialize = matches!(&message, Message::Request(r)
             if McpMethod::from_name(&r.method) == Some(McpMethod::Initialize));
         if session_id.is_some() || initialize {
@@ -134,7 +162,7 @@ impl Endpoint {
             if let Some(id) = session_id {
                 // Moved, not copied: nothing reads them here any more.
                 let headers = std::sync::Arc::new(std::mem::take(&mut parts.headers));
-                return self.legacy_post(&id, message, headers).await;
+                return self.legacy_post(&id, message, headers, auth).await;
             }
             if let Message::Request(request) = &mut message {
                 if crate::legacy::is_legacy_initialize(request) {
@@ -177,6 +205,7 @@ impl Endpoint {
         }
         // Handlers may read them (ctx.http_headers); the checks are done.
         prepared.meta.http_headers = Some(std::sync::Arc::new(std::mem::take(&mut parts.headers)));
+        prepared.meta.auth = auth;
         self.run(prepared, peer_gone).await
     }
 

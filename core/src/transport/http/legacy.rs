@@ -20,6 +20,7 @@ use crate::legacy::{self, Refused, Session, SessionStore};
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, Request, error_value};
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
+use crate::server::auth::AuthInfo;
 use crate::server::notification_channel;
 
 fn session_not_found() -> Response<McpBody> {
@@ -133,6 +134,7 @@ impl Endpoint {
         session_id: &str,
         message: Message,
         headers: Arc<HeaderMap>,
+        auth: Option<Arc<AuthInfo>>,
     ) -> Response<McpBody> {
         let Some(session) = self.sessions.get(session_id) else {
             return session_not_found();
@@ -148,7 +150,7 @@ impl Endpoint {
                 legacy::handle_notification(&session, &note.method, note.params.as_ref());
                 empty(StatusCode::ACCEPTED)
             }
-            Message::Request(request) => self.legacy_request(session, request, headers).await,
+            Message::Request(request) => self.legacy_request(session, request, headers, auth).await,
         }
     }
 
@@ -160,6 +162,7 @@ impl Endpoint {
         session: Arc<Session>,
         request: Request,
         headers: Arc<HeaderMap>,
+        auth: Option<Arc<AuthInfo>>,
     ) -> Response<McpBody> {
         let cancel = CancellationToken::new();
         let (note_tx, mut note_rx) = notification_channel();
@@ -184,6 +187,7 @@ impl Endpoint {
                 Some(note_tx),
                 Some(close_stream),
                 Some(headers),
+                auth,
             )
             .await
         });

@@ -85,6 +85,9 @@ pub struct HttpOptions {
     /// spare). Lowered at `run` to fit the process's descriptor limit
     /// (`RLIMIT_NOFILE`), as a connection may use two descriptors.
     pub max_connections: usize,
+    /// Protection by OAuth bearer tokens (see [`super::ProtectedResource`]);
+    /// `None` serves everyone.
+    pub auth: Option<super::ProtectedResource>,
 }
 
 impl Default for HttpOptions {
@@ -102,6 +105,7 @@ impl Default for HttpOptions {
             body_read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
             max_connections: 1024,
+            auth: None,
         }
     }
 }
@@ -127,6 +131,7 @@ impl HttpOptions {
             keep_alive: self.keep_alive,
             session_limits: self.session_limits,
             body_read_timeout: self.body_read_timeout,
+            auth: self.auth.clone(),
         }
     }
 }

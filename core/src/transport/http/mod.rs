@@ -11,7 +11,9 @@
 //! - `body`: reading request bodies (JSON, size limit, deadline) and the response
 //!   body type.
 //! - `legacy`: 2025-11-25 sessions on the same endpoint.
+//! - `auth`: protected servers (bearer tokens, protected resource metadata).
 
+mod auth;
 mod body;
 mod connection;
 mod embed;
@@ -23,6 +25,7 @@ mod hangup;
 mod legacy;
 mod listener;
 
+pub use auth::ProtectedResource;
 pub use body::McpBody;
 pub use embed::{
     BodyAborted, BodySender, EndpointOptions, ExchangeInfo, HttpEndpoint, RequestBody,
