@@ -47,6 +47,7 @@ pub(crate) mod rpc;
 pub mod runtime;
 pub mod server;
 pub mod transport;
+pub mod verifier;
 
 pub use error::{Error, ErrorKind, McpError};
 

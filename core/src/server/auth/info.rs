@@ -77,7 +77,7 @@ pub enum TokenError {
 
 /// Turns a bearer token into verified claims, or rejects it. The host
 /// supplies one (an introspection call, a session lookup) or uses
-/// [`JwtVerifier`](super::JwtVerifier). Any
+/// [`JwtVerifier`](crate::verifier::JwtVerifier). Any
 /// `Fn(String, TokenRequest) -> impl Future<Output = Result<AuthInfo, TokenError>>`
 /// is one.
 ///

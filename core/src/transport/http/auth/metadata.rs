@@ -9,14 +9,22 @@ use http::{Method, Response, StatusCode};
 use serde_json::{Map, Value, json};
 
 use super::ProtectedResource;
-use crate::client::auth::urls;
 use crate::transport::http::body::{McpBody, empty, json_response};
 
 const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
+/// `scheme://authority` and the path of an absolute URL (the client's
+/// URL helpers are a layer above the transports).
+fn split(url: &str) -> Option<(String, String)> {
+    let uri: http::Uri = url.parse().ok()?;
+    let scheme = uri.scheme_str()?;
+    let authority = uri.authority()?.as_str();
+    Some((format!("{scheme}://{authority}"), uri.path().to_owned()))
+}
+
 /// The path of the resource URL without its trailing `/` ("" for a root).
 fn resource_path(resource: &str) -> String {
-    urls::split(resource)
+    split(resource)
         .map(|(_, path)| path.trim_end_matches('/').to_owned())
         .unwrap_or_default()
 }
@@ -25,7 +33,7 @@ fn resource_path(resource: &str) -> String {
 /// the resource, so a client finds this server's document even when
 /// several servers share a host.
 pub(super) fn metadata_url(resource: &str) -> String {
-    match urls::split(resource) {
+    match split(resource) {
         Some((origin, path)) => format!("{origin}{WELL_KNOWN}{}", path.trim_end_matches('/')),
         None => format!("{}{WELL_KNOWN}", resource.trim_end_matches('/')),
     }

@@ -25,7 +25,7 @@ use crate::server::auth::{ScopeCheck, TokenVerifier};
 /// `/.well-known/oauth-protected-resource` and its path-inserted form.
 ///
 /// ```
-/// use ferromcp::server::auth::JwtVerifier;
+/// use ferromcp::verifier::JwtVerifier;
 /// use ferromcp::transport::http::{HttpOptions, ProtectedResource};
 ///
 /// let resource = "https://mcp.example.com/mcp";

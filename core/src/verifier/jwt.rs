@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::jwks::{Alg, KeyCache, KeySource};
-use super::{AuthInfo, TokenError, TokenRequest, TokenVerifier};
 use crate::BoxFuture;
 use crate::client::TlsOptions;
+use crate::server::auth::{AuthInfo, TokenError, TokenRequest, TokenVerifier};
 
 /// Verifies JWT access tokens with the issuer's JWK Set, found through the
 /// issuer's metadata (RFC 8414, then OpenID Connect discovery) or given as
@@ -23,7 +23,7 @@ use crate::client::TlsOptions;
 /// CAs).
 ///
 /// ```
-/// use ferromcp::server::auth::JwtVerifier;
+/// use ferromcp::verifier::JwtVerifier;
 /// use std::time::Duration;
 ///
 /// let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")

@@ -14,10 +14,10 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use super::TokenError;
 use crate::client::TlsOptions;
 use crate::client::auth::fetch::Fetcher;
 use crate::client::auth::urls;
+use crate::server::auth::TokenError;
 
 /// A signature algorithm this verifier accepts (JWS `alg`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
