@@ -89,6 +89,15 @@ pub(crate) fn initialize(
     })
 }
 
+/// What the HTTP request carrying a session request adds to its context.
+#[derive(Default)]
+pub(crate) struct FromHttp {
+    /// Its headers (`ctx.http_headers()`).
+    pub(crate) headers: Option<Arc<http::HeaderMap>>,
+    /// Its verified bearer token, on a protected server (`ctx.auth()`).
+    pub(crate) auth: Option<Arc<crate::server::auth::AuthInfo>>,
+}
+
 /// Runs one request of an established session and returns its response.
 async fn handle_request(
     server: &Server,
@@ -97,8 +106,7 @@ async fn handle_request(
     cancel: CancellationToken,
     sink: Option<NotificationSink>,
     close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
-    http_headers: Option<Arc<http::HeaderMap>>,
-    auth: Option<Arc<crate::server::auth::AuthInfo>>,
+    http: FromHttp,
 ) -> Value {
     session.establish();
     let id = request.id.clone();
@@ -154,8 +162,8 @@ async fn handle_request(
             .get("_meta")
             .and_then(|m| m.get(crate::protocol::meta::PROGRESS_TOKEN))
             .cloned(),
-        http_headers,
-        auth,
+        http_headers: http.headers,
+        auth: http.auth,
     };
     let era = Era::Legacy {
         requester: session.clone(),
@@ -183,8 +191,7 @@ pub(crate) async fn answer_request(
     cancel: CancellationToken,
     sink: Option<NotificationSink>,
     close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
-    http_headers: Option<Arc<http::HeaderMap>>,
-    auth: Option<Arc<crate::server::auth::AuthInfo>>,
+    http: FromHttp,
 ) -> Option<Value> {
     let run = handle_request(
         server,
@@ -193,8 +200,7 @@ pub(crate) async fn answer_request(
         cancel.clone(),
         sink,
         close_stream,
-        http_headers,
-        auth,
+        http,
     );
     tokio::select! {
         reply = run => (!cancel.is_cancelled()).then_some(reply),

@@ -417,10 +417,9 @@ impl Lane<'_> {
                         CancellationToken::new(),
                         Some(notes),
                         None,
-                        None,
-                        // stdio servers are never protected (spec: STDIO
+                        // No headers, and never protected (spec: STDIO
                         // "SHOULD NOT" follow the authorization spec).
-                        None,
+                        legacy::FromHttp::default(),
                     )
                     .await;
                     if let Some(reply) = reply {

@@ -141,7 +141,7 @@ impl Endpoint {
             Err(e) => return jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error),
         };
         if let (Some(p), Some(info), Message::Request(r)) = (protection, &auth, &message)
-            && let Err(refusal) =
+            && let Some(refusal) =
                 auth::authorize(p, &self.server, info, &r.method, r.params.as_ref())
         {
             return refusal;

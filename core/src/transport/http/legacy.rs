@@ -186,8 +186,10 @@ impl Endpoint {
                 run_cancel,
                 Some(note_tx),
                 Some(close_stream),
-                Some(headers),
-                auth,
+                legacy::FromHttp {
+                    headers: Some(headers),
+                    auth,
+                },
             )
             .await
         });

@@ -159,22 +159,23 @@ pub(in crate::transport::http) async fn authenticate(
 }
 
 /// Checks the scopes one request (`method` with `params`) needs against
-/// the token; the 403 names all of them, server-wide ones included, in one
-/// challenge (spec: no incremental challenges).
+/// the token: `None` when they are covered, else the 403 naming all of
+/// them, server-wide ones included, in one challenge (spec: no incremental
+/// challenges).
 pub(in crate::transport::http) fn authorize(
     protection: &ProtectedResource,
     server: &Server,
     info: &AuthInfo,
     method: &str,
     params: Option<&Map<String, Value>>,
-) -> Result<(), Response<McpBody>> {
+) -> Option<Response<McpBody>> {
     let needed = server.scopes_for_request(method, params);
     if needed.is_empty() {
-        return Ok(());
+        return None;
     }
     let missing = missing_scopes(protection, info, &needed);
     if missing.is_empty() {
-        return Ok(());
+        return None;
     }
     let mut scopes = protection.required_scopes.clone();
     for scope in needed {
@@ -183,7 +184,7 @@ pub(in crate::transport::http) fn authorize(
         }
     }
     tracing::debug!(method, missing = ?missing, "refused a request for insufficient scope");
-    Err(refuse(
+    Some(refuse(
         protection,
         Failure::InsufficientScope,
         &scopes,
