@@ -132,6 +132,8 @@ pub struct Issuer {
     pub url: String,
     keys: Arc<Mutex<Value>>,
     fetches: Arc<AtomicUsize>,
+    /// `(scope, resource)` of each token issued by `/token`.
+    pub issued: Arc<Mutex<Vec<(String, String)>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -144,11 +146,24 @@ impl Drop for Issuer {
 impl Issuer {
     /// Serves metadata and `keys` on a free loopback port.
     pub async fn start(keys: &[&Signer]) -> Issuer {
+        Self::start_with(keys, None).await
+    }
+
+    /// Also a token endpoint: the `client_credentials` grant for client
+    /// `service` with secret `s3cret` (HTTP Basic), issuing JWTs signed by
+    /// `signer` for the requested `resource` and `scope`.
+    pub async fn start_issuing(signer: Arc<Signer>) -> Issuer {
+        Self::start_with(&[&signer], Some(signer.clone())).await
+    }
+
+    async fn start_with(keys: &[&Signer], token_signer: Option<Arc<Signer>>) -> Issuer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
         let jwks = Arc::new(Mutex::new(Value::Null));
         let fetches = Arc::new(AtomicUsize::new(0));
+        let issued = Arc::new(Mutex::new(Vec::new()));
         let (task_url, task_keys, task_fetches) = (url.clone(), jwks.clone(), fetches.clone());
+        let task_issued = issued.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((mut stream, _)) = listener.accept().await else {
@@ -156,6 +171,7 @@ impl Issuer {
                 };
                 let (url, keys, fetches) =
                     (task_url.clone(), task_keys.clone(), task_fetches.clone());
+                let (signer, issued) = (token_signer.clone(), task_issued.clone());
                 tokio::spawn(async move {
                     let mut head = Vec::new();
                     let mut buf = [0u8; 1024];
@@ -165,7 +181,23 @@ impl Issuer {
                             Ok(n) => head.extend_from_slice(&buf[..n]),
                         }
                     }
-                    let head = String::from_utf8_lossy(&head);
+                    let end = head.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                    let mut body = head.split_off(end);
+                    let head = String::from_utf8_lossy(&head).into_owned();
+                    let length = head
+                        .lines()
+                        .find_map(|l| {
+                            let (name, value) = l.split_once(':')?;
+                            name.eq_ignore_ascii_case("content-length")
+                                .then(|| value.trim().parse::<usize>().ok())?
+                        })
+                        .unwrap_or(0);
+                    while body.len() < length {
+                        match stream.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => body.extend_from_slice(&buf[..n]),
+                        }
+                    }
                     let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
                     let (status, body) = match path.as_str() {
                         "/.well-known/oauth-authorization-server" => (
@@ -177,6 +209,10 @@ impl Issuer {
                         "/jwks" => {
                             fetches.fetch_add(1, Ordering::SeqCst);
                             (200, keys.lock().unwrap().clone())
+                        }
+                        "/token" if signer.is_some() => {
+                            let signer = signer.as_ref().unwrap();
+                            token_answer(&url, signer, &head, &body, &issued)
                         }
                         _ => (404, json!({})),
                     };
@@ -194,6 +230,7 @@ impl Issuer {
             url,
             keys: jwks,
             fetches,
+            issued,
             task,
         };
         issuer.publish(keys);
@@ -217,4 +254,73 @@ impl Issuer {
         json!({"iss": self.url, "sub": "alice", "aud": audience, "client_id": "test-client",
             "scope": scope, "iat": now, "exp": now + 3600})
     }
+}
+
+/// Percent-decoded `application/x-www-form-urlencoded` pairs.
+fn form(body: &[u8]) -> Vec<(String, String)> {
+    let decode = |s: &str| {
+        let s = s.replace('+', " ");
+        let bytes = s.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' && i + 2 < bytes.len() {
+                if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                    out.push(b);
+                    i += 3;
+                    continue;
+                }
+            }
+            out.push(bytes[i]);
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    String::from_utf8_lossy(body)
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (decode(k), decode(v)))
+        .collect()
+}
+
+/// The token endpoint: `client_credentials` for `service:s3cret`.
+fn token_answer(
+    url: &str,
+    signer: &Signer,
+    head: &str,
+    body: &[u8],
+    issued: &Mutex<Vec<(String, String)>>,
+) -> (u16, Value) {
+    let basic = format!("Basic {}", STANDARD.encode("service:s3cret"));
+    let authorized = head.lines().any(|l| {
+        l.split_once(':')
+            .is_some_and(|(n, v)| n.eq_ignore_ascii_case("authorization") && v.trim() == basic)
+    });
+    if !authorized {
+        return (401, json!({"error": "invalid_client"}));
+    }
+    let form = form(body);
+    let get = |name: &str| {
+        form.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    if get("grant_type") != "client_credentials" {
+        return (400, json!({"error": "unsupported_grant_type"}));
+    }
+    let (scope, resource) = (get("scope"), get("resource"));
+    issued
+        .lock()
+        .unwrap()
+        .push((scope.clone(), resource.clone()));
+    let now = now();
+    let token = signer.sign(
+        &json!({"iss": url, "sub": "service", "client_id": "service",
+        "aud": resource, "scope": scope, "iat": now, "exp": now + 600}),
+    );
+    (
+        200,
+        json!({"access_token": token, "token_type": "Bearer", "expires_in": 600, "scope": scope}),
+    )
 }
