@@ -259,22 +259,9 @@ impl Issuer {
 /// Percent-decoded `application/x-www-form-urlencoded` pairs.
 fn form(body: &[u8]) -> Vec<(String, String)> {
     let decode = |s: &str| {
-        let s = s.replace('+', " ");
-        let bytes = s.as_bytes();
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'%' && i + 2 < bytes.len() {
-                if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                    out.push(b);
-                    i += 3;
-                    continue;
-                }
-            }
-            out.push(bytes[i]);
-            i += 1;
-        }
-        String::from_utf8_lossy(&out).into_owned()
+        percent_encoding::percent_decode_str(&s.replace('+', " "))
+            .decode_utf8_lossy()
+            .into_owned()
     };
     String::from_utf8_lossy(body)
         .split('&')
