@@ -59,7 +59,7 @@ export CARGO_TERM_COLOR ?= never
 # included, so that they all share one pyo3 build.
 export PYO3_BUILD_EXTENSION_MODULE := 1
 
-.PHONY: all build cargo-build build-rust test test-rust test-readme lint lint-rust lint-python \
+.PHONY: all build cargo-build build-rust test test-rust test-readme test-oidc lint lint-rust lint-python \
 	lint-node demo conformance bench fuzz soak clean
 
 all: build
@@ -115,7 +115,14 @@ test-readme: $(README_CMAKE_STAMP)
 	$(MAKE) --no-print-directory build RELEASE=
 	PATH="$$PATH:$(CURDIR)/$(VENV)/bin" $(VENV)/bin/python scripts/readme_test.py README.md
 
-test: lint test-rust test-python test-node test-c test-readme conformance test-dist
+# A protected ferromcp server against a real OpenID provider (oidc-provider
+# from npm, pinned in tests/oidc/package-lock.json) over TLS: the test is
+# ignored by a plain `cargo test` because it needs these Node modules.
+test-oidc:
+	cd tests/oidc && npm ci --no-audit --no-fund --loglevel=error
+	cargo test -p ferromcp $(CARGO_PROFILE_FLAG) --test oidc_provider -- --ignored
+
+test: lint test-rust test-python test-node test-c test-readme conformance test-dist test-oidc
 	@echo "make test: all suites passed"
 
 # The first result: builds the demo, the Rust echo server and the three

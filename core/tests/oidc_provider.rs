@@ -1,0 +1,220 @@
+//! A protected ferromcp server against a real OpenID provider, not a mock:
+//! `oidc-provider` (a certified OpenID Connect implementation, pinned in
+//! `tests/oidc/package.json`) started by the test on loopback with TLS (a
+//! test CA made at test time), issuing JWT access tokens (RFC 9068, ES256)
+//! for resource indicators (RFC 8707). The Rust OAuth client logs in with
+//! client credentials (discovering the provider through the server's 401
+//! and the protected resource metadata, over `https://` with the test CA)
+//! and calls tools, stepping up on 403; a token for another resource, an
+//! expired token and a token without a tool's scope are refused with the
+//! right status.
+//!
+//! Needs Node and `tests/oidc/node_modules` (`make test-oidc` installs them
+//! with `npm ci` and runs this test), so it is ignored by a plain
+//! `cargo test`.
+
+mod common;
+#[path = "common/tls.rs"]
+mod tls;
+
+use common::{headers_for, raw_http, request};
+use ferromcp::client::auth::{MemoryTokenStore, OAuthOptions, TokenStore};
+use ferromcp::client::{Client, ClientOptions, TlsOptions};
+use ferromcp::protocol::Tool;
+use ferromcp::server::auth::ScopeTarget;
+use ferromcp::server::{RequestContext, Server, ToolOutput};
+use ferromcp::transport::http::{HttpOptions, HttpServer, ProtectedResource};
+use ferromcp::verifier::JwtVerifier;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The provider process and its files; killed and removed on drop.
+struct Provider {
+    issuer: String,
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn start_provider(pki: &tls::Pki) -> Provider {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/oidc");
+    assert!(
+        root.join("node_modules/oidc-provider").is_dir(),
+        "tests/oidc/node_modules is missing: run `make test-oidc` (npm ci in tests/oidc)"
+    );
+    let dir = std::env::temp_dir().join(format!("ferromcp-oidc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("cert.pem"), &pki.server_cert_pem).unwrap();
+    std::fs::write(dir.join("key.pem"), &pki.server_key_pem).unwrap();
+    let mut child = Command::new("node")
+        .arg("provider.mjs")
+        .current_dir(&root)
+        .env("OIDC_CERT", dir.join("cert.pem"))
+        .env("OIDC_KEY", dir.join("key.pem"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("node runs");
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let issuer = line
+        .strip_prefix("ISSUER ")
+        .unwrap_or_else(|| panic!("the provider did not start: {line:?}"))
+        .trim()
+        .to_owned();
+    Provider { issuer, child, dir }
+}
+
+fn server() -> Server {
+    let server = Server::new("protected", "1.0.0");
+    server
+        .add_tool(
+            Tool::new("whoami", json!({"type": "object"})),
+            |ctx: RequestContext, _args: Value| async move {
+                let auth = ctx.auth().expect("a protected request has claims");
+                Ok(ToolOutput::text(format!(
+                    "{} {}",
+                    auth.subject.clone().unwrap_or_default(),
+                    auth.scopes.join(",")
+                )))
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(
+            Tool::new("add_note", json!({"type": "object"})),
+            |_ctx: RequestContext, _args: Value| async { Ok(ToolOutput::text("noted")) },
+        )
+        .unwrap();
+    server.require_scopes(ScopeTarget::Tool, "add_note", ["notes:write"]);
+    server
+}
+
+/// A protected server on a free port whose resource names that port.
+async fn protect(issuer: &str, tls: &TlsOptions, scopes: &[&str]) -> (String, u16) {
+    let mut options = HttpOptions::localhost(0);
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    options.bind = probe.local_addr().unwrap();
+    drop(probe);
+    let port = options.bind.port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    // No leeway: the expiry test waits 3 s, not a minute.
+    let verifier = JwtVerifier::new(issuer, &resource)
+        .with_tls(tls.clone())
+        .with_leeway(Duration::ZERO);
+    options.auth = Some(
+        ProtectedResource::new(&resource, [issuer], verifier)
+            .with_scopes_supported(scopes.iter().copied()),
+    );
+    let bound = HttpServer::bind(server(), options).await.unwrap();
+    tokio::spawn(bound.run());
+    (resource, port)
+}
+
+async fn login(resource: &str, tls: &TlsOptions, store: Arc<MemoryTokenStore>) -> Client {
+    let oauth =
+        OAuthOptions::client_credentials("service", Some("s3cret".into())).with_store(store);
+    let options = ClientOptions {
+        oauth: Some(oauth),
+        tls: tls.clone(),
+        timeout: Some(Duration::from_secs(30)),
+        ..ClientOptions::default()
+    };
+    Client::connect_http_with(resource, options).await.unwrap()
+}
+
+fn text(result: &ferromcp::protocol::CallToolResult) -> String {
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `tools/call` of `tool` with `token`, by hand.
+async fn call_with(port: u16, tool: &str, token: &str) -> common::RawResponse {
+    let body = request(1, "tools/call", json!({"name": tool, "arguments": {}}));
+    let mut headers = headers_for(&body);
+    headers.push(("Authorization", format!("Bearer {token}")));
+    raw_http(port, "POST", &headers, &body.to_string()).await
+}
+
+#[tokio::test]
+#[ignore = "needs Node and tests/oidc/node_modules: make test-oidc"]
+async fn a_real_openid_provider_protects_a_ferromcp_server() {
+    let pki = tls::pki();
+    let provider = start_provider(&pki);
+    let tls = TlsOptions {
+        ca_certs: vec![pki.ca_pem.clone()],
+        ..TlsOptions::default()
+    };
+
+    // Server A offers notes:read; add_note needs notes:write.
+    let (resource_a, port_a) = protect(&provider.issuer, &tls, &["notes:read"]).await;
+    let store = Arc::new(MemoryTokenStore::default());
+    let client = login(&resource_a, &tls, store.clone()).await;
+    let whoami = client.call_tool("whoami", json!({})).await.unwrap();
+    assert_eq!(text(&whoami), "service notes:read");
+    let read_only = store.load_tokens(&resource_a).unwrap().access_token;
+    // A token without the tool's scope: 403 naming it...
+    let denied = call_with(port_a, "add_note", &read_only).await;
+    assert_eq!(denied.status, 403, "{}", denied.body);
+    let challenge = denied.header("www-authenticate").unwrap();
+    assert!(
+        challenge.contains("error=\"insufficient_scope\"")
+            && challenge.contains("scope=\"notes:write\""),
+        "{challenge}"
+    );
+    // ...and the client steps up by itself.
+    let noted = client.call_tool("add_note", json!({})).await.unwrap();
+    assert_eq!(text(&noted), "noted");
+    let stepped = store.load_tokens(&resource_a).unwrap();
+    assert!(
+        stepped.scopes.contains(&"notes:write".to_owned()),
+        "{:?}",
+        stepped.scopes
+    );
+
+    // A token for server A is refused by server B (wrong audience).
+    let (_resource_b, port_b) = protect(&provider.issuer, &tls, &["notes:read"]).await;
+    let wrong = call_with(port_b, "whoami", &read_only).await;
+    assert_eq!(wrong.status, 401, "{}", wrong.body);
+    assert!(
+        wrong
+            .header("www-authenticate")
+            .is_some_and(|c| c.contains("error=\"invalid_token\"")),
+        "{:?}",
+        wrong.headers
+    );
+    // And A still takes it.
+    assert_eq!(call_with(port_a, "whoami", &read_only).await.status, 200);
+
+    // Server C asks for `short`, which the provider issues for 2 s.
+    let (resource_c, port_c) = protect(&provider.issuer, &tls, &["short"]).await;
+    let short_store = Arc::new(MemoryTokenStore::default());
+    let short_client = login(&resource_c, &tls, short_store.clone()).await;
+    short_client.call_tool("whoami", json!({})).await.unwrap();
+    let short = short_store.load_tokens(&resource_c).unwrap().access_token;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let expired = call_with(port_c, "whoami", &short).await;
+    assert_eq!(expired.status, 401, "{}", expired.body);
+    assert!(
+        expired
+            .header("www-authenticate")
+            .is_some_and(|c| c.contains("error=\"invalid_token\"")),
+        "{:?}",
+        expired.headers
+    );
+    drop(provider);
+}

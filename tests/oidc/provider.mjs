@@ -1,0 +1,67 @@
+// A real OpenID provider for core/tests/oidc_provider.rs: oidc-provider on
+// loopback over TLS (certificate and key from the test, made at test time:
+// OIDC_CERT, OIDC_KEY), one confidential client `service` / `s3cret` for the
+// client_credentials grant, and resource indicators (RFC 8707) issuing JWT
+// access tokens (ES256) whose audience is the requested resource. A token
+// asking for the scope `short` lives 2 seconds (the expiry test). Prints
+// `ISSUER <url>` once listening; runs until killed.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
+import Provider from 'oidc-provider';
+
+const server = https.createServer({
+  key: fs.readFileSync(process.env.OIDC_KEY),
+  cert: fs.readFileSync(process.env.OIDC_CERT),
+});
+
+// Signing keys made now: nothing secret is checked in.
+function jwk(type, options, kid) {
+  const { privateKey } = crypto.generateKeyPairSync(type, options);
+  return { ...privateKey.export({ format: 'jwk' }), kid, use: 'sig' };
+}
+const keys = [
+  jwk('rsa', { modulusLength: 2048 }, 'rs-1'),
+  jwk('ec', { namedCurve: 'P-256' }, 'es-1'),
+];
+
+const SCOPES = 'notes:read notes:write short';
+
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address();
+  const issuer = `https://127.0.0.1:${port}`;
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: 'service',
+        client_secret: 's3cret',
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+        scope: SCOPES,
+      },
+    ],
+    jwks: { keys },
+    scopes: SCOPES.split(' '),
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (ctx, resource) => ({
+          scope: SCOPES,
+          audience: resource,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'ES256' } },
+        }),
+      },
+    },
+    ttl: {
+      ClientCredentials: (ctx, token) => (String(token.scope || '').split(' ').includes('short') ? 2 : 600),
+    },
+  });
+  server.on('request', provider.callback());
+  console.log(`ISSUER ${issuer}`);
+});
