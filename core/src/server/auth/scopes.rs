@@ -144,7 +144,7 @@ impl crate::server::Server {
         }
     }
 
-    /// The scopes set by [`Server::require_scopes`] for `key`.
+    /// The scopes set by [`Server::require_scopes`](crate::server::Server::require_scopes) for `key`.
     pub fn required_scopes(&self, target: ScopeTarget, key: &str) -> Vec<String> {
         self.registry_read()
             .scopes
