@@ -201,6 +201,12 @@ async fn handle(mock: Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
             }
             let result = if method == "tools/list" {
                 json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+            } else if method == "server/discover" {
+                json!({
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "mock", "version": "1"}
+                })
             } else {
                 json!({"content": [{"type": "text", "text": "ok"}]})
             };
@@ -370,4 +376,42 @@ async fn a_client_credentials_client_gets_its_token_without_a_user() {
     assert!(m.authorize_scopes.is_empty());
     assert_eq!(m.resources, [url.as_str()]);
     assert_eq!(m.bearer_seen.last(), Some(&Some("token-1".into())));
+}
+
+/// A login as slow as a person: the callback waits before answering.
+fn slow_user(delay: Duration) -> OAuthOptions {
+    OAuthOptions::new(
+        "http://127.0.0.1:1/callback",
+        move |url: String| async move {
+            tokio::time::sleep(delay).await;
+            headless_authorize(&url, &TlsOptions::default()).await
+        },
+    )
+}
+
+#[tokio::test]
+async fn the_users_login_time_does_not_count_against_the_call_timeout() {
+    let (_mock, url) = serve(|_| {}).await;
+    let options = ClientOptions {
+        timeout: Some(Duration::from_millis(400)),
+        ..options(slow_user(Duration::from_millis(1200)))
+    };
+    let client = Client::connect_http_with(&url, options).await.unwrap();
+    client.call_tool("echo", json!({})).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_users_login_time_does_not_count_against_the_era_probe() {
+    let (mock, url) = serve(|_| {}).await;
+    let options = ClientOptions {
+        era: EraPreference::Auto,
+        probe_timeout: Duration::from_millis(400),
+        ..options(slow_user(Duration::from_millis(1200)))
+    };
+    let client = Client::connect_http_with(&url, options).await.unwrap();
+    client.call_tool("echo", json!({})).await.unwrap();
+    // The era probe's 401 led to the login, and its answer came after it:
+    // the server is taken for what it is, not for a silent legacy one.
+    assert_eq!(client.is_legacy(), Some(false));
+    assert_eq!(mock.lock().unwrap().grants, ["authorization_code"]);
 }
