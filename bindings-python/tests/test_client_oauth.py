@@ -97,8 +97,10 @@ def handler_for(mock: Mock) -> type[BaseHTTPRequestHandler]:
             elif url.path == "/authorize":
                 q = dict(urllib.parse.parse_qsl(url.query))
                 mock.challenge = q.get("code_challenge")
-                redirect = q["redirect_uri"] + "?" + urllib.parse.urlencode(
-                    {"code": "the-code", "state": q["state"], "iss": base}
+                redirect = (
+                    q["redirect_uri"]
+                    + "?"
+                    + urllib.parse.urlencode({"code": "the-code", "state": q["state"], "iss": base})
                 )
                 self.answer(302, headers={"location": redirect})
             elif url.path == "/mcp":
