@@ -275,6 +275,10 @@ class OAuth:
     """OAuth settings of an HTTP client: a user's consent in a browser
     (this constructor), or a grant without a user (the class methods).
 
+    The login runs inside the first request the server refuses, under that
+    call's timeout: give a client whose user logs in in a browser
+    ``timeout=None`` (or a long one).
+
     Args:
         redirect_uri: Where the authorization server sends the user back
             (registered with it): a loopback URL for a desktop app
