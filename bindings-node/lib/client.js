@@ -17,6 +17,7 @@
 
 const { readFileSync } = require('node:fs');
 const native = require('./load-native.js');
+const { nativeOAuth } = require('./oauth.js');
 
 /** Which list each iterable / page call walks. */
 const LISTS = Object.freeze({
@@ -189,7 +190,8 @@ class Client {
   }
 
   /**
-   * Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
+   * Connects to a Streamable HTTP endpoint (`http://host:port/mcp`);
+   * `options.oauth` logs in to a protected server (see `lib/oauth.js`).
    * @param {string | URL} url
    * @param {any} [options]
    * @returns {Promise<Client>}
@@ -199,6 +201,7 @@ class Client {
       String(url),
       connectOptions(options),
       ...handlers(options),
+      nativeOAuth(options.oauth),
     );
     return new Client(connected);
   }
