@@ -265,6 +265,17 @@ typedef struct ferromcp_context ferromcp_context;
 typedef struct ferromcp_listener ferromcp_listener;
 
 /**
+ * A one-shot listener on `127.0.0.1` for the browser coming back from the
+ * authorization server (a desktop login, RFC 8252): core's
+ * [`LoopbackRedirect`](ferromcp_core::client::auth::LoopbackRedirect).
+ *
+ * Opaque. Created by ferromcp_oauth_loopback_bind(), freed (the port
+ * released) by ferromcp_oauth_loopback_free(). May be used from any
+ * thread; one wait at a time.
+ */
+typedef struct ferromcp_oauth_loopback ferromcp_oauth_loopback;
+
+/**
  * OAuth settings of an HTTP client: JSON options (ferromcp_oauth_options_new())
  * plus callbacks (ferromcp_oauth_options_on_authorize(),
  * ferromcp_oauth_options_on_assertion(), ferromcp_oauth_options_set_store()),
@@ -1867,6 +1878,90 @@ enum ferromcp_status ferromcp_oauth_reply_fail(struct ferromcp_oauth_reply *repl
  */
 enum ferromcp_status ferromcp_oauth_headless_authorize(const char *authorization_url,
                                                        char **out_redirect);
+
+/**
+ * Listens on `127.0.0.1:port` for the redirect to `path`. Bind it in the
+ * authorize callback before showing the URL, so the browser cannot come
+ * back before anyone listens.
+ *
+ * - `port`: the port registered in the redirect URI (0: any free port,
+ *   for servers that accept any loopback port).
+ * - `path`: the redirect URI's path (`"/callback"`), borrowed.
+ * - `out_loopback`: receives the listener; free it with
+ *   ferromcp_oauth_loopback_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_IO when the port cannot be bound;
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on
+ * a ferromcp runtime thread.
+ *
+ * Threads: any thread that may block (an authorize callback's included).
+ *
+ * ```c
+ * static void authorize(void *ud, const char *url, ferromcp_oauth_reply *reply) {
+ *     ferromcp_oauth_loopback *loopback = NULL;
+ *     char *redirect = NULL;
+ *     if (ferromcp_oauth_loopback_bind(8765, "/callback", &loopback) == FERROMCP_OK) {
+ *         printf("Open %s\n", url);
+ *         if (ferromcp_oauth_loopback_wait(loopback, 300000, &redirect) == FERROMCP_OK)
+ *             ferromcp_oauth_reply_set(reply, redirect);
+ *     }
+ *     ferromcp_string_free(redirect);
+ *     ferromcp_oauth_loopback_free(loopback);
+ * }
+ * ```
+ *
+ * # Safety
+ * `path` NULL or NUL-terminated; `out_loopback` NULL or writable.
+ */
+enum ferromcp_status ferromcp_oauth_loopback_bind(uint16_t port,
+                                                  const char *path,
+                                                  struct ferromcp_oauth_loopback **out_loopback);
+
+/**
+ * The redirect URI the listener answers (`http://127.0.0.1:PORT/path`):
+ * the `"redirectUri"` to give when `port` was 0. Owned by the listener,
+ * valid until ferromcp_oauth_loopback_free(); NULL for a NULL `loopback`.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `loopback` NULL or live.
+ */
+const char *ferromcp_oauth_loopback_redirect_uri(const struct ferromcp_oauth_loopback *loopback);
+
+/**
+ * Waits for the browser's request to the redirect path (other paths get a
+ * 404 and the wait goes on), answers it with a short page, and gives the
+ * full redirect URL.
+ *
+ * - `timeout_ms`: how long to wait.
+ * - `out_redirect`: receives the URL; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_AUTH when nothing came within the
+ * timeout; FERROMCP_IO; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on
+ * a ferromcp runtime thread.
+ *
+ * Threads: any thread that may block.
+ *
+ * # Safety
+ * `loopback` NULL or live; `out_redirect` NULL or writable.
+ */
+enum ferromcp_status ferromcp_oauth_loopback_wait(const struct ferromcp_oauth_loopback *loopback,
+                                                  uint64_t timeout_ms,
+                                                  char **out_redirect);
+
+/**
+ * Stops listening and frees the listener.
+ *
+ * - `loopback`: from ferromcp_oauth_loopback_bind(), or NULL (nothing
+ *   happens). No wait may be running on it.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `loopback` NULL or live and not freed yet.
+ */
+void ferromcp_oauth_loopback_free(struct ferromcp_oauth_loopback *loopback);
 
 /**
  * Creates a server with options (ferromcp_server_new() uses the defaults).

@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn values_are_stable() {
         let values: Vec<i32> = ALL_STATUSES.iter().map(|s| *s as i32).collect();
-        let expected: Vec<i32> = (0..=12).chain(100..=104).collect();
+        let expected: Vec<i32> = (0..=12).chain(100..=105).collect();
         assert_eq!(values, expected);
     }
 

@@ -877,3 +877,141 @@ pub unsafe extern "C" fn ferromcp_oauth_headless_authorize(
         give_string(redirect, out_redirect)
     })
 }
+
+/// A one-shot listener on `127.0.0.1` for the browser coming back from the
+/// authorization server (a desktop login, RFC 8252): core's
+/// [`LoopbackRedirect`](ferromcp_core::client::auth::LoopbackRedirect).
+///
+/// Opaque. Created by ferromcp_oauth_loopback_bind(), freed (the port
+/// released) by ferromcp_oauth_loopback_free(). May be used from any
+/// thread; one wait at a time.
+pub struct ferromcp_oauth_loopback {
+    listener: ferromcp_core::client::auth::LoopbackRedirect,
+    redirect_uri: CString,
+}
+
+/// Listens on `127.0.0.1:port` for the redirect to `path`. Bind it in the
+/// authorize callback before showing the URL, so the browser cannot come
+/// back before anyone listens.
+///
+/// - `port`: the port registered in the redirect URI (0: any free port,
+///   for servers that accept any loopback port).
+/// - `path`: the redirect URI's path (`"/callback"`), borrowed.
+/// - `out_loopback`: receives the listener; free it with
+///   ferromcp_oauth_loopback_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_IO when the port cannot be bound;
+/// FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on
+/// a ferromcp runtime thread.
+///
+/// Threads: any thread that may block (an authorize callback's included).
+///
+/// ```c
+/// static void authorize(void *ud, const char *url, ferromcp_oauth_reply *reply) {
+///     ferromcp_oauth_loopback *loopback = NULL;
+///     char *redirect = NULL;
+///     if (ferromcp_oauth_loopback_bind(8765, "/callback", &loopback) == FERROMCP_OK) {
+///         printf("Open %s\n", url);
+///         if (ferromcp_oauth_loopback_wait(loopback, 300000, &redirect) == FERROMCP_OK)
+///             ferromcp_oauth_reply_set(reply, redirect);
+///     }
+///     ferromcp_string_free(redirect);
+///     ferromcp_oauth_loopback_free(loopback);
+/// }
+/// ```
+///
+/// # Safety
+/// `path` NULL or NUL-terminated; `out_loopback` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_loopback_bind(
+    port: u16,
+    path: *const c_char,
+    out_loopback: *mut *mut ferromcp_oauth_loopback,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let path = unsafe { required_str(path, "path") }?;
+        check_out(out_loopback, "out_loopback")?;
+        let listener = block(ferromcp_core::client::auth::LoopbackRedirect::bind(
+            port, path,
+        ))?;
+        let redirect_uri = c_text(listener.redirect_uri());
+        let boxed = Box::new(ferromcp_oauth_loopback {
+            listener,
+            redirect_uri,
+        });
+        // SAFETY: checked non-NULL; writable per the contract.
+        unsafe { out_loopback.write(Box::into_raw(boxed)) };
+        Ok(())
+    })
+}
+
+/// The redirect URI the listener answers (`http://127.0.0.1:PORT/path`):
+/// the `"redirectUri"` to give when `port` was 0. Owned by the listener,
+/// valid until ferromcp_oauth_loopback_free(); NULL for a NULL `loopback`.
+///
+/// Threads: any thread.
+///
+/// # Safety
+/// `loopback` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_loopback_redirect_uri(
+    loopback: *const ferromcp_oauth_loopback,
+) -> *const c_char {
+    // SAFETY: forwarded contract.
+    match unsafe { loopback.as_ref() } {
+        Some(loopback) => loopback.redirect_uri.as_ptr(),
+        None => std::ptr::null(),
+    }
+}
+
+/// Waits for the browser's request to the redirect path (other paths get a
+/// 404 and the wait goes on), answers it with a short page, and gives the
+/// full redirect URL.
+///
+/// - `timeout_ms`: how long to wait.
+/// - `out_redirect`: receives the URL; free it with ferromcp_string_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_AUTH when nothing came within the
+/// timeout; FERROMCP_IO; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on
+/// a ferromcp runtime thread.
+///
+/// Threads: any thread that may block.
+///
+/// # Safety
+/// `loopback` NULL or live; `out_redirect` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_loopback_wait(
+    loopback: *const ferromcp_oauth_loopback,
+    timeout_ms: u64,
+    out_redirect: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let loopback = unsafe { loopback.as_ref() }.ok_or_else(|| FfiError::null("loopback"))?;
+        check_out(out_redirect, "out_redirect")?;
+        let timeout = std::time::Duration::from_millis(timeout_ms);
+        let redirect = block(loopback.listener.wait(timeout))?;
+        give_string(redirect, out_redirect)
+    })
+}
+
+/// Stops listening and frees the listener.
+///
+/// - `loopback`: from ferromcp_oauth_loopback_bind(), or NULL (nothing
+///   happens). No wait may be running on it.
+///
+/// Threads: any thread.
+///
+/// # Safety
+/// `loopback` NULL or live and not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_loopback_free(loopback: *mut ferromcp_oauth_loopback) {
+    let _ = ffi_boundary(|| {
+        if !loopback.is_null() {
+            // SAFETY: allocated by ferromcp_oauth_loopback_bind.
+            drop(unsafe { Box::from_raw(loopback) });
+        }
+        Ok(())
+    });
+}

@@ -3,14 +3,19 @@
  * secrets and assertions): a login through a C authorize callback, a C
  * token store that a second client reuses, client credentials, jwt-bearer
  * with a C assertion callback, failures as FERROMCP_AUTH, option errors,
- * and every userdata released exactly once. Run from the repository root,
+ * the loopback redirect listener, and every userdata released exactly once. Run from the repository root,
  * under valgrind. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -229,6 +234,51 @@ static void test_option_errors(void) {
     ferromcp_oauth_options_free(NULL);
 }
 
+/* The browser coming back: GET /favicon.ico (ignored), then the redirect. */
+static void browser_get(int port, const char *target) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0);
+    char request[256];
+    int n = snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nhost: x\r\n\r\n", target);
+    CHECK(write(fd, request, (size_t)n) == n);
+    char answer[512];
+    while (read(fd, answer, sizeof answer) > 0) {
+    }
+    close(fd);
+}
+
+static void *browser(void *uri) {
+    int port = atoi(strrchr((const char *)uri, ':') + 1);
+    sleep_ms(50);
+    browser_get(port, "/favicon.ico");
+    browser_get(port, "/callback?code=c&state=s");
+    return NULL;
+}
+
+static void test_loopback(void) {
+    ferromcp_oauth_loopback *loopback = NULL;
+    CHECK_STATUS(ferromcp_oauth_loopback_bind(0, "callback", &loopback), FERROMCP_OK);
+    const char *uri = ferromcp_oauth_loopback_redirect_uri(loopback);
+    CHECK(uri != NULL && strncmp(uri, "http://127.0.0.1:", 17) == 0);
+    CHECK(ferromcp_oauth_loopback_redirect_uri(NULL) == NULL);
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, browser, (void *)uri) == 0);
+    char *redirect = NULL;
+    CHECK_STATUS(ferromcp_oauth_loopback_wait(loopback, 5000, &redirect), FERROMCP_OK);
+    pthread_join(thread, NULL);
+    char expected[128];
+    snprintf(expected, sizeof expected, "%s?code=c&state=s", uri);
+    CHECK(redirect != NULL && strcmp(redirect, expected) == 0);
+    ferromcp_string_free(redirect);
+    redirect = NULL;
+    CHECK_STATUS(ferromcp_oauth_loopback_wait(loopback, 20, &redirect), FERROMCP_AUTH);
+    CHECK(redirect == NULL);
+    ferromcp_oauth_loopback_free(loopback);
+    ferromcp_oauth_loopback_free(NULL);
+}
+
 int main(void) {
     FILE *server = popen("exec python3 bindings-c/tests/oauth_server.py", "r");
     if (server == NULL) {
@@ -250,6 +300,7 @@ int main(void) {
     test_client_credentials();
     test_jwt_bearer();
     test_failed_logins();
+    test_loopback();
 
     /* Every callback's userdata given with a finalizer (two authorize
      * callbacks in test_login_and_store, one per other login test) was
