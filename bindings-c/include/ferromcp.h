@@ -1700,6 +1700,11 @@ enum ferromcp_status ferromcp_oauth_options_new(const char *options_json,
  *
  * Threads: any thread.
  *
+ * ```c
+ * ferromcp_client_options_set_oauth(client_options, oauth);
+ * ferromcp_oauth_options_free(oauth); // the client options keep their copy
+ * ```
+ *
  * # Safety
  * `options` is NULL or live and not freed yet.
  */
@@ -1748,6 +1753,14 @@ enum ferromcp_status ferromcp_oauth_options_on_authorize(struct ferromcp_oauth_o
  *
  * Threads: any thread, not concurrently with other uses of `options`.
  *
+ * ```c
+ * static void platform_token(void *ud, const char *issuer, const char *resource,
+ *                            ferromcp_oauth_reply *reply) {
+ *     ferromcp_oauth_reply_set(reply, (const char *)ud); // e.g. read from a token file
+ * }
+ * ferromcp_oauth_options_on_assertion(oauth, platform_token, jwt, free);
+ * ```
+ *
  * # Safety
  * `options` NULL or live; `callback` and `userdata_free` usable from any thread.
  */
@@ -1769,6 +1782,20 @@ enum ferromcp_status ferromcp_oauth_options_on_assertion(struct ferromcp_oauth_o
  * `load` or `save`.
  *
  * Threads: any thread, not concurrently with other uses of `options`.
+ *
+ * ```c
+ * static void load(void *dir, ferromcp_oauth_record record, const char *key,
+ *                  ferromcp_oauth_reply *reply) {
+ *     char *saved = read_file(dir, record, key); // the application's own storage
+ *     if (saved) ferromcp_oauth_reply_set(reply, saved);
+ *     free(saved);
+ * }
+ * static void save(void *dir, ferromcp_oauth_record record, const char *key,
+ *                  const char *json) {
+ *     json ? write_file(dir, record, key, json) : remove_file(dir, record, key);
+ * }
+ * ferromcp_oauth_options_set_store(oauth, load, save, dir, NULL);
+ * ```
  *
  * # Safety
  * `options` NULL or live; the callbacks and `userdata_free` usable from
@@ -1818,6 +1845,10 @@ enum ferromcp_status ferromcp_client_options_set_oauth(struct ferromcp_client_op
  *
  * Threads: the callback's thread, before it returns.
  *
+ * ```c
+ * ferromcp_oauth_reply_set(reply, "http://127.0.0.1:8765/callback?code=abc&state=xyz");
+ * ```
+ *
  * # Safety
  * `reply` NULL or the live reply of the running callback; `text` NULL or
  * NUL-terminated.
@@ -1835,6 +1866,10 @@ enum ferromcp_status ferromcp_oauth_reply_set(struct ferromcp_oauth_reply *reply
  * FERROMCP_INVALID_UTF8.
  *
  * Threads: the callback's thread, before it returns.
+ *
+ * ```c
+ * ferromcp_oauth_reply_fail(reply, "the user cancelled the login");
+ * ```
  *
  * # Safety
  * `reply` NULL or the live reply of the running callback; `message` NULL
@@ -1924,6 +1959,13 @@ enum ferromcp_status ferromcp_oauth_loopback_bind(uint16_t port,
  *
  * Threads: any thread.
  *
+ * ```c
+ * ferromcp_oauth_loopback *loopback = NULL;
+ * ferromcp_oauth_loopback_bind(0, "/callback", &loopback);
+ * printf("redirect URI: %s\n", ferromcp_oauth_loopback_redirect_uri(loopback));
+ * ferromcp_oauth_loopback_free(loopback);
+ * ```
+ *
  * # Safety
  * `loopback` NULL or live.
  */
@@ -1943,6 +1985,14 @@ const char *ferromcp_oauth_loopback_redirect_uri(const struct ferromcp_oauth_loo
  *
  * Threads: any thread that may block.
  *
+ * ```c
+ * char *redirect = NULL;
+ * if (ferromcp_oauth_loopback_wait(loopback, 300000, &redirect) == FERROMCP_OK) {
+ *     ferromcp_oauth_reply_set(reply, redirect);
+ *     ferromcp_string_free(redirect);
+ * }
+ * ```
+ *
  * # Safety
  * `loopback` NULL or live; `out_redirect` NULL or writable.
  */
@@ -1957,6 +2007,10 @@ enum ferromcp_status ferromcp_oauth_loopback_wait(const struct ferromcp_oauth_lo
  *   happens). No wait may be running on it.
  *
  * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_oauth_loopback_free(loopback); // the port is free again
+ * ```
  *
  * # Safety
  * `loopback` NULL or live and not freed yet.

@@ -600,6 +600,11 @@ pub unsafe extern "C" fn ferromcp_oauth_options_new(
 ///
 /// Threads: any thread.
 ///
+/// ```c
+/// ferromcp_client_options_set_oauth(client_options, oauth);
+/// ferromcp_oauth_options_free(oauth); // the client options keep their copy
+/// ```
+///
 /// # Safety
 /// `options` is NULL or live and not freed yet.
 #[unsafe(no_mangle)]
@@ -670,6 +675,14 @@ pub unsafe extern "C" fn ferromcp_oauth_options_on_authorize(
 ///
 /// Threads: any thread, not concurrently with other uses of `options`.
 ///
+/// ```c
+/// static void platform_token(void *ud, const char *issuer, const char *resource,
+///                            ferromcp_oauth_reply *reply) {
+///     ferromcp_oauth_reply_set(reply, (const char *)ud); // e.g. read from a token file
+/// }
+/// ferromcp_oauth_options_on_assertion(oauth, platform_token, jwt, free);
+/// ```
+///
 /// # Safety
 /// `options` NULL or live; `callback` and `userdata_free` usable from any thread.
 #[unsafe(no_mangle)]
@@ -706,6 +719,20 @@ pub unsafe extern "C" fn ferromcp_oauth_options_on_assertion(
 /// `load` or `save`.
 ///
 /// Threads: any thread, not concurrently with other uses of `options`.
+///
+/// ```c
+/// static void load(void *dir, ferromcp_oauth_record record, const char *key,
+///                  ferromcp_oauth_reply *reply) {
+///     char *saved = read_file(dir, record, key); // the application's own storage
+///     if (saved) ferromcp_oauth_reply_set(reply, saved);
+///     free(saved);
+/// }
+/// static void save(void *dir, ferromcp_oauth_record record, const char *key,
+///                  const char *json) {
+///     json ? write_file(dir, record, key, json) : remove_file(dir, record, key);
+/// }
+/// ferromcp_oauth_options_set_store(oauth, load, save, dir, NULL);
+/// ```
 ///
 /// # Safety
 /// `options` NULL or live; the callbacks and `userdata_free` usable from
@@ -785,6 +812,10 @@ pub unsafe extern "C" fn ferromcp_client_options_set_oauth(
 ///
 /// Threads: the callback's thread, before it returns.
 ///
+/// ```c
+/// ferromcp_oauth_reply_set(reply, "http://127.0.0.1:8765/callback?code=abc&state=xyz");
+/// ```
+///
 /// # Safety
 /// `reply` NULL or the live reply of the running callback; `text` NULL or
 /// NUL-terminated.
@@ -813,6 +844,10 @@ pub unsafe extern "C" fn ferromcp_oauth_reply_set(
 /// FERROMCP_INVALID_UTF8.
 ///
 /// Threads: the callback's thread, before it returns.
+///
+/// ```c
+/// ferromcp_oauth_reply_fail(reply, "the user cancelled the login");
+/// ```
 ///
 /// # Safety
 /// `reply` NULL or the live reply of the running callback; `message` NULL
@@ -952,6 +987,13 @@ pub unsafe extern "C" fn ferromcp_oauth_loopback_bind(
 ///
 /// Threads: any thread.
 ///
+/// ```c
+/// ferromcp_oauth_loopback *loopback = NULL;
+/// ferromcp_oauth_loopback_bind(0, "/callback", &loopback);
+/// printf("redirect URI: %s\n", ferromcp_oauth_loopback_redirect_uri(loopback));
+/// ferromcp_oauth_loopback_free(loopback);
+/// ```
+///
 /// # Safety
 /// `loopback` NULL or live.
 #[unsafe(no_mangle)]
@@ -978,6 +1020,14 @@ pub unsafe extern "C" fn ferromcp_oauth_loopback_redirect_uri(
 ///
 /// Threads: any thread that may block.
 ///
+/// ```c
+/// char *redirect = NULL;
+/// if (ferromcp_oauth_loopback_wait(loopback, 300000, &redirect) == FERROMCP_OK) {
+///     ferromcp_oauth_reply_set(reply, redirect);
+///     ferromcp_string_free(redirect);
+/// }
+/// ```
+///
 /// # Safety
 /// `loopback` NULL or live; `out_redirect` NULL or writable.
 #[unsafe(no_mangle)]
@@ -1002,6 +1052,10 @@ pub unsafe extern "C" fn ferromcp_oauth_loopback_wait(
 ///   happens). No wait may be running on it.
 ///
 /// Threads: any thread.
+///
+/// ```c
+/// ferromcp_oauth_loopback_free(loopback); // the port is free again
+/// ```
 ///
 /// # Safety
 /// `loopback` NULL or live and not freed yet.
