@@ -180,6 +180,10 @@ class Client {
     if (options === null || typeof options !== 'object' || typeof options.command !== 'string') {
       throw new TypeError('Client.stdio(options): options.command must be a string');
     }
+    if (options.oauth != null) {
+      // A stdio server is the user's own process: nothing to log in to.
+      throw new TypeError('Client.stdio(options): oauth is for Client.http');
+    }
     const connected = await native.Client.connectStdio(
       options.command,
       (options.args ?? []).map(String),

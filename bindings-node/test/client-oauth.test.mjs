@@ -336,6 +336,10 @@ test('bad oauth options throw before anything is sent', async () => {
     /not both/,
   );
   await assert.rejects(
+    Client.stdio(/** @type {any} */ ({ command: 'node', oauth: { redirectUri: 'http://x/cb', authorize: headlessAuthorize } })),
+    /oauth is for Client.http/,
+  );
+  await assert.rejects(
     Client.http(url, { oauth: /** @type {any} */ ({ redirectUri: 'http://x/cb', authorize: headlessAuthorize, store: {} }) }),
     /oauth.store.loadTokens must be a function/,
   );
