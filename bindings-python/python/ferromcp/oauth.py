@@ -275,9 +275,9 @@ class OAuth:
     """OAuth settings of an HTTP client: a user's consent in a browser
     (this constructor), or a grant without a user (the class methods).
 
-    The login runs inside the first request the server refuses, under that
-    call's timeout: give a client whose user logs in in a browser
-    ``timeout=None`` (or a long one).
+    The login runs inside the first request the server refuses; the time
+    the ``authorize`` callback takes (the user in the browser) does not
+    count against that call's timeout.
 
     Args:
         redirect_uri: Where the authorization server sends the user back
