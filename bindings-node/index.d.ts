@@ -65,6 +65,7 @@ export type {
 export type { HttpAddress, CacheHint, Caching } from './native';
 export type { HandlerOptions, NodeHandler } from './embed.js';
 export * from './lib/client'; // Client, Subscription and the result types
+export * from './lib/oauth'; // OAuthOptions, TokenStore, LoopbackRedirect, headlessAuthorize
 
 /**
  * How the core classifies a failure: `"peerError"` (the peer answered with a

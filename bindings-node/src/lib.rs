@@ -35,6 +35,7 @@ mod error;
 mod handler;
 mod host_call;
 mod json;
+mod oauth;
 mod primitives;
 mod runtime;
 mod tool_result;

@@ -15,6 +15,7 @@ mod error;
 mod handler;
 mod host_call;
 mod loop_dispatch;
+mod oauth;
 mod primitives;
 mod server;
 mod serving;
@@ -30,6 +31,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::PyServer>()?;
     asgi::register(m)?;
     client::register(m)?;
+    oauth::register(m)?;
     m.add_class::<serving::PyServing>()?;
     m.add_class::<context::PyContext>()?;
     m.add_class::<tool_result::PyToolResult>()?;

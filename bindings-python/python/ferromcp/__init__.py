@@ -30,6 +30,7 @@ from ._native import PROTOCOL_VERSION, Serving, ToolResult, _close_host_threads
 from .client import Client, SyncClient
 from .context import Context, ElicitResult, InputRequired, Root
 from .errors import (
+    AuthError,
     ConnectionClosedError,
     HeaderMismatchError,
     InternalError,
@@ -48,6 +49,7 @@ from .errors import (
     UnsupportedProtocolVersionError,
     UrlElicitationRequiredError,
 )
+from .oauth import LoopbackRedirect, OAuth, TokenStore
 from .server import Server, Transport
 
 try:
@@ -65,6 +67,7 @@ _atexit.register(_close_host_threads)
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "AuthError",
     "Client",
     "ConnectionClosedError",
     "Context",
@@ -75,9 +78,11 @@ __all__ = [
     "InvalidDefinitionError",
     "InvalidParamsError",
     "InvalidRequestError",
+    "LoopbackRedirect",
     "McpError",
     "MethodNotFoundError",
     "MissingRequiredClientCapabilityError",
+    "OAuth",
     "ParseError",
     "ProtocolError",
     "RequestCancelledError",
@@ -87,6 +92,7 @@ __all__ = [
     "Server",
     "Serving",
     "SyncClient",
+    "TokenStore",
     "ToolResult",
     "Transport",
     "TransportError",

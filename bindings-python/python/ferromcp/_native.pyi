@@ -13,6 +13,7 @@ __all__ = [
     "Context",
     "Exchange",
     "HttpEndpoint",
+    "LoopbackRedirect",
     "Pages",
     "Server",
     "Serving",
@@ -21,6 +22,7 @@ __all__ = [
     "_close_host_threads",
     "_probe_host_call",
     "codes",
+    "headless_authorize",
     "uri_template_variables",
 ]
 
@@ -98,6 +100,7 @@ class Client:
         tls_roots: str = "native",
         ca_certs: list[str] | None = None,
         client_cert: tuple[str, str] | None = None,
+        oauth: dict[str, Any] | None = None,
     ) -> Any: ...
     @property
     def protocol_version(self) -> str: ...
@@ -330,3 +333,14 @@ class Exchange:
     def next_chunk(self, wake_with: Callable[[bytes | None], object]) -> None:
         """Calls ``wake_with(chunk)`` (``None`` at the end) from another thread."""
     def cancel(self) -> None: ...
+
+@final
+class LoopbackRedirect:
+    """A one-shot listener on 127.0.0.1 for an OAuth redirect (use ``ferromcp.LoopbackRedirect``)."""
+
+    def __new__(cls, port: int = 0, path: str = "/callback") -> LoopbackRedirect: ...
+    @property
+    def redirect_uri(self) -> str: ...
+    def wait(self, timeout: float, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+
+def headless_authorize(url: str, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
