@@ -204,7 +204,12 @@ pub(super) fn json_response(
     status: StatusCode,
     message: &(impl serde::Serialize + ?Sized),
 ) -> Response<McpBody> {
-    let body = serde_json::to_vec(message).unwrap_or_default();
+    json_bytes_response(status, serde_json::to_vec(message).unwrap_or_default())
+}
+
+/// A JSON response whose message is already serialised (a reply written by
+/// `Outgoing::to_json_bytes`, which sizes its buffer once).
+pub(super) fn json_bytes_response(status: StatusCode, body: Vec<u8>) -> Response<McpBody> {
     let mut response = Response::new(McpBody(Inner::Full(Some(Bytes::from(body)))));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -243,4 +248,41 @@ pub(super) fn sse_response(frames: mpsc::Receiver<Bytes>, guard: DropGuard) -> R
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_content_type(value: &[u8]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_bytes(value).unwrap(),
+        );
+        headers
+    }
+
+    #[test]
+    fn json_content_type_allows_parameters_case_and_white_space() {
+        for accepted in [
+            &b"application/json"[..],
+            b"Application/JSON",
+            b"application/json; charset=utf-8",
+            b"application/json\t;charset=utf-8",
+        ] {
+            assert!(is_json_content_type(&with_content_type(accepted)));
+        }
+        for refused in [
+            &b"text/plain"[..],
+            b"application/jsonx",
+            b"application/json-seq",
+            b"; application/json",
+            // Not visible ASCII: refused whatever follows the `;`.
+            b"application/json; x=\xc3\xa9",
+        ] {
+            assert!(!is_json_content_type(&with_content_type(refused)));
+        }
+        assert!(!is_json_content_type(&HeaderMap::new()));
+    }
 }

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth;
 use super::body::{
-    McpBody, empty, is_json_content_type, json_response, jsonrpc_error, plain, read_limited,
+    McpBody, empty, is_json_content_type, json_bytes_response, jsonrpc_error, plain, read_limited,
     rejection_response, sse_event, sse_response,
 };
 use super::embed::EndpointOptions;
@@ -27,6 +27,10 @@ use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, MetaMembers};
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
 use crate::server::{Prepared, Server, lazy_notification_channel};
+
+/// `Mcp-Session-Id` as a parsed name: a lookup by `&str` parses and
+/// validates the name on every request.
+static SESSION_ID: header::HeaderName = header::HeaderName::from_static(SESSION_ID_HEADER);
 
 /// Frames of one SSE response waiting for the client to read them.
 const SSE_FRAME_QUEUE: usize = 64;
@@ -98,7 +102,7 @@ impl Endpoint {
         };
         let session_id = req
             .headers()
-            .get(SESSION_ID_HEADER)
+            .get(&SESSION_ID)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         // On a protected server a session belongs to whoever opened it
@@ -253,7 +257,7 @@ impl Endpoint {
                     }
                     if frames.is_empty() || status != StatusCode::OK {
                         drop(guard);
-                        return json_response(status, &reply.message);
+                        return json_bytes_response(status, reply.message.to_json_bytes());
                     }
                     frames.push(sse_event(&reply.message));
                     // Room for exactly these frames: nothing follows them.

@@ -75,6 +75,21 @@ pub(super) fn check_host_and_origin(
     Ok(())
 }
 
+/// `value` without the optional white space (spaces and tabs) around it.
+/// By bytes: `trim_matches([' ', '\t'])` goes through the generic
+/// character searcher, about 100 instructions per header per request.
+fn trim_ows(value: &str) -> &str {
+    let ows = |b: &u8| *b == b' ' || *b == b'\t';
+    let bytes = value.as_bytes();
+    let start = bytes.iter().position(|b| !ows(b)).unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !ows(b))
+        .map_or(start, |last| last + 1);
+    // Both ends are next to ASCII bytes, so on character boundaries.
+    &value[start..end]
+}
+
 /// The one value of a mirrored header, or why it has none to compare.
 ///
 /// A header the body mirrors must appear at most once: HTTP lets a
@@ -103,7 +118,7 @@ pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<
             None => Ok(None),
             Some(v) => v
                 .to_str()
-                .map(|s| Some(s.trim_matches([' ', '\t'])))
+                .map(|s| Some(trim_ows(s)))
                 .map_err(|_| mismatch(format!("{name} header contains invalid characters"))),
         }
     };
@@ -215,4 +230,18 @@ pub(super) fn check_param_headers(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trim_ows;
+
+    #[test]
+    fn optional_white_space_is_trimmed_at_both_ends_only() {
+        assert_eq!(trim_ows(" \t2026-07-28\t "), "2026-07-28");
+        assert_eq!(trim_ows("tools/call"), "tools/call");
+        assert_eq!(trim_ows("a b"), "a b");
+        assert_eq!(trim_ows(" \t "), "");
+        assert_eq!(trim_ows(""), "");
+    }
 }
