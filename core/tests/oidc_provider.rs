@@ -3,11 +3,13 @@
 //! `tests/oidc/package.json`) started by the test on loopback with TLS (a
 //! test CA made at test time), issuing JWT access tokens (RFC 9068, ES256)
 //! for resource indicators (RFC 8707). The Rust OAuth client logs in with
-//! client credentials (discovering the provider through the server's 401
-//! and the protected resource metadata, over `https://` with the test CA)
-//! and calls tools, stepping up on 403; a token for another resource, an
-//! expired token and a token without a tool's scope are refused with the
-//! right status.
+//! client credentials, and as a user with the authorization code grant and
+//! PKCE (the browser's part, following redirects with the provider's
+//! cookies, driven by the test with curl), discovering the provider through
+//! the server's 401 and the protected resource metadata, over `https://`
+//! with the test CA, and calls tools, stepping up on 403; a token for
+//! another resource, an expired token and a token without a tool's scope
+//! are refused with the right status.
 //!
 //! Needs Node and `tests/oidc/node_modules` (`make test-oidc` installs them
 //! with `npm ci` and runs this test), so it is ignored by a plain
@@ -53,7 +55,10 @@ fn start_provider(pki: &tls::Pki) -> Provider {
         root.join("node_modules/oidc-provider").is_dir(),
         "tests/oidc/node_modules is missing: run `make test-oidc` (npm ci in tests/oidc)"
     );
-    let dir = std::env::temp_dir().join(format!("ferromcp-oidc-{}", std::process::id()));
+    // One directory per provider: the tests of this file run at once.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("ferromcp-oidc-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("cert.pem"), &pki.server_cert_pem).unwrap();
     std::fs::write(dir.join("key.pem"), &pki.server_key_pem).unwrap();
@@ -66,9 +71,12 @@ fn start_provider(pki: &tls::Pki) -> Provider {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("node runs");
-    let stdout = child.stdout.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
+    stdout.read_line(&mut line).unwrap();
+    // The provider logs notices to stdout later: keep reading, or a write
+    // to the closed pipe kills it (EPIPE).
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
     let issuer = line
         .strip_prefix("ISSUER ")
         .unwrap_or_else(|| panic!("the provider did not start: {line:?}"))
@@ -153,6 +161,10 @@ async fn call_with(port: u16, tool: &str, token: &str) -> common::RawResponse {
 #[tokio::test]
 #[ignore = "needs Node and tests/oidc/node_modules: make test-oidc"]
 async fn a_real_openid_provider_protects_a_ferromcp_server() {
+    within_a_minute(a_real_openid_provider_protects_a_ferromcp_server_run()).await;
+}
+
+async fn a_real_openid_provider_protects_a_ferromcp_server_run() {
     let pki = tls::pki();
     let provider = start_provider(&pki);
     let tls = TlsOptions {
@@ -216,5 +228,104 @@ async fn a_real_openid_provider_protects_a_ferromcp_server() {
         "{:?}",
         expired.headers
     );
+    drop(provider);
+}
+
+/// Fails the test instead of stalling `make test` if something hangs.
+async fn within_a_minute(test: impl std::future::Future<Output = ()>) {
+    tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("the test finished within a minute");
+}
+
+/// What a browser does with the authorization URL: follows the provider's
+/// redirects (login and consent answer at once, see `provider.mjs`), with
+/// its cookies, until the redirect to the client's `redirect_uri`, which it
+/// returns instead of following.
+fn browse(
+    start: String,
+    ca_file: PathBuf,
+    jar: PathBuf,
+    redirect_uri: &str,
+) -> Result<String, ferromcp::Error> {
+    let mut url = start;
+    for _ in 0..10 {
+        let out = Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code} %{redirect_url}",
+                "--cacert",
+            ])
+            .arg(&ca_file)
+            .arg("-b")
+            .arg(&jar)
+            .arg("-c")
+            .arg(&jar)
+            .arg(&url)
+            .output()?;
+        let answer = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, last) = answer.rsplit_once('\n').unwrap_or(("", &answer));
+        let (status, location) = last.split_once(' ').unwrap_or((last, ""));
+        if location.starts_with(redirect_uri) {
+            return Ok(location.to_owned());
+        }
+        if location.is_empty() {
+            return Err(ferromcp::Error::Http(format!(
+                "{url} answered {status} without a redirect: {body}"
+            )));
+        }
+        url = location.to_owned();
+    }
+    Err(ferromcp::Error::Http("too many redirects".into()))
+}
+
+#[tokio::test]
+#[ignore = "needs Node and tests/oidc/node_modules: make test-oidc"]
+async fn a_user_logs_in_with_the_authorization_code_flow() {
+    within_a_minute(a_user_logs_in_with_the_authorization_code_flow_run()).await;
+}
+
+async fn a_user_logs_in_with_the_authorization_code_flow_run() {
+    let pki = tls::pki();
+    let provider = start_provider(&pki);
+    let tls = TlsOptions {
+        ca_certs: vec![pki.ca_pem.clone()],
+        ..TlsOptions::default()
+    };
+    let ca_file = provider.dir.join("ca.pem");
+    std::fs::write(&ca_file, &pki.ca_pem).unwrap();
+    let jar = provider.dir.join("cookies.txt");
+    let (resource, _port) = protect(&provider.issuer, &tls, &["notes:read"]).await;
+    const REDIRECT: &str = "http://127.0.0.1:8765/callback";
+    let logins = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = logins.clone();
+    let oauth = OAuthOptions::new(REDIRECT, move |url: String| {
+        let (ca_file, jar) = (ca_file.clone(), jar.clone());
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            tokio::task::spawn_blocking(move || browse(url, ca_file, jar, REDIRECT))
+                .await
+                .map_err(|e| ferromcp::Error::Http(e.to_string()))?
+        }
+    })
+    .with_pre_registered(Some(provider.issuer.clone()), "app", None);
+    let options = ClientOptions {
+        oauth: Some(oauth),
+        tls: tls.clone(),
+        timeout: Some(Duration::from_secs(30)),
+        ..ClientOptions::default()
+    };
+    let client = Client::connect_http_with(&resource, options).await.unwrap();
+    let whoami = client.call_tool("whoami", json!({})).await.unwrap();
+    assert_eq!(text(&whoami), "alice notes:read");
+    // 403 for add_note: the user is asked again (consent for notes:write).
+    let noted = client.call_tool("add_note", json!({})).await.unwrap();
+    assert_eq!(text(&noted), "noted");
+    assert_eq!(logins.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let whoami = client.call_tool("whoami", json!({})).await.unwrap();
+    assert!(text(&whoami).contains("notes:write"), "{}", text(&whoami));
     drop(provider);
 }

@@ -571,6 +571,11 @@ async fn legacy_sessions_are_protected_alike() {
     assert_eq!(anonymous.status, 401);
     let denied = legacy_post(Some(token.clone()), Some(session.clone()), call("delete")).await;
     assert_eq!(denied.status, 403);
+    // Another user's good token: the session is not theirs.
+    let mut bob = issuer.claims(RESOURCE, "files:read");
+    bob["sub"] = json!("bob");
+    let other = legacy_post(Some(key.sign(&bob)), Some(session.clone()), call("whoami")).await;
+    assert_eq!(other.status, 404, "{}", other.body);
     let answer = legacy_post(Some(token), Some(session), call("whoami")).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
     let seen: Value = serde_json::from_str(answer.text()).unwrap();

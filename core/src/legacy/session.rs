@@ -38,6 +38,9 @@ pub(crate) struct Session {
     pub(crate) closed: CancellationToken,
     /// Resumable SSE streams (HTTP only).
     pub(crate) streams: super::streams::Streams,
+    /// Who opened the session on a protected server (the token's subject):
+    /// only they may use it (a session id is no credential).
+    owner: std::sync::OnceLock<String>,
 }
 
 impl Session {
@@ -63,7 +66,20 @@ impl Session {
             standalone: Mutex::new(None),
             closed: CancellationToken::new(),
             streams: super::streams::Streams::default(),
+            owner: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Binds the session to the identity that opened it.
+    pub(crate) fn bind_owner(&self, owner: String) {
+        let _ = self.owner.set(owner);
+    }
+
+    /// Whether `who` may use the session: anyone when it is not bound.
+    pub(crate) fn usable_by(&self, who: Option<&str>) -> bool {
+        self.owner
+            .get()
+            .is_none_or(|owner| who == Some(owner.as_str()))
     }
 
     pub(crate) fn log_level(&self) -> LogLevel {

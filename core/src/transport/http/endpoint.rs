@@ -101,6 +101,18 @@ impl Endpoint {
             .get(SESSION_ID_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        // On a protected server a session belongs to whoever opened it
+        // (spec: bind session ids to the user); someone else's token gets
+        // the answer of an unknown session, revealing nothing.
+        let owner = auth
+            .as_ref()
+            .and_then(|a| a.subject.clone().or_else(|| a.client_id.clone()));
+        if let Some(id) = session_id.as_ref().filter(|_| auth.is_some())
+            && let Some(session) = self.sessions.get(id)
+            && !session.usable_by(owner.as_deref())
+        {
+            return super::legacy::session_not_found();
+        }
         match (req.method(), &session_id) {
             (&Method::POST, _) => {}
             (&Method::GET, Some(id)) => return self.legacy_get(id, req.headers()),
@@ -166,7 +178,7 @@ impl Endpoint {
             }
             if let Message::Request(request) = &mut message {
                 if crate::legacy::is_legacy_initialize(request) {
-                    return self.legacy_initialize(request, peer);
+                    return self.legacy_initialize(request, peer, owner);
                 }
                 // A 2026-07-28 `initialize` (not a method of this revision):
                 // on to the usual answer.

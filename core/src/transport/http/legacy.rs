@@ -23,7 +23,7 @@ use crate::protocol::mcp_headers::SESSION_ID_HEADER;
 use crate::server::auth::AuthInfo;
 use crate::server::notification_channel;
 
-fn session_not_found() -> Response<McpBody> {
+pub(super) fn session_not_found() -> Response<McpBody> {
     jsonrpc_error(
         StatusCode::NOT_FOUND,
         None,
@@ -49,6 +49,7 @@ impl Endpoint {
         &self,
         request: &Request,
         peer: Option<IpAddr>,
+        owner: Option<String>,
     ) -> Response<McpBody> {
         let initialized = match legacy::initialize(&self.server, request, SessionStore::new_id()) {
             Ok(init) => init,
@@ -61,6 +62,9 @@ impl Endpoint {
             };
             let error = McpError::internal(refused.to_string());
             return json_response(status, &error_value(Some(&request.id), &error));
+        }
+        if let Some(owner) = owner {
+            initialized.session.bind_owner(owner);
         }
         initialized.session.forward_events(&self.server);
         let mut response = json_response(StatusCode::OK, &initialized.message);
