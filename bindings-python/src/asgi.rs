@@ -63,7 +63,10 @@ impl PyHttpEndpoint {
         }
         let auth = auth
             .map(|p| p.build(server.py(), &server.get().refs))
-            .transpose()?;
+            .transpose()?
+            // The endpoint serves as long as the application lives: its
+            // verifier stays registered with the server.
+            .map(|(protection, _registered)| protection);
         let defaults = EndpointOptions::default();
         let options = EndpointOptions {
             auth,

@@ -129,9 +129,15 @@ static NEXT_VERIFIER: AtomicU64 = AtomicU64::new(0);
 
 impl PyProtection {
     /// Core's protection, with a Python callable registered in `refs`
-    /// (where the collector sees it and the serving loop runs it).
-    pub(crate) fn build(&self, py: Python<'_>, refs: &Arc<PyRefs>) -> PyResult<ProtectedResource> {
+    /// (where the collector sees it and the serving loop runs it) under
+    /// the returned name, which the serving forgets when it ends.
+    pub(crate) fn build(
+        &self,
+        py: Python<'_>,
+        refs: &Arc<PyRefs>,
+    ) -> PyResult<(ProtectedResource, Option<String>)> {
         let verifier = self.verifier.bind(py);
+        let mut registered = None;
         let mut protection = if let Ok(jwt) = verifier.cast::<PyJwtVerifier>() {
             ProtectedResource::new(
                 self.resource.clone(),
@@ -146,14 +152,16 @@ impl PyProtection {
             }
             let name = format!("verifier#{}", NEXT_VERIFIER.fetch_add(1, Ordering::Relaxed));
             refs.set_handler(HandlerKind::Verifier, &name, self.verifier.clone_ref(py));
+            let verifier = PyVerifier {
+                name: Arc::from(name.as_str()),
+                refs: refs.clone(),
+                is_async: self.is_async,
+            };
+            registered = Some(name);
             ProtectedResource::new(
                 self.resource.clone(),
                 self.authorization_servers.clone(),
-                PyVerifier {
-                    name: Arc::from(name.as_str()),
-                    refs: refs.clone(),
-                    is_async: self.is_async,
-                },
+                verifier,
             )
         };
         protection = protection
@@ -161,7 +169,7 @@ impl PyProtection {
             .with_required_scopes(self.required_scopes.clone());
         protection.resource_name = self.resource_name.clone();
         protection.resource_documentation = self.resource_documentation.clone();
-        Ok(protection)
+        Ok((protection, registered))
     }
 }
 

@@ -362,7 +362,13 @@ impl PyServer {
         auth: Option<PyRef<'_, PyProtection>>,
     ) -> PyResult<PyServing> {
         let py = slf.py();
-        let auth = auth.map(|p| p.build(py, &slf.get().refs)).transpose()?;
+        let (auth, verifier) = match auth {
+            Some(p) => {
+                let (protection, registered) = p.build(py, &slf.get().refs)?;
+                (Some(protection), registered)
+            }
+            None => (None, None),
+        };
         let bind = resolve(py, host, port)?;
         let stop = CancellationToken::new();
         let defaults = HttpOptions::default();
@@ -380,7 +386,16 @@ impl PyServer {
             .detach(|| ferromcp::runtime::get().block_on(HttpServer::bind(server, options)))
             .map_err(|e| error::to_py_err(py, &e))?;
         let local_addr = bound.local_addr().map_err(|e| error::to_py_err(py, &e))?;
-        let on_finish = Self::hold_while_serving(slf, event_loop);
+        let release = Self::hold_while_serving(slf, event_loop);
+        let refs = slf.get().refs.clone();
+        // The serving's verifier goes with it (a server started many times
+        // does not collect them).
+        let on_finish = move |py: Python<'_>| {
+            if let Some(name) = verifier {
+                refs.remove_handler(HandlerKind::Verifier, &name);
+            }
+            release(py);
+        };
         Ok(PyServing {
             inner: serving::spawn(bound.run(), stop, Some(local_addr), on_finish),
         })
