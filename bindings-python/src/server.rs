@@ -283,6 +283,7 @@ impl PyServer {
     /// blocking with the GIL released. Ctrl-C stops the server and raises
     /// KeyboardInterrupt. See `start_http` for the options.
     #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None))]
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python method
     fn serve_http(
         slf: &Bound<'_, Self>,
         host: &str,
@@ -351,6 +352,7 @@ impl PyServer {
     /// `Host` and `Origin` checks (loopback names and origins when bound to
     /// a loopback address).
     #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None))]
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python method
     fn start_http(
         slf: &Bound<'_, Self>,
         host: &str,
