@@ -4,7 +4,7 @@
 #
 #   make build-c       build target/$(PROFILE_DIR)/libferromcp.a, target/bin/echo-server-c
 #                      target/bin/everything-server-c and target/bin/everything-client-c
-#                      (the conformance fixtures)
+#                      (the conformance fixtures), target/bin/oauth-client-c
 #   make test-c        the C tests and the C example under valgrind
 #   make regen-header  rewrite bindings-c/include/ferromcp.h from the sources
 #
@@ -23,7 +23,7 @@ C_LIB := target/$(PROFILE_DIR)/libferromcp.a
 C_LDLIBS := -lpthread -ldl -lm
 C_BIN_DIR := target/bin
 C_TEST_DIR := target/c-tests
-C_TESTS := test_api test_http test_server test_sigpipe test_shutdown test_client test_auth
+C_TESTS := test_api test_http test_server test_sigpipe test_shutdown test_client test_oauth test_auth
 # The header's C++ face: compiled as C++17 and run like the C tests.
 C_CXX ?= c++
 C_CXX_WARNINGS := -std=c++17 -Wall -Wextra -Werror -pedantic
@@ -43,6 +43,8 @@ build-c: cargo-build
 		-o $(C_BIN_DIR)/everything-server-c
 	$(C_CC) $(C_WARNINGS) $(C_OPT) $(C_INCLUDE) examples/c/everything_client.c $(C_LIB) $(C_LDLIBS) \
 		-o $(C_BIN_DIR)/everything-client-c
+	$(C_CC) $(C_WARNINGS) $(C_OPT) $(C_INCLUDE) examples/c/oauth_client.c $(C_LIB) $(C_LDLIBS) \
+		-o $(C_BIN_DIR)/oauth-client-c
 
 test-c: build-c
 	@mkdir -p $(C_TEST_DIR)

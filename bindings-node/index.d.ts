@@ -68,6 +68,7 @@ export type { HandlerOptions, NodeHandler } from './embed.js';
 export { InvalidToken, JwtVerifier } from './lib/auth';
 export type { AuthOptions, AuthInfo, JwtVerifierOptions, VerifyToken } from './lib/auth';
 export * from './lib/client'; // Client, Subscription and the result types
+export * from './lib/oauth'; // OAuthOptions, TokenStore, LoopbackRedirect, headlessAuthorize
 
 /**
  * How the core classifies a failure: `"peerError"` (the peer answered with a

@@ -524,7 +524,7 @@ export declare class Client {
   /** Spawns `program args...` and connects over its stdin/stdout. */
   static connectStdio(program: string, args: string[], options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null): Promise<Client>
   /** Connects to a Streamable HTTP endpoint (`http://host:port/mcp`). */
-  static connectHttp(url: string, options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null): Promise<Client>
+  static connectHttp(url: string, options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null, oauth?: OAuth | null): Promise<Client>
   /** The protocol version requests currently declare. */
   get protocolVersion(): string
   /**
@@ -648,3 +648,122 @@ export interface ClientConnectOptions {
  * `PROTOCOL_VERSION` and `LEGACY_PROTOCOL_VERSIONS`).
  */
 export declare function protocolVersions(): { latest: string; modern: string[]; legacy: string[] }
+
+// OAuth for the client (src/oauth.rs).
+/**
+ * A one-shot listener on `127.0.0.1` for the authorization redirect of a
+ * desktop login (RFC 8252 §7.3): core's [`LoopbackRedirect`].
+ *
+ * @example
+ * ```js
+ * const native = require("./native.js");
+ * const loopback = await native.LoopbackRedirect.bind(0, "/callback");
+ * console.log(loopback.redirectUri); // http://127.0.0.1:PORT/callback
+ * const redirect = await loopback.wait(300000);
+ * ```
+ */
+export declare class LoopbackRedirect {
+  /** Binds `127.0.0.1:port` (0: any free port) for redirects to `path`. */
+  static bind(port: number, path: string): Promise<LoopbackRedirect>
+  /** The redirect URI to register (`http://127.0.0.1:PORT/path`). */
+  get redirectUri(): string
+  /**
+   * Waits up to `timeoutMs` for the browser's redirect; resolves with the
+   * full redirect URL (rejects with kind `"auth"` on timeout).
+   */
+  wait(timeoutMs: number): Promise<string>
+  /** Stops listening (once no `wait` is pending). */
+  close(): void
+}
+export type JsLoopbackRedirect = LoopbackRedirect
+
+/**
+ * OAuth settings of an HTTP client, made by the facade from the `oauth`
+ * option of `Client.http`; see `HttpClientOptions.oauth` in `index.d.ts`.
+ *
+ * @example
+ * ```js
+ * const native = require("./native.js");
+ * const oauth = new native.OAuth({ grant: "clientCredentials", clientId: "svc", clientSecret: "s" });
+ * const client = await native.Client.connectHttp("https://mcp.example.com/mcp", {}, null, null, null, oauth);
+ * ```
+ */
+export declare class OAuth {
+  /**
+   * Checks the settings now (a missing `redirectUri`, an unknown grant
+   * throw here, not at the first request). `authorize(url, null)` and
+   * `assertion({issuer, resource}, null)` answer with a string;
+   * `store({op, key, value}, null)` is the token store's dispatcher.
+   */
+  constructor(options: OAuthNativeOptions, authorize?: ((url: string, ctx: null) => unknown) | null, assertion?: ((request: { issuer: string; resource: string }, ctx: null) => unknown) | null, store?: ((call: { op: string; key: string; value: any }, ctx: null) => unknown) | null)
+}
+export type JsOAuth = OAuth
+
+/**
+ * Requests an authorization URL and resolves with where it redirects,
+ * without following it: for an authorization server that approves without
+ * a login page (test servers). Core's [`headless_authorize`].
+ *
+ * @example
+ * ```js
+ * const native = require("./native.js");
+ * const redirect = await native.headlessAuthorize("http://127.0.0.1:9000/authorize?client_id=x");
+ * ```
+ */
+export declare function headlessAuthorize(url: string): Promise<string>
+
+/** The enterprise identity provider of `grant: "enterpriseManaged"`. */
+export interface OAuthEnterpriseIdp {
+  /** The IdP's token endpoint (token exchange). */
+  tokenEndpoint: string
+  /** This client's id at the IdP. */
+  clientId: string
+  /** This client's secret at the IdP, if any. */
+  clientSecret?: string
+  /** The user's OpenID Connect ID token from the IdP. */
+  idToken: string
+}
+
+/**
+ * The plain-data part of the OAuth settings (callbacks are separate
+ * arguments of the `OAuth` constructor). PEM texts: the facade reads files.
+ */
+export interface OAuthNativeOptions {
+  /**
+   * `"authorizationCode"` (default), `"clientCredentials"`,
+   * `"jwtBearer"` or `"enterpriseManaged"`.
+   */
+  grant?: string
+  /** Authorization code: where the authorization server sends the user back. */
+  redirectUri?: string
+  /** `client_name` in dynamic registrations. */
+  clientName?: string
+  /** This client's metadata document URL (used as its `client_id`). */
+  clientMetadataUrl?: string
+  /** Credentials registered out of band. */
+  preRegistered?: Array<OAuthPreRegistered>
+  /** Ask for `offline_access` (a refresh token). */
+  offlineAccess?: boolean
+  /** Ask for DPoP-bound tokens (RFC 9449). */
+  dpop?: boolean
+  /** Authorizations one request may trigger (default 3). */
+  maxAuthorizations?: number
+  /** The client's own id (every grant but the authorization code). */
+  clientId?: string
+  /** The client's secret. */
+  clientSecret?: string
+  /** `clientCredentials` with `private_key_jwt`: a PKCS#8 P-256 key (PEM). */
+  privateKeyPem?: string
+  /** `enterpriseManaged`: the identity provider. */
+  idp?: OAuthEnterpriseIdp
+}
+
+/** Credentials registered out of band with an authorization server. */
+export interface OAuthPreRegistered {
+  /** The issuer they are valid at; absent: any. */
+  issuer?: string
+  /** `client_id`. */
+  clientId: string
+  /** `client_secret` of a confidential client. */
+  clientSecret?: string
+}

@@ -36,7 +36,7 @@ PENDING_REQUIRED_client_2025=""
 # Languages whose everything-client implements OAuth (issue 15): their
 # required auth/* client scenarios are counted like the others. For the
 # rest they still run but are reported apart, not counted.
-AUTH_LANGS="rust"
+AUTH_LANGS="rust python node c"
 # The authorization extension scenarios issue 15 asks for (unscored by the
 # suite): required, as asked-for, of the languages in AUTH_LANGS.
 AUTH_EXTENSIONS="auth/client-credentials-jwt auth/client-credentials-basic auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce auth/wif-jwt-bearer"

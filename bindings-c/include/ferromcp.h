@@ -133,6 +133,12 @@ typedef enum ferromcp_status {
      * error.
      */
     FERROMCP_HTTP = 104,
+    /**
+     * The OAuth authorization failed: the authorize or assertion callback
+     * failed, the authorization server refused, its metadata is unusable,
+     * or the server kept refusing the token (the message says which step).
+     */
+    FERROMCP_AUTH = 105,
 } ferromcp_status;
 
 /**
@@ -196,6 +202,22 @@ typedef enum ferromcp_list_kind {
      */
     FERROMCP_LIST_PROMPTS = 3,
 } ferromcp_list_kind;
+
+/**
+ * Which record a token store callback is about.
+ */
+typedef enum ferromcp_oauth_record {
+    /**
+     * The tokens for an MCP server URL (the key): JSON
+     * `{"access_token","refresh_token"?,"expires_at"?,"scopes":[...],"issuer","token_type"?}`.
+     */
+    FERROMCP_OAUTH_TOKENS = 0,
+    /**
+     * The client registration at an authorization server (the key is its
+     * issuer): JSON `{"client_id","client_secret"?,"token_endpoint_auth_method"?,...}`.
+     */
+    FERROMCP_OAUTH_CLIENT = 1,
+} ferromcp_oauth_record;
 
 /**
  * One in-progress call of a C callback (a tool call, resource read,
@@ -263,6 +285,40 @@ typedef struct ferromcp_context ferromcp_context;
  * ferromcp_listener_free().
  */
 typedef struct ferromcp_listener ferromcp_listener;
+
+/**
+ * A one-shot listener on `127.0.0.1` for the browser coming back from the
+ * authorization server (a desktop login, RFC 8252): core's
+ * [`LoopbackRedirect`](ferromcp_core::client::auth::LoopbackRedirect).
+ *
+ * Opaque. Created by ferromcp_oauth_loopback_bind(), freed (the port
+ * released) by ferromcp_oauth_loopback_free(). May be used from any
+ * thread; one wait at a time.
+ */
+typedef struct ferromcp_oauth_loopback ferromcp_oauth_loopback;
+
+/**
+ * OAuth settings of an HTTP client: JSON options (ferromcp_oauth_options_new())
+ * plus callbacks (ferromcp_oauth_options_on_authorize(),
+ * ferromcp_oauth_options_on_assertion(), ferromcp_oauth_options_set_store()),
+ * attached to client options with ferromcp_client_options_set_oauth().
+ *
+ * Opaque. Freed by ferromcp_oauth_options_free(); client options it was
+ * attached to keep what they need. Not to be changed from two threads at
+ * once.
+ */
+typedef struct ferromcp_oauth_options ferromcp_oauth_options;
+
+/**
+ * Where a callback puts its answer: a text (a redirect URL, an assertion,
+ * a stored record's JSON) or a failure message.
+ *
+ * Opaque. Borrowed by the callback it is given to, valid only until the
+ * callback returns; ferromcp_oauth_reply_set() and
+ * ferromcp_oauth_reply_fail() copy what they are given. The last call
+ * before the callback returns wins.
+ */
+typedef struct ferromcp_oauth_reply ferromcp_oauth_reply;
 
 /**
  * An MCP server: a set of tools and the functions that serve them.
@@ -392,6 +448,63 @@ typedef void (*ferromcp_call_done_callback)(void *userdata,
  * call was completed (see ferromcp_context_on_cancel()).
  */
 typedef void (*ferromcp_cancel_callback)(void *userdata);
+
+/**
+ * Shows the user the authorization URL and gives back the URL the browser
+ * was redirected to (with `code`, `state`, usually `iss`).
+ *
+ * - `userdata`: the pointer given to ferromcp_oauth_options_on_authorize().
+ * - `authorization_url`: NUL-terminated, valid until the callback returns.
+ * - `reply`: answer with ferromcp_oauth_reply_set(reply, redirect_url), or
+ *   ferromcp_oauth_reply_fail(reply, why); no answer fails the login.
+ *
+ * Threads: called on a ferromcp host thread (never an async runtime
+ * worker), so it may block for as long as the user takes (the client's
+ * request timeout still applies), and may call
+ * ferromcp_oauth_headless_authorize().
+ */
+typedef void (*ferromcp_oauth_authorize_callback)(void *userdata,
+                                                  const char *authorization_url,
+                                                  struct ferromcp_oauth_reply *reply);
+
+/**
+ * Gives the current assertion (a JWT) of the `jwtBearer` grant, for the
+ * authorization server `issuer` and the MCP server `resource`.
+ *
+ * - `issuer`, `resource`: NUL-terminated, valid until the callback returns.
+ * - `reply`: ferromcp_oauth_reply_set(reply, jwt) or _fail().
+ *
+ * Threads: as ferromcp_oauth_authorize_callback.
+ */
+typedef void (*ferromcp_oauth_assertion_callback)(void *userdata,
+                                                  const char *issuer,
+                                                  const char *resource,
+                                                  struct ferromcp_oauth_reply *reply);
+
+/**
+ * Loads a record from a token store: ferromcp_oauth_reply_set(reply,
+ * record_json) with what was saved for `key`, or nothing (or _fail) when
+ * nothing is.
+ *
+ * Threads: called on a ferromcp thread around a login only (never per
+ * request), while that thread is allowed to block: it may do file or
+ * keychain I/O but must not call ferromcp client functions.
+ */
+typedef void (*ferromcp_oauth_store_load_callback)(void *userdata,
+                                                   enum ferromcp_oauth_record record,
+                                                   const char *key,
+                                                   struct ferromcp_oauth_reply *reply);
+
+/**
+ * Saves (replaces) a record of a token store; `record_json` NULL forgets it.
+ * `key` and `record_json` are valid until the callback returns.
+ *
+ * Threads: as ferromcp_oauth_store_load_callback.
+ */
+typedef void (*ferromcp_oauth_store_save_callback)(void *userdata,
+                                                   enum ferromcp_oauth_record record,
+                                                   const char *key,
+                                                   const char *record_json);
 
 /**
  * A tool implementation written in C.
@@ -1701,6 +1814,376 @@ void ferromcp_string_free(char *text);
  * Strings NULL or NUL-terminated; `out_text` NULL or writable.
  */
 enum ferromcp_status ferromcp_json_get(const char *json, const char *pointer, char **out_text);
+
+/**
+ * Creates OAuth settings for an HTTP client.
+ *
+ * - `options_json`: a JSON object, copied, with
+ *   - `"grant"`: `"authorizationCode"` (default: a user logs in in a
+ *     browser; needs `"redirectUri"` and an authorize callback),
+ *     `"clientCredentials"` (the client's own `"clientId"` with
+ *     `"clientSecret"`, or `"privateKeyPem"` (PKCS#8 P-256, PEM text) for
+ *     private_key_jwt), `"jwtBearer"` (`"clientId"`, optional
+ *     `"clientSecret"`, and an assertion callback: workload identity) or
+ *     `"enterpriseManaged"` (`"clientId"`, `"clientSecret"` and `"idp"`:
+ *     `{"tokenEndpoint","clientId","clientSecret"?,"idToken"}`);
+ *   - `"redirectUri"`: where the authorization server sends the browser back;
+ *   - `"clientName"`: `client_name` in dynamic registrations;
+ *   - `"clientMetadataUrl"`: this client's metadata document URL (SEP-991);
+ *   - `"preRegistered"`: `[{"issuer"?,"clientId","clientSecret"?}]`,
+ *     credentials registered out of band (for that issuer, or any);
+ *   - `"offlineAccess"`: ask for a refresh token (default true for the
+ *     authorization code);
+ *   - `"dpop"`: ask for DPoP-bound tokens (default false);
+ *   - `"maxAuthorizations"`: logins one request may trigger, step-ups
+ *     included (default 3).
+ * - `out_options`: receives the settings; free them with
+ *   ferromcp_oauth_options_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON for unparsable text, an
+ * unknown member, a member of the wrong type, an unknown grant or one
+ * missing what it needs; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_oauth_options *oauth = NULL;
+ * ferromcp_oauth_options_new(
+ *     "{\"grant\":\"clientCredentials\",\"clientId\":\"svc\",\"clientSecret\":\"s3cret\"}",
+ *     &oauth);
+ * ```
+ *
+ * # Safety
+ * `options_json` NULL or NUL-terminated; `out_options` NULL or writable.
+ */
+enum ferromcp_status ferromcp_oauth_options_new(const char *options_json,
+                                                struct ferromcp_oauth_options **out_options);
+
+/**
+ * Frees OAuth settings. Client options they were attached to are not
+ * affected; a callback's userdata is released once no settings, client
+ * options or client use it any more.
+ *
+ * - `options`: from ferromcp_oauth_options_new(), or NULL (nothing happens).
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_client_options_set_oauth(client_options, oauth);
+ * ferromcp_oauth_options_free(oauth); // the client options keep their copy
+ * ```
+ *
+ * # Safety
+ * `options` is NULL or live and not freed yet.
+ */
+void ferromcp_oauth_options_free(struct ferromcp_oauth_options *options);
+
+/**
+ * Sets the callback that shows the user the authorization URL and returns
+ * the redirect (grant `"authorizationCode"`); replaces an earlier one.
+ *
+ * - `callback`: see ferromcp_oauth_authorize_callback.
+ * - `userdata`: passed to `callback` unchanged.
+ * - `userdata_free`: NULL, or called once with `userdata` when nothing
+ *   uses the callback any more (also when it is replaced); not called if
+ *   this function fails. May run on any thread; must not block or call
+ *   ferromcp.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `options` or
+ * `callback`.
+ *
+ * Threads: any thread, not concurrently with other uses of `options`.
+ *
+ * ```c
+ * static void authorize(void *ud, const char *url, ferromcp_oauth_reply *reply) {
+ *     printf("Open %s\n", url);
+ *     char line[4096];
+ *     if (fgets(line, sizeof line, stdin)) {   // the user pastes the redirect
+ *         line[strcspn(line, "\n")] = 0;
+ *         ferromcp_oauth_reply_set(reply, line);
+ *     }
+ * }
+ * ferromcp_oauth_options_on_authorize(oauth, authorize, NULL, NULL);
+ * ```
+ *
+ * # Safety
+ * `options` NULL or live; `callback` and `userdata_free` usable from any thread.
+ */
+enum ferromcp_status ferromcp_oauth_options_on_authorize(struct ferromcp_oauth_options *options,
+                                                         ferromcp_oauth_authorize_callback callback,
+                                                         void *userdata,
+                                                         ferromcp_userdata_free userdata_free);
+
+/**
+ * Sets the callback that gives the current assertion (grant
+ * `"jwtBearer"`); replaces an earlier one. Arguments and returns as
+ * ferromcp_oauth_options_on_authorize().
+ *
+ * Threads: any thread, not concurrently with other uses of `options`.
+ *
+ * ```c
+ * static void platform_token(void *ud, const char *issuer, const char *resource,
+ *                            ferromcp_oauth_reply *reply) {
+ *     ferromcp_oauth_reply_set(reply, (const char *)ud); // e.g. read from a token file
+ * }
+ * ferromcp_oauth_options_on_assertion(oauth, platform_token, jwt, free);
+ * ```
+ *
+ * # Safety
+ * `options` NULL or live; `callback` and `userdata_free` usable from any thread.
+ */
+enum ferromcp_status ferromcp_oauth_options_on_assertion(struct ferromcp_oauth_options *options,
+                                                         ferromcp_oauth_assertion_callback callback,
+                                                         void *userdata,
+                                                         ferromcp_userdata_free userdata_free);
+
+/**
+ * Keeps tokens (per MCP server URL) and registrations (per issuer) in the
+ * application's store (a file, a keychain) instead of memory; replaces an
+ * earlier store. Records are JSON texts to keep as they are.
+ *
+ * - `load`, `save`: see ferromcp_oauth_store_load_callback and
+ *   ferromcp_oauth_store_save_callback; both get `userdata`.
+ * - `userdata_free`: as for ferromcp_oauth_options_on_authorize().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `options`,
+ * `load` or `save`.
+ *
+ * Threads: any thread, not concurrently with other uses of `options`.
+ *
+ * ```c
+ * static void load(void *dir, ferromcp_oauth_record record, const char *key,
+ *                  ferromcp_oauth_reply *reply) {
+ *     char *saved = read_file(dir, record, key); // the application's own storage
+ *     if (saved) ferromcp_oauth_reply_set(reply, saved);
+ *     free(saved);
+ * }
+ * static void save(void *dir, ferromcp_oauth_record record, const char *key,
+ *                  const char *json) {
+ *     json ? write_file(dir, record, key, json) : remove_file(dir, record, key);
+ * }
+ * ferromcp_oauth_options_set_store(oauth, load, save, dir, NULL);
+ * ```
+ *
+ * # Safety
+ * `options` NULL or live; the callbacks and `userdata_free` usable from
+ * any thread.
+ */
+enum ferromcp_status ferromcp_oauth_options_set_store(struct ferromcp_oauth_options *options,
+                                                      ferromcp_oauth_store_load_callback load,
+                                                      ferromcp_oauth_store_save_callback save,
+                                                      void *userdata,
+                                                      ferromcp_userdata_free userdata_free);
+
+/**
+ * Makes clients connected with `client_options` log in with `oauth` when
+ * a server answers 401 (or 403 `insufficient_scope`): the token then goes
+ * on every request, refreshed and stepped up as needed; a failed login
+ * fails the call with FERROMCP_AUTH. Set the client options' TLS members
+ * first: an enterprise identity provider is reached with them too.
+ *
+ * - `client_options`: from ferromcp_client_options_new().
+ * - `oauth`: the settings, copied (still yours to free); NULL removes OAuth.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `client_options`;
+ * FERROMCP_INVALID_ARGUMENT when the grant's callback is not set.
+ *
+ * Threads: any thread, not concurrently with other uses of either.
+ *
+ * ```c
+ * ferromcp_client_options_set_oauth(options, oauth);
+ * ferromcp_oauth_options_free(oauth);
+ * ferromcp_client_connect_http("https://mcp.example.com/mcp", NULL, options, &client);
+ * ```
+ *
+ * # Safety
+ * Both NULL or live.
+ */
+enum ferromcp_status ferromcp_client_options_set_oauth(struct ferromcp_client_options *client_options,
+                                                       const struct ferromcp_oauth_options *oauth);
+
+/**
+ * Gives a text answer to the callback that received `reply`.
+ *
+ * - `reply`: the callback's reply, borrowed.
+ * - `text`: NUL-terminated UTF-8 (a redirect URL, an assertion, a record's
+ *   JSON), copied.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_UTF8.
+ *
+ * Threads: the callback's thread, before it returns.
+ *
+ * ```c
+ * ferromcp_oauth_reply_set(reply, "http://127.0.0.1:8765/callback?code=abc&state=xyz");
+ * ```
+ *
+ * # Safety
+ * `reply` NULL or the live reply of the running callback; `text` NULL or
+ * NUL-terminated.
+ */
+enum ferromcp_status ferromcp_oauth_reply_set(struct ferromcp_oauth_reply *reply, const char *text);
+
+/**
+ * Answers the callback that received `reply` with a failure: the login
+ * fails with FERROMCP_AUTH and this message (a store load reads as
+ * "nothing stored").
+ *
+ * - `message`: NUL-terminated UTF-8, copied; NULL for a generic message.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `reply`;
+ * FERROMCP_INVALID_UTF8.
+ *
+ * Threads: the callback's thread, before it returns.
+ *
+ * ```c
+ * ferromcp_oauth_reply_fail(reply, "the user cancelled the login");
+ * ```
+ *
+ * # Safety
+ * `reply` NULL or the live reply of the running callback; `message` NULL
+ * or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_oauth_reply_fail(struct ferromcp_oauth_reply *reply,
+                                               const char *message);
+
+/**
+ * Requests an authorization URL and gives where it redirects, without
+ * following it: what an authorize callback answers for an authorization
+ * server that approves without a login page (tests, CI). A real user
+ * authorizes in a browser instead.
+ *
+ * - `authorization_url`: borrowed.
+ * - `out_redirect`: receives the redirect URL; free it with
+ *   ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_AUTH when the answer is not a redirect;
+ * FERROMCP_HTTP when the server cannot be reached; FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on a ferromcp runtime
+ * thread.
+ *
+ * Threads: any thread that may block (an authorize callback's host thread
+ * included).
+ *
+ * ```c
+ * static void authorize(void *ud, const char *url, ferromcp_oauth_reply *reply) {
+ *     char *redirect = NULL;
+ *     if (ferromcp_oauth_headless_authorize(url, &redirect) == FERROMCP_OK) {
+ *         ferromcp_oauth_reply_set(reply, redirect);
+ *     } else {
+ *         ferromcp_oauth_reply_fail(reply, ferromcp_last_error_message());
+ *     }
+ *     ferromcp_string_free(redirect);
+ * }
+ * ```
+ *
+ * # Safety
+ * `authorization_url` NULL or NUL-terminated; `out_redirect` NULL or writable.
+ */
+enum ferromcp_status ferromcp_oauth_headless_authorize(const char *authorization_url,
+                                                       char **out_redirect);
+
+/**
+ * Listens on `127.0.0.1:port` for the redirect to `path`. Bind it in the
+ * authorize callback before showing the URL, so the browser cannot come
+ * back before anyone listens.
+ *
+ * - `port`: the port registered in the redirect URI (0: any free port,
+ *   for servers that accept any loopback port).
+ * - `path`: the redirect URI's path (`"/callback"`), borrowed.
+ * - `out_loopback`: receives the listener; free it with
+ *   ferromcp_oauth_loopback_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_IO when the port cannot be bound;
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on
+ * a ferromcp runtime thread.
+ *
+ * Threads: any thread that may block (an authorize callback's included).
+ *
+ * ```c
+ * static void authorize(void *ud, const char *url, ferromcp_oauth_reply *reply) {
+ *     ferromcp_oauth_loopback *loopback = NULL;
+ *     char *redirect = NULL;
+ *     if (ferromcp_oauth_loopback_bind(8765, "/callback", &loopback) == FERROMCP_OK) {
+ *         printf("Open %s\n", url);
+ *         if (ferromcp_oauth_loopback_wait(loopback, 300000, &redirect) == FERROMCP_OK)
+ *             ferromcp_oauth_reply_set(reply, redirect);
+ *     }
+ *     ferromcp_string_free(redirect);
+ *     ferromcp_oauth_loopback_free(loopback);
+ * }
+ * ```
+ *
+ * # Safety
+ * `path` NULL or NUL-terminated; `out_loopback` NULL or writable.
+ */
+enum ferromcp_status ferromcp_oauth_loopback_bind(uint16_t port,
+                                                  const char *path,
+                                                  struct ferromcp_oauth_loopback **out_loopback);
+
+/**
+ * The redirect URI the listener answers (`http://127.0.0.1:PORT/path`):
+ * the `"redirectUri"` to give when `port` was 0. Owned by the listener,
+ * valid until ferromcp_oauth_loopback_free(); NULL for a NULL `loopback`.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_oauth_loopback *loopback = NULL;
+ * ferromcp_oauth_loopback_bind(0, "/callback", &loopback);
+ * printf("redirect URI: %s\n", ferromcp_oauth_loopback_redirect_uri(loopback));
+ * ferromcp_oauth_loopback_free(loopback);
+ * ```
+ *
+ * # Safety
+ * `loopback` NULL or live.
+ */
+const char *ferromcp_oauth_loopback_redirect_uri(const struct ferromcp_oauth_loopback *loopback);
+
+/**
+ * Waits for the browser's request to the redirect path (other paths get a
+ * 404 and the wait goes on), answers it with a short page, and gives the
+ * full redirect URL.
+ *
+ * - `timeout_ms`: how long to wait.
+ * - `out_redirect`: receives the URL; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_AUTH when nothing came within the
+ * timeout; FERROMCP_IO; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on
+ * a ferromcp runtime thread.
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * char *redirect = NULL;
+ * if (ferromcp_oauth_loopback_wait(loopback, 300000, &redirect) == FERROMCP_OK) {
+ *     ferromcp_oauth_reply_set(reply, redirect);
+ *     ferromcp_string_free(redirect);
+ * }
+ * ```
+ *
+ * # Safety
+ * `loopback` NULL or live; `out_redirect` NULL or writable.
+ */
+enum ferromcp_status ferromcp_oauth_loopback_wait(const struct ferromcp_oauth_loopback *loopback,
+                                                  uint64_t timeout_ms,
+                                                  char **out_redirect);
+
+/**
+ * Stops listening and frees the listener.
+ *
+ * - `loopback`: from ferromcp_oauth_loopback_bind(), or NULL (nothing
+ *   happens). No wait may be running on it.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_oauth_loopback_free(loopback); // the port is free again
+ * ```
+ *
+ * # Safety
+ * `loopback` NULL or live and not freed yet.
+ */
+void ferromcp_oauth_loopback_free(struct ferromcp_oauth_loopback *loopback);
 
 /**
  * Creates a server with options (ferromcp_server_new() uses the defaults).

@@ -55,7 +55,7 @@ pub struct ferromcp_client {
 /// the options may be freed (or reused for another client) right after.
 /// Not to be changed from two threads at once.
 pub struct ferromcp_client_options {
-    options: ClientOptions,
+    pub(crate) options: ClientOptions,
 }
 
 /// A cancellation switch for calls in progress: firing it makes every
@@ -491,7 +491,9 @@ pub unsafe extern "C" fn ferromcp_client_options_on_input(
 }
 
 /// Runs a client future to completion on the calling thread.
-fn block<T>(work: impl Future<Output = Result<T, ferromcp_core::Error>>) -> Result<T, FfiError> {
+pub(crate) fn block<T>(
+    work: impl Future<Output = Result<T, ferromcp_core::Error>>,
+) -> Result<T, FfiError> {
     // A runtime worker (a FERROMCP_TOOL_NONBLOCKING callback, a progress
     // callback) must not block: it would stall the requests it serves.
     if tokio::task::try_id().is_some() {

@@ -70,10 +70,14 @@ pub enum ferromcp_status {
     /// An HTTP-level failure, or an HTTP error status without a JSON-RPC
     /// error.
     FERROMCP_HTTP = 104,
+    /// The OAuth authorization failed: the authorize or assertion callback
+    /// failed, the authorization server refused, its metadata is unusable,
+    /// or the server kept refusing the token (the message says which step).
+    FERROMCP_AUTH = 105,
 }
 
 /// Every status, in numeric order.
-const ALL_STATUSES: [ferromcp_status; 18] = [
+const ALL_STATUSES: [ferromcp_status; 19] = [
     ferromcp_status::FERROMCP_OK,
     ferromcp_status::FERROMCP_NULL_ARGUMENT,
     ferromcp_status::FERROMCP_INVALID_UTF8,
@@ -92,6 +96,7 @@ const ALL_STATUSES: [ferromcp_status; 18] = [
     ferromcp_status::FERROMCP_CONNECTION_CLOSED,
     ferromcp_status::FERROMCP_PROTOCOL_ERROR,
     ferromcp_status::FERROMCP_HTTP,
+    ferromcp_status::FERROMCP_AUTH,
 ];
 
 impl ferromcp_status {
@@ -129,6 +134,7 @@ impl ferromcp_status {
             }
             ferromcp_status::FERROMCP_PROTOCOL_ERROR => c"the peer broke the protocol",
             ferromcp_status::FERROMCP_HTTP => c"an HTTP failure",
+            ferromcp_status::FERROMCP_AUTH => c"the OAuth authorization failed",
         }
     }
 }
@@ -176,9 +182,7 @@ fn status_for(kind: ErrorKind) -> ferromcp_status {
         ErrorKind::Closed => ferromcp_status::FERROMCP_CONNECTION_CLOSED,
         ErrorKind::Timeout => ferromcp_status::FERROMCP_TIMEOUT,
         ErrorKind::Cancelled => ferromcp_status::FERROMCP_REQUEST_CANCELLED,
-        // OAuth is not exposed in C yet: a refused authorization reads as
-        // the HTTP failure it ends in, until C gets its own status.
-        ErrorKind::Auth => ferromcp_status::FERROMCP_HTTP,
+        ErrorKind::Auth => ferromcp_status::FERROMCP_AUTH,
         // A kind added to core later: still a failure, until it gets its own.
         _ => ferromcp_status::FERROMCP_INTERNAL,
     }
@@ -310,7 +314,7 @@ mod tests {
     #[test]
     fn values_are_stable() {
         let values: Vec<i32> = ALL_STATUSES.iter().map(|s| *s as i32).collect();
-        let expected: Vec<i32> = (0..=12).chain(100..=104).collect();
+        let expected: Vec<i32> = (0..=12).chain(100..=105).collect();
         assert_eq!(values, expected);
     }
 

@@ -32,6 +32,7 @@ mod error;
 mod handler;
 mod host_call;
 mod json;
+mod oauth;
 mod options;
 mod panic;
 mod primitives;
@@ -79,6 +80,16 @@ pub use context::{
     ferromcp_context_protocol_version, ferromcp_context_sample, ferromcp_input_kind,
 };
 pub use json::{ferromcp_json_get, ferromcp_string_free};
+pub use oauth::{
+    ferromcp_client_options_set_oauth, ferromcp_oauth_assertion_callback,
+    ferromcp_oauth_authorize_callback, ferromcp_oauth_headless_authorize, ferromcp_oauth_loopback,
+    ferromcp_oauth_loopback_bind, ferromcp_oauth_loopback_free,
+    ferromcp_oauth_loopback_redirect_uri, ferromcp_oauth_loopback_wait, ferromcp_oauth_options,
+    ferromcp_oauth_options_free, ferromcp_oauth_options_new, ferromcp_oauth_options_on_assertion,
+    ferromcp_oauth_options_on_authorize, ferromcp_oauth_options_set_store, ferromcp_oauth_record,
+    ferromcp_oauth_reply, ferromcp_oauth_reply_fail, ferromcp_oauth_reply_set,
+    ferromcp_oauth_store_load_callback, ferromcp_oauth_store_save_callback,
+};
 pub use options::{ferromcp_server_new_with_options, ferromcp_server_serve_http_ex};
 pub use primitives::{
     ferromcp_json_callback, ferromcp_resource_callback, ferromcp_server_add_prompt,

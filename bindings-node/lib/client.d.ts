@@ -1,6 +1,7 @@
 // Types of the MCP client (lib/client.js). Results are the JSON results of
 // the protocol, as the server sent them (camelCase, `_meta` kept).
 
+import type { OAuthOptions } from './oauth';
 import type {
   ElicitResult,
   ElicitFormParams,
@@ -230,6 +231,12 @@ export interface HttpClientOptions extends ClientOptions {
   clientCert?: string;
   /** `https://` only: the private key of `clientCert` (PEM path or text). */
   clientKey?: string;
+  /**
+   * Logs in to a protected server (OAuth 2.1) when it answers 401: the
+   * token then goes with every request, refreshed and stepped up as
+   * needed. A failed login rejects with kind `"auth"`.
+   */
+  oauth?: OAuthOptions;
 }
 
 /** Options of one `callTool`. */

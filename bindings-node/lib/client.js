@@ -17,6 +17,7 @@
 
 const { readFileSync } = require('node:fs');
 const native = require('./load-native.js');
+const { nativeOAuth } = require('./oauth.js');
 
 /** Which list each iterable / page call walks. */
 const LISTS = Object.freeze({
@@ -179,6 +180,10 @@ class Client {
     if (options === null || typeof options !== 'object' || typeof options.command !== 'string') {
       throw new TypeError('Client.stdio(options): options.command must be a string');
     }
+    if (options.oauth != null) {
+      // A stdio server is the user's own process: nothing to log in to.
+      throw new TypeError('Client.stdio(options): oauth is for Client.http');
+    }
     const connected = await native.Client.connectStdio(
       options.command,
       (options.args ?? []).map(String),
@@ -189,7 +194,8 @@ class Client {
   }
 
   /**
-   * Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
+   * Connects to a Streamable HTTP endpoint (`http://host:port/mcp`);
+   * `options.oauth` logs in to a protected server (see `lib/oauth.js`).
    * @param {string | URL} url
    * @param {any} [options]
    * @returns {Promise<Client>}
@@ -199,6 +205,7 @@ class Client {
       String(url),
       connectOptions(options),
       ...handlers(options),
+      nativeOAuth(options.oauth),
     );
     return new Client(connected);
   }

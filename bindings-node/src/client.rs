@@ -42,7 +42,7 @@ use crate::host_call::{self, HostCallArgs, JsCallback};
 
 /// Runs `work` on the ferromcp runtime; the promise resolves with what
 /// `done` makes of its output, or rejects with an `McpError`.
-fn spawn<'env, T, R, F>(
+pub(crate) fn spawn<'env, T, R, F>(
     env: &'env Env,
     work: F,
     done: impl FnOnce(T) -> napi::Result<R> + Send + 'static,
@@ -335,7 +335,7 @@ impl JsClient {
 
     /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
     #[napi(
-        ts_args_type = "url: string, options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null",
+        ts_args_type = "url: string, options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null, oauth?: OAuth | null",
         ts_return_type = "Promise<Client>"
     )]
     pub fn connect_http<'env>(
@@ -345,6 +345,7 @@ impl JsClient {
         on_elicitation: Option<JsHandler<'_>>,
         on_sampling: Option<JsHandler<'_>>,
         on_roots: Option<JsHandler<'_>>,
+        oauth: Option<ClassInstance<'_, crate::oauth::JsOAuth>>,
     ) -> napi::Result<Object<'env>> {
         let mut core = core_options(
             env,
@@ -358,6 +359,7 @@ impl JsClient {
         if let Some(options) = options.as_mut() {
             core.tls = tls_options(env, options)?;
         }
+        core.oauth = oauth.map(|oauth| oauth.core_options(&core.tls));
         core.http_headers = pairs(env, "headers", options.and_then(|o| o.headers))?;
         spawn(
             env,

@@ -36,6 +36,7 @@ mod error;
 mod handler;
 mod host_call;
 mod json;
+mod oauth;
 mod primitives;
 mod runtime;
 mod tool_result;

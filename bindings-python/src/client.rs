@@ -277,12 +277,13 @@ impl PyClient {
         )
     }
 
-    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`);
+    /// `oauth` is the settings dict of `ferromcp.OAuth` (see `oauth.rs`).
     #[staticmethod]
     #[pyo3(signature = (
         url, event_loop, *, headers=None, name=None, version=None, protocol_version=None,
         era="auto", timeout=None, handlers=None, handler_loop=None, json_default=None,
-        tls_roots="native", ca_certs=None, client_cert=None,
+        tls_roots="native", ca_certs=None, client_cert=None, oauth=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn connect_http(
@@ -301,6 +302,7 @@ impl PyClient {
         tls_roots: &str,
         ca_certs: Option<Vec<String>>,
         client_cert: Option<(String, String)>,
+        oauth: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let Settings { mut options, refs } = settings(
             py,
@@ -315,6 +317,9 @@ impl PyClient {
         )?;
         options.http_headers = headers.unwrap_or_default();
         options.tls = tls_options(tls_roots, ca_certs, client_cert)?;
+        if let Some(oauth) = oauth {
+            options.oauth = Some(crate::oauth::options(oauth, &refs, &options.tls)?);
+        }
         client_future::run(
             py,
             event_loop,

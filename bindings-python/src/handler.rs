@@ -32,6 +32,8 @@ pub(crate) enum HandlerKind {
     Input,
     /// A protected server's token verifier (`ferromcp.Protection`).
     Verifier,
+    /// A client's OAuth callback (`authorize`, `assertion`) or token store.
+    OAuth,
 }
 
 impl HandlerKind {
@@ -44,6 +46,7 @@ impl HandlerKind {
             HandlerKind::Completion => "completion provider",
             HandlerKind::Input => "input handler",
             HandlerKind::Verifier => "token verifier",
+            HandlerKind::OAuth => "OAuth callback",
         }
     }
 }

@@ -349,8 +349,9 @@ impl ResponderCallback {
 }
 
 /// Runs `callable(input, None)` through the host-call adapter as a handler
-/// of `kind` (`"tool"`, `"resource"`, `"prompt"`, `"completion"`, or a
-/// client's `"elicitation"`, `"sampling"` or `"roots"` answer) and
+/// of `kind` (`"tool"`, `"resource"`, `"prompt"`, `"completion"`, a
+/// client's `"elicitation"`, `"sampling"` or `"roots"` answer, or an
+/// `"oauth"` callback) and
 /// returns the output core built from its return value, as Rust's debug
 /// text. `event_loop` runs an `async def`.
 ///
@@ -376,6 +377,7 @@ pub(crate) fn _probe_host_call(
         "prompt" => HandlerKind::Prompt,
         "completion" => HandlerKind::Completion,
         "elicitation" | "sampling" | "roots" => HandlerKind::Input,
+        "oauth" => HandlerKind::OAuth,
         other => return Err(PyValueError::new_err(format!("unknown kind {other:?}"))),
     };
     let input_kind = kind.to_owned();
@@ -407,6 +409,7 @@ pub(crate) fn _probe_host_call(
                 HandlerKind::Completion => debug(call.run::<CompletionOutput>().await),
                 // Never probed: `handler_kind` comes from the names above.
                 HandlerKind::Verifier => Err("no probe for token verifiers".to_owned()),
+                HandlerKind::OAuth => debug(call.run::<crate::oauth::CallbackText>().await),
                 HandlerKind::Input => match input_kind.as_str() {
                     "elicitation" => debug(call.run::<ferromcp::protocol::ElicitResult>().await),
                     "sampling" => {

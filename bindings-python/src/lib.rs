@@ -16,6 +16,7 @@ mod error;
 mod handler;
 mod host_call;
 mod loop_dispatch;
+mod oauth;
 mod primitives;
 mod server;
 mod serving;
@@ -32,6 +33,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     asgi::register(m)?;
     auth::register(m)?;
     client::register(m)?;
+    oauth::register(m)?;
     m.add_class::<serving::PyServing>()?;
     m.add_class::<context::PyContext>()?;
     m.add_class::<tool_result::PyToolResult>()?;

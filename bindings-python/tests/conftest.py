@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -17,6 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# A run started in the background by a non-interactive shell inherits SIGINT
+# ignored, and so would every server it starts (Python then installs no
+# KeyboardInterrupt handler, and the Ctrl-C tests wait forever). A caught
+# signal is reset to the default in children, so catch it here.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "python" / "echo_server.py"

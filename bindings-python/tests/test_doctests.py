@@ -34,6 +34,7 @@ MODULES = [
     "ferromcp._json",
     "ferromcp.server",
     "ferromcp.client",
+    "ferromcp.oauth",
     "ferromcp.client_types",
     "ferromcp.context",
     "ferromcp._primitives",

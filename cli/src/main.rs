@@ -5,7 +5,10 @@
 //! ferromcp tools --url http://127.0.0.1:8000/mcp
 //! ferromcp call --stdio 'target/bin/echo-server' echo '{"text":"hi"}'
 //! ferromcp tools --url https://mcp.internal/mcp --ca-cert corp-ca.pem
+//! ferromcp login https://mcp.example.com/mcp   # OAuth; later commands reuse the tokens
 //! ```
+
+mod login;
 
 use clap::{Args, Parser, Subcommand};
 use ferromcp::client::{Client, ClientOptions, StderrMode, StdioCommand, TlsOptions, TlsRoots};
@@ -26,6 +29,8 @@ struct Target {
     endpoint: Endpoint,
     #[command(flatten)]
     tls: TlsArgs,
+    #[command(flatten)]
+    http: HttpArgs,
 }
 
 /// The server: one of `--url` or `--stdio`.
@@ -61,6 +66,33 @@ struct TlsArgs {
     client_key: Option<std::path::PathBuf>,
 }
 
+/// HTTP settings beyond TLS: headers and where logins are kept.
+#[derive(Args)]
+struct HttpArgs {
+    /// Extra HTTP header sent with every request, as 'Name: value'
+    /// (repeatable), e.g. an API key
+    #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
+    headers: Vec<String>,
+    /// The file keeping `ferromcp login` tokens [default:
+    /// $FERROMCP_TOKEN_FILE, else ~/.config/ferromcp/tokens.json]
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
+}
+
+impl HttpArgs {
+    fn headers(&self) -> Result<Vec<(String, String)>, Failure> {
+        self.headers
+            .iter()
+            .map(|h| match h.split_once(':') {
+                Some((name, value)) if !name.trim().is_empty() => {
+                    Ok((name.trim().to_owned(), value.trim().to_owned()))
+                }
+                _ => Err(format!("invalid --header {h:?}: expected 'Name: value'").into()),
+            })
+            .collect()
+    }
+}
+
 impl TlsArgs {
     fn options(&self) -> Result<TlsOptions, Failure> {
         let mut tls = TlsOptions {
@@ -83,6 +115,17 @@ impl TlsArgs {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Log in to an OAuth-protected server (a browser opens; the redirect
+    /// comes back to a listener on 127.0.0.1) and keep its tokens for the
+    /// other commands
+    Login(login::LoginArgs),
+    /// Forget the tokens kept for a server
+    Logout {
+        /// The MCP server's URL, as given to `login`
+        url: String,
+        #[command(flatten)]
+        http: HttpArgs,
+    },
     /// Show the server's supported versions, capabilities and identity
     /// (server/discover; for a 2025-11-25-only server, its initialize result)
     Discover {
@@ -145,14 +188,24 @@ enum Command {
 type Failure = Box<dyn std::error::Error>;
 
 async fn connect(target: &Target) -> Result<Client, Failure> {
-    let options = ClientOptions {
+    let mut options = ClientOptions {
         // A CLI user wants to see why a server failed to start.
         stderr: StderrMode::Inherit,
         tls: target.tls.options()?,
+        http_headers: target.http.headers()?,
         ..ClientOptions::default()
     };
     Ok(match (&target.endpoint.url, &target.endpoint.stdio) {
-        (Some(url), _) => Client::connect_http_with(url, options).await?,
+        (Some(url), _) => {
+            // Tokens from `ferromcp login`, refreshed as needed; a server
+            // that wants a new login says so instead of opening a browser
+            // in the middle of a script.
+            // (Without a home directory there are no kept logins.)
+            if let Ok(store) = login::token_store(&target.http) {
+                options.oauth = Some(login::stored_logins(url, store));
+            }
+            Client::connect_http_with(url, options).await?
+        }
         (None, Some(command)) => {
             Client::connect_stdio_with(StdioCommand::parse(command)?, options).await?
         }
@@ -182,6 +235,8 @@ fn print_line(name: &str, detail: Option<&str>) {
 
 async fn run(command: Command) -> Result<(), Failure> {
     match command {
+        Command::Login(args) => login::login(args).await?,
+        Command::Logout { url, http } => login::logout(&url, &http)?,
         Command::Discover { target } => {
             let client = connect(&target).await?;
             let discovered = client.discover().await;

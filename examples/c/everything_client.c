@@ -217,6 +217,123 @@ static bool check(ferromcp_status status, const char *what) {
     return true;
 }
 
+/* ---- OAuth for the authorization (auth/...) scenarios, as the Rust fixture ---- */
+
+/* The client ID metadata document URL the suite's authorization server
+ * accepts as a client_id (it never fetches it). */
+#define CLIENT_METADATA_URL "https://conformance-test.local/client-metadata.json"
+
+/* The suite's mock authorization server approves at once: the "user
+ * interaction" requests the authorization URL and hands back its redirect,
+ * as a headless client does. Runs on a ferromcp host thread. */
+static void headless(void *userdata, const char *url, ferromcp_oauth_reply *reply) {
+    (void)userdata;
+    char *redirect = NULL;
+    if (ferromcp_oauth_headless_authorize(url, &redirect) == FERROMCP_OK) {
+        ferromcp_oauth_reply_set(reply, redirect);
+    } else {
+        ferromcp_oauth_reply_fail(reply, ferromcp_last_error_message());
+    }
+    ferromcp_string_free(redirect);
+}
+
+/* The workload's platform token: the scenario's valid_jwt (the userdata). */
+static void assertion(void *userdata, const char *issuer, const char *resource,
+                      ferromcp_oauth_reply *reply) {
+    (void)issuer;
+    (void)resource;
+    ferromcp_oauth_reply_set(reply, (const char *)userdata);
+}
+
+static void free_string(void *userdata) { ferromcp_string_free(userdata); }
+
+/* `"name":<the context's string at pointer>` when the context has it,
+ * after a comma unless it is the object's first member (`*first`). */
+static void copy_member(buf *b, bool *first, const char *context, const char *name,
+                        const char *pointer) {
+    char *value = context ? get(context, pointer) : NULL;
+    if (value == NULL) return;
+    if (!*first) buf_add(b, ",");
+    *first = false;
+    buf_quote(b, name);
+    buf_add(b, ":");
+    buf_quote(b, value);
+    ferromcp_string_free(value);
+}
+
+static bool starts_with(const char *text, const char *prefix) {
+    return strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+/* The OAuth settings of an authorization scenario, attached to `options`. */
+static bool set_oauth(ferromcp_client_options *options, const char *scenario,
+                      const char *context) {
+    buf json = {0};
+    bool first = false; /* each object below starts with a member */
+    char *jwt = NULL;
+    if (strcmp(scenario, "auth/client-credentials-basic") == 0) {
+        buf_add(&json, "{\"grant\":\"clientCredentials\"");
+        copy_member(&json, &first, context, "clientId", "/client_id");
+        copy_member(&json, &first, context, "clientSecret", "/client_secret");
+    } else if (strcmp(scenario, "auth/client-credentials-jwt") == 0) {
+        buf_add(&json, "{\"grant\":\"clientCredentials\"");
+        copy_member(&json, &first, context, "clientId", "/client_id");
+        copy_member(&json, &first, context, "privateKeyPem", "/private_key_pem");
+    } else if (strcmp(scenario, "auth/wif-jwt-bearer") == 0) {
+        buf_add(&json, "{\"grant\":\"jwtBearer\"");
+        copy_member(&json, &first, context, "clientId", "/client_id");
+        jwt = context ? get(context, "/valid_jwt") : NULL;
+        if (jwt == NULL) {
+            fputs("everything-client-c: no valid_jwt in the context\n", stderr);
+            free(json.text);
+            return false;
+        }
+    } else if (strcmp(scenario, "auth/enterprise-managed-authorization") == 0) {
+        buf_add(&json, "{\"grant\":\"enterpriseManaged\"");
+        copy_member(&json, &first, context, "clientId", "/client_id");
+        copy_member(&json, &first, context, "clientSecret", "/client_secret");
+        buf_add(&json, ",\"idp\":{");
+        first = true;
+        copy_member(&json, &first, context, "tokenEndpoint", "/idp_token_endpoint");
+        copy_member(&json, &first, context, "clientId", "/idp_client_id");
+        copy_member(&json, &first, context, "idToken", "/idp_id_token");
+        buf_add(&json, "}");
+    } else {
+        buf_add(&json, "{\"redirectUri\":\"http://localhost:3000/callback\""
+                       ",\"clientName\":\"ferromcp-everything-client-c\""
+                       ",\"clientMetadataUrl\":\"" CLIENT_METADATA_URL "\"");
+        /* The DPoP extension scenarios: ask for key-bound tokens. */
+        buf_add(&json, starts_with(scenario, "auth/dpop") ? ",\"dpop\":true" : ",\"dpop\":false");
+        char *client_id = context ? get(context, "/client_id") : NULL;
+        if (client_id != NULL) {
+            buf_add(&json, ",\"preRegistered\":[{");
+            first = true;
+            copy_member(&json, &first, context, "issuer", "/issuer");
+            copy_member(&json, &first, context, "clientId", "/client_id");
+            copy_member(&json, &first, context, "clientSecret", "/client_secret");
+            buf_add(&json, "}]");
+            ferromcp_string_free(client_id);
+        }
+    }
+    buf_add(&json, "}");
+    ferromcp_oauth_options *oauth = NULL;
+    bool ok = check(ferromcp_oauth_options_new(json.text, &oauth), "oauth options");
+    free(json.text);
+    if (ok && jwt != NULL) {
+        ok = check(ferromcp_oauth_options_on_assertion(oauth, assertion, jwt, free_string),
+                   "assertion callback");
+        if (ok) jwt = NULL; /* the options own it now */
+    } else if (ok && !starts_with(scenario, "auth/client-credentials") &&
+               strcmp(scenario, "auth/enterprise-managed-authorization") != 0) {
+        ok = check(ferromcp_oauth_options_on_authorize(oauth, headless, NULL, NULL),
+                   "authorize callback");
+    }
+    ok = ok && check(ferromcp_client_options_set_oauth(options, oauth), "set oauth");
+    ferromcp_oauth_options_free(oauth);
+    ferromcp_string_free(jwt);
+    return ok;
+}
+
 /* Every item of a list, following nextCursor: `*out` gets a heap array
  * of JSON texts (free each with ferromcp_string_free, then the array). */
 static bool list_all(ferromcp_list_kind kind, const char *field, char ***out, size_t *count) {
@@ -390,6 +507,20 @@ static bool schema_preservation(void) {
 }
 
 static bool run(const char *scenario, const char *context) {
+    /* Every authorization scenario ends the same way once logged in: list
+     * the tools and call the first (`test-tool`). */
+    if (starts_with(scenario, "auth/")) {
+        char **tools;
+        size_t n;
+        bool ok = list_all(FERROMCP_LIST_TOOLS, "tools", &tools, &n);
+        if (ok && n == 0) {
+            fputs("everything-client-c: the server lists no tools\n", stderr);
+            ok = false;
+        }
+        ok = ok && call_listed(tools[0]);
+        free_items(tools, n);
+        return ok;
+    }
     if (strcmp(scenario, "initialize") == 0 ||
         strcmp(scenario, "json-schema-ref-no-deref") == 0) {
         return list_tools_only();
@@ -463,6 +594,7 @@ int main(int argc, char **argv) {
         ok = check(ferromcp_client_options_on_input(options, kinds[i], on_input, NULL, NULL),
                    "input handler");
     }
+    if (ok && starts_with(scenario, "auth/")) ok = set_oauth(options, scenario, context);
     ok = ok && check(ferromcp_client_connect_http(url, NULL, options, &g_client), "connect");
     ferromcp_client_options_free(options);
     ok = ok && run(scenario, context);

@@ -4,7 +4,7 @@
 // revision in MCP_CONFORMANCE_PROTOCOL_VERSION and scenario data in
 // MCP_CONFORMANCE_CONTEXT (JSON); the URL is the last argument. The same
 // contract as examples/rust/src/bin/everything-client.rs.
-import { Client, LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION } from 'ferromcp';
+import { Client, LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION, headlessAuthorize } from 'ferromcp';
 
 /**
  * A plausible value of a property's type (its first enum value if any).
@@ -63,6 +63,79 @@ async function callEachListedTool(client) {
 }
 
 /**
+ * The client ID metadata document URL the suite's authorization server
+ * accepts as a `client_id` (it never fetches it).
+ */
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
+
+/**
+ * A value the scenario's context must carry.
+ * @param {any} context
+ * @param {string} key
+ * @returns {string}
+ */
+function need(context, key) {
+  const value = context?.[key];
+  if (typeof value !== 'string') throw new Error(`no ${key} in the context`);
+  return value;
+}
+
+/**
+ * OAuth for an `auth/*` scenario, as the Rust fixture sets it up. The
+ * suite's mock authorization server approves at once, so the "user
+ * interaction" requests the authorization URL and hands back its redirect
+ * (`headlessAuthorize`), as a headless client does; pre-registered
+ * credentials come from the scenario's context.
+ * @param {string} scenario
+ * @param {any} context
+ * @returns {import('ferromcp').OAuthOptions}
+ */
+function oauthFor(scenario, context) {
+  switch (scenario) {
+    case 'auth/client-credentials-basic':
+      return {
+        grant: 'clientCredentials',
+        clientId: need(context, 'client_id'),
+        clientSecret: context?.client_secret,
+      };
+    case 'auth/client-credentials-jwt':
+      return {
+        grant: 'clientCredentials',
+        clientId: need(context, 'client_id'),
+        privateKeyPem: need(context, 'private_key_pem'),
+      };
+    case 'auth/wif-jwt-bearer': {
+      const jwt = need(context, 'valid_jwt');
+      return { grant: 'jwtBearer', clientId: need(context, 'client_id'), assertion: () => jwt };
+    }
+    case 'auth/enterprise-managed-authorization':
+      return {
+        grant: 'enterpriseManaged',
+        clientId: need(context, 'client_id'),
+        clientSecret: need(context, 'client_secret'),
+        idp: {
+          tokenEndpoint: need(context, 'idp_token_endpoint'),
+          clientId: need(context, 'idp_client_id'),
+          idToken: need(context, 'idp_id_token'),
+        },
+      };
+    default:
+      return {
+        redirectUri: 'http://localhost:3000/callback',
+        authorize: headlessAuthorize,
+        clientName: 'ferromcp-everything-client-node',
+        clientMetadataUrl: CLIENT_METADATA_URL,
+        preRegistered:
+          typeof context?.client_id === 'string'
+            ? [{ issuer: context.issuer, clientId: context.client_id, clientSecret: context.client_secret }]
+            : [],
+        // The DPoP extension scenarios: ask for key-bound tokens.
+        dpop: scenario.startsWith('auth/dpop'),
+      };
+  }
+}
+
+/**
  * @param {string} scenario
  * @param {string} url
  * @param {string} version
@@ -90,8 +163,17 @@ async function run(scenario, url, version, context) {
       };
     },
     onRoots: () => ({ roots: [{ uri: 'file:///test/root', name: 'Test Root' }] }),
+    oauth: scenario.startsWith('auth/') ? oauthFor(scenario, context) : undefined,
   });
   try {
+    if (scenario.startsWith('auth/')) {
+      // Every authorization scenario ends the same way once logged in:
+      // list the tools and call the first (`test-tool`).
+      const [first] = await all(client.tools());
+      if (!first) throw new Error('the server lists no tools');
+      await client.callTool(first.name, argumentsFor(first));
+      return;
+    }
     switch (scenario) {
       case 'initialize':
       case 'json-schema-ref-no-deref':

@@ -17,6 +17,7 @@ from typing import Any
 import ferromcp
 from ferromcp.client import LEGACY_PROTOCOL_VERSIONS
 from ferromcp.client_types import Tool
+from ferromcp.oauth import headless_authorize
 
 
 def placeholder(prop: dict[str, Any]) -> Any:
@@ -68,6 +69,54 @@ async def call_each_listed_tool(client: ferromcp.Client) -> None:
         print(f"called {tool.name}: isError={result.is_error}", file=sys.stderr)
 
 
+# The client ID metadata document URL the suite's authorization server
+# accepts as a `client_id` (it never fetches it).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def need(context: dict[str, Any], key: str) -> str:
+    value = context.get(key)
+    if not isinstance(value, str):
+        raise RuntimeError(f"no {key} in the context")
+    return value
+
+
+def oauth_for(scenario: str, context: dict[str, Any]) -> ferromcp.OAuth | None:
+    """OAuth for the ``auth/*`` scenarios, as the Rust fixture does. The
+    suite's mock authorization server approves at once, so the "user
+    interaction" requests the authorization URL without following the
+    redirect and hands back its ``Location``; pre-registered credentials
+    and the extension scenarios' keys come from the scenario's context."""
+    if scenario == "auth/client-credentials-basic":
+        return ferromcp.OAuth.client_credentials(need(context, "client_id"), context.get("client_secret"))
+    if scenario == "auth/client-credentials-jwt":
+        return ferromcp.OAuth.client_credentials_jwt(need(context, "client_id"), need(context, "private_key_pem"))
+    if scenario == "auth/wif-jwt-bearer":
+        jwt = need(context, "valid_jwt")
+        return ferromcp.OAuth.jwt_bearer(need(context, "client_id"), lambda _request: jwt)
+    if scenario == "auth/enterprise-managed-authorization":
+        return ferromcp.OAuth.enterprise_managed(
+            need(context, "client_id"),
+            need(context, "client_secret"),
+            idp_token_endpoint=need(context, "idp_token_endpoint"),
+            idp_client_id=need(context, "idp_client_id"),
+            id_token=need(context, "idp_id_token"),
+        )
+    if scenario.startswith("auth/"):
+        return ferromcp.OAuth(
+            "http://localhost:3000/callback",
+            headless_authorize,
+            client_id=context.get("client_id"),
+            client_secret=context.get("client_secret"),
+            issuer=context.get("issuer"),
+            client_name="ferromcp-everything-client-python",
+            client_metadata_url=CLIENT_METADATA_URL,
+            # The DPoP extension scenarios: ask for key-bound tokens.
+            dpop=scenario.startswith("auth/dpop"),
+        )
+    return None
+
+
 async def run(scenario: str, url: str, version: str, context: Any) -> None:
     # The suite names the wire: the initialize era, or a stateless revision.
     legacy = version in LEGACY_PROTOCOL_VERSIONS
@@ -80,9 +129,17 @@ async def run(scenario: str, url: str, version: str, context: Any) -> None:
         on_elicitation=on_elicitation,
         on_sampling=on_sampling,
         on_roots=on_roots,
+        oauth=oauth_for(scenario, context if isinstance(context, dict) else {}),
     )
     async with client:
-        if scenario in ("initialize", "json-schema-ref-no-deref"):
+        if scenario.startswith("auth/"):
+            # Every authorization scenario ends the same way once logged
+            # in: list the tools and call the first (`test-tool`).
+            tools = await client.list_tools()
+            if not tools:
+                raise RuntimeError("the server lists no tools")
+            await client.call_tool(tools[0].name, arguments_for(tools[0]))
+        elif scenario in ("initialize", "json-schema-ref-no-deref"):
             await client.list_tools()
         elif scenario == "elicitation-sep1034-client-defaults":
             await client.list_tools()

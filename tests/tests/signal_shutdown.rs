@@ -106,42 +106,70 @@ fn sigterm_ends_listen_streams_and_exits_0_over_http() {
             .command("echo-server", &language, Transport::Http, Some(port))
             .unwrap();
         let mut child = spawn(&argv, Stdio::null(), Stdio::null());
-        let deadline = Instant::now() + TIMEOUT;
-        let mut conn = loop {
-            match TcpStream::connect(("127.0.0.1", port)) {
-                Ok(conn) => break conn,
-                Err(_) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
-                Err(e) => panic!("{language}: nothing listens on {port}: {e}"),
-            }
-        };
-        let body = listen_request().to_string();
-        write!(
-            conn,
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-             Mcp-Method: subscriptions/listen\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        conn.set_read_timeout(Some(TIMEOUT)).unwrap();
-        let mut stream = BufReader::new(conn);
-        let mut seen = String::new();
-        while !seen.contains("acknowledged") {
-            let mut line = String::new();
-            assert!(
-                stream.read_line(&mut line).unwrap() > 0,
-                "{language}: {seen}"
-            );
-            seen.push_str(&line);
-        }
+        let mut stream = open_listen_stream(&mut child, port, &language);
         sigterm(&child);
         let mut rest = String::new();
         stream.read_to_string(&mut rest).unwrap();
         assert_listen_completed(&rest, &language);
         assert_eq!(exit_code(&mut child, &language), Some(0), "{language}");
     }
+}
+
+/// Connects to a starting HTTP server and opens a `subscriptions/listen`
+/// stream, returning it once acknowledged. A connection that fails before
+/// any answer (refused while the server starts; once, in CI, reset right
+/// after connecting) is retried until [`TIMEOUT`]; if the server exited
+/// meanwhile, that is the failure reported, with its status.
+fn open_listen_stream(child: &mut Child, port: u16, language: &str) -> BufReader<TcpStream> {
+    let deadline = Instant::now() + TIMEOUT;
+    let body = listen_request().to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: subscriptions/listen\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut last_error = String::new();
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            panic!("{language}: the server exited ({status}) before answering; last: {last_error}");
+        }
+        match try_open_listen_stream(port, &request) {
+            Ok(stream) => return stream,
+            Err(e) => {
+                if !e.starts_with("connect:") {
+                    // Visible in the log: a reset after connecting is worth
+                    // knowing about even when the retry succeeds.
+                    eprintln!("{language}: retrying the listen request after: {e}");
+                }
+                last_error = e;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    let _ = child.kill();
+    panic!("{language}: no acknowledged listen stream on port {port}: {last_error}");
+}
+
+/// One attempt: connect, send the whole request in one write, read up to
+/// the acknowledgement.
+fn try_open_listen_stream(port: u16, request: &str) -> Result<BufReader<TcpStream>, String> {
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect: {e}"))?;
+    conn.write_all(request.as_bytes())
+        .map_err(|e| format!("write: {e}"))?;
+    conn.set_read_timeout(Some(TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    let mut stream = BufReader::new(conn);
+    let mut seen = String::new();
+    while !seen.contains("acknowledged") {
+        let mut line = String::new();
+        match stream.read_line(&mut line) {
+            Ok(0) => return Err(format!("closed before the acknowledgement: {seen}")),
+            Ok(_) => seen.push_str(&line),
+            Err(e) => return Err(format!("read: {e} after {seen:?}")),
+        }
+    }
+    Ok(stream)
 }
 
 /// A client that stops reading must not keep a stopped server alive: after

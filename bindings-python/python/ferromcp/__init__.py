@@ -31,6 +31,7 @@ from .auth import AuthInfo, InvalidToken, JwtVerifier, Protection
 from .client import Client, SyncClient
 from .context import Context, ElicitResult, InputRequired, Root
 from .errors import (
+    AuthError,
     ConnectionClosedError,
     HeaderMismatchError,
     InternalError,
@@ -49,6 +50,7 @@ from .errors import (
     UnsupportedProtocolVersionError,
     UrlElicitationRequiredError,
 )
+from .oauth import LoopbackRedirect, OAuth, TokenStore
 from .server import Server, Transport
 
 try:
@@ -66,6 +68,7 @@ _atexit.register(_close_host_threads)
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "AuthError",
     "AuthInfo",
     "Client",
     "ConnectionClosedError",
@@ -79,9 +82,11 @@ __all__ = [
     "InvalidRequestError",
     "InvalidToken",
     "JwtVerifier",
+    "LoopbackRedirect",
     "McpError",
     "MethodNotFoundError",
     "MissingRequiredClientCapabilityError",
+    "OAuth",
     "ParseError",
     "Protection",
     "ProtocolError",
@@ -92,6 +97,7 @@ __all__ = [
     "Server",
     "Serving",
     "SyncClient",
+    "TokenStore",
     "ToolResult",
     "Transport",
     "TransportError",

@@ -14,6 +14,7 @@ __all__ = [
     "Exchange",
     "HttpEndpoint",
     "JwtVerifier",
+    "LoopbackRedirect",
     "Pages",
     "Protection",
     "Server",
@@ -23,6 +24,7 @@ __all__ = [
     "_close_host_threads",
     "_probe_host_call",
     "codes",
+    "headless_authorize",
     "uri_template_variables",
 ]
 
@@ -100,6 +102,7 @@ class Client:
         tls_roots: str = "native",
         ca_certs: list[str] | None = None,
         client_cert: tuple[str, str] | None = None,
+        oauth: dict[str, Any] | None = None,
     ) -> Any: ...
     @property
     def protocol_version(self) -> str: ...
@@ -369,3 +372,14 @@ class Protection:
         resource_name: str | None = None,
         resource_documentation: str | None = None,
     ) -> Protection: ...
+
+@final
+class LoopbackRedirect:
+    """A one-shot listener on 127.0.0.1 for an OAuth redirect (use ``ferromcp.LoopbackRedirect``)."""
+
+    def __new__(cls, port: int = 0, path: str = "/callback") -> LoopbackRedirect: ...
+    @property
+    def redirect_uri(self) -> str: ...
+    def wait(self, timeout: float, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+
+def headless_authorize(url: str, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...

@@ -74,6 +74,7 @@ from .client_types import (
     ResourceTemplate,
     Tool,
 )
+from .oauth import OAuth
 
 __all__ = [
     "LEGACY_PROTOCOL_VERSIONS",
@@ -270,17 +271,24 @@ class _Connection:
         target: tuple[Any, ...],
         kwargs: dict[str, Any],
         handlers: dict[str, tuple[Callable[[Any, None], Any], bool]],
+        oauth: OAuth | None = None,
     ) -> None:
         self.connect = connect
         self.target = target
         self.kwargs = kwargs
         self.handlers = handlers
+        self.oauth = oauth
 
     @property
     def has_async_handler(self) -> bool:
-        return any(is_async for _, is_async in self.handlers.values())
+        return any(is_async for _, is_async in self.handlers.values()) or (
+            self.oauth is not None and self.oauth.has_async_callback
+        )
 
     def open(self, event_loop: asyncio.AbstractEventLoop | None, handler_loop: asyncio.AbstractEventLoop | None) -> Any:
+        # Settings read at each connect: the OAuth callbacks are registered
+        # with (and released by) the native client made here.
+        oauth = {} if self.oauth is None else {"oauth": self.oauth._native_settings()}
         return self.connect(
             *self.target,
             event_loop,
@@ -288,6 +296,7 @@ class _Connection:
             handler_loop=handler_loop,
             json_default=json_default,
             **self.kwargs,
+            **oauth,
         )
 
 
@@ -342,9 +351,12 @@ def _http(
     tls: dict[str, Any],
     common: dict[str, Any],
     handlers: dict[str, tuple[Callable[[Any, None], Any], bool]],
+    oauth: OAuth | None,
 ) -> _Connection:
+    if oauth is not None and not isinstance(oauth, OAuth):
+        raise TypeError(f"oauth must be a ferromcp.OAuth, not {type(oauth).__name__}")
     kwargs = dict(common, headers=list((headers or {}).items()), **tls)
-    return _Connection(_native.Client.connect_http, (url,), kwargs, handlers)
+    return _Connection(_native.Client.connect_http, (url,), kwargs, handlers, oauth)
 
 
 class ItemStream(Generic[T]):
@@ -532,6 +544,7 @@ class Client:
         on_elicitation: InputHandler | None = None,
         on_sampling: InputHandler | None = None,
         on_roots: InputHandler | None = None,
+        oauth: OAuth | None = None,
     ) -> Client:
         """A client of the Streamable HTTP endpoint ``url``
         (``http://host:port/mcp`` or ``https://``); ``headers`` go with every
@@ -540,7 +553,10 @@ class Client:
         private key)`` pair for mutual TLS (each a PEM file path or PEM text),
         ``tls_roots`` the built-in roots (see :data:`TlsRoots`); an untrusted
         certificate fails with an ``McpError`` of kind ``"http"`` naming the host
-        and the reason. Other arguments as for :meth:`stdio`.
+        and the reason. ``oauth`` (an :class:`ferromcp.OAuth`) logs in when
+        the server answers 401 (see :mod:`ferromcp.oauth`); a failed login
+        raises :class:`ferromcp.AuthError`. Other arguments as for
+        :meth:`stdio`.
 
         >>> import asyncio, ferromcp
         >>> server = ferromcp.Server("demo")
@@ -557,7 +573,7 @@ class Client:
         """
         common = _common(name, version, protocol_version, era, timeout)
         tls = _tls(tls_roots, ca_certs, client_cert)
-        return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots)))
+        return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots), oauth))
 
     async def connect(self) -> Client:
         """Connects (spawns the server for stdio); idempotent. ``await client``
@@ -1058,6 +1074,7 @@ class SyncClient:
         on_elicitation: InputHandler | None = None,
         on_sampling: InputHandler | None = None,
         on_roots: InputHandler | None = None,
+        oauth: OAuth | None = None,
     ) -> SyncClient:
         """Connects to a Streamable HTTP endpoint (arguments as for
         :meth:`Client.http`).
@@ -1074,7 +1091,7 @@ class SyncClient:
         """
         common = _common(name, version, protocol_version, era, timeout)
         tls = _tls(tls_roots, ca_certs, client_cert)
-        return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots)))
+        return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots), oauth))
 
     def __enter__(self) -> SyncClient:
         return self

@@ -37,6 +37,7 @@ __all__ = [
     "RESOURCE_NOT_FOUND_LEGACY",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED_LEGACY",
+    "AuthError",
     "ConnectionClosedError",
     "HeaderMismatchError",
     "InternalError",
@@ -250,6 +251,16 @@ class TransportError(McpError, OSError):
     """
 
 
+class AuthError(TransportError):
+    """OAuth authorization failed (kind ``"auth"``): discovery, client
+    registration, the user's consent (the ``authorize`` callback raised),
+    the token endpoint, or a server that kept refusing the token.
+
+    >>> issubclass(AuthError, TransportError)
+    True
+    """
+
+
 class ConnectionClosedError(TransportError, ConnectionError):
     """The connection closed before the answer arrived.
 
@@ -301,7 +312,7 @@ _BY_KIND: dict[str, type[McpError]] = {
     "invalidDefinition": InvalidDefinitionError,
     "timeout": RequestTimeoutError,
     "cancelled": RequestCancelledError,
-    "auth": TransportError,
+    "auth": AuthError,
 }
 
 

@@ -104,9 +104,15 @@ impl Client {
             tokio::time::timeout(options.startup_timeout, self.shared.transport.serving());
         tokio::select! {
             outcome = &mut probe => outcome,
-            _ = serving => tokio::time::timeout(options.probe_timeout, probe)
-                .await
-                .unwrap_or(Err(Error::Timeout)),
+            // A login the probe's 401 started does not count: the user
+            // may take minutes.
+            _ = serving => super::deadline::timeout_excluding(
+                options.probe_timeout,
+                self.shared.transport.interaction_clock(),
+                probe,
+            )
+            .await
+            .unwrap_or(Err(Error::Timeout)),
         }
     }
 

@@ -403,6 +403,9 @@ impl HttpInner {
 }
 
 impl ClientTransport for HttpTransport {
+    fn interaction_clock(&self) -> Option<&super::deadline::InteractionClock> {
+        self.inner.auth.as_deref().map(Authorizer::interactions)
+    }
     fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
         let OutgoingRequest {
             id,

@@ -21,6 +21,7 @@
 mod api;
 pub mod auth;
 mod cache;
+mod deadline;
 mod era;
 mod headers;
 mod http;
@@ -93,6 +94,11 @@ pub(crate) trait ClientTransport: Send + Sync {
     /// HTTP server is serving when it accepts the connection).
     fn serving(&self) -> BoxFuture<()> {
         Box::pin(async {})
+    }
+    /// Measures the user's time in a login, which timeouts skip (HTTP with
+    /// OAuth only).
+    fn interaction_clock(&self) -> Option<&deadline::InteractionClock> {
+        None
     }
     /// After a legacy handshake: start receiving what the server sends
     /// outside any request (HTTP: the session's GET stream).

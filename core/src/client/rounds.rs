@@ -39,9 +39,10 @@ impl Client {
         let work = self.send_inner(method, params, options);
         let timed = async {
             match limit {
-                Some(limit) => tokio::time::timeout(limit, work)
-                    .await
-                    .map_err(|_| Error::Timeout)?,
+                Some(limit) => {
+                    let clock = self.shared.transport.interaction_clock();
+                    super::deadline::timeout_excluding(limit, clock, work).await?
+                }
                 None => work.await,
             }
         };

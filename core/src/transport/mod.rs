@@ -3,6 +3,8 @@
 //! Origin checks, SSE); protocol rules stay in [`crate::server`].
 
 pub mod http;
+#[cfg(unix)]
+mod pipes;
 mod run;
 mod stdin;
 pub mod stdio;

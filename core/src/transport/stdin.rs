@@ -1,4 +1,6 @@
-//! This process's stdin and stdout, read and written on dedicated threads.
+//! This process's stdin and stdout: polled by the runtime when they are
+//! pipes or sockets (`pipes.rs`), else read and written on dedicated
+//! threads (a terminal, a file).
 //!
 //! `tokio::io::stdin`/`stdout` block on the runtime's blocking pool, and a
 //! read or write blocked there holds up the runtime's shutdown until the
@@ -12,6 +14,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncReadExt, DuplexStream, ReadBuf};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::either::Either;
 
 /// Bytes read by one `read(2)` on stdin at most.
 const CHUNK: usize = 64 * 1024;
@@ -24,8 +27,47 @@ pub(crate) struct ThreadStdin {
     ended: bool,
 }
 
+/// This process's stdin for the serving loop.
+pub(crate) type Stdin = Either<super::pipes::PipeReader, ThreadStdin>;
+
+/// This process's stdout for the writer task.
+pub(crate) type Stdout = Either<super::pipes::PipeWriter, DuplexStream>;
+
+/// Stdin polled by the runtime when it is a pipe or socket, else through
+/// a reader thread.
+pub(crate) fn stdin() -> io::Result<Stdin> {
+    #[cfg(unix)]
+    if !threads_forced()
+        && let Some(pipe) = super::pipes::stdin()
+    {
+        return Ok(Either::Left(pipe));
+    }
+    thread_stdin().map(Either::Right)
+}
+
+/// Stdout written by the runtime when it is a pipe or socket, else through
+/// a writer thread; the receiver is as [`thread_stdout`]'s.
+pub(crate) fn stdout() -> io::Result<(Stdout, oneshot::Receiver<bool>)> {
+    #[cfg(unix)]
+    if !threads_forced()
+        && let Some((pipe, done)) = super::pipes::stdout()
+    {
+        return Ok((Either::Left(pipe), done));
+    }
+    let (stream, done) = thread_stdout()?;
+    Ok((Either::Right(stream), done))
+}
+
+/// `FERROMCP_STDIO_THREADS=1` keeps the threads for pipes too: a way out
+/// should a host or platform mind non-blocking standard streams, and the
+/// "before" of benchmarks.
+#[cfg(unix)]
+fn threads_forced() -> bool {
+    std::env::var_os("FERROMCP_STDIO_THREADS").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
 /// Starts the reader thread.
-pub(crate) fn stdin() -> io::Result<ThreadStdin> {
+fn thread_stdin() -> io::Result<ThreadStdin> {
     let (tx, chunks) = mpsc::channel(1);
     std::thread::Builder::new()
         .name("ferromcp-stdin".into())
@@ -94,7 +136,7 @@ impl AsyncRead for ThreadStdin {
 /// dropped) or when stdout fails. Then the stream's writes fail with
 /// `BrokenPipe`, and the receiver resolves: `false` once everything
 /// written before the EOF is out, `true` if stdout failed.
-pub(crate) fn stdout() -> io::Result<(DuplexStream, oneshot::Receiver<bool>)> {
+fn thread_stdout() -> io::Result<(DuplexStream, oneshot::Receiver<bool>)> {
     let (ours, mut theirs) = tokio::io::duplex(CHUNK);
     let (done_tx, done) = oneshot::channel();
     let runtime = tokio::runtime::Handle::current();

@@ -111,14 +111,29 @@ impl Server {
         let stdin = super::stdin::stdin()?;
         let (stdout, mut written) = super::stdin::stdout()?;
         let output_gone = shutdown.child_token();
-        let serve = serve_inner(
+        // On a runtime worker, not on the caller's thread (the thread of
+        // `block_on` in `#[tokio::main]` or a C host): the tasks it spawns
+        // per request then start on the same worker, from its local queue,
+        // instead of each waking a sleeping worker through the kernel.
+        // Aborted if this future is dropped, as the loop was before.
+        let serve = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(serve_inner(
             self.clone(),
             stdin,
             stdout,
             options,
             shutdown,
             output_gone.clone(),
-        );
+        )));
+        let serve = async move {
+            match serve.await {
+                Ok(served) => served,
+                // A panic in the loop reaches the caller, as before.
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => Err(Error::Protocol(format!(
+                    "the stdio serving task ended: {e}"
+                ))),
+            }
+        };
         tokio::pin!(serve);
         let served = tokio::select! {
             served = &mut serve => served,

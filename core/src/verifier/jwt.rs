@@ -182,7 +182,10 @@ impl JwtVerifier {
             return invalid(format!("issued by {iss:?}, not {:?}", self.inner.issuer));
         }
         let audience = strings(claims.get("aud"));
-        if !audience.iter().any(|a| a == &self.inner.audience) {
+        // A trailing `/` is not a different resource (the spec recommends
+        // the form without it; providers differ in which they put in `aud`).
+        let wanted = self.inner.audience.trim_end_matches('/');
+        if !audience.iter().any(|a| a.trim_end_matches('/') == wanted) {
             return invalid(format!(
                 "issued for {audience:?}, not {:?}",
                 self.inner.audience

@@ -2,6 +2,7 @@
 //! discovery, registration, the authorization-code flow (or a refresh),
 //! and keeps the token the transport sends.
 
+use crate::client::deadline::InteractionClock;
 use std::sync::RwLock;
 
 use super::challenge::Challenge;
@@ -81,6 +82,9 @@ pub(crate) struct Authorizer {
     busy: tokio::sync::Mutex<Option<Known>>,
     /// The DPoP key, when the options ask for bound tokens.
     dpop: Option<DpopKey>,
+    /// Time spent in the user's authorize callback, which call timeouts
+    /// do not count.
+    interactions: InteractionClock,
 }
 
 /// Where the current token came from.
@@ -119,7 +123,13 @@ impl Authorizer {
             server_url: server_url.to_owned(),
             fetcher: Fetcher::new(tls.clone()),
             busy: tokio::sync::Mutex::new(None),
+            interactions: InteractionClock::default(),
         }
+    }
+
+    /// The clock of the user's interactions, for timeouts to skip them.
+    pub(crate) fn interactions(&self) -> &InteractionClock {
+        &self.interactions
     }
 
     /// The access token requests carry now.
@@ -390,7 +400,10 @@ impl Authorizer {
             params.push(("scope", scope.as_str()));
         }
         let url = urls::with_query(&server.authorization_endpoint, &params);
-        let redirect = (self.options.authorize)(url).await.map_err(|e| match e {
+        let user_time = self.interactions.pause();
+        let redirect = (self.options.authorize)(url).await;
+        drop(user_time);
+        let redirect = redirect.map_err(|e| match e {
             Error::Auth(e) => Error::Auth(e),
             other => AuthError::Interaction(other.to_string()).into(),
         })?;

@@ -33,6 +33,7 @@ mod dpop;
 mod enterprise;
 mod error;
 pub(crate) mod fetch;
+mod file_store;
 pub(crate) mod flow;
 mod jwt;
 mod loopback;
@@ -51,6 +52,7 @@ use crate::{BoxFuture, Error};
 pub use enterprise::EnterpriseIdp;
 pub use error::AuthError;
 pub use fetch::headless_authorize;
+pub use file_store::FileTokenStore;
 pub use loopback::LoopbackRedirect;
 pub use store::{ClientCredentials, MemoryTokenStore, StoredTokens, TokenStore};
 

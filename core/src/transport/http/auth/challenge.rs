@@ -68,7 +68,9 @@ pub(super) fn challenge(
         "resource_metadata=\"{}\"",
         quoted(&metadata_url(&protection.resource))
     ));
-    if let Some(description) = description {
+    // RFC 6750 §3.1: a request without credentials gets no error
+    // information, only the challenge.
+    if let Some(description) = description.filter(|_| failure != Failure::Missing) {
         params.push(format!("error_description=\"{}\"", quoted(description)));
     }
     format!("Bearer {}", params.join(", "))

@@ -1,0 +1,1071 @@
+//! OAuth for the C client: `ferromcp_oauth_options` (JSON settings plus the
+//! authorize, assertion and token-store callbacks), attached to client
+//! options with ferromcp_client_options_set_oauth(); core's
+//! [`ferromcp_core::client::auth`] runs the whole protocol (discovery,
+//! registration, PKCE, tokens, DPoP, step-up). C callbacks answer through a
+//! borrowed `ferromcp_oauth_reply`, which copies what they give.
+
+use serde_json::{Map, Value};
+use std::ffi::{CString, c_char, c_void};
+use std::sync::Arc;
+
+use ferromcp_core::Error;
+use ferromcp_core::client::TlsOptions;
+use ferromcp_core::client::auth::{
+    AuthError, ClientCredentials, EnterpriseIdp, OAuthOptions, PreRegisteredClient, StoredTokens,
+    TokenStore, headless_authorize,
+};
+
+use crate::args::{check_out, parse_json_object, required_str};
+use crate::client::{block, ferromcp_client_options};
+use crate::context::give_string;
+use crate::error::{FfiError, ferromcp_status};
+use crate::handler::ferromcp_userdata_free;
+use crate::host_call::C_THREADS;
+use crate::panic::ffi_boundary;
+
+/// Where a callback puts its answer: a text (a redirect URL, an assertion,
+/// a stored record's JSON) or a failure message.
+///
+/// Opaque. Borrowed by the callback it is given to, valid only until the
+/// callback returns; ferromcp_oauth_reply_set() and
+/// ferromcp_oauth_reply_fail() copy what they are given. The last call
+/// before the callback returns wins.
+pub struct ferromcp_oauth_reply {
+    answer: Option<Result<String, String>>,
+}
+
+/// Which record a token store callback is about.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ferromcp_oauth_record {
+    /// The tokens for an MCP server URL (the key): JSON
+    /// `{"access_token","refresh_token"?,"expires_at"?,"scopes":[...],"issuer","token_type"?}`.
+    FERROMCP_OAUTH_TOKENS = 0,
+    /// The client registration at an authorization server (the key is its
+    /// issuer): JSON `{"client_id","client_secret"?,"token_endpoint_auth_method"?,...}`.
+    FERROMCP_OAUTH_CLIENT = 1,
+}
+
+/// Shows the user the authorization URL and gives back the URL the browser
+/// was redirected to (with `code`, `state`, usually `iss`).
+///
+/// - `userdata`: the pointer given to ferromcp_oauth_options_on_authorize().
+/// - `authorization_url`: NUL-terminated, valid until the callback returns.
+/// - `reply`: answer with ferromcp_oauth_reply_set(reply, redirect_url), or
+///   ferromcp_oauth_reply_fail(reply, why); no answer fails the login.
+///
+/// Threads: called on a ferromcp host thread (never an async runtime
+/// worker), so it may block for as long as the user takes (the client's
+/// request timeout still applies), and may call
+/// ferromcp_oauth_headless_authorize().
+pub type ferromcp_oauth_authorize_callback = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        authorization_url: *const c_char,
+        reply: *mut ferromcp_oauth_reply,
+    ),
+>;
+
+/// Gives the current assertion (a JWT) of the `jwtBearer` grant, for the
+/// authorization server `issuer` and the MCP server `resource`.
+///
+/// - `issuer`, `resource`: NUL-terminated, valid until the callback returns.
+/// - `reply`: ferromcp_oauth_reply_set(reply, jwt) or _fail().
+///
+/// Threads: as ferromcp_oauth_authorize_callback.
+pub type ferromcp_oauth_assertion_callback = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        issuer: *const c_char,
+        resource: *const c_char,
+        reply: *mut ferromcp_oauth_reply,
+    ),
+>;
+
+/// Loads a record from a token store: ferromcp_oauth_reply_set(reply,
+/// record_json) with what was saved for `key`, or nothing (or _fail) when
+/// nothing is.
+///
+/// Threads: called on a ferromcp thread around a login only (never per
+/// request), while that thread is allowed to block: it may do file or
+/// keychain I/O but must not call ferromcp client functions.
+pub type ferromcp_oauth_store_load_callback = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        record: ferromcp_oauth_record,
+        key: *const c_char,
+        reply: *mut ferromcp_oauth_reply,
+    ),
+>;
+
+/// Saves (replaces) a record of a token store; `record_json` NULL forgets it.
+/// `key` and `record_json` are valid until the callback returns.
+///
+/// Threads: as ferromcp_oauth_store_load_callback.
+pub type ferromcp_oauth_store_save_callback = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        record: ferromcp_oauth_record,
+        key: *const c_char,
+        record_json: *const c_char,
+    ),
+>;
+
+/// A C userdata, released with its finalizer when the last user drops it.
+struct Userdata {
+    pointer: *mut c_void,
+    finalizer: ferromcp_userdata_free,
+}
+
+// SAFETY: the header requires callbacks and userdata to be usable from any
+// thread; ferromcp never dereferences the pointer.
+unsafe impl Send for Userdata {}
+// SAFETY: as above; concurrent invocations are part of the contract.
+unsafe impl Sync for Userdata {}
+
+impl Drop for Userdata {
+    fn drop(&mut self) {
+        if let Some(finalizer) = self.finalizer {
+            // SAFETY: the finalizer contract: once, with its userdata.
+            unsafe { finalizer(self.pointer) }
+        }
+    }
+}
+
+/// C text for a callback argument (NULs cannot occur in URLs or JSON;
+/// replaced rather than truncated if they ever do).
+fn c_text(text: &str) -> CString {
+    CString::new(text.replace('\0', "\u{FFFD}")).unwrap_or_default()
+}
+
+/// What a callback answered.
+fn reply_of(reply: ferromcp_oauth_reply, what: &str) -> Result<String, String> {
+    reply
+        .answer
+        .unwrap_or_else(|| Err(format!("the {what} callback gave no answer")))
+}
+
+struct AuthorizeCallback {
+    callback: unsafe extern "C" fn(*mut c_void, *const c_char, *mut ferromcp_oauth_reply),
+    userdata: Userdata,
+}
+
+struct AssertionCallback {
+    callback:
+        unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, *mut ferromcp_oauth_reply),
+    userdata: Userdata,
+}
+
+/// Runs `invoke` on a host thread (C callbacks may block) and waits for
+/// its answer; a failure is core's `AuthError::Interaction` (FERROMCP_AUTH).
+async fn on_host_thread(
+    invoke: impl FnOnce() -> Result<String, String> + Send + 'static,
+) -> Result<String, Error> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    C_THREADS.submit(Box::new(move || {
+        let _ = sender.send(invoke());
+    }));
+    receiver
+        .await
+        .unwrap_or_else(|_| Err("the callback never ran".to_owned()))
+        .map_err(|message| AuthError::Interaction(message).into())
+}
+
+impl AuthorizeCallback {
+    fn invoke(&self, url: &str) -> Result<String, String> {
+        let url = c_text(url);
+        let mut reply = ferromcp_oauth_reply { answer: None };
+        // SAFETY: the callback contract; `url` and `reply` outlive the call.
+        unsafe { (self.callback)(self.userdata.pointer, url.as_ptr(), &mut reply) };
+        reply_of(reply, "authorize")
+    }
+}
+
+impl AssertionCallback {
+    fn invoke(&self, issuer: &str, resource: &str) -> Result<String, String> {
+        let (issuer, resource) = (c_text(issuer), c_text(resource));
+        let mut reply = ferromcp_oauth_reply { answer: None };
+        // SAFETY: the callback contract; the texts and `reply` outlive the call.
+        unsafe {
+            (self.callback)(
+                self.userdata.pointer,
+                issuer.as_ptr(),
+                resource.as_ptr(),
+                &mut reply,
+            )
+        };
+        reply_of(reply, "assertion")
+    }
+}
+
+/// A C token store. Core calls a [`TokenStore`] synchronously around a
+/// login; the callbacks may do I/O, so the call is made inside
+/// `block_in_place` (the runtime moves the worker's other tasks away).
+struct CStore {
+    load: unsafe extern "C" fn(
+        *mut c_void,
+        ferromcp_oauth_record,
+        *const c_char,
+        *mut ferromcp_oauth_reply,
+    ),
+    save: unsafe extern "C" fn(*mut c_void, ferromcp_oauth_record, *const c_char, *const c_char),
+    userdata: Userdata,
+}
+
+impl CStore {
+    fn load<T: serde::de::DeserializeOwned>(
+        &self,
+        record: ferromcp_oauth_record,
+        key: &str,
+    ) -> Option<T> {
+        let key = c_text(key);
+        let mut reply = ferromcp_oauth_reply { answer: None };
+        tokio::task::block_in_place(|| {
+            // SAFETY: the callback contract; `key` and `reply` outlive the call.
+            unsafe { (self.load)(self.userdata.pointer, record, key.as_ptr(), &mut reply) }
+        });
+        // An unreadable record reads as none: the login happens again.
+        serde_json::from_str(&reply.answer?.ok()?).ok()
+    }
+
+    fn save(&self, record: ferromcp_oauth_record, key: &str, json: Option<String>) {
+        let key = c_text(key);
+        let json = json.map(|text| c_text(&text));
+        let json_ptr = json.as_ref().map_or(std::ptr::null(), |j| j.as_ptr());
+        tokio::task::block_in_place(|| {
+            // SAFETY: the callback contract; the texts outlive the call.
+            unsafe { (self.save)(self.userdata.pointer, record, key.as_ptr(), json_ptr) }
+        });
+    }
+}
+
+impl TokenStore for CStore {
+    fn load_tokens(&self, resource: &str) -> Option<StoredTokens> {
+        self.load(ferromcp_oauth_record::FERROMCP_OAUTH_TOKENS, resource)
+    }
+    fn save_tokens(&self, resource: &str, tokens: &StoredTokens) {
+        let json = serde_json::to_string(tokens).ok();
+        self.save(ferromcp_oauth_record::FERROMCP_OAUTH_TOKENS, resource, json);
+    }
+    fn clear_tokens(&self, resource: &str) {
+        self.save(ferromcp_oauth_record::FERROMCP_OAUTH_TOKENS, resource, None);
+    }
+    fn load_client(&self, issuer: &str) -> Option<ClientCredentials> {
+        self.load(ferromcp_oauth_record::FERROMCP_OAUTH_CLIENT, issuer)
+    }
+    fn save_client(&self, issuer: &str, client: &ClientCredentials) {
+        let json = serde_json::to_string(client).ok();
+        self.save(ferromcp_oauth_record::FERROMCP_OAUTH_CLIENT, issuer, json);
+    }
+}
+
+/// The grant and its data, from the options JSON.
+#[derive(Clone)]
+enum Grant {
+    AuthorizationCode {
+        redirect_uri: String,
+    },
+    ClientCredentials {
+        client_id: String,
+        secret: Option<String>,
+        pem: Option<String>,
+    },
+    JwtBearer {
+        client_id: String,
+        secret: Option<String>,
+    },
+    EnterpriseManaged {
+        client_id: String,
+        secret: Option<String>,
+        idp: EnterpriseIdp,
+    },
+}
+
+/// OAuth settings of an HTTP client: JSON options (ferromcp_oauth_options_new())
+/// plus callbacks (ferromcp_oauth_options_on_authorize(),
+/// ferromcp_oauth_options_on_assertion(), ferromcp_oauth_options_set_store()),
+/// attached to client options with ferromcp_client_options_set_oauth().
+///
+/// Opaque. Freed by ferromcp_oauth_options_free(); client options it was
+/// attached to keep what they need. Not to be changed from two threads at
+/// once.
+pub struct ferromcp_oauth_options {
+    grant: Grant,
+    client_name: Option<String>,
+    client_metadata_url: Option<String>,
+    pre_registered: Vec<PreRegisteredClient>,
+    offline_access: Option<bool>,
+    dpop: bool,
+    max_authorizations: Option<usize>,
+    authorize: Option<Arc<AuthorizeCallback>>,
+    assertion: Option<Arc<AssertionCallback>>,
+    store: Option<Arc<CStore>>,
+}
+
+fn bad(why: impl std::fmt::Display) -> FfiError {
+    FfiError::new(
+        ferromcp_status::FERROMCP_INVALID_JSON,
+        format!("`options_json`: {why}"),
+    )
+}
+
+fn text(map: &Map<String, Value>, key: &str) -> Result<Option<String>, FfiError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(bad(format!("\"{key}\" must be a string"))),
+    }
+}
+
+fn needed(map: &Map<String, Value>, key: &str, grant: &str) -> Result<String, FfiError> {
+    text(map, key)?.ok_or_else(|| bad(format!("\"{key}\" is required with grant {grant:?}")))
+}
+
+fn flag(map: &Map<String, Value>, key: &str) -> Result<Option<bool>, FfiError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(bad(format!("\"{key}\" must be a boolean"))),
+    }
+}
+
+fn only(map: &Map<String, Value>, known: &[&str], what: &str) -> Result<(), FfiError> {
+    match map.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(key) => Err(bad(format!("unknown {what} member {key:?}"))),
+        None => Ok(()),
+    }
+}
+
+fn object<'a>(value: &'a Value, what: &str) -> Result<&'a Map<String, Value>, FfiError> {
+    value
+        .as_object()
+        .ok_or_else(|| bad(format!("\"{what}\" must be an object")))
+}
+
+/// Reads the options JSON.
+fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, FfiError> {
+    only(
+        map,
+        &[
+            "grant",
+            "redirectUri",
+            "clientName",
+            "clientMetadataUrl",
+            "preRegistered",
+            "offlineAccess",
+            "dpop",
+            "maxAuthorizations",
+            "clientId",
+            "clientSecret",
+            "privateKeyPem",
+            "idp",
+        ],
+        "option",
+    )?;
+    let name = text(map, "grant")?.unwrap_or_else(|| "authorizationCode".to_owned());
+    let grant = match name.as_str() {
+        "authorizationCode" => Grant::AuthorizationCode {
+            redirect_uri: needed(map, "redirectUri", &name)?,
+        },
+        "clientCredentials" => {
+            let (secret, pem) = (text(map, "clientSecret")?, text(map, "privateKeyPem")?);
+            if secret.is_some() && pem.is_some() {
+                return Err(bad("give \"clientSecret\" or \"privateKeyPem\", not both"));
+            }
+            Grant::ClientCredentials {
+                client_id: needed(map, "clientId", &name)?,
+                secret,
+                pem,
+            }
+        }
+        "jwtBearer" => Grant::JwtBearer {
+            client_id: needed(map, "clientId", &name)?,
+            secret: text(map, "clientSecret")?,
+        },
+        "enterpriseManaged" => {
+            let idp = object(
+                map.get("idp")
+                    .ok_or_else(|| bad("\"idp\" is required with grant \"enterpriseManaged\""))?,
+                "idp",
+            )?;
+            only(
+                idp,
+                &["tokenEndpoint", "clientId", "clientSecret", "idToken"],
+                "idp",
+            )?;
+            Grant::EnterpriseManaged {
+                client_id: needed(map, "clientId", &name)?,
+                secret: text(map, "clientSecret")?,
+                idp: EnterpriseIdp {
+                    token_endpoint: needed(idp, "tokenEndpoint", &name)?,
+                    client_id: needed(idp, "clientId", &name)?,
+                    client_secret: text(idp, "clientSecret")?,
+                    id_token: needed(idp, "idToken", &name)?,
+                },
+            }
+        }
+        other => {
+            return Err(bad(format!(
+                "\"grant\" must be \"authorizationCode\", \"clientCredentials\", \"jwtBearer\" or \"enterpriseManaged\", not {other:?}"
+            )));
+        }
+    };
+    let pre_registered = match map.get("preRegistered") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                let item = object(item, "preRegistered[]")?;
+                only(
+                    item,
+                    &["issuer", "clientId", "clientSecret"],
+                    "preRegistered",
+                )?;
+                Ok(PreRegisteredClient {
+                    issuer: text(item, "issuer")?,
+                    credentials: ClientCredentials {
+                        client_id: text(item, "clientId")?
+                            .ok_or_else(|| bad("each of \"preRegistered\" needs \"clientId\""))?,
+                        client_secret: text(item, "clientSecret")?,
+                        token_endpoint_auth_method: None,
+                        private_key_pem: None,
+                    },
+                })
+            })
+            .collect::<Result<_, FfiError>>()?,
+        Some(_) => return Err(bad("\"preRegistered\" must be an array")),
+    };
+    let max_authorizations = match map.get("maxAuthorizations") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            value
+                .as_u64()
+                .filter(|n| *n > 0)
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| bad("\"maxAuthorizations\" must be a positive integer"))?,
+        ),
+    };
+    Ok(ferromcp_oauth_options {
+        grant,
+        client_name: text(map, "clientName")?,
+        client_metadata_url: text(map, "clientMetadataUrl")?,
+        pre_registered,
+        offline_access: flag(map, "offlineAccess")?,
+        dpop: flag(map, "dpop")?.unwrap_or(false),
+        max_authorizations,
+        authorize: None,
+        assertion: None,
+        store: None,
+    })
+}
+
+impl ferromcp_oauth_options {
+    /// Core's settings; `tls` is the client's (the enterprise IdP is
+    /// reached with it too). Fails when the grant's callback is missing.
+    fn core_options(&self, tls: &TlsOptions) -> Result<OAuthOptions, FfiError> {
+        let missing = |what: &str, grant: &str| {
+            FfiError::new(
+                ferromcp_status::FERROMCP_INVALID_ARGUMENT,
+                format!("grant {grant:?} needs {what}"),
+            )
+        };
+        let mut options = match &self.grant {
+            Grant::AuthorizationCode { redirect_uri } => {
+                let authorize = self.authorize.clone().ok_or_else(|| {
+                    missing(
+                        "an authorize callback (ferromcp_oauth_options_on_authorize)",
+                        "authorizationCode",
+                    )
+                })?;
+                OAuthOptions::new(redirect_uri.clone(), move |url: String| {
+                    let authorize = authorize.clone();
+                    on_host_thread(move || authorize.invoke(&url))
+                })
+            }
+            Grant::ClientCredentials {
+                client_id,
+                pem: Some(pem),
+                ..
+            } => OAuthOptions::client_credentials_jwt(client_id.clone(), pem.clone()),
+            Grant::ClientCredentials {
+                client_id, secret, ..
+            } => OAuthOptions::client_credentials(client_id.clone(), secret.clone()),
+            Grant::JwtBearer { client_id, secret } => {
+                let assertion = self.assertion.clone().ok_or_else(|| {
+                    missing(
+                        "an assertion callback (ferromcp_oauth_options_on_assertion)",
+                        "jwtBearer",
+                    )
+                })?;
+                OAuthOptions::jwt_bearer(client_id.clone(), secret.clone(), move |request| {
+                    let assertion = assertion.clone();
+                    on_host_thread(move || assertion.invoke(&request.issuer, &request.resource))
+                })
+            }
+            Grant::EnterpriseManaged {
+                client_id,
+                secret,
+                idp,
+            } => OAuthOptions::enterprise_managed(
+                client_id.clone(),
+                secret.clone(),
+                idp.clone(),
+                tls.clone(),
+            ),
+        };
+        if let Some(store) = &self.store {
+            options = options.with_store(store.clone());
+        }
+        if let Some(name) = &self.client_name {
+            options.client_name = name.clone();
+        }
+        if let Some(url) = &self.client_metadata_url {
+            options = options.with_client_metadata_url(url.clone());
+        }
+        options
+            .pre_registered
+            .extend(self.pre_registered.iter().cloned());
+        if let Some(offline) = self.offline_access {
+            options.offline_access = offline;
+        }
+        options.dpop = self.dpop;
+        if let Some(max) = self.max_authorizations {
+            options.max_authorizations = max;
+        }
+        Ok(options)
+    }
+}
+
+/// Creates OAuth settings for an HTTP client.
+///
+/// - `options_json`: a JSON object, copied, with
+///   - `"grant"`: `"authorizationCode"` (default: a user logs in in a
+///     browser; needs `"redirectUri"` and an authorize callback),
+///     `"clientCredentials"` (the client's own `"clientId"` with
+///     `"clientSecret"`, or `"privateKeyPem"` (PKCS#8 P-256, PEM text) for
+///     private_key_jwt), `"jwtBearer"` (`"clientId"`, optional
+///     `"clientSecret"`, and an assertion callback: workload identity) or
+///     `"enterpriseManaged"` (`"clientId"`, `"clientSecret"` and `"idp"`:
+///     `{"tokenEndpoint","clientId","clientSecret"?,"idToken"}`);
+///   - `"redirectUri"`: where the authorization server sends the browser back;
+///   - `"clientName"`: `client_name` in dynamic registrations;
+///   - `"clientMetadataUrl"`: this client's metadata document URL (SEP-991);
+///   - `"preRegistered"`: `[{"issuer"?,"clientId","clientSecret"?}]`,
+///     credentials registered out of band (for that issuer, or any);
+///   - `"offlineAccess"`: ask for a refresh token (default true for the
+///     authorization code);
+///   - `"dpop"`: ask for DPoP-bound tokens (default false);
+///   - `"maxAuthorizations"`: logins one request may trigger, step-ups
+///     included (default 3).
+/// - `out_options`: receives the settings; free them with
+///   ferromcp_oauth_options_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_INVALID_JSON for unparsable text, an
+/// unknown member, a member of the wrong type, an unknown grant or one
+/// missing what it needs; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+///
+/// Threads: any thread.
+///
+/// ```c
+/// ferromcp_oauth_options *oauth = NULL;
+/// ferromcp_oauth_options_new(
+///     "{\"grant\":\"clientCredentials\",\"clientId\":\"svc\",\"clientSecret\":\"s3cret\"}",
+///     &oauth);
+/// ```
+///
+/// # Safety
+/// `options_json` NULL or NUL-terminated; `out_options` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_options_new(
+    options_json: *const c_char,
+    out_options: *mut *mut ferromcp_oauth_options,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let text = unsafe { required_str(options_json, "options_json") }?;
+        check_out(out_options, "out_options")?;
+        let options = parse_options(&parse_json_object(text, "options_json")?)?;
+        // SAFETY: checked non-NULL; writable per the contract.
+        unsafe { out_options.write(Box::into_raw(Box::new(options))) };
+        Ok(())
+    })
+}
+
+/// Frees OAuth settings. Client options they were attached to are not
+/// affected; a callback's userdata is released once no settings, client
+/// options or client use it any more.
+///
+/// - `options`: from ferromcp_oauth_options_new(), or NULL (nothing happens).
+///
+/// Threads: any thread.
+///
+/// ```c
+/// ferromcp_client_options_set_oauth(client_options, oauth);
+/// ferromcp_oauth_options_free(oauth); // the client options keep their copy
+/// ```
+///
+/// # Safety
+/// `options` is NULL or live and not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_options_free(options: *mut ferromcp_oauth_options) {
+    let _ = ffi_boundary(|| {
+        if !options.is_null() {
+            // SAFETY: allocated by ferromcp_oauth_options_new.
+            drop(unsafe { Box::from_raw(options) });
+        }
+        Ok(())
+    });
+}
+
+/// Sets the callback that shows the user the authorization URL and returns
+/// the redirect (grant `"authorizationCode"`); replaces an earlier one.
+///
+/// - `callback`: see ferromcp_oauth_authorize_callback.
+/// - `userdata`: passed to `callback` unchanged.
+/// - `userdata_free`: NULL, or called once with `userdata` when nothing
+///   uses the callback any more (also when it is replaced); not called if
+///   this function fails. May run on any thread; must not block or call
+///   ferromcp.
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `options` or
+/// `callback`.
+///
+/// Threads: any thread, not concurrently with other uses of `options`.
+///
+/// ```c
+/// static void authorize(void *ud, const char *url, ferromcp_oauth_reply *reply) {
+///     printf("Open %s\n", url);
+///     char line[4096];
+///     if (fgets(line, sizeof line, stdin)) {   // the user pastes the redirect
+///         line[strcspn(line, "\n")] = 0;
+///         ferromcp_oauth_reply_set(reply, line);
+///     }
+/// }
+/// ferromcp_oauth_options_on_authorize(oauth, authorize, NULL, NULL);
+/// ```
+///
+/// # Safety
+/// `options` NULL or live; `callback` and `userdata_free` usable from any thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_options_on_authorize(
+    options: *mut ferromcp_oauth_options,
+    callback: ferromcp_oauth_authorize_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let options = unsafe { options.as_mut() }.ok_or_else(|| FfiError::null("options"))?;
+        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+        options.authorize = Some(Arc::new(AuthorizeCallback {
+            callback,
+            userdata: Userdata {
+                pointer: userdata,
+                finalizer: userdata_free,
+            },
+        }));
+        Ok(())
+    })
+}
+
+/// Sets the callback that gives the current assertion (grant
+/// `"jwtBearer"`); replaces an earlier one. Arguments and returns as
+/// ferromcp_oauth_options_on_authorize().
+///
+/// Threads: any thread, not concurrently with other uses of `options`.
+///
+/// ```c
+/// static void platform_token(void *ud, const char *issuer, const char *resource,
+///                            ferromcp_oauth_reply *reply) {
+///     ferromcp_oauth_reply_set(reply, (const char *)ud); // e.g. read from a token file
+/// }
+/// ferromcp_oauth_options_on_assertion(oauth, platform_token, jwt, free);
+/// ```
+///
+/// # Safety
+/// `options` NULL or live; `callback` and `userdata_free` usable from any thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_options_on_assertion(
+    options: *mut ferromcp_oauth_options,
+    callback: ferromcp_oauth_assertion_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let options = unsafe { options.as_mut() }.ok_or_else(|| FfiError::null("options"))?;
+        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+        options.assertion = Some(Arc::new(AssertionCallback {
+            callback,
+            userdata: Userdata {
+                pointer: userdata,
+                finalizer: userdata_free,
+            },
+        }));
+        Ok(())
+    })
+}
+
+/// Keeps tokens (per MCP server URL) and registrations (per issuer) in the
+/// application's store (a file, a keychain) instead of memory; replaces an
+/// earlier store. Records are JSON texts to keep as they are.
+///
+/// - `load`, `save`: see ferromcp_oauth_store_load_callback and
+///   ferromcp_oauth_store_save_callback; both get `userdata`.
+/// - `userdata_free`: as for ferromcp_oauth_options_on_authorize().
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `options`,
+/// `load` or `save`.
+///
+/// Threads: any thread, not concurrently with other uses of `options`.
+///
+/// ```c
+/// static void load(void *dir, ferromcp_oauth_record record, const char *key,
+///                  ferromcp_oauth_reply *reply) {
+///     char *saved = read_file(dir, record, key); // the application's own storage
+///     if (saved) ferromcp_oauth_reply_set(reply, saved);
+///     free(saved);
+/// }
+/// static void save(void *dir, ferromcp_oauth_record record, const char *key,
+///                  const char *json) {
+///     json ? write_file(dir, record, key, json) : remove_file(dir, record, key);
+/// }
+/// ferromcp_oauth_options_set_store(oauth, load, save, dir, NULL);
+/// ```
+///
+/// # Safety
+/// `options` NULL or live; the callbacks and `userdata_free` usable from
+/// any thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_options_set_store(
+    options: *mut ferromcp_oauth_options,
+    load: ferromcp_oauth_store_load_callback,
+    save: ferromcp_oauth_store_save_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let options = unsafe { options.as_mut() }.ok_or_else(|| FfiError::null("options"))?;
+        let load = load.ok_or_else(|| FfiError::null("load"))?;
+        let save = save.ok_or_else(|| FfiError::null("save"))?;
+        options.store = Some(Arc::new(CStore {
+            load,
+            save,
+            userdata: Userdata {
+                pointer: userdata,
+                finalizer: userdata_free,
+            },
+        }));
+        Ok(())
+    })
+}
+
+/// Makes clients connected with `client_options` log in with `oauth` when
+/// a server answers 401 (or 403 `insufficient_scope`): the token then goes
+/// on every request, refreshed and stepped up as needed; a failed login
+/// fails the call with FERROMCP_AUTH. Set the client options' TLS members
+/// first: an enterprise identity provider is reached with them too.
+///
+/// - `client_options`: from ferromcp_client_options_new().
+/// - `oauth`: the settings, copied (still yours to free); NULL removes OAuth.
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `client_options`;
+/// FERROMCP_INVALID_ARGUMENT when the grant's callback is not set.
+///
+/// Threads: any thread, not concurrently with other uses of either.
+///
+/// ```c
+/// ferromcp_client_options_set_oauth(options, oauth);
+/// ferromcp_oauth_options_free(oauth);
+/// ferromcp_client_connect_http("https://mcp.example.com/mcp", NULL, options, &client);
+/// ```
+///
+/// # Safety
+/// Both NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_options_set_oauth(
+    client_options: *mut ferromcp_client_options,
+    oauth: *const ferromcp_oauth_options,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let client_options =
+            unsafe { client_options.as_mut() }.ok_or_else(|| FfiError::null("client_options"))?;
+        // SAFETY: forwarded contract.
+        client_options.options.oauth = match unsafe { oauth.as_ref() } {
+            Some(oauth) => Some(oauth.core_options(&client_options.options.tls)?),
+            None => None,
+        };
+        Ok(())
+    })
+}
+
+/// Gives a text answer to the callback that received `reply`.
+///
+/// - `reply`: the callback's reply, borrowed.
+/// - `text`: NUL-terminated UTF-8 (a redirect URL, an assertion, a record's
+///   JSON), copied.
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_UTF8.
+///
+/// Threads: the callback's thread, before it returns.
+///
+/// ```c
+/// ferromcp_oauth_reply_set(reply, "http://127.0.0.1:8765/callback?code=abc&state=xyz");
+/// ```
+///
+/// # Safety
+/// `reply` NULL or the live reply of the running callback; `text` NULL or
+/// NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_reply_set(
+    reply: *mut ferromcp_oauth_reply,
+    text: *const c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let reply = unsafe { reply.as_mut() }.ok_or_else(|| FfiError::null("reply"))?;
+        // SAFETY: forwarded contract.
+        let text = unsafe { required_str(text, "text") }?;
+        reply.answer = Some(Ok(text.to_owned()));
+        Ok(())
+    })
+}
+
+/// Answers the callback that received `reply` with a failure: the login
+/// fails with FERROMCP_AUTH and this message (a store load reads as
+/// "nothing stored").
+///
+/// - `message`: NUL-terminated UTF-8, copied; NULL for a generic message.
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `reply`;
+/// FERROMCP_INVALID_UTF8.
+///
+/// Threads: the callback's thread, before it returns.
+///
+/// ```c
+/// ferromcp_oauth_reply_fail(reply, "the user cancelled the login");
+/// ```
+///
+/// # Safety
+/// `reply` NULL or the live reply of the running callback; `message` NULL
+/// or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_reply_fail(
+    reply: *mut ferromcp_oauth_reply,
+    message: *const c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let reply = unsafe { reply.as_mut() }.ok_or_else(|| FfiError::null("reply"))?;
+        // SAFETY: forwarded contract.
+        let message = unsafe { crate::args::optional_str(message, "message") }?
+            .unwrap_or("the callback failed");
+        reply.answer = Some(Err(message.to_owned()));
+        Ok(())
+    })
+}
+
+/// Requests an authorization URL and gives where it redirects, without
+/// following it: what an authorize callback answers for an authorization
+/// server that approves without a login page (tests, CI). A real user
+/// authorizes in a browser instead.
+///
+/// - `authorization_url`: borrowed.
+/// - `out_redirect`: receives the redirect URL; free it with
+///   ferromcp_string_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_AUTH when the answer is not a redirect;
+/// FERROMCP_HTTP when the server cannot be reached; FERROMCP_NULL_ARGUMENT,
+/// FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on a ferromcp runtime
+/// thread.
+///
+/// Threads: any thread that may block (an authorize callback's host thread
+/// included).
+///
+/// ```c
+/// static void authorize(void *ud, const char *url, ferromcp_oauth_reply *reply) {
+///     char *redirect = NULL;
+///     if (ferromcp_oauth_headless_authorize(url, &redirect) == FERROMCP_OK) {
+///         ferromcp_oauth_reply_set(reply, redirect);
+///     } else {
+///         ferromcp_oauth_reply_fail(reply, ferromcp_last_error_message());
+///     }
+///     ferromcp_string_free(redirect);
+/// }
+/// ```
+///
+/// # Safety
+/// `authorization_url` NULL or NUL-terminated; `out_redirect` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_headless_authorize(
+    authorization_url: *const c_char,
+    out_redirect: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let url = unsafe { required_str(authorization_url, "authorization_url") }?;
+        check_out(out_redirect, "out_redirect")?;
+        let redirect = block(headless_authorize(url, &TlsOptions::default()))?;
+        give_string(redirect, out_redirect)
+    })
+}
+
+/// A one-shot listener on `127.0.0.1` for the browser coming back from the
+/// authorization server (a desktop login, RFC 8252): core's
+/// [`LoopbackRedirect`](ferromcp_core::client::auth::LoopbackRedirect).
+///
+/// Opaque. Created by ferromcp_oauth_loopback_bind(), freed (the port
+/// released) by ferromcp_oauth_loopback_free(). May be used from any
+/// thread; one wait at a time.
+pub struct ferromcp_oauth_loopback {
+    listener: ferromcp_core::client::auth::LoopbackRedirect,
+    redirect_uri: CString,
+}
+
+/// Listens on `127.0.0.1:port` for the redirect to `path`. Bind it in the
+/// authorize callback before showing the URL, so the browser cannot come
+/// back before anyone listens.
+///
+/// - `port`: the port registered in the redirect URI (0: any free port,
+///   for servers that accept any loopback port).
+/// - `path`: the redirect URI's path (`"/callback"`), borrowed.
+/// - `out_loopback`: receives the listener; free it with
+///   ferromcp_oauth_loopback_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_IO when the port cannot be bound;
+/// FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on
+/// a ferromcp runtime thread.
+///
+/// Threads: any thread that may block (an authorize callback's included).
+///
+/// ```c
+/// static void authorize(void *ud, const char *url, ferromcp_oauth_reply *reply) {
+///     ferromcp_oauth_loopback *loopback = NULL;
+///     char *redirect = NULL;
+///     if (ferromcp_oauth_loopback_bind(8765, "/callback", &loopback) == FERROMCP_OK) {
+///         printf("Open %s\n", url);
+///         if (ferromcp_oauth_loopback_wait(loopback, 300000, &redirect) == FERROMCP_OK)
+///             ferromcp_oauth_reply_set(reply, redirect);
+///     }
+///     ferromcp_string_free(redirect);
+///     ferromcp_oauth_loopback_free(loopback);
+/// }
+/// ```
+///
+/// # Safety
+/// `path` NULL or NUL-terminated; `out_loopback` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_loopback_bind(
+    port: u16,
+    path: *const c_char,
+    out_loopback: *mut *mut ferromcp_oauth_loopback,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let path = unsafe { required_str(path, "path") }?;
+        check_out(out_loopback, "out_loopback")?;
+        let listener = block(ferromcp_core::client::auth::LoopbackRedirect::bind(
+            port, path,
+        ))?;
+        let redirect_uri = c_text(listener.redirect_uri());
+        let boxed = Box::new(ferromcp_oauth_loopback {
+            listener,
+            redirect_uri,
+        });
+        // SAFETY: checked non-NULL; writable per the contract.
+        unsafe { out_loopback.write(Box::into_raw(boxed)) };
+        Ok(())
+    })
+}
+
+/// The redirect URI the listener answers (`http://127.0.0.1:PORT/path`):
+/// the `"redirectUri"` to give when `port` was 0. Owned by the listener,
+/// valid until ferromcp_oauth_loopback_free(); NULL for a NULL `loopback`.
+///
+/// Threads: any thread.
+///
+/// ```c
+/// ferromcp_oauth_loopback *loopback = NULL;
+/// ferromcp_oauth_loopback_bind(0, "/callback", &loopback);
+/// printf("redirect URI: %s\n", ferromcp_oauth_loopback_redirect_uri(loopback));
+/// ferromcp_oauth_loopback_free(loopback);
+/// ```
+///
+/// # Safety
+/// `loopback` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_loopback_redirect_uri(
+    loopback: *const ferromcp_oauth_loopback,
+) -> *const c_char {
+    // SAFETY: forwarded contract.
+    match unsafe { loopback.as_ref() } {
+        Some(loopback) => loopback.redirect_uri.as_ptr(),
+        None => std::ptr::null(),
+    }
+}
+
+/// Waits for the browser's request to the redirect path (other paths get a
+/// 404 and the wait goes on), answers it with a short page, and gives the
+/// full redirect URL.
+///
+/// - `timeout_ms`: how long to wait.
+/// - `out_redirect`: receives the URL; free it with ferromcp_string_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_AUTH when nothing came within the
+/// timeout; FERROMCP_IO; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on
+/// a ferromcp runtime thread.
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// char *redirect = NULL;
+/// if (ferromcp_oauth_loopback_wait(loopback, 300000, &redirect) == FERROMCP_OK) {
+///     ferromcp_oauth_reply_set(reply, redirect);
+///     ferromcp_string_free(redirect);
+/// }
+/// ```
+///
+/// # Safety
+/// `loopback` NULL or live; `out_redirect` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_loopback_wait(
+    loopback: *const ferromcp_oauth_loopback,
+    timeout_ms: u64,
+    out_redirect: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let loopback = unsafe { loopback.as_ref() }.ok_or_else(|| FfiError::null("loopback"))?;
+        check_out(out_redirect, "out_redirect")?;
+        let timeout = std::time::Duration::from_millis(timeout_ms);
+        let redirect = block(loopback.listener.wait(timeout))?;
+        give_string(redirect, out_redirect)
+    })
+}
+
+/// Stops listening and frees the listener.
+///
+/// - `loopback`: from ferromcp_oauth_loopback_bind(), or NULL (nothing
+///   happens). No wait may be running on it.
+///
+/// Threads: any thread.
+///
+/// ```c
+/// ferromcp_oauth_loopback_free(loopback); // the port is free again
+/// ```
+///
+/// # Safety
+/// `loopback` NULL or live and not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_oauth_loopback_free(loopback: *mut ferromcp_oauth_loopback) {
+    let _ = ffi_boundary(|| {
+        if !loopback.is_null() {
+            // SAFETY: allocated by ferromcp_oauth_loopback_bind.
+            drop(unsafe { Box::from_raw(loopback) });
+        }
+        Ok(())
+    });
+}

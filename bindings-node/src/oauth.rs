@@ -1,0 +1,507 @@
+//! OAuth for the Node client: the native `OAuth` settings object, the
+//! `LoopbackRedirect` helper and `headlessAuthorize`, adapting core's
+//! [`ferromcp::client::auth`] (which runs the whole protocol: discovery,
+//! registration, PKCE, tokens, DPoP, step-up) to JS callbacks.
+//!
+//! The facade (`lib/oauth.js`) turns the user's `oauth` option into one
+//! `new OAuth(options, authorize, assertion, store)`; the connect call then
+//! reads it (`JsOAuth::core_options`). JS callbacks go through the
+//! binding's one host-call adapter ([`host_call::call`]), so a plain value
+//! or a promise may answer.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferromcp::Error;
+use ferromcp::client::TlsOptions;
+use ferromcp::client::auth::{
+    AuthError, ClientCredentials, EnterpriseIdp, LoopbackRedirect, OAuthOptions,
+    PreRegisteredClient, StoredTokens, TokenStore, headless_authorize,
+};
+use ferromcp::server::{FromHost, HandlerError, OutputError};
+use napi::bindgen_prelude::Object;
+use napi::{Env, Status};
+use napi_derive::napi;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::client::spawn;
+use crate::host_call::{self, HostFunction, HostOutput, JsCallback};
+
+/// What an authorize or assertion callback must answer: a string.
+struct HostText(String);
+
+impl FromHost for HostText {
+    const KIND: &'static str = "OAuth callback";
+
+    fn from_host(value: Value) -> Result<Self, OutputError> {
+        match value {
+            Value::String(text) => Ok(HostText(text)),
+            other => Err(OutputError {
+                kind: Self::KIND,
+                reason: format!("expected a string, got {other}"),
+            }),
+        }
+    }
+}
+
+impl HostOutput for HostText {}
+
+/// What a token store method answers: any JSON (`null` for nothing).
+struct HostJson(Value);
+
+impl FromHost for HostJson {
+    const KIND: &'static str = "token store";
+
+    fn from_host(value: Value) -> Result<Self, OutputError> {
+        Ok(HostJson(value))
+    }
+}
+
+impl HostOutput for HostJson {}
+
+/// A failed authorize or assertion callback, as core's OAuth error (kind
+/// `"auth"`): the user closed the browser, the platform token is missing.
+fn interaction(error: HandlerError) -> Error {
+    let message = match error {
+        HandlerError::Protocol(mcp) => mcp.message,
+        HandlerError::Tool(message) => message,
+    };
+    AuthError::Interaction(message).into()
+}
+
+/// Calls a JS callback that answers with a string.
+async fn text(callback: Arc<JsCallback>, input: Value) -> Result<String, Error> {
+    host_call::call::<HostText>(&callback, None, input)
+        .await
+        .map(|HostText(text)| text)
+        .map_err(interaction)
+}
+
+/// A JS token store: one dispatcher function `({op, key, value}) => any`
+/// that the facade builds from the user's object (naming, error reports).
+///
+/// Core calls a [`TokenStore`] synchronously, around an authorization only
+/// (never per request). The call is made on the JS thread and the runtime
+/// worker waits for the answer with `block_in_place`, which hands the
+/// worker's other tasks to another thread meanwhile; the JS thread never
+/// waits on the runtime, so this cannot deadlock. A method may return a
+/// promise: it is awaited the same way.
+struct JsTokenStore {
+    dispatch: JsCallback,
+}
+
+impl JsTokenStore {
+    fn call(&self, op: &str, key: &str, value: Value) -> Value {
+        let input = json!({ "op": op, "key": key, "value": value });
+        let answer = host_call::call::<HostJson>(&self.dispatch, None, input);
+        let answer = tokio::task::block_in_place(|| ferromcp::runtime::handle().block_on(answer));
+        // The facade reports a throwing store method (process warning) and
+        // answers `null`; what still fails here is the adapter itself.
+        answer.map_or(Value::Null, |HostJson(value)| value)
+    }
+
+    fn load<T: DeserializeOwned>(&self, op: &str, key: &str) -> Option<T> {
+        match self.call(op, key, Value::Null) {
+            Value::Null => None,
+            found => serde_json::from_value(found).ok(),
+        }
+    }
+
+    fn save<T: Serialize>(&self, op: &str, key: &str, value: &T) {
+        if let Ok(value) = serde_json::to_value(value) {
+            self.call(op, key, value);
+        }
+    }
+}
+
+impl TokenStore for JsTokenStore {
+    fn load_tokens(&self, resource: &str) -> Option<StoredTokens> {
+        self.load("loadTokens", resource)
+    }
+    fn save_tokens(&self, resource: &str, tokens: &StoredTokens) {
+        self.save("saveTokens", resource, tokens);
+    }
+    fn clear_tokens(&self, resource: &str) {
+        self.call("clearTokens", resource, Value::Null);
+    }
+    fn load_client(&self, issuer: &str) -> Option<ClientCredentials> {
+        self.load("loadClient", issuer)
+    }
+    fn save_client(&self, issuer: &str, client: &ClientCredentials) {
+        self.save("saveClient", issuer, client);
+    }
+}
+
+/// Credentials registered out of band with an authorization server.
+#[napi(object, js_name = "OAuthPreRegistered")]
+pub struct JsPreRegistered {
+    /// The issuer they are valid at; absent: any.
+    pub issuer: Option<String>,
+    /// `client_id`.
+    pub client_id: String,
+    /// `client_secret` of a confidential client.
+    pub client_secret: Option<String>,
+}
+
+/// The enterprise identity provider of `grant: "enterpriseManaged"`.
+#[napi(object, js_name = "OAuthEnterpriseIdp")]
+pub struct JsEnterpriseIdp {
+    /// The IdP's token endpoint (token exchange).
+    pub token_endpoint: String,
+    /// This client's id at the IdP.
+    pub client_id: String,
+    /// This client's secret at the IdP, if any.
+    pub client_secret: Option<String>,
+    /// The user's OpenID Connect ID token from the IdP.
+    pub id_token: String,
+}
+
+/// The plain-data part of the OAuth settings (callbacks are separate
+/// arguments of the `OAuth` constructor). PEM texts: the facade reads files.
+#[napi(object, js_name = "OAuthNativeOptions")]
+pub struct JsOAuthOptions {
+    /// `"authorizationCode"` (default), `"clientCredentials"`,
+    /// `"jwtBearer"` or `"enterpriseManaged"`.
+    pub grant: Option<String>,
+    /// Authorization code: where the authorization server sends the user back.
+    pub redirect_uri: Option<String>,
+    /// `client_name` in dynamic registrations.
+    pub client_name: Option<String>,
+    /// This client's metadata document URL (used as its `client_id`).
+    pub client_metadata_url: Option<String>,
+    /// Credentials registered out of band.
+    pub pre_registered: Option<Vec<JsPreRegistered>>,
+    /// Ask for `offline_access` (a refresh token).
+    pub offline_access: Option<bool>,
+    /// Ask for DPoP-bound tokens (RFC 9449).
+    pub dpop: Option<bool>,
+    /// Authorizations one request may trigger (default 3).
+    pub max_authorizations: Option<u32>,
+    /// The client's own id (every grant but the authorization code).
+    pub client_id: Option<String>,
+    /// The client's secret.
+    pub client_secret: Option<String>,
+    /// `clientCredentials` with `private_key_jwt`: a PKCS#8 P-256 key (PEM).
+    pub private_key_pem: Option<String>,
+    /// `enterpriseManaged`: the identity provider.
+    pub idp: Option<JsEnterpriseIdp>,
+}
+
+/// How tokens are obtained.
+enum Flow {
+    AuthorizationCode {
+        redirect_uri: String,
+        authorize: Arc<JsCallback>,
+    },
+    ClientCredentials {
+        client_id: String,
+        secret: Option<String>,
+        private_key_pem: Option<String>,
+    },
+    JwtBearer {
+        client_id: String,
+        secret: Option<String>,
+        assertion: Arc<JsCallback>,
+    },
+    EnterpriseManaged {
+        client_id: String,
+        secret: Option<String>,
+        idp: EnterpriseIdp,
+    },
+}
+
+/// OAuth settings of an HTTP client, made by the facade from the `oauth`
+/// option of `Client.http`; see `HttpClientOptions.oauth` in `index.d.ts`.
+///
+/// @example
+/// ```js
+/// const native = require("./native.js");
+/// const oauth = new native.OAuth({ grant: "clientCredentials", clientId: "svc", clientSecret: "s" });
+/// const client = await native.Client.connectHttp("https://mcp.example.com/mcp", {}, null, null, null, oauth);
+/// ```
+#[napi(js_name = "OAuth")]
+pub struct JsOAuth {
+    flow: Flow,
+    store: Option<Arc<JsTokenStore>>,
+    client_name: Option<String>,
+    client_metadata_url: Option<String>,
+    pre_registered: Vec<PreRegisteredClient>,
+    offline_access: Option<bool>,
+    dpop: bool,
+    max_authorizations: Option<usize>,
+}
+
+fn invalid(message: String) -> napi::Error {
+    napi::Error::new(Status::InvalidArg, message)
+}
+
+fn required(value: Option<String>, what: &str, grant: &str) -> napi::Result<String> {
+    value.ok_or_else(|| invalid(format!("oauth.{what} is required with grant {grant:?}")))
+}
+
+fn adapt(function: Option<HostFunction<'_>>) -> napi::Result<Option<Arc<JsCallback>>> {
+    function
+        .map(|f| JsCallback::new(&f).map(Arc::new))
+        .transpose()
+}
+
+#[napi]
+impl JsOAuth {
+    /// Checks the settings now (a missing `redirectUri`, an unknown grant
+    /// throw here, not at the first request). `authorize(url, null)` and
+    /// `assertion({issuer, resource}, null)` answer with a string;
+    /// `store({op, key, value}, null)` is the token store's dispatcher.
+    #[napi(
+        constructor,
+        ts_args_type = "options: OAuthNativeOptions, authorize?: ((url: string, ctx: null) => unknown) | null, assertion?: ((request: { issuer: string; resource: string }, ctx: null) => unknown) | null, store?: ((call: { op: string; key: string; value: any }, ctx: null) => unknown) | null"
+    )]
+    pub fn new(
+        options: JsOAuthOptions,
+        authorize: Option<HostFunction<'_>>,
+        assertion: Option<HostFunction<'_>>,
+        store: Option<HostFunction<'_>>,
+    ) -> napi::Result<JsOAuth> {
+        let grant = options
+            .grant
+            .unwrap_or_else(|| "authorizationCode".to_owned());
+        let flow = match grant.as_str() {
+            "authorizationCode" => Flow::AuthorizationCode {
+                redirect_uri: required(options.redirect_uri, "redirectUri", &grant)?,
+                authorize: adapt(authorize)?.ok_or_else(|| {
+                    invalid("oauth.authorize is required with grant \"authorizationCode\"".into())
+                })?,
+            },
+            "clientCredentials" => {
+                if options.private_key_pem.is_some() && options.client_secret.is_some() {
+                    return Err(invalid(
+                        "oauth: give clientSecret or privateKeyPem, not both".into(),
+                    ));
+                }
+                Flow::ClientCredentials {
+                    client_id: required(options.client_id, "clientId", &grant)?,
+                    secret: options.client_secret,
+                    private_key_pem: options.private_key_pem,
+                }
+            }
+            "jwtBearer" => Flow::JwtBearer {
+                client_id: required(options.client_id, "clientId", &grant)?,
+                secret: options.client_secret,
+                assertion: adapt(assertion)?.ok_or_else(|| {
+                    invalid("oauth.assertion is required with grant \"jwtBearer\"".into())
+                })?,
+            },
+            "enterpriseManaged" => {
+                let idp = options.idp.ok_or_else(|| {
+                    invalid("oauth.idp is required with grant \"enterpriseManaged\"".into())
+                })?;
+                Flow::EnterpriseManaged {
+                    client_id: required(options.client_id, "clientId", &grant)?,
+                    secret: options.client_secret,
+                    idp: EnterpriseIdp {
+                        token_endpoint: idp.token_endpoint,
+                        client_id: idp.client_id,
+                        client_secret: idp.client_secret,
+                        id_token: idp.id_token,
+                    },
+                }
+            }
+            other => {
+                return Err(invalid(format!(
+                    "oauth.grant must be \"authorizationCode\", \"clientCredentials\", \"jwtBearer\" or \"enterpriseManaged\", not {other:?}"
+                )));
+            }
+        };
+        let store = store
+            .map(|f| JsCallback::new(&f))
+            .transpose()?
+            .map(|dispatch| Arc::new(JsTokenStore { dispatch }));
+        let pre_registered = options
+            .pre_registered
+            .unwrap_or_default()
+            .into_iter()
+            .map(|pre| PreRegisteredClient {
+                issuer: pre.issuer,
+                credentials: ClientCredentials {
+                    client_id: pre.client_id,
+                    client_secret: pre.client_secret,
+                    token_endpoint_auth_method: None,
+                    private_key_pem: None,
+                },
+            })
+            .collect();
+        Ok(JsOAuth {
+            flow,
+            store,
+            client_name: options.client_name,
+            client_metadata_url: options.client_metadata_url,
+            pre_registered,
+            offline_access: options.offline_access,
+            dpop: options.dpop.unwrap_or(false),
+            max_authorizations: options.max_authorizations.map(|n| n as usize),
+        })
+    }
+}
+
+impl JsOAuth {
+    /// Core's settings; `tls` is the client's (the enterprise IdP is
+    /// reached with it too).
+    pub(crate) fn core_options(&self, tls: &TlsOptions) -> OAuthOptions {
+        let mut options = match &self.flow {
+            Flow::AuthorizationCode {
+                redirect_uri,
+                authorize,
+            } => {
+                let authorize = authorize.clone();
+                OAuthOptions::new(redirect_uri.clone(), move |url: String| {
+                    text(authorize.clone(), Value::String(url))
+                })
+            }
+            Flow::ClientCredentials {
+                client_id,
+                private_key_pem: Some(pem),
+                ..
+            } => OAuthOptions::client_credentials_jwt(client_id.clone(), pem.clone()),
+            Flow::ClientCredentials {
+                client_id, secret, ..
+            } => OAuthOptions::client_credentials(client_id.clone(), secret.clone()),
+            Flow::JwtBearer {
+                client_id,
+                secret,
+                assertion,
+            } => {
+                let assertion = assertion.clone();
+                OAuthOptions::jwt_bearer(client_id.clone(), secret.clone(), move |request| {
+                    let input = json!({ "issuer": request.issuer, "resource": request.resource });
+                    text(assertion.clone(), input)
+                })
+            }
+            Flow::EnterpriseManaged {
+                client_id,
+                secret,
+                idp,
+            } => OAuthOptions::enterprise_managed(
+                client_id.clone(),
+                secret.clone(),
+                idp.clone(),
+                tls.clone(),
+            ),
+        };
+        if let Some(store) = &self.store {
+            options = options.with_store(store.clone());
+        }
+        if let Some(name) = &self.client_name {
+            options.client_name = name.clone();
+        }
+        if let Some(url) = &self.client_metadata_url {
+            options = options.with_client_metadata_url(url.clone());
+        }
+        options
+            .pre_registered
+            .extend(self.pre_registered.iter().cloned());
+        if let Some(offline) = self.offline_access {
+            options.offline_access = offline;
+        }
+        options.dpop = self.dpop;
+        if let Some(max) = self.max_authorizations {
+            options.max_authorizations = max;
+        }
+        options
+    }
+}
+
+/// A one-shot listener on `127.0.0.1` for the authorization redirect of a
+/// desktop login (RFC 8252 §7.3): core's [`LoopbackRedirect`].
+///
+/// @example
+/// ```js
+/// const native = require("./native.js");
+/// const loopback = await native.LoopbackRedirect.bind(0, "/callback");
+/// console.log(loopback.redirectUri); // http://127.0.0.1:PORT/callback
+/// const redirect = await loopback.wait(300000);
+/// ```
+#[napi(js_name = "LoopbackRedirect")]
+pub struct JsLoopbackRedirect {
+    redirect_uri: String,
+    /// `None` once closed: the port is released when no wait holds it.
+    listener: Mutex<Option<Arc<LoopbackRedirect>>>,
+}
+
+#[napi]
+impl JsLoopbackRedirect {
+    /// Binds `127.0.0.1:port` (0: any free port) for redirects to `path`.
+    #[napi(ts_return_type = "Promise<LoopbackRedirect>")]
+    pub fn bind<'env>(env: &'env Env, port: u32, path: String) -> napi::Result<Object<'env>> {
+        let port = u16::try_from(port).map_err(|_| invalid(format!("invalid port {port}")))?;
+        spawn(
+            env,
+            async move { LoopbackRedirect::bind(port, &path).await },
+            |listener| {
+                Ok(JsLoopbackRedirect {
+                    redirect_uri: listener.redirect_uri().to_owned(),
+                    listener: Mutex::new(Some(Arc::new(listener))),
+                })
+            },
+        )
+    }
+
+    /// The redirect URI to register (`http://127.0.0.1:PORT/path`).
+    #[napi(getter)]
+    pub fn redirect_uri(&self) -> String {
+        self.redirect_uri.clone()
+    }
+
+    /// Waits up to `timeoutMs` for the browser's redirect; resolves with the
+    /// full redirect URL (rejects with kind `"auth"` on timeout).
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn wait<'env>(&self, env: &'env Env, timeout_ms: f64) -> napi::Result<Object<'env>> {
+        let timeout = Duration::try_from_secs_f64(timeout_ms / 1000.0)
+            .map_err(|e| invalid(format!("invalid timeout: {e}")))?;
+        let listener = self
+            .listener
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone();
+        spawn(
+            env,
+            async move {
+                match listener {
+                    Some(listener) => listener.wait(timeout).await,
+                    None => {
+                        Err(AuthError::Interaction("the loopback listener is closed".into()).into())
+                    }
+                }
+            },
+            Ok::<String, napi::Error>,
+        )
+    }
+
+    /// Stops listening (once no `wait` is pending).
+    #[napi]
+    pub fn close(&self) {
+        self.listener
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+    }
+}
+
+/// Requests an authorization URL and resolves with where it redirects,
+/// without following it: for an authorization server that approves without
+/// a login page (test servers). Core's [`headless_authorize`].
+///
+/// @example
+/// ```js
+/// const native = require("./native.js");
+/// const redirect = await native.headlessAuthorize("http://127.0.0.1:9000/authorize?client_id=x");
+/// ```
+#[cfg_attr(test, allow(dead_code))]
+#[napi(js_name = "headlessAuthorize", ts_return_type = "Promise<string>")]
+pub fn headless_authorize_url<'env>(env: &'env Env, url: String) -> napi::Result<Object<'env>> {
+    spawn(
+        env,
+        async move { headless_authorize(&url, &TlsOptions::default()).await },
+        Ok::<String, napi::Error>,
+    )
+}
