@@ -1,6 +1,7 @@
 // Types of embed.js: `server.fetch()`, `server.fetchHandler()` and
 // `server.nodeHandler()`, merged into the `Server` class of index.d.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthOptions } from './lib/auth';
 
 /** What an embedded endpoint checks (the rules of `serveHttp()`). */
 export interface HandlerOptions {
@@ -12,6 +13,12 @@ export interface HandlerOptions {
   allowedOrigins?: string[];
   /** Largest accepted request body in bytes (default 16 MiB). */
   maxBodyBytes?: number;
+  /**
+   * Protection by OAuth bearer tokens; the host must also route
+   * `/.well-known/oauth-protected-resource` (and that path followed by
+   * `path`) to the handler, which answers it.
+   */
+  auth?: AuthOptions;
 }
 
 /** A `(req, res)` handler for `node:http`, Express and Fastify (`reply.raw`). */

@@ -24,6 +24,7 @@
  */
 
 const native = require('./lib/load-native.js');
+const { toNativeProtection } = require('./lib/auth.js');
 
 /**
  * @typedef {{ path?: string, allowedHosts?: string[], allowedOrigins?: string[],
@@ -59,7 +60,7 @@ function install(ServerClass, nativeOf) {
     fetchHandler: {
       /** @param {HandlerOptions} [options] */
       value: function fetchHandler(options) {
-        const endpoint = new native.HttpEndpoint(nativeOf(this), endpointOptions(options));
+        const endpoint = new native.HttpEndpoint(nativeOf(this), endpointOptions(options), toNativeProtection(options?.auth));
         return (/** @type {Request} */ request) => fetchWith(endpoint, request);
       },
       writable: true,
@@ -69,7 +70,9 @@ function install(ServerClass, nativeOf) {
       /** @param {HandlerOptions} [options] */
       value: function nodeHandler(options) {
         const endpoint =
-          options === undefined ? endpointOf(this) : new native.HttpEndpoint(nativeOf(this), endpointOptions(options));
+          options === undefined
+            ? endpointOf(this)
+            : new native.HttpEndpoint(nativeOf(this), endpointOptions(options), toNativeProtection(options?.auth));
         return (/** @type {any} */ req, /** @type {any} */ res) => serveNode(endpoint, req, res);
       },
       writable: true,

@@ -18,6 +18,7 @@
  */
 
 import type { HttpAddress, HttpOptions as NativeHttpOptions, Caching } from './native';
+import type { AuthOptions } from './lib/auth';
 import type {
   RequestContext,
   Schema,
@@ -64,6 +65,8 @@ export type {
 } from './lib/types';
 export type { HttpAddress, CacheHint, Caching } from './native';
 export type { HandlerOptions, NodeHandler } from './embed.js';
+export { InvalidToken, JwtVerifier } from './lib/auth';
+export type { AuthOptions, AuthInfo, JwtVerifierOptions, VerifyToken } from './lib/auth';
 export * from './lib/client'; // Client, Subscription and the result types
 export * from './lib/oauth'; // OAuthOptions, TokenStore, LoopbackRedirect, headlessAuthorize
 
@@ -219,6 +222,8 @@ export interface HttpOptions extends NativeHttpOptions {
    * (default `true`; a signal the program already listens to is left alone).
    */
   handleSignals?: boolean;
+  /** Protection by OAuth bearer tokens (see {@link AuthOptions}); default: none. */
+  auth?: AuthOptions;
 }
 
 /**

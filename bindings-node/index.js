@@ -82,6 +82,22 @@ const { Client, Subscription, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS } = req
 const { LoopbackRedirect, headlessAuthorize } = require('./lib/oauth.js');
 
 /** Signals that stop a serving server gracefully (see `handleSignals`). */
+const { InvalidToken, JwtVerifier, toNativeProtection } = require('./lib/auth.js');
+
+/**
+ * The scopes a registration requires (`[]`: none), checked for shape.
+ * @param {unknown} scopes
+ * @param {string} what
+ * @returns {string[]}
+ */
+function scopesOf(scopes, what) {
+  if (scopes === undefined || scopes === null) return [];
+  if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string')) {
+    throw new TypeError(`${what}: scopes must be an array of strings`);
+  }
+  return scopes;
+}
+
 const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'];
 
 /**
@@ -147,7 +163,7 @@ class Server {
     if (typeof handler !== 'function') {
       throw new TypeError(`tool(${JSON.stringify(name)}): handler must be a function`);
     }
-    const { inputSchema = { type: 'object' }, outputSchema, ...rest } = definition ?? {};
+    const { inputSchema = { type: 'object' }, outputSchema, scopes, ...rest } = definition ?? {};
     const what = `tool ${JSON.stringify(name)}`;
     const tool = { ...rest, name, inputSchema: toJsonSchema(inputSchema, 'input', `${what} inputSchema`) };
     if (outputSchema !== undefined) {
@@ -155,6 +171,7 @@ class Server {
     }
     const parse = parser(inputSchema, `arguments of ${what}`);
     this.#native.addTool(tool, parse ? parsingFirst(parse, handler) : handler);
+    this.#native.requireScopes('tool', name, scopesOf(scopes, what));
     return this;
   }
 
@@ -208,15 +225,18 @@ class Server {
     if (typeof handler !== 'function') {
       throw new TypeError(`resource(${JSON.stringify(uri)}): handler must be a function`);
     }
-    const { complete, cache, name = uri, ...rest } = definition ?? {};
+    const { complete, cache, scopes, name = uri, ...rest } = definition ?? {};
+    const required = scopesOf(scopes, `resource ${JSON.stringify(uri)}`);
     if (uri.includes('{')) {
       this.#native.addResourceTemplate({ ...rest, name, uriTemplate: uri }, handler, cache);
+      this.#native.requireScopes('resourceTemplate', uri, required);
       this.#completers(`resource\0${uri}`, complete);
     } else {
       if (complete !== undefined) {
         throw new TypeError(`resource(${JSON.stringify(uri)}): only a URI template has variables to complete`);
       }
       this.#native.addResource({ ...rest, name, uri }, handler, cache);
+      this.#native.requireScopes('resource', uri, required);
     }
     return this;
   }
@@ -269,7 +289,7 @@ class Server {
     if (typeof handler !== 'function') {
       throw new TypeError(`prompt(${JSON.stringify(name)}): handler must be a function`);
     }
-    const { arguments: args, argsSchema, complete, ...rest } = definition ?? {};
+    const { arguments: args, argsSchema, complete, scopes, ...rest } = definition ?? {};
     const completers = { ...complete };
     /** @type {Array<Record<string, unknown>> | undefined} */
     let list;
@@ -298,6 +318,7 @@ class Server {
     const prompt = { ...rest, name };
     if (list !== undefined) prompt.arguments = list;
     this.#native.addPrompt(prompt, parse ? parsingFirst(parse, handler) : handler);
+    this.#native.requireScopes('prompt', name, scopesOf(scopes, `prompt ${JSON.stringify(name)}`));
     this.#completers(`prompt\0${name}`, completers);
     return this;
   }
@@ -411,11 +432,11 @@ class Server {
    * @returns {Promise<void>}
    */
   serveHttp(options = {}) {
-    const { onListening, handleSignals, ...http } = options;
+    const { onListening, handleSignals, auth, ...http } = options;
     if (onListening !== undefined && typeof onListening !== 'function') {
       throw new TypeError('serveHttp(options): onListening must be a function');
     }
-    return this.#untilSignal(this.#native.serveHttp(http, onListening), handleSignals);
+    return this.#untilSignal(this.#native.serveHttp(http, onListening, toNativeProtection(auth)), handleSignals);
   }
 
   /**
@@ -456,4 +477,4 @@ class Server {
   }
 }
 
-module.exports = { Server, Client, Subscription, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS };
+module.exports = { Server, Client, JwtVerifier, InvalidToken, Subscription, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS };

@@ -45,7 +45,7 @@ export type JsExchange = Exchange
  * ```
  */
 export declare class HttpEndpoint {
-  constructor(server: Server, options?: EndpointOptions | undefined | null)
+  constructor(server: Server, options?: EndpointOptions | undefined | null, auth?: Protection | undefined | null)
   /**
    * Starts one exchange: `url` is the path and query, `headers` a flat
    * `[name, value, ...]` list (`req.rawHeaders`), `client` the peer's
@@ -75,9 +75,88 @@ export type JsHttpEndpoint = HttpEndpoint
  * });
  * ```
  */
+/**
+ * Verifies JWT access tokens with the issuer's published keys (core's
+ * verifier: RS256/PS256/ES256/EdDSA, `iss`, `aud`, `exp`, key rotation).
+ *
+ * @example
+ * ```js
+ * const verifier = new JwtVerifier({ issuer: 'https://auth.example.com', audience: 'https://mcp.example.com/mcp' });
+ * ```
+ */
+export declare class JwtVerifier {
+  constructor(options: JwtVerifierOptions)
+  /** Nominal: only a constructed verifier is one (it has no public members). */
+  private readonly __jwtVerifier: never
+}
+export type JsJwtVerifier = JwtVerifier
+
+/**
+ * Core's protection of an HTTP endpoint, built by the facade; `verify` is
+ * its adapter `(request, null) => { claims } | { invalid }` (or a promise
+ * of one), used unless `jwt` is given.
+ */
+export declare class Protection {
+  constructor(settings: ProtectionSettings, verify: ((request: { token: string, resource: string, method: string, path: string }, ctx: null) => unknown) | null, jwt?: JwtVerifier)
+  /** Nominal: only a constructed protection is one. */
+  private readonly __protection: never
+}
+export type JsProtection = Protection
+
+/** `ctx.auth`: who a protected request's access token belongs to. */
+export interface AuthInfo {
+  /** The resource owner (`sub`). */
+  subject?: string
+  /** The OAuth client the token was issued to (`client_id` or `azp`). */
+  clientId?: string
+  /** The granted scopes. */
+  scopes: Array<string>
+  /** The audiences (`aud`); the server's resource is one of them. */
+  audience: Array<string>
+  /** When the token expires (`exp`, seconds since the Unix epoch). */
+  expiresAt?: number
+  /** Every claim as the verifier returned or read it. */
+  claims: Record<string, unknown>
+}
+
+/** How a `JwtVerifier` checks tokens. */
+export interface JwtVerifierOptions {
+  /** The authorization server's issuer URL (compared exactly with `iss`). */
+  issuer: string
+  /** The protected resource's URL, which `aud` must name. */
+  audience: string
+  /** Where the signing keys are; default: from the issuer's metadata. */
+  jwksUri?: string
+  /** Extra trusted CA certificates (PEM texts) for an `https://` issuer. */
+  caCerts?: Array<string>
+  /** Tolerated clock skew in seconds (default 60). */
+  leewaySeconds?: number
+}
+
+/** The data part of a protection (the verifier is passed beside it). */
+export interface ProtectionSettings {
+  /** The server's canonical URL (the MCP endpoint as clients reach it). */
+  resource: string
+  /** Issuer URLs of the authorization servers whose tokens are accepted. */
+  authorizationServers: Array<string>
+  /** `scopes_supported` of the protected resource metadata. */
+  scopesSupported?: Array<string>
+  /** Scopes every request needs. */
+  requiredScopes?: Array<string>
+  /** `resource_name` of the metadata. */
+  resourceName?: string
+  /** `resource_documentation` of the metadata. */
+  resourceDocumentation?: string
+}
+
 export declare class RequestContext {
   /** The JSON-RPC id of the request (a string or a number). */
   get requestId(): string | number
+  /**
+   * Who the request's access token belongs to, on a server served with
+   * `auth`; `undefined` otherwise (stdio, or HTTP without protection).
+   */
+  get auth(): AuthInfo | null
   /** The method being served, e.g. `"tools/call"`. */
   get method(): string
   /**
@@ -179,6 +258,12 @@ export declare class Server {
    * when the definition is not acceptable.
    */
   addTool(definition: { name: string; inputSchema: Record<string, unknown>; [key: string]: unknown }, handler: (args: any, ctx: RequestContext) => unknown): void
+  /**
+   * Requires `scopes` of the bearer token of requests that use the
+   * `kind` (`"tool"`, `"resource"`, `"resourceTemplate"`, `"prompt"`)
+   * named `key`, when served with `auth`; `[]` removes the requirement.
+   */
+  requireScopes(kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', key: string, scopes: string[]): void
   /** Removes a tool; returns whether it existed. */
   removeTool(name: string): boolean
   /**
@@ -239,7 +324,7 @@ export declare class Server {
    * resolves when `close()` is called; rejects with an `McpError` when
    * the address cannot be bound.
    */
-  serveHttp(options?: HttpOptions, onListening?: (address: HttpAddress) => void): Promise<void>
+  serveHttp(options?: HttpOptions, onListening?: (address: HttpAddress) => void, auth?: Protection): Promise<void>
   /**
    * Stops every `serveStdio()` / `serveHttp()` of this server (their
    * promises resolve). Afterwards nothing of the server keeps the event

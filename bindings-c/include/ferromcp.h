@@ -142,6 +142,28 @@ typedef enum ferromcp_status {
 } ferromcp_status;
 
 /**
+ * Which kind of primitive ferromcp_server_require_scopes() protects.
+ */
+typedef enum ferromcp_scope_target {
+    /**
+     * A tool, by name.
+     */
+    FERROMCP_SCOPE_TOOL = 0,
+    /**
+     * A resource, by URI.
+     */
+    FERROMCP_SCOPE_RESOURCE = 1,
+    /**
+     * A resource template, by its URI template.
+     */
+    FERROMCP_SCOPE_RESOURCE_TEMPLATE = 2,
+    /**
+     * A prompt, by name.
+     */
+    FERROMCP_SCOPE_PROMPT = 3,
+} ferromcp_scope_target;
+
+/**
  * What a callback may ask the client for (ferromcp_context_ask()).
  */
 typedef enum ferromcp_input_kind {
@@ -309,6 +331,39 @@ typedef struct ferromcp_oauth_reply ferromcp_oauth_reply;
 typedef struct ferromcp_server ferromcp_server;
 
 /**
+ * A bearer-token verifier written in C (see
+ * ferromcp_server_set_token_verifier()).
+ *
+ * - `userdata`: the pointer given with the verifier, passed back unchanged.
+ * - `token`, `token_len`: the bearer token (without `Bearer `), UTF-8 text
+ *   of `token_len` bytes followed by a NUL. Owned by ferromcp and valid
+ *   only until the callback returns: copy what you keep.
+ * - `call`: the handle for this check. Ownership passes to the callback,
+ *   which must complete it exactly once, before returning or later from
+ *   any thread: ferromcp_call_accept_token() with the token's claims,
+ *   ferromcp_call_reject_token() for a token it does not accept (HTTP 401
+ *   `invalid_token`), or ferromcp_call_fail() when it cannot check the
+ *   token now (HTTP 503: an introspection endpoint is down).
+ *
+ * Threads: called on a ferromcp host thread, so it may block (an HTTP
+ * introspection call). Several checks may run at once.
+ */
+typedef void (*ferromcp_token_verifier)(void *userdata,
+                                        const char *token,
+                                        size_t token_len,
+                                        struct ferromcp_call *call);
+
+/**
+ * Releases a tool's userdata. Called exactly once, with the tool's
+ * `userdata`, when ferromcp drops the tool: when a later tool with the same
+ * name replaces it, or when the server is freed and no request that uses
+ * it is still running. It may run on any thread, including after
+ * ferromcp_server_free() returned; it must not block for long and must not
+ * call back into ferromcp.
+ */
+typedef void (*ferromcp_userdata_free)(void *userdata);
+
+/**
  * Answers one request the server sends to the client (`elicitation/create`,
  * `sampling/createMessage` or `roots/list`), both in a 2026-07-28
  * `input_required` round and as a live request of a 2025-11-25 session.
@@ -334,16 +389,6 @@ typedef void (*ferromcp_client_input_callback)(void *userdata,
                                                const char *params_json,
                                                size_t params_len,
                                                struct ferromcp_call *call);
-
-/**
- * Releases a tool's userdata. Called exactly once, with the tool's
- * `userdata`, when ferromcp drops the tool: when a later tool with the same
- * name replaces it, or when the server is freed and no request that uses
- * it is still running. It may run on any thread, including after
- * ferromcp_server_free() returned; it must not block for long and must not
- * call back into ferromcp.
- */
-typedef void (*ferromcp_userdata_free)(void *userdata);
 
 /**
  * Receives the progress of a tool call (ferromcp_client_call_tool()).
@@ -534,6 +579,100 @@ typedef void (*ferromcp_json_callback)(void *userdata,
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Sets the token verifier that checks bearer tokens when the server is
+ * served with an `"auth"` option that has no `"jwt"` member (see
+ * ferromcp_server_serve_http_ex()). Replaces (and frees) a verifier set
+ * before; servings already running keep the one they started with.
+ *
+ * - `verifier`: see ferromcp_token_verifier; NULL removes the verifier.
+ * - `userdata`: passed to every call; may be NULL. ferromcp holds it
+ *   until the verifier is replaced, the server is freed and no serving
+ *   uses it any more.
+ * - `userdata_free`: called exactly once with `userdata` then; may be NULL.
+ *
+ * ```c
+ * static void check(void *userdata, const char *token, size_t len, ferromcp_call *call) {
+ *     if (strcmp(token, "let-me-in") == 0)
+ *         ferromcp_call_accept_token(call,
+ *             "{\"sub\":\"alice\",\"scope\":\"files:read\",\"aud\":\"http://127.0.0.1:8000/mcp\"}");
+ *     else
+ *         ferromcp_call_reject_token(call, "unknown token");
+ * }
+ * ferromcp_server_set_token_verifier(server, check, NULL, NULL);
+ * ```
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT. Threads: any thread.
+ *
+ * # Safety
+ * `server` NULL or live.
+ */
+enum ferromcp_status ferromcp_server_set_token_verifier(const struct ferromcp_server *server,
+                                                        ferromcp_token_verifier verifier,
+                                                        void *userdata,
+                                                        ferromcp_userdata_free userdata_free);
+
+/**
+ * Completes a token check: the token is valid and these are its claims.
+ *
+ * - `call`: the handle a ferromcp_token_verifier received; consumed.
+ * - `claims_json`: a JSON object of JWT claim names (`sub`, `scope` as a
+ *   space-separated string or `scp`, `aud`, `exp`, `client_id` or `azp`,
+ *   and any others), borrowed. `aud` must name the server's resource and
+ *   `exp`, when present, must be in the future: ferromcp checks both.
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON (the check then fails with
+ * HTTP 503) for text that is not a JSON object; FERROMCP_INVALID_ARGUMENT
+ * when `call` is not a token check (it is completed as a failure);
+ * FERROMCP_REQUEST_CANCELLED when the client went away.
+ *
+ * # Safety
+ * `call` NULL or an uncompleted handle; `claims_json` NULL or
+ * NUL-terminated.
+ */
+enum ferromcp_status ferromcp_call_accept_token(struct ferromcp_call *call,
+                                                const char *claims_json);
+
+/**
+ * Completes a token check: the token is not accepted (HTTP 401
+ * `invalid_token`; the client logs in again).
+ *
+ * - `call`: the handle a ferromcp_token_verifier received; consumed.
+ * - `reason`: why, for the `error_description`; may be NULL.
+ *
+ * Returns FERROMCP_OK, FERROMCP_INVALID_ARGUMENT when `call` is not a
+ * token check, FERROMCP_REQUEST_CANCELLED when the client went away.
+ *
+ * # Safety
+ * `call` NULL or an uncompleted handle; `reason` NULL or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_call_reject_token(struct ferromcp_call *call, const char *reason);
+
+/**
+ * Requires OAuth scopes of the bearer token of every request that uses a
+ * tool, resource, resource template or prompt, when the server is served
+ * with `"auth"` (a token without them gets HTTP 403 `insufficient_scope`).
+ *
+ * - `target`, `key`: the kind and its name (a resource's URI, a template's
+ *   URI template), NUL-terminated.
+ * - `scopes_json`: a JSON list of scope strings, e.g.
+ *   `["files:write"]`; `[]` removes the requirement.
+ *
+ * ```c
+ * ferromcp_server_require_scopes(server, FERROMCP_SCOPE_TOOL, "delete_file", "[\"files:write\"]");
+ * ```
+ *
+ * Returns FERROMCP_OK, FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_JSON.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `server` NULL or live; strings NULL or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_require_scopes(const struct ferromcp_server *server,
+                                                    enum ferromcp_scope_target target,
+                                                    const char *key,
+                                                    const char *scopes_json);
 
 /**
  * Creates client options.
@@ -1289,6 +1428,35 @@ enum ferromcp_status ferromcp_context_client_capabilities_json(const struct ferr
  */
 enum ferromcp_status ferromcp_context_client_info_json(const struct ferromcp_context *context,
                                                        char **out_json);
+
+/**
+ * Who the request's access token belongs to, on a server served with
+ * `"auth"` (see ferromcp_server_serve_http_ex()): JSON text
+ * `{"subject","clientId","scopes","audience","expiresAt","claims"}`
+ * (`claims`: every claim the verifier returned or read).
+ *
+ * ```c
+ * char *auth = NULL;
+ * if (ferromcp_context_auth_json(ferromcp_call_context(call), &auth) == FERROMCP_OK) {
+ *     char *subject = NULL;
+ *     ferromcp_json_get(auth, "/subject", &subject);
+ *     ...
+ *     ferromcp_string_free(subject);
+ *     ferromcp_string_free(auth);
+ * }
+ * ```
+ *
+ * - `out_json`: receives new JSON text; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK, FERROMCP_NOT_FOUND when the request was not
+ * authenticated (stdio, or HTTP without protection), FERROMCP_NULL_ARGUMENT.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `context` NULL or live; `out_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_context_auth_json(const struct ferromcp_context *context,
+                                                char **out_json);
 
 /**
  * One header of the HTTP request that carried the request (the name is

@@ -519,6 +519,39 @@ pub unsafe extern "C" fn ferromcp_context_client_info_json(
     }
 }
 
+/// Who the request's access token belongs to, on a server served with
+/// `"auth"` (see ferromcp_server_serve_http_ex()): JSON text
+/// `{"subject","clientId","scopes","audience","expiresAt","claims"}`
+/// (`claims`: every claim the verifier returned or read).
+///
+/// ```c
+/// char *auth = NULL;
+/// if (ferromcp_context_auth_json(ferromcp_call_context(call), &auth) == FERROMCP_OK) {
+///     char *subject = NULL;
+///     ferromcp_json_get(auth, "/subject", &subject);
+///     ...
+///     ferromcp_string_free(subject);
+///     ferromcp_string_free(auth);
+/// }
+/// ```
+///
+/// - `out_json`: receives new JSON text; free it with ferromcp_string_free().
+///
+/// Returns FERROMCP_OK, FERROMCP_NOT_FOUND when the request was not
+/// authenticated (stdio, or HTTP without protection), FERROMCP_NULL_ARGUMENT.
+/// Threads: any thread.
+///
+/// # Safety
+/// `context` NULL or live; `out_json` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_context_auth_json(
+    context: *const ferromcp_context,
+    out_json: *mut *mut c_char,
+) -> ferromcp_status {
+    // SAFETY: forwarded contract.
+    unsafe { fact(context, out_json, |c| c.auth().map(crate::auth::auth_json)) }
+}
+
 /// One header of the HTTP request that carried the request (the name is
 /// case-insensitive; a repeated header's values are joined with ", ").
 ///

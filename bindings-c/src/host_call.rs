@@ -61,6 +61,7 @@ impl CallOutput for ferromcp_core::server::CompletionOutput {}
 impl CallOutput for ferromcp_core::protocol::ElicitResult {}
 impl CallOutput for ferromcp_core::protocol::CreateMessageResult {}
 impl CallOutput for ferromcp_core::protocol::ListRootsResult {}
+impl CallOutput for ferromcp_core::server::auth::HostVerdict {}
 
 /// A [`Responder`] of some output kind, with the kind erased so one C type
 /// answers all of them.
@@ -126,6 +127,11 @@ impl ferromcp_call {
         )
     }
 
+    /// The kind of output the call answers ([`FromHost::KIND`]).
+    pub(crate) fn kind(&self) -> &'static str {
+        self.answer.kind()
+    }
+
     /// Delivers an error outcome; reports a discarded result as a status so
     /// the host can tell its work was wasted.
     pub(crate) fn finish_error(self, error: HandlerError) -> Result<(), FfiError> {
@@ -137,7 +143,7 @@ impl ferromcp_call {
     }
 
     /// Answers with a value converted by core's rule for the call's kind.
-    fn finish_value(self, value: Value, whole: bool) -> Result<(), FfiError> {
+    pub(crate) fn finish_value(self, value: Value, whole: bool) -> Result<(), FfiError> {
         match self.answer.value(value, whole) {
             Ok(true) => Ok(()),
             Ok(false) => Err(Self::discarded()),

@@ -25,6 +25,7 @@
 #![allow(non_camel_case_types)]
 
 mod args;
+mod auth;
 mod client;
 mod context;
 mod error;
@@ -55,6 +56,10 @@ pub use server::{
     ferromcp_server_shutdown,
 };
 
+pub use auth::{
+    ferromcp_call_accept_token, ferromcp_call_reject_token, ferromcp_scope_target,
+    ferromcp_server_require_scopes, ferromcp_server_set_token_verifier, ferromcp_token_verifier,
+};
 pub use client::{
     ferromcp_cancel_handle, ferromcp_cancel_handle_cancel, ferromcp_cancel_handle_free,
     ferromcp_cancel_handle_new, ferromcp_client, ferromcp_client_call_tool,
@@ -67,12 +72,12 @@ pub use client::{
 };
 pub use context::{
     ferromcp_call_context, ferromcp_cancel_callback, ferromcp_context, ferromcp_context_ask,
-    ferromcp_context_ask_all, ferromcp_context_client_capabilities_json,
-    ferromcp_context_client_info_json, ferromcp_context_close_sse_stream, ferromcp_context_elicit,
-    ferromcp_context_http_header, ferromcp_context_is_cancelled, ferromcp_context_list_roots,
-    ferromcp_context_log, ferromcp_context_log_json, ferromcp_context_on_cancel,
-    ferromcp_context_progress, ferromcp_context_protocol_version, ferromcp_context_sample,
-    ferromcp_input_kind,
+    ferromcp_context_ask_all, ferromcp_context_auth_json,
+    ferromcp_context_client_capabilities_json, ferromcp_context_client_info_json,
+    ferromcp_context_close_sse_stream, ferromcp_context_elicit, ferromcp_context_http_header,
+    ferromcp_context_is_cancelled, ferromcp_context_list_roots, ferromcp_context_log,
+    ferromcp_context_log_json, ferromcp_context_on_cancel, ferromcp_context_progress,
+    ferromcp_context_protocol_version, ferromcp_context_sample, ferromcp_input_kind,
 };
 pub use json::{ferromcp_json_get, ferromcp_string_free};
 pub use oauth::{

@@ -15,7 +15,7 @@ use crate::error::{FfiError, ferromcp_status};
 use crate::panic::ffi_boundary;
 use crate::server::{bind_address, ferromcp_server};
 
-fn bad(name: &str, why: impl std::fmt::Display) -> FfiError {
+pub(crate) fn bad(name: &str, why: impl std::fmt::Display) -> FfiError {
     FfiError::new(
         ferromcp_status::FERROMCP_INVALID_JSON,
         format!("`{name}`: {why}"),
@@ -24,14 +24,18 @@ fn bad(name: &str, why: impl std::fmt::Display) -> FfiError {
 
 /// Refuses members this version does not know, so a misspelt option is an
 /// error rather than silently ignored.
-fn only_known(map: &Map<String, Value>, known: &[&str], name: &str) -> Result<(), FfiError> {
+pub(crate) fn only_known(
+    map: &Map<String, Value>,
+    known: &[&str],
+    name: &str,
+) -> Result<(), FfiError> {
     match map.keys().find(|k| !known.contains(&k.as_str())) {
         Some(key) => Err(bad(name, format!("unknown option {key:?}"))),
         None => Ok(()),
     }
 }
 
-fn strings(value: &Value, name: &str, member: &str) -> Result<Vec<String>, FfiError> {
+pub(crate) fn strings(value: &Value, name: &str, member: &str) -> Result<Vec<String>, FfiError> {
     value
         .as_array()
         .and_then(|items| {
@@ -183,7 +187,11 @@ pub unsafe extern "C" fn ferromcp_server_serve_http_ex(
             Some(text) => parse_json_object(text, NAME)?,
             None => Map::new(),
         };
-        only_known(&map, &["path", "allowedHosts", "allowedOrigins"], NAME)?;
+        only_known(
+            &map,
+            &["path", "allowedHosts", "allowedOrigins", "auth"],
+            NAME,
+        )?;
         let mut options = HttpOptions {
             bind: bind_address(host, port)?,
             shutdown: CancellationToken::new(),
@@ -201,6 +209,9 @@ pub unsafe extern "C" fn ferromcp_server_serve_http_ex(
         }
         if let Some(origins) = map.get("allowedOrigins") {
             options.allowed_origins = Some(strings(origins, NAME, "allowedOrigins")?);
+        }
+        if let Some(auth) = map.get("auth") {
+            options.auth = Some(crate::auth::protection(server, auth)?);
         }
         server.serve_http_with(options)
     })

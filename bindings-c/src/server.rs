@@ -31,6 +31,8 @@ pub struct ferromcp_server {
     serving: AtomicBool,
     /// The bound HTTP port while serving HTTP, else 0.
     http_port: AtomicU16,
+    /// The C token verifier of protected servings (crate::auth).
+    pub(crate) verifier: crate::auth::VerifierSlot,
 }
 
 /// Clears `serving` (and the port) when a serve call ends, however it ends.
@@ -142,6 +144,7 @@ impl ferromcp_server {
             shutdown,
             serving: AtomicBool::new(false),
             http_port: AtomicU16::new(0),
+            verifier: std::sync::Mutex::new(None),
         }))
     }
 }

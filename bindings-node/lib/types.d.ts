@@ -85,6 +85,11 @@ export interface Decorations {
   icons?: Array<{ src: string; mimeType?: string; sizes?: string[]; theme?: 'light' | 'dark' }>;
   /** Extra metadata. */
   _meta?: Record<string, unknown>;
+  /**
+   * OAuth scopes a request's access token needs to use it when the server
+   * is served with `auth` (HTTP 403 `insufficient_scope` otherwise).
+   */
+  scopes?: string[];
 }
 
 /**

@@ -113,6 +113,13 @@ impl JsRequestContext {
         self.request_id.clone()
     }
 
+    /// Who the request's access token belongs to, on a server served with
+    /// `auth`; `undefined` otherwise (stdio, or HTTP without protection).
+    #[napi(getter)]
+    pub fn auth(&self) -> Option<crate::auth::JsAuthInfo> {
+        self.meta.auth.as_deref().map(Into::into)
+    }
+
     /// The method being served, e.g. `"tools/call"`.
     #[napi(getter)]
     pub fn method(&self) -> String {

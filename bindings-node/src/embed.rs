@@ -60,8 +60,15 @@ pub struct JsHttpEndpoint {
 
 #[napi]
 impl JsHttpEndpoint {
-    #[napi(constructor)]
-    pub fn new(server: &JsServer, options: Option<JsEndpointOptions>) -> napi::Result<Self> {
+    #[napi(
+        constructor,
+        ts_args_type = "server: Server, options?: EndpointOptions | undefined | null, auth?: Protection | undefined | null"
+    )]
+    pub fn new(
+        server: &JsServer,
+        options: Option<JsEndpointOptions>,
+        auth: Option<&crate::auth::JsProtection>,
+    ) -> napi::Result<Self> {
         let defaults = EndpointOptions {
             path: None,
             ..EndpointOptions::default()
@@ -85,6 +92,10 @@ impl JsHttpEndpoint {
                     ..defaults
                 }
             }
+        };
+        let options = EndpointOptions {
+            auth: auth.map(|a| a.inner.clone()),
+            ..options
         };
         Ok(JsHttpEndpoint {
             endpoint: HttpEndpoint::new(server.server.clone(), options),

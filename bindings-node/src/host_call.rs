@@ -431,6 +431,8 @@ impl HostOutput for CompletionOutput {}
 impl HostOutput for ElicitResult {}
 impl HostOutput for CreateMessageResult {}
 impl HostOutput for ListRootsResult {}
+// A protected server's verifier (auth.rs).
+impl HostOutput for ferromcp::server::auth::HostVerdict {}
 
 impl HostOutput for ToolOutput {
     /// An instance of the facade's `ToolResult` is a whole result.

@@ -28,6 +28,7 @@
 mod server;
 
 mod abort;
+mod auth;
 mod client;
 mod context;
 mod embed;

@@ -169,6 +169,35 @@ impl JsServer {
             .map_err(|e| error::to_js(env, &e))
     }
 
+    /// Requires `scopes` of the bearer token of requests that use the
+    /// `kind` (`"tool"`, `"resource"`, `"resourceTemplate"`, `"prompt"`)
+    /// named `key`, when served with `auth`; `[]` removes the requirement.
+    #[napi(
+        ts_args_type = "kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', key: string, scopes: string[]"
+    )]
+    pub fn require_scopes(
+        &self,
+        kind: String,
+        key: String,
+        scopes: Vec<String>,
+    ) -> napi::Result<()> {
+        use ferromcp::server::auth::ScopeTarget;
+        let target = match kind.as_str() {
+            "tool" => ScopeTarget::Tool,
+            "resource" => ScopeTarget::Resource,
+            "resourceTemplate" => ScopeTarget::ResourceTemplate,
+            "prompt" => ScopeTarget::Prompt,
+            other => {
+                return Err(napi::Error::new(
+                    Status::InvalidArg,
+                    format!("unknown scope target {other:?}"),
+                ));
+            }
+        };
+        self.server.require_scopes(target, &key, scopes);
+        Ok(())
+    }
+
     /// Removes a tool; returns whether it existed.
     #[napi]
     pub fn remove_tool(&self, name: String) -> bool {
@@ -197,7 +226,7 @@ impl JsServer {
     /// resolves when `close()` is called; rejects with an `McpError` when
     /// the address cannot be bound.
     #[napi(
-        ts_args_type = "options?: HttpOptions, onListening?: (address: HttpAddress) => void",
+        ts_args_type = "options?: HttpOptions, onListening?: (address: HttpAddress) => void, auth?: Protection",
         ts_return_type = "Promise<void>"
     )]
     pub fn serve_http<'env>(
@@ -205,7 +234,9 @@ impl JsServer {
         env: &'env Env,
         options: Option<JsHttpOptions>,
         on_listening: Option<Function<'_, JsHttpAddress, ()>>,
+        auth: Option<&crate::auth::JsProtection>,
     ) -> napi::Result<Object<'env>> {
+        let auth = auth.map(|a| a.inner.clone());
         let on_listening: Option<OnListening> = on_listening
             .map(|f| f.build_threadsafe_function().weak::<true>().build())
             .transpose()?;
@@ -234,6 +265,7 @@ impl JsServer {
             }
             http.allowed_hosts = options.allowed_hosts;
             http.allowed_origins = options.allowed_origins;
+            http.auth = auth;
             let path = http.path.clone();
             let bound = HttpServer::bind(server, http).await?;
             let local = bound.local_addr()?;

@@ -49,19 +49,27 @@ impl PyHttpEndpoint {
     /// accepts the loopback names only; `allowed_origins=None` loopback
     /// origins only.
     #[new]
-    #[pyo3(signature = (server, *, path, allowed_hosts=None, allowed_origins=None, max_body_bytes=None))]
+    #[pyo3(signature = (server, *, path, allowed_hosts=None, allowed_origins=None, max_body_bytes=None, auth=None))]
     fn new(
         server: &Bound<'_, PyServer>,
         path: Option<String>,
         allowed_hosts: Option<Vec<String>>,
         allowed_origins: Option<Vec<String>>,
         max_body_bytes: Option<usize>,
+        auth: Option<PyRef<'_, crate::auth::PyProtection>>,
     ) -> PyResult<Self> {
         if path.as_deref().is_some_and(|p| !p.starts_with('/')) {
             return Err(PyValueError::new_err("path must start with '/'"));
         }
+        let auth = auth
+            .map(|p| p.build(server.py(), &server.get().refs))
+            .transpose()?
+            // The endpoint serves as long as the application lives: its
+            // verifier stays registered with the server.
+            .map(|(protection, _registered)| protection);
         let defaults = EndpointOptions::default();
         let options = EndpointOptions {
+            auth,
             path,
             allowed_hosts,
             allowed_origins,

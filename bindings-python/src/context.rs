@@ -47,6 +47,17 @@ impl PyContext {
         })
     }
 
+    /// The verified access token's claims on a protected HTTP server
+    /// (`subject`, `client_id`, `scopes`, `audience`, `expires_at`,
+    /// `claims`), `None` otherwise.
+    #[getter]
+    fn auth<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.inner
+            .auth()
+            .map(|info| crate::auth::auth_dict(py, info))
+            .transpose()
+    }
+
     /// The protocol revision the client spoke, e.g. `"2026-07-28"`.
     #[getter]
     fn protocol_version(&self) -> &str {

@@ -30,6 +30,8 @@ pub(crate) enum HandlerKind {
     /// A client's answer to a server's input request, named by the
     /// capability (`elicitation`, `sampling`, `roots`).
     Input,
+    /// A protected server's token verifier (`ferromcp.Protection`).
+    Verifier,
     /// A client's OAuth callback (`authorize`, `assertion`) or token store.
     OAuth,
 }
@@ -43,6 +45,7 @@ impl HandlerKind {
             HandlerKind::Prompt => "prompt",
             HandlerKind::Completion => "completion provider",
             HandlerKind::Input => "input handler",
+            HandlerKind::Verifier => "token verifier",
             HandlerKind::OAuth => "OAuth callback",
         }
     }

@@ -74,6 +74,7 @@ impl PyOutput for ferromcp::server::CompletionOutput {}
 impl PyOutput for ferromcp::protocol::ElicitResult {}
 impl PyOutput for ferromcp::protocol::CreateMessageResult {}
 impl PyOutput for ferromcp::protocol::ListRootsResult {}
+impl PyOutput for ferromcp::server::auth::HostVerdict {}
 
 /// One invocation of a registered Python callable, moved onto whichever
 /// thread runs it.
@@ -406,6 +407,8 @@ pub(crate) fn _probe_host_call(
                 HandlerKind::Resource => debug(call.run::<ResourceOutput>().await),
                 HandlerKind::Prompt => debug(call.run::<PromptOutput>().await),
                 HandlerKind::Completion => debug(call.run::<CompletionOutput>().await),
+                // Never probed: `handler_kind` comes from the names above.
+                HandlerKind::Verifier => Err("no probe for token verifiers".to_owned()),
                 HandlerKind::OAuth => debug(call.run::<crate::oauth::CallbackText>().await),
                 HandlerKind::Input => match input_kind.as_str() {
                     "elicitation" => debug(call.run::<ferromcp::protocol::ElicitResult>().await),

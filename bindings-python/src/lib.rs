@@ -7,6 +7,7 @@
 //! decorators, exception classes) is in `python/ferromcp/`.
 
 mod asgi;
+mod auth;
 mod client;
 mod client_future;
 mod context;
@@ -30,6 +31,7 @@ use pyo3::prelude::*;
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::PyServer>()?;
     asgi::register(m)?;
+    auth::register(m)?;
     client::register(m)?;
     oauth::register(m)?;
     m.add_class::<serving::PyServing>()?;

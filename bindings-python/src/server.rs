@@ -15,6 +15,7 @@ use ferromcp::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Too
 use ferromcp::server::{Server, ServerOptions};
 use ferromcp::transport::http::{HttpOptions, HttpServer};
 
+use crate::auth::PyProtection;
 use crate::handler::{HandlerKind, PyRefs, PyToolHandler};
 use crate::primitives::{self, PyHandler};
 use crate::serving::{self, PyServing};
@@ -281,7 +282,8 @@ impl PyServer {
     /// Serves Streamable HTTP at `http://host:port/mcp` (or `path`),
     /// blocking with the GIL released. Ctrl-C stops the server and raises
     /// KeyboardInterrupt. See `start_http` for the options.
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None))]
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None))]
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python method
     fn serve_http(
         slf: &Bound<'_, Self>,
         host: &str,
@@ -290,6 +292,7 @@ impl PyServer {
         path: Option<String>,
         allowed_hosts: Option<Vec<String>>,
         allowed_origins: Option<Vec<String>>,
+        auth: Option<PyRef<'_, PyProtection>>,
     ) -> PyResult<()> {
         Self::start_http(
             slf,
@@ -299,9 +302,30 @@ impl PyServer {
             path,
             allowed_hosts,
             allowed_origins,
+            auth,
         )?
         .inner
         .block(slf.py())
+    }
+
+    /// Requires `scopes` of the bearer token of requests that use the
+    /// `kind` (`"tool"`, `"resource"`, `"resource_template"`, `"prompt"`)
+    /// named `key`, when served protected; `[]` removes the requirement.
+    fn require_scopes(&self, kind: &str, key: &str, scopes: Vec<String>) -> PyResult<()> {
+        use ferromcp::server::auth::ScopeTarget;
+        let target = match kind {
+            "tool" => ScopeTarget::Tool,
+            "resource" => ScopeTarget::Resource,
+            "resource_template" => ScopeTarget::ResourceTemplate,
+            "prompt" => ScopeTarget::Prompt,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown scope target {other:?}"
+                )));
+            }
+        };
+        self.server.require_scopes(target, key, scopes);
+        Ok(())
     }
 
     /// Starts serving stdin/stdout in the background. `event_loop` runs the
@@ -327,7 +351,8 @@ impl PyServer {
     /// `allowed_hosts` / `allowed_origins` replace core's defaults for the
     /// `Host` and `Origin` checks (loopback names and origins when bound to
     /// a loopback address).
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None))]
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None))]
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python method
     fn start_http(
         slf: &Bound<'_, Self>,
         host: &str,
@@ -336,8 +361,16 @@ impl PyServer {
         path: Option<String>,
         allowed_hosts: Option<Vec<String>>,
         allowed_origins: Option<Vec<String>>,
+        auth: Option<PyRef<'_, PyProtection>>,
     ) -> PyResult<PyServing> {
         let py = slf.py();
+        let (auth, verifier) = match auth {
+            Some(p) => {
+                let (protection, registered) = p.build(py, &slf.get().refs)?;
+                (Some(protection), registered)
+            }
+            None => (None, None),
+        };
         let bind = resolve(py, host, port)?;
         let stop = CancellationToken::new();
         let defaults = HttpOptions::default();
@@ -347,6 +380,7 @@ impl PyServer {
             path: path.unwrap_or(defaults.path.clone()),
             allowed_hosts,
             allowed_origins,
+            auth,
             ..defaults
         };
         let server = slf.get().server.clone();
@@ -354,7 +388,16 @@ impl PyServer {
             .detach(|| ferromcp::runtime::get().block_on(HttpServer::bind(server, options)))
             .map_err(|e| error::to_py_err(py, &e))?;
         let local_addr = bound.local_addr().map_err(|e| error::to_py_err(py, &e))?;
-        let on_finish = Self::hold_while_serving(slf, event_loop);
+        let release = Self::hold_while_serving(slf, event_loop);
+        let refs = slf.get().refs.clone();
+        // The serving's verifier goes with it (a server started many times
+        // does not collect them).
+        let on_finish = move |py: Python<'_>| {
+            if let Some(name) = verifier {
+                refs.remove_handler(HandlerKind::Verifier, &name);
+            }
+            release(py);
+        };
         Ok(PyServing {
             inner: serving::spawn(bound.run(), stop, Some(local_addr), on_finish),
         })

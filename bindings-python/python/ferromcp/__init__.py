@@ -27,6 +27,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 
 from ._native import PROTOCOL_VERSION, Serving, ToolResult, _close_host_threads
+from .auth import AuthInfo, InvalidToken, JwtVerifier, Protection
 from .client import Client, SyncClient
 from .context import Context, ElicitResult, InputRequired, Root
 from .errors import (
@@ -68,6 +69,7 @@ _atexit.register(_close_host_threads)
 __all__ = [
     "PROTOCOL_VERSION",
     "AuthError",
+    "AuthInfo",
     "Client",
     "ConnectionClosedError",
     "Context",
@@ -78,12 +80,15 @@ __all__ = [
     "InvalidDefinitionError",
     "InvalidParamsError",
     "InvalidRequestError",
+    "InvalidToken",
+    "JwtVerifier",
     "LoopbackRedirect",
     "McpError",
     "MethodNotFoundError",
     "MissingRequiredClientCapabilityError",
     "OAuth",
     "ParseError",
+    "Protection",
     "ProtocolError",
     "RequestCancelledError",
     "RequestTimeoutError",

@@ -13,8 +13,10 @@ __all__ = [
     "Context",
     "Exchange",
     "HttpEndpoint",
+    "JwtVerifier",
     "LoopbackRedirect",
     "Pages",
+    "Protection",
     "Server",
     "Serving",
     "Subscription",
@@ -214,7 +216,9 @@ class Server:
         path: str | None = None,
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
+        auth: Protection | None = None,
     ) -> None: ...
+    def require_scopes(self, kind: str, key: str, scopes: list[str]) -> None: ...
     def start_stdio(self, event_loop: asyncio.AbstractEventLoop | None = None) -> Serving: ...
     def start_http(
         self,
@@ -225,6 +229,7 @@ class Server:
         path: str | None = None,
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
+        auth: Protection | None = None,
     ) -> Serving: ...
 
 @final
@@ -246,6 +251,8 @@ class Context:
 
     @property
     def request_id(self) -> int | str: ...
+    @property
+    def auth(self) -> dict[str, Any] | None: ...
     @property
     def method(self) -> str: ...
     @property
@@ -308,6 +315,7 @@ class HttpEndpoint:
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         max_body_bytes: int | None = None,
+        auth: Protection | None = None,
     ) -> HttpEndpoint: ...
     def use_event_loop(self, event_loop: asyncio.AbstractEventLoop) -> None: ...
     def release_event_loop(self, event_loop: asyncio.AbstractEventLoop) -> None: ...
@@ -333,6 +341,37 @@ class Exchange:
     def next_chunk(self, wake_with: Callable[[bytes | None], object]) -> None:
         """Calls ``wake_with(chunk)`` (``None`` at the end) from another thread."""
     def cancel(self) -> None: ...
+
+@final
+class JwtVerifier:
+    """Core's JWT access-token verifier (``ferromcp.JwtVerifier``)."""
+
+    def __new__(
+        cls,
+        issuer: str,
+        audience: str,
+        *,
+        jwks_uri: str | None = None,
+        ca_certs: list[str] | None = None,
+        leeway: float | None = None,
+    ) -> JwtVerifier: ...
+
+@final
+class Protection:
+    """The native half of ``ferromcp.Protection``."""
+
+    def __new__(
+        cls,
+        resource: str,
+        authorization_servers: list[str],
+        verifier: object,
+        *,
+        is_async: bool = False,
+        scopes_supported: list[str] = ...,
+        required_scopes: list[str] = ...,
+        resource_name: str | None = None,
+        resource_documentation: str | None = None,
+    ) -> Protection: ...
 
 @final
 class LoopbackRedirect:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from . import _native
 
 if TYPE_CHECKING:
+    from .auth import Protection
     from .server import Server
 
 __all__ = ["McpAsgiApp", "asgi_app"]
@@ -51,6 +52,7 @@ def asgi_app(
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
     max_body_bytes: int | None = None,
+    auth: Protection | None = None,
 ) -> McpAsgiApp:
     """An ASGI 3 application serving this server's MCP endpoint.
 
@@ -60,7 +62,12 @@ def asgi_app(
     names, which protects local servers from DNS rebinding: list your
     public names when deploying. ``allowed_origins`` lists the browser
     ``Origin`` values accepted (by default loopback origins only).
-    ``max_body_bytes`` caps a request body (16 MiB by default).
+    ``max_body_bytes`` caps a request body (16 MiB by default). ``auth``
+    protects the endpoint with OAuth bearer tokens
+    (:class:`ferromcp.Protection`); the application must then also route
+    ``/.well-known/oauth-protected-resource`` (and that path followed by
+    ``path``) to it, which the endpoint answers: mount it with
+    ``path=None`` or route those paths too.
 
     Async tools run on the loop serving the application.
 
@@ -76,6 +83,7 @@ def asgi_app(
         allowed_hosts=list(allowed_hosts) if allowed_hosts is not None else None,
         allowed_origins=list(allowed_origins) if allowed_origins is not None else None,
         max_body_bytes=max_body_bytes,
+        auth=auth._native() if auth is not None else None,
     )
     return McpAsgiApp(self, endpoint, path)
 

@@ -25,6 +25,7 @@ from typing import Any, Generic, TypeVar
 
 from . import _native
 from ._schema import elicitation_schema, from_json
+from .auth import AuthInfo
 
 __all__ = ["Context", "ElicitResult", "InputRequired", "Root"]
 
@@ -140,6 +141,24 @@ class Context:
         True
         """
         return self._native.request_id
+
+    @property
+    def auth(self) -> AuthInfo | None:
+        """The verified access token's claims on a server served with
+        ``auth=ferromcp.Protection(...)``; ``None`` otherwise (stdio, or
+        HTTP without protection). The token was meant for this server, not
+        expired, and had the scopes the handler's registration requires.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def whoami(ctx: ferromcp.Context) -> str:
+        ...     return ctx.auth.subject or "?" if ctx.auth else "anonymous"
+        >>> _example_call(server, "whoami")
+        'anonymous'
+        """
+        native = self._native.auth
+        return None if native is None else AuthInfo._from_native(native)
 
     @property
     def method(self) -> str:

@@ -22,6 +22,7 @@ from ._native import Serving
 from ._primitives import CompletionRouter, CompletionSource, is_coroutine_function, prompt_handler, resource_handler
 from ._schema import JsonSchema, ToolSignature, tool_signature
 from .asgi import asgi_app as _asgi_app
+from .auth import Protection
 from .context import Context
 from .errors import ConnectionClosedError
 
@@ -133,6 +134,7 @@ class Server:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -148,6 +150,7 @@ class Server:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
     ) -> F | Callable[[F], F]:
         """Registers a function as a tool; use bare or with options.
 
@@ -189,6 +192,7 @@ class Server:
                 annotations=annotations,
                 icons=icons,
                 meta=meta,
+                scopes=scopes,
             )
             return f
 
@@ -206,6 +210,7 @@ class Server:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
     ) -> None:
         """Registers (or replaces) a tool.
 
@@ -229,7 +234,10 @@ class Server:
         ``title`` (a display name), ``annotations`` (``ToolAnnotations``:
         ``readOnlyHint``, ``destructiveHint``...), ``icons`` (``Icon``
         dicts: ``src``, ``mimeType``, ``sizes``) and ``meta`` (``_meta``)
-        are listed as given.
+        are listed as given. ``scopes`` are the OAuth scopes a request's
+        access token needs to call the tool when the server is served with
+        ``auth=`` (:class:`ferromcp.Protection`); a token without them gets
+        HTTP 403 ``insufficient_scope``.
 
         A handler's exception becomes a tool result with ``isError: true``
         (``"ValueError: message"``); raise :class:`ferromcp.McpError` to
@@ -261,6 +269,7 @@ class Server:
         _put(definition, "outputSchema", output_schema if output_schema is not None else signature.output_schema)
         _put_common(definition, annotations, icons, meta)
         self._native.register_tool(definition, _native_handler(fn, signature, is_async), is_async)
+        self._native.require_scopes("tool", tool_name, list(scopes or ()))
         self._mark_async(("tool", tool_name), is_async)
 
     def remove_tool(self, name: str) -> bool:
@@ -293,6 +302,7 @@ class Server:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
         completions: Mapping[str, CompletionSource] | None = None,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
@@ -347,6 +357,7 @@ class Server:
                 annotations=annotations,
                 icons=icons,
                 meta=meta,
+                scopes=scopes,
                 completions=completions,
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
@@ -368,6 +379,7 @@ class Server:
         annotations: Mapping[str, Any] | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
         completions: Mapping[str, CompletionSource] | None = None,
         ttl_ms: int | None = None,
         cache_scope: CacheScope | None = None,
@@ -416,6 +428,7 @@ class Server:
             self._native.register_resource(
                 spec.definition, spec.handler, spec.is_async, ttl_ms=ttl_ms, cache_scope=cache_scope
             )
+        self._native.require_scopes("resource_template" if spec.template else "resource", uri, list(scopes or ()))
         self._resources[uri] = spec.template
         self._mark_async(("resource", uri), spec.is_async)
         self._completions.discard("ref/resource", uri)
@@ -466,6 +479,7 @@ class Server:
         description: str | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
         completions: Mapping[str, CompletionSource] | None = None,
     ) -> Callable[[F], F]: ...
 
@@ -479,6 +493,7 @@ class Server:
         description: str | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
         completions: Mapping[str, CompletionSource] | None = None,
     ) -> F | Callable[[F], F]:
         """Registers a function as a prompt; use bare or with options.
@@ -518,6 +533,7 @@ class Server:
                 description=description,
                 icons=icons,
                 meta=meta,
+                scopes=scopes,
                 completions=completions,
             )
             return f
@@ -533,6 +549,7 @@ class Server:
         description: str | None = None,
         icons: Sequence[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] | None = None,
         completions: Mapping[str, CompletionSource] | None = None,
     ) -> None:
         """Registers (or replaces) a prompt.
@@ -562,6 +579,7 @@ class Server:
             if argument not in arguments:
                 raise TypeError(f"cannot complete {argument!r}: not an argument of prompt {prompt_name!r}")
         self._native.register_prompt(spec.definition, spec.handler, spec.is_async)
+        self._native.require_scopes("prompt", prompt_name, list(scopes or ()))
         if prompt_name not in self._prompts:
             self._prompts.append(prompt_name)
         self._mark_async(("prompt", prompt_name), spec.is_async)
@@ -649,6 +667,7 @@ class Server:
         path: str = "/mcp",
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
+        auth: Protection | None = None,
     ) -> None:
         """Serves until stdin ends (stdio), SIGTERM or Ctrl-C; blocks the calling thread.
 
@@ -669,7 +688,8 @@ class Server:
         origins when bound to a loopback address (any host otherwise);
         ``allowed_hosts`` (``Host`` values without the port) and
         ``allowed_origins`` (exact origins, e.g. ``"https://app.example"``)
-        replace those defaults.
+        replace those defaults. ``auth`` protects the server with OAuth
+        bearer tokens (:class:`ferromcp.Protection`).
 
         ::
 
@@ -682,9 +702,9 @@ class Server:
             ferromcp.TransportError: the address cannot be bound.
         """
         _check_transport(transport)
-        http = _Http(host, port, path, allowed_hosts, allowed_origins)
+        http = _Http(host, port, path, allowed_hosts, allowed_origins, auth)
         try:
-            if self._async_handlers:
+            if self._async_handlers or (auth is not None and auth._is_async):
                 asyncio.run(self._serve_until_sigterm(transport, http))
                 return
             with _sigterm_as_interrupt(), _stdout_reserved(transport):
@@ -718,6 +738,7 @@ class Server:
                 path=http.path,
                 allowed_hosts=http.allowed_hosts,
                 allowed_origins=http.allowed_origins,
+                auth=http.auth,
             )
         except asyncio.CancelledError:
             pass  # serve() has shut down gracefully
@@ -734,6 +755,7 @@ class Server:
         path: str = "/mcp",
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
+        auth: Protection | None = None,
     ) -> None:
         """Serves until stdin ends (stdio) or the task is cancelled.
 
@@ -756,6 +778,7 @@ class Server:
                 path=path,
                 allowed_hosts=allowed_hosts,
                 allowed_origins=allowed_origins,
+                auth=auth,
                 event_loop=loop,
             )
             try:
@@ -774,6 +797,7 @@ class Server:
         path: str = "/mcp",
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
+        auth: Protection | None = None,
         event_loop: asyncio.AbstractEventLoop | None = None,
     ) -> Serving:
         """Starts serving in the background and returns at once.
@@ -802,7 +826,7 @@ class Server:
         _check_transport(transport)
         if transport == "stdio":
             return self._native.start_stdio(event_loop)
-        http = _Http(host, port, path, allowed_hosts, allowed_origins)
+        http = _Http(host, port, path, allowed_hosts, allowed_origins, auth)
         return self._native.start_http(host, port, event_loop, **http.options())
 
     asgi_app = _asgi_app  # ferromcp.asgi: mount MCP in Starlette/FastAPI/uvicorn apps
@@ -820,6 +844,7 @@ class _Http:
     path: str
     allowed_hosts: Sequence[str] | None
     allowed_origins: Sequence[str] | None
+    auth: Protection | None = None
 
     def options(self) -> dict[str, Any]:
         """The native keyword options (lists, or None for core's defaults)."""
@@ -827,6 +852,7 @@ class _Http:
             "path": self.path,
             "allowed_hosts": list(self.allowed_hosts) if self.allowed_hosts is not None else None,
             "allowed_origins": list(self.allowed_origins) if self.allowed_origins is not None else None,
+            "auth": self.auth._native() if self.auth is not None else None,
         }
 
 

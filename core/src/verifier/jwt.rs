@@ -258,19 +258,7 @@ pub(crate) fn now_secs() -> u64 {
 /// RFC 9068 / RFC 8693) or `scp` (a list, or a space-separated string, as
 /// some providers send it).
 fn auth_info(claims: Map<String, Value>) -> AuthInfo {
-    let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
-    let scopes = match claims.get("scope").or_else(|| claims.get("scp")) {
-        Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
-        other => strings(other),
-    };
-    AuthInfo {
-        subject: text("sub"),
-        client_id: text("client_id").or_else(|| text("azp")),
-        scopes,
-        audience: strings(claims.get("aud")),
-        expires_at: claims.get("exp").and_then(Value::as_f64).map(|t| t as u64),
-        claims: Value::Object(claims),
-    }
+    AuthInfo::from_claims(claims)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The verified identity behind a request and the interface that
 //! produces it from a bearer token.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::future::Future;
 
 use crate::BoxFuture;
@@ -40,6 +40,41 @@ pub struct AuthInfo {
 }
 
 impl AuthInfo {
+    /// Reads the usual access-token claims (RFC 9068, RFC 8693): `sub`,
+    /// `client_id` (else `azp`), `scope` (space-separated) or `scp` (a
+    /// string or a list), `aud` (a string or a list) and `exp`; `claims`
+    /// keeps them all. How [`JwtVerifier`](crate::verifier::JwtVerifier)
+    /// and the language bindings' verifier callbacks (which return a
+    /// claims object) build one.
+    ///
+    /// ```
+    /// use ferromcp::server::auth::AuthInfo;
+    /// use serde_json::json;
+    ///
+    /// let claims = json!({"sub": "alice", "scope": "files:read files:write",
+    ///                     "aud": "https://mcp.example.com/mcp", "exp": 1_900_000_000});
+    /// let info = AuthInfo::from_claims(claims.as_object().unwrap().clone());
+    /// assert_eq!(info.subject.as_deref(), Some("alice"));
+    /// assert_eq!(info.scopes, ["files:read", "files:write"]);
+    /// assert_eq!(info.audience, ["https://mcp.example.com/mcp"]);
+    /// assert_eq!(info.expires_at, Some(1_900_000_000));
+    /// ```
+    pub fn from_claims(claims: Map<String, Value>) -> AuthInfo {
+        let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
+        let scopes = match claims.get("scope").or_else(|| claims.get("scp")) {
+            Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
+            other => strings(other),
+        };
+        AuthInfo {
+            subject: text("sub"),
+            client_id: text("client_id").or_else(|| text("azp")),
+            scopes,
+            audience: strings(claims.get("aud")),
+            expires_at: claims.get("exp").and_then(Value::as_f64).map(|t| t as u64),
+            claims: Value::Object(claims),
+        }
+    }
+
     /// Whether `scope` was granted (exactly; hierarchies are the
     /// [`ScopeCheck`](super::ScopeCheck) of the protection options).
     pub fn has_scope(&self, scope: &str) -> bool {
@@ -126,5 +161,18 @@ where
         request: TokenRequest,
     ) -> BoxFuture<Result<AuthInfo, TokenError>> {
         Box::pin(self(token, request))
+    }
+}
+
+/// A claim that is one string or a list of strings, as a list.
+fn strings(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
     }
 }
