@@ -459,8 +459,8 @@ typedef void (*ferromcp_cancel_callback)(void *userdata);
  *   ferromcp_oauth_reply_fail(reply, why); no answer fails the login.
  *
  * Threads: called on a ferromcp host thread (never an async runtime
- * worker), so it may block for as long as the user takes (the client's
- * request timeout still applies), and may call
+ * worker), so it may block for as long as the user takes (that time does
+ * not count against the client's request timeout), and may call
  * ferromcp_oauth_headless_authorize().
  */
 typedef void (*ferromcp_oauth_authorize_callback)(void *userdata,

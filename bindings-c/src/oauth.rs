@@ -56,8 +56,8 @@ pub enum ferromcp_oauth_record {
 ///   ferromcp_oauth_reply_fail(reply, why); no answer fails the login.
 ///
 /// Threads: called on a ferromcp host thread (never an async runtime
-/// worker), so it may block for as long as the user takes (the client's
-/// request timeout still applies), and may call
+/// worker), so it may block for as long as the user takes (that time does
+/// not count against the client's request timeout), and may call
 /// ferromcp_oauth_headless_authorize().
 pub type ferromcp_oauth_authorize_callback = Option<
     unsafe extern "C" fn(
