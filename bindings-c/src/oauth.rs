@@ -12,8 +12,8 @@ use std::sync::Arc;
 use ferromcp_core::Error;
 use ferromcp_core::client::TlsOptions;
 use ferromcp_core::client::auth::{
-    AuthError, ClientCredentials, EnterpriseIdp, OAuthOptions, PreRegisteredClient, StoredTokens,
-    TokenStore, headless_authorize,
+    AuthError, ClientCredentials, EnterpriseIdp, OAuthOptions, OAuthSettings, PreRegisteredClient,
+    StoredTokens, TokenStore, headless_authorize,
 };
 
 use crate::args::{check_out, parse_json_object, required_str};
@@ -292,12 +292,7 @@ enum Grant {
 /// once.
 pub struct ferromcp_oauth_options {
     grant: Grant,
-    client_name: Option<String>,
-    client_metadata_url: Option<String>,
-    pre_registered: Vec<PreRegisteredClient>,
-    offline_access: Option<bool>,
-    dpop: bool,
-    max_authorizations: Option<usize>,
+    settings: OAuthSettings,
     authorize: Option<Arc<AuthorizeCallback>>,
     assertion: Option<Arc<AssertionCallback>>,
     store: Option<Arc<CStore>>,
@@ -448,12 +443,14 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
     };
     Ok(ferromcp_oauth_options {
         grant,
-        client_name: text(map, "clientName")?,
-        client_metadata_url: text(map, "clientMetadataUrl")?,
-        pre_registered,
-        offline_access: flag(map, "offlineAccess")?,
-        dpop: flag(map, "dpop")?.unwrap_or(false),
-        max_authorizations,
+        settings: OAuthSettings {
+            client_name: text(map, "clientName")?,
+            client_metadata_url: text(map, "clientMetadataUrl")?,
+            pre_registered,
+            offline_access: flag(map, "offlineAccess")?,
+            dpop: flag(map, "dpop")?,
+            max_authorizations,
+        },
         authorize: None,
         assertion: None,
         store: None,
@@ -517,23 +514,7 @@ impl ferromcp_oauth_options {
         if let Some(store) = &self.store {
             options = options.with_store(store.clone());
         }
-        if let Some(name) = &self.client_name {
-            options.client_name = name.clone();
-        }
-        if let Some(url) = &self.client_metadata_url {
-            options = options.with_client_metadata_url(url.clone());
-        }
-        options
-            .pre_registered
-            .extend(self.pre_registered.iter().cloned());
-        if let Some(offline) = self.offline_access {
-            options.offline_access = offline;
-        }
-        options.dpop = self.dpop;
-        if let Some(max) = self.max_authorizations {
-            options.max_authorizations = max;
-        }
-        Ok(options)
+        Ok(options.with_settings(&self.settings))
     }
 }
 

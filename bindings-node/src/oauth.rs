@@ -15,7 +15,7 @@ use std::time::Duration;
 use ferromcp::Error;
 use ferromcp::client::TlsOptions;
 use ferromcp::client::auth::{
-    AuthError, ClientCredentials, EnterpriseIdp, LoopbackRedirect, OAuthOptions,
+    AuthError, ClientCredentials, EnterpriseIdp, LoopbackRedirect, OAuthOptions, OAuthSettings,
     PreRegisteredClient, StoredTokens, TokenStore, headless_authorize,
 };
 use ferromcp::server::{FromHost, HandlerError, OutputError};
@@ -225,12 +225,7 @@ enum Flow {
 pub struct JsOAuth {
     flow: Flow,
     store: Option<Arc<JsTokenStore>>,
-    client_name: Option<String>,
-    client_metadata_url: Option<String>,
-    pre_registered: Vec<PreRegisteredClient>,
-    offline_access: Option<bool>,
-    dpop: bool,
-    max_authorizations: Option<usize>,
+    settings: OAuthSettings,
 }
 
 fn invalid(message: String) -> napi::Error {
@@ -334,12 +329,14 @@ impl JsOAuth {
         Ok(JsOAuth {
             flow,
             store,
-            client_name: options.client_name,
-            client_metadata_url: options.client_metadata_url,
-            pre_registered,
-            offline_access: options.offline_access,
-            dpop: options.dpop.unwrap_or(false),
-            max_authorizations: options.max_authorizations.map(|n| n as usize),
+            settings: OAuthSettings {
+                client_name: options.client_name,
+                client_metadata_url: options.client_metadata_url,
+                pre_registered,
+                offline_access: options.offline_access,
+                dpop: options.dpop,
+                max_authorizations: options.max_authorizations.map(|n| n as usize),
+            },
         })
     }
 }
@@ -391,23 +388,7 @@ impl JsOAuth {
         if let Some(store) = &self.store {
             options = options.with_store(store.clone());
         }
-        if let Some(name) = &self.client_name {
-            options.client_name = name.clone();
-        }
-        if let Some(url) = &self.client_metadata_url {
-            options = options.with_client_metadata_url(url.clone());
-        }
-        options
-            .pre_registered
-            .extend(self.pre_registered.iter().cloned());
-        if let Some(offline) = self.offline_access {
-            options.offline_access = offline;
-        }
-        options.dpop = self.dpop;
-        if let Some(max) = self.max_authorizations {
-            options.max_authorizations = max;
-        }
-        options
+        options.with_settings(&self.settings)
     }
 }
 

@@ -24,7 +24,7 @@ use ferromcp::Error;
 use ferromcp::client::TlsOptions;
 use ferromcp::client::auth::{
     AssertionRequest, AuthError, ClientCredentials, EnterpriseIdp, LoopbackRedirect, OAuthOptions,
-    StoredTokens, TokenStore,
+    OAuthSettings, StoredTokens, TokenStore,
 };
 use ferromcp::server::{FromHost, HandlerError, OutputError};
 
@@ -188,23 +188,18 @@ pub(crate) fn options(
             )));
         }
     };
-    if let Some(name) = text(settings, "client_name")? {
-        oauth.client_name = name;
-    }
-    if let Some(url) = text(settings, "client_metadata_url")? {
-        oauth = oauth.with_client_metadata_url(url);
-    }
-    if let Some(offline) = flag(settings, "offline_access")? {
-        oauth.offline_access = offline;
-    }
-    if let Some(dpop) = flag(settings, "dpop")? {
-        oauth.dpop = dpop;
-    }
-    if let Some(limit) = settings.get_item("max_authorizations")?
-        && !limit.is_none()
-    {
-        oauth.max_authorizations = limit.extract()?;
-    }
+    let max_authorizations = match settings.get_item("max_authorizations")? {
+        Some(limit) if !limit.is_none() => Some(limit.extract()?),
+        _ => None,
+    };
+    oauth = oauth.with_settings(&OAuthSettings {
+        client_name: text(settings, "client_name")?,
+        client_metadata_url: text(settings, "client_metadata_url")?,
+        offline_access: flag(settings, "offline_access")?,
+        dpop: flag(settings, "dpop")?,
+        max_authorizations,
+        ..OAuthSettings::default()
+    });
     if let Some(store) = settings.get_item(STORE)?
         && !store.is_none()
     {

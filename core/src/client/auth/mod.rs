@@ -61,6 +61,26 @@ pub use store::{ClientCredentials, MemoryTokenStore, StoredTokens, TokenStore};
 /// the user back to (with `code`, `state`, and usually `iss`).
 pub type AuthorizeCallback = Arc<dyn Fn(String) -> BoxFuture<Result<String, Error>> + Send + Sync>;
 
+/// The settings of [`OAuthOptions`] every grant shares, as a binding gathers
+/// them from its host's options: `None` keeps the default, pre-registered
+/// clients are added. One place for the bindings to apply them
+/// ([`OAuthOptions::with_settings`]).
+#[derive(Debug, Clone, Default)]
+pub struct OAuthSettings {
+    /// [`OAuthOptions::client_name`].
+    pub client_name: Option<String>,
+    /// [`OAuthOptions::client_metadata_url`].
+    pub client_metadata_url: Option<String>,
+    /// Added to [`OAuthOptions::pre_registered`].
+    pub pre_registered: Vec<PreRegisteredClient>,
+    /// [`OAuthOptions::offline_access`].
+    pub offline_access: Option<bool>,
+    /// [`OAuthOptions::dpop`].
+    pub dpop: Option<bool>,
+    /// [`OAuthOptions::max_authorizations`].
+    pub max_authorizations: Option<usize>,
+}
+
 /// Client credentials registered out of band with an authorization server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreRegisteredClient {
@@ -288,6 +308,37 @@ impl OAuthOptions {
             let tls = tls.clone();
             async move { enterprise::id_jag(&idp, &request, &tls).await }
         })
+    }
+
+    /// Applies the settings every grant shares (see [`OAuthSettings`]).
+    ///
+    /// ```
+    /// use ferromcp::client::auth::{OAuthOptions, OAuthSettings};
+    /// let settings = OAuthSettings { dpop: Some(true), max_authorizations: Some(1), ..Default::default() };
+    /// let oauth = OAuthOptions::client_credentials("svc", Some("s".into())).with_settings(&settings);
+    /// assert!(oauth.dpop);
+    /// assert_eq!(oauth.max_authorizations, 1);
+    /// assert_eq!(oauth.client_name, "ferromcp-client"); // unset: the default stays
+    /// ```
+    pub fn with_settings(mut self, settings: &OAuthSettings) -> Self {
+        if let Some(name) = &settings.client_name {
+            self.client_name = name.clone();
+        }
+        if let Some(url) = &settings.client_metadata_url {
+            self.client_metadata_url = Some(url.clone());
+        }
+        self.pre_registered
+            .extend(settings.pre_registered.iter().cloned());
+        if let Some(offline) = settings.offline_access {
+            self.offline_access = offline;
+        }
+        if let Some(dpop) = settings.dpop {
+            self.dpop = dpop;
+        }
+        if let Some(max) = settings.max_authorizations {
+            self.max_authorizations = max;
+        }
+        self
     }
 
     /// Replaces the token store.
