@@ -343,7 +343,10 @@ fn programs(root: &std::path::Path) -> Vec<Program> {
         },
         Program {
             lang: "node",
-            command: vec!["node".into(), root.join("tests/oidc/clients/oidc_client.mjs")],
+            command: vec![
+                "node".into(),
+                root.join("tests/oidc/clients/oidc_client.mjs"),
+            ],
             needs: vec![root.join("node_modules/ferromcp/package.json"), node_addon],
         },
         Program {
@@ -363,7 +366,12 @@ fn run_program(program: &Program, root: &std::path::Path, env: &[(&str, String)]
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
         .output()
-        .unwrap_or_else(|e| panic!("{}: {:?} does not start: {e}", program.lang, program.command));
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {:?} does not start: {e}",
+                program.lang, program.command
+            )
+        });
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -373,7 +381,10 @@ fn run_program(program: &Program, root: &std::path::Path, env: &[(&str, String)]
         out.status
     );
     let result: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!("{} client printed no JSON ({e}):\n{stdout}\nstderr: {stderr}", program.lang)
+        panic!(
+            "{} client printed no JSON ({e}):\n{stdout}\nstderr: {stderr}",
+            program.lang
+        )
     });
     result["content"][0]["text"]
         .as_str()
