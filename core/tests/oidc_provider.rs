@@ -72,11 +72,23 @@ fn start_provider(pki: &tls::Pki) -> Provider {
         .spawn()
         .expect("node runs");
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    // The provider logs notices to stdout later: keep reading, or a write
-    // to the closed pipe kills it (EPIPE).
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    // Read on a thread of its own, with a deadline: a blocking read here
+    // would stall the test's runtime, so its timeout could never fire.
+    let (first, started) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = stdout.read_line(&mut line);
+        let _ = first.send(line);
+        // The provider logs notices to stdout later: keep reading, or a
+        // write to the closed pipe kills it (EPIPE).
+        std::io::copy(&mut stdout, &mut std::io::sink())
+    });
+    let line = started
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| {
+            let _ = child.kill();
+            panic!("the provider (node provider.mjs) did not start within 30 s")
+        });
     let issuer = line
         .strip_prefix("ISSUER ")
         .unwrap_or_else(|| panic!("the provider did not start: {line:?}"))
