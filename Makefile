@@ -117,8 +117,12 @@ test-readme: $(README_CMAKE_STAMP)
 
 # A protected ferromcp server against a real OpenID provider (oidc-provider
 # from npm, pinned in tests/oidc/package-lock.json) over TLS: the test is
-# ignored by a plain `cargo test` because it needs these Node modules.
-test-oidc:
+# ignored by a plain `cargo test` because it needs these Node modules. The
+# Python, Node and C clients (tests/oidc/clients/) log in too: the bindings
+# come from `make build`, the C client program is built here.
+test-oidc: build-python build-node build-c
+	$(C_CC) $(C_WARNINGS) $(C_OPT) $(C_INCLUDE) tests/oidc/clients/oidc_client.c $(C_LIB) $(C_LDLIBS) \
+		-o $(C_BIN_DIR)/oidc-client-c
 	cd tests/oidc && npm ci --no-audit --no-fund --loglevel=error
 	cargo test -p ferromcp $(CARGO_PROFILE_FLAG) --test oidc_provider -- --ignored
 
