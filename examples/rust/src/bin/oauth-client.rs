@@ -20,9 +20,9 @@ async fn main() -> Result<(), ferromcp::Error> {
         },
     );
     let options = ClientOptions {
+        // The login happens inside the first call; the user's time in the
+        // browser does not count against the call's timeout.
         oauth: Some(oauth),
-        // The login happens inside the first call: leave the user time.
-        timeout: Some(Duration::from_secs(600)),
         ..ClientOptions::default()
     };
     let client = Client::connect_http_with(&url, options).await?;
