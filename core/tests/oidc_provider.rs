@@ -49,24 +49,38 @@ impl Drop for Provider {
     }
 }
 
+/// How long a provider may take to print its issuer. It takes under a
+/// second on an idle machine (importing oidc-provider, making an RSA and an
+/// EC key); a CI machine once took more than 30 s while two other tests ran,
+/// so the limit is generous and the failure says what the process was doing.
+const PROVIDER_START_LIMIT: Duration = Duration::from_secs(120);
+
 fn start_provider(pki: &tls::Pki) -> Provider {
     let root = oidc_dir();
     assert!(
         root.join("node_modules/oidc-provider").is_dir(),
         "tests/oidc/node_modules is missing: run `make test-oidc` (npm ci in tests/oidc)"
     );
-    // One directory per provider: the tests of this file run at once.
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    // The tests of this file run at once; their providers start one after
+    // the other, so three Node start-ups do not compete for two cores.
+    static STARTING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+    let mut started_so_far = STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    let n = *started_so_far;
+    *started_so_far += 1;
+    // One directory per provider.
     let dir = std::env::temp_dir().join(format!("ferromcp-oidc-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("cert.pem"), &pki.server_cert_pem).unwrap();
     std::fs::write(dir.join("key.pem"), &pki.server_key_pem).unwrap();
+    let began = std::time::Instant::now();
     let mut child = Command::new("node")
         .arg("provider.mjs")
         .current_dir(&root)
         .env("OIDC_CERT", dir.join("cert.pem"))
         .env("OIDC_KEY", dir.join("key.pem"))
+        // The provider exits when this pipe closes: a test binary that
+        // dies (or is killed) leaves no provider behind.
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -84,11 +98,21 @@ fn start_provider(pki: &tls::Pki) -> Provider {
         std::io::copy(&mut stdout, &mut std::io::sink())
     });
     let line = started
-        .recv_timeout(Duration::from_secs(30))
+        .recv_timeout(PROVIDER_START_LIMIT)
         .unwrap_or_else(|_| {
+            let state = match child.try_wait() {
+                Ok(Some(status)) => format!("it exited ({status})"),
+                _ => "it was still running".to_owned(),
+            };
             let _ = child.kill();
-            panic!("the provider (node provider.mjs) did not start within 30 s")
+            panic!(
+                "the provider (node provider.mjs, number {n}) printed no issuer within {:?}; \
+                 {state} (its stderr is above)",
+                PROVIDER_START_LIMIT
+            )
         });
+    eprintln!("provider {n} started in {:?}", began.elapsed());
+    drop(started_so_far);
     let issuer = line
         .strip_prefix("ISSUER ")
         .unwrap_or_else(|| panic!("the provider did not start: {line:?}"))

@@ -8,11 +8,16 @@
 // seconds (the expiry test). The user interaction (login, consent) is
 // answered at once for the user `alice`, so the test drives the browser's
 // part with plain redirects. Prints `ISSUER <url>` once listening; runs
-// until killed.
+// until killed or until its stdin closes (the test that started it ended).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import Provider from 'oidc-provider';
+
+// The test holds our stdin open for as long as it needs us; when it ends,
+// however it ends, the pipe closes and we go too.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
 
 const server = https.createServer({
   key: fs.readFileSync(process.env.OIDC_KEY),
