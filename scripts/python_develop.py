@@ -7,13 +7,14 @@ Usage (from the repository root, with the venv's interpreter):
 
 It does what `maturin develop` does for this project, without compiling:
 copies the extension to bindings-python/python/ferromcp/_native.abi3.so,
-puts bindings-python/python on the path with a .pth file and writes the
+compiles the package's bytecode, puts bindings-python/python on the path with a .pth file and writes the
 dist-info that importlib.metadata (and so ``ferromcp.__version__``) reads.
 The top Makefile explains why cargo, not maturin, builds the extension.
 """
 
 from __future__ import annotations
 
+import compileall
 import re
 import shutil
 import sys
@@ -51,6 +52,10 @@ def main() -> None:
     if not extension.is_file():
         raise SystemExit(f"python_develop: {extension} does not exist (cargo build first)")
     copy_if_changed(extension, PYTHON_SOURCE / NAME / "_native.abi3.so")
+    # Bytecode, as `pip install` writes it: without it every start compiles
+    # the package again whenever bytecode is not written (PYTHONDONTWRITEBYTECODE,
+    # a read-only tree), which doubled a server's cold start.
+    compileall.compile_dir(PYTHON_SOURCE / NAME, quiet=1)
 
     version = workspace_version()
     site = Path(sysconfig.get_paths()["purelib"])

@@ -37,6 +37,10 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<serving::PyServing>()?;
     m.add_class::<context::PyContext>()?;
     m.add_class::<tool_result::PyToolResult>()?;
+    // The release's version, compiled in: reading it from the installed
+    // distribution's metadata (importlib.metadata) took a third of the
+    // package's import time.
+    m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "PROTOCOL_VERSION",
         ferromcp::protocol::LATEST_PROTOCOL_VERSION,

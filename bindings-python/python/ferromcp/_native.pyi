@@ -8,6 +8,7 @@ __all__ = [
     "ERROR_KINDS",
     "LEGACY_PROTOCOL_VERSIONS",
     "PROTOCOL_VERSION",
+    "VERSION",
     "WRAPPED_RESULT_KEY",
     "Client",
     "Context",
@@ -30,6 +31,9 @@ __all__ = [
 
 PROTOCOL_VERSION: str
 """The MCP revision spoken: ``"2026-07-28"``."""
+
+VERSION: str
+"""The release's version (the crates' version, which is the wheel's): ``ferromcp.__version__``."""
 
 codes: dict[str, int]
 """JSON-RPC error codes by name (``"PARSE_ERROR"``, ``"HEADER_MISMATCH"``...), from the core."""

@@ -48,7 +48,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-import webbrowser
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, TypedDict
 
@@ -545,6 +544,10 @@ class LoopbackRedirect:
         True
         """
         print(f"Opening {url} in your browser to authorize")
+        # Imported here: it costs milliseconds at every start of a program
+        # that never opens a browser (a server).
+        import webbrowser
+
         await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, url)
         return await self.wait_async()
 
