@@ -12,7 +12,7 @@
 //!   ([`LoopDispatcher`]: no GIL on the runtime side, one loop wake-up per
 //!   batch), which calls it and runs the coroutine as an `asyncio.Task`;
 //!   the task's done callback answers a core [`Responder`] that the core
-//!   awaits. If the core stops waiting (cancellation, closed connection)
+//!   awaits (with the other answers of that loop turn, [`outbox`]). If the core stops waiting (cancellation, closed connection)
 //!   the task is cancelled, or never started if it was still queued.
 //! - What the callable returned becomes `O` by core's rule for that kind
 //!   ([`FromHost`]); only a tool may also return a `ferromcp.ToolResult`.
@@ -32,7 +32,7 @@ use crate::context::PyContext;
 use crate::handler::{HandlerKey, PyRefs, lock};
 use crate::loop_dispatch::LoopDispatcher;
 use crate::tool_result::PyToolResult;
-use crate::{convert, error, workers};
+use crate::{convert, error, outbox, workers};
 
 const INTERPRETER_GONE: &str = "the Python interpreter is shutting down";
 
@@ -122,7 +122,7 @@ impl HostCall {
         let (responder, receiver) = Responder::<O>::new();
         let task = Arc::new(Mutex::new(TaskState::Queued));
         let job_task = task.clone();
-        dispatcher.submit(Box::new(move |py, refused| match refused {
+        let first = dispatcher.queue(Box::new(move |py, refused| match refused {
             None => self.start_task(py, responder, &job_task),
             Some(reason) => {
                 responder.respond(Err(error::handler_error(py, reason.clone_ref(py))));
@@ -130,8 +130,17 @@ impl HostCall {
         }));
         let mut pending = CancelOnDrop {
             task: Some(task),
-            dispatcher,
+            dispatcher: dispatcher.clone(),
         };
+        if first {
+            // The first call of a batch wakes the loop, after the runtime
+            // has run whatever else was ready (the rest of a burst of
+            // requests), so they join the batch. Woken even if this
+            // future is dropped meanwhile: the batch holds other calls.
+            let wake = WakeOnDrop(dispatcher);
+            tokio::task::yield_now().await;
+            drop(wake);
+        }
         let result = receiver.wait().await;
         pending.task = None;
         result
@@ -189,7 +198,13 @@ impl HostCall {
             };
             // Drops the task reference here, holding the GIL.
             *lock(&settled_state) = TaskState::Done;
-            responder.respond(result);
+            // With the other answers of this loop turn: see `outbox`.
+            outbox::deliver_after_this_turn(
+                py,
+                Box::new(move || {
+                    responder.respond(result);
+                }),
+            );
         });
         // `loop.create_task` runs the coroutine in a copy of the current
         // context, as `run_coroutine_threadsafe` did.
@@ -280,6 +295,16 @@ fn output<O: PyOutput>(
             ))
         })?;
     O::from_host(value).map_err(HandlerError::from)
+}
+
+/// Wakes the serving loop when dropped: after the yield of the batch's
+/// first call, or if that call is dropped during it.
+struct WakeOnDrop(Arc<LoopDispatcher>);
+
+impl Drop for WakeOnDrop {
+    fn drop(&mut self) {
+        self.0.wake();
+    }
 }
 
 /// Where an async call's `asyncio.Task` is.

@@ -17,6 +17,7 @@ mod handler;
 mod host_call;
 mod loop_dispatch;
 mod oauth;
+mod outbox;
 mod primitives;
 mod server;
 mod serving;

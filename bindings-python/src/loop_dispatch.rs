@@ -130,9 +130,20 @@ impl LoopDispatcher {
     /// Queues `job` for the loop thread. Never takes the GIL, so it is safe
     /// on a runtime worker.
     pub(crate) fn submit(self: &Arc<Self>, job: Job) {
-        if !self.shared.push(job) {
-            return;
+        if self.queue(job) {
+            self.wake();
         }
+    }
+
+    /// Queues `job` without waking the loop; true when the caller must call
+    /// [`LoopDispatcher::wake`] (no wake-up is on its way yet). Waking a
+    /// little later lets more jobs join the batch.
+    pub(crate) fn queue(&self, job: Job) -> bool {
+        self.shared.push(job)
+    }
+
+    /// Wakes the loop to run what is queued.
+    pub(crate) fn wake(self: &Arc<Self>) {
         match &self.shared.pipe {
             Some(pipe) if self.shared.registered.load(Ordering::SeqCst) => pipe.wake(),
             _ => self.wake_through_python(),
