@@ -72,6 +72,9 @@ pub fn which(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Removed from the servers' environment (see [`command`]).
+pub const MACHINE_ONLY_ENV: &str = "NODE_EXTRA_CA_CERTS";
+
 /// Builds the command: `taskset -c CPU argv…` when pinned. taskset execs the
 /// server, so the child's pid is the server's own.
 pub fn command(launch: &Launch, stdin: Stdio, stdout: Stdio) -> std::io::Result<Command> {
@@ -101,6 +104,11 @@ pub fn command(launch: &Launch, stdin: Stdio, stdout: Stdio) -> std::io::Result<
         None => Stdio::null(),
     };
     cmd.current_dir(&launch.cwd)
+        // A machine setting, not part of any SDK: it makes every Node
+        // process read and parse a CA bundle before running any code (about
+        // 85 ms here), which would add the same constant to every Node
+        // server's cold start. See PERFORMANCE.md, "cold start".
+        .env_remove(MACHINE_ONLY_ENV)
         .stdin(stdin)
         .stdout(stdout)
         .stderr(stderr)

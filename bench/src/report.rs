@@ -373,8 +373,12 @@ pub fn markdown(report: &Report) -> String {
     };
     let _ = writeln!(
         m,
-        "Command: `{}` (commit {}); {} rounds, {} s per phase, {pin}.\n",
-        report.command, report.git_commit, report.plan.rounds, report.plan.phase_secs
+        "Command: `{}` (commit {}); {} rounds, {} s per phase, {pin}; servers run without `{}`.\n",
+        report.command,
+        report.git_commit,
+        report.plan.rounds,
+        report.plan.phase_secs,
+        crate::proc::MACHINE_ONLY_ENV
     );
     if report.servers.is_empty() {
         // `--clients-only`: no server tables full of dashes.
