@@ -51,20 +51,45 @@ fn check(output: &[u8], how: &str) {
     );
 }
 
+/// The echo server, logging at debug level which way it serves stdin and
+/// stdout (the answers are the same either way, so only the log tells).
 fn echo_server() -> Command {
     let manifest = Manifest::load().unwrap();
     let argv = manifest
         .command("echo-server", "rust", Transport::Stdio, None)
         .unwrap();
     let mut command = Command::new(repo_root().join(&argv[0]));
-    command.args(&argv[1..]).current_dir(repo_root());
+    command
+        .args(&argv[1..])
+        .current_dir(repo_root())
+        .env("RUST_LOG", "ferromcp::transport=debug")
+        .env_remove("FERROMCP_STDIO_THREADS");
     command
 }
 
-fn over_pipes(mut command: Command, how: &str) {
+/// Asserts the server said it served both streams `way` ("polled" by the
+/// runtime, or through "threads").
+fn served(stderr: &[u8], way: &str, how: &str) {
+    let log = String::from_utf8_lossy(stderr);
+    let (input, output) = match way {
+        "polled" => (
+            "stdin: polled by the runtime",
+            "stdout: polled by the runtime",
+        ),
+        _ => ("stdin: read by a thread", "stdout: written by a thread"),
+    };
+    assert!(
+        log.contains(input) && log.contains(output),
+        "{how}: expected {input:?} and {output:?} in the server's log:\n{log}"
+    );
+}
+
+/// Runs `command` with piped streams; returns what it logged.
+fn over_pipes(mut command: Command, how: &str) -> Vec<u8> {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("run `make build` first");
     let mut stdin = child.stdin.take().unwrap();
@@ -74,18 +99,21 @@ fn over_pipes(mut command: Command, how: &str) {
     writer.join().unwrap().unwrap();
     assert!(output.status.success(), "{how}: {:?}", output.status);
     check(&output.stdout, how);
+    output.stderr
 }
 
 #[test]
 fn pipes_polled_by_the_runtime() {
-    over_pipes(echo_server(), "pipes");
+    let log = over_pipes(echo_server(), "pipes");
+    served(&log, "polled", "pipes");
 }
 
 #[test]
 fn pipes_through_the_threads() {
     let mut command = echo_server();
     command.env("FERROMCP_STDIO_THREADS", "1");
-    over_pipes(command, "threads");
+    let log = over_pipes(command, "threads");
+    served(&log, "threads", "threads");
 }
 
 #[test]
@@ -95,12 +123,14 @@ fn regular_files() {
     let input = dir.join("in.jsonl");
     let output = dir.join("out.jsonl");
     std::fs::write(&input, requests()).unwrap();
-    let status = echo_server()
+    let run = echo_server()
         .stdin(std::fs::File::open(&input).unwrap())
         .stdout(std::fs::File::create(&output).unwrap())
-        .status()
+        .stderr(Stdio::piped())
+        .output()
         .unwrap();
-    assert!(status.success(), "{status:?}");
+    assert!(run.status.success(), "{:?}", run.status);
     check(&std::fs::read(&output).unwrap(), "files");
+    served(&run.stderr, "threads", "files");
     std::fs::remove_dir_all(&dir).unwrap();
 }

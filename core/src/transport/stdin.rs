@@ -40,8 +40,12 @@ pub(crate) fn stdin() -> io::Result<Stdin> {
     if !threads_forced()
         && let Some(pipe) = super::pipes::stdin()
     {
+        // Said at debug level so tests (and a puzzled user) can tell the
+        // two ways apart: they give the same answers.
+        tracing::debug!("stdin: polled by the runtime");
         return Ok(Either::Left(pipe));
     }
+    tracing::debug!("stdin: read by a thread");
     thread_stdin().map(Either::Right)
 }
 
@@ -52,8 +56,10 @@ pub(crate) fn stdout() -> io::Result<(Stdout, oneshot::Receiver<bool>)> {
     if !threads_forced()
         && let Some((pipe, done)) = super::pipes::stdout()
     {
+        tracing::debug!("stdout: polled by the runtime");
         return Ok((Either::Left(pipe), done));
     }
+    tracing::debug!("stdout: written by a thread");
     let (stream, done) = thread_stdout()?;
     Ok((Either::Right(stream), done))
 }
