@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "http_util.h"
 
 #define RESOURCE "http://127.0.0.1/mcp"
 
@@ -144,54 +145,7 @@ static char *http(uint16_t port, const char *path, const char *token, const char
     if (request_len <= 0 || (size_t)request_len >= sizeof request) {
         return NULL;
     }
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-        return NULL;
-    }
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        close(fd);
-        return NULL;
-    }
-    for (int sent = 0; sent < request_len;) {
-        ssize_t n = write(fd, request + sent, (size_t)(request_len - sent));
-        if (n <= 0) {
-            close(fd);
-            return NULL;
-        }
-        sent += (int)n;
-    }
-    size_t capacity = 4096, used = 0;
-    char *response = malloc(capacity);
-    while (response != NULL) {
-        if (used + 1 >= capacity) {
-            char *bigger = realloc(response, capacity * 2);
-            if (bigger == NULL) {
-                free(response);
-                response = NULL;
-                break;
-            }
-            response = bigger;
-            capacity *= 2;
-        }
-        ssize_t n = read(fd, response + used, capacity - used - 1);
-        if (n < 0) {
-            free(response);
-            response = NULL;
-            break;
-        }
-        if (n == 0) {
-            response[used] = '\0';
-            break;
-        }
-        used += (size_t)n;
-    }
-    close(fd);
-    return response;
+    return http_exchange(port, request, (size_t)request_len);
 }
 
 #define META                                                                                   \
