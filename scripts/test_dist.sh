@@ -182,6 +182,7 @@ cc -std=c11 -Wall -Werror "$app/app.c" $(pkg-config --cflags --libs ferromcp) \
   -Wl,-rpath,"$prefix/lib" -o "$app/app-pkgconfig-shared"
 grep -q "libferromcp.so.0" <<<"$(ldd "$app/app-pkgconfig-shared")" || fail "the shared build does not load libferromcp.so.<abi>"
 run_app "pkg-config, shared" "$app/app-pkgconfig-shared"
+grep -q -- "--gc-sections" <<<"$(pkg-config --libs ferromcp-static)" || fail "ferromcp-static.pc does not link with --gc-sections"
 cc -std=c11 -Wall -Werror "$app/app.c" $(pkg-config --cflags --libs ferromcp-static) -o "$app/app-pkgconfig-static"
 ! grep -q libferromcp <<<"$(ldd "$app/app-pkgconfig-static")" || fail "the static build links libferromcp.so"
 run_app "pkg-config, static" "$app/app-pkgconfig-static"
@@ -189,11 +190,13 @@ for mode in shared static; do
   static=OFF; [ $mode = static ] && static=ON
   cmake -S "$app" -B "$app/build-$mode" -DCMAKE_PREFIX_PATH="$prefix" -DFERROMCP_USE_STATIC_LIBS=$static \
     -DCMAKE_BUILD_RPATH="$prefix/lib" >"$app/cmake-$mode.log" 2>&1 || { cat "$app/cmake-$mode.log"; fail "cmake ($mode)"; }
-  cmake --build "$app/build-$mode" >>"$app/cmake-$mode.log" 2>&1 || { cat "$app/cmake-$mode.log"; fail "cmake build ($mode)"; }
+  cmake --build "$app/build-$mode" --verbose >>"$app/cmake-$mode.log" 2>&1 || { cat "$app/cmake-$mode.log"; fail "cmake build ($mode)"; }
   if [ $mode = shared ]; then
     grep -q libferromcp.so <<<"$(ldd "$app/build-$mode/app")" || fail "CMake shared build does not link libferromcp.so"
   else
     ! grep -q libferromcp <<<"$(ldd "$app/build-$mode/app")" || fail "CMake static build links libferromcp.so"
+    # The static target's link option: the program keeps only what it calls.
+    grep -q -- "--gc-sections" "$app/cmake-$mode.log" || { cat "$app/cmake-$mode.log"; fail "CMake static build links without --gc-sections"; }
   fi
   run_app "CMake, $mode" "$app/build-$mode/app"
 done
