@@ -10,8 +10,9 @@
 //! over stdio cheap. The wake-up is sent after the runtime has run
 //! everything else that was ready (`yield_now`), so a burst of requests read
 //! together is queued before the JS thread starts on it; and the outcomes of
-//! a batch are handed back together after its last call, so the runtime is
-//! not woken (and the JS thread preempted, on a single core) once per call.
+//! a batch are handed back together after its last call, as one message to
+//! the runtime (`ferromcp::runtime::run_batch`), so the runtime is not woken
+//! (and the JS thread preempted, on a single core) once per call.
 //!
 //! The callable's return value is read on the JS thread: a plain value
 //! answers the call at once; a promise is awaited by attaching
@@ -129,10 +130,9 @@ impl Batch {
                 outcomes.push(outcome);
             }
         }
-        // Handed back together: see the module documentation.
-        for outcome in outcomes {
-            outcome();
-        }
+        // Handed back together, as one message to the runtime: see the
+        // module documentation.
+        ferromcp::runtime::run_batch(outcomes);
     }
 }
 
@@ -183,8 +183,8 @@ trait Job: Send {
     fn fail(self: Box<Self>, why: String);
 }
 
-/// Hands one call's outcome back to core.
-type Outcome = Box<dyn FnOnce()>;
+/// Hands one call's outcome back to core (on a runtime worker).
+type Outcome = ferromcp::runtime::BatchJob;
 
 struct Call<O> {
     input: Value,

@@ -17,15 +17,14 @@
 //! fail with a handler error instead of waiting forever.
 
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use pyo3::prelude::*;
-use tokio::sync::mpsc;
 
 use crate::handler::lock;
 
 /// Answers one request (its `Responder::respond`), on a runtime thread.
-pub(crate) type Delivery = Box<dyn FnOnce() + Send>;
+pub(crate) type Delivery = ferromcp::runtime::BatchJob;
 
 struct Outbox {
     deliveries: Mutex<Vec<Delivery>>,
@@ -81,27 +80,7 @@ impl Flush {
     }
 }
 
-/// Sends a batch to the runtime task that delivers it.
+/// Sends a batch to the runtime, which delivers it with one wake-up.
 fn send(batch: Vec<Delivery>) {
-    static COURIER: OnceLock<mpsc::UnboundedSender<Vec<Delivery>>> = OnceLock::new();
-    if batch.is_empty() {
-        return;
-    }
-    let courier = COURIER.get_or_init(|| {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<Delivery>>();
-        ferromcp::runtime::get().spawn(async move {
-            while let Some(batch) = rx.recv().await {
-                for delivery in batch {
-                    delivery();
-                }
-            }
-        });
-        tx
-    });
-    if let Err(returned) = courier.send(batch) {
-        // The runtime is gone (interpreter exit): deliver here.
-        for delivery in returned.0 {
-            delivery();
-        }
-    }
+    ferromcp::runtime::run_batch(batch);
 }

@@ -48,6 +48,56 @@ pub(crate) fn block_sigpipe() {
     }
 }
 
+/// A job handed to [`run_batch`].
+pub type BatchJob = Box<dyn FnOnce() + Send>;
+
+/// Runs every job of `batch`, in order, on a runtime worker: one wake-up of
+/// the runtime for the whole batch.
+///
+/// For a host thread that finishes many handler calls at once (a drained
+/// queue of JavaScript calls, one turn of an asyncio loop): answering each
+/// call with its own channel send wakes a worker per answer, and on a busy
+/// machine (or with the process on one CPU) the woken worker preempts the
+/// host thread every time, handling one answer per context switch. Sent as
+/// one message, the batch costs one wake-up and its answers reach their
+/// requests together. Jobs should be short (a `Responder::respond`).
+///
+/// ```
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let jobs: Vec<ferromcp::runtime::BatchJob> = (0..3)
+///     .map(|n| {
+///         let tx = tx.clone();
+///         Box::new(move || tx.send(n).unwrap()) as ferromcp::runtime::BatchJob
+///     })
+///     .collect();
+/// ferromcp::runtime::run_batch(jobs);
+/// let got: Vec<i32> = (0..3).map(|_| rx.recv().unwrap()).collect();
+/// assert_eq!(got, [0, 1, 2]);
+/// ```
+pub fn run_batch(batch: Vec<BatchJob>) {
+    static COURIER: OnceLock<tokio::sync::mpsc::UnboundedSender<Vec<BatchJob>>> = OnceLock::new();
+    if batch.is_empty() {
+        return;
+    }
+    let courier = COURIER.get_or_init(|| {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<BatchJob>>();
+        get().spawn(async move {
+            while let Some(batch) = rx.recv().await {
+                for job in batch {
+                    job();
+                }
+            }
+        });
+        tx
+    });
+    if let Err(returned) = courier.send(batch) {
+        // The runtime is shutting down: run them here.
+        for job in returned.0 {
+            job();
+        }
+    }
+}
+
 /// A handle to the shared runtime, for spawning from foreign threads.
 pub fn handle() -> Handle {
     get().handle().clone()
