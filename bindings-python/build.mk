@@ -6,7 +6,8 @@
 # one workspace build; scripts/python_develop.py copies it into
 # bindings-python/python/ferromcp/ as _native.abi3.so and installs the
 # package into $(VENV) in editable mode (a .pth file and the dist-info that
-# importlib.metadata reads), so edits to the .py files need no rebuild.
+# importlib.metadata and pip read, and the package's bytecode), so edits to
+# the .py files need no rebuild.
 # maturin (the build backend in pyproject.toml) is what makes wheels; it is
 # not used here because it would build `-p ferromcp-python` alone, with
 # other dependency features, i.e. a second dependency tree.

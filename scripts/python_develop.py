@@ -7,8 +7,9 @@ Usage (from the repository root, with the venv's interpreter):
 
 It does what `maturin develop` does for this project, without compiling:
 copies the extension to bindings-python/python/ferromcp/_native.abi3.so,
-compiles the package's bytecode, puts bindings-python/python on the path with a .pth file and writes the
-dist-info that importlib.metadata (and so ``ferromcp.__version__``) reads.
+compiles the package's bytecode, puts bindings-python/python on the path
+with a .pth file and writes the dist-info that importlib.metadata and pip
+read (``ferromcp.__version__`` itself is compiled into the extension).
 The top Makefile explains why cargo, not maturin, builds the extension.
 """
 
