@@ -423,8 +423,7 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
                         client_id: text(item, "clientId")?
                             .ok_or_else(|| bad("each of \"preRegistered\" needs \"clientId\""))?,
                         client_secret: text(item, "clientSecret")?,
-                        token_endpoint_auth_method: None,
-                        private_key_pem: None,
+                        ..Default::default()
                     },
                 })
             })
