@@ -214,7 +214,11 @@ typedef enum ferromcp_oauth_record {
     FERROMCP_OAUTH_TOKENS = 0,
     /**
      * The client registration at an authorization server (the key is its
-     * issuer): JSON `{"client_id","client_secret"?,"token_endpoint_auth_method"?,...}`.
+     * issuer): JSON `{"client_id","client_secret"?,"token_endpoint_auth_method"?,
+     * "redirect_uris"?:[...],...}`. `redirect_uris` lists the redirect URIs a
+     * dynamic registration was made for: a login with another one registers
+     * again and saves the new registration over this one. Keep the whole
+     * JSON as it is (fields may be added).
      */
     FERROMCP_OAUTH_CLIENT = 1,
 } ferromcp_oauth_record;

@@ -43,7 +43,11 @@ pub enum ferromcp_oauth_record {
     /// `{"access_token","refresh_token"?,"expires_at"?,"scopes":[...],"issuer","token_type"?}`.
     FERROMCP_OAUTH_TOKENS = 0,
     /// The client registration at an authorization server (the key is its
-    /// issuer): JSON `{"client_id","client_secret"?,"token_endpoint_auth_method"?,...}`.
+    /// issuer): JSON `{"client_id","client_secret"?,"token_endpoint_auth_method"?,
+    /// "redirect_uris"?:[...],...}`. `redirect_uris` lists the redirect URIs a
+    /// dynamic registration was made for: a login with another one registers
+    /// again and saves the new registration over this one. Keep the whole
+    /// JSON as it is (fields may be added).
     FERROMCP_OAUTH_CLIENT = 1,
 }
 
@@ -423,8 +427,7 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
                         client_id: text(item, "clientId")?
                             .ok_or_else(|| bad("each of \"preRegistered\" needs \"clientId\""))?,
                         client_secret: text(item, "clientSecret")?,
-                        token_endpoint_auth_method: None,
-                        private_key_pem: None,
+                        ..Default::default()
                     },
                 })
             })

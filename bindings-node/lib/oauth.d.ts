@@ -23,6 +23,12 @@ export interface OAuthClientCredentials {
   /** `none`, `client_secret_basic`, `client_secret_post` or `private_key_jwt`. */
   tokenEndpointAuthMethod?: string;
   privateKeyPem?: string;
+  /**
+   * The redirect URIs a dynamic registration was made for: a login with
+   * another redirect URI registers again (and saves over this one). Absent:
+   * used with any redirect URI. Keep it when storing the record.
+   */
+  redirectUris?: string[];
 }
 
 /**

@@ -54,6 +54,7 @@ const FIELDS = {
     ['client_secret', 'clientSecret'],
     ['token_endpoint_auth_method', 'tokenEndpointAuthMethod'],
     ['private_key_pem', 'privateKeyPem'],
+    ['redirect_uris', 'redirectUris'],
   ],
 };
 

@@ -321,8 +321,7 @@ impl JsOAuth {
                 credentials: ClientCredentials {
                     client_id: pre.client_id,
                     client_secret: pre.client_secret,
-                    token_endpoint_auth_method: None,
-                    private_key_pem: None,
+                    ..Default::default()
                 },
             })
             .collect();

@@ -22,6 +22,8 @@ export async function usage(): Promise<void> {
     loadClient: async (issuer) => clients.get(issuer) ?? null,
     saveClient: (issuer, client) => void clients.set(issuer, client),
   };
+  const registeredFor: string[] | undefined = clients.get('https://as.example')?.redirectUris;
+  void registeredFor;
   const loopback: LoopbackRedirect = await LoopbackRedirect.bind({ port: 0, path: '/callback' });
   const desktop: OAuthOptions = {
     redirectUri: loopback.redirectUri,

@@ -210,6 +210,7 @@ for (const asynchronous of [false, true]) {
         clientId: 'registered',
         clientSecret: 's3cret',
         tokenEndpointAuthMethod: 'client_secret_basic',
+        redirectUris: ['http://127.0.0.1:1/callback'],
       });
 
       const second = await Client.http(mock.url, { era: 'modern', oauth });

@@ -3,7 +3,9 @@
 //! browser, following the printed authorization URL back to the CLI's
 //! loopback listener; the tokens land in the token file (0600), later
 //! commands use them without a login, `logout` forgets them, and a command
-//! that needs a login says which one to run.
+//! that needs a login says which one to run. A login on another redirect
+//! port registers the client again (the kept registration holds the old
+//! redirect URI, which the server would refuse).
 
 #[path = "../../core/tests/common/oauth_mock.rs"]
 mod oauth_mock;
@@ -44,25 +46,12 @@ fn visit(url: &str) -> String {
     page
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn login_keeps_tokens_that_later_commands_use_until_logout() {
-    let (mock, url) = oauth_mock::serve(|_| {}).await;
-    let dir = std::env::temp_dir().join(format!("ferromcp-cli-login-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let token_file = dir.join("tokens.json");
-
-    // Before any login: a clear instruction, no browser.
-    let before = output(ferromcp(&["tools", "--url", &url], &token_file));
-    let said = String::from_utf8_lossy(&before.stderr);
-    assert!(!before.status.success());
-    assert!(
-        said.contains(&format!("run `ferromcp login {url}`")),
-        "{said}"
-    );
-
+/// `ferromcp login URL --redirect-port 0`, the test playing the browser:
+/// returns what the CLI printed on stderr.
+async fn log_in(url: &str, token_file: &Path) -> String {
     let mut login = ferromcp(
-        &["login", &url, "--no-browser", "--redirect-port", "0"],
-        &token_file,
+        &["login", url, "--no-browser", "--redirect-port", "0"],
+        token_file,
     );
     let mut child = login
         .stdin(Stdio::null())
@@ -97,6 +86,26 @@ async fn login_keeps_tokens_that_later_commands_use_until_logout() {
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     assert!(status.success(), "{seen}{rest}");
+    rest
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_keeps_tokens_that_later_commands_use_until_logout() {
+    let (mock, url) = oauth_mock::serve(|_| {}).await;
+    let dir = std::env::temp_dir().join(format!("ferromcp-cli-login-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let token_file = dir.join("tokens.json");
+
+    // Before any login: a clear instruction, no browser.
+    let before = output(ferromcp(&["tools", "--url", &url], &token_file));
+    let said = String::from_utf8_lossy(&before.stderr);
+    assert!(!before.status.success());
+    assert!(
+        said.contains(&format!("run `ferromcp login {url}`")),
+        "{said}"
+    );
+
+    let rest = log_in(&url, &token_file).await;
     assert!(rest.contains("logged in to"), "{rest}");
 
     let saved: serde_json::Value =
@@ -120,11 +129,37 @@ async fn login_keeps_tokens_that_later_commands_use_until_logout() {
         String::from_utf8_lossy(&tools.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&tools.stdout).trim(), "echo");
-    {
+    let registered = {
         let m = mock.lock().unwrap();
         assert_eq!(m.grants, ["authorization_code"]);
         assert_eq!(m.bearer_seen.last(), Some(&Some("token-1".into())));
         assert_eq!(m.api_keys_seen.last(), Some(&Some("k1".into())));
+        m.registrations.len()
+    };
+
+    // Port 0 again: another free port, so another redirect URI. The kept
+    // registration is not for it: the CLI registers again and keeps that.
+    log_in(&url, &token_file).await;
+    {
+        let m = mock.lock().unwrap();
+        assert_eq!(m.grants, ["authorization_code", "authorization_code"]);
+        // (The system could hand out the same free port twice, rarely.)
+        let [first, second] = m.authorize_redirects.as_slice() else {
+            panic!("two authorizations: {:?}", m.authorize_redirects);
+        };
+        let again = usize::from(first != second);
+        assert_eq!(
+            m.registrations.len(),
+            registered + again,
+            "{:?}",
+            m.registrations
+        );
+        let saved: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&token_file).unwrap()).unwrap();
+        let client = &saved["clients"][&m.base];
+        let last = m.registrations.last().unwrap();
+        assert_eq!(client["client_id"], last.0.as_str(), "{saved}");
+        assert_eq!(client["redirect_uris"], serde_json::json!([second]));
     }
 
     let logout = output(ferromcp(&["logout", &url], &token_file));

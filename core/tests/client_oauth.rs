@@ -3,16 +3,18 @@
 //! a 401 leads to discovery, registration, PKCE and a code exchange, and
 //! the token is then sent on every request; a refused token is refreshed;
 //! 403 `insufficient_scope` re-authorizes with the larger scope, at most
-//! `max_authorizations` times; a failing user callback is an auth error.
+//! `max_authorizations` times; a failing user callback is an auth error; a
+//! saved registration is not reused for a redirect URI it does not hold.
 
 #[path = "common/oauth_mock.rs"]
 mod oauth_mock;
 
 use ferromcp::ErrorKind;
-use ferromcp::client::auth::{OAuthOptions, headless_authorize};
+use ferromcp::client::auth::{MemoryTokenStore, OAuthOptions, TokenStore, headless_authorize};
 use ferromcp::client::{Client, ClientOptions, EraPreference, TlsOptions};
 use oauth_mock::serve;
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Duration;
 
 fn options(oauth: OAuthOptions) -> ClientOptions {
@@ -25,7 +27,13 @@ fn options(oauth: OAuthOptions) -> ClientOptions {
 }
 
 fn headless() -> OAuthOptions {
-    OAuthOptions::new("http://127.0.0.1:1/callback", |url: String| async move {
+    headless_at("http://127.0.0.1:1/callback")
+}
+
+/// A user who approves at once, coming back to `redirect_uri` (the
+/// approval is the redirect itself: nothing listens there).
+fn headless_at(redirect_uri: &str) -> OAuthOptions {
+    OAuthOptions::new(redirect_uri, |url: String| async move {
         headless_authorize(&url, &TlsOptions::default()).await
     })
 }
@@ -179,4 +187,76 @@ async fn the_users_login_time_does_not_count_against_the_era_probe() {
     // the server is taken for what it is, not for a silent legacy one.
     assert_eq!(client.is_legacy(), Some(false));
     assert_eq!(mock.lock().unwrap().grants, ["authorization_code"]);
+}
+
+const REDIRECT_A: &str = "http://127.0.0.1:33418/callback";
+const REDIRECT_B: &str = "http://127.0.0.1:40000/callback";
+
+/// Logs in to `url` with `redirect_uri`, keeping registrations (and
+/// tokens) in `store`, and makes one protected request.
+async fn log_in(url: &str, redirect_uri: &str, store: &Arc<MemoryTokenStore>) {
+    let oauth = headless_at(redirect_uri).with_store(store.clone());
+    let client = Client::connect_http_with(url, options(oauth))
+        .await
+        .unwrap();
+    client.list_all_tools().await.unwrap();
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_login_with_another_redirect_uri_registers_again() {
+    let (mock, url) = serve(|_| {}).await;
+    let store = Arc::new(MemoryTokenStore::default());
+    log_in(&url, REDIRECT_A, &store).await;
+    let first = store.load_client(&mock.lock().unwrap().base).unwrap();
+    assert_eq!(first.redirect_uris, [REDIRECT_A]);
+
+    // As `ferromcp login` does: a new login, the registration kept.
+    store.clear_tokens(&url);
+    log_in(&url, REDIRECT_B, &store).await;
+    let m = mock.lock().unwrap();
+    assert_eq!(
+        m.registrations,
+        [
+            ("registered-1".to_owned(), vec![REDIRECT_A.to_owned()]),
+            ("registered-2".to_owned(), vec![REDIRECT_B.to_owned()]),
+        ]
+    );
+    assert_eq!(m.authorize_redirects, [REDIRECT_A, REDIRECT_B]);
+    assert_eq!(m.grants, ["authorization_code", "authorization_code"]);
+    let saved = store.load_client(&m.base).unwrap();
+    assert_eq!(saved.client_id, "registered-2");
+    assert_eq!(saved.redirect_uris, [REDIRECT_B]);
+}
+
+#[tokio::test]
+async fn a_login_with_the_same_redirect_uri_reuses_the_registration() {
+    let (mock, url) = serve(|_| {}).await;
+    let store = Arc::new(MemoryTokenStore::default());
+    log_in(&url, REDIRECT_A, &store).await;
+    store.clear_tokens(&url);
+    log_in(&url, REDIRECT_A, &store).await;
+    let m = mock.lock().unwrap();
+    assert_eq!(m.registrations.len(), 1);
+    assert_eq!(m.authorize_redirects, [REDIRECT_A, REDIRECT_A]);
+}
+
+#[tokio::test]
+async fn a_refresh_uses_the_saved_client_whatever_the_redirect_uri() {
+    // Tokens from a login on A; a later run configured with B (the CLI's
+    // ordinary commands use the default port) refreshes them with the
+    // client they were issued to, without registering or asking the user.
+    let (mock, url) = serve(|_| {}).await;
+    let store = Arc::new(MemoryTokenStore::default());
+    log_in(&url, REDIRECT_A, &store).await;
+    mock.lock().unwrap().revoked.push("token-1".into());
+    log_in(&url, REDIRECT_B, &store).await;
+    let m = mock.lock().unwrap();
+    assert_eq!(m.registrations.len(), 1);
+    assert_eq!(m.grants, ["authorization_code", "refresh_token"]);
+    assert_eq!(m.authorize_redirects, [REDIRECT_A]);
+    assert_eq!(
+        store.load_client(&m.base).unwrap().client_id,
+        "registered-1"
+    );
 }

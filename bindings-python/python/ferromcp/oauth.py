@@ -117,6 +117,10 @@ class ClientCredentials(_Client, total=False):
     client_secret: str
     token_endpoint_auth_method: str
     private_key_pem: str
+    redirect_uris: list[str]
+    """The redirect URIs a dynamic registration was made for: a login with
+    another redirect URI registers again (and saves over this one). Absent:
+    used with any redirect URI. Keep it when storing the record."""
 
 
 class TokenStore(Protocol):

@@ -1,10 +1,13 @@
 //! A small protected MCP server and authorization server in one hyper
 //! listener, routed by path, for the OAuth client tests (core's
 //! `client_oauth.rs`, the CLI's `cli_login.rs` includes it with `#[path]`):
-//! protected resource metadata, RFC 8414 metadata, dynamic registration,
-//! an authorization endpoint that approves at once (redirecting with `code`,
-//! `state` and `iss`), a token endpoint checking PKCE, and an MCP endpoint
-//! answering 401 / 403 `insufficient_scope` as configured.
+//! protected resource metadata, RFC 8414 metadata, dynamic registration
+//! (a new client id each time), an authorization endpoint that approves at
+//! once (redirecting with `code`, `state` and `iss`) when the client id is
+//! registered and the redirect URI is one it registered (a real server
+//! refuses others, without redirecting), a token endpoint checking PKCE and
+//! the redirect URI, and an MCP endpoint answering 401 / 403
+//! `insufficient_scope` as configured.
 
 // Each test file uses a different subset.
 #![allow(dead_code)]
@@ -43,6 +46,13 @@ pub struct Mock {
     pub bearer_seen: Vec<Option<String>>,
     /// `X-Api-Key` of each MCP request (extra headers reach the server).
     pub api_keys_seen: Vec<Option<String>>,
+    /// Dynamic registrations in order: client id, redirect URIs asked for.
+    pub registrations: Vec<(String, Vec<String>)>,
+    /// `redirect_uri` of each authorization request (refused ones too).
+    pub authorize_redirects: Vec<String>,
+    /// The redirect URI of the last approved authorization request: the
+    /// code exchange must repeat it (RFC 6749 §4.1.3).
+    pub approved_redirect: Option<String>,
 }
 
 pub type Shared = Arc<Mutex<Mock>>;
@@ -121,12 +131,46 @@ async fn handle(mock: Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
                    "token_endpoint_auth_methods_supported": ["client_secret_post"],
                    "authorization_response_iss_parameter_supported": true}),
         ),
-        "/register" => json_response(
-            StatusCode::CREATED,
-            json!({"client_id": "registered", "client_secret": "s3cret"}),
-        ),
+        "/register" => {
+            let asked: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let redirect_uris: Vec<String> = asked["redirect_uris"]
+                .as_array()
+                .map(|uris| {
+                    uris.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let client_id = format!("registered-{}", m.registrations.len() + 1);
+            m.registrations
+                .push((client_id.clone(), redirect_uris.clone()));
+            // RFC 7591 §3.2.1: the answer repeats the registered metadata.
+            json_response(
+                StatusCode::CREATED,
+                json!({"client_id": client_id, "client_secret": "s3cret",
+                       "redirect_uris": redirect_uris}),
+            )
+        }
         "/authorize" => {
             let q = form(query.as_bytes());
+            let redirect_uri = q.get("redirect_uri").cloned().unwrap_or_default();
+            m.authorize_redirects.push(redirect_uri.clone());
+            let client_id = q.get("client_id").map(String::as_str).unwrap_or("");
+            let registered = m
+                .registrations
+                .iter()
+                .find(|(id, _)| id == client_id)
+                .is_some_and(|(_, uris)| uris.contains(&redirect_uri));
+            if !registered {
+                // RFC 6749 §4.1.2.1: never redirect to an unregistered URI.
+                return json_response(
+                    StatusCode::BAD_REQUEST,
+                    json!({"error": "invalid_request",
+                           "error_description": "redirect_uri is not registered for client_id"}),
+                );
+            }
+            m.approved_redirect = Some(redirect_uri);
             m.challenge = q.get("code_challenge").cloned();
             m.authorize_scopes
                 .push(q.get("scope").cloned().unwrap_or_default());
@@ -151,6 +195,12 @@ async fn handle(mock: Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
                 return json_response(StatusCode::UNAUTHORIZED, json!({"error": "invalid_client"}));
             }
             if f["grant_type"] == "authorization_code" {
+                if f.get("redirect_uri") != m.approved_redirect.as_ref() {
+                    return json_response(
+                        StatusCode::BAD_REQUEST,
+                        json!({"error": "invalid_grant"}),
+                    );
+                }
                 let verifier = f.get("code_verifier").cloned().unwrap_or_default();
                 let expected = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
                 if m.challenge.as_deref() != Some(expected.as_str()) {

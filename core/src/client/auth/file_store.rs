@@ -214,8 +214,7 @@ mod tests {
         let client = ClientCredentials {
             client_id: "id".into(),
             client_secret: Some("s".into()),
-            token_endpoint_auth_method: None,
-            private_key_pem: None,
+            ..Default::default()
         };
         store.save_client("https://as", &client);
 

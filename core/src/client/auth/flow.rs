@@ -10,6 +10,7 @@ use super::dpop::DpopKey;
 use super::fetch::Fetcher;
 use super::metadata::{ResourceMetadata, ServerMetadata};
 use super::pkce::{Pkce, random_token};
+use super::registration::Purpose;
 use super::store::{ClientCredentials, StoredTokens};
 use super::{AuthError, Grant, OAuthOptions, registration, scope, token, urls};
 use crate::Error;
@@ -271,10 +272,14 @@ impl Authorizer {
                 ),
             )
         };
-        let client = registration::client_for(&self.fetcher, &self.options, &server).await?;
         if status == 401
             && let Some(refresh) = previous.as_ref().and_then(|t| t.refresh_token.clone())
         {
+            // The client the refresh token was issued to, whatever redirect
+            // URI it registered: a refresh has no redirect.
+            let client =
+                registration::client_for(&self.fetcher, &self.options, &server, Purpose::Token)
+                    .await?;
             let grant = [
                 ("grant_type", "refresh_token"),
                 ("refresh_token", refresh.as_str()),
@@ -308,6 +313,12 @@ impl Authorizer {
             server.scopes_supported.as_deref(),
             self.options.offline_access,
         );
+        let purpose = match self.options.grant {
+            Grant::AuthorizationCode => Purpose::Authorize,
+            Grant::ClientCredentials | Grant::JwtBearer => Purpose::Token,
+        };
+        let client =
+            registration::client_for(&self.fetcher, &self.options, &server, purpose).await?;
         let tokens = match self.options.grant {
             Grant::AuthorizationCode => {
                 self.authorization_code(&resource, &server, &client, &scopes)

@@ -365,8 +365,7 @@ impl OAuthOptions {
             credentials: ClientCredentials {
                 client_id: client_id.into(),
                 client_secret,
-                token_endpoint_auth_method: None,
-                private_key_pem: None,
+                ..Default::default()
             },
         });
         self

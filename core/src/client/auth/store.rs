@@ -32,7 +32,17 @@ pub struct StoredTokens {
 }
 
 /// A client's identity at one authorization server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// ```
+/// use ferromcp::client::auth::ClientCredentials;
+/// let pre = ClientCredentials { client_id: "my-app".into(), ..Default::default() };
+/// // Not tied to a redirect URI: used with any.
+/// assert!(pre.redirect_uris.is_empty());
+/// // A store from before `redirect_uris` existed still loads.
+/// let old: ClientCredentials = serde_json::from_str(r#"{"client_id":"c"}"#).unwrap();
+/// assert_eq!(old.client_id, "c");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientCredentials {
     /// `client_id` (a URL for a client ID metadata document).
     pub client_id: String,
@@ -48,6 +58,13 @@ pub struct ClientCredentials {
     /// short-lived assertion instead of sending a secret).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_key_pem: Option<String>,
+    /// The redirect URIs a dynamic registration was made for (as the
+    /// server answered them). A saved registration is reused only for a
+    /// login with one of them: the server refuses any other, so a login
+    /// with another one registers again. Empty (pre-registered, or saved
+    /// before this was recorded): used with any redirect URI.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redirect_uris: Vec<String>,
 }
 
 /// Keeps tokens (per MCP server URL) and client registrations (per issuer).

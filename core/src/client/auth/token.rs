@@ -188,7 +188,7 @@ mod tests {
             client_id: "c".into(),
             client_secret: secret.map(str::to_owned),
             token_endpoint_auth_method: method.map(str::to_owned),
-            private_key_pem: None,
+            ..Default::default()
         }
     }
 
