@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "http_util.h"
 
 static atomic_int finalized = 0;
 static atomic_int cancel_hook_called = 0;
@@ -222,24 +223,7 @@ static void complete(void *userdata, const char *params, ferromcp_call *call) {
     CHECK_STATUS(ferromcp_call_respond(call, match ? "[\"world\"]" : "[]"), FERROMCP_OK);
 }
 
-/* ---- a minimal HTTP client ---- */
-
-static int connect_to(uint16_t port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-        return -1;
-    }
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
+/* ---- a minimal HTTP client (the connection: http_util.h) ---- */
 
 /* Opens a connection and sends one POST; returns the socket or -1. */
 static int send_post(uint16_t port, const char *version, const char *session, const char *method,
@@ -264,7 +248,7 @@ static int send_post(uint16_t port, const char *version, const char *session, co
                        "MCP-Protocol-Version: %s\r\n%sContent-Length: %zu\r\n"
                        "Connection: close\r\n\r\n%s",
                        (unsigned)port, version, extra, strlen(body), body);
-    int fd = connect_to(port);
+    int fd = http_connect(port);
     for (int sent = 0; fd >= 0 && sent < len;) {
         ssize_t n = write(fd, request + sent, (size_t)(len - sent));
         if (n <= 0) {
