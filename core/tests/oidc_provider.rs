@@ -16,15 +16,15 @@
 //! `cargo test`.
 
 mod common;
+#[path = "common/protected.rs"]
+mod protected;
 #[path = "common/tls.rs"]
 mod tls;
 
 use common::{headers_for, raw_http, request};
 use ferromcp::client::auth::{MemoryTokenStore, OAuthOptions, TokenStore};
 use ferromcp::client::{Client, ClientOptions, TlsOptions};
-use ferromcp::protocol::Tool;
-use ferromcp::server::auth::ScopeTarget;
-use ferromcp::server::{RequestContext, Server, ToolOutput};
+use ferromcp::server::Server;
 use ferromcp::transport::http::{HttpOptions, HttpServer, ProtectedResource};
 use ferromcp::verifier::JwtVerifier;
 use serde_json::{Value, json};
@@ -122,28 +122,7 @@ fn start_provider(pki: &tls::Pki) -> Provider {
 }
 
 fn server() -> Server {
-    let server = Server::new("protected", "1.0.0");
-    server
-        .add_tool(
-            Tool::new("whoami", json!({"type": "object"})),
-            |ctx: RequestContext, _args: Value| async move {
-                let auth = ctx.auth().expect("a protected request has claims");
-                Ok(ToolOutput::text(format!(
-                    "{} {}",
-                    auth.subject.clone().unwrap_or_default(),
-                    auth.scopes.join(",")
-                )))
-            },
-        )
-        .unwrap();
-    server
-        .add_tool(
-            Tool::new("add_note", json!({"type": "object"})),
-            |_ctx: RequestContext, _args: Value| async { Ok(ToolOutput::text("noted")) },
-        )
-        .unwrap();
-    server.require_scopes(ScopeTarget::Tool, "add_note", ["notes:write"]);
-    server
+    protected::server("add_note", "noted")
 }
 
 /// A protected server on a free port whose resource names that port.

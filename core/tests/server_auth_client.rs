@@ -7,42 +7,21 @@
 //! server is a stand-in (`auth_issuer`: signed JWTs, client credentials).
 
 mod auth_issuer;
+#[path = "common/protected.rs"]
+mod protected;
 
 use auth_issuer::{Issuer, Signer};
 use ferromcp::client::auth::OAuthOptions;
 use ferromcp::client::{Client, ClientOptions};
-use ferromcp::protocol::Tool;
-use ferromcp::server::auth::ScopeTarget;
-use ferromcp::server::{RequestContext, Server, ToolOutput};
+use ferromcp::server::Server;
 use ferromcp::transport::http::{HttpOptions, HttpServer, ProtectedResource};
 use ferromcp::verifier::JwtVerifier;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
 fn server() -> Server {
-    let server = Server::new("protected", "1.0.0");
-    server
-        .add_tool(
-            Tool::new("whoami", json!({"type": "object"})),
-            |ctx: RequestContext, _args: Value| async move {
-                let auth = ctx.auth().expect("a protected request has claims");
-                Ok(ToolOutput::text(format!(
-                    "{} {}",
-                    auth.subject.clone().unwrap_or_default(),
-                    auth.scopes.join(",")
-                )))
-            },
-        )
-        .unwrap();
-    server
-        .add_tool(
-            Tool::new("write", json!({"type": "object"})),
-            |_ctx: RequestContext, _args: Value| async { Ok(ToolOutput::text("written")) },
-        )
-        .unwrap();
-    server.require_scopes(ScopeTarget::Tool, "write", ["notes:write"]);
-    server
+    protected::server("write", "written")
 }
 
 fn text(result: &ferromcp::protocol::CallToolResult) -> String {
