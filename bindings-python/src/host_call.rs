@@ -266,7 +266,8 @@ async fn with_gil<T: Send + 'static>(
         .unwrap_or_else(|_| Err(HandlerError::tool(INTERPRETER_GONE)))
 }
 
-fn get_running_loop(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+/// `asyncio.get_running_loop`, looked up once.
+pub(crate) fn get_running_loop(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     static FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     FUNCTION
         .get_or_try_init(py, || {

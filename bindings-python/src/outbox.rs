@@ -49,9 +49,8 @@ pub(crate) fn deliver_after_this_turn(py: Python<'_>, delivery: Delivery) {
     let flush = Flush {
         outbox: outbox.clone(),
     };
-    let scheduled = py
-        .import("asyncio")
-        .and_then(|asyncio| asyncio.call_method0("get_running_loop"))
+    let scheduled = crate::host_call::get_running_loop(py)
+        .and_then(|get| get.call0())
         .and_then(|event_loop| event_loop.call_method1("call_soon", (flush,)));
     match scheduled {
         Ok(_) => PENDING.with(|pending| *pending.borrow_mut() = Arc::downgrade(&outbox)),
