@@ -54,7 +54,8 @@ pub struct ClientsConfig {
 pub struct ClientSpec {
     /// Short unique name, used in tables and JSON.
     pub name: String,
-    /// `ferromcp` or `official`.
+    /// `ferromcp`, `official`, or `baseline` (the least a client in that
+    /// language can do: a ceiling, not a competitor).
     pub kind: String,
     pub language: String,
     #[serde(default)]
