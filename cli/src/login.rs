@@ -70,13 +70,19 @@ pub(crate) fn token_store(http: &HttpArgs) -> Result<Arc<FileTokenStore>, Failur
 /// wants a new login.
 pub(crate) fn stored_logins(url: &str, store: Arc<FileTokenStore>) -> OAuthOptions {
     let hint = format!("{url} needs a login: run `ferromcp login {url}`");
+    // Never called (`stored_only` stops first); says the same if it were.
+    let callback_hint = hint.clone();
     let mut oauth = OAuthOptions::new(redirect_uri(DEFAULT_REDIRECT_PORT), move |_url: String| {
-        let hint = hint.clone();
+        let hint = callback_hint.clone();
         async move { Err(AuthError::Interaction(hint).into()) }
     })
     .with_store(store);
     oauth.client_name = CLIENT_NAME.into();
-    // One attempt: a refused stored token ends in the hint above at once.
+    // Stored tokens and their refresh only: a server that wants a new
+    // login gets the hint at once, before any client is registered with
+    // it (registering belongs to `ferromcp login`, for its own redirect).
+    oauth.stored_only = Some(hint);
+    // One attempt: a refreshed token that is refused too ends the call.
     oauth.max_authorizations = 1;
     oauth
 }

@@ -3,7 +3,8 @@
 //! browser, following the printed authorization URL back to the CLI's
 //! loopback listener; the tokens land in the token file (0600), later
 //! commands use them without a login, `logout` forgets them, and a command
-//! that needs a login says which one to run. A login on another redirect
+//! that needs a login says which one to run (and registers nothing at the
+//! authorization server: registering is `login`'s). A login on another redirect
 //! port registers the client again (the kept registration holds the old
 //! redirect URI, which the server would refuse).
 
@@ -104,6 +105,8 @@ async fn login_keeps_tokens_that_later_commands_use_until_logout() {
         said.contains(&format!("run `ferromcp login {url}`")),
         "{said}"
     );
+    // Nothing was registered for it: the registration is `login`'s.
+    assert_eq!(mock.lock().unwrap().registrations.len(), 0);
 
     let rest = log_in(&url, &token_file).await;
     assert!(rest.contains("logged in to"), "{rest}");
@@ -162,11 +165,13 @@ async fn login_keeps_tokens_that_later_commands_use_until_logout() {
         assert_eq!(client["redirect_uris"], serde_json::json!([second]));
     }
 
+    let registered = mock.lock().unwrap().registrations.len();
     let logout = output(ferromcp(&["logout", &url], &token_file));
     assert!(logout.status.success());
     let after = output(ferromcp(&["tools", "--url", &url], &token_file));
     assert!(!after.status.success());
     assert!(String::from_utf8_lossy(&after.stderr).contains("ferromcp login"));
+    assert_eq!(mock.lock().unwrap().registrations.len(), registered);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

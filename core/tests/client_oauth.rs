@@ -260,3 +260,54 @@ async fn a_refresh_uses_the_saved_client_whatever_the_redirect_uri() {
         "registered-1"
     );
 }
+
+/// A client that only uses stored logins (`stored_only`, as the CLI's
+/// ordinary commands), with a user callback that must never run.
+fn stored_only(store: &Arc<MemoryTokenStore>) -> OAuthOptions {
+    let mut oauth = OAuthOptions::new(REDIRECT_B, |url: String| async move {
+        panic!("a stored-only client asked the user: {url}")
+    })
+    .with_store(store.clone());
+    oauth.stored_only = Some("log in with `app login` first".into());
+    oauth
+}
+
+#[tokio::test]
+async fn a_stored_only_client_without_a_login_registers_nothing_and_says_so() {
+    let (mock, url) = serve(|_| {}).await;
+    let store = Arc::new(MemoryTokenStore::default());
+    let client = Client::connect_http_with(&url, options(stored_only(&store)))
+        .await
+        .unwrap();
+    let err = client.list_all_tools().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Auth, "{err}");
+    assert!(err.to_string().contains("`app login`"), "{err}");
+    let m = mock.lock().unwrap();
+    assert!(m.registrations.is_empty(), "{:?}", m.registrations);
+    assert!(m.grants.is_empty() && m.authorize_redirects.is_empty());
+}
+
+#[tokio::test]
+async fn a_stored_only_client_uses_and_refreshes_a_login_made_elsewhere() {
+    let (mock, url) = serve(|_| {}).await;
+    let store = Arc::new(MemoryTokenStore::default());
+    log_in(&url, REDIRECT_A, &store).await;
+    let client = Client::connect_http_with(&url, options(stored_only(&store)))
+        .await
+        .unwrap();
+    client.list_all_tools().await.unwrap();
+    mock.lock().unwrap().revoked.push("token-1".into());
+    client.call_tool("echo", json!({})).await.unwrap();
+    {
+        let m = mock.lock().unwrap();
+        assert_eq!(m.grants, ["authorization_code", "refresh_token"]);
+        assert_eq!(m.registrations.len(), 1);
+    }
+    // A step-up is a new authorization: refused the same way.
+    mock.lock().unwrap().call_scope = Some("write".into());
+    let err = client.call_tool("echo", json!({})).await.unwrap_err();
+    assert!(err.to_string().contains("`app login`"), "{err}");
+    let m = mock.lock().unwrap();
+    assert_eq!(m.registrations.len(), 1);
+    assert_eq!(m.authorize_redirects, [REDIRECT_A]);
+}

@@ -308,6 +308,11 @@ impl Authorizer {
                 Err(e) => tracing::debug!(error = %e, "refresh refused; authorizing again"),
             }
         }
+        if let Some(message) = &self.options.stored_only {
+            // Before registering: a client that only uses stored logins
+            // must leave nothing behind at the authorization server.
+            return Err(AuthError::Interaction(message.clone()).into());
+        }
         let scopes = scope::with_offline_access(
             scopes,
             server.scopes_supported.as_deref(),

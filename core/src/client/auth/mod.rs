@@ -157,6 +157,14 @@ pub struct OAuthOptions {
     /// (the first login and step-ups together): a server that keeps
     /// refusing must not loop the user through consent screens.
     pub max_authorizations: usize,
+    /// Set for a client that only uses logins made elsewhere (a command
+    /// line tool's ordinary commands after its `login` command): it never
+    /// obtains tokens itself except by refreshing stored ones. A request
+    /// that needs a new authorization (or a step-up) then fails with
+    /// [`AuthError::Interaction`] carrying this text, before anything is
+    /// registered at the authorization server or shown to a user. `None`
+    /// (the default): such a request starts the authorization.
+    pub stored_only: Option<String>,
 }
 
 impl std::fmt::Debug for OAuthOptions {
@@ -167,6 +175,7 @@ impl std::fmt::Debug for OAuthOptions {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("offline_access", &self.offline_access)
             .field("max_authorizations", &self.max_authorizations)
+            .field("stored_only", &self.stored_only)
             .finish_non_exhaustive()
     }
 }
@@ -199,6 +208,7 @@ impl OAuthOptions {
             assertion: None,
             dpop: false,
             max_authorizations: 3,
+            stored_only: None,
         }
     }
 
