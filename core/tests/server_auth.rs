@@ -14,7 +14,8 @@ use common::{Http, Stdio, headers_for, request};
 use ferromcp::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use ferromcp::server::auth::{AuthInfo, ScopeTarget, TokenError, TokenRequest};
 use ferromcp::server::{
-    PromptOutput, RequestContext, ResourceOutput, ResourceRequest, Server, ToolOutput,
+    CompletionOutput, PromptOutput, RequestContext, ResourceOutput, ResourceRequest, Server,
+    ToolOutput,
 };
 use ferromcp::transport::http::{EndpointOptions, HttpEndpoint, ProtectedResource};
 use ferromcp::verifier::JwtVerifier;
@@ -71,7 +72,22 @@ fn server() -> Server {
         })
         .unwrap();
     server.require_scopes(ScopeTarget::Prompt, "p", ["prompts"]);
+    server.set_completion_handler(|_ctx: RequestContext, _params: Value| async {
+        Ok(CompletionOutput {
+            values: vec!["a.txt".into()],
+            ..CompletionOutput::default()
+        })
+    });
     server
+}
+
+/// `completion/complete` of `argument` in what `reference` names.
+fn complete(reference: Value, argument: &str) -> Value {
+    request(
+        1,
+        "completion/complete",
+        json!({"ref": reference, "argument": {"name": argument, "value": ""}}),
+    )
 }
 
 fn protection(issuer: &Issuer) -> ProtectedResource {
@@ -323,6 +339,25 @@ async fn a_missing_scope_gets_403_naming_the_scopes_needed() {
             "docs:read",
         ),
         (request(1, "prompts/get", json!({"name": "p"})), "prompts"),
+        // Completing an argument reveals what using it would.
+        (
+            complete(json!({"type": "ref/prompt", "name": "p"}), "x"),
+            "prompts",
+        ),
+        (
+            complete(
+                json!({"type": "ref/resource", "uri": "file:///docs/{name}"}),
+                "name",
+            ),
+            "docs:read",
+        ),
+        (
+            complete(
+                json!({"type": "ref/resource", "uri": "file:///docs/a"}),
+                "name",
+            ),
+            "docs:read",
+        ),
     ];
     for (message, needed) in cases {
         let answer = post(&endpoint, Some(&reader), &message).await;
@@ -339,6 +374,14 @@ async fn a_missing_scope_gets_403_naming_the_scopes_needed() {
     let answer = post(&endpoint, Some(&reader), &read).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
     assert_eq!(answer.body["result"]["contents"][0]["text"], "s3cret");
+    let docs = key.sign(&issuer.claims(RESOURCE, "docs:read"));
+    let reference = json!({"type": "ref/resource", "uri": "file:///docs/{name}"});
+    let answer = post(&endpoint, Some(&docs), &complete(reference, "name")).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(
+        answer.body["result"]["completion"]["values"],
+        json!(["a.txt"])
+    );
     // And with the scope, the tool runs.
     let writer = key.sign(&issuer.claims(RESOURCE, "files:write"));
     let answer = post(&endpoint, Some(&writer), &call("delete")).await;

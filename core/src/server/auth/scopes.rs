@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::AuthInfo;
 use crate::protocol::Method;
+use crate::protocol::markers::{PromptRefType, ResourceRefType};
 use crate::server::registry::Registry;
 
 /// Which kind of primitive a scope requirement is for.
@@ -31,9 +32,11 @@ pub enum ScopeTarget {
     /// A resource, by URI (`resources/read`).
     Resource,
     /// A resource template, by its `uriTemplate` (`resources/read` of a
-    /// URI it matches, when no fixed resource has that URI).
+    /// URI it matches, when no fixed resource has that URI, and
+    /// `completion/complete` of its variables).
     ResourceTemplate,
-    /// A prompt, by name (`prompts/get`).
+    /// A prompt, by name (`prompts/get`, and `completion/complete` of its
+    /// arguments).
     Prompt,
 }
 
@@ -59,23 +62,19 @@ pub(crate) type RequiredScopes = HashMap<(ScopeTarget, String), Vec<String>>;
 
 /// The scopes `method` with `params` needs: those of the tool, prompt, or
 /// the resource (else the first matching template, as reads resolve) it
-/// names. Other methods need none beyond the server-wide ones.
+/// names, and for `completion/complete` those of the prompt or resource
+/// template whose values it completes. Other methods need none beyond the
+/// server-wide ones.
 pub(crate) fn required_for(
     registry: &Registry,
     method: &str,
     params: Option<&Map<String, Value>>,
 ) -> Vec<String> {
-    let scopes = &registry.scopes;
-    if scopes.is_empty() {
+    if registry.scopes.is_empty() {
         return Vec::new();
     }
     let arg = |name: &str| params.and_then(|p| p.get(name)).and_then(Value::as_str);
-    let lookup = |target: ScopeTarget, key: &str| {
-        scopes
-            .get(&(target, key.to_owned()))
-            .cloned()
-            .unwrap_or_default()
-    };
+    let lookup = |target: ScopeTarget, key: &str| lookup(registry, target, key);
     match Method::from_name(method) {
         Some(Method::ToolsCall) => {
             arg("name").map_or_else(Vec::new, |n| lookup(ScopeTarget::Tool, n))
@@ -84,25 +83,58 @@ pub(crate) fn required_for(
             arg("name").map_or_else(Vec::new, |n| lookup(ScopeTarget::Prompt, n))
         }
         Some(Method::ResourcesRead | Method::ResourcesSubscribe) => {
-            let Some(uri) = arg("uri") else {
-                return Vec::new();
-            };
-            if registry.resources.contains_key(uri) {
-                return lookup(ScopeTarget::Resource, uri);
+            arg("uri").map_or_else(Vec::new, |uri| for_resource(registry, uri))
+        }
+        Some(Method::CompletionComplete) => {
+            // Completing a prompt's argument or a template's variable
+            // reveals what using it would (e.g. the names of files): the
+            // same scopes.
+            let reference = params.and_then(|p| p.get("ref")).and_then(Value::as_object);
+            let member = |name: &str| reference.and_then(|r| r.get(name)).and_then(Value::as_str);
+            match member("type") {
+                Some(PromptRefType::VALUE) => {
+                    member("name").map_or_else(Vec::new, |n| lookup(ScopeTarget::Prompt, n))
+                }
+                Some(ResourceRefType::VALUE) => member("uri").map_or_else(Vec::new, |uri| {
+                    // A template as written, else a URI as a read resolves it.
+                    if registry.templates.contains_key(uri) {
+                        lookup(ScopeTarget::ResourceTemplate, uri)
+                    } else {
+                        for_resource(registry, uri)
+                    }
+                }),
+                _ => Vec::new(),
             }
-            registry
-                .templates
-                .values()
-                .find(|t| t.template.matches(uri).is_some())
-                .map_or_else(
-                    // Not registered (yet): a requirement set by URI still
-                    // applies, so the answer does not reveal which exist.
-                    || lookup(ScopeTarget::Resource, uri),
-                    |t| lookup(ScopeTarget::ResourceTemplate, &t.uri_template),
-                )
         }
         _ => Vec::new(),
     }
+}
+
+/// The scopes set for `target` `key`.
+fn lookup(registry: &Registry, target: ScopeTarget, key: &str) -> Vec<String> {
+    registry
+        .scopes
+        .get(&(target, key.to_owned()))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The scopes reading `uri` needs: the resource's, else those of the first
+/// template matching it, as reads resolve.
+fn for_resource(registry: &Registry, uri: &str) -> Vec<String> {
+    if registry.resources.contains_key(uri) {
+        return lookup(registry, ScopeTarget::Resource, uri);
+    }
+    registry
+        .templates
+        .values()
+        .find(|t| t.template.matches(uri).is_some())
+        .map_or_else(
+            // Not registered (yet): a requirement set by URI still
+            // applies, so the answer does not reveal which exist.
+            || lookup(registry, ScopeTarget::Resource, uri),
+            |t| lookup(registry, ScopeTarget::ResourceTemplate, &t.uri_template),
+        )
 }
 
 impl crate::server::Server {
@@ -110,7 +142,9 @@ impl crate::server::Server {
     /// that uses the tool, resource, resource template or prompt `key`
     /// when the server is served protected over HTTP (`HttpOptions::auth`);
     /// a token without them gets HTTP 403 `insufficient_scope` naming what
-    /// is missing. An empty list removes the requirement. Set it with the
+    /// is missing. Completing a prompt's arguments or a template's variables
+    /// (`completion/complete`) needs the same scopes as using it. An empty
+    /// list removes the requirement. Set it with the
     /// registration; it stays when the primitive is replaced or removed.
     /// Lists are not filtered by scope (see `docs/ARCHITECTURE.md`).
     ///
