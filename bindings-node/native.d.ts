@@ -748,6 +748,11 @@ export interface OAuthNativeOptions {
   dpop?: boolean
   /** Authorizations one request may trigger (default 3). */
   maxAuthorizations?: number
+  /**
+   * Only the store's tokens (a login made elsewhere) and their refresh;
+   * a request needing a new login fails with this message.
+   */
+  storedOnly?: string
   /** The client's own id (every grant but the authorization code). */
   clientId?: string
   /** The client's secret. */

@@ -1840,7 +1840,13 @@ enum ferromcp_status ferromcp_json_get(const char *json, const char *pointer, ch
  *     authorization code);
  *   - `"dpop"`: ask for DPoP-bound tokens (default false);
  *   - `"maxAuthorizations"`: logins one request may trigger, step-ups
- *     included (default 3).
+ *     included (default 3);
+ *   - `"storedOnly"`: a message; the client then only uses the tokens of
+ *     its store (a login made elsewhere, e.g. by a tool's `login`
+ *     command) and refreshes them: a request that needs a new login fails
+ *     with FERROMCP_AUTH and this message before anything is
+ *     registered at the authorization server. With it, the authorization
+ *     code grant needs neither `"redirectUri"` nor an authorize callback.
  * - `out_options`: receives the settings; free them with
  *   ferromcp_oauth_options_free().
  *

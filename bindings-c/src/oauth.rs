@@ -355,6 +355,7 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
             "offlineAccess",
             "dpop",
             "maxAuthorizations",
+            "storedOnly",
             "clientId",
             "clientSecret",
             "privateKeyPem",
@@ -364,6 +365,10 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
     )?;
     let name = text(map, "grant")?.unwrap_or_else(|| "authorizationCode".to_owned());
     let grant = match name.as_str() {
+        // A stored-only client never redirects anyone.
+        "authorizationCode" if text(map, "storedOnly")?.is_some() => Grant::AuthorizationCode {
+            redirect_uri: text(map, "redirectUri")?.unwrap_or_default(),
+        },
         "authorizationCode" => Grant::AuthorizationCode {
             redirect_uri: needed(map, "redirectUri", &name)?,
         },
@@ -453,6 +458,7 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
             offline_access: flag(map, "offlineAccess")?,
             dpop: flag(map, "dpop")?,
             max_authorizations,
+            stored_only: text(map, "storedOnly")?,
         },
         authorize: None,
         assertion: None,
@@ -472,16 +478,28 @@ impl ferromcp_oauth_options {
         };
         let mut options = match &self.grant {
             Grant::AuthorizationCode { redirect_uri } => {
-                let authorize = self.authorize.clone().ok_or_else(|| {
-                    missing(
-                        "an authorize callback (ferromcp_oauth_options_on_authorize)",
-                        "authorizationCode",
-                    )
-                })?;
-                OAuthOptions::new(redirect_uri.clone(), move |url: String| {
-                    let authorize = authorize.clone();
-                    on_host_thread(move || authorize.invoke(&url))
-                })
+                match (self.authorize.clone(), &self.settings.stored_only) {
+                    (Some(authorize), _) => {
+                        OAuthOptions::new(redirect_uri.clone(), move |url: String| {
+                            let authorize = authorize.clone();
+                            on_host_thread(move || authorize.invoke(&url))
+                        })
+                    }
+                    // Core stops before any authorization: no user to ask.
+                    (None, Some(message)) => {
+                        let message = message.clone();
+                        OAuthOptions::new(redirect_uri.clone(), move |_url: String| {
+                            let message = message.clone();
+                            async move { Err(AuthError::Interaction(message).into()) }
+                        })
+                    }
+                    (None, None) => {
+                        return Err(missing(
+                            "an authorize callback (ferromcp_oauth_options_on_authorize)",
+                            "authorizationCode",
+                        ));
+                    }
+                }
             }
             Grant::ClientCredentials {
                 client_id,
@@ -541,7 +559,13 @@ impl ferromcp_oauth_options {
 ///     authorization code);
 ///   - `"dpop"`: ask for DPoP-bound tokens (default false);
 ///   - `"maxAuthorizations"`: logins one request may trigger, step-ups
-///     included (default 3).
+///     included (default 3);
+///   - `"storedOnly"`: a message; the client then only uses the tokens of
+///     its store (a login made elsewhere, e.g. by a tool's `login`
+///     command) and refreshes them: a request that needs a new login fails
+///     with FERROMCP_AUTH and this message before anything is
+///     registered at the authorization server. With it, the authorization
+///     code grant needs neither `"redirectUri"` nor an authorize callback.
 /// - `out_options`: receives the settings; free them with
 ///   ferromcp_oauth_options_free().
 ///

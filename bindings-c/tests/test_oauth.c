@@ -193,6 +193,23 @@ static void test_failed_logins(void) {
     CHECK_CONTAINS(ferromcp_last_error_message(), "gave no answer");
 }
 
+static void test_stored_only(void) {
+    struct store store = {0};
+    const char *stored_only = "{\"storedOnly\":\"run `mytool login` first\"}";
+    /* No login yet: the message, and no client registered (none saved). */
+    CHECK_STATUS(call_echo(options_with(stored_only, NULL, NULL, &store)), FERROMCP_AUTH);
+    CHECK_CONTAINS(ferromcp_last_error_message(), "run `mytool login` first");
+    CHECK(store.records[FERROMCP_OAUTH_CLIENT] == NULL);
+    /* A login (the tool's `login` command) keeps its tokens in the store;
+     * the stored-only client then uses them without a login of its own. */
+    const char *login = "{\"redirectUri\":\"http://127.0.0.1:1/callback\"}";
+    CHECK_STATUS(call_echo(options_with(login, headless, NULL, &store)), FERROMCP_OK);
+    int logins = atomic_load(&authorized);
+    CHECK_STATUS(call_echo(options_with(stored_only, NULL, NULL, &store)), FERROMCP_OK);
+    CHECK(atomic_load(&authorized) == logins);
+    store_clear(&store);
+}
+
 static void test_option_errors(void) {
     ferromcp_oauth_options *oauth = NULL;
     CHECK_STATUS(ferromcp_oauth_options_new("{\"redirecturi\":\"x\"}", &oauth),
@@ -300,13 +317,14 @@ int main(void) {
     test_client_credentials();
     test_jwt_bearer();
     test_failed_logins();
+    test_stored_only();
     test_loopback();
 
     /* Every callback's userdata given with a finalizer (two authorize
      * callbacks in test_login_and_store, one per other login test) was
      * released once the options and clients holding it were freed. */
-    for (int i = 0; i < 200 && atomic_load(&finalized) < 5; i++) sleep_ms(10);
-    CHECK(atomic_load(&finalized) == 5);
+    for (int i = 0; i < 200 && atomic_load(&finalized) < 6; i++) sleep_ms(10);
+    CHECK(atomic_load(&finalized) == 6);
 
     kill((pid_t)pid, SIGTERM);
     pclose(server);

@@ -124,7 +124,32 @@ export interface EnterpriseManagedOAuth extends OAuthCommonOptions {
 }
 
 /** The `oauth` option of `Client.http`. */
-export type OAuthOptions = AuthorizationCodeOAuth | ClientCredentialsOAuth | JwtBearerOAuth | EnterpriseManagedOAuth;
+/**
+ * Only a login made elsewhere (a command line tool's commands after its
+ * `login` command): the tokens in `store`, refreshed when they expire. A
+ * request that needs a new login or more scopes rejects with kind `"auth"`
+ * and `storedOnly` as its message, before anything is registered at the
+ * authorization server; no browser, no callback.
+ *
+ * @example
+ * ```ts
+ * const oauth: StoredOnlyOAuth = { storedOnly: 'run `mytool login` first', store };
+ * ```
+ */
+export interface StoredOnlyOAuth extends OAuthCommonOptions {
+  grant?: 'authorizationCode';
+  /** The message of the error a request that needs a new login gets. */
+  storedOnly: string;
+  /** Where the login made elsewhere kept its tokens and registration. */
+  store: TokenStore;
+}
+
+export type OAuthOptions =
+  | AuthorizationCodeOAuth
+  | StoredOnlyOAuth
+  | ClientCredentialsOAuth
+  | JwtBearerOAuth
+  | EnterpriseManagedOAuth;
 
 /**
  * A one-shot listener on `127.0.0.1` for the browser's redirect (desktop login).

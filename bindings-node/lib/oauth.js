@@ -152,6 +152,7 @@ function nativeOAuth(oauth) {
     offlineAccess: oauth.offlineAccess,
     dpop: oauth.dpop,
     maxAuthorizations: oauth.maxAuthorizations,
+    storedOnly: oauth.storedOnly == null ? undefined : String(oauth.storedOnly),
     clientId: oauth.clientId,
     clientSecret: oauth.clientSecret,
     privateKeyPem: oauth.privateKeyPem == null ? undefined : pem(oauth.privateKeyPem),
@@ -165,7 +166,9 @@ function nativeOAuth(oauth) {
             idToken: idp.idToken,
           },
   };
-  const authorize = grant === 'authorizationCode' ? textCallback(oauth.authorize, 'authorize') : null;
+  // A stored-only client never logs anyone in: no callback to check.
+  const storedOnly = oauth.storedOnly != null && oauth.authorize == null;
+  const authorize = grant === 'authorizationCode' && !storedOnly ? textCallback(oauth.authorize, 'authorize') : null;
   const assertion = grant === 'jwtBearer' ? textCallback(oauth.assertion, 'assertion') : null;
   const store = oauth.store == null ? null : storeDispatcher(oauth.store);
   return new native.OAuth(options, authorize, assertion, store);

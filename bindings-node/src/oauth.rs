@@ -179,6 +179,9 @@ pub struct JsOAuthOptions {
     pub dpop: Option<bool>,
     /// Authorizations one request may trigger (default 3).
     pub max_authorizations: Option<u32>,
+    /// Only the store's tokens (a login made elsewhere) and their refresh;
+    /// a request needing a new login fails with this message.
+    pub stored_only: Option<String>,
     /// The client's own id (every grant but the authorization code).
     pub client_id: Option<String>,
     /// The client's secret.
@@ -195,6 +198,9 @@ enum Flow {
         redirect_uri: String,
         authorize: Arc<JsCallback>,
     },
+    /// `storedOnly`: the store's tokens and their refresh, never a login
+    /// (core stops first), so no redirect and no callback.
+    StoredOnly { message: String },
     ClientCredentials {
         client_id: String,
         secret: Option<String>,
@@ -262,6 +268,11 @@ impl JsOAuth {
             .grant
             .unwrap_or_else(|| "authorizationCode".to_owned());
         let flow = match grant.as_str() {
+            "authorizationCode" if options.stored_only.is_some() && authorize.is_none() => {
+                Flow::StoredOnly {
+                    message: options.stored_only.clone().unwrap_or_default(),
+                }
+            }
             "authorizationCode" => Flow::AuthorizationCode {
                 redirect_uri: required(options.redirect_uri, "redirectUri", &grant)?,
                 authorize: adapt(authorize)?.ok_or_else(|| {
@@ -335,6 +346,7 @@ impl JsOAuth {
                 offline_access: options.offline_access,
                 dpop: options.dpop,
                 max_authorizations: options.max_authorizations.map(|n| n as usize),
+                stored_only: options.stored_only,
             },
         })
     }
@@ -352,6 +364,13 @@ impl JsOAuth {
                 let authorize = authorize.clone();
                 OAuthOptions::new(redirect_uri.clone(), move |url: String| {
                     text(authorize.clone(), Value::String(url))
+                })
+            }
+            Flow::StoredOnly { message } => {
+                let message = message.clone();
+                OAuthOptions::new("", move |_url: String| {
+                    let message = message.clone();
+                    async move { Err(AuthError::Interaction(message).into()) }
                 })
             }
             Flow::ClientCredentials {

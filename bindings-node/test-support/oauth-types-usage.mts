@@ -61,6 +61,10 @@ export async function usage(): Promise<void> {
       idp: { tokenEndpoint: 'https://idp.example/token', clientId: 'idp-c', idToken: 'eyJ...' },
     },
   });
+  // A command line tool's commands after its `login`: stored tokens only.
+  await Client.http('https://mcp.example/mcp', {
+    oauth: { storedOnly: 'run `demo login` first', store, maxAuthorizations: 1 },
+  });
   const redirect: string = await headlessAuthorize(new URL('http://127.0.0.1:9000/authorize'));
   void redirect;
   await client.close();
@@ -71,6 +75,9 @@ export function rejected(): void {
   const missing: OAuthOptions = { redirectUri: 'http://localhost/cb' };
   // @ts-expect-error: client credentials need a `clientId`.
   const noId: OAuthOptions = { grant: 'clientCredentials' };
+  // @ts-expect-error: a stored-only client needs the store of the login.
+  const noStore: OAuthOptions = { storedOnly: 'log in first' };
   void missing;
   void noId;
+  void noStore;
 }

@@ -226,6 +226,35 @@ for (const asynchronous of [false, true]) {
   });
 }
 
+test('storedOnly uses a login made elsewhere and never starts one', async () => {
+  const mock = await protectedServer();
+  try {
+    const store = mapStore(false);
+    const storedOnly = { storedOnly: 'run `mytool login` first', store };
+    // No login yet: the message at once; nothing registered, nothing granted.
+    await assert.rejects(
+      Client.http(mock.url, { era: 'modern', oauth: storedOnly }).then((client) => client.callTool('echo')),
+      (error) => error instanceof McpError && error.kind === 'auth' && /mytool login/.test(error.message),
+    );
+    assert.equal(mock.seen.registrations, 0);
+    // A login (the tool's `login` command) keeps its tokens in the store...
+    const login = await Client.http(mock.url, {
+      era: 'modern',
+      oauth: { store, redirectUri: 'http://127.0.0.1:1/callback', authorize: headlessAuthorize },
+    });
+    await login.callTool('echo');
+    await login.close();
+    // ...which the stored-only client then uses.
+    const client = await Client.http(mock.url, { era: 'modern', oauth: storedOnly });
+    await client.callTool('echo');
+    await client.close();
+    assert.equal(mock.seen.registrations, 1);
+    assert.equal(mock.seen.bearers.at(-1), 'token-1');
+  } finally {
+    mock.close();
+  }
+});
+
 test('a token store method that throws is a warning, and the login goes on', async () => {
   const mock = await protectedServer();
   const warnings = [];

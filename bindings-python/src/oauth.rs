@@ -140,13 +140,24 @@ pub(crate) fn options(
     };
     let mut oauth = match grant.as_str() {
         "authorization_code" => {
-            let is_async = register_callable(settings, AUTHORIZE, refs)?
-                .ok_or_else(|| PyValueError::new_err("OAuth settings need authorize"))?;
-            let refs = refs.clone();
-            let mut oauth =
-                OAuthOptions::new(required_text(settings, "redirect_uri")?, move |url| {
-                    call_text(refs.clone(), AUTHORIZE, is_async, Value::String(url))
-                });
+            let mut oauth = match register_callable(settings, AUTHORIZE, refs)? {
+                Some(is_async) => {
+                    let refs = refs.clone();
+                    OAuthOptions::new(required_text(settings, "redirect_uri")?, move |url| {
+                        call_text(refs.clone(), AUTHORIZE, is_async, Value::String(url))
+                    })
+                }
+                // `OAuth.stored_only`: core stops before any authorization,
+                // so there is no user to ask and no redirect.
+                None => {
+                    let message = text(settings, "stored_only")?
+                        .ok_or_else(|| PyValueError::new_err("OAuth settings need authorize"))?;
+                    OAuthOptions::new("", move |_url| {
+                        let message = message.clone();
+                        async move { Err(AuthError::Interaction(message).into()) }
+                    })
+                }
+            };
             if let Some(id) = &client_id {
                 oauth = oauth.with_pre_registered(
                     text(settings, "issuer")?,
@@ -198,6 +209,7 @@ pub(crate) fn options(
         offline_access: flag(settings, "offline_access")?,
         dpop: flag(settings, "dpop")?,
         max_authorizations,
+        stored_only: text(settings, "stored_only")?,
         ..OAuthSettings::default()
     });
     if let Some(store) = settings.get_item(STORE)?

@@ -42,6 +42,7 @@ class Mock:
     resources: list[str] = field(default_factory=list)
     bearers: list[str | None] = field(default_factory=list)
     challenge: str | None = None
+    registrations: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def issue(self, grant: str) -> dict[str, Any]:
@@ -113,6 +114,7 @@ def handler_for(mock: Mock) -> type[BaseHTTPRequestHandler]:
             path = urllib.parse.urlsplit(self.path).path
             body = self.body()
             if path == "/register":
+                mock.registrations += 1
                 self.answer(201, {"client_id": "registered", "client_secret": "s3cret"})
             elif path == "/token":
                 self.token(dict(urllib.parse.parse_qsl(body.decode())))
@@ -389,6 +391,28 @@ def test_preregistered_client_skips_registration(protected: Mock) -> None:
     with ferromcp.SyncClient.http(f"{protected.base}/mcp", era="modern", oauth=oauth) as client:
         client.call_tool("whoami")
     assert "save_client" not in store.calls
+
+
+def test_stored_only_uses_a_login_made_elsewhere_and_never_starts_one(protected: Mock) -> None:
+    store = RecordingStore()
+    url = f"{protected.base}/mcp"
+    message = "run `mytool login` first"
+    # No login yet: the message at once; nothing registered, nothing granted.
+    with pytest.raises(ferromcp.AuthError, match="mytool login"):
+        ferromcp.SyncClient.http(url, era="modern", oauth=ferromcp.OAuth.stored_only(store, message)).call_tool(
+            "whoami"
+        )
+    assert protected.registrations == 0 and protected.grants == []
+    # A login (the tool's `login` command) keeps its tokens in the store...
+    with ferromcp.SyncClient.http(
+        url, era="modern", oauth=ferromcp.OAuth(REDIRECT, follow_without_redirect, store=store)
+    ) as client:
+        client.call_tool("whoami")
+    # ...which the stored-only client then uses.
+    with ferromcp.SyncClient.http(url, era="modern", oauth=ferromcp.OAuth.stored_only(store, message)) as client:
+        assert client.call_tool("whoami").text == "a protected answer"
+    assert protected.grants == ["authorization_code"]
+    assert protected.registrations == 1
 
 
 def test_oauth_must_be_an_oauth() -> None:

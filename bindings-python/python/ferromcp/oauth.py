@@ -452,6 +452,21 @@ class OAuth:
             id_token=id_token,
         )
 
+    @classmethod
+    def stored_only(cls, store: TokenStore, message: str, *, dpop: bool = False) -> OAuth:
+        """A client that only uses a login made elsewhere (a command line
+        tool's commands after its ``login`` command): the tokens in
+        ``store``, refreshed when they expire. A request that needs a new
+        login or more scopes raises :class:`ferromcp.errors.AuthError` with
+        ``message``, before anything is registered at the authorization
+        server; no browser, no prompt.
+
+        >>> oauth = OAuth.stored_only(MemoryTokenStore(), "run `mytool login` first")
+        >>> oauth.grant, oauth.has_async_callback
+        ('authorization_code', False)
+        """
+        return cls._without_user("authorization_code", store, dpop, stored_only=message)
+
     @property
     def has_async_callback(self) -> bool:
         """Whether a callback is ``async`` (a :class:`ferromcp.SyncClient`

@@ -79,6 +79,8 @@ pub struct OAuthSettings {
     pub dpop: Option<bool>,
     /// [`OAuthOptions::max_authorizations`].
     pub max_authorizations: Option<usize>,
+    /// [`OAuthOptions::stored_only`].
+    pub stored_only: Option<String>,
 }
 
 /// Client credentials registered out of band with an authorization server.
@@ -347,6 +349,9 @@ impl OAuthOptions {
         }
         if let Some(max) = settings.max_authorizations {
             self.max_authorizations = max;
+        }
+        if let Some(message) = &settings.stored_only {
+            self.stored_only = Some(message.clone());
         }
         self
     }
