@@ -131,6 +131,12 @@ export interface JwtVerifierOptions {
   caCerts?: Array<string>
   /** Tolerated clock skew in seconds (default 60). */
   leewaySeconds?: number
+  /**
+   * How long a token that verified is answered without checking its
+   * signature again, in seconds (default 60, never past its `exp`; 0 checks
+   * every request).
+   */
+  cacheTtlSeconds?: number
 }
 
 /** The data part of a protection (the verifier is passed beside it). */

@@ -322,7 +322,8 @@ pub unsafe extern "C" fn ferromcp_server_require_scopes(
 /// `{"resource", "authorizationServers", "scopesSupported",
 /// "requiredScopes", "resourceName", "resourceDocumentation", "jwt"}`,
 /// `"jwt"` being `{"issuer", "audience", "jwksUri", "caCerts",
-/// "leewaySeconds"}`; without `"jwt"`, the server's C verifier.
+/// "leewaySeconds", "cacheTtlSeconds"}`; without `"jwt"`, the server's C
+/// verifier.
 pub(crate) fn protection(
     server: &ferromcp_server,
     value: &Value,
@@ -392,7 +393,14 @@ fn jwt_verifier(value: &Value) -> Result<JwtVerifier, FfiError> {
         .ok_or_else(|| bad(NAME, "must be an object"))?;
     only_known(
         map,
-        &["issuer", "audience", "jwksUri", "caCerts", "leewaySeconds"],
+        &[
+            "issuer",
+            "audience",
+            "jwksUri",
+            "caCerts",
+            "leewaySeconds",
+            "cacheTtlSeconds",
+        ],
         NAME,
     )?;
     let text = |member: &str| map.get(member).and_then(Value::as_str);
@@ -417,6 +425,13 @@ fn jwt_verifier(value: &Value) -> Result<JwtVerifier, FfiError> {
             .and_then(|s| Duration::try_from_secs_f64(s).ok())
             .ok_or_else(|| bad(NAME, "\"leewaySeconds\" must be a non-negative number"))?;
         verifier = verifier.with_leeway(leeway);
+    }
+    if let Some(ttl) = map.get("cacheTtlSeconds") {
+        let ttl = ttl
+            .as_f64()
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .ok_or_else(|| bad(NAME, "\"cacheTtlSeconds\" must be a non-negative number"))?;
+        verifier = verifier.with_cache_ttl(ttl);
     }
     Ok(verifier)
 }

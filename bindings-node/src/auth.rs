@@ -34,6 +34,10 @@ pub struct JsJwtVerifierOptions {
     pub ca_certs: Option<Vec<String>>,
     /// Tolerated clock skew in seconds (default 60).
     pub leeway_seconds: Option<f64>,
+    /// How long a token that verified is answered without checking its
+    /// signature again, in seconds (default 60, never past its `exp`; 0
+    /// checks every request).
+    pub cache_ttl_seconds: Option<f64>,
 }
 
 /// Verifies JWT access tokens with the issuer's published keys (core's
@@ -66,6 +70,12 @@ impl JsJwtVerifier {
             let leeway = Duration::try_from_secs_f64(leeway)
                 .map_err(|e| napi::Error::new(Status::InvalidArg, format!("leewaySeconds: {e}")))?;
             inner = inner.with_leeway(leeway);
+        }
+        if let Some(cache_ttl) = options.cache_ttl_seconds {
+            let cache_ttl = Duration::try_from_secs_f64(cache_ttl).map_err(|e| {
+                napi::Error::new(Status::InvalidArg, format!("cacheTtlSeconds: {e}"))
+            })?;
+            inner = inner.with_cache_ttl(cache_ttl);
         }
         Ok(JsJwtVerifier { inner })
     }

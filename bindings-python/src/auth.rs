@@ -29,7 +29,9 @@ use crate::host_call::HostCall;
 /// server's resource URL) with the issuer's published keys (found in its
 /// metadata, or `jwks_uri`). `ca_certs` are extra trusted CA certificates
 /// (PEM texts) for an `https://` issuer; `leeway` the tolerated clock skew
-/// in seconds (60).
+/// in seconds (60); `cache_ttl` how long a token that verified is answered
+/// without checking its signature again, in seconds (60, never past its
+/// `exp`; 0 checks every request).
 ///
 /// >>> import ferromcp
 /// >>> verifier = ferromcp.JwtVerifier("https://auth.example.com",
@@ -47,13 +49,14 @@ pub(crate) struct PyJwtVerifier {
 #[pymethods]
 impl PyJwtVerifier {
     #[new]
-    #[pyo3(signature = (issuer, audience, *, jwks_uri=None, ca_certs=None, leeway=None))]
+    #[pyo3(signature = (issuer, audience, *, jwks_uri=None, ca_certs=None, leeway=None, cache_ttl=None))]
     fn new(
         issuer: String,
         audience: String,
         jwks_uri: Option<String>,
         ca_certs: Option<Vec<String>>,
         leeway: Option<f64>,
+        cache_ttl: Option<f64>,
     ) -> PyResult<Self> {
         let mut inner = JwtVerifier::new(issuer, audience);
         if let Some(uri) = jwks_uri {
@@ -69,6 +72,11 @@ impl PyJwtVerifier {
             let leeway = Duration::try_from_secs_f64(leeway)
                 .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("leeway: {e}")))?;
             inner = inner.with_leeway(leeway);
+        }
+        if let Some(cache_ttl) = cache_ttl {
+            let cache_ttl = Duration::try_from_secs_f64(cache_ttl)
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("cache_ttl: {e}")))?;
+            inner = inner.with_cache_ttl(cache_ttl);
         }
         Ok(PyJwtVerifier { inner })
     }

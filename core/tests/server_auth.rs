@@ -703,3 +703,41 @@ async fn the_jwt_verifier_itself_checks_audience_expiry_and_leeway() {
     parts[1] = &forged_claims;
     assert!(verifier.verify_token(&parts.join(".")).await.is_err());
 }
+
+#[tokio::test]
+async fn a_verified_token_is_remembered_for_the_cache_ttl_never_past_its_expiry() {
+    let old = Signer::es256("old");
+    let new = Signer::es256("new");
+    let issuer = Issuer::start(&[&old]).await;
+    let remembering = JwtVerifier::new(&issuer.url, RESOURCE)
+        .with_leeway(Duration::ZERO)
+        .with_min_refresh(Duration::ZERO);
+    let checking = remembering.clone().with_cache_ttl(Duration::ZERO);
+    let token = old.sign(&issuer.claims(RESOURCE, "a"));
+    assert!(remembering.verify_token(&token).await.is_ok());
+    assert!(checking.verify_token(&token).await.is_ok());
+    // The issuer rotates, and both verifiers learn the new set (a token
+    // with the new kid makes them refetch it).
+    issuer.publish(&[&new]);
+    let fresh = new.sign(&issuer.claims(RESOURCE, "a"));
+    assert!(remembering.verify_token(&fresh).await.is_ok());
+    assert!(checking.verify_token(&fresh).await.is_ok());
+    // The token verified before is answered from memory by one, and checked
+    // against the new set (without its key) by the other.
+    assert_eq!(
+        remembering.verify_token(&token).await.unwrap().scopes,
+        ["a"]
+    );
+    assert!(checking.verify_token(&token).await.is_err());
+
+    // Never past `exp`: remembered until then, then checked (and expired).
+    let mut claims = issuer.claims(RESOURCE, "a");
+    claims["exp"] = json!(now() + 2);
+    let short = new.sign(&claims);
+    assert!(remembering.verify_token(&short).await.is_ok());
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert!(matches!(
+        remembering.verify_token(&short).await,
+        Err(TokenError::Invalid(why)) if why.contains("expired")
+    ));
+}

@@ -358,6 +358,7 @@ class JwtVerifier:
         jwks_uri: str | None = None,
         ca_certs: list[str] | None = None,
         leeway: float | None = None,
+        cache_ttl: float | None = None,
     ) -> JwtVerifier: ...
 
 @final

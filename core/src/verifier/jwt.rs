@@ -6,7 +6,8 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::jwks::{Alg, KeyCache, KeySource};
@@ -21,6 +22,14 @@ use crate::server::auth::{AuthInfo, TokenError, TokenRequest, TokenVerifier};
 /// default), and at least every `max_age` (1 hour). `https://` issuers use
 /// the client's TLS stack ([`TlsOptions`]: the platform trust store, extra
 /// CAs).
+///
+/// A token that verified is remembered for `cache_ttl` (60 s by default,
+/// never past its `exp`), so a client sending the same token on every
+/// request costs one signature check per minute rather than one per
+/// request. The price: a signing key removed from the issuer's key set
+/// still admits the tokens verified with it in the last `cache_ttl`.
+/// At most [`JwtVerifier::CACHE_CAPACITY`] tokens are remembered; only
+/// tokens that verified are, so forged ones cannot fill it.
 ///
 /// ```
 /// use ferromcp::verifier::JwtVerifier;
@@ -40,6 +49,37 @@ struct Inner {
     audience: String,
     leeway: Duration,
     keys: KeyCache,
+    cache_ttl: Duration,
+    verified: Mutex<Verified>,
+}
+
+/// Tokens that verified, with their claims and until when (Unix seconds)
+/// they may be answered from here.
+#[derive(Default)]
+struct Verified {
+    tokens: HashMap<Box<str>, (AuthInfo, u64)>,
+}
+
+impl Verified {
+    fn get(&self, token: &str, now: u64) -> Option<AuthInfo> {
+        self.tokens
+            .get(token)
+            .filter(|(_, until)| now < *until)
+            .map(|(info, _)| info.clone())
+    }
+
+    /// Remembers `token` until `until`; when full, forgets the expired
+    /// ones, and everything if none had expired (the bound matters more
+    /// than which tokens stay).
+    fn insert(&mut self, token: &str, info: AuthInfo, until: u64, now: u64) {
+        if self.tokens.len() >= JwtVerifier::CACHE_CAPACITY {
+            self.tokens.retain(|_, (_, until)| now < *until);
+            if self.tokens.len() >= JwtVerifier::CACHE_CAPACITY {
+                self.tokens.clear();
+            }
+        }
+        self.tokens.insert(token.into(), (info, until));
+    }
 }
 
 struct Settings {
@@ -50,6 +90,7 @@ struct Settings {
     leeway: Duration,
     min_refresh: Duration,
     max_age: Duration,
+    cache_ttl: Duration,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -73,8 +114,12 @@ impl JwtVerifier {
             leeway: Duration::from_secs(60),
             min_refresh: Duration::from_secs(30),
             max_age: Duration::from_secs(3600),
+            cache_ttl: Duration::from_secs(60),
         })
     }
+
+    /// Most tokens remembered as verified at once.
+    pub const CACHE_CAPACITY: usize = 1024;
 
     fn build(settings: Settings) -> JwtVerifier {
         let keys = KeyCache::new(KeySource {
@@ -90,6 +135,8 @@ impl JwtVerifier {
                 audience: settings.audience,
                 leeway: settings.leeway,
                 keys,
+                cache_ttl: settings.cache_ttl,
+                verified: Mutex::default(),
             }),
         }
     }
@@ -104,6 +151,7 @@ impl JwtVerifier {
             leeway: self.inner.leeway,
             min_refresh: source.min_refresh,
             max_age: source.max_age,
+            cache_ttl: self.inner.cache_ttl,
         }
     }
 
@@ -132,6 +180,26 @@ impl JwtVerifier {
         })
     }
 
+    /// How long a token that verified is answered without checking its
+    /// signature again (60 s by default; never past its `exp`);
+    /// `Duration::ZERO` checks every time.
+    ///
+    /// ```
+    /// use ferromcp::verifier::JwtVerifier;
+    /// use std::time::Duration;
+    ///
+    /// // Every request checks the signature (keys removed take effect at once).
+    /// let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")
+    ///     .with_cache_ttl(Duration::ZERO);
+    /// # let _ = verifier;
+    /// ```
+    pub fn with_cache_ttl(self, cache_ttl: Duration) -> JwtVerifier {
+        Self::build(Settings {
+            cache_ttl,
+            ..self.settings()
+        })
+    }
+
     /// Least time between two key fetches caused by unknown key ids.
     pub fn with_min_refresh(self, min_refresh: Duration) -> JwtVerifier {
         Self::build(Settings {
@@ -142,6 +210,25 @@ impl JwtVerifier {
 
     /// Verifies `token` and returns its claims.
     pub async fn verify_token(&self, token: &str) -> Result<AuthInfo, TokenError> {
+        let now = now_secs();
+        if let Some(info) = crate::rpc::lock_unpoisoned(&self.inner.verified).get(token, now) {
+            return Ok(info);
+        }
+        let (info, exp) = self.verify_uncached(token).await?;
+        let until = exp.min(now.saturating_add(self.inner.cache_ttl.as_secs()));
+        if until > now {
+            crate::rpc::lock_unpoisoned(&self.inner.verified).insert(
+                token,
+                info.clone(),
+                until,
+                now,
+            );
+        }
+        Ok(info)
+    }
+
+    /// The whole check of `token`: its claims, and its `exp`.
+    async fn verify_uncached(&self, token: &str) -> Result<(AuthInfo, u64), TokenError> {
         let invalid = |why: &str| TokenError::Invalid(why.to_owned());
         let mut parts = token.split('.');
         let (Some(header), Some(payload), Some(signature), None) =
@@ -171,11 +258,12 @@ impl JwtVerifier {
             return Err(invalid("bad signature or unknown signing key"));
         }
         let claims = decode_object(payload).ok_or_else(|| invalid("unreadable JWT claims"))?;
-        self.check_claims(&claims)?;
-        Ok(auth_info(claims))
+        let exp = self.check_claims(&claims)?;
+        Ok((auth_info(claims), exp))
     }
 
-    fn check_claims(&self, claims: &Map<String, Value>) -> Result<(), TokenError> {
+    /// Checks the claims; returns `exp`.
+    fn check_claims(&self, claims: &Map<String, Value>) -> Result<u64, TokenError> {
         let invalid = |why: String| Err(TokenError::Invalid(why));
         let iss = claims.get("iss").and_then(Value::as_str).unwrap_or("");
         if iss != self.inner.issuer {
@@ -194,20 +282,20 @@ impl JwtVerifier {
         let now = now_secs();
         let leeway = self.inner.leeway.as_secs();
         let time = |name: &str| claims.get(name).and_then(Value::as_f64).map(|t| t as u64);
-        match time("exp") {
+        let exp = match time("exp") {
             None => return invalid("no exp claim".into()),
             Some(exp) if exp.saturating_add(leeway) <= now => {
                 return invalid("the token has expired".into());
             }
-            Some(_) => {}
-        }
+            Some(exp) => exp,
+        };
         if time("nbf").is_some_and(|nbf| nbf > now.saturating_add(leeway)) {
             return invalid("the token is not valid yet (nbf)".into());
         }
         if time("iat").is_some_and(|iat| iat > now.saturating_add(leeway)) {
             return invalid("the token was issued in the future (iat)".into());
         }
-        Ok(())
+        Ok(exp)
     }
 }
 
@@ -286,6 +374,35 @@ mod tests {
         assert_eq!(info.audience, ["r"]);
         let info = auth_info(json!({"scp": "x y"}).as_object().unwrap().clone());
         assert_eq!(info.scopes, ["x", "y"]);
+    }
+
+    #[test]
+    fn verified_tokens_are_kept_until_their_time_and_never_past_the_capacity() {
+        let info = AuthInfo {
+            subject: Some("u".into()),
+            ..AuthInfo::default()
+        };
+        let mut verified = Verified::default();
+        verified.insert("t1", info.clone(), 100, 10);
+        assert_eq!(verified.get("t1", 99), Some(info.clone()));
+        assert_eq!(
+            verified.get("t1", 100),
+            None,
+            "kept until, not at, its time"
+        );
+        assert_eq!(verified.get("t2", 10), None);
+        // Full: the expired ones go first...
+        for n in 0..JwtVerifier::CACHE_CAPACITY - 1 {
+            verified.insert(&format!("n{n}"), info.clone(), 50, 10);
+        }
+        assert_eq!(verified.tokens.len(), JwtVerifier::CACHE_CAPACITY);
+        verified.insert("late", info.clone(), 200, 60);
+        assert_eq!(verified.tokens.len(), 2, "t1 and late; the expired went");
+        // ...and with none expired, all of them: the bound holds.
+        for n in 0..JwtVerifier::CACHE_CAPACITY {
+            verified.insert(&format!("m{n}"), info.clone(), 500, 60);
+        }
+        assert!(verified.tokens.len() <= JwtVerifier::CACHE_CAPACITY);
     }
 
     #[test]
