@@ -514,7 +514,10 @@ pub unsafe extern "C" fn ferromcp_context_client_info_json(
     // SAFETY: forwarded contract.
     unsafe {
         fact(context, out_json, |c| {
-            c.meta().client_info.as_ref().map(Value::to_string)
+            c.meta()
+                .client_info
+                .as_ref()
+                .map(|info| info.get().to_owned())
         })
     }
 }

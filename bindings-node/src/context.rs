@@ -143,7 +143,7 @@ impl JsRequestContext {
     /// The client's `Implementation` (`name`, `version`, ...), when it sent one.
     #[napi(getter, ts_return_type = "Record<string, unknown> | undefined")]
     pub fn client_info(&self) -> Option<Value> {
-        self.meta.client_info.clone()
+        self.meta.client_info.as_ref().map(|info| info.to_value())
     }
 
     /// The headers of the HTTP request that carried this request (names

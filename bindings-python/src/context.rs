@@ -106,7 +106,7 @@ impl PyContext {
     #[getter]
     fn client_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match &self.inner.meta().client_info {
-            Some(info) => convert::to_python(py, info),
+            Some(info) => convert::to_python(py, &info.to_value()),
             None => Ok(py.None().into_bound(py)),
         }
     }

@@ -10,7 +10,7 @@ use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::McpError;
-use crate::protocol::jsonrpc::{RequestId, notification_value, request_value};
+use crate::protocol::jsonrpc::{RawJson, RequestId, notification_value, request_value};
 use crate::rpc::{DuplicateId, InFlight, Tracked, lock_unpoisoned};
 use crate::server::{LiveRequester, LogLevel, NotificationSink, Server};
 
@@ -19,7 +19,7 @@ pub(crate) struct Session {
     pub(crate) id: String,
     pub(crate) protocol_version: String,
     pub(crate) client_capabilities: Map<String, Value>,
-    pub(crate) client_info: Option<Value>,
+    pub(crate) client_info: Option<RawJson>,
     log_level: Mutex<LogLevel>,
     subscriptions: Mutex<HashSet<String>>,
     /// Server-to-client requests awaiting the client's response.
@@ -54,7 +54,7 @@ impl Session {
             id,
             protocol_version,
             client_capabilities,
-            client_info,
+            client_info: client_info.as_ref().map(RawJson::from_value),
             // Until the client sets a level, it gets every message.
             log_level: Mutex::new(LogLevel::Debug),
             subscriptions: Mutex::default(),

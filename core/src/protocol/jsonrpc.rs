@@ -10,7 +10,7 @@ use std::fmt;
 
 use super::codes;
 use super::meta_members::SplitParams;
-pub use super::meta_members::{MetaMembers, ReservedMembers};
+pub use super::meta_members::{MetaMembers, RawJson, ReservedMembers};
 use crate::McpError;
 
 /// A JSON-RPC request id: a string or an integer, never null.

@@ -49,12 +49,27 @@ pub fn encode_header_value(value: &str) -> String {
     }
 }
 
+/// `value` without the optional white space (spaces and tabs) around it.
+/// By bytes: `trim_matches([' ', '\t'])` goes through the generic
+/// character searcher, about 100 instructions per header per request.
+pub(crate) fn trim_ows(value: &str) -> &str {
+    let ows = |b: &u8| *b == b' ' || *b == b'\t';
+    let bytes = value.as_bytes();
+    let start = bytes.iter().position(|b| !ows(b)).unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !ows(b))
+        .map_or(start, |last| last + 1);
+    // Both ends are next to ASCII bytes, so on character boundaries.
+    &value[start..end]
+}
+
 /// Decodes a received header value: the sentinel form is base64-decoded
 /// (strictly: bad padding or characters are an error), anything else is
 /// taken literally (borrowed, not copied). Surrounding whitespace is not
 /// part of the value.
 pub fn decode_header_value(raw: &str) -> Result<Cow<'_, str>, String> {
-    let raw = raw.trim_matches([' ', '\t']);
+    let raw = trim_ows(raw);
     match raw
         .strip_prefix(PREFIX)
         .and_then(|r| r.strip_suffix(SUFFIX))

@@ -13,6 +13,7 @@
 
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 use std::fmt;
 
@@ -39,8 +40,9 @@ pub struct ReservedMembers {
     pub protocol_version: Option<Value>,
     /// `io.modelcontextprotocol/clientCapabilities`
     pub client_capabilities: Option<Value>,
-    /// `io.modelcontextprotocol/clientInfo`
-    pub client_info: Option<Value>,
+    /// `io.modelcontextprotocol/clientInfo`, kept as sent: only a handler
+    /// that asks for it needs its tree.
+    pub client_info: Option<RawJson>,
     /// `io.modelcontextprotocol/logLevel`
     pub log_level: Option<Value>,
     /// `progressToken`
@@ -57,6 +59,10 @@ impl MetaMembers {
             Some(Value::Object(members)) => {
                 let mut reserved = ReservedMembers::default();
                 for (name, value) in members {
+                    if name == meta::CLIENT_INFO {
+                        reserved.client_info = Some(RawJson::from_value(&value));
+                        continue;
+                    }
                     match reserved.slot(&name) {
                         Some(slot) => *slot = Some(value),
                         None => {
@@ -87,7 +93,7 @@ impl MetaMembers {
                 for (name, value) in [
                     (meta::PROTOCOL_VERSION, protocol_version),
                     (meta::CLIENT_CAPABILITIES, client_capabilities),
-                    (meta::CLIENT_INFO, client_info),
+                    (meta::CLIENT_INFO, client_info.map(|info| info.to_value())),
                     (meta::LOG_LEVEL, log_level),
                     (meta::PROGRESS_TOKEN, progress_token),
                 ] {
@@ -104,12 +110,62 @@ impl MetaMembers {
     }
 }
 
+/// A JSON value kept as the text it was sent as, parsed only when read.
+///
+/// A `_meta` member such as `clientInfo` arrives on every request and is
+/// read by few handlers: as a tree it cost five allocations per request
+/// (a map, two names, two values) and their frees; as text, one.
+///
+/// ```
+/// use ferromcp::protocol::jsonrpc::RawJson;
+/// use serde_json::json;
+///
+/// let info = RawJson::from_value(&json!({"name": "c", "version": "1"}));
+/// assert_eq!(info.to_value()["name"], "c");
+/// assert_eq!(info.get(), r#"{"name":"c","version":"1"}"#);
+/// ```
+#[derive(Clone, Debug)]
+pub struct RawJson(Box<RawValue>);
+
+impl RawJson {
+    /// The value written as JSON text.
+    pub fn from_value(value: &Value) -> RawJson {
+        // Writing a `Value` cannot fail; `null` is only a fallback.
+        RawJson(
+            serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned()),
+        )
+    }
+
+    /// The JSON text, as the client sent it.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The value as a JSON tree.
+    pub fn to_value(&self) -> Value {
+        // The text was checked as JSON when it was read.
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+}
+
+/// Equal when the values are, whatever the spacing or member order.
+impl PartialEq for RawJson {
+    fn eq(&self, other: &RawJson) -> bool {
+        self.get() == other.get() || self.to_value() == other.to_value()
+    }
+}
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(RawJson)
+    }
+}
+
 impl ReservedMembers {
     fn slot(&mut self, name: &str) -> Option<&mut Option<Value>> {
         Some(match name {
             meta::PROTOCOL_VERSION => &mut self.protocol_version,
             meta::CLIENT_CAPABILITIES => &mut self.client_capabilities,
-            meta::CLIENT_INFO => &mut self.client_info,
             meta::LOG_LEVEL => &mut self.log_level,
             meta::PROGRESS_TOKEN => &mut self.progress_token,
             _ => return None,
@@ -129,6 +185,9 @@ impl<'de> Deserialize<'de> for MetaMembers {
                 let mut reserved = ReservedMembers::default();
                 while let Some(name) = map.next_key::<MemberName>()? {
                     match name {
+                        MemberName::Reserved(meta::CLIENT_INFO) => {
+                            reserved.client_info = Some(map.next_value()?);
+                        }
                         MemberName::Reserved(name) => {
                             // A member given twice keeps its last value.
                             *reserved.slot(name).ok_or_else(|| de::Error::custom(name))? =
@@ -337,7 +396,7 @@ mod tests {
         };
         assert_eq!(reserved.protocol_version, Some(json!("2026-07-28")));
         assert_eq!(
-            reserved.client_info,
+            reserved.client_info.as_ref().map(RawJson::to_value),
             Some(json!({"name": "c", "version": "1"}))
         );
         assert_eq!(reserved.progress_token, Some(json!(7)));

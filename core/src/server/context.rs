@@ -11,7 +11,9 @@ use super::error::HandlerError;
 use super::input::{AskOutcome, InputRound, check_answer};
 use crate::McpError;
 use crate::protocol::InputKind;
-use crate::protocol::jsonrpc::{MetaMembers, RequestId, ReservedMembers, notification_value};
+use crate::protocol::jsonrpc::{
+    MetaMembers, RawJson, RequestId, ReservedMembers, notification_value,
+};
 use crate::protocol::meta;
 use crate::protocol::methods::{NOTIFICATIONS_MESSAGE, NOTIFICATIONS_PROGRESS};
 
@@ -97,8 +99,9 @@ pub struct RequestMeta {
     pub protocol_version: String,
     /// `io.modelcontextprotocol/clientCapabilities`.
     pub client_capabilities: Map<String, Value>,
-    /// `io.modelcontextprotocol/clientInfo`, when sent.
-    pub client_info: Option<Value>,
+    /// `io.modelcontextprotocol/clientInfo`, when sent, as its JSON text
+    /// (`client_info.to_value()` for the tree).
+    pub client_info: Option<RawJson>,
     /// `io.modelcontextprotocol/logLevel`: without it, no log messages.
     pub log_level: Option<LogLevel>,
     /// `progressToken`: without it, no progress notifications.

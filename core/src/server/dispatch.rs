@@ -329,25 +329,36 @@ impl Server {
             }
             Route::Discover => Ok(self.discover().into()),
             Route::List(kind) => self.list(kind, params_of(&request)).map(Into::into),
-            Route::ResourcesRead => self
-                .read_resource(ctx, params_of(&request), input.as_deref())
-                .await
-                .map(Into::into),
-            Route::PromptsGet => self
-                .get_prompt(ctx, params_of(&request), input.as_deref())
-                .await
-                .map(Into::into),
-            Route::Complete => self
-                .complete(ctx, params_of(&request))
+            // The other primitives' futures are boxed too, for the reason
+            // given at `Route::Listen`: `tools/call`, the commonest call,
+            // then sets the size alone.
+            Route::ResourcesRead => {
+                Box::pin(self.read_resource(ctx, params_of(&request), input.as_deref()))
+                    .await
+                    .map(Into::into)
+            }
+            Route::PromptsGet => {
+                Box::pin(self.get_prompt(ctx, params_of(&request), input.as_deref()))
+                    .await
+                    .map(Into::into)
+            }
+            Route::Complete => Box::pin(self.complete(ctx, params_of(&request)))
                 .await
                 .map(Into::into),
             Route::Listen => {
                 let offered = self.registry_read().offered;
                 let filter = Filter::parse(Some(params_of(&request)))?.honoured(offered);
                 let events = self.shared.events.subscribe();
-                Ok(listen(ctx, filter, events, self.shared.closing.clone())
-                    .await
-                    .into())
+                // Boxed: a future is as large as its largest branch, and
+                // every request's future is allocated (see the HTTP
+                // endpoint's `run`); past about 1 KiB glibc's malloc takes
+                // its slow path (about 700 instructions more per request),
+                // so the listen loop must not set that size for every call.
+                Ok(
+                    Box::pin(listen(ctx, filter, events, self.shared.closing.clone()))
+                        .await
+                        .into(),
+                )
             }
         }
     }

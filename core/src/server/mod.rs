@@ -342,7 +342,11 @@ impl Server {
 
     /// The `x-mcp-header` parameters of a tool, for header validation.
     pub(crate) fn header_params(&self, tool: &str) -> Vec<HeaderParam> {
-        self.registry_read()
+        let registry = self.registry_read();
+        if registry.header_param_tools == 0 {
+            return Vec::new();
+        }
+        registry
             .tools
             .get(tool)
             .map(|t| t.header_params.clone())

@@ -180,14 +180,25 @@ pub(crate) struct Offered {
     pub(crate) prompts: bool,
 }
 
+/// Entries by name, URI or URI template, in registration order.
+///
+/// Hashed with foldhash rather than SipHash: the keys are the server's own
+/// registrations, so a client's names, only ever looked up, cannot make
+/// them collide; SipHash cost about 150 instructions per call.
+pub(crate) type Keyed<T> = IndexMap<String, Arc<T>, foldhash::fast::RandomState>;
+
 #[derive(Default)]
 pub(crate) struct Registry {
-    pub(crate) tools: IndexMap<String, Arc<ToolEntry>>,
-    pub(crate) resources: IndexMap<String, Arc<ResourceEntry>>,
-    pub(crate) templates: IndexMap<String, Arc<TemplateEntry>>,
-    pub(crate) prompts: IndexMap<String, Arc<PromptEntry>>,
+    pub(crate) tools: Keyed<ToolEntry>,
+    pub(crate) resources: Keyed<ResourceEntry>,
+    pub(crate) templates: Keyed<TemplateEntry>,
+    pub(crate) prompts: Keyed<PromptEntry>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
     pub(crate) offered: Offered,
+    /// How many tools mirror arguments into `Mcp-Param-*` headers: while
+    /// none does, a `tools/call` skips looking its tool up a second time
+    /// for the header check.
+    pub(crate) header_param_tools: usize,
     /// Scopes a bearer token needs per primitive (protected HTTP servers).
     pub(crate) scopes: super::auth::RequiredScopes,
 }
@@ -234,7 +245,13 @@ impl Registry {
     pub(crate) fn insert(&mut self, entry: Entry) -> ServerEvent {
         match entry {
             Entry::Tool(entry) => {
-                self.tools.insert(entry.tool.name.clone(), entry);
+                let mirrors = !entry.header_params.is_empty();
+                if let Some(old) = self.tools.insert(entry.tool.name.clone(), entry)
+                    && !old.header_params.is_empty()
+                {
+                    self.header_param_tools -= 1;
+                }
+                self.header_param_tools += usize::from(mirrors);
                 self.offered.tools = true;
                 ServerEvent::ToolsChanged
             }
@@ -261,10 +278,16 @@ impl Registry {
     pub(crate) fn remove(&mut self, kind: ListKind, key: &str) -> Option<ServerEvent> {
         // shift_remove keeps the listing order of the remaining entries
         let (removed, event) = match kind {
-            ListKind::Tools => (
-                self.tools.shift_remove(key).is_some(),
-                ServerEvent::ToolsChanged,
-            ),
+            ListKind::Tools => {
+                let removed = self.tools.shift_remove(key);
+                if removed
+                    .as_ref()
+                    .is_some_and(|t| !t.header_params.is_empty())
+                {
+                    self.header_param_tools -= 1;
+                }
+                (removed.is_some(), ServerEvent::ToolsChanged)
+            }
             ListKind::Resources => (
                 self.resources.shift_remove(key).is_some(),
                 ServerEvent::ResourcesChanged,
@@ -355,6 +378,43 @@ mod tests {
         Entry::Resource(Arc::new(
             ResourceEntry::new(Resource::new(uri, uri), Arc::new(handler)).unwrap(),
         ))
+    }
+
+    fn tool(name: &str, mirrored: bool) -> Entry {
+        let handler = |_ctx, _args: Value| async move {
+            Ok(super::super::handler::ToolOutput::text(String::new()))
+        };
+        let region = if mirrored {
+            json!({"type": "string", "x-mcp-header": "Region"})
+        } else {
+            json!({"type": "string"})
+        };
+        let schema = json!({"type": "object", "properties": {"region": region}});
+        Entry::Tool(Arc::new(
+            ToolEntry::new(Tool::new(name, schema), Arc::new(handler)).unwrap(),
+        ))
+    }
+
+    #[test]
+    fn header_mirroring_tools_are_counted_through_replacements_and_removals() {
+        let mut registry = Registry::default();
+        registry.insert(tool("plain", false));
+        assert_eq!(registry.header_param_tools, 0);
+        registry.insert(tool("a", true));
+        registry.insert(tool("b", true));
+        assert_eq!(registry.header_param_tools, 2);
+        // Replaced by a tool without headers, then by one with them again.
+        registry.insert(tool("a", false));
+        assert_eq!(registry.header_param_tools, 1);
+        registry.insert(tool("a", true));
+        registry.insert(tool("a", true));
+        assert_eq!(registry.header_param_tools, 2);
+        registry.remove(ListKind::Tools, "a");
+        registry.remove(ListKind::Tools, "a");
+        registry.remove(ListKind::Tools, "plain");
+        assert_eq!(registry.header_param_tools, 1);
+        registry.remove(ListKind::Tools, "b");
+        assert_eq!(registry.header_param_tools, 0);
     }
 
     fn listed_uris(registry: &Registry) -> Vec<Value> {

@@ -22,11 +22,16 @@ use crate::server::Rejection;
 /// Whether the request declares a JSON body (parameters such as `charset`
 /// are allowed).
 pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+    const JSON: &[u8] = b"application/json";
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return false;
+    };
+    // By bytes: the media type before any parameters, without the white
+    // space around it (the `str` split and trim cost about 300
+    // instructions per request).
+    let bytes = value.as_bytes();
+    let media_type = bytes.split(|b| *b == b';').next().unwrap_or(bytes);
+    media_type.trim_ascii().eq_ignore_ascii_case(JSON)
 }
 
 /// Reads a whole request body, refusing with 413 once it grows past
@@ -43,7 +48,16 @@ where
     B: Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let Ok(read) = tokio::time::timeout(deadline, Limited::new(body, limit).collect()).await else {
+    // A small body usually arrived with the head: one poll reads it, and
+    // only a body still on its way arms the deadline's timer (registering
+    // and cancelling a timer costs about 400 instructions per request).
+    let mut collect = std::pin::pin!(Limited::new(body, limit).collect());
+    let first = std::future::poll_fn(|cx| Poll::Ready(collect.as_mut().poll(cx))).await;
+    let read = match first {
+        Poll::Ready(read) => Ok(read),
+        Poll::Pending => tokio::time::timeout(deadline, collect).await,
+    };
+    let Ok(read) = read else {
         return Err(jsonrpc_error(
             StatusCode::REQUEST_TIMEOUT,
             None,
