@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use std::fmt;
 
 use super::codes;
-use super::meta_members::SplitParams;
-pub use super::meta_members::{MetaMembers, RawJson, ReservedMembers};
+use super::meta_members::ParamsSeed;
+pub use super::meta_members::{CallMembers, MetaMembers, RawJson, ReservedMembers};
 use crate::McpError;
 
 /// A JSON-RPC request id: a string or an integer, never null.
@@ -134,9 +134,33 @@ impl Message {
     /// assert_eq!(members.progress_token, Some(serde_json::json!("p")));
     /// ```
     pub fn from_slice_split_meta(bytes: &[u8]) -> Result<(Message, MetaMembers), EnvelopeError> {
+        let (mut message, meta, call) = Message::from_slice_split(bytes)?;
+        if let Message::Request(request) = &mut message {
+            call.restore_into(&mut request.params);
+        }
+        Ok((message, meta))
+    }
+
+    /// [`Message::from_slice_split_meta`] that also reads a `tools/call`
+    /// request's `name` and `arguments` apart (when its `method` comes
+    /// before its `params`, as every client writes them); see
+    /// [`CallMembers`].
+    pub(crate) fn from_slice_split(
+        bytes: &[u8],
+    ) -> Result<(Message, MetaMembers, CallMembers), EnvelopeError> {
         if let Ok(mut envelope) = parse_envelope(bytes, true) {
             let meta = std::mem::take(&mut envelope.meta);
-            return Ok((envelope.classify()?, meta));
+            let call = std::mem::take(&mut envelope.call);
+            let message = envelope.classify()?;
+            // Only a request's params were split: a notification named
+            // `tools/call` gets its members back.
+            return Ok(match message {
+                Message::Notification(mut n) => {
+                    call.restore_into(&mut n.params);
+                    (Message::Notification(n), meta, CallMembers::default())
+                }
+                other => (other, meta, call),
+            });
         }
         let mut message = Message::from_slow_path(bytes)?;
         let params = match &mut message {
@@ -145,7 +169,7 @@ impl Message {
             Message::Response(_) => None,
         };
         let meta = MetaMembers::take_from(params);
-        Ok((message, meta))
+        Ok((message, meta, CallMembers::default()))
     }
 
     /// Anything that is not an object (or not JSON): parsed as a tree, so
@@ -173,6 +197,7 @@ impl Message {
             result: obj.remove("result"),
             error: obj.remove("error"),
             meta: MetaMembers::Absent,
+            call: CallMembers::default(),
         }
         .classify()
     }
@@ -202,6 +227,8 @@ struct Envelope {
     error: Option<Value>,
     /// `params._meta`, when the parse was asked to split it out.
     meta: MetaMembers,
+    /// A `tools/call`'s `name` and `arguments`, split out with `_meta`.
+    call: CallMembers,
 }
 
 /// Parses the envelope's members straight from `bytes`; with `split_meta`,
@@ -388,9 +415,12 @@ impl<'de> serde::de::Visitor<'de> for Members {
                     continue;
                 }
                 Member::Params if self.split_meta => {
-                    let params: SplitParams = map.next_value()?;
+                    let split_call = matches!(&envelope.method,
+                        Some(Value::String(m)) if m == super::methods::TOOLS_CALL);
+                    let params = map.next_value_seed(ParamsSeed { split_call })?;
                     envelope.params = Some(params.rest);
                     envelope.meta = params.meta;
+                    envelope.call = params.call;
                     continue;
                 }
                 Member::Id => &mut envelope.id,
@@ -520,6 +550,68 @@ mod tests {
         }
     }
     use serde_json::json;
+
+    #[test]
+    fn a_calls_name_and_arguments_are_read_apart_losslessly() {
+        let cases: &[(&str, bool)] = &[
+            // (message, whether its name and arguments are read apart)
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":1},"x":2}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7,"arguments":null,"name":"last"}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
+                false,
+            ),
+            // `method` after `params`: not known in time, read as a tree.
+            (
+                r#"{"jsonrpc":"2.0","id":1,"params":{"name":"echo"},"method":"tools/call"}"#,
+                false,
+            ),
+            // Other methods keep theirs in the params.
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":{}}}"#,
+                false,
+            ),
+            // A notification keeps its params whole.
+            (
+                r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
+                false,
+            ),
+        ];
+        for (case, split) in cases {
+            let parsed = Message::from_slice_split(case.as_bytes());
+            let (message, meta, call) = match parsed {
+                Ok(parts) => parts,
+                Err(e) => {
+                    assert_eq!(Err(e), Message::from_slice(case.as_bytes()), "{case}");
+                    continue;
+                }
+            };
+            assert_eq!(!call.is_empty(), *split, "{case}");
+            let mut message = message;
+            match &mut message {
+                Message::Request(r) => {
+                    call.restore_into(&mut r.params);
+                    meta.restore_into(&mut r.params);
+                }
+                Message::Notification(n) => {
+                    assert!(call.is_empty(), "{case}");
+                    meta.restore_into(&mut n.params);
+                }
+                Message::Response(_) => assert!(call.is_empty(), "{case}"),
+            }
+            assert_eq!(Ok(message), Message::from_slice(case.as_bytes()), "{case}");
+        }
+    }
 
     #[test]
     fn reading_bytes_and_reading_a_parsed_value_agree() {

@@ -23,7 +23,9 @@ use super::registry::ListKind;
 use super::reply::{Outgoing, Reply, ResultObject};
 use super::subscriptions::{Filter, listen};
 use crate::McpError;
-use crate::protocol::jsonrpc::{MetaMembers, Request, RequestId, error_value, result_value};
+use crate::protocol::jsonrpc::{
+    CallMembers, MetaMembers, Request, RequestId, error_value, result_value,
+};
 use crate::protocol::{MODERN_PROTOCOL_VERSIONS, Method, codes};
 
 /// The methods this revision defines for a server to answer.
@@ -76,12 +78,25 @@ pub(crate) struct Prepared {
     /// The method table's entry for `request.method`, looked up once
     /// (`None` for a method no revision defines).
     pub(crate) method: Option<Method>,
+    /// A `tools/call`'s `name` and `arguments` when they were read apart
+    /// from `request.params` (see [`CallMembers`]); empty otherwise.
+    pub(crate) call: CallMembers,
 }
 
 impl Prepared {
     /// Whether this is a long-lived `subscriptions/listen` request.
     pub(crate) fn is_listen(&self) -> bool {
         self.method == Some(Method::SubscriptionsListen)
+    }
+
+    /// A member of the request's params, wherever it was read to.
+    pub(crate) fn param(&self, name: &str) -> Option<&Value> {
+        let split = match name {
+            "name" => self.call.name.as_ref(),
+            "arguments" => self.call.arguments.as_ref(),
+            _ => None,
+        };
+        split.or_else(|| self.request.params.as_ref()?.get(name))
     }
 }
 
@@ -133,23 +148,26 @@ impl Server {
     /// Reads and checks the per-request `_meta`.
     pub(crate) fn prepare(&self, mut request: Request) -> Result<Prepared, Rejection> {
         let meta = MetaMembers::take_from(request.params.as_mut());
-        self.prepare_split(request, meta)
+        self.prepare_split(request, meta, CallMembers::default())
     }
 
-    /// [`Server::prepare`] for a request whose `_meta` was read apart from
-    /// its params while parsing ([`Message::from_slice_split_meta`]).
+    /// [`Server::prepare`] for a request whose `_meta` (and, for a
+    /// `tools/call`, `name` and `arguments`) were read apart from its params
+    /// while parsing ([`Message::from_slice_split`]).
     ///
-    /// [`Message::from_slice_split_meta`]: crate::protocol::jsonrpc::Message::from_slice_split_meta
+    /// [`Message::from_slice_split`]: crate::protocol::jsonrpc::Message::from_slice_split
     pub(crate) fn prepare_split(
         &self,
         request: Request,
         meta: MetaMembers,
+        call: CallMembers,
     ) -> Result<Prepared, Rejection> {
         match parse_request_meta(meta) {
             Ok(meta) => Ok(Prepared {
                 method: Method::from_name(&request.method),
                 meta,
                 request,
+                call,
             }),
             Err(why) => Err(Rejection::new(
                 Some(request.id),
@@ -216,10 +234,11 @@ impl Server {
             request,
             meta,
             method,
+            call,
         } = prepared;
         let id = request.id.clone();
         let outcome = self
-            .route(request, method, meta, cancel, sink, Era::Modern)
+            .route(request, method, meta, cancel, sink, Era::Modern, call)
             .await;
         match outcome {
             Ok(result) => Reply {
@@ -259,7 +278,16 @@ impl Server {
             .filter(|r| !matches!(r, Route::Discover | Route::Listen))
             .is_some_and(|r| self.serves(r));
         let outcome = if allowed {
-            self.route(request, method, meta, cancel, sink, era).await
+            self.route(
+                request,
+                method,
+                meta,
+                cancel,
+                sink,
+                era,
+                CallMembers::default(),
+            )
+            .await
         } else {
             Err(McpError::method_not_found(&request.method))
         };
@@ -281,19 +309,31 @@ impl Server {
         }
     }
 
-    /// Runs `request`, whose method table entry is `method`.
+    /// Runs `request`, whose method table entry is `method`; `call` holds
+    /// the members of a `tools/call` read apart from its params.
+    #[allow(clippy::too_many_arguments)]
     async fn route(
         &self,
-        request: Request,
+        mut request: Request,
         method: Option<Method>,
         meta: RequestMeta,
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
         era: Era,
+        mut call: CallMembers,
     ) -> Result<ResultObject, McpError> {
         let Some((method, route)) = method.and_then(|m| Some((m, Route::of(m)?))) else {
             return Err(McpError::method_not_found(&request.method));
         };
+        // A later round of a call (its `requestState` covers the params
+        // as sent) reads the whole params: the members go back.
+        if !call.is_empty()
+            && (route != Route::ToolsCall
+                || params_of(&request).contains_key("requestState")
+                || params_of(&request).contains_key("inputResponses"))
+        {
+            std::mem::take(&mut call).restore_into(&mut request.params);
+        }
         let options = &self.shared.options;
         let (input, mode, close_stream) = match era {
             _ if !method.supports_input() => (None, InputMode::None, None),
@@ -320,12 +360,11 @@ impl Server {
             mode,
             close_stream,
         );
-        let mut request = request;
         match route {
             Route::ToolsCall => {
                 // Mutable: the call may move its arguments out of the params.
                 let params = request.params.get_or_insert_with(Map::new);
-                self.call_tool(ctx, params, input.as_deref()).await
+                self.call_tool(ctx, params, call, input.as_deref()).await
             }
             Route::Discover => Ok(self.discover().into()),
             Route::List(kind) => self.list(kind, params_of(&request)).map(Into::into),

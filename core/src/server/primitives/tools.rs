@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Ran, expect_round, run_handler};
 use crate::McpError;
+use crate::protocol::jsonrpc::CallMembers;
 use crate::protocol::methods::TOOLS_CALL;
 use crate::server::HandlerError;
 use crate::server::Server;
@@ -21,9 +22,19 @@ impl Server {
         &self,
         ctx: RequestContext,
         params: &mut Map<String, Value>,
+        mut call: CallMembers,
         input: Option<&InputRound>,
     ) -> Result<ResultObject, McpError> {
-        let Some(Value::String(name)) = params.get("name") else {
+        // A round that may end in an `InputRequiredResult` digests the
+        // params as sent: the members read apart go back first.
+        if input.is_some_and(InputRound::can_pend) {
+            std::mem::take(&mut call).restore_into_map(params);
+        }
+        let name = match &call.name {
+            Some(name) => Some(name),
+            None => params.get("name"),
+        };
+        let Some(Value::String(name)) = name else {
             return Err(McpError::invalid_params(format!(
                 "{TOOLS_CALL} requires a string \"name\""
             )));
@@ -38,13 +49,21 @@ impl Server {
         // digest covers the request's arguments as sent; a client that
         // declared no input capability can never get one, so its arguments
         // move out of the params (a tree copy per call saved).
-        let arguments = match params.get("arguments") {
-            None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(Value::Object(_)) if input.is_some_and(InputRound::can_pend) => {
-                params.get("arguments").cloned().unwrap_or_default()
-            }
-            Some(Value::Object(_)) => params.remove("arguments").unwrap_or_default(),
+        let arguments = match call.arguments.take() {
+            // Read apart: the round cannot pend, so it is the handler's.
+            Some(Value::Null) => Value::Object(Map::new()),
+            Some(arguments @ Value::Object(_)) => arguments,
             Some(_) => return Err(McpError::invalid_params("\"arguments\" must be an object")),
+            None => match params.get("arguments") {
+                None | Some(Value::Null) => Value::Object(Map::new()),
+                Some(Value::Object(_)) if input.is_some_and(InputRound::can_pend) => {
+                    params.get("arguments").cloned().unwrap_or_default()
+                }
+                Some(Value::Object(_)) => params.remove("arguments").unwrap_or_default(),
+                Some(_) => {
+                    return Err(McpError::invalid_params("\"arguments\" must be an object"));
+                }
+            },
         };
         if let Err(problems) = entry.input.check(&arguments) {
             return Ok(

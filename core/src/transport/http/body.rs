@@ -23,7 +23,8 @@ use crate::server::Rejection;
 /// are allowed).
 pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
     const JSON: &[u8] = b"application/json";
-    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+    // A value that is not visible ASCII is refused whatever it says.
+    let Some(Ok(value)) = headers.get(header::CONTENT_TYPE).map(HeaderValue::to_str) else {
         return false;
     };
     // By bytes: the media type before any parameters, without the white

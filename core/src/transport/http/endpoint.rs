@@ -151,11 +151,18 @@ impl Endpoint {
             Err(response) => return response,
         };
         // `_meta` read apart: the 2026-07-28 path below reads its reserved
-        // members only, and this saves building a tree for them.
-        let (mut message, mut meta) = match Message::from_slice_split_meta(&bytes) {
+        // members only, and this saves building a tree for them. So are a
+        // call's `name` and `arguments`, which the authorization check and
+        // legacy sessions read from the params (rarer paths: they go back).
+        let (mut message, mut meta, mut call) = match Message::from_slice_split(&bytes) {
             Ok(m) => m,
             Err(e) => return jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error),
         };
+        if (protection.is_some() || session_id.is_some())
+            && let Message::Request(request) = &mut message
+        {
+            std::mem::take(&mut call).restore_into(&mut request.params);
+        }
         if let (Some(p), Some(info), Message::Request(r)) = (protection, &auth, &message)
             && let Some(refusal) =
                 auth::authorize(p, &self.server, info, &r.method, r.params.as_ref())
@@ -207,7 +214,7 @@ impl Endpoint {
                 );
             }
         };
-        let mut prepared = match self.server.prepare_split(request, meta) {
+        let mut prepared = match self.server.prepare_split(request, meta, call) {
             Ok(p) => p,
             Err(rejection) => return rejection_response(rejection),
         };

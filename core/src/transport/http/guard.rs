@@ -12,7 +12,7 @@ use crate::McpError;
 use crate::protocol::Method;
 use crate::protocol::mcp_headers::{
     METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER, decode_header_value,
-    header_matches_value, mcp_name_value, trim_ows,
+    header_matches_value, trim_ows,
 };
 use crate::server::{Prepared, Rejection, Server};
 
@@ -140,11 +140,10 @@ pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<
     if let Some(method) = prepared.method
         && method.name_param().is_some()
     {
-        let body_value = prepared
-            .request
-            .params
-            .as_ref()
-            .and_then(|params| mcp_name_value(method, params));
+        let body_value = method
+            .name_param()
+            .and_then(|name| prepared.param(name))
+            .and_then(Value::as_str);
         match (header_str(&NAME)?, body_value) {
             (None, _) => return Err(mismatch("Mcp-Name header is required".into())),
             (Some(raw), body) => {
@@ -171,15 +170,14 @@ pub(super) fn check_param_headers(
     if prepared.method != Some(Method::ToolsCall) {
         return Ok(());
     }
-    let params = prepared.request.params.as_ref();
-    let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+    let Some(tool) = prepared.param("name").and_then(Value::as_str) else {
         return Ok(());
     };
     let header_params = server.header_params(tool);
     if header_params.is_empty() {
         return Ok(());
     }
-    let arguments = params.and_then(|p| p.get("arguments"));
+    let arguments = prepared.param("arguments");
     let id = Some(prepared.request.id.clone());
     let mismatch = |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);
     for param in header_params {
