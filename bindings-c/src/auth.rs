@@ -419,18 +419,21 @@ fn jwt_verifier(value: &Value) -> Result<JwtVerifier, FfiError> {
             ..TlsOptions::default()
         });
     }
-    if let Some(leeway) = map.get("leewaySeconds") {
-        let leeway = leeway
-            .as_f64()
-            .and_then(|s| Duration::try_from_secs_f64(s).ok())
-            .ok_or_else(|| bad(NAME, "\"leewaySeconds\" must be a non-negative number"))?;
+    // A duration member in seconds, if given.
+    let seconds = |member: &str| -> Result<Option<Duration>, FfiError> {
+        map.get(member)
+            .map(|value| {
+                value
+                    .as_f64()
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                    .ok_or_else(|| bad(NAME, format!("\"{member}\" must be a non-negative number")))
+            })
+            .transpose()
+    };
+    if let Some(leeway) = seconds("leewaySeconds")? {
         verifier = verifier.with_leeway(leeway);
     }
-    if let Some(ttl) = map.get("cacheTtlSeconds") {
-        let ttl = ttl
-            .as_f64()
-            .and_then(|s| Duration::try_from_secs_f64(s).ok())
-            .ok_or_else(|| bad(NAME, "\"cacheTtlSeconds\" must be a non-negative number"))?;
+    if let Some(ttl) = seconds("cacheTtlSeconds")? {
         verifier = verifier.with_cache_ttl(ttl);
     }
     Ok(verifier)

@@ -314,11 +314,17 @@ static void protected_by_jwt_settings(void) {
                      "{\"auth\":{\"resource\":\"" RESOURCE "\",\"authorizationServers\":[\"x\"],"
                      "\"jwt\":{\"isuer\":\"x\",\"audience\":\"y\"}}}"),
                  FERROMCP_INVALID_JSON);
+    /* So is a duration that is not a non-negative number of seconds. */
+    CHECK_STATUS(ferromcp_server_serve_http_ex(
+                     server, "127.0.0.1", 0,
+                     "{\"auth\":{\"resource\":\"" RESOURCE "\",\"authorizationServers\":[\"x\"],"
+                     "\"jwt\":{\"issuer\":\"x\",\"audience\":\"y\",\"cacheTtlSeconds\":-1}}}"),
+                 FERROMCP_INVALID_JSON);
     struct serve_job job = {
         server,
         "{\"auth\":{\"resource\":\"" RESOURCE "\",\"authorizationServers\":[\"https://auth.example.com\"],"
         "\"jwt\":{\"issuer\":\"https://auth.example.com\",\"audience\":\"" RESOURCE "\","
-        "\"jwksUri\":\"http://127.0.0.1:9/jwks\",\"leewaySeconds\":30}}}",
+        "\"jwksUri\":\"http://127.0.0.1:9/jwks\",\"leewaySeconds\":30,\"cacheTtlSeconds\":0}}}",
         FERROMCP_INTERNAL};
     pthread_t thread;
     CHECK(pthread_create(&thread, NULL, serve, &job) == 0);
