@@ -169,6 +169,19 @@ test('a sync verifier, and fetchHandler with auth', async () => {
   assert.equal((await metadata.json()).resource, 'http://127.0.0.1/mcp');
 });
 
+test('JwtVerifier durations must be non-negative numbers of seconds', () => {
+  // 0 turns the verified-token cache off; a negative duration is refused.
+  new JwtVerifier({ issuer: ISSUER, audience: 'http://x/mcp', cacheTtlSeconds: 0, leewaySeconds: 0 });
+  assert.throws(
+    () => new JwtVerifier({ issuer: ISSUER, audience: 'http://x/mcp', cacheTtlSeconds: -1 }),
+    /cacheTtlSeconds/,
+  );
+  assert.throws(
+    () => new JwtVerifier({ issuer: ISSUER, audience: 'http://x/mcp', leewaySeconds: -1 }),
+    /leewaySeconds/,
+  );
+});
+
 test('JwtVerifier refuses a token that is not a JWT (no key fetch needed)', async () => {
   const server = protectedServer();
   const verifier = new JwtVerifier({ issuer: ISSUER, audience: 'http://127.0.0.1/mcp', jwksUri: 'http://127.0.0.1:9/jwks' });

@@ -242,6 +242,15 @@ def test_jwt_verifier_rejects_a_token_that_is_not_a_jwt() -> None:
         serving.wait(10)
 
 
+def test_jwt_verifier_durations_must_be_non_negative() -> None:
+    # 0 turns the verified-token cache off; a negative duration is refused.
+    ferromcp.JwtVerifier(ISSUER, "http://x/mcp", cache_ttl=0, leeway=0)
+    with pytest.raises(ValueError, match="cache_ttl"):
+        ferromcp.JwtVerifier(ISSUER, "http://x/mcp", cache_ttl=-1)
+    with pytest.raises(ValueError, match="leeway"):
+        ferromcp.JwtVerifier(ISSUER, "http://x/mcp", leeway=-1)
+
+
 def test_a_verifier_must_be_callable() -> None:
     with pytest.raises(TypeError):
         ferromcp.Protection(resource="http://x/mcp", authorization_servers=[ISSUER], verifier=42)._native()  # type: ignore[arg-type]
