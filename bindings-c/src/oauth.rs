@@ -486,13 +486,7 @@ impl ferromcp_oauth_options {
                         })
                     }
                     // Core stops before any authorization: no user to ask.
-                    (None, Some(message)) => {
-                        let message = message.clone();
-                        OAuthOptions::new(redirect_uri.clone(), move |_url: String| {
-                            let message = message.clone();
-                            async move { Err(AuthError::Interaction(message).into()) }
-                        })
-                    }
+                    (None, Some(message)) => OAuthOptions::stored_only(message.clone()),
                     (None, None) => {
                         return Err(missing(
                             "an authorize callback (ferromcp_oauth_options_on_authorize)",

@@ -366,13 +366,7 @@ impl JsOAuth {
                     text(authorize.clone(), Value::String(url))
                 })
             }
-            Flow::StoredOnly { message } => {
-                let message = message.clone();
-                OAuthOptions::new("", move |_url: String| {
-                    let message = message.clone();
-                    async move { Err(AuthError::Interaction(message).into()) }
-                })
-            }
+            Flow::StoredOnly { message } => OAuthOptions::stored_only(message.clone()),
             Flow::ClientCredentials {
                 client_id,
                 private_key_pem: Some(pem),

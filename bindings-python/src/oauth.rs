@@ -149,14 +149,10 @@ pub(crate) fn options(
                 }
                 // `OAuth.stored_only`: core stops before any authorization,
                 // so there is no user to ask and no redirect.
-                None => {
-                    let message = text(settings, "stored_only")?
-                        .ok_or_else(|| PyValueError::new_err("OAuth settings need authorize"))?;
-                    OAuthOptions::new("", move |_url| {
-                        let message = message.clone();
-                        async move { Err(AuthError::Interaction(message).into()) }
-                    })
-                }
+                None => OAuthOptions::stored_only(
+                    text(settings, "stored_only")?
+                        .ok_or_else(|| PyValueError::new_err("OAuth settings need authorize"))?,
+                ),
             };
             if let Some(id) = &client_id {
                 oauth = oauth.with_pre_registered(

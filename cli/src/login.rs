@@ -7,9 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use ferromcp::client::auth::{
-    AuthError, FileTokenStore, LoopbackRedirect, OAuthOptions, TokenStore,
-};
+use ferromcp::client::auth::{FileTokenStore, LoopbackRedirect, OAuthOptions, TokenStore};
 use ferromcp::client::{Client, ClientOptions};
 
 use crate::{Failure, HttpArgs, TlsArgs};
@@ -69,19 +67,13 @@ pub(crate) fn token_store(http: &HttpArgs) -> Result<Arc<FileTokenStore>, Failur
 /// expire), and a clear instruction instead of a browser when the server
 /// wants a new login.
 pub(crate) fn stored_logins(url: &str, store: Arc<FileTokenStore>) -> OAuthOptions {
-    let hint = format!("{url} needs a login: run `ferromcp login {url}`");
-    // Never called (`stored_only` stops first); says the same if it were.
-    let callback_hint = hint.clone();
-    let mut oauth = OAuthOptions::new(redirect_uri(DEFAULT_REDIRECT_PORT), move |_url: String| {
-        let hint = callback_hint.clone();
-        async move { Err(AuthError::Interaction(hint).into()) }
-    })
-    .with_store(store);
-    oauth.client_name = CLIENT_NAME.into();
     // Stored tokens and their refresh only: a server that wants a new
     // login gets the hint at once, before any client is registered with
     // it (registering belongs to `ferromcp login`, for its own redirect).
-    oauth.stored_only = Some(hint);
+    let mut oauth =
+        OAuthOptions::stored_only(format!("{url} needs a login: run `ferromcp login {url}`"))
+            .with_store(store);
+    oauth.client_name = CLIENT_NAME.into();
     // One attempt: a refreshed token that is refused too ends the call.
     oauth.max_authorizations = 1;
     oauth
@@ -89,10 +81,6 @@ pub(crate) fn stored_logins(url: &str, store: Arc<FileTokenStore>) -> OAuthOptio
 
 /// `client_name` in dynamic registrations.
 const CLIENT_NAME: &str = "ferromcp CLI";
-
-fn redirect_uri(port: u16) -> String {
-    format!("http://127.0.0.1:{port}{REDIRECT_PATH}")
-}
 
 pub(crate) async fn login(args: LoginArgs) -> Result<(), Failure> {
     let store = token_store(&args.http)?;

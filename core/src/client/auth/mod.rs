@@ -214,6 +214,32 @@ impl OAuthOptions {
         }
     }
 
+    /// Settings for a client that only uses logins made elsewhere (see
+    /// [`OAuthOptions::stored_only`](OAuthOptions#structfield.stored_only)):
+    /// the store's tokens and their refresh; a request that needs a new
+    /// authorization fails with `message`. No redirect URI and no
+    /// user-interaction callback: nothing would ever call it.
+    ///
+    /// ```
+    /// use ferromcp::client::auth::{MemoryTokenStore, OAuthOptions};
+    /// use std::sync::Arc;
+    ///
+    /// let store = Arc::new(MemoryTokenStore::default()); // where `login` saved its tokens
+    /// let oauth = OAuthOptions::stored_only("run `mytool login` first").with_store(store);
+    /// assert_eq!(oauth.stored_only.as_deref(), Some("run `mytool login` first"));
+    /// ```
+    pub fn stored_only(message: impl Into<String>) -> OAuthOptions {
+        let message = message.into();
+        let interaction = message.clone();
+        let mut options = OAuthOptions::new("", move |_url: String| {
+            // Never called: the flow stops at `stored_only` first.
+            let interaction = interaction.clone();
+            async move { Err(AuthError::Interaction(interaction).into()) }
+        });
+        options.stored_only = Some(message);
+        options
+    }
+
     /// [`OAuthOptions::client_credentials`] authenticating with
     /// `private_key_jwt`: an ES256 assertion signed with `private_key_pem`
     /// (PKCS#8 PEM, P-256) instead of a secret.
