@@ -8,15 +8,22 @@
 //!   closed stream over HTTP). Two paths:
 //!   - a call without progress events, on a loop that can have a
 //!     [`LoopInbox`] (asyncio's own loops): the awaitable is a
-//!     [`Pending`], the outcome is queued to the loop's inbox by the
-//!     runtime worker and converted and delivered by the loop's thread,
-//!     which wakes the awaiting task directly;
+//!     [`Pending`]; the core future is started on the loop's thread, which
+//!     writes the request itself (`runtime::start_here`), and finished by
+//!     the runtime worker that reads the answer; the outcome is queued to
+//!     the loop's inbox and converted and delivered by the loop's thread,
+//!     which wakes the awaiting task directly: two wake-ups per call (the
+//!     worker's, the loop's), the fewest a loop that sleeps in its own
+//!     selector allows;
 //!   - otherwise an `asyncio.Future`, settled through a Python worker
 //!     thread and `loop.call_soon_threadsafe` (the worker also runs the
 //!     progress events, in order, before the outcome).
-//! - **blocking** (the synchronous facade): waits with the GIL released,
-//!   waking every [`SIGNAL_POLL`] to run signal handlers, so Ctrl-C
-//!   interrupts a call (and cancels it) as it would any blocking call.
+//! - **blocking** (the synchronous facade): the core future is polled on
+//!   the calling thread with the GIL released, so that thread writes the
+//!   request and reads the answer, a runtime worker only waking it when
+//!   the socket is ready; it wakes every [`SIGNAL_POLL`] to run signal
+//!   handlers, so Ctrl-C interrupts a call (and cancels it) as it would any
+//!   blocking call.
 //!
 //! Either way a call's [`Event`]s (progress callbacks) run in order and
 //! before its outcome is delivered: core hands a call's notifications to
@@ -25,10 +32,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
+use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3::{PyTraverseError, PyVisit};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
@@ -124,7 +131,7 @@ where
             Pending::new(event_loop.clone().unbind(), stop.clone()),
         )?;
         let target = pending.clone().unbind();
-        ferromcp::runtime::get().spawn(async move {
+        let call = async move {
             let outcome = tokio::select! {
                 biased;
                 // The awaiting side gave up: dropping `work` abandons it.
@@ -138,7 +145,12 @@ where
                     Pending::complete(target.bind(py), failed, value);
                 }
             }));
-        });
+        };
+        // The request is written from this thread, without waking a runtime
+        // worker; the worker that reads the answer finishes the call.
+        event_loop
+            .py()
+            .detach(|| ferromcp::runtime::start_here(call));
         return Ok(pending.into_any().unbind());
     }
     let future = event_loop.call_method0("create_future")?;
@@ -218,7 +230,7 @@ fn settle(future: &Bound<'_, PyAny>, failed: bool, value: &Bound<'_, PyAny>) {
 /// What a blocked call woke up for.
 enum Woken<T> {
     Event(Event),
-    Done(Result<Result<T, Error>, oneshot::error::RecvError>),
+    Done(Result<T, Error>),
     /// Time to run signal handlers.
     Poll,
 }
@@ -234,24 +246,25 @@ where
     T: Send + 'static,
 {
     let runtime = ferromcp::runtime::get();
-    let (answer, mut answered) = oneshot::channel();
-    let task = runtime.spawn(async move {
-        let _ = answer.send(work.await);
-    });
+    // Polled here, on the calling thread: it writes the request and reads
+    // the answer itself, and a runtime worker only wakes it when the socket
+    // is ready (a spawned task would cost a worker's wake-up to start and
+    // a hand-over to end).
+    let mut work = std::pin::pin!(work);
     loop {
         let woken = py.detach(|| {
             runtime.block_on(async {
                 tokio::select! {
                     biased;
                     Some(event) = next_event(&mut events) => Woken::Event(event),
-                    done = &mut answered => Woken::Done(done),
+                    done = &mut work => Woken::Done(done),
                     _ = tokio::time::sleep(SIGNAL_POLL) => Woken::Poll,
                 }
             })
         });
         match woken {
             Woken::Event(event) => event(py),
-            Woken::Done(Ok(outcome)) => {
+            Woken::Done(outcome) => {
                 for event in queued(&mut events) {
                     event(py);
                 }
@@ -259,17 +272,9 @@ where
                     .map_err(|e| error::to_py_err(py, &e))
                     .and_then(|value| to_py(py, value));
             }
-            Woken::Done(Err(_)) => {
-                return Err(PyRuntimeError::new_err(
-                    "the ferromcp call ended without an answer (runtime shutting down)",
-                ));
-            }
             Woken::Poll => {
-                if let Err(interrupted) = py.check_signals() {
-                    // Dropping the request cancels it in core.
-                    task.abort();
-                    return Err(interrupted);
-                }
+                // Returning drops the request, which cancels it in core.
+                py.check_signals()?;
             }
         }
     }

@@ -4,7 +4,10 @@
 //! runtime, started lazily on first use, so every language shares one pool of
 //! worker threads and one timer wheel.
 
-use std::sync::OnceLock;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Wake, Waker};
 use tokio::runtime::{Builder, Handle, Runtime};
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -101,4 +104,123 @@ pub fn run_batch(batch: Vec<BatchJob>) {
 /// A handle to the shared runtime, for spawning from foreign threads.
 pub fn handle() -> Handle {
     get().handle().clone()
+}
+
+/// Starts `task` on the calling thread and lets the runtime finish it.
+///
+/// The task is polled once here, inside the runtime's context; only if it
+/// has to wait is it handed to the runtime, by the wake-up that ends its
+/// wait, on the thread that wakes it. For a host thread starting a client
+/// call (an asyncio loop, a JavaScript thread): the request is written
+/// before this returns, and no runtime worker is woken to write it
+/// (spawning would wake one, and on a busy or single-CPU machine that
+/// wake-up preempts the caller). When the answer arrives, the worker that
+/// reads the socket runs the rest of the task itself.
+///
+/// ```
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// ferromcp::runtime::start_here(async move {
+///     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+///     tx.send("finished on the runtime").unwrap();
+/// });
+/// assert_eq!(rx.recv().unwrap(), "finished on the runtime");
+/// ```
+pub fn start_here<F>(task: F)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let _context = get().enter();
+    let handoff = Arc::new(Handoff(Mutex::new(Started::Polling { woken: false })));
+    let waker = Waker::from(handoff.clone());
+    let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(task);
+    if task
+        .as_mut()
+        .poll(&mut Context::from_waker(&waker))
+        .is_ready()
+    {
+        return;
+    }
+    let mut state = crate::rpc::lock_unpoisoned(&handoff.0);
+    if matches!(*state, Started::Polling { woken: true }) {
+        // Woken while being polled: what it waited for is already there.
+        *state = Started::Handed;
+        drop(state);
+        get().spawn(task);
+    } else {
+        *state = Started::Waiting(task);
+    }
+}
+
+/// Where a task given to [`start_here`] is.
+enum Started {
+    /// In its first poll, on the calling thread.
+    Polling { woken: bool },
+    /// Waiting for its first wake-up.
+    Waiting(Pin<Box<dyn Future<Output = ()> + Send>>),
+    /// Spawned on the runtime, which wakes it from now on.
+    Handed,
+}
+
+/// The waker of a task's first poll: its wake-up spawns the task.
+struct Handoff(Mutex<Started>);
+
+impl Wake for Handoff {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let mut state = crate::rpc::lock_unpoisoned(&self.0);
+        match std::mem::replace(&mut *state, Started::Handed) {
+            Started::Waiting(task) => {
+                drop(state);
+                get().spawn(task);
+            }
+            Started::Polling { .. } => *state = Started::Polling { woken: true },
+            Started::Handed => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn start_here_polls_on_the_caller_and_finishes_on_the_runtime() {
+        let caller = std::thread::current().id();
+        let (tx, rx) = mpsc::channel();
+        start_here(async move {
+            let first = std::thread::current().id();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let rest = std::thread::current().name().map(str::to_owned);
+            let _ = tx.send((first, rest));
+        });
+        let (first, rest) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(first, caller);
+        assert_eq!(rest.as_deref(), Some("ferromcp-worker"));
+    }
+
+    #[test]
+    fn start_here_hands_over_a_task_woken_during_its_first_poll() {
+        let (tx, rx) = mpsc::channel();
+        start_here(async move {
+            // Wakes itself before returning Pending.
+            tokio::task::yield_now().await;
+            let _ = tx.send(std::thread::current().name().map(str::to_owned));
+        });
+        let rest = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(rest.as_deref(), Some("ferromcp-worker"));
+    }
+
+    #[test]
+    fn start_here_finishes_a_ready_task_on_the_caller() {
+        let (tx, rx) = mpsc::channel();
+        start_here(async move {
+            let _ = tx.send(std::thread::current().id());
+        });
+        assert_eq!(rx.try_recv().unwrap(), std::thread::current().id());
+    }
 }

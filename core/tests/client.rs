@@ -313,6 +313,68 @@ async fn lists_every_page_and_uses_every_primitive() {
     .await;
 }
 
+/// Forwards every connection to `target`, counting them: how a test sees
+/// the client's connections from the outside.
+async fn counting_forwarder(target: String) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let target = target.clone();
+            tokio::spawn(async move {
+                if let Ok(mut server) = tokio::net::TcpStream::connect(target).await {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            });
+        }
+    });
+    (format!("http://127.0.0.1:{port}/mcp"), accepted)
+}
+
+/// Calls one after the other share a kept-alive connection; one the server
+/// closed while it sat in the pool (after the server's 50 ms idle timeout,
+/// with no task of the client watching it) is noticed when the next call
+/// takes a connection, and that call goes out on a new one.
+#[tokio::test]
+async fn pooled_connections_are_reused_until_the_server_closes_them() {
+    let mut http = HttpOptions::localhost(0);
+    http.idle_timeout = Duration::from_millis(50);
+    let _shutdown = Shutdown(http.shutdown.clone());
+    let bound = HttpServer::bind(server(Arc::default()), http)
+        .await
+        .unwrap();
+    let target = bound.local_addr().unwrap().to_string();
+    tokio::spawn(bound.run());
+    let (url, connections) = counting_forwarder(target).await;
+    let client = Client::connect_http_with(&url, answering_options())
+        .await
+        .unwrap();
+    // Connecting made the connection the calls below take.
+    let before = connections.load(Ordering::SeqCst);
+    for call in 0..5 {
+        let result = client.call_tool("a", json!({})).await;
+        assert!(result.is_ok(), "call {call}: {result:?}");
+    }
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        before.max(1),
+        "back-to-back calls"
+    );
+    for round in 0..3 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let result = client.call_tool("a", json!({})).await;
+        assert!(result.is_ok(), "call after idle {round}: {result:?}");
+    }
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        before.max(1) + 3,
+        "one new connection after each idle close"
+    );
+}
+
 #[tokio::test]
 async fn switches_to_a_version_the_server_names_after_32022() {
     for kind in [Kind::Stdio, Kind::Http] {

@@ -3,12 +3,16 @@
 //! era probe's are paused, so a first call that needs a login waits for it
 //! instead of failing after the default 60 s (or the probe's 5 s) and
 //! leaving the user with a consent page that leads nowhere.
+//!
+//! The deadlines wait on the shared timer thread (`timer`), not on tokio
+//! timers: see there why.
 
 use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::time::Instant;
 
+use super::timer;
 use crate::Error;
 use crate::rpc::lock_unpoisoned;
 
@@ -72,12 +76,14 @@ pub(crate) async fn timeout_excluding<F: Future>(
     clock: Option<&InteractionClock>,
     work: F,
 ) -> Result<F::Output, Error> {
-    let Some(clock) = clock else {
-        return tokio::time::timeout(limit, work)
-            .await
-            .map_err(|_| Error::Timeout);
-    };
     let start = Instant::now();
+    let Some(clock) = clock else {
+        return tokio::select! {
+            biased;
+            output = work => Ok(output),
+            _ = timer::sleep_until((start + limit).into_std()) => Err(Error::Timeout),
+        };
+    };
     let excluded_at_start = clock.excluded(start);
     let mut work = std::pin::pin!(work);
     loop {
@@ -90,7 +96,7 @@ pub(crate) async fn timeout_excluding<F: Future>(
         }
         tokio::select! {
             output = &mut work => return Ok(output),
-            _ = tokio::time::sleep_until(deadline) => {}
+            _ = timer::sleep_until(deadline.into_std()) => {}
         }
     }
 }

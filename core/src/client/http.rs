@@ -239,7 +239,8 @@ impl HttpInner {
                 .get("dpop-nonce")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let _ = response.into_body().collect().await;
+            let mut conn = conn;
+            let _ = conn.drive(response.into_body().collect()).await;
             self.pool.put(conn);
             if auth.nonce_challenge(status, challenge.as_deref(), nonce.as_deref()) {
                 attempts += 1;
@@ -256,7 +257,8 @@ impl HttpInner {
         request: Request<Full<Bytes>>,
     ) -> Result<(PooledConnection, http::Response<Incoming>), Error> {
         let mut conn = self.pool.get().await?;
-        let response = match conn.sender.send_request(request).await {
+        let sent = conn.sender.send_request(request);
+        let response = match conn.drive(sent).await {
             Ok(response) => response,
             Err(e) => {
                 // A TLS 1.3 server checks the client certificate after the
@@ -294,9 +296,9 @@ impl HttpInner {
             )
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| Error::Http(e.to_string()))?;
-        let (conn, response) = self.exchange(request).await?;
+        let (mut conn, response) = self.exchange(request).await?;
         let status = response.status();
-        let _ = response.into_body().collect().await;
+        let _ = conn.drive(response.into_body().collect()).await;
         self.pool.put(conn);
         if status.is_success() {
             Ok(())
@@ -334,7 +336,7 @@ impl HttpInner {
             let Ok(request) = builder.body(Full::new(Bytes::new())) else {
                 return;
             };
-            let Ok((_conn, response)) = self.exchange(request).await else {
+            let Ok((mut conn, response)) = self.exchange(request).await else {
                 return;
             };
             if let Some(opened) = opened.take() {
@@ -347,7 +349,7 @@ impl HttpInner {
             let mut body = response.into_body();
             let mut parser = SseParser::default();
             let mut retry = 1000;
-            while let Some(Ok(frame)) = body.frame().await {
+            while let Some(Ok(frame)) = conn.drive(body.frame()).await {
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
@@ -436,7 +438,7 @@ impl ClientTransport for HttpTransport {
             let http_request = builder
                 .body(Full::new(Bytes::from(body?)))
                 .map_err(|e| Error::Http(e.to_string()))?;
-            let (conn, response) = inner.exchange(http_request).await?;
+            let (mut conn, response) = inner.exchange(http_request).await?;
             let mut reader = ResponseReader {
                 inner: &inner,
                 id: &id,
@@ -445,7 +447,7 @@ impl ClientTransport for HttpTransport {
                 last_event_id: None,
                 retry_ms: None,
             };
-            let outcome = match reader.read(response).await {
+            let outcome = match reader.read(&mut conn, response).await {
                 Ok(Some(result)) => Ok(result),
                 Ok(None) => reader.resume().await,
                 Err(e) => Err(e),
@@ -489,9 +491,9 @@ impl ClientTransport for HttpTransport {
             if inner.session().is_some()
                 && let Ok(builder) = inner.builder(http::Method::DELETE, "")
                 && let Ok(request) = builder.body(Full::new(Bytes::new()))
-                && let Ok((_conn, response)) = inner.exchange(request).await
+                && let Ok((mut conn, response)) = inner.exchange(request).await
             {
-                let _ = response.into_body().collect().await;
+                let _ = conn.drive(response.into_body().collect()).await;
             }
         })
     }
@@ -511,7 +513,11 @@ struct ResponseReader<'a> {
 impl ResponseReader<'_> {
     /// The result, or `None` when an SSE stream ended early but can be
     /// resumed (it carried event ids).
-    async fn read(&mut self, response: http::Response<Incoming>) -> Result<Option<Value>, Error> {
+    async fn read(
+        &mut self,
+        conn: &mut PooledConnection,
+        response: http::Response<Incoming>,
+    ) -> Result<Option<Value>, Error> {
         let status = response.status();
         let content_type = response
             .headers()
@@ -522,7 +528,7 @@ impl ResponseReader<'_> {
         let mut body = response.into_body();
         if content_type.starts_with("text/event-stream") {
             let mut parser = SseParser::default();
-            while let Some(frame) = body.frame().await {
+            while let Some(frame) = conn.drive(body.frame()).await {
                 let frame = frame.map_err(|e| Error::Http(format!("reading SSE stream: {e}")))?;
                 let Ok(data) = frame.into_data() else {
                     continue;
@@ -549,8 +555,9 @@ impl ResponseReader<'_> {
                 )),
             };
         }
-        let bytes = http_body_util::Limited::new(body, DEFAULT_MAX_MESSAGE_BYTES)
-            .collect()
+        let limited = http_body_util::Limited::new(body, DEFAULT_MAX_MESSAGE_BYTES);
+        let bytes = conn
+            .drive(limited.collect())
             .await
             .map_err(|e| Error::Http(format!("reading response: {e}")))?
             .to_bytes();
@@ -611,14 +618,14 @@ impl ResponseReader<'_> {
                 .header("last-event-id", header_value("Last-Event-ID", &last)?)
                 .body(Full::new(Bytes::new()))
                 .map_err(|e| Error::Http(e.to_string()))?;
-            let (conn, response) = self.inner.exchange(request).await?;
+            let (mut conn, response) = self.inner.exchange(request).await?;
             if !response.status().is_success() {
                 return Err(Error::Http(format!(
                     "resuming the stream failed: HTTP {}",
                     response.status()
                 )));
             }
-            let outcome = self.read(response).await;
+            let outcome = self.read(&mut conn, response).await;
             self.inner.pool.put(conn);
             if let Some(result) = outcome? {
                 return Ok(result);

@@ -30,9 +30,11 @@ mod options;
 mod pages;
 mod pool;
 mod rounds;
+mod socket;
 mod stdio;
 #[cfg(test)]
 mod testing;
+mod timer;
 mod tls;
 
 use serde_json::{Map, Value};

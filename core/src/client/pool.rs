@@ -6,51 +6,106 @@
 //! connection: dropping the request drops the connection, which closes the
 //! socket — the Streamable HTTP cancellation signal. Finished connections go
 //! back to the pool for keep-alive reuse.
+//!
+//! A connection has no task of its own: the request using it drives its
+//! I/O ([`PooledConnection::drive`]) on whatever thread polls the request.
+//! A driver task would cost every call a hop to it and back, and a caller
+//! outside the runtime (a Python or C thread blocking on its call, an
+//! asyncio loop sending the request at once) a wake-up of a runtime worker:
+//! driven inline, the thread that sends the request writes it itself and
+//! only the response's arrival wakes anyone.
 
 use crate::rpc::lock_unpoisoned;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use tokio::net::TcpStream;
-use tokio::task::JoinHandle;
 
+use super::socket::ClientSocket;
 use super::tls::TlsConnect;
-use crate::Error;
+use crate::{BoxFuture, Error};
 
 /// Idle connections kept per endpoint.
 const MAX_IDLE: usize = 64;
 
-/// One HTTP/1.1 connection: the request handle and the task driving it.
+/// One HTTP/1.1 connection: the request handle and the connection's I/O.
 pub(crate) struct PooledConnection {
     pub(crate) sender: SendRequest<Full<Bytes>>,
-    /// Ends with the TLS failure that closed the connection, if any.
-    driver: JoinHandle<Option<Error>>,
+    driver: Driver,
     tls: bool,
 }
 
+/// The connection's I/O future (hyper's `Connection`), polled inline.
+enum Driver {
+    Running(BoxFuture<Option<Error>>),
+    /// The connection is closed, with the TLS failure that closed it, if any.
+    Ended(Option<Error>),
+}
+
+impl Driver {
+    /// Moves the connection's I/O on as far as it can go now.
+    fn poll_io(&mut self, cx: &mut Context<'_>) {
+        if let Driver::Running(io) = self
+            && let Poll::Ready(failure) = io.as_mut().poll(cx)
+        {
+            *self = Driver::Ended(failure);
+        }
+    }
+}
+
 impl PooledConnection {
+    /// Runs `work` (sending on this connection, reading a response body)
+    /// while driving the connection's I/O, which `work` waits on.
+    pub(crate) async fn drive<F: Future>(&mut self, work: F) -> F::Output {
+        let mut work = std::pin::pin!(work);
+        let driver = &mut self.driver;
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(out) = work.as_mut().poll(cx) {
+                return Poll::Ready(out);
+            }
+            driver.poll_io(cx);
+            // The I/O may have given `work` what it waited for (the request
+            // written, the response head or a body frame read): take it now
+            // rather than after the wake-up it scheduled.
+            work.as_mut().poll(cx)
+        })
+        .await
+    }
+
     /// Why a TLS connection died under a request: a TLS 1.3 server refusing
     /// the client certificate sends its alert after the handshake, and the
-    /// request itself may only see "canceled" when the driver task read it.
-    /// Waits briefly for the driver to finish (it already is, or nearly).
+    /// request itself may only see "canceled" when the connection read it.
+    /// Waits briefly for the connection to end (it already has, or nearly).
     pub(crate) async fn tls_failure(&mut self) -> Option<Error> {
         if !self.tls {
             return None;
         }
-        tokio::time::timeout(std::time::Duration::from_millis(500), &mut self.driver)
+        let driver = &mut self.driver;
+        let ended = std::future::poll_fn(|cx| {
+            driver.poll_io(cx);
+            match driver {
+                Driver::Ended(failure) => Poll::Ready(failure.take()),
+                Driver::Running(_) => Poll::Pending,
+            }
+        });
+        tokio::time::timeout(std::time::Duration::from_millis(500), ended)
             .await
             .ok()
-            .and_then(Result::ok)
             .flatten()
     }
-}
 
-impl Drop for PooledConnection {
-    fn drop(&mut self) {
-        // Closing the socket is what tells the server the request is over.
-        self.driver.abort();
+    /// Whether a new request can go on this connection. Lets the connection
+    /// first take in what arrived while nobody drove it: the end of the
+    /// previous response, or the server closing the connection.
+    fn reusable(&mut self) -> bool {
+        self.driver.poll_io(&mut Context::from_waker(Waker::noop()));
+        matches!(self.driver, Driver::Running(_))
+            && !self.sender.is_closed()
+            && self.sender.is_ready()
     }
 }
 
@@ -76,13 +131,12 @@ impl Pool {
     /// An idle connection that is still open, or a new one.
     pub(crate) async fn get(&self) -> Result<PooledConnection, Error> {
         loop {
-            let candidate = lock_unpoisoned(&self.idle).pop();
-            match candidate {
-                Some(conn) if !conn.sender.is_closed() && conn.sender.is_ready() => {
-                    return Ok(conn);
-                }
-                Some(_) => continue,
-                None => break,
+            // Taken out first: the lock is not held while the connection is polled.
+            let Some(mut conn) = lock_unpoisoned(&self.idle).pop() else {
+                break;
+            };
+            if conn.reusable() {
+                return Ok(conn);
             }
         }
         let host = self.host.trim_start_matches('[').trim_end_matches(']');
@@ -92,7 +146,7 @@ impl Pool {
                 self.host, self.port
             ))
         })?;
-        let _ = stream.set_nodelay(true);
+        let stream = ClientSocket::new(stream);
         // hyper's connection type depends on the stream's: one arm each,
         // the request handle they give is the same.
         let target = format!("{}:{}", self.host, self.port);
@@ -108,8 +162,8 @@ impl Pool {
     }
 
     /// Returns a connection whose response was read to the end.
-    pub(crate) fn put(&self, conn: PooledConnection) {
-        if conn.sender.is_closed() {
+    pub(crate) fn put(&self, mut conn: PooledConnection) {
+        if !conn.reusable() {
             return;
         }
         let mut idle = lock_unpoisoned(&self.idle);
@@ -119,21 +173,22 @@ impl Pool {
     }
 }
 
-/// The HTTP/1.1 handshake over a connected stream, and the task driving it.
+/// The HTTP/1.1 handshake over a connected stream, and the connection's
+/// I/O future, to be driven by the requests that use it.
 async fn handshake<S>(
     stream: S,
     target: String,
-) -> Result<(SendRequest<Full<Bytes>>, JoinHandle<Option<Error>>), Error>
+) -> Result<(SendRequest<Full<Bytes>>, Driver), Error>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let (sender, connection) = http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| Error::Http(format!("HTTP handshake failed: {e}")))?;
-    let driver = tokio::spawn(async move {
+    let io: BoxFuture<Option<Error>> = Box::pin(async move {
         let e = connection.await.err()?;
         tracing::debug!(error = %e, "HTTP client connection ended");
         super::tls::classify(&target, &e)
     });
-    Ok((sender, driver))
+    Ok((sender, Driver::Running(io)))
 }

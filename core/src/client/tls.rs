@@ -128,10 +128,10 @@ mod imp {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
     use rustls::{CertificateError, ClientConfig, RootCertStore};
-    use tokio::net::TcpStream;
     use tokio_rustls::TlsConnector;
     use tokio_rustls::client::TlsStream;
 
+    use super::super::socket::ClientSocket;
     use super::{TlsOptions, TlsRoots};
     use crate::Error;
 
@@ -234,7 +234,10 @@ mod imp {
         }
 
         /// Runs the handshake over a connected socket.
-        pub(crate) async fn connect(&self, tcp: TcpStream) -> Result<TlsStream<TcpStream>, Error> {
+        pub(crate) async fn connect(
+            &self,
+            tcp: ClientSocket,
+        ) -> Result<TlsStream<ClientSocket>, Error> {
             self.connector
                 .connect(self.server_name.clone(), tcp)
                 .await
@@ -330,8 +333,8 @@ mod off {
 
         pub(crate) async fn connect(
             &self,
-            _tcp: tokio::net::TcpStream,
-        ) -> Result<tokio::net::TcpStream, Error> {
+            _tcp: super::super::socket::ClientSocket,
+        ) -> Result<super::super::socket::ClientSocket, Error> {
             match *self {}
         }
     }

@@ -145,9 +145,9 @@ impl Fetcher {
             .body(Full::new(bytes))
             .map_err(|e| Error::Http(e.to_string()))?;
         let mut conn = pool.get().await?;
+        let sent = conn.sender.send_request(request);
         let response = conn
-            .sender
-            .send_request(request)
+            .drive(sent)
             .await
             .map_err(|e| Error::Http(format!("{url}: {e}")))?;
         let status = response.status().as_u16();
@@ -161,8 +161,8 @@ impl Fetcher {
             .get("dpop-nonce")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let body = Limited::new(response.into_body(), MAX_BODY)
-            .collect()
+        let body = conn
+            .drive(Limited::new(response.into_body(), MAX_BODY).collect())
             .await
             .map_err(|e| Error::Http(format!("reading {url}: {e}")))?
             .to_bytes();
