@@ -502,9 +502,9 @@ pub(crate) fn block<T>(
             "cannot wait for a client call on a ferromcp runtime thread",
         ));
     }
-    ferromcp_core::runtime::get()
-        .block_on(work)
-        .map_err(FfiError::from)
+    // The calling thread waits for the call's socket itself: the answer
+    // wakes it directly (`runtime::block_here`).
+    ferromcp_core::runtime::block_here(work).map_err(FfiError::from)
 }
 
 /// Reads a NULL-terminated array of C strings.

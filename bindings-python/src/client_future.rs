@@ -19,11 +19,11 @@
 //!     thread and `loop.call_soon_threadsafe` (the worker also runs the
 //!     progress events, in order, before the outcome).
 //! - **blocking** (the synchronous facade): the core future is polled on
-//!   the calling thread with the GIL released, so that thread writes the
-//!   request and reads the answer, a runtime worker only waking it when
-//!   the socket is ready; it wakes every [`SIGNAL_POLL`] to run signal
-//!   handlers, so Ctrl-C interrupts a call (and cancels it) as it would any
-//!   blocking call.
+//!   the calling thread with the GIL released (`runtime::block_here`), so
+//!   that thread writes the request, sleeps in `poll(2)` on the socket and
+//!   reads the answer: one wake-up per call, as for a blocking socket. It
+//!   wakes every [`SIGNAL_POLL`] to run signal handlers, so Ctrl-C
+//!   interrupts a call (and cancels it) as it would any blocking call.
 //!
 //! Either way a call's [`Event`]s (progress callbacks) run in order and
 //! before its outcome is delivered: core hands a call's notifications to
@@ -245,22 +245,20 @@ where
     F: Future<Output = Result<T, Error>> + Send + 'static,
     T: Send + 'static,
 {
-    let runtime = ferromcp::runtime::get();
-    // Polled here, on the calling thread: it writes the request and reads
-    // the answer itself, and a runtime worker only wakes it when the socket
-    // is ready (a spawned task would cost a worker's wake-up to start and
-    // a hand-over to end).
+    // Polled here, on the calling thread, which also waits for the call's
+    // socket itself (`runtime::block_here`): the answer wakes this thread
+    // directly, no runtime worker in between.
     let mut work = std::pin::pin!(work);
     loop {
         let woken = py.detach(|| {
-            runtime.block_on(async {
+            let next = async {
                 tokio::select! {
                     biased;
                     Some(event) = next_event(&mut events) => Woken::Event(event),
                     done = &mut work => Woken::Done(done),
-                    _ = tokio::time::sleep(SIGNAL_POLL) => Woken::Poll,
                 }
-            })
+            };
+            ferromcp::runtime::block_here_for(next, SIGNAL_POLL).unwrap_or(Woken::Poll)
         });
         match woken {
             Woken::Event(event) => event(py),

@@ -37,6 +37,8 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host_threads;
+#[cfg(target_os = "linux")]
+mod host_wait;
 pub mod legacy;
 pub mod protocol;
 // Parts of the in-flight table (cancel, track) serve only the server side

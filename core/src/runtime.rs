@@ -154,6 +154,54 @@ where
     }
 }
 
+/// Runs `future` to completion on the calling thread, which also waits for
+/// the client connections the future uses: for a host thread that blocks
+/// on a client call (a C caller, Python's `SyncClient`).
+///
+/// Inside, a client call opens (and reuses) connections that the calling
+/// thread waits on itself with `poll(2)`, so the answer arriving wakes the
+/// caller directly; [`Runtime::block_on`] would leave the socket to a
+/// worker, which then wakes the caller: two wake-ups per call instead of
+/// one. Everything else the future waits for (channels, timers, tasks)
+/// wakes it as usual. Must not be called on a runtime worker, like
+/// `block_on`. Elsewhere than on Linux it is `block_on`.
+///
+/// ```
+/// let answer = ferromcp::runtime::block_here(async {
+///     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+///     42
+/// });
+/// assert_eq!(answer, 42);
+/// ```
+pub fn block_here<F: Future>(future: F) -> F::Output {
+    #[cfg(target_os = "linux")]
+    match crate::host_wait::block_for(get(), future, None) {
+        Some(output) => output,
+        // Without a limit it only returns with the output.
+        None => unreachable!("block_for without a limit gave up"),
+    }
+    #[cfg(not(target_os = "linux"))]
+    get().block_on(future)
+}
+
+/// [`block_here`] for at most `limit`: `None` if it passes first, and the
+/// future is dropped then (pass `&mut` a pinned future to keep it and
+/// continue later, e.g. after checking for signals).
+///
+/// ```
+/// let gave_up = ferromcp::runtime::block_here_for(
+///     std::future::pending::<()>(),
+///     std::time::Duration::from_millis(10),
+/// );
+/// assert!(gave_up.is_none());
+/// ```
+pub fn block_here_for<F: Future>(future: F, limit: std::time::Duration) -> Option<F::Output> {
+    #[cfg(target_os = "linux")]
+    return crate::host_wait::block_for(get(), future, Some(limit));
+    #[cfg(not(target_os = "linux"))]
+    get().block_on(tokio::time::timeout(limit, future)).ok()
+}
+
 /// Where a task given to [`start_here`] is.
 enum Started {
     /// In its first poll, on the calling thread.

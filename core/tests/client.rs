@@ -375,6 +375,76 @@ async fn pooled_connections_are_reused_until_the_server_closes_them() {
     );
 }
 
+/// A call blocked on with `runtime::block_here` (how C and Python's
+/// `SyncClient` call) runs on the calling thread with connections of its
+/// own kind, reused by later blocking calls from any thread; calls polled
+/// by the runtime use the runtime's connections; timeouts and the server
+/// closing an idle connection work the same for both.
+#[test]
+fn blocking_calls_use_connections_the_caller_waits_on() {
+    use ferromcp::runtime::{block_here, get};
+    let counters = Arc::new(Counters::default());
+    let (url, connections, _shutdown) = get().block_on(async {
+        let mut http = HttpOptions::localhost(0);
+        http.idle_timeout = Duration::from_millis(300);
+        let shutdown = Shutdown(http.shutdown.clone());
+        let bound = HttpServer::bind(server(counters.clone()), http)
+            .await
+            .unwrap();
+        let target = bound.local_addr().unwrap().to_string();
+        tokio::spawn(bound.run());
+        let (url, connections) = counting_forwarder(target).await;
+        (url, connections, shutdown)
+    });
+    let client = block_here(Client::connect_http_with(&url, answering_options())).unwrap();
+    let count = || connections.load(Ordering::SeqCst);
+    let opened = count();
+    for call in 0..5 {
+        let result = block_here(client.call_tool("a", json!({})));
+        assert!(result.is_ok(), "blocking call {call}: {result:?}");
+    }
+    assert_eq!(count(), opened.max(1), "blocking calls share a connection");
+    // Four threads at once: each may need a connection of its own.
+    std::thread::scope(|threads| {
+        for _ in 0..4 {
+            threads.spawn(|| {
+                for _ in 0..20 {
+                    block_here(client.call_tool("a", json!({}))).unwrap();
+                }
+            });
+        }
+    });
+    let after_threads = count();
+    assert!(
+        after_threads <= opened.max(1) + 3,
+        "{after_threads} connections"
+    );
+    // A call polled by the runtime takes a connection of the runtime's kind.
+    get().block_on(client.call_tool("a", json!({}))).unwrap();
+    assert_eq!(count(), after_threads + 1, "the runtime's own connection");
+    block_here(client.call_tool("a", json!({}))).unwrap();
+    get().block_on(client.call_tool("a", json!({}))).unwrap();
+    assert_eq!(count(), after_threads + 1, "both kinds reused");
+    // A timeout ends a blocking call (and closes its connection).
+    let options = CallOptions {
+        timeout: Some(Duration::from_millis(200)),
+        ..CallOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let timed_out = block_here(client.call_tool_with("slow", json!({}), &options));
+    assert!(
+        matches!(timed_out, Err(ferromcp::Error::Timeout)),
+        "{timed_out:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The server closes idle connections after 300 ms: the next blocking
+    // call notices and connects anew.
+    std::thread::sleep(Duration::from_millis(700));
+    let before = count();
+    block_here(client.call_tool("a", json!({}))).unwrap();
+    assert_eq!(count(), before + 1, "a new connection after the idle close");
+}
+
 #[tokio::test]
 async fn switches_to_a_version_the_server_names_after_32022() {
     for kind in [Kind::Stdio, Kind::Http] {

@@ -14,6 +14,11 @@
 //! asyncio loop sending the request at once) a wake-up of a runtime worker:
 //! driven inline, the thread that sends the request writes it itself and
 //! only the response's arrival wakes anyone.
+//!
+//! Connections come in two kinds, kept apart: the runtime's (waited on by
+//! its reactor) and those of the threads blocking in `runtime::block_here`
+//! (waited on by the blocking thread itself, `host_wait`). A call takes
+//! the kind that matches where it is polled.
 
 use crate::rpc::lock_unpoisoned;
 use bytes::Bytes;
@@ -37,6 +42,10 @@ pub(crate) struct PooledConnection {
     pub(crate) sender: SendRequest<Full<Bytes>>,
     driver: Driver,
     tls: bool,
+    /// The socket, when the threads blocking in `runtime::block_here` wait
+    /// on it rather than the runtime's reactor: only calls polled there may
+    /// take it.
+    host: Option<i32>,
 }
 
 /// The connection's I/O future (hyper's `Connection`), polled inline.
@@ -100,9 +109,20 @@ impl PooledConnection {
 
     /// Whether a new request can go on this connection. Lets the connection
     /// first take in what arrived while nobody drove it: the end of the
-    /// previous response, or the server closing the connection.
-    fn reusable(&mut self) -> bool {
+    /// previous response, or the server closing the connection (`idle`:
+    /// it sat in the pool, where a close may have come).
+    fn reusable(&mut self, idle: bool) -> bool {
         self.driver.poll_io(&mut Context::from_waker(Waker::noop()));
+        // A blocking thread's socket is not read again until its poll(2)
+        // says so, so the poll above may not have seen a close: an idle
+        // connection has nothing to read unless the server closed it.
+        #[cfg(target_os = "linux")]
+        if idle
+            && let Some(fd) = self.host
+            && crate::host_wait::readable_now(fd)
+        {
+            return false;
+        }
         matches!(self.driver, Driver::Running(_))
             && !self.sender.is_closed()
             && self.sender.is_ready()
@@ -130,23 +150,28 @@ impl Pool {
 
     /// An idle connection that is still open, or a new one.
     pub(crate) async fn get(&self) -> Result<PooledConnection, Error> {
+        let here = blocking_here();
         loop {
             // Taken out first: the lock is not held while the connection is polled.
-            let Some(mut conn) = lock_unpoisoned(&self.idle).pop() else {
+            let candidate = {
+                let mut idle = lock_unpoisoned(&self.idle);
+                let last = idle.iter().rposition(|conn| conn.host.is_some() == here);
+                last.map(|at| idle.remove(at))
+            };
+            let Some(mut conn) = candidate else {
                 break;
             };
-            if conn.reusable() {
+            if conn.reusable(true) {
                 return Ok(conn);
             }
         }
-        let host = self.host.trim_start_matches('[').trim_end_matches(']');
-        let stream = TcpStream::connect((host, self.port)).await.map_err(|e| {
+        let stream = self.connect(here).await.map_err(|e| {
             Error::Http(format!(
                 "cannot connect to {}:{}: {e}",
                 self.host, self.port
             ))
         })?;
-        let stream = ClientSocket::new(stream);
+        let host = stream.host_fd();
         // hyper's connection type depends on the stream's: one arm each,
         // the request handle they give is the same.
         let target = format!("{}:{}", self.host, self.port);
@@ -158,12 +183,27 @@ impl Pool {
             sender,
             driver,
             tls: self.tls.is_some(),
+            host,
         })
+    }
+
+    /// A new connection: one the calling thread waits on when it is
+    /// blocking in `runtime::block_here`, else one of the runtime's.
+    async fn connect(&self, here: bool) -> std::io::Result<ClientSocket> {
+        let host = self.host.trim_start_matches('[').trim_end_matches(']');
+        #[cfg(target_os = "linux")]
+        if here {
+            return super::socket::connect_here(host, self.port).await;
+        }
+        let _ = here;
+        Ok(ClientSocket::new(
+            TcpStream::connect((host, self.port)).await?,
+        ))
     }
 
     /// Returns a connection whose response was read to the end.
     pub(crate) fn put(&self, mut conn: PooledConnection) {
-        if !conn.reusable() {
+        if !conn.reusable(false) {
             return;
         }
         let mut idle = lock_unpoisoned(&self.idle);
@@ -171,6 +211,14 @@ impl Pool {
             idle.push(conn);
         }
     }
+}
+
+/// Whether the calling thread is blocking in `runtime::block_here`.
+fn blocking_here() -> bool {
+    #[cfg(target_os = "linux")]
+    return crate::host_wait::active();
+    #[cfg(not(target_os = "linux"))]
+    false
 }
 
 /// The HTTP/1.1 handshake over a connected stream, and the connection's

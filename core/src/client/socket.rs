@@ -1,5 +1,7 @@
-//! The client's TCP connection: a tokio `TcpStream` whose writes cannot
-//! raise `SIGPIPE`.
+//! The client's TCP connection: either a tokio `TcpStream`, waited on by
+//! the runtime's reactor, or (on Linux) a socket the calling thread waits
+//! on itself, for calls polled by `runtime::block_here` (`host_wait`).
+//! Either way its writes cannot raise `SIGPIPE`.
 //!
 //! A request's connection is driven by whichever thread polls the request
 //! (`pool::PooledConnection::drive`): a runtime worker, but also a C or
@@ -18,29 +20,162 @@ use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
 
 /// A connected client socket (see the module documentation).
-pub(crate) struct ClientSocket(TcpStream);
+pub(crate) enum ClientSocket {
+    Runtime(TcpStream),
+    /// Waited on by the thread polling it (`host_wait`).
+    #[cfg(target_os = "linux")]
+    Host(HostSocket),
+}
+
+/// A non-blocking socket and what it last said would block: it is not
+/// tried again (a wasted system call each time the call is polled for
+/// another reason) before the waiting thread's `poll(2)` says it is ready.
+#[cfg(target_os = "linux")]
+pub(crate) struct HostSocket {
+    stream: std::net::TcpStream,
+    read_blocked: bool,
+    write_blocked: bool,
+}
 
 impl ClientSocket {
     pub(crate) fn new(stream: TcpStream) -> ClientSocket {
         // Requests are small and answered one by one: no Nagle delay.
         let _ = stream.set_nodelay(true);
-        ClientSocket(stream)
+        ClientSocket::Runtime(stream)
     }
 
-    fn poll_send(&self, cx: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
-        loop {
-            ready!(self.0.poll_write_ready(cx))?;
-            // `try_io` clears the write readiness on `WouldBlock`, so the
-            // next `poll_write_ready` waits for the socket to drain.
-            match self
-                .0
-                .try_io(Interest::WRITABLE, || send_no_signal(&self.0, bufs))
-            {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                done => return Poll::Ready(done),
+    /// The socket, when threads blocking in `runtime::block_here` wait on
+    /// it (not the runtime's reactor).
+    pub(crate) fn host_fd(&self) -> Option<i32> {
+        match self {
+            ClientSocket::Runtime(_) => None,
+            #[cfg(target_os = "linux")]
+            ClientSocket::Host(host) => Some(std::os::fd::AsRawFd::as_raw_fd(&host.stream)),
+        }
+    }
+
+    fn poll_send(&mut self, cx: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        match self {
+            ClientSocket::Runtime(stream) => loop {
+                ready!(stream.poll_write_ready(cx))?;
+                // `try_io` clears the write readiness on `WouldBlock`, so the
+                // next `poll_write_ready` waits for the socket to drain.
+                match stream.try_io(Interest::WRITABLE, || send_no_signal(stream, bufs)) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                    done => return Poll::Ready(done),
+                }
+            },
+            #[cfg(target_os = "linux")]
+            ClientSocket::Host(host) => {
+                let stream = &host.stream;
+                host_io(stream, &mut host.write_blocked, libc::POLLOUT, || {
+                    socket2::SockRef::from(stream)
+                        .send_vectored_with_flags(bufs, libc::MSG_NOSIGNAL)
+                })
             }
         }
     }
+}
+
+/// One non-blocking operation on a host socket; on `WouldBlock` the thread
+/// polling it is asked to wait for `events` on it.
+#[cfg(target_os = "linux")]
+fn host_io<T>(
+    stream: &std::net::TcpStream,
+    blocked: &mut bool,
+    events: libc::c_short,
+    mut op: impl FnMut() -> io::Result<T>,
+) -> Poll<io::Result<T>> {
+    use std::os::fd::AsRawFd;
+    let fd = stream.as_raw_fd();
+    let wait = || {
+        if crate::host_wait::wait_for(fd, events) {
+            Poll::Pending
+        } else {
+            // Nobody would wake the poll: a bug, reported rather than left
+            // hanging.
+            Poll::Ready(Err(io::Error::other(
+                "a blocking call's connection was polled outside runtime::block_here",
+            )))
+        }
+    };
+    if *blocked && !crate::host_wait::reported_ready(fd, events) {
+        return wait();
+    }
+    loop {
+        match op() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                *blocked = true;
+                return wait();
+            }
+            done => {
+                *blocked = false;
+                return Poll::Ready(done);
+            }
+        }
+    }
+}
+
+/// Connects a socket for calls polled by `runtime::block_here`: resolved
+/// and connected on the calling thread, which waits for the connection to
+/// complete in its own `poll(2)`.
+#[cfg(target_os = "linux")]
+pub(crate) async fn connect_here(host: &str, port: u16) -> io::Result<ClientSocket> {
+    use std::net::ToSocketAddrs;
+    // A blocking lookup, on the thread that is blocking anyway (an address
+    // literal needs none).
+    let mut last = None;
+    for address in (host, port).to_socket_addrs()? {
+        match connect_one(address).await {
+            Ok(stream) => {
+                let _ = stream.set_nodelay(true);
+                return Ok(ClientSocket::Host(HostSocket {
+                    stream,
+                    read_blocked: false,
+                    write_blocked: false,
+                }));
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address found")))
+}
+
+#[cfg(target_os = "linux")]
+async fn connect_one(address: std::net::SocketAddr) -> io::Result<std::net::TcpStream> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(
+        Domain::for_address(address),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
+    socket.set_nonblocking(true)?;
+    match socket.connect(&address.into()) {
+        Ok(()) => return Ok(socket.into()),
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    let stream: std::net::TcpStream = socket.into();
+    // Connected once writable; `peer_addr` tells a finished connection
+    // from one still in progress (a wake-up for another reason).
+    std::future::poll_fn(|_| {
+        if let Some(e) = stream.take_error()? {
+            return Poll::Ready(Err(e));
+        }
+        match stream.peer_addr() {
+            Ok(_) => Poll::Ready(Ok(())),
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => {
+                let mut blocked = false;
+                host_io(&stream, &mut blocked, libc::POLLOUT, || {
+                    Err::<(), _>(io::ErrorKind::WouldBlock.into())
+                })
+            }
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    })
+    .await?;
+    Ok(stream)
 }
 
 #[cfg(target_os = "linux")]
@@ -60,13 +195,27 @@ impl AsyncRead for ClientSocket {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
+        match &mut *self {
+            ClientSocket::Runtime(stream) => Pin::new(stream).poll_read(cx, buf),
+            #[cfg(target_os = "linux")]
+            ClientSocket::Host(host) => {
+                let stream = &host.stream;
+                let read = ready!(host_io(
+                    stream,
+                    &mut host.read_blocked,
+                    libc::POLLIN,
+                    || { io::Read::read(&mut &*stream, buf.initialize_unfilled()) }
+                ))?;
+                buf.advance(read);
+                Poll::Ready(Ok(()))
+            }
+        }
     }
 }
 
 impl AsyncWrite for ClientSocket {
     fn poll_write(
-        self: Pin<&mut Self>,
+        mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
@@ -74,7 +223,7 @@ impl AsyncWrite for ClientSocket {
     }
 
     fn poll_write_vectored(
-        self: Pin<&mut Self>,
+        mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
@@ -91,7 +240,16 @@ impl AsyncWrite for ClientSocket {
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
+        match &mut *self {
+            ClientSocket::Runtime(stream) => Pin::new(stream).poll_shutdown(cx),
+            #[cfg(target_os = "linux")]
+            ClientSocket::Host(host) => {
+                Poll::Ready(match host.stream.shutdown(std::net::Shutdown::Write) {
+                    Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+                    done => done,
+                })
+            }
+        }
     }
 }
 
