@@ -161,12 +161,12 @@ mod tests {
     use std::time::Duration;
 
     #[tokio::test]
-    async fn sleeps_end_at_their_deadlines_in_order() {
+    async fn sleeps_end_at_their_deadlines_not_held_back_by_later_ones() {
         let start = Instant::now();
         let ms = Duration::from_millis;
         let (a, b, c) = tokio::join!(
             async {
-                sleep_until(start + ms(300)).await;
+                sleep_until(start + ms(2000)).await;
                 start.elapsed()
             },
             async {
@@ -181,10 +181,12 @@ mod tests {
             },
         );
         assert!(
-            a >= ms(300) && b >= ms(100) && c >= ms(50),
+            a >= ms(2000) && b >= ms(100) && c >= ms(50),
             "{a:?} {b:?} {c:?}"
         );
-        assert!(c < b && b < a, "{a:?} {b:?} {c:?}");
+        // The later deadline, armed first, did not hold the earlier ones back
+        // (the margin is for a loaded machine slow to run the timer thread).
+        assert!(b < ms(1500) && c < ms(1500), "{a:?} {b:?} {c:?}");
     }
 
     #[test]
