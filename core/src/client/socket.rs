@@ -69,8 +69,7 @@ impl ClientSocket {
             ClientSocket::Host(host) => {
                 let stream = &host.stream;
                 host_io(stream, &mut host.write_blocked, libc::POLLOUT, || {
-                    socket2::SockRef::from(stream)
-                        .send_vectored_with_flags(bufs, libc::MSG_NOSIGNAL)
+                    send_no_signal(stream, bufs)
                 })
             }
         }
@@ -178,8 +177,9 @@ async fn connect_one(address: std::net::SocketAddr) -> io::Result<std::net::TcpS
     Ok(stream)
 }
 
+/// One `sendmsg(MSG_NOSIGNAL)`, for either kind of socket.
 #[cfg(target_os = "linux")]
-fn send_no_signal(stream: &TcpStream, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+fn send_no_signal(stream: &impl std::os::fd::AsFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
     socket2::SockRef::from(stream).send_vectored_with_flags(bufs, libc::MSG_NOSIGNAL)
 }
 
