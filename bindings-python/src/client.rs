@@ -39,12 +39,13 @@ use crate::convert;
 use crate::handler::{HandlerKind, PyRefs};
 use crate::host_call::HostCall;
 
-/// Converts a core result to the Python objects of its JSON form.
+/// Converts a core result to the Python objects of its JSON form, straight
+/// from the typed result (no `serde_json::Value` tree in between).
 fn json_to_py<T: Serialize + Send + 'static>() -> ToPy<T> {
     Box::new(|py, value: T| {
-        let value =
-            serde_json::to_value(value).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(convert::to_python(py, &value)?.unbind())
+        pythonize::pythonize(py, &value)
+            .map(Bound::unbind)
+            .map_err(|e| PyValueError::new_err(e.to_string()))
     })
 }
 

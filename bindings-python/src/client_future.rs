@@ -41,6 +41,8 @@ use tokio_util::sync::CancellationToken;
 use ferromcp::Error;
 
 use crate::loop_dispatch::LoopInbox;
+#[cfg(target_os = "linux")]
+use crate::loop_reactor::{Delivery, LoopReactor};
 use crate::{error, workers};
 
 /// How often a blocked call wakes to run Python signal handlers.
@@ -84,6 +86,10 @@ where
     F: Future<Output = Result<T, Error>> + Send + 'static,
     T: Send + 'static,
 {
+    // Boxed once here: a call's future is several kilobytes (about 6 KiB
+    // for `tools/call`), and each of the moves between here and where it is
+    // polled would copy all of it.
+    let work = Box::pin(work);
     match event_loop {
         Some(event_loop) => awaitable(event_loop, work, to_py, events),
         None => blocking(py, work, to_py, events),
@@ -119,9 +125,33 @@ where
     F: Future<Output = Result<T, Error>> + Send + 'static,
     T: Send + 'static,
 {
-    // The fast path, measured in bench/PERFORMANCE.md ("Python async
+    // The fast paths, measured in bench/PERFORMANCE.md ("Python async
     // client"): no Python worker thread, no `asyncio.Future`, no handles
-    // scheduled on the loop per call.
+    // scheduled on the loop per call. The fastest: polled by the loop's
+    // thread alone, woken by the loop's selector.
+    #[cfg(target_os = "linux")]
+    if events.is_none()
+        && let Some(reactor) = LoopReactor::of(event_loop)
+    {
+        let stop = CancellationToken::new();
+        let pending = Bound::new(
+            event_loop.py(),
+            Pending::new(event_loop.clone().unbind(), stop.clone()),
+        )?;
+        let call = async move {
+            let outcome = tokio::select! {
+                biased;
+                // The awaiting side gave up: dropping `work` abandons it.
+                _ = stop.cancelled() => return None,
+                outcome = work => outcome,
+            };
+            Some(Box::new(move |py: Python<'_>| convert_outcome(py, outcome, to_py)) as Delivery)
+        };
+        LoopReactor::start(&reactor, &pending, call);
+        return Ok(pending.into_any().unbind());
+    }
+    // Else the loop's thread writes the request and a runtime worker reads
+    // the answer and hands it to the loop.
     if events.is_none()
         && let Some(inbox) = LoopInbox::of(event_loop)
     {
@@ -356,7 +386,7 @@ impl Pending {
 
     /// Delivers the outcome (ignored once cancelled) and runs the done
     /// callbacks now. On the loop's thread.
-    fn complete(slf: &Bound<'_, Self>, failed: bool, value: Py<PyAny>) {
+    pub(crate) fn complete(slf: &Bound<'_, Self>, failed: bool, value: Py<PyAny>) {
         let callbacks = {
             let Ok(mut this) = slf.try_borrow_mut() else {
                 return;

@@ -16,6 +16,8 @@ mod error;
 mod handler;
 mod host_call;
 mod loop_dispatch;
+#[cfg(target_os = "linux")]
+mod loop_reactor;
 mod oauth;
 mod outbox;
 mod primitives;

@@ -62,15 +62,21 @@ pub(crate) fn wait_for(fd: RawFd, events: libc::c_short) -> bool {
     });
     if waiting {
         // Whatever the last poll(2) said, the socket would block now.
-        READY.with(|list| {
-            for (ready, revents) in list.borrow_mut().iter_mut() {
-                if *ready == fd {
-                    *revents &= !events;
-                }
-            }
-        });
+        forget_ready(fd, events);
     }
     waiting
+}
+
+/// Forgets that the last `poll(2)` found `fd` ready for `events`: the
+/// socket has since been found (or is known to be) empty or full.
+pub(crate) fn forget_ready(fd: RawFd, events: libc::c_short) {
+    READY.with(|list| {
+        for (ready, revents) in list.borrow_mut().iter_mut() {
+            if *ready == fd {
+                *revents &= !events;
+            }
+        }
+    });
 }
 
 /// Whether `fd` has something to read (or is closed) right now.
@@ -205,6 +211,29 @@ impl Drop for PollScope {
             WAITS.with(|waits| *waits.borrow_mut() = outer);
         }
     }
+}
+
+/// Polls `future` once as [`block_for`] does: the sockets it would block
+/// on are recorded instead of registered with the runtime's reactor, and
+/// returned with `Pending`. `ready` (when given) is what the caller's own
+/// wait found ready since the last poll, as `(fd, poll(2) revents)`: a
+/// socket that would block is not tried again before it is reported.
+/// For a host's own event loop (`host_reactor`).
+pub(crate) fn poll_scoped<F: Future + ?Sized>(
+    future: std::pin::Pin<&mut F>,
+    cx: &mut Context<'_>,
+    ready: Option<&[(RawFd, libc::c_short)]>,
+) -> (Poll<F::Output>, Vec<libc::pollfd>) {
+    if let Some(ready) = ready {
+        READY.with(|list| {
+            let mut list = list.borrow_mut();
+            list.clear();
+            list.extend_from_slice(ready);
+        });
+    }
+    let scope = PollScope::enter();
+    let polled = future.poll(cx);
+    (polled, scope.leave())
 }
 
 /// Polls `future` on this thread until it is done, sleeping in `poll(2)`

@@ -36,6 +36,8 @@ mod error;
 // Entry points for the fuzz targets in fuzz/: not API (see the module).
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(target_os = "linux")]
+mod host_reactor;
 pub mod host_threads;
 #[cfg(target_os = "linux")]
 mod host_wait;

@@ -133,7 +133,7 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     let _context = get().enter();
-    let handoff = Arc::new(Handoff(Mutex::new(Started::Polling { woken: false })));
+    let handoff = Arc::new(Handoff(Mutex::new(FirstPoll::Polling { woken: false })));
     let waker = Waker::from(handoff.clone());
     let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(task);
     if task
@@ -144,13 +144,13 @@ where
         return;
     }
     let mut state = crate::rpc::lock_unpoisoned(&handoff.0);
-    if matches!(*state, Started::Polling { woken: true }) {
+    if matches!(*state, FirstPoll::Polling { woken: true }) {
         // Woken while being polled: what it waited for is already there.
-        *state = Started::Handed;
+        *state = FirstPoll::Handed;
         drop(state);
         get().spawn(task);
     } else {
-        *state = Started::Waiting(task);
+        *state = FirstPoll::Waiting(task);
     }
 }
 
@@ -202,8 +202,37 @@ pub fn block_here_for<F: Future>(future: F, limit: std::time::Duration) -> Optio
     get().block_on(tokio::time::timeout(limit, future)).ok()
 }
 
+#[cfg(target_os = "linux")]
+pub use crate::host_reactor::{HostReactor, Started, TaskId};
+
+/// A [`HostReactor`] on this runtime: futures polled by a host's own event
+/// loop (an asyncio loop), which watches [`HostReactor::fd`] and calls
+/// [`HostReactor::turn`] when it is readable. Client connections made by
+/// these futures are waited on by that loop: the answer wakes it directly,
+/// where [`start_here`] has a runtime worker read it and wake the loop.
+/// The loop's thread alone starts and polls the futures.
+///
+/// ```
+/// use ferromcp::runtime::{self, Started};
+/// let mut reactor = runtime::host_reactor::<u32>().unwrap();
+/// let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+/// let Started::Running(id) = reactor.start(async move { rx.await.unwrap() + 1 }) else {
+///     unreachable!("nothing was sent yet")
+/// };
+/// tx.send(41).unwrap();
+/// // The host's loop: wait until the reactor's descriptor is readable.
+/// let mut watch = libc::pollfd { fd: reactor.fd(), events: libc::POLLIN, revents: 0 };
+/// assert_eq!(unsafe { libc::poll(&mut watch, 1, 5000) }, 1);
+/// assert_eq!(reactor.turn(), vec![(id, 42)]);
+/// assert!(reactor.is_empty());
+/// ```
+#[cfg(target_os = "linux")]
+pub fn host_reactor<T>() -> std::io::Result<HostReactor<T>> {
+    HostReactor::new(get())
+}
+
 /// Where a task given to [`start_here`] is.
-enum Started {
+enum FirstPoll {
     /// In its first poll, on the calling thread.
     Polling { woken: bool },
     /// Waiting for its first wake-up.
@@ -213,7 +242,7 @@ enum Started {
 }
 
 /// The waker of a task's first poll: its wake-up spawns the task.
-struct Handoff(Mutex<Started>);
+struct Handoff(Mutex<FirstPoll>);
 
 impl Wake for Handoff {
     fn wake(self: Arc<Self>) {
@@ -222,13 +251,13 @@ impl Wake for Handoff {
 
     fn wake_by_ref(self: &Arc<Self>) {
         let mut state = crate::rpc::lock_unpoisoned(&self.0);
-        match std::mem::replace(&mut *state, Started::Handed) {
-            Started::Waiting(task) => {
+        match std::mem::replace(&mut *state, FirstPoll::Handed) {
+            FirstPoll::Waiting(task) => {
                 drop(state);
                 get().spawn(task);
             }
-            Started::Polling { .. } => *state = Started::Polling { woken: true },
-            Started::Handed => {}
+            FirstPoll::Polling { .. } => *state = FirstPoll::Polling { woken: true },
+            FirstPoll::Handed => {}
         }
     }
 }

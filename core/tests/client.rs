@@ -445,6 +445,141 @@ fn blocking_calls_use_connections_the_caller_waits_on() {
     assert_eq!(count(), before + 1, "a new connection after the idle close");
 }
 
+/// Runs `reactor` as a host's event loop would (wait for its descriptor,
+/// then turn it) until `count` futures have finished, within 10 s.
+#[cfg(target_os = "linux")]
+fn run_host_loop<T>(
+    reactor: &mut ferromcp::runtime::HostReactor<T>,
+    mut done: Vec<(ferromcp::runtime::TaskId, T)>,
+    count: usize,
+) -> Vec<(ferromcp::runtime::TaskId, T)> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while done.len() < count {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {count} finished",
+            done.len()
+        );
+        let mut watch = libc::pollfd {
+            fd: reactor.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut watch, 1, 100) };
+        done.extend(reactor.turn());
+    }
+    done
+}
+
+/// Calls started on a `HostReactor` (how an asyncio loop awaits a call)
+/// are polled by the host's loop only and use the connections the polling
+/// thread waits on itself, the ones blocking calls use too: the answer
+/// wakes the loop through the reactor's descriptor. Timeouts (the timer
+/// thread's wake-up), cancellation and the server's idle close work there.
+#[cfg(target_os = "linux")]
+#[test]
+fn host_reactor_calls_wait_on_their_own_sockets() {
+    use ferromcp::runtime::{Started, block_here, get, host_reactor};
+    let counters = Arc::new(Counters::default());
+    let (url, connections, _shutdown) = get().block_on(async {
+        let mut http = HttpOptions::localhost(0);
+        http.idle_timeout = Duration::from_millis(300);
+        let shutdown = Shutdown(http.shutdown.clone());
+        let bound = HttpServer::bind(server(counters.clone()), http)
+            .await
+            .unwrap();
+        let target = bound.local_addr().unwrap().to_string();
+        tokio::spawn(bound.run());
+        let (url, connections) = counting_forwarder(target).await;
+        (url, connections, shutdown)
+    });
+    let client =
+        Arc::new(block_here(Client::connect_http_with(&url, answering_options())).unwrap());
+    let count = || connections.load(Ordering::SeqCst);
+    let mut reactor = host_reactor::<Result<Value, ferromcp::Error>>().unwrap();
+    let start = |reactor: &mut ferromcp::runtime::HostReactor<_>, options: CallOptions| {
+        let client = client.clone();
+        reactor.start(async move {
+            client
+                .call_tool_with("a", json!({}), &options)
+                .await
+                .map(|r| serde_json::to_value(r).unwrap())
+        })
+    };
+    // Eight calls at once, then one at a time.
+    let mut done = Vec::new();
+    for _ in 0..8 {
+        if let Started::Done(output) = start(&mut reactor, CallOptions::default()) {
+            panic!("finished before any answer: {output:?}");
+        }
+    }
+    done = run_host_loop(&mut reactor, done, 8);
+    for _ in 0..5 {
+        let first = start(&mut reactor, CallOptions::default());
+        assert!(matches!(first, Started::Running(_)));
+        let want = done.len() + 1;
+        done = run_host_loop(&mut reactor, done, want);
+    }
+    assert!(done.iter().all(|(_, result)| result.is_ok()), "{done:?}");
+    assert!(reactor.is_empty());
+    let after_reactor = count();
+    assert!(after_reactor <= 9, "{after_reactor} connections");
+    // A blocking call reuses one of them: they are the host's kind.
+    block_here(client.call_tool("a", json!({}))).unwrap();
+    assert_eq!(
+        count(),
+        after_reactor,
+        "the reactor's connections are the host's"
+    );
+    // A timeout: the timer thread wakes the task through the eventfd.
+    let options = CallOptions {
+        timeout: Some(Duration::from_millis(200)),
+        ..CallOptions::default()
+    };
+    let client_for_slow = client.clone();
+    let Started::Running(slow) = reactor.start(async move {
+        client_for_slow
+            .call_tool_with("slow", json!({}), &options)
+            .await
+            .map(|r| serde_json::to_value(r).unwrap())
+    }) else {
+        panic!("slow finished at once")
+    };
+    let timed_out = run_host_loop(&mut reactor, Vec::new(), 1);
+    assert_eq!(timed_out[0].0, slow);
+    assert!(
+        matches!(timed_out[0].1, Err(ferromcp::Error::Timeout)),
+        "{:?}",
+        timed_out[0].1
+    );
+    // Cancelled from another thread: the task ends without the answer.
+    let mut cancellable = host_reactor::<Option<()>>().unwrap();
+    let stop = CancellationToken::new();
+    let (client_for_cancel, token) = (client.clone(), stop.clone());
+    let Started::Running(_) = cancellable.start(async move {
+        tokio::select! {
+            _ = token.cancelled() => None,
+            _ = client_for_cancel.call_tool("slow", json!({})) => Some(()),
+        }
+    }) else {
+        panic!("slow finished at once")
+    };
+    std::thread::spawn(move || stop.cancel());
+    let cancelled = run_host_loop(&mut cancellable, Vec::new(), 1);
+    assert_eq!(cancelled[0].1, None);
+    // The server closes idle connections after 300 ms: the next call
+    // notices and connects anew.
+    std::thread::sleep(Duration::from_millis(700));
+    let before = count();
+    let Started::Running(_) = start(&mut reactor, CallOptions::default()) else {
+        panic!("finished at once")
+    };
+    let after_close = run_host_loop(&mut reactor, Vec::new(), 1);
+    assert!(after_close[0].1.is_ok(), "{after_close:?}");
+    assert_eq!(count(), before + 1, "a new connection after the idle close");
+}
+
 #[tokio::test]
 async fn switches_to_a_version_the_server_names_after_32022() {
     for kind in [Kind::Stdio, Kind::Http] {

@@ -116,16 +116,16 @@ fn host_io<T>(
     }
 }
 
-/// Connects a socket for calls polled by `runtime::block_here`: resolved
-/// and connected on the calling thread, which waits for the connection to
-/// complete in its own `poll(2)`.
+/// Connects a socket for calls polled by `runtime::block_here` or a
+/// `runtime::HostReactor`: connected from the polling thread, which waits
+/// for the connection to complete itself.
 #[cfg(target_os = "linux")]
 pub(crate) async fn connect_here(host: &str, port: u16) -> io::Result<ClientSocket> {
-    use std::net::ToSocketAddrs;
-    // A blocking lookup, on the thread that is blocking anyway (an address
-    // literal needs none).
+    // Looked up on the runtime's blocking pool (an address literal needs no
+    // lookup): the polling thread may be a host's event loop, which must
+    // not block.
     let mut last = None;
-    for address in (host, port).to_socket_addrs()? {
+    for address in tokio::net::lookup_host((host, port)).await? {
         match connect_one(address).await {
             Ok(stream) => {
                 let _ = stream.set_nodelay(true);
@@ -200,13 +200,31 @@ impl AsyncRead for ClientSocket {
             #[cfg(target_os = "linux")]
             ClientSocket::Host(host) => {
                 let stream = &host.stream;
+                // Read into the buffer's uninitialised part: `recv` only
+                // writes what it returns, so nothing needs zeroing first.
+                let unfilled = buf.remaining();
                 let read = ready!(host_io(
                     stream,
                     &mut host.read_blocked,
                     libc::POLLIN,
-                    || { io::Read::read(&mut &*stream, buf.initialize_unfilled()) }
+                    // SAFETY: `recv` never de-initialises the bytes it is given.
+                    || socket2::SockRef::from(stream).recv(unsafe { buf.unfilled_mut() })
                 ))?;
+                // SAFETY: `recv` initialised the first `read` bytes.
+                unsafe { buf.assume_init(read) };
                 buf.advance(read);
+                // A short read emptied the socket's receive queue (as tokio
+                // assumes for its own sockets): the next read waits for
+                // `poll(2)` instead of costing a system call that would
+                // only say `EAGAIN`. `poll(2)` is level-triggered, so a byte
+                // that arrived in between is reported at once.
+                if read > 0 && read < unfilled {
+                    host.read_blocked = true;
+                    crate::host_wait::forget_ready(
+                        std::os::fd::AsRawFd::as_raw_fd(stream),
+                        libc::POLLIN,
+                    );
+                }
                 Poll::Ready(Ok(()))
             }
         }

@@ -1,20 +1,42 @@
-"""Awaited client calls without progress callbacks reach their asyncio loop
-through the loop's inbox (``LoopInbox`` in bindings-python/src/loop_dispatch.rs)
-instead of a Python worker thread, and are awaited as a native future
-(``Pending`` in bindings-python/src/client_future.rs) whose completion wakes
-the awaiting task at once: many calls at once, several loops one after
-another, errors, cancellation, timeouts and context variables all still
-behave as with an ``asyncio.Future``."""
+"""Awaited client calls without progress callbacks are awaited as a native
+future (``Pending`` in bindings-python/src/client_future.rs) whose
+completion wakes the awaiting task at once, by one of two paths:
+
+- ``reactor`` (Linux): polled by the loop's own thread and woken through
+  the loop's selector (``LoopReactor`` in bindings-python/src/loop_reactor.rs,
+  core's ``runtime::HostReactor``);
+- ``inbox``: finished by a runtime worker and handed to the loop through its
+  inbox (``LoopInbox`` in bindings-python/src/loop_dispatch.rs), which is
+  what a loop that refuses the reactor gets (elsewhere than on Linux).
+
+Either way many calls at once, several loops one after another, errors,
+cancellation, timeouts and context variables all behave as with an
+``asyncio.Future``."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import sys
 import time
 from collections.abc import Iterator
 
 import ferromcp
 import pytest
+
+PATHS = ["reactor", "inbox"] if sys.platform == "linux" else ["inbox"]
+
+
+@pytest.fixture(params=PATHS)
+def path(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def take(path: str) -> None:
+    """Makes the running loop's calls take ``path``: a loop whose reactor
+    attribute is something else refuses the reactor."""
+    if path == "inbox":
+        asyncio.get_running_loop()._ferromcp_reactor = None  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="module")
@@ -38,21 +60,29 @@ def url() -> Iterator[str]:
     serving.wait(10)
 
 
-def test_concurrent_calls_on_several_loops(url: str) -> None:
+def test_concurrent_calls_on_several_loops(url: str, path: str) -> None:
     async def main() -> None:
+        take(path)
         async with ferromcp.Client.http(url) as client:
             texts = [f"t{i}" for i in range(200)]
             results = await asyncio.gather(*(client.call_tool("echo", {"text": t}) for t in texts))
             assert [r.text for r in results] == texts
-            # The loop got its inbox (one per loop, reused by every call).
-            assert hasattr(asyncio.get_running_loop(), "_ferromcp_inbox")
+            # The loop got its reactor or inbox (one per loop, reused by
+            # every call), and not the other.
+            running = asyncio.get_running_loop()
+            if path == "reactor":
+                assert type(running._ferromcp_reactor).__name__ == "LoopReactor"  # type: ignore[attr-defined]
+                assert not hasattr(running, "_ferromcp_inbox")
+            else:
+                assert hasattr(running, "_ferromcp_inbox")
 
-    for _ in range(3):  # a fresh loop each time: each gets its own inbox
+    for _ in range(3):  # a fresh loop each time: each gets its own
         asyncio.run(main())
 
 
-def test_errors_and_cancellation_still_arrive(url: str) -> None:
+def test_errors_and_cancellation_still_arrive(url: str, path: str) -> None:
     async def main() -> None:
+        take(path)
         async with ferromcp.Client.http(url) as client:
             with pytest.raises(ferromcp.InvalidParamsError):
                 await client.call_tool("no_such_tool")
@@ -67,7 +97,7 @@ def test_errors_and_cancellation_still_arrive(url: str) -> None:
     asyncio.run(main())
 
 
-def test_context_variables_survive_the_await(url: str) -> None:
+def test_context_variables_survive_the_await(url: str, path: str) -> None:
     # The task's wake-up runs in the task's context: a value set before the
     # call is still seen after it (run it in another context and it is not).
     current: contextvars.ContextVar[str] = contextvars.ContextVar("current", default="unset")
@@ -78,6 +108,7 @@ def test_context_variables_survive_the_await(url: str) -> None:
         return current.get()
 
     async def main() -> None:
+        take(path)
         async with ferromcp.Client.http(url) as client:
             names = [f"task{i}" for i in range(20)]
             assert await asyncio.gather(*(one(client, n) for n in names)) == names
@@ -85,8 +116,9 @@ def test_context_variables_survive_the_await(url: str) -> None:
     asyncio.run(main())
 
 
-def test_timeouts_and_cancel_messages(url: str) -> None:
+def test_timeouts_and_cancel_messages(url: str, path: str) -> None:
     async def main() -> None:
+        take(path)
         async with ferromcp.Client.http(url) as client:
             started = time.monotonic()
             with pytest.raises(asyncio.TimeoutError):
@@ -102,9 +134,10 @@ def test_timeouts_and_cancel_messages(url: str) -> None:
     asyncio.run(main())
 
 
-def test_native_awaitable_follows_the_future_protocol(url: str) -> None:
+def test_native_awaitable_follows_the_future_protocol(url: str, path: str) -> None:
     # What asyncio.ensure_future / gather / wait do with a future-like object.
     async def main() -> None:
+        take(path)
         async with ferromcp.Client.http(url) as client:
             loop = asyncio.get_running_loop()
             native = client._connected().call_tool("echo", {"text": "raw"}, None, None, None, loop)
