@@ -5,16 +5,19 @@
 //!   ever blocking it. Cancelling the awaitable (which is what cancelling
 //!   the awaiting task does) drops the core future, and dropping a core
 //!   request is how core cancels it (`notifications/cancelled` on stdio, a
-//!   closed stream over HTTP). Two paths:
-//!   - a call without progress events, on a loop that can have a
-//!     [`LoopInbox`] (asyncio's own loops): the awaitable is a
-//!     [`Pending`]; the core future is started on the loop's thread, which
-//!     writes the request itself (`runtime::start_here`), and finished by
-//!     the runtime worker that reads the answer; the outcome is queued to
-//!     the loop's inbox and converted and delivered by the loop's thread,
-//!     which wakes the awaiting task directly: two wake-ups per call (the
-//!     worker's, the loop's), the fewest a loop that sleeps in its own
-//!     selector allows;
+//!   closed stream over HTTP). Three paths:
+//!   - a call without progress events, on Linux, on a loop that can have a
+//!     [`LoopReactor`] (asyncio's own loops): the awaitable is a
+//!     [`Pending`]; the core future is polled by the loop's thread only,
+//!     and its socket is watched by the loop's own selector (through the
+//!     reactor's one descriptor): the answer wakes the loop, whose thread
+//!     reads it, converts it and wakes the awaiting task directly. One
+//!     wake-up per call, as for the loop's own sockets;
+//!   - the same elsewhere, on a loop that can have a [`LoopInbox`]: the
+//!     core future is started on the loop's thread, which writes the
+//!     request itself (`runtime::start_here`), and finished by the runtime
+//!     worker that reads the answer; the outcome is queued to the loop's
+//!     inbox and delivered by the loop's thread: two wake-ups per call;
 //!   - otherwise an `asyncio.Future`, settled through a Python worker
 //!     thread and `loop.call_soon_threadsafe` (the worker also runs the
 //!     progress events, in order, before the outcome).

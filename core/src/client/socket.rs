@@ -1,6 +1,7 @@
 //! The client's TCP connection: either a tokio `TcpStream`, waited on by
-//! the runtime's reactor, or (on Linux) a socket the calling thread waits
-//! on itself, for calls polled by `runtime::block_here` (`host_wait`).
+//! the runtime's reactor, or (on Linux) a socket the polling thread waits
+//! on itself, for calls polled by `runtime::block_here` or a
+//! `runtime::HostReactor` (`host_wait`).
 //! Either way its writes cannot raise `SIGPIPE`.
 //!
 //! A request's connection is driven by whichever thread polls the request
@@ -94,7 +95,7 @@ fn host_io<T>(
             // Nobody would wake the poll: a bug, reported rather than left
             // hanging.
             Poll::Ready(Err(io::Error::other(
-                "a blocking call's connection was polled outside runtime::block_here",
+                "a host-polled connection was polled outside runtime::block_here or a HostReactor",
             )))
         }
     };
