@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
-use crate::host_wait;
+use crate::host_wait::{self, EventFd};
 use crate::rpc::lock_unpoisoned;
 
 /// A future started on a [`HostReactor`], until it finishes.
@@ -73,7 +73,7 @@ struct Task<T> {
 /// Tasks woken by something other than their sockets, and the `eventfd`
 /// that tells the loop.
 struct Wakes {
-    eventfd: OwnedFd,
+    eventfd: EventFd,
     woken: Mutex<Vec<u32>>,
     /// The eventfd was written and the loop has not taken the list since:
     /// later wake-ups need not write it again.
@@ -90,16 +90,7 @@ impl Wakes {
     /// before it does).
     fn signal(&self) {
         if !self.signalled.swap(true, Ordering::AcqRel) {
-            let one = 1u64;
-            // SAFETY: writes 8 bytes from `one`, as eventfd requires. A full
-            // counter would only mean the loop is already due to wake.
-            unsafe {
-                libc::write(
-                    self.eventfd.as_raw_fd(),
-                    (&raw const one).cast(),
-                    std::mem::size_of::<u64>(),
-                );
-            }
+            self.eventfd.signal();
         }
     }
 
@@ -108,16 +99,7 @@ impl Wakes {
         // Cleared before the list is taken: a wake-up after this signals
         // again rather than joining a list already taken.
         if self.signalled.swap(false, Ordering::AcqRel) {
-            let mut count = 0u64;
-            // SAFETY: reads 8 bytes into `count`; the descriptor is
-            // non-blocking, so an empty counter returns EAGAIN.
-            unsafe {
-                libc::read(
-                    self.eventfd.as_raw_fd(),
-                    (&raw mut count).cast(),
-                    std::mem::size_of::<u64>(),
-                );
-            }
+            self.eventfd.drain();
         }
         std::mem::take(&mut *lock_unpoisoned(&self.woken))
     }
@@ -166,12 +148,7 @@ impl<T> HostReactor<T> {
         }
         // SAFETY: as above.
         let epoll = unsafe { OwnedFd::from_raw_fd(epoll) };
-        let eventfd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if eventfd < 0 {
-            return Err(last_error());
-        }
-        // SAFETY: as above.
-        let eventfd = unsafe { OwnedFd::from_raw_fd(eventfd) };
+        let eventfd = EventFd::new()?;
         let mut event = libc::epoll_event {
             events: libc::EPOLLIN as u32,
             u64: WAKE_DATA,
@@ -181,7 +158,7 @@ impl<T> HostReactor<T> {
             libc::epoll_ctl(
                 epoll.as_raw_fd(),
                 libc::EPOLL_CTL_ADD,
-                eventfd.as_raw_fd(),
+                eventfd.fd(),
                 &raw mut event,
             )
         };
@@ -399,6 +376,18 @@ fn split_data(data: u64) -> (u32, RawFd) {
 mod tests {
     use super::*;
 
+    /// A runtime of the tests' own (this module sits below `runtime`).
+    fn test_runtime() -> &'static tokio::runtime::Runtime {
+        static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+        RUNTIME.get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap()
+        })
+    }
+
     fn wait_readable(fd: RawFd) {
         let mut watch = libc::pollfd {
             fd,
@@ -422,7 +411,7 @@ mod tests {
     }
 
     fn panicking_turn() {
-        let mut reactor = HostReactor::<u32>::new(crate::runtime::get()).unwrap();
+        let mut reactor = HostReactor::<u32>::new(test_runtime()).unwrap();
         let (go, gone) = tokio::sync::watch::channel(false);
         let mut ids = Vec::new();
         for n in 0..6u32 {
@@ -458,7 +447,7 @@ mod tests {
     /// no trip through the eventfd.
     #[test]
     fn a_wake_during_the_poll_polls_again_at_once() {
-        let mut reactor = HostReactor::<u32>::new(crate::runtime::get()).unwrap();
+        let mut reactor = HostReactor::<u32>::new(test_runtime()).unwrap();
         let mut polls = 0;
         let started = reactor.start(std::future::poll_fn(move |cx| {
             polls += 1;

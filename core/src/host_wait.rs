@@ -104,7 +104,7 @@ pub(crate) fn reported_ready(fd: RawFd, events: libc::c_short) -> bool {
 /// Wakes a thread in [`block_for`]: while it polls, a wake-up only marks it
 /// to poll again; while it sleeps, the first wake-up writes the `eventfd`.
 struct ThreadWaker {
-    eventfd: OwnedFd,
+    eventfd: EventFd,
     state: AtomicU8,
 }
 
@@ -117,26 +117,56 @@ const SLEEPING: u8 = 2;
 
 impl ThreadWaker {
     fn new() -> std::io::Result<ThreadWaker> {
+        Ok(ThreadWaker {
+            eventfd: EventFd::new()?,
+            state: AtomicU8::new(POLLING),
+        })
+    }
+}
+
+/// A non-blocking `eventfd`: written by any thread to wake the one that
+/// polls it.
+pub(crate) struct EventFd(OwnedFd);
+
+impl EventFd {
+    pub(crate) fn new() -> std::io::Result<EventFd> {
         // SAFETY: eventfd has no memory arguments; the descriptor it returns
         // is owned from here on.
         let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(ThreadWaker {
-            // SAFETY: `fd` was just returned by eventfd and nothing else owns it.
-            eventfd: unsafe { OwnedFd::from_raw_fd(fd) },
-            state: AtomicU8::new(POLLING),
-        })
+        // SAFETY: `fd` was just returned by eventfd and nothing else owns it.
+        Ok(EventFd(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
 
-    fn drain(&self) {
+    pub(crate) fn fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+
+    /// Makes it readable.
+    pub(crate) fn signal(&self) {
+        let one = 1u64;
+        // SAFETY: writes 8 bytes from `one`, as eventfd requires. A full
+        // counter (never, at one write per wait) would only mean the
+        // waiting thread is already due to wake.
+        unsafe {
+            libc::write(
+                self.fd(),
+                (&raw const one).cast(),
+                std::mem::size_of::<u64>(),
+            );
+        }
+    }
+
+    /// Makes it unreadable again.
+    pub(crate) fn drain(&self) {
         let mut count = 0u64;
         // SAFETY: reads 8 bytes into `count`, as eventfd requires; the
         // descriptor is non-blocking, so an empty counter returns EAGAIN.
         unsafe {
             libc::read(
-                self.eventfd.as_raw_fd(),
+                self.fd(),
                 (&raw mut count).cast(),
                 std::mem::size_of::<u64>(),
             );
@@ -151,17 +181,7 @@ impl Wake for ThreadWaker {
 
     fn wake_by_ref(self: &Arc<Self>) {
         if self.state.swap(WOKEN, Ordering::AcqRel) == SLEEPING {
-            let one = 1u64;
-            // SAFETY: writes 8 bytes from `one`, as eventfd requires. A full
-            // counter (never, at one write per sleep) would only mean the
-            // thread is already due to wake.
-            unsafe {
-                libc::write(
-                    self.eventfd.as_raw_fd(),
-                    (&raw const one).cast(),
-                    std::mem::size_of::<u64>(),
-                );
-            }
+            self.eventfd.signal();
         }
     }
 }
@@ -281,7 +301,7 @@ pub(crate) fn block_for<F: Future>(
         }
         fds.clear();
         fds.push(libc::pollfd {
-            fd: thread_waker.eventfd.as_raw_fd(),
+            fd: thread_waker.eventfd.fd(),
             events: libc::POLLIN,
             revents: 0,
         });
@@ -300,7 +320,7 @@ pub(crate) fn block_for<F: Future>(
         // SAFETY: `fds` is a valid array of `fds.len()` pollfd structures.
         let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
         if ready > 0 && fds[0].revents != 0 {
-            thread_waker.drain();
+            thread_waker.eventfd.drain();
         }
         READY.with(|list| {
             let mut list = list.borrow_mut();

@@ -375,6 +375,23 @@ async fn pooled_connections_are_reused_until_the_server_closes_them() {
     );
 }
 
+/// The test server over HTTP on the runtime, closing connections idle for
+/// 300 ms, behind a forwarder that counts the TCP connections made to it.
+fn counted_idle_closing_server() -> (String, Arc<AtomicUsize>, Shutdown) {
+    ferromcp::runtime::get().block_on(async {
+        let mut http = HttpOptions::localhost(0);
+        http.idle_timeout = Duration::from_millis(300);
+        let shutdown = Shutdown(http.shutdown.clone());
+        let bound = HttpServer::bind(server(Arc::new(Counters::default())), http)
+            .await
+            .unwrap();
+        let target = bound.local_addr().unwrap().to_string();
+        tokio::spawn(bound.run());
+        let (url, connections) = counting_forwarder(target).await;
+        (url, connections, shutdown)
+    })
+}
+
 /// A call blocked on with `runtime::block_here` (how C and Python's
 /// `SyncClient` call) runs on the calling thread with connections of its
 /// own kind, reused by later blocking calls from any thread; calls polled
@@ -383,19 +400,7 @@ async fn pooled_connections_are_reused_until_the_server_closes_them() {
 #[test]
 fn blocking_calls_use_connections_the_caller_waits_on() {
     use ferromcp::runtime::{block_here, get};
-    let counters = Arc::new(Counters::default());
-    let (url, connections, _shutdown) = get().block_on(async {
-        let mut http = HttpOptions::localhost(0);
-        http.idle_timeout = Duration::from_millis(300);
-        let shutdown = Shutdown(http.shutdown.clone());
-        let bound = HttpServer::bind(server(counters.clone()), http)
-            .await
-            .unwrap();
-        let target = bound.local_addr().unwrap().to_string();
-        tokio::spawn(bound.run());
-        let (url, connections) = counting_forwarder(target).await;
-        (url, connections, shutdown)
-    });
+    let (url, connections, _shutdown) = counted_idle_closing_server();
     let client = block_here(Client::connect_http_with(&url, answering_options())).unwrap();
     let count = || connections.load(Ordering::SeqCst);
     let opened = count();
@@ -480,20 +485,8 @@ fn run_host_loop<T>(
 #[cfg(target_os = "linux")]
 #[test]
 fn host_reactor_calls_wait_on_their_own_sockets() {
-    use ferromcp::runtime::{Started, block_here, get, host_reactor};
-    let counters = Arc::new(Counters::default());
-    let (url, connections, _shutdown) = get().block_on(async {
-        let mut http = HttpOptions::localhost(0);
-        http.idle_timeout = Duration::from_millis(300);
-        let shutdown = Shutdown(http.shutdown.clone());
-        let bound = HttpServer::bind(server(counters.clone()), http)
-            .await
-            .unwrap();
-        let target = bound.local_addr().unwrap().to_string();
-        tokio::spawn(bound.run());
-        let (url, connections) = counting_forwarder(target).await;
-        (url, connections, shutdown)
-    });
+    use ferromcp::runtime::{Started, block_here, host_reactor};
+    let (url, connections, _shutdown) = counted_idle_closing_server();
     let client =
         Arc::new(block_here(Client::connect_http_with(&url, answering_options())).unwrap());
     let count = || connections.load(Ordering::SeqCst);
