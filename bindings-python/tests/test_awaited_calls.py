@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import sys
 import time
+import weakref
 from collections.abc import Iterator
 
 import ferromcp
@@ -172,3 +174,28 @@ def test_native_awaitable_follows_the_future_protocol(url: str, path: str) -> No
                 napping.result()
 
     asyncio.run(main())
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the reactor path is Linux's")
+def test_a_loop_closed_mid_call_is_collected(url: str) -> None:
+    """The loop holds its reactor, which holds the awaitables of its calls in
+    flight, which hold the loop: the reactor reports them to the collector,
+    so a loop closed with a call in flight is still collected, with the
+    client that made the call (a client holds the loop it connected on)."""
+    loop = asyncio.new_event_loop()
+
+    async def start() -> weakref.ref[ferromcp.Client]:
+        client = ferromcp.Client.http(url)
+        await client.connect()
+        asyncio.ensure_future(client.call_tool("nap", {"seconds": 5}))
+        await asyncio.sleep(0.1)  # the call is in flight on the reactor
+        assert type(asyncio.get_running_loop()._ferromcp_reactor).__name__ == "LoopReactor"  # type: ignore[attr-defined]
+        return weakref.ref(client)
+
+    client = loop.run_until_complete(start())
+    loop.close()
+    collected = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert collected() is None
+    assert client() is None
