@@ -38,8 +38,10 @@ NODE ?= node
 PYTEST_VERSION := 9.2.0
 RUFF_VERSION := 0.17.6
 MYPY_VERSION := 2.4.1
-# What the ASGI test mounts the server in (bindings-python/tests/test_asgi.py).
-ASGI_TEST_PACKAGES := fastapi==0.163.2 uvicorn==0.54.0 httpx==0.28.1
+# What the ASGI test mounts the server in (bindings-python/tests/test_asgi.py),
+# and uvloop, the loop uvicorn runs when it is installed, which the awaited
+# client calls are tested on too (bindings-python/tests/test_awaited_calls.py).
+ASGI_TEST_PACKAGES := fastapi==0.163.2 uvicorn==0.54.0 httpx==0.28.1 uvloop==0.23.0
 PY_TOOLS := pytest==$(PYTEST_VERSION) ruff==$(RUFF_VERSION) mypy==$(MYPY_VERSION) $(ASGI_TEST_PACKAGES)
 # The stamp names the versions, so changing one reinstalls.
 PY_TOOLS_STAMP := $(VENV)/.tools-pytest$(PYTEST_VERSION)-ruff$(RUFF_VERSION)-mypy$(MYPY_VERSION)-$(subst ==,,$(subst $() ,-,$(ASGI_TEST_PACKAGES)))

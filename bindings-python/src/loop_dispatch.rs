@@ -234,8 +234,8 @@ pub(crate) struct LoopInbox {
 impl LoopInbox {
     /// The inbox of `event_loop`, created and registered on first use. Call
     /// it on the loop's thread. `None` when the loop cannot have one (it
-    /// takes no attributes, e.g. uvloop, or watches no descriptors, e.g.
-    /// Windows' proactor loop): the caller then takes another way.
+    /// takes no attributes, or watches no descriptors, e.g. Windows'
+    /// proactor loop): the caller then takes another way.
     pub(crate) fn of(event_loop: &Bound<'_, PyAny>) -> Option<LoopInbox> {
         let py = event_loop.py();
         let attribute = pyo3::intern!(py, INBOX_ATTRIBUTE);

@@ -44,8 +44,8 @@ pub(crate) struct LoopReactor {
 impl LoopReactor {
     /// The reactor of `event_loop`, created and registered on first use.
     /// Call it on the loop's thread. `None` when the loop cannot have one
-    /// (it takes no attributes, e.g. uvloop, or watches no descriptors):
-    /// the caller then takes another way.
+    /// (it takes no attributes, or watches no descriptors; asyncio's loops
+    /// and uvloop's do both): the caller then takes another way.
     pub(crate) fn of<'py>(event_loop: &Bound<'py, PyAny>) -> Option<Bound<'py, LoopReactor>> {
         let py = event_loop.py();
         let attribute = pyo3::intern!(py, REACTOR_ATTRIBUTE);

@@ -199,3 +199,32 @@ def test_a_loop_closed_mid_call_is_collected(url: str) -> None:
     gc.collect()
     assert collected() is None
     assert client() is None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the reactor path is Linux's")
+def test_uvloop_takes_the_reactor_path(url: str) -> None:
+    """uvloop (what uvicorn runs on when it is installed) watches the
+    reactor's descriptor like asyncio's own loop: calls, cancellation and
+    timeouts behave the same there."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def main() -> None:
+        async with ferromcp.Client.http(url) as client:
+            texts = [f"u{i}" for i in range(100)]
+            results = await asyncio.gather(*(client.call_tool("echo", {"text": t}) for t in texts))
+            assert [r.text for r in results] == texts
+            running = asyncio.get_running_loop()
+            assert type(running).__module__.startswith("uvloop")
+            assert type(running._ferromcp_reactor).__name__ == "LoopReactor"  # type: ignore[attr-defined]
+            task = asyncio.create_task(client.call_tool("nap", {"seconds": 5}))
+            await asyncio.sleep(0.1)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            started = time.monotonic()
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(client.call_tool("nap", {"seconds": 5}), 0.2)
+            assert time.monotonic() - started < 3
+            assert (await client.call_tool("echo", {"text": "after"})).text == "after"
+
+    uvloop.run(main())
