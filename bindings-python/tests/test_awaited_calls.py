@@ -187,8 +187,9 @@ def test_a_loop_closed_mid_call_is_collected(url: str) -> None:
     async def start() -> weakref.ref[ferromcp.Client]:
         client = ferromcp.Client.http(url)
         await client.connect()
-        asyncio.ensure_future(client.call_tool("nap", {"seconds": 5}))
+        in_flight = asyncio.ensure_future(client.call_tool("nap", {"seconds": 5}))
         await asyncio.sleep(0.1)  # the call is in flight on the reactor
+        assert not in_flight.done()
         assert type(asyncio.get_running_loop()._ferromcp_reactor).__name__ == "LoopReactor"  # type: ignore[attr-defined]
         return weakref.ref(client)
 
