@@ -136,18 +136,9 @@ where
     if events.is_none()
         && let Some(reactor) = LoopReactor::of(event_loop)
     {
-        let stop = CancellationToken::new();
-        let pending = Bound::new(
-            event_loop.py(),
-            Pending::new(event_loop.clone().unbind(), stop.clone()),
-        )?;
+        let (pending, stop) = Pending::on(event_loop)?;
         let call = async move {
-            let outcome = tokio::select! {
-                biased;
-                // The awaiting side gave up: dropping `work` abandons it.
-                _ = stop.cancelled() => return None,
-                outcome = work => outcome,
-            };
+            let outcome = unless_stopped(stop, work).await?;
             Some(Box::new(move |py: Python<'_>| convert_outcome(py, outcome, to_py)) as Delivery)
         };
         LoopReactor::start(&reactor, &pending, call);
@@ -158,18 +149,11 @@ where
     if events.is_none()
         && let Some(inbox) = LoopInbox::of(event_loop)
     {
-        let stop = CancellationToken::new();
-        let pending = Bound::new(
-            event_loop.py(),
-            Pending::new(event_loop.clone().unbind(), stop.clone()),
-        )?;
+        let (pending, stop) = Pending::on(event_loop)?;
         let target = pending.clone().unbind();
         let call = async move {
-            let outcome = tokio::select! {
-                biased;
-                // The awaiting side gave up: dropping `work` abandons it.
-                _ = stop.cancelled() => return,
-                outcome = work => outcome,
+            let Some(outcome) = unless_stopped(stop, work).await else {
+                return;
             };
             inbox.submit(Box::new(move |py, refused| {
                 // Refused: the loop is closed, nobody awaits there.
@@ -226,6 +210,16 @@ where
         });
     });
     Ok(future.unbind())
+}
+
+/// `work`'s output, or `None` once the awaiting side gave up (`stop`):
+/// dropping `work` then abandons it.
+async fn unless_stopped<F: Future>(stop: CancellationToken, work: F) -> Option<F::Output> {
+    tokio::select! {
+        biased;
+        _ = stop.cancelled() => None,
+        output = work => Some(output),
+    }
 }
 
 /// The Python value of an outcome: `(false, result)` or `(true, exception)`.
@@ -377,6 +371,19 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
+    /// A running `Pending` of `event_loop`, and the token its cancellation
+    /// (or collection) cancels.
+    fn on<'py>(
+        event_loop: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, Pending>, CancellationToken)> {
+        let stop = CancellationToken::new();
+        let pending = Bound::new(
+            event_loop.py(),
+            Pending::new(event_loop.clone().unbind(), stop.clone()),
+        )?;
+        Ok((pending, stop))
+    }
+
     fn new(event_loop: Py<PyAny>, stop: CancellationToken) -> Self {
         Pending {
             event_loop,
