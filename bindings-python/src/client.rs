@@ -42,11 +42,7 @@ use crate::host_call::HostCall;
 /// Converts a core result to the Python objects of its JSON form, straight
 /// from the typed result (no `serde_json::Value` tree in between).
 fn json_to_py<T: Serialize + Send + 'static>() -> ToPy<T> {
-    Box::new(|py, value: T| {
-        pythonize::pythonize(py, &value)
-            .map(Bound::unbind)
-            .map_err(|e| PyValueError::new_err(e.to_string()))
-    })
+    Box::new(|py, value: T| Ok(convert::to_python(py, &value)?.unbind()))
 }
 
 fn seconds(what: &str, value: Option<f64>) -> PyResult<Option<Duration>> {

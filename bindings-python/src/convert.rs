@@ -8,38 +8,21 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde::Serialize;
 use serde_json::{Map, Number, Value};
 
 /// Deep enough for any real payload; shallow enough that a self-referencing
 /// list fails with an error instead of overflowing the stack.
 const MAX_DEPTH: usize = 200;
 
-/// Builds the Python object for a JSON value.
-pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                // Without serde_json's arbitrary_precision every other
-                // number is representable as f64.
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
-            }
-        }
-        Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_python(py, item)?)?;
-            }
-            list.into_any()
-        }
-        Value::Object(map) => to_python_dict(py, map)?.into_any(),
-    })
+/// Builds the Python object for anything serialisable as JSON, a JSON value
+/// or one of core's typed results alike, directly (`pythonize`: no JSON tree
+/// or text in between).
+pub(crate) fn to_python<'py, T: Serialize + ?Sized>(
+    py: Python<'py>,
+    value: &T,
+) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, value).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Builds a Python `dict` for a JSON object.
@@ -47,11 +30,7 @@ pub(crate) fn to_python_dict<'py>(
     py: Python<'py>,
     map: &Map<String, Value>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    for (key, item) in map {
-        dict.set_item(key, to_python(py, item)?)?;
-    }
-    Ok(dict)
+    Ok(to_python(py, map)?.cast_into::<PyDict>()?)
 }
 
 /// Reads a Python object as JSON. `default` converts objects of other types

@@ -38,13 +38,15 @@ thread_local! {
     static WAKER: RefCell<Option<Arc<ThreadWaker>>> = const { RefCell::new(None) };
 }
 
-/// Whether the calling thread is polling a future in [`block_for`].
+/// Whether the calling thread is polling a future in [`block_for`] or
+/// [`poll_scoped`] (a host reactor's poll).
 pub(crate) fn active() -> bool {
     WAITS.with(|waits| waits.borrow().is_some())
 }
 
 /// Records that the future being polled waits for `events` (`POLLIN`,
-/// `POLLOUT`) on `fd`; false outside [`block_for`], where nobody would.
+/// `POLLOUT`) on `fd`; false outside [`block_for`] and [`poll_scoped`],
+/// where nobody would.
 pub(crate) fn wait_for(fd: RawFd, events: libc::c_short) -> bool {
     let waiting = WAITS.with(|waits| match &mut *waits.borrow_mut() {
         Some(list) => {

@@ -16,9 +16,10 @@
 //! only the response's arrival wakes anyone.
 //!
 //! Connections come in two kinds, kept apart: the runtime's (waited on by
-//! its reactor) and those of the threads blocking in `runtime::block_here`
-//! (waited on by the blocking thread itself, `host_wait`). A call takes
-//! the kind that matches where it is polled.
+//! its reactor) and the host's: those of calls polled by a host thread that
+//! waits for their sockets itself (blocking in `runtime::block_here`, or a
+//! host event loop turning a `runtime::HostReactor`; `host_wait`). A call
+//! takes the kind that matches where it is polled.
 
 use crate::rpc::lock_unpoisoned;
 use bytes::Bytes;
@@ -42,9 +43,8 @@ pub(crate) struct PooledConnection {
     pub(crate) sender: SendRequest<Full<Bytes>>,
     driver: Driver,
     tls: bool,
-    /// The socket, when the threads blocking in `runtime::block_here` wait
-    /// on it rather than the runtime's reactor: only calls polled there may
-    /// take it.
+    /// The socket, when host threads wait on it rather than the runtime's
+    /// reactor: only calls polled by a host thread may take it.
     host: Option<i32>,
 }
 
@@ -150,7 +150,7 @@ impl Pool {
 
     /// An idle connection that is still open, or a new one.
     pub(crate) async fn get(&self) -> Result<PooledConnection, Error> {
-        let here = blocking_here();
+        let here = polled_by_host();
         loop {
             // Taken out first: the lock is not held while the connection is polled.
             let candidate = {
@@ -187,8 +187,8 @@ impl Pool {
         })
     }
 
-    /// A new connection: one the calling thread waits on when it is
-    /// blocking in `runtime::block_here`, else one of the runtime's.
+    /// A new connection: the host's kind when a host thread polls the call,
+    /// else one of the runtime's.
     async fn connect(&self, here: bool) -> std::io::Result<ClientSocket> {
         let host = self.host.trim_start_matches('[').trim_end_matches(']');
         #[cfg(target_os = "linux")]
@@ -213,8 +213,9 @@ impl Pool {
     }
 }
 
-/// Whether the calling thread is blocking in `runtime::block_here`.
-fn blocking_here() -> bool {
+/// Whether a host thread polls the call (in `runtime::block_here` or a
+/// `runtime::HostReactor`) and waits for its sockets itself.
+fn polled_by_host() -> bool {
     #[cfg(target_os = "linux")]
     return crate::host_wait::active();
     #[cfg(not(target_os = "linux"))]

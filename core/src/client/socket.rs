@@ -45,8 +45,8 @@ impl ClientSocket {
         ClientSocket::Runtime(stream)
     }
 
-    /// The socket, when threads blocking in `runtime::block_here` wait on
-    /// it (not the runtime's reactor).
+    /// The socket, when host threads wait on it (`runtime::block_here`, a
+    /// `runtime::HostReactor`), not the runtime's reactor.
     pub(crate) fn host_fd(&self) -> Option<i32> {
         match self {
             ClientSocket::Runtime(_) => None,
