@@ -11,9 +11,14 @@ servers. Two modes, one per way of waiting:
 
 - blocking (default): one kept-alive socket per thread, ``sendall`` and
   ``recv``; the thread sleeps in ``recv`` and wakes once per reply.
-- ``--asyncio``: one kept-alive connection per task (``asyncio`` streams);
-  the loop sleeps in its selector and wakes once per reply. The ceiling of
-  any asyncio client, the official one and ``ferromcp.Client`` included.
+- ``--asyncio``: one kept-alive connection per task, read by an
+  ``asyncio.Protocol`` (the loop's own socket reader, no streams on top):
+  the loop sleeps in its selector and wakes once per reply, and the reply
+  completes the task's future. The ceiling of any asyncio client, the
+  official one and ``ferromcp.Client`` included. (Until session 14 this
+  mode used ``asyncio`` streams, a layer over the same protocol: the same
+  sequential calls/s, 7% more CPU per call, 14% fewer calls/s with 16 in
+  flight; see bench/PERFORMANCE.md, "Session 14".)
 
 Driven by mcp-bench through bench_protocol.py::
 
@@ -110,20 +115,56 @@ def run_blocking(url: urllib.parse.SplitResult) -> None:
     bench_protocol.serve_sync(echo, lambda: VERSION)
 
 
+class _Replies(asyncio.Protocol):
+    """One connection's replies, handed to the call waiting for them (one
+    at a time: each task owns its connection)."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.waiting: asyncio.Future[bytes] | None = None
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0 or self.waiting is None:
+            return
+        start = end + 4
+        length = Calls.body_length(self.buffer[:end])
+        if len(self.buffer) < start + length:
+            return
+        body, self.buffer = self.buffer[start : start + length], self.buffer[start + length :]
+        waiting, self.waiting = self.waiting, None
+        waiting.set_result(body)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.waiting is not None and not self.waiting.done():
+            self.waiting.set_exception(exc or ConnectionError("connection closed"))
+
+    def call(self, request: bytes) -> asyncio.Future[bytes]:
+        assert self.transport is not None
+        self.waiting = asyncio.get_running_loop().create_future()
+        self.transport.write(request)
+        return self.waiting
+
+
 async def run_asyncio(url: urllib.parse.SplitResult) -> None:
     calls = Calls(url)
+    loop = asyncio.get_running_loop()
     # One connection per task (bench_protocol runs each caller as a task),
     # opened on its first call.
-    connections: dict[asyncio.Task[object] | None, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
+    connections: dict[asyncio.Task[object] | None, _Replies] = {}
 
     async def echo(text: str) -> object:
         task = asyncio.current_task()
-        if (connection := connections.get(task)) is None:
-            connection = connections[task] = await asyncio.open_connection(url.hostname, url.port)
-        reader, writer = connection
-        writer.write(calls.request(text))
-        head = await reader.readuntil(b"\r\n\r\n")
-        return calls.text(await reader.readexactly(calls.body_length(head[:-4])))
+        if (replies := connections.get(task)) is None:
+            _, replies = await loop.create_connection(_Replies, url.hostname, url.port)
+            connections[task] = replies
+        return calls.text(await replies.call(calls.request(text)))
 
     await bench_protocol.serve_async(echo, lambda: VERSION)
 

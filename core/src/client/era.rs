@@ -54,6 +54,13 @@ impl Client {
         if let Some(era) = read_unpoisoned(&self.shared.era).clone() {
             return Ok(era);
         }
+        // Boxed: detecting holds a whole probe exchange, which inline would
+        // be part of every request's future (and copied with it) long
+        // after the era is known.
+        Box::pin(self.detect_era()).await
+    }
+
+    async fn detect_era(&self) -> Result<Era, Error> {
         let _detecting = self.shared.detecting.lock().await;
         if let Some(era) = read_unpoisoned(&self.shared.era).clone() {
             return Ok(era);

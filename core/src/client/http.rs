@@ -197,9 +197,20 @@ impl HttpInner {
         &self,
         request: Request<Full<Bytes>>,
     ) -> Result<(PooledConnection, http::Response<Incoming>), Error> {
-        let Some(auth) = &self.auth else {
-            return self.exchange_once(request).await;
-        };
+        match &self.auth {
+            None => self.exchange_once(request).await,
+            // Boxed: the authorizing loop's state is large, and inline it
+            // would be part of every request's future, copied with it
+            // whether or not the client authorizes.
+            Some(auth) => Box::pin(self.exchange_authorized(auth, request)).await,
+        }
+    }
+
+    async fn exchange_authorized(
+        &self,
+        auth: &Authorizer,
+        request: Request<Full<Bytes>>,
+    ) -> Result<(PooledConnection, http::Response<Incoming>), Error> {
         let (parts, body) = request.into_parts();
         let mut attempts = 0;
         loop {
@@ -449,7 +460,8 @@ impl ClientTransport for HttpTransport {
             };
             let outcome = match reader.read(&mut conn, response).await {
                 Ok(Some(result)) => Ok(result),
-                Ok(None) => reader.resume().await,
+                // Boxed: resuming is rare and its future large (see exchange).
+                Ok(None) => Box::pin(reader.resume()).await,
                 Err(e) => Err(e),
             };
             inner.pool.put(conn);

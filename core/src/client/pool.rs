@@ -165,6 +165,14 @@ impl Pool {
                 return Ok(conn);
             }
         }
+        // Boxed: connecting (and a TLS handshake) takes a large future,
+        // which inline would be part of every request's, reused connection
+        // or not, and copied with it.
+        Box::pin(self.open(here)).await
+    }
+
+    /// A new connection, of the host's kind when `here`.
+    async fn open(&self, here: bool) -> Result<PooledConnection, Error> {
         let stream = self.connect(here).await.map_err(|e| {
             Error::Http(format!(
                 "cannot connect to {}:{}: {e}",

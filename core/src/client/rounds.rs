@@ -98,7 +98,9 @@ impl Client {
             return Ok(());
         };
         if !self.shared.tool_headers.knows(name) {
-            self.list_all_tools_with(CacheMode::Use).await?;
+            // Boxed: listing is a whole paged exchange, once per client;
+            // inline it would be part of every call's future.
+            Box::pin(self.list_all_tools_with(CacheMode::Use)).await?;
         }
         Ok(())
     }
@@ -127,7 +129,9 @@ impl Client {
                     // The tool's annotations may have changed: re-list and retry once.
                     refreshed_headers = true;
                     self.shared.cache.invalidate_method(methods::TOOLS_LIST);
-                    self.list_all_tools_with(CacheMode::Refresh).await?;
+                    // Boxed, as the era's detection is: a rare path's large
+                    // future would otherwise be part of every call's.
+                    Box::pin(self.list_all_tools_with(CacheMode::Refresh)).await?;
                     continue;
                 }
                 other => other?,
@@ -142,9 +146,8 @@ impl Client {
                     self.shared.options.max_input_rounds
                 )));
             }
-            let responses = self
-                .answer_input_requests(result.get("inputRequests"))
-                .await?;
+            let responses =
+                Box::pin(self.answer_input_requests(result.get("inputRequests"))).await?;
             retry = Some(retry_params(original, &result, responses));
         }
     }
