@@ -162,7 +162,7 @@ async def run_asyncio(url: urllib.parse.SplitResult) -> None:
     async def echo(text: str) -> object:
         task = asyncio.current_task()
         if (replies := connections.get(task)) is None:
-            _, replies = await loop.create_connection(_Replies, url.hostname, url.port)
+            _, replies = await loop.create_connection(_Replies, url.hostname or "127.0.0.1", url.port or 80)
             connections[task] = replies
         return calls.text(await replies.call(calls.request(text)))
 
