@@ -98,8 +98,9 @@ impl Client {
             return Ok(());
         };
         if !self.shared.tool_headers.knows(name) {
-            // Boxed: listing is a whole paged exchange, once per client;
-            // inline it would be part of every call's future.
+            // Boxed: listing is a whole paged exchange, made only for a
+            // tool not seen yet; inline it would be part of every call's
+            // future.
             Box::pin(self.list_all_tools_with(CacheMode::Use)).await?;
         }
         Ok(())
