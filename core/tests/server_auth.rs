@@ -272,6 +272,13 @@ async fn bad_tokens_get_401_invalid_token() {
             stranger.sign(&good),
         ),
         ("alg none", unsigned),
+        (
+            "a critical extension the server does not understand",
+            key.sign_with_header(
+                &good,
+                &json!({"crit": ["urn:example:must-check"], "urn:example:must-check": true}),
+            ),
+        ),
     ];
     for (what, token) in cases {
         let answer = post(&endpoint, Some(&token), &call("whoami")).await;

@@ -185,6 +185,9 @@ impl Client {
         if let Value::Object(result) = result {
             *write_unpoisoned(&self.shared.legacy_initialize) = Some(result);
         }
+        // What `protocol_version()` reports from now on: the version this
+        // connection speaks, not the modern one the client was built with.
+        *write_unpoisoned(&self.shared.protocol_version) = version.clone();
         // Wait until the stream is open: a server may route its requests
         // there as soon as the next call starts.
         let _ = tokio::time::timeout(
@@ -352,6 +355,11 @@ mod tests {
         assert_eq!(
             Value::Object(sent[2].params.clone()),
             json!({"_meta": {"trace": "t1"}})
+        );
+        assert_eq!(
+            client.protocol_version(),
+            "2025-06-18",
+            "the negotiated version, not the modern default"
         );
     }
 

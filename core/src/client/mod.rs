@@ -228,7 +228,8 @@ impl Client {
         &self.shared.options
     }
 
-    /// The protocol version requests currently declare.
+    /// The protocol version requests currently declare: on a 2025-11-25
+    /// connection, the version `initialize` negotiated.
     pub fn protocol_version(&self) -> String {
         read_unpoisoned(&self.shared.protocol_version).clone()
     }

@@ -237,6 +237,7 @@ impl JwtVerifier {
             return Err(invalid("not a JWS compact serialization"));
         };
         let header = decode_object(header).ok_or_else(|| invalid("unreadable JWT header"))?;
+        check_critical(&header)?;
         let alg_name = header.get("alg").and_then(Value::as_str).unwrap_or("");
         // The algorithm comes from an allow-list, never `none` or HMAC
         // (an HMAC "signed" with a public key is the classic forgery).
@@ -307,6 +308,25 @@ impl TokenVerifier for JwtVerifier {
     ) -> BoxFuture<Result<AuthInfo, TokenError>> {
         let this = self.clone();
         Box::pin(async move { this.verify_token(&token).await })
+    }
+}
+
+/// Refuses a header with `crit` (RFC 7515 §4.1.11): it names extensions
+/// the recipient must understand, and this verifier understands none, so
+/// a token that lists any (or lists them malformed) is refused, never
+/// accepted while ignoring what its issuer said is critical.
+fn check_critical(header: &Map<String, Value>) -> Result<(), TokenError> {
+    match header.get("crit") {
+        None => Ok(()),
+        Some(Value::Array(names)) if !names.is_empty() => {
+            let names: Vec<&str> = names.iter().map(|n| n.as_str().unwrap_or("?")).collect();
+            Err(TokenError::Invalid(format!(
+                "the JWT header marks extensions this server does not understand as critical (crit: {names:?})"
+            )))
+        }
+        Some(_) => Err(TokenError::Invalid(
+            "malformed crit header parameter (RFC 7515 §4.1.11)".into(),
+        )),
     }
 }
 
@@ -403,6 +423,25 @@ mod tests {
             verified.insert(&format!("m{n}"), info.clone(), 500, 60);
         }
         assert!(verified.tokens.len() <= JwtVerifier::CACHE_CAPACITY);
+    }
+
+    #[test]
+    fn a_crit_header_is_refused_whatever_it_names() {
+        let header = |v: Value| v.as_object().cloned().unwrap_or_default();
+        assert!(check_critical(&header(json!({"alg": "RS256"}))).is_ok());
+        for crit in [
+            json!(["exp"]),
+            json!(["b64"]),
+            json!([]),
+            json!("exp"),
+            json!(null),
+        ] {
+            let refused = check_critical(&header(json!({"alg": "RS256", "crit": crit})));
+            assert!(
+                matches!(&refused, Err(TokenError::Invalid(m)) if m.contains("crit")),
+                "{crit}: {refused:?}"
+            );
+        }
     }
 
     #[test]

@@ -102,7 +102,16 @@ impl Signer {
 
     /// A signed JWT with these claims.
     pub fn sign(&self, claims: &Value) -> String {
-        let header = json!({"alg": self.alg(), "typ": "at+jwt", "kid": self.kid});
+        self.sign_with_header(claims, &json!({}))
+    }
+
+    /// A signed JWT with these claims and these header parameters added
+    /// to the usual ones (a forged token that is well signed).
+    pub fn sign_with_header(&self, claims: &Value, extra: &Value) -> String {
+        let mut header = json!({"alg": self.alg(), "typ": "at+jwt", "kid": self.kid});
+        if let (Some(header), Some(extra)) = (header.as_object_mut(), extra.as_object()) {
+            header.extend(extra.clone());
+        }
         let input = format!(
             "{}.{}",
             b64(header.to_string().as_bytes()),
