@@ -2,25 +2,27 @@
 //! JSON object or an SSE stream of notifications ending with the response.
 
 use crate::rpc::{read_unpoisoned, write_unpoisoned};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http::header::{self, HeaderValue};
 use http::{Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use serde_json::Value;
 
+use super::answers::Answerer;
 use super::auth::AuthError;
 use super::auth::flow::{self, Authorizer};
+use super::notes::NoteSender;
 use super::pool::{Pool, PooledConnection};
+use super::sse::SseParser;
 use super::tls::{TlsConnect, classify};
-use super::{ClientTransport, OutgoingRequest, ServerRequestHandler};
+use super::{ClientLimits, ClientTransport, OutgoingRequest, ServerRequestHandler};
 use crate::protocol::jsonrpc::{Message, RequestId, RequestOut, notification_value};
 use crate::protocol::mcp_headers::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER, encode_header_value,
     mcp_name_value,
 };
 use crate::protocol::methods;
-use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::{BoxFuture, Error, McpError};
 use serde_json::Map;
 use std::sync::{Arc, RwLock};
@@ -37,8 +39,15 @@ struct HttpInner {
     pool: Pool,
     /// The legacy session, once `initialize` issued one.
     session_id: RwLock<Option<String>>,
-    /// Answers requests a legacy server sends on its SSE streams.
+    /// The client's handler for server requests (kept to rebuild `answers`
+    /// with other limits).
     server_requests: Option<ServerRequestHandler>,
+    /// Answers requests a legacy server sends on its SSE streams.
+    answers: Answerer,
+    /// The answers being POSTed: a burst of server requests opens at most
+    /// `max_concurrent_server_answers` connections.
+    posting: Arc<tokio::sync::Semaphore>,
+    limits: ClientLimits,
     /// Receives notifications a legacy server sends on its GET stream.
     on_notification: Option<super::NotificationCallback>,
     /// The application's own headers, sent with every request.
@@ -46,6 +55,9 @@ struct HttpInner {
     /// OAuth: adds the bearer token and answers 401/403 challenges.
     auth: Option<Arc<Authorizer>>,
 }
+
+/// A response stream read without a pause for this many bytes yields once.
+const YIELD_EVERY_BYTES: usize = 256 * 1024;
 
 /// At most this many reconnections to resume one legacy SSE stream.
 const MAX_RESUMES: usize = 8;
@@ -103,12 +115,26 @@ impl HttpTransport {
                 host_value,
                 pool: Pool::new(host, port, tls),
                 session_id: RwLock::new(None),
+                answers: Answerer::new(server_requests.clone(), &ClientLimits::default()),
                 server_requests,
+                posting: posting(&ClientLimits::default()),
+                limits: ClientLimits::default(),
                 on_notification,
                 extra_headers,
                 auth: None,
             }),
         })
+    }
+
+    /// Sets what the transport accepts from the server (before it is
+    /// shared).
+    pub(crate) fn with_limits(mut self, limits: ClientLimits) -> HttpTransport {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.answers = Answerer::new(inner.server_requests.clone(), &limits);
+            inner.posting = posting(&limits);
+            inner.limits = limits;
+        }
+        self
     }
 
     /// Turns OAuth on (before the transport is shared).
@@ -123,6 +149,12 @@ impl HttpTransport {
         }
         self
     }
+}
+
+fn posting(limits: &ClientLimits) -> Arc<tokio::sync::Semaphore> {
+    Arc::new(tokio::sync::Semaphore::new(
+        limits.max_concurrent_server_answers.max(1),
+    ))
 }
 
 /// Checks one application header: a valid name and value, and not one the
@@ -358,7 +390,7 @@ impl HttpInner {
                 return;
             }
             let mut body = response.into_body();
-            let mut parser = SseParser::default();
+            let mut parser = SseParser::new(self.limits.max_message_bytes);
             let mut retry = 1000;
             while let Some(Ok(frame)) = conn.drive(body.frame()).await {
                 let Ok(data) = frame.into_data() else {
@@ -395,18 +427,15 @@ impl HttpInner {
         }
     }
 
-    /// Answers a request a legacy server sent on an SSE stream.
+    /// Answers a request a legacy server sent on an SSE stream. The answer
+    /// is POSTed once one of the `posting` slots is free; a request refused
+    /// for the `max_pending_server_requests` limit is not answered (that
+    /// would take a connection too), the warning says why.
     fn answer(self: &Arc<Self>, request: crate::protocol::jsonrpc::Request, version: String) {
-        let Some(handler) = self.server_requests.clone() else {
-            tracing::warn!(method = %request.method, "server request ignored: no handler");
-            return;
-        };
         let inner = self.clone();
-        tokio::spawn(async move {
-            let params = request.params.map(Value::Object).unwrap_or(Value::Null);
-            let message = match handler(request.method, params).await {
-                Ok(result) => crate::protocol::jsonrpc::result_value(Some(&request.id), result),
-                Err(e) => crate::protocol::jsonrpc::error_value(Some(&request.id), &e),
+        let _refused = self.answers.answer(request, move |message| async move {
+            let Ok(_slot) = inner.posting.clone().acquire_owned().await else {
+                return;
             };
             if let Err(e) = inner.post_message(&message, &version).await {
                 tracing::warn!(error = %e, "could not deliver the answer to a server request");
@@ -516,7 +545,7 @@ impl ClientTransport for HttpTransport {
 struct ResponseReader<'a> {
     inner: &'a Arc<HttpInner>,
     id: &'a RequestId,
-    notifications: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
+    notifications: Option<NoteSender>,
     version: &'a str,
     last_event_id: Option<String>,
     retry_ms: Option<u64>,
@@ -539,12 +568,22 @@ impl ResponseReader<'_> {
             .to_ascii_lowercase();
         let mut body = response.into_body();
         if content_type.starts_with("text/event-stream") {
-            let mut parser = SseParser::default();
+            let max = self.inner.limits.max_message_bytes;
+            let mut parser = SseParser::new(max);
+            let mut unyielded = 0usize;
             while let Some(frame) = conn.drive(body.frame()).await {
                 let frame = frame.map_err(|e| Error::Http(format!("reading SSE stream: {e}")))?;
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
+                // A server that never stops sending keeps every frame
+                // ready: hand the thread back now and then, so the call's
+                // timeout (and whatever else runs there) gets its turn.
+                unyielded += data.len();
+                if unyielded >= YIELD_EVERY_BYTES {
+                    unyielded = 0;
+                    super::sse::yield_now().await;
+                }
                 for event in parser.push_events(&data)? {
                     if let Some(id) = event.id {
                         self.last_event_id = Some(id);
@@ -567,11 +606,20 @@ impl ResponseReader<'_> {
                 )),
             };
         }
-        let limited = http_body_util::Limited::new(body, DEFAULT_MAX_MESSAGE_BYTES);
+        let max = self.inner.limits.max_message_bytes;
+        let limited = http_body_util::Limited::new(body, max);
         let bytes = conn
             .drive(limited.collect())
             .await
-            .map_err(|e| Error::Http(format!("reading response: {e}")))?
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    Error::Protocol(format!(
+                        "the response is larger than the {max}-byte limit (max_message_bytes)"
+                    ))
+                } else {
+                    Error::Http(format!("reading response: {e}"))
+                }
+            })?
             .to_bytes();
         if status == StatusCode::ACCEPTED && bytes.is_empty() {
             return Err(Error::Protocol(
@@ -579,7 +627,7 @@ impl ResponseReader<'_> {
             ));
         }
         match Message::from_slice(&bytes) {
-            Ok(Message::Response(r)) => r.outcome.map(Some).map_err(Error::Mcp),
+            Ok(Message::Response(r)) => answer_to(self.id, r).map(Some),
             _ if !status.is_success() => Err(Error::HttpStatus(
                 status.as_u16(),
                 String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned(),
@@ -649,82 +697,24 @@ impl ResponseReader<'_> {
     }
 }
 
-/// One parsed SSE event.
-#[derive(Debug, Default, PartialEq)]
-pub(crate) struct SseEvent {
-    pub(crate) id: Option<String>,
-    pub(crate) retry: Option<u64>,
-    pub(crate) data: String,
-}
-
-/// Incremental SSE parser: yields complete events, ignoring comments
-/// (keep-alives) and `event` names.
-#[derive(Default)]
-pub(crate) struct SseParser {
-    buffer: BytesMut,
-    current: SseEvent,
-    has_fields: bool,
-}
-
-impl SseParser {
-    /// The `data` of each complete non-empty event.
-    #[cfg(test)]
-    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, Error> {
-        Ok(self
-            .push_events(chunk)?
-            .into_iter()
-            .filter(|e| !e.data.is_empty())
-            .map(|e| e.data)
-            .collect())
-    }
-
-    pub(crate) fn push_events(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, Error> {
-        self.buffer.extend_from_slice(chunk);
-        if self.buffer.len() > DEFAULT_MAX_MESSAGE_BYTES {
-            return Err(Error::Protocol("SSE event exceeds the size limit".into()));
-        }
-        let mut events = Vec::new();
-        while let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
-            let mut line = self.buffer.split_to(end + 1);
-            line.truncate(end);
-            if line.last() == Some(&b'\r') {
-                line.truncate(line.len() - 1);
-            }
-            let line = String::from_utf8_lossy(&line);
-            if line.is_empty() {
-                if self.has_fields {
-                    events.push(std::mem::take(&mut self.current));
-                    self.has_fields = false;
-                }
-                continue;
-            }
-            if line.starts_with(':') {
-                continue;
-            }
-            let (field, value) = match line.split_once(':') {
-                Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-                None => (line.as_ref(), ""),
-            };
-            match field {
-                "data" => {
-                    if !self.current.data.is_empty() {
-                        self.current.data.push('\n');
-                    }
-                    self.current.data.push_str(value);
-                }
-                "id" => self.current.id = Some(value.to_owned()),
-                "retry" => self.current.retry = value.trim().parse().ok(),
-                _ => {}
-            }
-            self.has_fields = true;
-        }
-        Ok(events)
+/// The outcome a JSON response gives the request `id`. A response to
+/// another id is a protocol error, never this request's result; one with
+/// no id (the server could not read the request) is taken as its error.
+fn answer_to(id: &RequestId, response: crate::protocol::jsonrpc::Response) -> Result<Value, Error> {
+    match (&response.id, response.outcome) {
+        (Some(answered), _) if answered != id => Err(Error::Protocol(format!(
+            "the server answered request {answered}, not request {id} that was sent"
+        ))),
+        (None, Ok(_)) => Err(Error::Protocol(format!(
+            "the server answered request {id} with a result that has no id"
+        ))),
+        (_, outcome) => outcome.map_err(Error::Mcp),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{HttpTransport, SseParser, name_header};
+    use super::{HttpTransport, name_header};
     use crate::protocol::methods;
     use serde_json::json;
 
@@ -802,16 +792,30 @@ mod tests {
     }
 
     #[test]
-    fn parses_events_across_chunks_and_skips_comments() {
-        let mut p = SseParser::default();
-        assert!(
-            p.push(b": keep-alive\n\nevent: message\nda")
-                .unwrap()
-                .is_empty()
+    fn a_json_response_to_another_id_is_a_protocol_error() {
+        use crate::protocol::jsonrpc::{RequestId, Response};
+        let sent = RequestId::Number(7);
+        let answer =
+            |id: Option<RequestId>, outcome| super::answer_to(&sent, Response { id, outcome });
+        assert_eq!(
+            answer(Some(RequestId::Number(7)), Ok(json!({"ok": 1}))).ok(),
+            Some(json!({"ok": 1}))
         );
-        let events = p
-            .push(b"ta: {\"a\":1}\r\n\r\ndata: x\ndata: y\n\n")
-            .unwrap();
-        assert_eq!(events, vec!["{\"a\":1}".to_string(), "x\ny".to_string()]);
+        let other = answer(Some(RequestId::Number(8)), Ok(json!({"ok": 1})));
+        assert!(
+            matches!(&other, Err(crate::Error::Protocol(m)) if m.contains("request 8, not request 7")),
+            "{other:?}"
+        );
+        let other = answer(Some(RequestId::String("7".into())), Ok(json!({})));
+        assert!(
+            matches!(other, Err(crate::Error::Protocol(_))),
+            "a string id is another id"
+        );
+        assert!(matches!(
+            answer(None, Ok(json!({}))),
+            Err(crate::Error::Protocol(_))
+        ));
+        let unreadable = answer(None, Err(crate::McpError::new(-32700, "parse error")));
+        assert!(matches!(unreadable, Err(crate::Error::Mcp(e)) if e.code == -32700));
     }
 }

@@ -3,9 +3,9 @@
 //! invalidates the client's cache as changes arrive.
 
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::notes::{self, NoteReceiver};
 use super::{CallOptions, Client};
 use crate::Error;
 use crate::protocol::{SubscriptionFilter, methods};
@@ -23,7 +23,9 @@ pub struct SubscriptionNotification {
 /// subscription (the request is cancelled).
 pub struct Subscription {
     acknowledged: SubscriptionFilter,
-    notifications: mpsc::UnboundedReceiver<Value>,
+    /// Bounded: a reader that stops reading makes the stream drop (and
+    /// warn), not the client grow (`ClientLimits::max_queued_notifications`).
+    notifications: NoteReceiver,
     request: JoinHandle<Result<Value, Error>>,
     ended: Option<Result<Value, Error>>,
 }
@@ -48,7 +50,7 @@ pub(crate) async fn open(
 ) -> Result<Subscription, Error> {
     let mut params = Map::new();
     params.insert("notifications".into(), serde_json::to_value(&filter)?);
-    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let (tx, mut rx) = notes::channel(client.options().limits.max_queued_notifications);
     let forward = tx.clone();
     let invalidating = client.clone();
     let options = CallOptions {
@@ -57,7 +59,7 @@ pub(crate) async fn open(
             let mut note = Map::new();
             note.insert("method".into(), Value::from(method));
             note.insert("params".into(), params.clone());
-            let _ = forward.send(Value::Object(note));
+            forward.send(Value::Object(note));
         })),
         ..CallOptions::default()
     };

@@ -18,6 +18,7 @@
 //! # Ok(()) }
 //! ```
 
+mod answers;
 mod api;
 pub mod auth;
 mod cache;
@@ -26,11 +27,13 @@ mod era;
 mod headers;
 mod http;
 mod listen;
+mod notes;
 mod options;
 mod pages;
 mod pool;
 mod rounds;
 mod socket;
+mod sse;
 mod stdio;
 #[cfg(test)]
 mod testing;
@@ -40,7 +43,6 @@ mod tls;
 use serde_json::{Map, Value};
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, RwLock};
-use tokio::sync::mpsc;
 
 use crate::protocol::jsonrpc::RequestId;
 use crate::rpc::read_unpoisoned;
@@ -50,7 +52,7 @@ use era::Era;
 pub use cache::CacheMode;
 pub use listen::{Subscription, SubscriptionNotification};
 pub use options::{
-    CallOptions, ClientOptions, EraPreference, InputHandler, NotificationCallback,
+    CallOptions, ClientLimits, ClientOptions, EraPreference, InputHandler, NotificationCallback,
     ProgressCallback, ProgressUpdate,
 };
 pub use pages::{ListKind, PageDemand, Pages};
@@ -66,7 +68,7 @@ pub(crate) struct OutgoingRequest {
     pub(crate) headers: Vec<(String, String)>,
     /// Where notifications about this request (progress, logs,
     /// subscription events) go.
-    pub(crate) notifications: Option<mpsc::UnboundedSender<Value>>,
+    pub(crate) notifications: Option<notes::NoteSender>,
     /// The `MCP-Protocol-Version` header value (HTTP).
     pub(crate) version: String,
 }
@@ -160,6 +162,7 @@ impl Client {
             options.stderr.clone(),
             options.on_notification.clone(),
             Some(options.server_request_handler()),
+            options.limits,
         )?;
         Ok(Self::from_transport(Arc::new(transport), options))
     }
@@ -177,6 +180,7 @@ impl Client {
             writer,
             options.on_notification.clone(),
             Some(options.server_request_handler()),
+            options.limits,
         );
         Self::from_transport(Arc::new(transport), options)
     }
@@ -196,6 +200,7 @@ impl Client {
             Some(options.server_request_handler()),
             options.on_notification.clone(),
         )?
+        .with_limits(options.limits)
         .with_oauth(url, options.oauth.clone(), &options.tls);
         Ok(Self::from_transport(Arc::new(transport), options))
     }

@@ -34,6 +34,68 @@ pub struct ProgressUpdate {
     pub message: Option<String>,
 }
 
+/// What a client accepts from a server, so that a misbehaving or hostile
+/// server cannot exhaust its memory or its sockets. Every refusal names the
+/// limit it hit. Bindings fill it from a host value (a Python dict, a JS
+/// object, the C options' JSON) through serde: camelCase keys, snake_case
+/// accepted too, unknown keys refused.
+///
+/// ```
+/// use ferromcp::client::{ClientLimits, ClientOptions};
+///
+/// let limits: ClientLimits =
+///     serde_json::from_str(r#"{"maxMessageBytes": 1048576, "max_queued_notifications": 64}"#)?;
+/// assert_eq!(limits.max_message_bytes, 1 << 20);
+/// assert_eq!(limits.max_concurrent_server_answers, 4, "the rest keep their defaults");
+/// let options = ClientOptions { limits, ..ClientOptions::default() };
+/// # let _ = options;
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ClientLimits {
+    /// The largest message read from a server: a JSON response body, one
+    /// SSE event (its `data` lines together) or one stdio line. A larger
+    /// one ends the call with an error naming this limit (stdio: the line
+    /// is skipped). Default 16 MiB.
+    #[serde(alias = "max_message_bytes")]
+    pub max_message_bytes: usize,
+    /// Notifications of one call (or one listen stream) waiting for their
+    /// callback or reader. When full, progress is coalesced to the newest,
+    /// repeats of a queued notification are dropped, and anything else is
+    /// dropped with a warning; the response is never held back. Default
+    /// 1,024.
+    #[serde(alias = "max_queued_notifications")]
+    pub max_queued_notifications: usize,
+    /// Requests from a server (`ping`, `elicitation/create`, ...) being
+    /// answered at once; more are refused (stdio: with a -32603 error
+    /// naming this limit; HTTP: not answered, with a warning). Default 64.
+    #[serde(alias = "max_pending_server_requests")]
+    pub max_pending_server_requests: usize,
+    /// Over HTTP, answers to server requests POSTed at once, each on a
+    /// connection of its own: the most sockets a burst of server requests
+    /// can open. The other answers wait their turn. Default 4.
+    #[serde(alias = "max_concurrent_server_answers")]
+    pub max_concurrent_server_answers: usize,
+    /// A stdio server's stderr is read in lines of at most this many bytes
+    /// (a longer line is split): what the log, the stderr callback and the
+    /// tail quoted when the server dies hold of it. Default 8 KiB.
+    #[serde(alias = "max_stderr_line_bytes")]
+    pub max_stderr_line_bytes: usize,
+}
+
+impl Default for ClientLimits {
+    fn default() -> Self {
+        ClientLimits {
+            max_message_bytes: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
+            max_queued_notifications: 1024,
+            max_pending_server_requests: 64,
+            max_concurrent_server_answers: 4,
+            max_stderr_line_bytes: 8 * 1024,
+        }
+    }
+}
+
 /// Client identity and behaviour.
 #[derive(Clone)]
 pub struct ClientOptions {
@@ -80,6 +142,8 @@ pub struct ClientOptions {
     /// mistaken for a legacy one; a legacy server that reads the probe and
     /// stays silent is still detected after `probe_timeout`.
     pub startup_timeout: Duration,
+    /// What the client accepts from a server (sizes, queues, concurrency).
+    pub limits: ClientLimits,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -112,6 +176,7 @@ impl Default for ClientOptions {
             era: EraPreference::Auto,
             probe_timeout: Duration::from_secs(5),
             startup_timeout: Duration::from_secs(30),
+            limits: ClientLimits::default(),
         }
     }
 }

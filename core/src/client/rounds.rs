@@ -4,9 +4,9 @@
 //! basic/patterns/mrtr.mdx) that answers `input_required` results with the
 //! application's input handlers and retries.
 
+use super::notes::{self, NoteReceiver, NoteSender};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::Ordering;
-use tokio::sync::mpsc;
 
 use super::{
     CacheMode, CallOptions, Client, NotificationCallback, OutgoingRequest, ProgressCallback,
@@ -266,10 +266,7 @@ impl Client {
         &self,
         options: &CallOptions,
         params: &mut Map<String, Value>,
-    ) -> (
-        Option<mpsc::UnboundedSender<Value>>,
-        Option<NotificationRoute>,
-    ) {
+    ) -> (Option<NoteSender>, Option<NotificationRoute>) {
         if options.on_progress.is_none()
             && options.on_notification.is_none()
             && self.shared.options.on_notification.is_none()
@@ -286,7 +283,7 @@ impl Client {
             );
             meta.insert(meta::PROGRESS_TOKEN.into(), Value::from(token));
         }
-        let (tx, receiver) = mpsc::unbounded_channel::<Value>();
+        let (tx, receiver) = notes::channel(self.shared.options.limits.max_queued_notifications);
         let route = NotificationRoute {
             receiver,
             on_progress: options.on_progress.clone(),
@@ -319,16 +316,20 @@ impl Client {
 /// task awaiting the call. A transport queues a notification before it
 /// resolves the response that followed it on the wire, so every
 /// notification of the call has reached its callbacks when the call
-/// returns (a progress bar is complete, a log is whole).
+/// returns (a progress bar is complete, a log is whole). The queue is
+/// bounded (`notes`): a flood is coalesced, never let grow.
 pub(super) struct NotificationRoute {
-    receiver: mpsc::UnboundedReceiver<Value>,
+    receiver: NoteReceiver,
     on_progress: Option<ProgressCallback>,
     on_notification: Option<NotificationCallback>,
 }
 
 impl NotificationRoute {
     /// Awaits `work`, delivering notifications as they arrive and those
-    /// still queued once it is done.
+    /// still queued once it is done. `work` is looked at first: a server
+    /// flooding notifications (on stdio, read by another task) never
+    /// holds back the response; what was queued before it is delivered
+    /// before returning, so the order holds.
     pub(super) async fn deliver_while<T>(
         route: Option<NotificationRoute>,
         work: impl std::future::Future<Output = T>,
@@ -340,13 +341,13 @@ impl NotificationRoute {
         loop {
             tokio::select! {
                 biased;
-                Some(note) = route.receiver.recv() => route.deliver(&note),
                 outcome = &mut work => {
-                    while let Ok(note) = route.receiver.try_recv() {
+                    while let Some(note) = route.receiver.try_recv() {
                         route.deliver(&note);
                     }
                     return outcome;
                 }
+                Some(note) = route.receiver.recv() => route.deliver(&note),
             }
         }
     }

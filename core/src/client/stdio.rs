@@ -24,11 +24,14 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::{ClientTransport, NotificationCallback, OutgoingRequest, ServerRequestHandler};
+use super::answers::{Answerer, Refused};
+use super::notes::NoteSender;
+use super::{
+    ClientLimits, ClientTransport, NotificationCallback, OutgoingRequest, ServerRequestHandler,
+};
 use crate::protocol::jsonrpc::{Message, Notification, RequestId, RequestOut, notification_value};
 use crate::protocol::{meta, methods};
 use crate::rpc::{InFlight, Reply, lock_unpoisoned};
-use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::transport::stdio::{LineRead, read_line_bounded};
 use crate::{BoxFuture, Error};
 
@@ -101,7 +104,7 @@ const STDERR_TAIL_LINES: usize = 20;
 
 struct Pending {
     reply: oneshot::Sender<Result<Value, Error>>,
-    notifications: Option<mpsc::UnboundedSender<Value>>,
+    notifications: Option<NoteSender>,
     /// The progress token this request asked for, if any.
     progress_token: Option<Value>,
 }
@@ -141,7 +144,8 @@ pub(crate) struct StdioTransport {
     source: Source,
     stderr: StderrMode,
     on_notification: Option<NotificationCallback>,
-    server_requests: Option<ServerRequestHandler>,
+    answers: Answerer,
+    limits: ClientLimits,
     connection: Mutex<Option<Arc<Connection>>>,
     closed: AtomicBool,
 }
@@ -152,12 +156,14 @@ impl StdioTransport {
         stderr: StderrMode,
         on_notification: Option<NotificationCallback>,
         server_requests: Option<ServerRequestHandler>,
+        limits: ClientLimits,
     ) -> Result<StdioTransport, Error> {
         let transport = StdioTransport {
             source: Source::Command(command),
             stderr,
             on_notification,
-            server_requests,
+            answers: Answerer::new(server_requests, &limits),
+            limits,
             connection: Mutex::new(None),
             closed: AtomicBool::new(false),
         };
@@ -173,25 +179,29 @@ impl StdioTransport {
         writer: W,
         on_notification: Option<NotificationCallback>,
         server_requests: Option<ServerRequestHandler>,
+        limits: ClientLimits,
     ) -> StdioTransport
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
+        let answers = Answerer::new(server_requests, &limits);
         let conn = start_connection(
             reader,
             writer,
             None,
             StderrTail::default(),
             on_notification.clone(),
-            server_requests.clone(),
+            answers.clone(),
             None,
+            &limits,
         );
         StdioTransport {
             source: Source::Stream,
             stderr: StderrMode::Null,
             on_notification,
-            server_requests,
+            answers,
+            limits,
             connection: Mutex::new(Some(Arc::new(conn))),
             closed: AtomicBool::new(false),
         }
@@ -254,6 +264,7 @@ impl StdioTransport {
                 self.stderr.clone(),
                 tail.lines.clone(),
                 ended_tx,
+                self.limits.max_stderr_line_bytes,
             ));
         }
         let unread = unread_probe(&stdin);
@@ -263,8 +274,9 @@ impl StdioTransport {
             Some(child),
             tail,
             self.on_notification.clone(),
-            self.server_requests.clone(),
+            self.answers.clone(),
             unread,
+            &self.limits,
         ))
     }
 }
@@ -278,8 +290,9 @@ fn start_connection<R, W>(
     child: Option<Child>,
     stderr_tail: StderrTail,
     on_notification: Option<NotificationCallback>,
-    server_requests: Option<ServerRequestHandler>,
+    answerer: Answerer,
     unread: Option<UnreadProbe>,
+    limits: &ClientLimits,
 ) -> Connection
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -292,7 +305,7 @@ where
     tokio::spawn(write_lines(writer, out_rx, unread, serving_tx.clone()));
     // Weak: the reader must not keep stdin open once the client closes it.
     let answers = ServerRequests {
-        handler: server_requests,
+        answerer,
         outgoing: out_tx.downgrade(),
     };
     tokio::spawn(read_replies(
@@ -303,6 +316,7 @@ where
         on_notification,
         answers,
         serving_tx,
+        limits.max_message_bytes,
     ));
     Connection {
         outgoing: Mutex::new(Some(out_tx)),
@@ -583,15 +597,18 @@ struct StderrTail {
 const STDERR_END_WAIT: Duration = Duration::from_millis(500);
 
 /// Reads stderr into `tail`; drops `ended` at the end of stderr, which is
-/// how the reply reader knows the last words are in.
+/// how the reply reader knows the last words are in. Lines are cut at
+/// `max_line` bytes: a server writing stderr without a newline must not
+/// grow the client's memory (`ClientLimits::max_stderr_line_bytes`).
 async fn read_stderr(
     stderr: tokio::process::ChildStderr,
     mode: StderrMode,
     tail: Arc<Mutex<VecDeque<String>>>,
     ended: watch::Sender<()>,
+    max_line: usize,
 ) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut lines = StderrLines::new(BufReader::new(stderr), max_line);
+    while let Some(line) = lines.next().await {
         match &mode {
             StderrMode::Callback(cb) => cb(&line),
             _ => tracing::debug!(target: "ferromcp::stderr", "{line}"),
@@ -605,29 +622,78 @@ async fn read_stderr(
     drop(ended);
 }
 
-/// Where a legacy server's requests are answered.
+/// Lines of a byte stream, none longer than `max` bytes: a longer line
+/// comes out in pieces of `max` bytes. Invalid UTF-8 is replaced.
+struct StderrLines<R> {
+    reader: R,
+    max: usize,
+    line: Vec<u8>,
+}
+
+impl<R: tokio::io::AsyncBufRead + Unpin> StderrLines<R> {
+    fn new(reader: R, max: usize) -> Self {
+        StderrLines {
+            reader,
+            max: max.max(1),
+            line: Vec::new(),
+        }
+    }
+
+    /// The next line (or piece of one); `None` at the end or on an error.
+    async fn next(&mut self) -> Option<String> {
+        loop {
+            let available = match self.reader.fill_buf().await {
+                Ok(available) => available,
+                Err(_) => &[],
+            };
+            if available.is_empty() {
+                if self.line.is_empty() {
+                    return None;
+                }
+                return Some(self.take());
+            }
+            let newline = available.iter().position(|&b| b == b'\n');
+            let before = newline.unwrap_or(available.len());
+            let taken = before.min(self.max - self.line.len());
+            self.line.extend_from_slice(&available[..taken]);
+            let ends_here = newline == Some(taken);
+            self.reader.consume(taken + usize::from(ends_here));
+            if ends_here || self.line.len() >= self.max {
+                return Some(self.take());
+            }
+        }
+    }
+
+    fn take(&mut self) -> String {
+        if self.line.last() == Some(&b'\r') {
+            self.line.pop();
+        }
+        let line = String::from_utf8_lossy(&self.line).into_owned();
+        self.line.clear();
+        line
+    }
+}
+
+/// Where a server's requests are answered: on the same stdin, so a
+/// refusal is answered too.
 struct ServerRequests {
-    handler: Option<ServerRequestHandler>,
+    answerer: Answerer,
     outgoing: mpsc::WeakUnboundedSender<Vec<u8>>,
 }
 
 impl ServerRequests {
     fn answer(&self, request: crate::protocol::jsonrpc::Request) {
-        let Some(handler) = self.handler.clone() else {
-            tracing::warn!(method = %request.method, "server request ignored: no handler");
-            return;
-        };
         let outgoing = self.outgoing.clone();
-        tokio::spawn(async move {
-            let params = request.params.map(Value::Object).unwrap_or(Value::Null);
-            let message = match handler(request.method, params).await {
-                Ok(result) => crate::protocol::jsonrpc::result_value(Some(&request.id), result),
-                Err(e) => crate::protocol::jsonrpc::error_value(Some(&request.id), &e),
-            };
+        let deliver = move |message: Value| async move {
             if let Some(out) = outgoing.upgrade() {
                 let _ = out.send(line_bytes(&message));
             }
-        });
+        };
+        if let Err(Refused(error)) = self.answerer.answer(request, deliver)
+            && let Some(out) = self.outgoing.upgrade()
+        {
+            let _ = out.send(line_bytes(&error));
+        }
     }
 }
 
@@ -639,11 +705,12 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     on_notification: Option<NotificationCallback>,
     server_requests: ServerRequests,
     serving: watch::Sender<bool>,
+    max_message_bytes: usize,
 ) {
     let mut line = Vec::with_capacity(4096);
     loop {
         line.clear();
-        let read = read_line_bounded(&mut reader, &mut line, DEFAULT_MAX_MESSAGE_BYTES).await;
+        let read = read_line_bounded(&mut reader, &mut line, max_message_bytes).await;
         // Any output (even an exit) shows the server is past start-up.
         if !*serving.borrow() {
             serving.send_replace(true);
@@ -651,7 +718,10 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
         match read {
             Ok(LineRead::Line) => {}
             Ok(LineRead::TooLong) => {
-                tracing::warn!("server sent a message over the size limit; skipped");
+                tracing::warn!(
+                    max_message_bytes,
+                    "server sent a message over the size limit (max_message_bytes); skipped"
+                );
                 continue;
             }
             Ok(LineRead::Eof) | Err(_) => break,
@@ -738,5 +808,61 @@ fn route_notification(
         None => {
             tracing::debug!(method = %note.method, "notification not tied to a pending request")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StderrLines;
+
+    async fn lines(input: &[u8], max: usize) -> Vec<String> {
+        let mut reader = StderrLines::new(tokio::io::BufReader::with_capacity(7, input), max);
+        let mut out = Vec::new();
+        while let Some(line) = reader.next().await {
+            out.push(line);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn stderr_lines_are_cut_at_the_limit_and_kept_whole_below_it() {
+        assert_eq!(
+            lines(b"one\r\ntwo\n\nlast", 64).await,
+            ["one", "two", "", "last"]
+        );
+        assert_eq!(
+            lines(b"abcdefghij\nk", 4).await,
+            ["abcd", "efgh", "ij", "k"]
+        );
+        // A line of exactly the limit is one line, not one and an empty one.
+        assert_eq!(lines(b"abcd\nefgh", 4).await, ["abcd", "efgh"]);
+    }
+
+    #[tokio::test]
+    async fn endless_stderr_without_a_newline_never_holds_more_than_the_limit() {
+        // 64 MiB without a newline, read in pieces of 8 KiB.
+        let (mut writer, reader) = tokio::io::duplex(1 << 16);
+        let writing = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let chunk = vec![b'x'; 1 << 16];
+            for _ in 0..1024 {
+                if writer.write_all(&chunk).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let mut reader = StderrLines::new(tokio::io::BufReader::new(reader), 8192);
+        let mut pieces = 0;
+        while let Some(line) = reader.next().await {
+            assert!(line.len() <= 8192);
+            assert!(
+                reader.line.capacity() <= 16384,
+                "{}",
+                reader.line.capacity()
+            );
+            pieces += 1;
+        }
+        writing.await.unwrap();
+        assert_eq!(pieces, (64 << 20) / 8192);
     }
 }

@@ -1,0 +1,79 @@
+//! Answering the requests a server sends the client (`ping`, and in a
+//! 2025-11-25 session `elicitation/create`, `sampling/createMessage`,
+//! `roots/list`), with a bound on how many are answered at once.
+//!
+//! A server may send thousands of requests in a second. Each answer is a
+//! task (and over HTTP a POST on a connection of its own), so without a
+//! bound a flood of pings makes the client open a socket per ping. Here at
+//! most `ClientLimits::max_pending_server_requests` are being answered;
+//! a request beyond that is refused at once, and the transport says how
+//! (see [`Refused`]). HTTP further bounds the POSTs in flight.
+
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+
+use super::{ClientLimits, ServerRequestHandler};
+use crate::McpError;
+use crate::protocol::jsonrpc::{Request, error_value, result_value};
+
+/// Runs the client's handler for server requests, a bounded number at once.
+#[derive(Clone)]
+pub(crate) struct Answerer {
+    handler: Option<ServerRequestHandler>,
+    pending: Arc<Semaphore>,
+    max_pending: usize,
+}
+
+/// A request refused because too many are being answered: the error
+/// message to send back, when the transport can send it cheaply.
+pub(crate) struct Refused(pub(crate) Value);
+
+impl Answerer {
+    pub(crate) fn new(handler: Option<ServerRequestHandler>, limits: &ClientLimits) -> Answerer {
+        let max_pending = limits.max_pending_server_requests.max(1);
+        Answerer {
+            handler,
+            pending: Arc::new(Semaphore::new(max_pending)),
+            max_pending,
+        }
+    }
+
+    /// Starts answering `request`: runs the handler on a task, then
+    /// `deliver`s the JSON-RPC answer. `Err` when it was refused (too many
+    /// in progress), with the error answer to send if the transport can.
+    pub(crate) fn answer<D, Fut>(&self, request: Request, deliver: D) -> Result<(), Refused>
+    where
+        D: FnOnce(Value) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let Some(handler) = self.handler.clone() else {
+            tracing::warn!(method = %request.method, "server request ignored: no handler");
+            return Ok(());
+        };
+        let Ok(slot) = self.pending.clone().try_acquire_owned() else {
+            tracing::warn!(
+                method = %request.method,
+                max_pending_server_requests = self.max_pending,
+                "refused a server request: too many are being answered"
+            );
+            let error = McpError::internal(format!(
+                "the client is already answering {} requests from this server \
+                 (max_pending_server_requests = {})",
+                self.max_pending, self.max_pending
+            ));
+            return Err(Refused(error_value(Some(&request.id), &error)));
+        };
+        tokio::spawn(async move {
+            let params = request.params.map(Value::Object).unwrap_or(Value::Null);
+            let message = match handler(request.method, params).await {
+                Ok(result) => result_value(Some(&request.id), result),
+                Err(e) => error_value(Some(&request.id), &e),
+            };
+            deliver(message).await;
+            drop(slot);
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,217 @@
+//! Reading Server-Sent Events from a response stream, within a size limit.
+//!
+//! A hostile server can send one endless line, or one endless event made
+//! of many `data:` lines. The parser therefore counts an event's size as
+//! its accumulated data plus the unfinished line, refuses the event as
+//! soon as that passes the limit, and scans each byte for a newline once
+//! (a line arriving in many chunks is not rescanned from its start).
+
+use bytes::BytesMut;
+use std::task::Poll;
+
+use crate::Error;
+
+/// Room for a line's field name (`data: `) beyond the limit, which is on
+/// the event's data.
+const FIELD_SLACK: usize = 64;
+
+/// One parsed SSE event.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct SseEvent {
+    pub(crate) id: Option<String>,
+    pub(crate) retry: Option<u64>,
+    pub(crate) data: String,
+}
+
+/// Incremental SSE parser: yields complete events, ignoring comments
+/// (keep-alives) and `event` names.
+pub(crate) struct SseParser {
+    /// Bytes of the line not finished yet (and any lines after it).
+    buffer: BytesMut,
+    /// How much of `buffer` is known to hold no newline.
+    scanned: usize,
+    current: SseEvent,
+    has_fields: bool,
+    /// The largest event: its data lines together, plus the line being read.
+    max_event_bytes: usize,
+}
+
+impl SseParser {
+    pub(crate) fn new(max_event_bytes: usize) -> SseParser {
+        SseParser {
+            buffer: BytesMut::new(),
+            scanned: 0,
+            current: SseEvent::default(),
+            has_fields: false,
+            max_event_bytes,
+        }
+    }
+
+    /// The `data` of each complete non-empty event.
+    #[cfg(test)]
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, Error> {
+        Ok(self
+            .push_events(chunk)?
+            .into_iter()
+            .filter(|e| !e.data.is_empty())
+            .map(|e| e.data)
+            .collect())
+    }
+
+    fn too_large(&self) -> Error {
+        Error::Protocol(format!(
+            "an SSE event from the server is larger than the {}-byte limit (max_message_bytes)",
+            self.max_event_bytes
+        ))
+    }
+
+    /// Takes in `chunk`; returns the events it completed.
+    pub(crate) fn push_events(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, Error> {
+        self.buffer.extend_from_slice(chunk);
+        let mut events = Vec::new();
+        loop {
+            let Some(offset) = self.buffer[self.scanned..].iter().position(|&b| b == b'\n') else {
+                self.scanned = self.buffer.len();
+                if self.current.data.len() + self.buffer.len() > self.max_event_bytes + FIELD_SLACK
+                {
+                    return Err(self.too_large());
+                }
+                return Ok(events);
+            };
+            let end = self.scanned + offset;
+            self.scanned = 0;
+            let mut line = self.buffer.split_to(end + 1);
+            line.truncate(end);
+            if line.last() == Some(&b'\r') {
+                line.truncate(line.len() - 1);
+            }
+            if self.current.data.len() + line.len() > self.max_event_bytes + FIELD_SLACK {
+                return Err(self.too_large());
+            }
+            if let Some(event) = self.line(&line) {
+                events.push(event);
+            }
+            if self.current.data.len() > self.max_event_bytes {
+                return Err(self.too_large());
+            }
+        }
+    }
+
+    /// Takes in one line; returns the event a blank line completes.
+    fn line(&mut self, line: &[u8]) -> Option<SseEvent> {
+        if line.is_empty() {
+            if !self.has_fields {
+                return None;
+            }
+            self.has_fields = false;
+            return Some(std::mem::take(&mut self.current));
+        }
+        if line.starts_with(b":") {
+            return None;
+        }
+        let line = String::from_utf8_lossy(line);
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line.as_ref(), ""),
+        };
+        match field {
+            "data" => {
+                if !self.current.data.is_empty() {
+                    self.current.data.push('\n');
+                }
+                self.current.data.push_str(value);
+            }
+            "id" => self.current.id = Some(value.to_owned()),
+            "retry" => self.current.retry = value.trim().parse().ok(),
+            _ => {}
+        }
+        self.has_fields = true;
+        None
+    }
+}
+
+/// Returns `Pending` once, having asked to be polled again: lets whatever
+/// polls the caller (a `select!` with the call's timeout, a host's loop)
+/// look at its other work. Works under any executor, unlike
+/// `tokio::task::yield_now`, whose budget applies only on the runtime's
+/// own threads.
+pub(crate) async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_events_across_chunks_and_skips_comments() {
+        let mut p = SseParser::new(1 << 20);
+        assert!(
+            p.push(b": keep-alive\n\nevent: message\nda")
+                .unwrap()
+                .is_empty()
+        );
+        let events = p
+            .push(b"ta: {\"a\":1}\r\n\r\ndata: x\ndata: y\n\n")
+            .unwrap();
+        assert_eq!(events, vec!["{\"a\":1}".to_string(), "x\ny".to_string()]);
+    }
+
+    #[test]
+    fn an_event_of_many_data_lines_counts_them_together() {
+        let mut p = SseParser::new(1000);
+        let line = format!("data: {}\n", "x".repeat(90));
+        let mut refused = None;
+        for n in 0..100 {
+            if let Err(e) = p.push(line.as_bytes()) {
+                refused = Some((n, e));
+                break;
+            }
+        }
+        let (n, e) = refused.expect("the endless event is refused");
+        assert!(n <= 11, "refused after {n} lines of 90 bytes");
+        assert!(e.to_string().contains("1000-byte limit"), "{e}");
+    }
+
+    #[test]
+    fn an_endless_line_is_refused_once_it_passes_the_limit() {
+        let mut p = SseParser::new(4096);
+        let chunk = [b'x'; 1000];
+        let mut sent = 0;
+        while p.push(&chunk).is_ok() {
+            sent += chunk.len();
+            assert!(sent < 10_000, "never refused");
+        }
+        assert!(sent <= 4096);
+    }
+
+    #[test]
+    fn events_just_within_the_limit_pass_and_the_parser_goes_on() {
+        let mut p = SseParser::new(10);
+        assert_eq!(p.push(b"data: 0123456789\n\n").unwrap(), ["0123456789"]);
+        assert_eq!(p.push(b"data: a\ndata: b\n\n").unwrap(), ["a\nb"]);
+    }
+
+    #[test]
+    fn a_long_line_in_small_chunks_is_scanned_once() {
+        // 4 MiB in 1 KiB chunks: rescanning from the line's start would
+        // take 8 billion steps; scanning once, 4 million.
+        let mut p = SseParser::new(8 << 20);
+        assert!(p.push(b"data: ").unwrap().is_empty());
+        let chunk = [b'y'; 1024];
+        for _ in 0..4096 {
+            assert!(p.push(&chunk).unwrap().is_empty());
+        }
+        let events = p.push(b"\n\n").unwrap();
+        assert_eq!(events.first().map(String::len), Some(4 << 20));
+    }
+}
