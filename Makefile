@@ -45,8 +45,10 @@ ASGI_TEST_PACKAGES := fastapi==0.163.2 uvicorn==0.54.0 httpx==0.28.1 uvloop==0.2
 PY_TOOLS := pytest==$(PYTEST_VERSION) ruff==$(RUFF_VERSION) mypy==$(MYPY_VERSION) $(ASGI_TEST_PACKAGES)
 # The stamp names the versions, so changing one reinstalls.
 PY_TOOLS_STAMP := $(VENV)/.tools-pytest$(PYTEST_VERSION)-ruff$(RUFF_VERSION)-mypy$(MYPY_VERSION)-$(subst ==,,$(subst $() ,-,$(ASGI_TEST_PACKAGES)))
-# the Rust binaries examples/manifest.json and the README start, copied to a profile-free path
-RUST_BINS := echo-server everything-server everything-client
+# the Rust binaries examples/manifest.json and the README start, and the
+# hostile server the clients' tests in every language start (tests/src/bin),
+# copied to a profile-free path
+RUST_BINS := echo-server everything-server everything-client hostile-server
 # pydantic is an optional dependency of ferromcp, installed for the tests of its support.
 PYDANTIC_VERSION := 2.14.4
 PY_TOOLS += pydantic==$(PYDANTIC_VERSION)

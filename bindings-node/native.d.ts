@@ -644,6 +644,11 @@ export interface ClientConnectOptions {
   cwd?: string
   /** stdio only: `"capture"` (default), `"inherit"` or `"null"`. */
   stderr?: string
+  /**
+   * What the client accepts from the server (core's `ClientLimits`:
+   * `maxMessageBytes`, `maxQueuedNotifications`, ...).
+   */
+  limits?: any
 }
 
 /**

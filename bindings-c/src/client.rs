@@ -154,7 +154,7 @@ fn string_option<'a>(map: &'a Map<String, Value>, key: &str) -> Result<Option<&'
 
 /// Reads client options JSON into core's [`ClientOptions`].
 fn client_options(map: &Map<String, Value>) -> Result<ClientOptions, FfiError> {
-    const KNOWN: [&str; 11] = [
+    const KNOWN: [&str; 12] = [
         "name",
         "version",
         "protocolVersion",
@@ -166,6 +166,7 @@ fn client_options(map: &Map<String, Value>) -> Result<ClientOptions, FfiError> {
         "caCerts",
         "clientCert",
         "clientKey",
+        "limits",
     ];
     if let Some(key) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(bad_option(format!("unknown option {key:?}")));
@@ -214,6 +215,12 @@ fn client_options(map: &Map<String, Value>) -> Result<ClientOptions, FfiError> {
         }
     };
     options.tls = tls_options(map)?;
+    if let Some(limits) = map.get("limits") {
+        // Core's one reading of the setting (serde): the error names the
+        // key that is wrong.
+        options.limits = serde_json::from_value(limits.clone())
+            .map_err(|e| bad_option(format!("\"limits\": {e}")))?;
+    }
     Ok(options)
 }
 
@@ -281,7 +288,18 @@ fn tls_options(map: &Map<String, Value>) -> Result<TlsOptions, FfiError> {
 ///   - `"clientCert"`, `"clientKey"` (`https://`, together): a client
 ///     certificate chain and its private key, PEM texts, for mutual TLS; an
 ///     untrusted server certificate fails the call with FERROMCP_HTTP and a
-///     message naming the host and the reason.
+///     message naming the host and the reason;
+///   - `"limits"`: what the client accepts from a server, an object with
+///     any of `"maxMessageBytes"` (the largest JSON response, SSE event or
+///     stdio line; default 16777216), `"maxQueuedNotifications"` (a call's
+///     notifications waiting for their callback; past it progress is
+///     coalesced to the newest and others dropped, never the result;
+///     default 1024), `"maxPendingServerRequests"` (server requests such
+///     as `ping` answered at once; on a 2025-11-25 HTTP session's own
+///     stream more wait, elsewhere they are refused; default 64),
+///     `"maxConcurrentServerAnswers"` (HTTP: answers POSTed at once, one
+///     connection each; default 4) and `"maxStderrLineBytes"` (a stdio
+///     server's stderr is read in lines of at most this; default 8192).
 /// - `out_options`: receives the options; free them with
 ///   ferromcp_client_options_free().
 ///

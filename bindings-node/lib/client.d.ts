@@ -199,6 +199,39 @@ export interface ClientOptions {
   onSampling?: InputHandler<CreateMessageParams, CreateMessageResult>;
   /** Answers `roots/list` (declares `roots`). */
   onRoots?: InputHandler<Record<string, unknown>, ListRootsResult>;
+  /** What the client accepts from the server; see {@link ClientLimits}. */
+  limits?: ClientLimits;
+}
+
+/**
+ * What a client accepts from a server, so that a misbehaving or hostile
+ * server cannot exhaust its memory or sockets. Keys left out keep their
+ * defaults; an unknown key is a `TypeError`. A refusal names the limit.
+ *
+ * @example
+ * ```js
+ * const client = Client.stdio({ command: 'node', args: ['server.mjs'],
+ *   limits: { maxMessageBytes: 1 << 20, maxQueuedNotifications: 64 } });
+ * ```
+ */
+export interface ClientLimits {
+  /** The largest message read: a JSON response, one SSE event, one stdio line (default 16 MiB). */
+  maxMessageBytes?: number;
+  /**
+   * Notifications of one call or listen stream waiting (default 1,024); past it
+   * progress is coalesced to the newest and others dropped, never the result.
+   * `onProgress` further has at most 16 updates queued, the newest always delivered.
+   */
+  maxQueuedNotifications?: number;
+  /**
+   * Server requests (`ping`, elicitation, ...) answered at once (default 64); on a
+   * 2025-11-25 HTTP session's own stream more wait, elsewhere they are refused.
+   */
+  maxPendingServerRequests?: number;
+  /** HTTP: answers to server requests POSTed at once, one connection each (default 4). */
+  maxConcurrentServerAnswers?: number;
+  /** A stdio server's stderr is read in lines of at most this many bytes (default 8 KiB). */
+  maxStderrLineBytes?: number;
 }
 
 /** Options of `Client.stdio`. */

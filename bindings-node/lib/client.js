@@ -75,6 +75,7 @@ function connectOptions(options = {}) {
     env: pairs(options.env),
     cwd: options.cwd,
     stderr: options.stderr,
+    limits: options.limits,
   };
 }
 

@@ -15,13 +15,12 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, Client, ClientCertificate, ClientOptions, EraPreference, ListKind, PageDemand,
-    ProgressUpdate, StderrMode, StdioCommand, Subscription, TlsOptions, TlsRoots,
+    CallOptions, CallbackRelay, Client, ClientCertificate, ClientOptions, EraPreference, ListKind,
+    PageDemand, ProgressUpdate, StderrMode, StdioCommand, Subscription, TlsOptions, TlsRoots,
 };
 use ferromcp::protocol::{
     CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
@@ -162,6 +161,9 @@ pub struct JsClientOptions {
     pub cwd: Option<String>,
     /// stdio only: `"capture"` (default), `"inherit"` or `"null"`.
     pub stderr: Option<String>,
+    /// What the client accepts from the server (core's `ClientLimits`:
+    /// `maxMessageBytes`, `maxQueuedNotifications`, ...).
+    pub limits: Option<Value>,
 }
 
 /// A JS function as one input handler.
@@ -254,6 +256,12 @@ fn core_options(
             }
         };
         core.timeout = millis(env, "timeout", options.timeout)?;
+        if let Some(limits) = options.limits.take() {
+            // Core's one reading of the setting (serde): the error names
+            // the key that is wrong.
+            core.limits =
+                serde_json::from_value(limits).map_err(|e| invalid(env, format!("limits: {e}")))?;
+        }
     }
     for (kind, handler) in handlers {
         let Some(handler) = handler else { continue };
@@ -608,66 +616,92 @@ impl CancelToken {
     }
 }
 
-/// `onProgress` of one call, reachable from any thread; counts the calls
-/// still queued so the result waits for them.
+/// `onProgress` of one call, reachable from any thread. At most
+/// [`PROGRESS_IN_FLIGHT`] updates are queued to JS at once; past that only
+/// the newest waits (`CallbackRelay`), so a server flooding progress cannot
+/// grow the JS queue, and the result waits until the last update ran.
 #[derive(Clone)]
 struct Progress {
-    callback: Arc<ThreadsafeFunction<Value, Unknown<'static>, Value, Status, false, true>>,
-    queued: Arc<AtomicUsize>,
+    relay: Arc<CallbackRelay<ProgressUpdate>>,
     drained: Arc<Notify>,
 }
 
+/// Progress updates queued to JS and not yet run, at most.
+const PROGRESS_IN_FLIGHT: usize = 16;
+
 impl Progress {
     fn new(f: Function<'_, Value, Unknown<'static>>) -> napi::Result<Progress> {
-        Ok(Progress {
-            callback: Arc::new(f.build_threadsafe_function().weak::<true>().build()?),
-            queued: Arc::new(AtomicUsize::new(0)),
-            drained: Arc::new(Notify::new()),
-        })
+        let callback: Arc<ThreadsafeFunction<Value, Unknown<'static>, Value, Status, false, true>> =
+            Arc::new(f.build_threadsafe_function().weak::<true>().build()?);
+        let drained = Arc::new(Notify::new());
+        let notify = drained.clone();
+        let relay = Arc::new_cyclic(|relay: &std::sync::Weak<CallbackRelay<ProgressUpdate>>| {
+            let relay = relay.clone();
+            CallbackRelay::new(PROGRESS_IN_FLIGHT, move |update: ProgressUpdate| {
+                let mut value = Map::new();
+                value.insert("progress".into(), Value::from(update.progress));
+                if let Some(total) = update.total {
+                    value.insert("total".into(), Value::from(total));
+                }
+                if let Some(message) = update.message {
+                    value.insert("message".into(), Value::from(message));
+                }
+                let done = Done {
+                    relay: relay.clone(),
+                    drained: notify.clone(),
+                };
+                let ran = done.clone();
+                let status = callback.call_with_return_value(
+                    Value::Object(value),
+                    ThreadsafeFunctionCallMode::NonBlocking,
+                    // What the callback returned or threw is of no interest
+                    // (the facade reports a throw as a warning).
+                    move |_returned, _env| {
+                        ran.one();
+                        Ok(())
+                    },
+                );
+                if status != Status::Ok {
+                    done.one();
+                }
+            })
+        });
+        Ok(Progress { relay, drained })
     }
 
     fn send(&self, update: ProgressUpdate) {
-        let mut value = Map::new();
-        value.insert("progress".into(), Value::from(update.progress));
-        if let Some(total) = update.total {
-            value.insert("total".into(), Value::from(total));
-        }
-        if let Some(message) = update.message {
-            value.insert("message".into(), Value::from(message));
-        }
-        self.queued.fetch_add(1, Ordering::SeqCst);
-        let done = self.clone();
-        let status = self.callback.call_with_return_value(
-            Value::Object(value),
-            ThreadsafeFunctionCallMode::NonBlocking,
-            // What the callback returned or threw is of no interest (the
-            // facade reports a throw as a warning).
-            move |_returned, _env| {
-                done.one_done();
-                Ok(())
-            },
-        );
-        if status != Status::Ok {
-            self.one_done();
-        }
+        self.relay.push(update);
     }
 
-    fn one_done(&self) {
-        if self.queued.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.drained.notify_waiters();
-        }
-    }
-
-    /// Resolves once every queued update reached JS.
+    /// Resolves once every update reached JS.
     async fn delivered(&self) {
         loop {
             // Registered before the check: a `notify_waiters` in between
             // still wakes it.
             let drained = self.drained.notified();
-            if self.queued.load(Ordering::SeqCst) == 0 {
+            if self.relay.is_idle() {
                 return;
             }
             drained.await;
+        }
+    }
+}
+
+/// One update handled by JS (or not queued at all): the relay hands over
+/// the next, and a waiting result learns when none is left.
+#[derive(Clone)]
+struct Done {
+    relay: std::sync::Weak<CallbackRelay<ProgressUpdate>>,
+    drained: Arc<Notify>,
+}
+
+impl Done {
+    fn one(&self) {
+        if let Some(relay) = self.relay.upgrade() {
+            relay.delivered();
+            if relay.is_idle() {
+                self.drained.notify_waiters();
+            }
         }
     }
 }

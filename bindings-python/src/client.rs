@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, Client, ClientCertificate, ClientOptions, EraPreference, ListKind, PageDemand,
-    ProgressUpdate, StderrMode, StdioCommand, Subscription, TlsOptions, TlsRoots,
+    CallOptions, CallbackRelay, Client, ClientCertificate, ClientOptions, EraPreference, ListKind,
+    PageDemand, ProgressUpdate, StderrMode, StdioCommand, Subscription, TlsOptions, TlsRoots,
 };
 use ferromcp::protocol::{
     CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
@@ -34,7 +34,7 @@ use ferromcp::protocol::{
 };
 use ferromcp::server::HandlerError;
 
-use crate::client_future::{self, Event, ToPy};
+use crate::client_future::{self, Event, Events, ToPy};
 use crate::convert;
 use crate::handler::{HandlerKind, PyRefs};
 use crate::host_call::HostCall;
@@ -143,8 +143,16 @@ fn settings(
     handlers: Option<&Bound<'_, PyDict>>,
     handler_loop: Option<Py<PyAny>>,
     json_default: Option<Py<PyAny>>,
+    limits: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Settings> {
     let mut options = ClientOptions::default();
+    if let Some(limits) = limits {
+        // Core's one reading of the setting (serde): names and values
+        // checked there, the error says which key is wrong.
+        let value = convert::from_python(limits.as_any(), None)?;
+        options.limits = serde_json::from_value(value)
+            .map_err(|e| PyValueError::new_err(format!("limits: {e}")))?;
+    }
     if name.is_some() || version.is_some() {
         options.info = Implementation::new(
             name.unwrap_or_else(|| options.info.name.clone()),
@@ -218,7 +226,7 @@ impl PyClient {
     #[pyo3(signature = (
         program, args, event_loop, *, env=None, cwd=None, stderr="capture", name=None,
         version=None, protocol_version=None, era="auto", timeout=None, handlers=None,
-        handler_loop=None, json_default=None,
+        handler_loop=None, json_default=None, limits=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn connect_stdio(
@@ -237,6 +245,7 @@ impl PyClient {
         handlers: Option<&Bound<'_, PyDict>>,
         handler_loop: Option<Py<PyAny>>,
         json_default: Option<Py<PyAny>>,
+        limits: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let Settings { mut options, refs } = settings(
             py,
@@ -248,6 +257,7 @@ impl PyClient {
             handlers,
             handler_loop,
             json_default,
+            limits,
         )?;
         options.stderr = match stderr {
             "capture" => StderrMode::Capture,
@@ -280,7 +290,7 @@ impl PyClient {
     #[pyo3(signature = (
         url, event_loop, *, headers=None, name=None, version=None, protocol_version=None,
         era="auto", timeout=None, handlers=None, handler_loop=None, json_default=None,
-        tls_roots="native", ca_certs=None, client_cert=None, oauth=None,
+        tls_roots="native", ca_certs=None, client_cert=None, oauth=None, limits=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn connect_http(
@@ -300,6 +310,7 @@ impl PyClient {
         ca_certs: Option<Vec<String>>,
         client_cert: Option<(String, String)>,
         oauth: Option<&Bound<'_, PyDict>>,
+        limits: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let Settings { mut options, refs } = settings(
             py,
@@ -311,6 +322,7 @@ impl PyClient {
             handlers,
             handler_loop,
             json_default,
+            limits,
         )?;
         options.http_headers = headers.unwrap_or_default();
         options.tls = tls_options(tls_roots, ca_certs, client_cert)?;
@@ -428,25 +440,11 @@ impl PyClient {
         if let Some(meta) = meta {
             options.meta = convert::from_python_object(meta, None, "meta")?;
         }
-        let mut events = None;
-        if let Some(progress) = progress {
-            let (queue, queued) = mpsc::unbounded_channel::<Event>();
-            events = Some(queued);
-            let progress = Arc::new(progress);
-            options.on_progress = Some(Arc::new(move |update: ProgressUpdate| {
-                let progress = progress.clone();
-                // Closed once the call is over: nobody to tell any more.
-                let _ = queue.send(Box::new(move |py| {
-                    let called =
-                        progress
-                            .bind(py)
-                            .call1((update.progress, update.total, update.message));
-                    if let Err(e) = called {
-                        e.write_unraisable(py, None);
-                    }
-                }));
-            }));
-        }
+        let events = progress.map(|progress| {
+            let (on_progress, events) = progress_events(progress);
+            options.on_progress = Some(on_progress);
+            events
+        });
         let client = self.client.clone();
         client_future::run_with_events(
             py,
@@ -723,4 +721,50 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ferromcp::protocol::LEGACY_PROTOCOL_VERSIONS.to_vec(),
     )?;
     Ok(())
+}
+
+/// Progress events handed to the Python worker (awaited calls) or the
+/// calling thread (blocking calls) that runs them, at most this many at
+/// once: beyond it the newest update waits and older waiting ones are
+/// dropped (`CallbackRelay`).
+const PROGRESS_IN_FLIGHT: usize = 16;
+
+/// The core progress callback of one call and the [`Events`] that run the
+/// Python `progress` callable: bounded, so a server flooding progress
+/// cannot queue work without limit, and the newest update always runs.
+fn progress_events(progress: Py<PyAny>) -> (ferromcp::client::ProgressCallback, Events) {
+    let (queue, queued) = mpsc::unbounded_channel::<Event>();
+    let progress = Arc::new(progress);
+    let call = move |update: ProgressUpdate| -> Event {
+        let progress = progress.clone();
+        Box::new(move |py| {
+            let called = progress
+                .bind(py)
+                .call1((update.progress, update.total, update.message));
+            if let Err(e) = called {
+                e.write_unraisable(py, None);
+            }
+        })
+    };
+    let last = call.clone();
+    let relay = Arc::new_cyclic(|relay: &std::sync::Weak<CallbackRelay<ProgressUpdate>>| {
+        let relay = relay.clone();
+        CallbackRelay::new(PROGRESS_IN_FLIGHT, move |update| {
+            let run = call(update);
+            let relay = relay.clone();
+            // Closed once the call is over: nobody to tell any more.
+            let _ = queue.send(Box::new(move |py| {
+                run(py);
+                if let Some(relay) = relay.upgrade() {
+                    relay.delivered();
+                }
+            }));
+        })
+    });
+    let finishing = relay.clone();
+    let events = Events {
+        queue: queued,
+        finish: Box::new(move || finishing.finish().map(last)),
+    };
+    (Arc::new(move |update| relay.push(update)), events)
 }

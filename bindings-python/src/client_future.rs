@@ -59,6 +59,15 @@ pub(crate) type ToPy<T> = Box<dyn FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> +
 /// the call's outcome is delivered.
 pub(crate) type Event = Box<dyn FnOnce(Python<'_>) + Send>;
 
+/// A call's events: those queued while it runs, and the last one, which
+/// `finish` gives once the call is done (a [`ferromcp::client::CallbackRelay`]
+/// keeps the newest update back while the host is behind; it must not be
+/// lost, and must run before the outcome).
+pub(crate) struct Events {
+    pub(crate) queue: mpsc::UnboundedReceiver<Event>,
+    pub(crate) finish: Box<dyn FnOnce() -> Option<Event> + Send>,
+}
+
 /// Runs `work`: as an awaitable of `event_loop` when one is given, else
 /// blocking until it ends. Core errors become `ferromcp.errors` exceptions.
 pub(crate) fn run<T, F>(
@@ -83,7 +92,7 @@ pub(crate) fn run_with_events<T, F>(
     event_loop: Option<&Bound<'_, PyAny>>,
     work: F,
     to_py: ToPy<T>,
-    events: Option<mpsc::UnboundedReceiver<Event>>,
+    events: Option<Events>,
 ) -> PyResult<Py<PyAny>>
 where
     F: Future<Output = Result<T, Error>> + Send + 'static,
@@ -100,20 +109,22 @@ where
 }
 
 /// The next queued event; never, without a queue or once it is closed.
-async fn next_event(events: &mut Option<mpsc::UnboundedReceiver<Event>>) -> Option<Event> {
+async fn next_event(events: &mut Option<Events>) -> Option<Event> {
     match events {
-        Some(queue) => queue.recv().await,
+        Some(events) => events.queue.recv().await,
         None => std::future::pending().await,
     }
 }
 
-/// The events still queued once the call is done.
-fn queued(events: &mut Option<mpsc::UnboundedReceiver<Event>>) -> Vec<Event> {
+/// The events still to run once the call is done: those queued, then the
+/// last one kept back.
+fn queued(events: Option<Events>) -> Vec<Event> {
     let mut left = Vec::new();
-    if let Some(queue) = events {
-        while let Ok(event) = queue.try_recv() {
+    if let Some(mut events) = events {
+        while let Ok(event) = events.queue.try_recv() {
             left.push(event);
         }
+        left.extend((events.finish)());
     }
     left
 }
@@ -122,7 +133,7 @@ fn awaitable<T, F>(
     event_loop: &Bound<'_, PyAny>,
     work: F,
     to_py: ToPy<T>,
-    mut events: Option<mpsc::UnboundedReceiver<Event>>,
+    mut events: Option<Events>,
 ) -> PyResult<Py<PyAny>>
 where
     F: Future<Output = Result<T, Error>> + Send + 'static,
@@ -193,7 +204,7 @@ where
         };
         // The worker queue is first in, first out: the events run before
         // the outcome is converted and handed to the loop.
-        for event in queued(&mut events) {
+        for event in queued(events) {
             workers::submit(event);
         }
         // Converting needs the GIL, which a runtime worker must never wait
@@ -266,7 +277,7 @@ fn blocking<T, F>(
     py: Python<'_>,
     work: F,
     to_py: ToPy<T>,
-    mut events: Option<mpsc::UnboundedReceiver<Event>>,
+    mut events: Option<Events>,
 ) -> PyResult<Py<PyAny>>
 where
     F: Future<Output = Result<T, Error>> + Send + 'static,
@@ -290,7 +301,7 @@ where
         match woken {
             Woken::Event(event) => event(py),
             Woken::Done(outcome) => {
-                for event in queued(&mut events) {
+                for event in queued(events) {
                     event(py);
                 }
                 return outcome

@@ -26,7 +26,7 @@ import atexit as _atexit
 
 from ._native import PROTOCOL_VERSION, VERSION, Serving, ToolResult, _close_host_threads
 from .auth import AuthInfo, InvalidToken, JwtVerifier, Protection
-from .client import Client, SyncClient
+from .client import Client, ClientLimits, SyncClient
 from .context import Context, ElicitResult, InputRequired, Root
 from .errors import (
     AuthError,
@@ -67,6 +67,7 @@ __all__ = [
     "AuthError",
     "AuthInfo",
     "Client",
+    "ClientLimits",
     "ConnectionClosedError",
     "Context",
     "ElicitResult",

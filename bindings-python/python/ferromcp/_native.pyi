@@ -1,7 +1,7 @@
 """Type stubs of the compiled module ``ferromcp._native`` (private: use ``ferromcp``)."""
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, final
 
 __all__ = [
@@ -88,6 +88,7 @@ class Client:
         handlers: dict[str, tuple[Callable[[Any, None], Any], bool]] | None = None,
         handler_loop: asyncio.AbstractEventLoop | None = None,
         json_default: Callable[[Any], Any] | None = None,
+        limits: Mapping[str, int] | None = None,
     ) -> Any: ...
     @staticmethod
     def connect_http(
@@ -107,6 +108,7 @@ class Client:
         ca_certs: list[str] | None = None,
         client_cert: tuple[str, str] | None = None,
         oauth: dict[str, Any] | None = None,
+        limits: Mapping[str, int] | None = None,
     ) -> Any: ...
     @property
     def protocol_version(self) -> str: ...

@@ -57,7 +57,7 @@ import inspect
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 from . import _native
 from ._json import json_default
@@ -105,6 +105,39 @@ PemSource = str | os.PathLike[str]
 """PEM text (it contains ``-----BEGIN``) or the path of a PEM file."""
 
 StderrMode = Literal["capture", "inherit", "null"]
+
+
+class ClientLimits(TypedDict, total=False):
+    """What a client accepts from a server, so that a misbehaving or hostile
+    server cannot exhaust its memory or sockets (core's ``ClientLimits``; any
+    key left out keeps its default; an unknown key is a ``ValueError``).
+    A refusal names the limit it hit.
+
+    >>> import sys
+    >>> limits: ClientLimits = {"max_message_bytes": 1 << 20, "max_queued_notifications": 64}
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER], limits=limits) as client:
+    ...     print(client.call_tool("add", {"a": 2, "b": 2}).text)
+    4
+    """
+
+    max_message_bytes: int
+    """The largest message read: a JSON response, one SSE event, one stdio
+    line (default 16 MiB). A larger one ends the call with an error."""
+    max_queued_notifications: int
+    """Notifications of one call or listen stream waiting for their callback
+    (default 1,024); past it progress is coalesced to the newest and other
+    notifications dropped, never the response. A progress callback further
+    has at most 16 updates queued to it, the newest always delivered."""
+    max_pending_server_requests: int
+    """Server requests (``ping``, elicitation, ...) answered at once (default
+    64); on a 2025-11-25 HTTP session's own stream more wait, elsewhere
+    they are refused."""
+    max_concurrent_server_answers: int
+    """Over HTTP, answers to server requests POSTed at once, each on its own
+    connection (default 4); the others wait."""
+    max_stderr_line_bytes: int
+    """A stdio server's stderr is read in lines of at most this many bytes
+    (default 8 KiB); longer lines are split."""
 """What happens to a spawned server's stderr: kept in the log (and quoted
 if it crashes), passed through to this process's stderr, or discarded."""
 
@@ -306,8 +339,16 @@ def _common(
     protocol_version: str | None,
     era: Era,
     timeout: float | None,
+    limits: ClientLimits | None = None,
 ) -> dict[str, Any]:
-    return {"name": name, "version": version, "protocol_version": protocol_version, "era": era, "timeout": timeout}
+    return {
+        "name": name,
+        "version": version,
+        "protocol_version": protocol_version,
+        "era": era,
+        "timeout": timeout,
+        "limits": None if limits is None else dict(limits),
+    }
 
 
 def _stdio(
@@ -506,6 +547,7 @@ class Client:
         on_elicitation: InputHandler | None = None,
         on_sampling: InputHandler | None = None,
         on_roots: InputHandler | None = None,
+        limits: ClientLimits | None = None,
     ) -> Client:
         """A client that spawns ``command args...`` and speaks over its
         stdin/stdout (``env`` adds variables; the server is stopped on close).
@@ -516,6 +558,8 @@ class Client:
             protocol_version: The revision requests declare first.
             era: See :data:`Era`.
             timeout: Default seconds per call; ``None`` waits indefinitely.
+            limits: What the client accepts from the server (see
+                :class:`ClientLimits`).
 
         >>> import asyncio, sys
         >>> async def main() -> None:
@@ -524,7 +568,7 @@ class Client:
         >>> asyncio.run(main())
         3
         """
-        common = _common(name, version, protocol_version, era, timeout)
+        common = _common(name, version, protocol_version, era, timeout, limits)
         return cls(_stdio(command, args, env, cwd, stderr, common, _handlers(on_elicitation, on_sampling, on_roots)))
 
     @classmethod
@@ -545,6 +589,7 @@ class Client:
         on_sampling: InputHandler | None = None,
         on_roots: InputHandler | None = None,
         oauth: OAuth | None = None,
+        limits: ClientLimits | None = None,
     ) -> Client:
         """A client of the Streamable HTTP endpoint ``url``
         (``http://host:port/mcp`` or ``https://``); ``headers`` go with every
@@ -571,7 +616,7 @@ class Client:
         >>> serving.stop(); serving.wait(10)
         True
         """
-        common = _common(name, version, protocol_version, era, timeout)
+        common = _common(name, version, protocol_version, era, timeout, limits)
         tls = _tls(tls_roots, ca_certs, client_cert)
         return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots), oauth))
 
@@ -1045,6 +1090,7 @@ class SyncClient:
         on_elicitation: InputHandler | None = None,
         on_sampling: InputHandler | None = None,
         on_roots: InputHandler | None = None,
+        limits: ClientLimits | None = None,
     ) -> SyncClient:
         """Spawns ``command args...`` and connects over stdio (arguments as
         for :meth:`Client.stdio`).
@@ -1054,7 +1100,7 @@ class SyncClient:
         ...     print(client.call_tool("add", {"a": 2, "b": 2}).text)
         4
         """
-        common = _common(name, version, protocol_version, era, timeout)
+        common = _common(name, version, protocol_version, era, timeout, limits)
         return cls(_stdio(command, args, env, cwd, stderr, common, _handlers(on_elicitation, on_sampling, on_roots)))
 
     @classmethod
@@ -1075,6 +1121,7 @@ class SyncClient:
         on_sampling: InputHandler | None = None,
         on_roots: InputHandler | None = None,
         oauth: OAuth | None = None,
+        limits: ClientLimits | None = None,
     ) -> SyncClient:
         """Connects to a Streamable HTTP endpoint (arguments as for
         :meth:`Client.http`).
@@ -1089,7 +1136,7 @@ class SyncClient:
         >>> serving.stop(); serving.wait(10)
         True
         """
-        common = _common(name, version, protocol_version, era, timeout)
+        common = _common(name, version, protocol_version, era, timeout, limits)
         tls = _tls(tls_roots, ca_certs, client_cert)
         return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots), oauth))
 

@@ -5,8 +5,13 @@
 //! A server may send thousands of requests in a second. Each answer is a
 //! task (and over HTTP a POST on a connection of its own), so without a
 //! bound a flood of pings makes the client open a socket per ping. Here at
-//! most `ClientLimits::max_pending_server_requests` are being answered;
-//! a request beyond that is refused at once, and the transport says how
+//! most `ClientLimits::max_pending_server_requests` are being answered.
+//! Where the requests come on a stream of their own (a 2025-11-25 HTTP
+//! session's GET stream), a request beyond that waits: the stream is not
+//! read meanwhile, so the server feels the back-pressure and nothing is
+//! lost. Where they share the stream with responses (stdio, a POST's SSE
+//! answer), waiting could hold back the very response a handler waits for,
+//! so one beyond the bound is refused at once, and the transport says how
 //! (see [`Refused`]). HTTP further bounds the POSTs in flight.
 
 use serde_json::Value;
@@ -65,15 +70,46 @@ impl Answerer {
             ));
             return Err(Refused(error_value(Some(&request.id), &error)));
         };
-        tokio::spawn(async move {
-            let params = request.params.map(Value::Object).unwrap_or(Value::Null);
-            let message = match handler(request.method, params).await {
-                Ok(result) => result_value(Some(&request.id), result),
-                Err(e) => error_value(Some(&request.id), &e),
-            };
-            deliver(message).await;
-            drop(slot);
-        });
+        spawn_answer(handler, request, deliver, slot);
         Ok(())
     }
+
+    /// [`Answerer::answer`], waiting for room instead of refusing: for a
+    /// stream that carries nothing but the server's own messages.
+    pub(crate) async fn answer_in_turn<D, Fut>(&self, request: Request, deliver: D)
+    where
+        D: FnOnce(Value) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let Some(handler) = self.handler.clone() else {
+            tracing::warn!(method = %request.method, "server request ignored: no handler");
+            return;
+        };
+        let Ok(slot) = self.pending.clone().acquire_owned().await else {
+            return;
+        };
+        spawn_answer(handler, request, deliver, slot);
+    }
+}
+
+/// Runs the handler and delivers its answer on a task of its own, holding
+/// `slot` until the answer is delivered.
+fn spawn_answer<D, Fut>(
+    handler: ServerRequestHandler,
+    request: Request,
+    deliver: D,
+    slot: tokio::sync::OwnedSemaphorePermit,
+) where
+    D: FnOnce(Value) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let params = request.params.map(Value::Object).unwrap_or(Value::Null);
+        let message = match handler(request.method, params).await {
+            Ok(result) => result_value(Some(&request.id), result),
+            Err(e) => error_value(Some(&request.id), &e),
+        };
+        deliver(message).await;
+        drop(slot);
+    });
 }

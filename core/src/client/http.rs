@@ -407,7 +407,12 @@ impl HttpInner {
                         retry = r;
                     }
                     match Message::from_slice(event.data.as_bytes()) {
-                        Ok(Message::Request(request)) => self.answer(request, version.clone()),
+                        // This stream carries only the server's messages:
+                        // past the bound, stop reading it until there is room.
+                        Ok(Message::Request(request)) => {
+                            let deliver = self.deliverer(version.clone());
+                            self.answers.answer_in_turn(request, deliver).await;
+                        }
                         Ok(Message::Notification(n)) => {
                             if let Some(cb) = &self.on_notification {
                                 cb(
@@ -427,20 +432,32 @@ impl HttpInner {
         }
     }
 
-    /// Answers a request a legacy server sent on an SSE stream. The answer
-    /// is POSTed once one of the `posting` slots is free; a request refused
-    /// for the `max_pending_server_requests` limit is not answered (that
-    /// would take a connection too), the warning says why.
+    /// Answers a request a legacy server sent on a response's SSE stream
+    /// (which also carries the response: a request past
+    /// `max_pending_server_requests` is refused rather than waited for, and
+    /// not answered, since that would take a connection too; the warning
+    /// says why).
     fn answer(self: &Arc<Self>, request: crate::protocol::jsonrpc::Request, version: String) {
+        let _refused = self.answers.answer(request, self.deliverer(version));
+    }
+
+    /// POSTs one answer to a server request, once one of the `posting`
+    /// slots is free.
+    fn deliverer(
+        self: &Arc<Self>,
+        version: String,
+    ) -> impl FnOnce(Value) -> BoxFuture<()> + Send + 'static {
         let inner = self.clone();
-        let _refused = self.answers.answer(request, move |message| async move {
-            let Ok(_slot) = inner.posting.clone().acquire_owned().await else {
-                return;
-            };
-            if let Err(e) = inner.post_message(&message, &version).await {
-                tracing::warn!(error = %e, "could not deliver the answer to a server request");
-            }
-        });
+        move |message: Value| -> BoxFuture<()> {
+            Box::pin(async move {
+                let Ok(_slot) = inner.posting.clone().acquire_owned().await else {
+                    return;
+                };
+                if let Err(e) = inner.post_message(&message, &version).await {
+                    tracing::warn!(error = %e, "could not deliver the answer to a server request");
+                }
+            })
+        }
     }
 }
 
@@ -645,7 +662,7 @@ impl ResponseReader<'_> {
             }
             Ok(Message::Notification(n)) => {
                 if let Some(tx) = &self.notifications {
-                    let _ = tx.send(notification_value(&n.method, n.params.as_ref()));
+                    tx.send(notification_value(&n.method, n.params.as_ref()));
                 }
                 None
             }

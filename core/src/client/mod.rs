@@ -31,6 +31,7 @@ mod notes;
 mod options;
 mod pages;
 mod pool;
+mod relay;
 mod rounds;
 mod socket;
 mod sse;
@@ -56,6 +57,7 @@ pub use options::{
     ProgressCallback, ProgressUpdate,
 };
 pub use pages::{ListKind, PageDemand, Pages};
+pub use relay::CallbackRelay;
 pub use stdio::{StderrMode, StdioCommand};
 pub use tls::{ClientCertificate, TlsOptions, TlsRoots};
 

@@ -68,8 +68,11 @@ pub struct ClientLimits {
     #[serde(alias = "max_queued_notifications")]
     pub max_queued_notifications: usize,
     /// Requests from a server (`ping`, `elicitation/create`, ...) being
-    /// answered at once; more are refused (stdio: with a -32603 error
-    /// naming this limit; HTTP: not answered, with a warning). Default 64.
+    /// answered at once. On a 2025-11-25 session's GET stream, which
+    /// carries only the server's messages, more wait (the stream is not
+    /// read meanwhile); where they share a stream with responses (stdio, a
+    /// POST's SSE answer) more are refused: on stdio with a -32603 error
+    /// naming this limit, over HTTP unanswered, with a warning. Default 64.
     #[serde(alias = "max_pending_server_requests")]
     pub max_pending_server_requests: usize,
     /// Over HTTP, answers to server requests POSTed at once, each on a

@@ -191,10 +191,12 @@ impl StdioTransport {
             writer,
             None,
             StderrTail::default(),
-            on_notification.clone(),
-            answers.clone(),
+            Inbound {
+                on_notification: on_notification.clone(),
+                answerer: answers.clone(),
+                max_message_bytes: limits.max_message_bytes,
+            },
             None,
-            &limits,
         );
         StdioTransport {
             source: Source::Stream,
@@ -273,12 +275,28 @@ impl StdioTransport {
             stdin,
             Some(child),
             tail,
-            self.on_notification.clone(),
-            self.answers.clone(),
+            Inbound {
+                on_notification: self.on_notification.clone(),
+                answerer: self.answers.clone(),
+                max_message_bytes: self.limits.max_message_bytes,
+            },
             unread,
-            &self.limits,
         ))
     }
+}
+
+/// What a connection does with what the server sends besides responses.
+struct Inbound {
+    on_notification: Option<NotificationCallback>,
+    answerer: Answerer,
+    max_message_bytes: usize,
+}
+
+/// [`Inbound`] as the reply reader uses it.
+struct Routes {
+    on_notification: Option<NotificationCallback>,
+    server_requests: ServerRequests,
+    max_message_bytes: usize,
 }
 
 /// `unread` tells how many bytes written to the server are still unread
@@ -289,10 +307,8 @@ fn start_connection<R, W>(
     writer: W,
     child: Option<Child>,
     stderr_tail: StderrTail,
-    on_notification: Option<NotificationCallback>,
-    answerer: Answerer,
+    inbound: Inbound,
     unread: Option<UnreadProbe>,
-    limits: &ClientLimits,
 ) -> Connection
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -304,19 +320,21 @@ where
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     tokio::spawn(write_lines(writer, out_rx, unread, serving_tx.clone()));
     // Weak: the reader must not keep stdin open once the client closes it.
-    let answers = ServerRequests {
-        answerer,
-        outgoing: out_tx.downgrade(),
+    let routes = Routes {
+        on_notification: inbound.on_notification,
+        server_requests: ServerRequests {
+            answerer: inbound.answerer,
+            outgoing: out_tx.downgrade(),
+        },
+        max_message_bytes: inbound.max_message_bytes,
     };
     tokio::spawn(read_replies(
         BufReader::new(reader),
         pending.clone(),
         alive.clone(),
         stderr_tail,
-        on_notification,
-        answers,
+        routes,
         serving_tx,
-        limits.max_message_bytes,
     ));
     Connection {
         outgoing: Mutex::new(Some(out_tx)),
@@ -702,11 +720,14 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     pending: PendingMap,
     alive: Arc<AtomicBool>,
     stderr_tail: StderrTail,
-    on_notification: Option<NotificationCallback>,
-    server_requests: ServerRequests,
+    routes: Routes,
     serving: watch::Sender<bool>,
-    max_message_bytes: usize,
 ) {
+    let Routes {
+        on_notification,
+        server_requests,
+        max_message_bytes,
+    } = routes;
     let mut line = Vec::with_capacity(4096);
     loop {
         line.clear();
@@ -794,7 +815,7 @@ fn route_notification(
     }
     .flatten();
     if let Some(tx) = target {
-        let _ = tx.send(value);
+        tx.send(value);
         return;
     }
     match fallback {

@@ -84,7 +84,7 @@ impl ClientTransport for Scripted {
         let mut script = lock_unpoisoned(&self.script);
         if let Some(notifications) = &request.notifications {
             for note in &script.notes {
-                let _ = notifications.send(note.clone());
+                notifications.send(note.clone());
             }
         }
         script.sent.push(Sent {
