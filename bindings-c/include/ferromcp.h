@@ -700,7 +700,18 @@ enum ferromcp_status ferromcp_server_require_scopes(const struct ferromcp_server
  *   - `"clientCert"`, `"clientKey"` (`https://`, together): a client
  *     certificate chain and its private key, PEM texts, for mutual TLS; an
  *     untrusted server certificate fails the call with FERROMCP_HTTP and a
- *     message naming the host and the reason.
+ *     message naming the host and the reason;
+ *   - `"limits"`: what the client accepts from a server, an object with
+ *     any of `"maxMessageBytes"` (the largest JSON response, SSE event or
+ *     stdio line; default 16777216), `"maxQueuedNotifications"` (a call's
+ *     notifications waiting for their callback; past it progress is
+ *     coalesced to the newest and others dropped, never the result;
+ *     default 1024), `"maxPendingServerRequests"` (server requests such
+ *     as `ping` answered at once; on a 2025-11-25 HTTP session's own
+ *     stream more wait, elsewhere they are refused; default 64),
+ *     `"maxConcurrentServerAnswers"` (HTTP: answers POSTed at once, one
+ *     connection each; default 4) and `"maxStderrLineBytes"` (a stdio
+ *     server's stderr is read in lines of at most this; default 8192).
  * - `out_options`: receives the options; free them with
  *   ferromcp_client_options_free().
  *
