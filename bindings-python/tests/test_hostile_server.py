@@ -79,9 +79,12 @@ with ferromcp.SyncClient.http(sys.argv[1]) as client:
 
 
 def test_a_json_response_to_another_request_is_an_error_not_a_result() -> None:
-    with hostile_http("wrong-id") as url, ferromcp.SyncClient.http(url) as client:
-        with pytest.raises(McpError, match="not request"):
-            client.call_tool("flood")
+    with (
+        hostile_http("wrong-id") as url,
+        ferromcp.SyncClient.http(url) as client,
+        pytest.raises(McpError, match="not request"),
+    ):
+        client.call_tool("flood")
 
 
 def slow_progress(seen: list[float]) -> ferromcp.client.ProgressCallback:
