@@ -5,9 +5,13 @@
 //!
 //! hyper's own `header_read_timeout` starts whenever it waits for a request
 //! head, idle keep-alive included, so it cannot tell a slow client from a
-//! quiet one. Here a connection is in one of three phases, each with its own
+//! quiet one. Here a connection is in one of four phases, each with its own
 //! rule:
 //!
+//! - new (accepted, not a byte received yet): closed `header_read_timeout`
+//!   after it was accepted. A client that connects and sends nothing is
+//!   what fills the connection cap (issue #25), and a real client sends its
+//!   request at once, so this is the short deadline, not the idle one;
 //! - idle (no request, nothing received since the last response ended):
 //!   closed after `idle_timeout`;
 //! - reading a head (bytes arrived, hyper has not called the service yet):
@@ -110,6 +114,8 @@ pub(super) async fn serve(
 
 #[derive(Debug, Clone, Copy)]
 enum Phase {
+    /// Accepted at this instant; not a byte received since.
+    New(Instant),
     /// No request since this instant.
     Idle(Instant),
     /// The first byte of a request head arrived at this instant.
@@ -132,7 +138,7 @@ struct Activity {
 impl Activity {
     fn new() -> Activity {
         Activity {
-            phase: Mutex::new(Phase::Idle(Instant::now())),
+            phase: Mutex::new(Phase::New(Instant::now())),
         }
     }
 
@@ -142,6 +148,7 @@ impl Activity {
 
     fn phase_name(&self) -> &'static str {
         match self.phase() {
+            Phase::New(_) => "never used",
             Phase::Idle(_) => "idle",
             Phase::ReadingHead(_) => "reading request head",
             Phase::Busy(_) => "busy",
@@ -150,7 +157,7 @@ impl Activity {
 
     fn bytes_arrived(&self) {
         let mut phase = lock_unpoisoned(&self.phase);
-        if let Phase::Idle(_) = *phase {
+        if let Phase::New(_) | Phase::Idle(_) = *phase {
             *phase = Phase::ReadingHead(Instant::now());
         }
     }
@@ -173,24 +180,27 @@ impl Activity {
     }
 
     /// When to look again, and when the connection is due to close (`None`
-    /// while busy). While idle, the first byte of a request may arrive at
-    /// any moment and start the header clock, so the check comes no later
-    /// than one header timeout from now: a head that started since is then
-    /// still within its own deadline. While busy, the request may end at any
-    /// moment and start the idle clock, so the check comes no later than one
-    /// idle timeout from now.
+    /// while busy). The phase may change while the loop sleeps (nothing
+    /// wakes it), and a deadline a change starts is at least one header or
+    /// idle timeout after the change: a head is due one header timeout
+    /// after its first byte, an idle connection one idle timeout after its
+    /// request ended. So the loop wakes at the current deadline or one of
+    /// those timeouts from now, whichever comes first, and never sleeps past
+    /// a deadline. (A new connection's own deadline, one header timeout
+    /// after the accept, comes no later than its first head's.)
     fn next_check(&self, deadlines: Deadlines, now: Instant) -> (Instant, Option<Instant>) {
-        match self.phase() {
-            Phase::Idle(since) => {
-                let due = later(since, deadlines.idle);
-                (due.min(later(now, deadlines.header_read)), Some(due))
+        let due = match self.phase() {
+            Phase::New(since) | Phase::ReadingHead(since) => {
+                Some(later(since, deadlines.header_read))
             }
-            Phase::ReadingHead(since) => {
-                let due = later(since, deadlines.header_read);
-                (due, Some(due))
-            }
-            Phase::Busy(_) => (later(now, deadlines.idle), None),
-        }
+            Phase::Idle(since) => Some(later(since, deadlines.idle)),
+            Phase::Busy(_) => None,
+        };
+        let soonest_change = later(now, deadlines.header_read.min(deadlines.idle));
+        (
+            due.map_or(soonest_change, |due| due.min(soonest_change)),
+            due,
+        )
     }
 }
 
@@ -299,14 +309,14 @@ mod tests {
     #[test]
     fn each_phase_has_its_own_deadline() {
         let activity = Arc::new(Activity::new());
-        let Phase::Idle(start) = activity.phase() else {
-            panic!("a new connection is idle")
+        let Phase::New(accepted) = activity.phase() else {
+            panic!("a connection starts new")
         };
-        // idle: due after the idle timeout, checked at least every header
-        // timeout
-        let (wake, due) = activity.next_check(D, start);
-        assert_eq!(due, Some(start + D.idle));
-        assert_eq!(wake, start + D.header_read);
+        // new: due one header timeout after the accept, not the idle one
+        assert_eq!(
+            activity.next_check(D, accepted),
+            (accepted + D.header_read, Some(accepted + D.header_read))
+        );
         activity.bytes_arrived();
         let Phase::ReadingHead(first_byte) = activity.phase() else {
             panic!("bytes start a head")
@@ -318,11 +328,20 @@ mod tests {
         // busy (two pipelined requests): no deadline until both end
         let a = activity.begin();
         let b = activity.begin();
+        // (checked every header timeout: the request may end, and a new
+        // head start, at any moment)
         let now = Instant::now();
-        assert_eq!(activity.next_check(D, now), (now + D.idle, None));
+        assert_eq!(activity.next_check(D, now), (now + D.header_read, None));
         drop(a);
-        assert_eq!(activity.next_check(D, now), (now + D.idle, None));
+        assert_eq!(activity.next_check(D, now), (now + D.header_read, None));
         drop(b);
-        assert!(matches!(activity.phase(), Phase::Idle(_)));
+        let Phase::Idle(start) = activity.phase() else {
+            panic!("a connection whose requests ended is idle")
+        };
+        // idle (after a request): due after the idle timeout, checked at
+        // least every header timeout
+        let (wake, due) = activity.next_check(D, start);
+        assert_eq!(due, Some(start + D.idle));
+        assert_eq!(wake, start + D.header_read);
     }
 }

@@ -69,14 +69,19 @@ pub struct HttpOptions {
     pub session_limits: SessionLimits,
     /// A request head (request line and headers) must be complete this long
     /// after its first byte arrived, or the connection is closed: a client
-    /// sending its headers a byte at a time cannot hold a connection.
+    /// sending its headers a byte at a time cannot hold a connection. A new
+    /// connection must also send its first byte this long after it was
+    /// accepted: one that connects and sends nothing is closed then, not
+    /// after the idle timeout.
     pub header_read_timeout: Duration,
     /// A request body must be complete this long after the head, or the
     /// request is answered 408 and the connection closed.
     pub body_read_timeout: Duration,
-    /// A connection with no request in progress (kept alive after one, or
-    /// new and silent) is closed after this long. A response still streaming (SSE) is a request in progress
-    /// and is never cut by it.
+    /// A connection kept alive after a request, with no request in
+    /// progress, is closed after this long. A response still streaming
+    /// (SSE) is a request in progress and is never cut by it. (A new
+    /// connection that has not sent a byte has the shorter
+    /// `header_read_timeout` instead.)
     pub idle_timeout: Duration,
     /// At most this many connections are open at once. Beyond it the
     /// listener stops accepting, so further clients wait in the kernel's
