@@ -19,6 +19,11 @@
 //! - busy (a request is being answered, its response body included): never
 //!   cut here, so SSE streams live as long as they stream; the body read has
 //!   its own deadline in the endpoint.
+//!
+//! The listener may also ask a connection to close early, to admit a new
+//! one at its connection cap (see `live.rs`): [`Activity::shed`] refuses
+//! while busy, and a request that begins before the connection notices
+//! withdraws the request.
 
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
@@ -32,6 +37,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -46,8 +52,9 @@ pub(super) struct Deadlines {
     pub(super) idle: Duration,
 }
 
-/// Serves one connection until it ends, a deadline passes, or shutdown
-/// (then gracefully: the request in progress finishes).
+/// Serves one connection until it ends, a deadline passes, the listener
+/// sheds it (through `activity`), or shutdown (then gracefully: the request
+/// in progress finishes).
 pub(super) async fn serve(
     endpoint: HttpEndpoint,
     deadlines: Deadlines,
@@ -55,8 +62,8 @@ pub(super) async fn serve(
     peer: SocketAddr,
     hangup: Hangup,
     shutdown: CancellationToken,
+    activity: Arc<Activity>,
 ) {
-    let activity = Arc::new(Activity::new());
     let peer_gone = hangup.token().clone();
     let service_activity = activity.clone();
     let service = service_fn(move |req: http::Request<Incoming>| {
@@ -86,6 +93,14 @@ pub(super) async fn serve(
         let (wake, _) = activity.next_check(deadlines, Instant::now());
         tokio::select! {
             biased;
+            // Before the connection: once shed it must not be polled again,
+            // or a request could begin only to be cut (see `Activity::shed`).
+            _ = activity.shed_requested() => {
+                if activity.is_shedding() {
+                    tracing::debug!(%peer, "closing a connection to admit a new one");
+                    break;
+                }
+            }
             result = conn.as_mut() => {
                 if let Err(e) = result {
                     tracing::debug!(error = %e, "HTTP connection ended with an error");
@@ -112,7 +127,7 @@ pub(super) async fn serve(
     drop(hangup);
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// Accepted at this instant; not a byte received since.
     New(Instant),
@@ -125,25 +140,63 @@ enum Phase {
     Busy(usize),
 }
 
-/// Which phase a connection is in, updated by its reads and its service.
+/// How readily a connection is closed to admit a new one at the cap, most
+/// readily first (the derived order is the order of the variants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum ShedClass {
+    /// Never sent a byte: the likeliest to be a client that never will.
+    New,
+    /// Kept alive after a request: the client can open another.
+    Idle,
+    /// Part of a request head received: maybe a slow client, maybe a
+    /// slowloris; a real request is lost, so these go last.
+    ReadingHead,
+}
+
+impl ShedClass {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            ShedClass::New => "never used",
+            ShedClass::Idle => "idle",
+            ShedClass::ReadingHead => "reading a request head",
+        }
+    }
+}
+
+/// A phase, and whether the listener has asked the connection to close.
+#[derive(Debug, Clone, Copy)]
+struct State {
+    phase: Phase,
+    shed: bool,
+}
+
+/// Which phase a connection is in, updated by its reads and its service,
+/// and read by the listener choosing a connection to shed.
 ///
 /// Nothing wakes the connection's loop when the phase changes: that would
 /// re-arm its timer on every request. The loop looks at the phase when its
 /// timer fires, and the timer never sleeps past a deadline the phase could
 /// have reached since (see [`Activity::next_check`]).
-struct Activity {
-    phase: Mutex<Phase>,
+pub(super) struct Activity {
+    state: Mutex<State>,
+    /// Wakes the connection's loop when the listener sheds it.
+    shed_wake: Notify,
 }
 
 impl Activity {
-    fn new() -> Activity {
+    /// A connection accepted now.
+    pub(super) fn new() -> Activity {
         Activity {
-            phase: Mutex::new(Phase::New(Instant::now())),
+            state: Mutex::new(State {
+                phase: Phase::New(Instant::now()),
+                shed: false,
+            }),
+            shed_wake: Notify::new(),
         }
     }
 
     fn phase(&self) -> Phase {
-        *lock_unpoisoned(&self.phase)
+        lock_unpoisoned(&self.state).phase
     }
 
     fn phase_name(&self) -> &'static str {
@@ -155,28 +208,82 @@ impl Activity {
         }
     }
 
-    fn bytes_arrived(&self) {
-        let mut phase = lock_unpoisoned(&self.phase);
-        if let Phase::New(_) | Phase::Idle(_) = *phase {
-            *phase = Phase::ReadingHead(Instant::now());
+    pub(super) fn bytes_arrived(&self) {
+        let mut state = lock_unpoisoned(&self.state);
+        if let Phase::New(_) | Phase::Idle(_) = state.phase {
+            state.phase = Phase::ReadingHead(Instant::now());
         }
     }
 
-    fn begin(self: &Arc<Self>) -> BusyGuard {
-        let mut phase = lock_unpoisoned(&self.phase);
-        *phase = match *phase {
+    pub(super) fn begin(self: &Arc<Self>) -> BusyGuard {
+        let mut state = lock_unpoisoned(&self.state);
+        state.phase = match state.phase {
             Phase::Busy(n) => Phase::Busy(n + 1),
             _ => Phase::Busy(1),
         };
+        // A request that began after the listener chose this connection
+        // wins: the listener sees the shed withdrawn and picks another.
+        state.shed = false;
         BusyGuard(self.clone())
     }
 
     fn end(&self) {
-        let mut phase = lock_unpoisoned(&self.phase);
-        *phase = match *phase {
+        let mut state = lock_unpoisoned(&self.state);
+        state.phase = match state.phase {
             Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
             _ => Phase::Idle(Instant::now()),
         };
+    }
+
+    /// Whether, and how readily, this connection may be closed to admit
+    /// another: its class and the instant its current phase began (older
+    /// goes first). `None` while busy (a request or a stream in progress is
+    /// never cut for a newcomer) or already being shed.
+    pub(super) fn shed_rank(&self) -> Option<(ShedClass, Instant)> {
+        let state = lock_unpoisoned(&self.state);
+        if state.shed {
+            return None;
+        }
+        match state.phase {
+            Phase::New(since) => Some((ShedClass::New, since)),
+            Phase::Idle(since) => Some((ShedClass::Idle, since)),
+            Phase::ReadingHead(since) => Some((ShedClass::ReadingHead, since)),
+            Phase::Busy(_) => None,
+        }
+    }
+
+    /// Asks the connection to close, unless it is busy by now; returns the
+    /// class it was shed as. Checked and marked under one lock, so a
+    /// request cannot have begun in between; one that begins before the
+    /// connection's loop notices withdraws the shed (see `begin`).
+    pub(super) fn shed(&self) -> Option<ShedClass> {
+        let mut state = lock_unpoisoned(&self.state);
+        let class = match state.phase {
+            Phase::New(_) => ShedClass::New,
+            Phase::Idle(_) => ShedClass::Idle,
+            Phase::ReadingHead(_) => ShedClass::ReadingHead,
+            Phase::Busy(_) => return None,
+        };
+        if state.shed {
+            return None;
+        }
+        state.shed = true;
+        drop(state);
+        // `notify_one` keeps a permit if the loop is not waiting right now.
+        self.shed_wake.notify_one();
+        Some(class)
+    }
+
+    /// Whether the listener asked this connection to close and it still
+    /// should (no request began since).
+    pub(super) fn is_shedding(&self) -> bool {
+        lock_unpoisoned(&self.state).shed
+    }
+
+    /// Resolves when the listener sheds the connection; a request that
+    /// began since may have withdrawn the shed (see [`Activity::is_shedding`]).
+    async fn shed_requested(&self) {
+        self.shed_wake.notified().await;
     }
 
     /// When to look again, and when the connection is due to close (`None`
@@ -211,7 +318,7 @@ fn later(at: Instant, by: Duration) -> Instant {
 }
 
 /// Marks a request in progress until dropped.
-struct BusyGuard(Arc<Activity>);
+pub(super) struct BusyGuard(Arc<Activity>);
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
@@ -343,5 +450,30 @@ mod tests {
         let (wake, due) = activity.next_check(D, start);
         assert_eq!(due, Some(start + D.idle));
         assert_eq!(wake, start + D.header_read);
+    }
+
+    #[test]
+    fn a_busy_connection_is_never_shed_and_a_request_withdraws_a_shed() {
+        let activity = Arc::new(Activity::new());
+        assert_eq!(activity.shed_rank().map(|r| r.0), Some(ShedClass::New));
+        let busy = activity.begin();
+        assert_eq!(activity.shed_rank(), None);
+        assert_eq!(activity.shed(), None);
+        drop(busy);
+        assert_eq!(activity.shed_rank().map(|r| r.0), Some(ShedClass::Idle));
+        assert_eq!(activity.shed(), Some(ShedClass::Idle));
+        assert!(activity.is_shedding());
+        // once chosen it is not chosen again
+        assert_eq!(activity.shed_rank(), None);
+        assert_eq!(activity.shed(), None);
+        // a request that begins before the loop notices keeps it open
+        let busy = activity.begin();
+        assert!(!activity.is_shedding());
+        drop(busy);
+        activity.bytes_arrived();
+        assert_eq!(
+            activity.shed_rank().map(|r| r.0),
+            Some(ShedClass::ReadingHead)
+        );
     }
 }
