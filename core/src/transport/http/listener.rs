@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -175,7 +175,7 @@ pub async fn serve(server: Server, options: HttpOptions) -> Result<(), Error> {
 impl HttpServer {
     /// Binds the listening socket.
     pub async fn bind(server: Server, options: HttpOptions) -> Result<HttpServer, Error> {
-        let listener = TcpListener::bind(options.bind).await?;
+        let listener = listen(options.bind)?;
         Ok(HttpServer {
             listener,
             server,
@@ -302,6 +302,31 @@ impl HttpServer {
         live.flush_report();
         Ok(())
     }
+}
+
+/// Connections the kernel may hold completed for the accept loop (capped by
+/// the system, `net.core.somaxconn`: 4096 on Linux since 5.4).
+/// `TcpListener::bind` asks for 128 (mio follows std); when a flood of
+/// connections reaches the cap, shedding makes each accept wait for a
+/// closing connection, a queue that short fills, and every connection past
+/// it has its SYN dropped and retried a second later (then 3 s, 7 s...), a
+/// good client's included.
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// Binds a listening socket as `TcpListener::bind` does, with a longer
+/// backlog.
+fn listen(address: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = match address {
+        SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    // As `TcpListener::bind` (mio) does: a restarted server can bind while
+    // its old connections are in TIME_WAIT. Not on Windows, where it would
+    // let another process take the port.
+    #[cfg(not(windows))]
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// How long the accept loop waits after a failed accept.
