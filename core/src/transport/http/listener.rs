@@ -34,17 +34,20 @@ impl Server {
 /// they are cut.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Settings of the HTTP listener.
+/// Settings of the HTTP listener. The limits among them can also be read
+/// from JSON as [`super::HttpLimits`] (what the bindings do).
 ///
 /// ```
 /// use ferromcp::transport::http::HttpOptions;
 /// use std::time::Duration;
 ///
-/// // A server facing untrusted clients: shorter deadlines, fewer connections.
+/// // A server facing untrusted clients: shorter deadlines, fewer
+/// // connections, at most 32 of them from any one address.
 /// let options = HttpOptions {
 ///     header_read_timeout: Duration::from_secs(5),
 ///     idle_timeout: Duration::from_secs(30),
 ///     max_connections: 256,
+///     max_connections_per_address: Some(32),
 ///     ..HttpOptions::localhost(8000)
 /// };
 /// assert_eq!(options.body_read_timeout, Duration::from_secs(30));
