@@ -15,8 +15,9 @@ use super::listener::HttpOptions;
 /// tunes, as one value: what Python's `limits=`, Node's `limits` and C's
 /// `"limits"` option are read into, then applied onto [`HttpOptions`].
 ///
-/// As JSON it is an object whose members are all optional (a missing one
-/// keeps its default); names are camelCase, and the snake_case spelling is
+/// As JSON it is an object whose members are all optional (a missing one,
+/// or `null`, keeps its default: what a JavaScript `undefined` or a Python
+/// `None` becomes); names are camelCase, and the snake_case spelling is
 /// accepted too. Durations are seconds (a number, fractions allowed).
 ///
 /// | member | default | [`HttpOptions`] field |
@@ -154,8 +155,8 @@ impl From<&HttpOptions> for HttpLimits {
 
 impl HttpLimits {
     /// Reads limits from a JSON object (see the table on [`HttpLimits`]);
-    /// members not given keep their defaults. `null` for the whole value
-    /// means all defaults.
+    /// members not given, or `null`, keep their defaults. `null` for the
+    /// whole value means all defaults.
     pub fn from_json(value: &Value) -> Result<HttpLimits, HttpLimitsError> {
         match value {
             Value::Null => Ok(HttpLimits::default()),
@@ -184,7 +185,9 @@ impl HttpLimits {
         }
         let mut limits = HttpLimits::default();
         for (name, alias) in NAMES {
-            let (key, value) = match (map.get(name), map.get(alias)) {
+            // null is "not given": what `undefined` and `None` become.
+            let given = |key| map.get(key).filter(|v| !v.is_null());
+            let (key, value) = match (given(name), given(alias)) {
                 (None, None) => continue,
                 (Some(_), Some(_)) => return Err(HttpLimitsError::Twice { key: name, alias }),
                 (Some(value), None) => (name, value),
@@ -193,17 +196,7 @@ impl HttpLimits {
             match name {
                 "maxConnections" => limits.max_connections = count(key, value)?,
                 "maxConnectionsPerAddress" => {
-                    limits.max_connections_per_address = match value {
-                        Value::Null => None,
-                        value => Some(count(key, value).map_err(|e| match e {
-                            HttpLimitsError::Invalid { key, got, .. } => HttpLimitsError::Invalid {
-                                key,
-                                expected: "a positive integer or null (no limit)",
-                                got,
-                            },
-                            e => e,
-                        })?),
-                    }
+                    limits.max_connections_per_address = Some(count(key, value)?)
                 }
                 "headerReadTimeout" => limits.header_read_timeout = seconds_of(key, value)?,
                 "bodyReadTimeout" => limits.body_read_timeout = seconds_of(key, value)?,
@@ -345,8 +338,14 @@ mod tests {
             HttpLimits::from_json(&Value::Null).unwrap(),
             HttpLimits::default()
         );
-        let limits = HttpLimits::from_json(&json!({"maxConnectionsPerAddress": null})).unwrap();
+        let limits = HttpLimits::from_json(&json!({
+            "maxConnectionsPerAddress": null,
+            "idleTimeout": null,
+            "idle_timeout": 5,
+        }))
+        .unwrap();
         assert_eq!(limits.max_connections_per_address, None);
+        assert_eq!(limits.idle_timeout, Duration::from_secs(5));
         assert_eq!(HttpLimits::default().max_connections, 1024);
         assert_eq!(HttpLimits::default().max_connections_per_address, None);
     }
@@ -369,7 +368,7 @@ mod tests {
             ),
             (
                 json!({"maxConnectionsPerAddress": -2}),
-                "HTTP limit \"maxConnectionsPerAddress\" must be a positive integer or null (no limit), got -2",
+                "HTTP limit \"maxConnectionsPerAddress\" must be a positive integer, got -2",
             ),
             (
                 json!({"idleTimeout": true}),
