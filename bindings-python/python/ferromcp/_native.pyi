@@ -1,7 +1,7 @@
 """Type stubs of the compiled module ``ferromcp._native`` (private: use ``ferromcp``)."""
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, final
 
 __all__ = [
@@ -221,6 +221,7 @@ class Server:
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         auth: Protection | None = None,
+        limits: Mapping[str, Any] | None = None,
     ) -> None: ...
     def require_scopes(self, kind: str, key: str, scopes: list[str]) -> None: ...
     def start_stdio(self, event_loop: asyncio.AbstractEventLoop | None = None) -> Serving: ...
@@ -234,6 +235,7 @@ class Server:
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         auth: Protection | None = None,
+        limits: Mapping[str, Any] | None = None,
     ) -> Serving: ...
 
 @final
