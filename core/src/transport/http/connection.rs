@@ -23,7 +23,7 @@
 //! The listener may also ask a connection to close early, to admit a new
 //! one at its connection cap (see `live.rs`): [`Activity::shed`] refuses
 //! while busy, and a request that begins before the connection notices
-//! withdraws the request.
+//! withdraws the shed.
 
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
