@@ -163,6 +163,19 @@ impl ShedClass {
     }
 }
 
+/// What the listener sees of a connection when choosing one to shed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Standing {
+    /// Asked to close, not closed yet: its slot is about to free.
+    Shedding,
+    /// Answering a request (its response body included, so a stream):
+    /// never cut for a newcomer.
+    Busy,
+    /// May be closed: how readily, and when its current phase began (the
+    /// older goes first).
+    Sheddable(ShedClass, Instant),
+}
+
 /// A phase, and whether the listener has asked the connection to close.
 #[derive(Debug, Clone, Copy)]
 struct State {
@@ -236,19 +249,17 @@ impl Activity {
     }
 
     /// Whether, and how readily, this connection may be closed to admit
-    /// another: its class and the instant its current phase began (older
-    /// goes first). `None` while busy (a request or a stream in progress is
-    /// never cut for a newcomer) or already being shed.
-    pub(super) fn shed_rank(&self) -> Option<(ShedClass, Instant)> {
+    /// another (one lock: the listener asks every connection at the cap).
+    pub(super) fn standing(&self) -> Standing {
         let state = lock_unpoisoned(&self.state);
         if state.shed {
-            return None;
+            return Standing::Shedding;
         }
         match state.phase {
-            Phase::New(since) => Some((ShedClass::New, since)),
-            Phase::Idle(since) => Some((ShedClass::Idle, since)),
-            Phase::ReadingHead(since) => Some((ShedClass::ReadingHead, since)),
-            Phase::Busy(_) => None,
+            Phase::New(since) => Standing::Sheddable(ShedClass::New, since),
+            Phase::Idle(since) => Standing::Sheddable(ShedClass::Idle, since),
+            Phase::ReadingHead(since) => Standing::Sheddable(ShedClass::ReadingHead, since),
+            Phase::Busy(_) => Standing::Busy,
         }
     }
 
@@ -455,25 +466,26 @@ mod tests {
     #[test]
     fn a_busy_connection_is_never_shed_and_a_request_withdraws_a_shed() {
         let activity = Arc::new(Activity::new());
-        assert_eq!(activity.shed_rank().map(|r| r.0), Some(ShedClass::New));
+        let class = |a: &Activity| match a.standing() {
+            Standing::Sheddable(class, _) => Some(class),
+            _ => None,
+        };
+        assert_eq!(class(&activity), Some(ShedClass::New));
         let busy = activity.begin();
-        assert_eq!(activity.shed_rank(), None);
+        assert_eq!(activity.standing(), Standing::Busy);
         assert_eq!(activity.shed(), None);
         drop(busy);
-        assert_eq!(activity.shed_rank().map(|r| r.0), Some(ShedClass::Idle));
+        assert_eq!(class(&activity), Some(ShedClass::Idle));
         assert_eq!(activity.shed(), Some(ShedClass::Idle));
         assert!(activity.is_shedding());
         // once chosen it is not chosen again
-        assert_eq!(activity.shed_rank(), None);
+        assert_eq!(activity.standing(), Standing::Shedding);
         assert_eq!(activity.shed(), None);
         // a request that begins before the loop notices keeps it open
         let busy = activity.begin();
         assert!(!activity.is_shedding());
         drop(busy);
         activity.bytes_arrived();
-        assert_eq!(
-            activity.shed_rank().map(|r| r.0),
-            Some(ShedClass::ReadingHead)
-        );
+        assert_eq!(class(&activity), Some(ShedClass::ReadingHead));
     }
 }

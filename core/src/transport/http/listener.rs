@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::connection::{self, Activity, Deadlines};
 use super::embed::{EndpointOptions, HttpEndpoint};
 use super::hangup::HangupWatcher;
-use super::live::{Cause, Live};
+use super::live::{Cause, Live, Shed};
 use crate::legacy::SessionLimits;
 use crate::protocol::jsonrpc::error_value;
 use crate::server::Server;
@@ -349,9 +349,7 @@ async fn admit(slots: &Arc<Semaphore>, live: &Live, cap: usize) -> OwnedSemaphor
         if let Ok(slot) = slots.clone().try_acquire_owned() {
             return slot;
         }
-        if !live.shedding()
-            && let Some(class) = live.shed_one(None)
-        {
+        if let Shed::Started(class) = live.shed_for_cap() {
             live.report(Some(class), Cause::Cap(cap));
         }
         // The semaphore is never closed, so an error cannot happen; were it

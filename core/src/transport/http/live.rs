@@ -7,13 +7,13 @@
 //! holds every slot until its connections time out, and real clients wait
 //! in the kernel's backlog behind the silent ones, wave after wave.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
-use super::connection::{Activity, ShedClass};
+use super::connection::{Activity, ShedClass, Standing};
 use crate::rpc::lock_unpoisoned;
 
 /// Why a connection was shed or refused.
@@ -31,10 +31,23 @@ pub(super) struct Live {
     report: Mutex<Report>,
 }
 
+/// What came of asking for a connection to be shed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shed {
+    /// One was asked to close, of this class.
+    Started(ShedClass),
+    /// One is closing already (only when asked to wait for it).
+    InProgress,
+    /// Every candidate is busy.
+    Nothing,
+}
+
 #[derive(Default)]
 struct Table {
     next_id: u64,
-    entries: HashMap<u64, Entry>,
+    /// By id, that is in accept order: the first never-used connection met
+    /// is the oldest one.
+    entries: BTreeMap<u64, Entry>,
     /// Connections per address, shed or not; an address absent has none.
     per_address: HashMap<IpAddr, usize>,
 }
@@ -101,18 +114,16 @@ impl Live {
         let staying = table
             .entries
             .values()
-            .filter(|e| e.peer == peer && !e.activity.is_shedding())
+            .filter(|e| e.peer == peer && e.activity.standing() != Standing::Shedding)
             .count();
         staying >= limit
     }
 
-    /// Whether a connection was asked to close and has not yet: its slot
-    /// is about to free, so there is no need to shed another.
-    pub(super) fn shedding(&self) -> bool {
-        lock_unpoisoned(&self.table)
-            .entries
-            .values()
-            .any(|e| e.activity.is_shedding())
+    /// At the connection cap: unless a connection is closing already (its
+    /// slot is about to free), asks the one that matters least to close
+    /// (see [`Live::shed_one`]).
+    pub(super) fn shed_for_cap(&self) -> Shed {
+        self.shed(None, true)
     }
 
     /// Asks the connection that matters least (of those from `only`, if
@@ -120,23 +131,51 @@ impl Live {
     /// reading a request head; oldest first within each; never a busy one.
     /// Returns its class, or `None` when every candidate is busy.
     pub(super) fn shed_one(&self, only: Option<IpAddr>) -> Option<ShedClass> {
+        match self.shed(only, false) {
+            Shed::Started(class) => Some(class),
+            Shed::InProgress | Shed::Nothing => None,
+        }
+    }
+
+    /// One pass over the table in accept order, which under a flood of
+    /// silent connections ends at its first entries: the one closing
+    /// already, or the oldest never-used one (no other can beat it).
+    fn shed(&self, only: Option<IpAddr>, wait_for_shedding: bool) -> Shed {
         let table = lock_unpoisoned(&self.table);
         // A candidate can turn busy between being ranked and being shed
         // (`Activity::shed` then refuses): rank again, at most once per
         // candidate.
         for _ in 0..table.entries.len() {
-            let victim = table
-                .entries
-                .values()
-                .filter(|e| only.is_none_or(|peer| e.peer == peer))
-                .filter_map(|e| e.activity.shed_rank().map(|rank| (rank, &e.activity)))
-                .min_by_key(|(rank, _)| *rank)
-                .map(|(_, activity)| activity)?;
+            let mut best: Option<((ShedClass, Instant), &Arc<Activity>)> = None;
+            for entry in table.entries.values() {
+                if only.is_some_and(|peer| entry.peer != peer) {
+                    continue;
+                }
+                match entry.activity.standing() {
+                    Standing::Shedding if wait_for_shedding => return Shed::InProgress,
+                    Standing::Shedding | Standing::Busy => {}
+                    Standing::Sheddable(class, since) => {
+                        if best.is_none_or(|(rank, _)| (class, since) < rank) {
+                            best = Some(((class, since), &entry.activity));
+                        }
+                        // Ids follow accepts, so this is the oldest
+                        // never-used one. (A connection closing further on
+                        // is not looked for: shedding one more silent
+                        // connection than needed is harmless.)
+                        if class == ShedClass::New {
+                            break;
+                        }
+                    }
+                }
+            }
+            let Some((_, victim)) = best else {
+                return Shed::Nothing;
+            };
             if let Some(class) = victim.shed() {
-                return Some(class);
+                return Shed::Started(class);
             }
         }
-        None
+        Shed::Nothing
     }
 
     /// Logs a shed connection at debug, and a summary of sheds and
@@ -277,16 +316,20 @@ mod tests {
         let newer_new = Arc::new(Activity::new());
         let _r5 = live.register(A, newer_new.clone());
 
-        assert!(!live.shedding());
-        assert_eq!(live.shed_one(None), Some(ShedClass::New));
+        assert_eq!(live.shed_for_cap(), Shed::Started(ShedClass::New));
         assert!(older_new.is_shedding() && !newer_new.is_shedding());
-        assert!(live.shedding());
+        // not another while that one closes
+        assert_eq!(live.shed_for_cap(), Shed::InProgress);
         assert_eq!(live.shed_one(None), Some(ShedClass::New));
         assert!(newer_new.is_shedding());
         assert_eq!(live.shed_one(None), Some(ShedClass::Idle));
         assert_eq!(live.shed_one(None), Some(ShedClass::ReadingHead));
         assert_eq!(live.shed_one(None), None, "the busy one stays");
         assert!(!busy.is_shedding());
+        // once the closing ones are gone, nothing is left to shed
+        let live = Arc::new(Live::new());
+        let _r = live.register(A, busy.clone());
+        assert_eq!(live.shed_for_cap(), Shed::Nothing);
     }
 
     #[test]
