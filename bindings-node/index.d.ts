@@ -213,8 +213,53 @@ export interface ToolDefinition<S extends Schema = Schema> extends Decorations {
  */
 export type ToolHandler<Args = any> = (args: Args, ctx: RequestContext) => unknown;
 
+/**
+ * Limits of the HTTP server against clients that hold it without using it
+ * (`limits` of {@link HttpOptions}). Every member is optional; a missing
+ * one (or `undefined`, `null`) keeps its default. The Rust core reads them
+ * (`transport::http::HttpLimits`), so names, defaults and errors are the
+ * same in every language; an unknown member or a bad value makes
+ * `serveHttp()` throw, naming it. See docs/SECURITY.md.
+ *
+ * @example
+ * ```js
+ * await server.serveHttp({ port: 8000, limits: { maxConnectionsPerAddress: 32, idleTimeout: 30 } });
+ * ```
+ */
+export interface HttpLimits {
+  /**
+   * Connections served at once (default 1024, lowered to fit the descriptor
+   * limit). At the cap a new client is admitted by closing a connection
+   * doing nothing (never used first, then idle, oldest first); only when
+   * all are busy does it wait.
+   */
+  maxConnections?: number;
+  /**
+   * Connections from one IP address (default: no limit). Over it the
+   * address's own oldest idle connection is closed, or the new one refused
+   * with 429. Behind a reverse proxy every client has the proxy's address.
+   */
+  maxConnectionsPerAddress?: number | null;
+  /**
+   * Seconds for a request head to arrive after its first byte, and for a
+   * new connection to send its first byte (default 10).
+   */
+  headerReadTimeout?: number;
+  /** Seconds for a request body to arrive after its head (default 30). */
+  bodyReadTimeout?: number;
+  /**
+   * Seconds a kept-alive connection may wait for its next request (default
+   * 60); a streaming response is never cut.
+   */
+  idleTimeout?: number;
+  /** Largest request body in bytes (default 16 MiB). */
+  maxBodyBytes?: number;
+}
+
 /** Where and how to serve Streamable HTTP. */
-export interface HttpOptions extends NativeHttpOptions {
+export interface HttpOptions extends Omit<NativeHttpOptions, 'limits'> {
+  /** Connection cap, per-address limit, timeouts and body size (see {@link HttpLimits}). */
+  limits?: HttpLimits;
   /** Called once the socket is bound, with the real address (useful with `port: 0`). */
   onListening?: (address: HttpAddress) => void;
   /**

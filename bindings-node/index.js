@@ -426,8 +426,15 @@ class Server {
    * arrives; stopping is graceful, as for `serveStdio()`. `onListening`
    * receives the bound address (useful with `port: 0`). Rejects with an
    * {@link McpError} if the address cannot be bound.
+   * `limits` tunes the connection cap, the per-address limit, the timeouts
+   * (seconds) and the body size limit; an unknown member or a bad value
+   * throws, naming it:
+   * `serveHttp({ port: 8000, limits: { maxConnectionsPerAddress: 32, idleTimeout: 30 } })`.
    * @param {{ port?: number, host?: string, path?: string, allowedHosts?: string[],
    *   allowedOrigins?: string[], handleSignals?: boolean,
+   *   limits?: { maxConnections?: number, maxConnectionsPerAddress?: number | null,
+   *     headerReadTimeout?: number, bodyReadTimeout?: number, idleTimeout?: number,
+   *     maxBodyBytes?: number },
    *   onListening?: (address: { host: string, port: number, url: string }) => void }} [options]
    * @returns {Promise<void>}
    */

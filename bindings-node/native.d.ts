@@ -435,6 +435,13 @@ export interface HttpOptions {
    * default: loopback origins only.
    */
   allowedOrigins?: Array<string>
+  /**
+   * Core's `HttpLimits` (`maxConnections`, `maxConnectionsPerAddress`,
+   * `headerReadTimeout`, `bodyReadTimeout`, `idleTimeout` in seconds,
+   * `maxBodyBytes`); a missing member keeps its default, an unknown one
+   * or a bad value throws, naming it.
+   */
+  limits?: Record<string, number | null>
 }
 
 /**

@@ -2252,10 +2252,33 @@ enum ferromcp_status ferromcp_server_new_with_options(const char *name,
  *     DNS rebinding (default: the loopback names when listening on
  *     loopback, any host otherwise);
  *   - `"allowedOrigins"`: Origin values accepted, exactly (default:
- *     loopback origins only).
+ *     loopback origins only);
+ *   - `"limits"`: an object with any of (a missing or null member keeps
+ *     its default; snake_case names are accepted too)
+ *     - `"maxConnections"`: connections served at once (default 1024,
+ *       lowered to fit the descriptor limit). At the cap a new client is
+ *       admitted by closing a connection doing nothing (never used first,
+ *       then idle, oldest first); only when all are busy does it wait;
+ *     - `"maxConnectionsPerAddress"`: connections from one IP address
+ *       (default: no limit). Over it the address's own oldest idle
+ *       connection is closed, or the new one refused with 429. Behind a
+ *       reverse proxy every client has the proxy's address;
+ *     - `"headerReadTimeout"`: seconds for a request head to arrive after
+ *       its first byte, and for a new connection to send its first byte
+ *       (default 10);
+ *     - `"bodyReadTimeout"`: seconds for a body after its head (default 30);
+ *     - `"idleTimeout"`: seconds a kept-alive connection may wait for its
+ *       next request (default 60); a streaming response is never cut;
+ *     - `"maxBodyBytes"`: largest request body (default 16777216).
  *
  * Returns what ferromcp_server_serve_http() returns, and
- * FERROMCP_INVALID_JSON for bad options (unknown members included).
+ * FERROMCP_INVALID_JSON for bad options (unknown members included; the
+ * error message, ferromcp_last_error_message(), names the member).
+ *
+ * ```c
+ * ferromcp_server_serve_http_ex(server, "127.0.0.1", 8000,
+ *     "{\"limits\":{\"maxConnectionsPerAddress\":32,\"idleTimeout\":30}}");
+ * ```
  *
  * Threads: any thread the caller owns. One serve call per server at a time.
  *

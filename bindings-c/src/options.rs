@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ferromcp_core::protocol::Implementation;
 use ferromcp_core::server::{SealKey, Server, ServerOptions};
-use ferromcp_core::transport::http::HttpOptions;
+use ferromcp_core::transport::http::{HttpLimits, HttpOptions};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{check_out, parse_json_object, required_ref, required_str};
@@ -162,10 +162,33 @@ pub unsafe extern "C" fn ferromcp_server_new_with_options(
 ///     DNS rebinding (default: the loopback names when listening on
 ///     loopback, any host otherwise);
 ///   - `"allowedOrigins"`: Origin values accepted, exactly (default:
-///     loopback origins only).
+///     loopback origins only);
+///   - `"limits"`: an object with any of (a missing or null member keeps
+///     its default; snake_case names are accepted too)
+///     - `"maxConnections"`: connections served at once (default 1024,
+///       lowered to fit the descriptor limit). At the cap a new client is
+///       admitted by closing a connection doing nothing (never used first,
+///       then idle, oldest first); only when all are busy does it wait;
+///     - `"maxConnectionsPerAddress"`: connections from one IP address
+///       (default: no limit). Over it the address's own oldest idle
+///       connection is closed, or the new one refused with 429. Behind a
+///       reverse proxy every client has the proxy's address;
+///     - `"headerReadTimeout"`: seconds for a request head to arrive after
+///       its first byte, and for a new connection to send its first byte
+///       (default 10);
+///     - `"bodyReadTimeout"`: seconds for a body after its head (default 30);
+///     - `"idleTimeout"`: seconds a kept-alive connection may wait for its
+///       next request (default 60); a streaming response is never cut;
+///     - `"maxBodyBytes"`: largest request body (default 16777216).
 ///
 /// Returns what ferromcp_server_serve_http() returns, and
-/// FERROMCP_INVALID_JSON for bad options (unknown members included).
+/// FERROMCP_INVALID_JSON for bad options (unknown members included; the
+/// error message, ferromcp_last_error_message(), names the member).
+///
+/// ```c
+/// ferromcp_server_serve_http_ex(server, "127.0.0.1", 8000,
+///     "{\"limits\":{\"maxConnectionsPerAddress\":32,\"idleTimeout\":30}}");
+/// ```
 ///
 /// Threads: any thread the caller owns. One serve call per server at a time.
 ///
@@ -189,7 +212,7 @@ pub unsafe extern "C" fn ferromcp_server_serve_http_ex(
         };
         only_known(
             &map,
-            &["path", "allowedHosts", "allowedOrigins", "auth"],
+            &["path", "allowedHosts", "allowedOrigins", "auth", "limits"],
             NAME,
         )?;
         let mut options = HttpOptions {
@@ -209,6 +232,11 @@ pub unsafe extern "C" fn ferromcp_server_serve_http_ex(
         }
         if let Some(origins) = map.get("allowedOrigins") {
             options.allowed_origins = Some(strings(origins, NAME, "allowedOrigins")?);
+        }
+        if let Some(limits) = map.get("limits") {
+            HttpLimits::from_json(limits)
+                .map_err(|e| bad(NAME, format!("\"limits\": {e}")))?
+                .apply(&mut options);
         }
         if let Some(auth) = map.get("auth") {
             options.auth = Some(crate::auth::protection(server, auth)?);

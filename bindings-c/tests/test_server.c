@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -440,8 +441,12 @@ struct serve_job {
 
 static void *serve(void *arg) {
     struct serve_job *job = arg;
-    job->status = ferromcp_server_serve_http_ex(job->server, "127.0.0.1", 0,
-                                                "{\"path\":\"/mcp\",\"allowedOrigins\":[]}");
+    /* A short first-byte deadline, so that the silent connection below is
+     * closed soon (the requests of this test are sent whole at once). */
+    job->status = ferromcp_server_serve_http_ex(
+        job->server, "127.0.0.1", 0,
+        "{\"path\":\"/mcp\",\"allowedOrigins\":[],"
+        "\"limits\":{\"headerReadTimeout\":1,\"idleTimeout\":3600}}");
     return NULL;
 }
 
@@ -512,6 +517,16 @@ int main(void) {
                  FERROMCP_OK);
     CHECK_STATUS(ferromcp_server_notify_resource_updated(server, "test://text"), FERROMCP_OK);
 
+    /* Bad limits are refused, naming the member. */
+    CHECK_STATUS(ferromcp_server_serve_http_ex(server, "127.0.0.1", 0,
+                                               "{\"limits\":{\"idleTimeout\":0}}"),
+                 FERROMCP_INVALID_JSON);
+    CHECK_CONTAINS(ferromcp_last_error_message(), "\"idleTimeout\" must be a positive number");
+    CHECK_STATUS(ferromcp_server_serve_http_ex(server, "127.0.0.1", 0,
+                                               "{\"limits\":{\"maxConections\":5}}"),
+                 FERROMCP_INVALID_JSON);
+    CHECK_CONTAINS(ferromcp_last_error_message(), "unknown HTTP limit \"maxConections\"");
+
     struct serve_job job = {server, FERROMCP_INTERNAL};
     pthread_t thread;
     CHECK(pthread_create(&thread, NULL, serve, &job) == 0);
@@ -520,6 +535,20 @@ int main(void) {
         sleep_ms(20);
     }
     CHECK(port != 0);
+
+    /* The limits apply: a connection that sends nothing is closed at the
+     * header timeout (1 s), not the idle one (an hour). */
+    {
+        int silent = http_connect(port);
+        CHECK(silent >= 0);
+        if (silent >= 0) {
+            struct timeval wait = {30, 0};
+            setsockopt(silent, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+            char byte;
+            CHECK(read(silent, &byte, 1) == 0);
+            close(silent);
+        }
+    }
 
     char *r = post_2026(port, "tools/call", "facts",
                         "{\"name\":\"facts\",\"arguments\":{}," META_2026("{}") "}");

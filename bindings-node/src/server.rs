@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 
 use ferromcp::protocol::{Implementation, Tool};
 use ferromcp::server::{Server, ServerOptions};
-use ferromcp::transport::http::{HttpOptions, HttpServer};
+use ferromcp::transport::http::{HttpLimits, HttpOptions, HttpServer};
 use napi::bindgen_prelude::{Function, Object};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status, Unknown};
@@ -64,6 +64,12 @@ pub struct JsHttpOptions {
     /// `Origin` values accepted (exact, e.g. `"https://app.example"`);
     /// default: loopback origins only.
     pub allowed_origins: Option<Vec<String>>,
+    /// Core's `HttpLimits` (`maxConnections`, `maxConnectionsPerAddress`,
+    /// `headerReadTimeout`, `bodyReadTimeout`, `idleTimeout` in seconds,
+    /// `maxBodyBytes`); a missing member keeps its default, an unknown one
+    /// or a bad value throws, naming it.
+    #[napi(ts_type = "Record<string, number | null>")]
+    pub limits: Option<serde_json::Value>,
 }
 
 /// The address an HTTP server listens on.
@@ -248,7 +254,15 @@ impl JsServer {
             path: None,
             allowed_hosts: None,
             allowed_origins: None,
+            limits: None,
         });
+        // Read before the promise: a bad limit is the caller's mistake,
+        // thrown at the call like a wrong argument type.
+        let limits = match &options.limits {
+            Some(limits) => HttpLimits::from_json(limits)
+                .map_err(|e| napi::Error::new(Status::InvalidArg, e.to_string()))?,
+            None => HttpLimits::default(),
+        };
         runtime::spawn_promise(env, async move {
             let mut http = HttpOptions {
                 shutdown,
@@ -266,6 +280,7 @@ impl JsServer {
             http.allowed_hosts = options.allowed_hosts;
             http.allowed_origins = options.allowed_origins;
             http.auth = auth;
+            limits.apply(&mut http);
             let path = http.path.clone();
             let bound = HttpServer::bind(server, http).await?;
             let local = bound.local_addr()?;

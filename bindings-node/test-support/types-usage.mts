@@ -1,7 +1,7 @@
 // Compiled (never run) by test/types.test.mjs: the public typings must accept
 // this usage and reject the misuse marked @ts-expect-error.
 
-import { Server, McpError, RequestContext, type HttpAddress, type ToolHandler } from 'ferromcp';
+import { Server, McpError, RequestContext, type HttpAddress, type HttpLimits, type ToolHandler } from 'ferromcp';
 
 const server: Server = new Server({ name: 'typed', version: '1.0.0', instructions: 'Be brief.' });
 
@@ -24,11 +24,21 @@ const chained: Server = server
 const names: string[] = chained.toolNames;
 const removed: boolean = server.removeTool(names[0] ?? 'echo');
 
+const limits: HttpLimits = {
+  maxConnections: 256,
+  maxConnectionsPerAddress: null,
+  headerReadTimeout: 2.5,
+  bodyReadTimeout: 30,
+  idleTimeout: 30,
+  maxBodyBytes: 1 << 20,
+};
+
 async function serve(): Promise<void> {
   await server.serveHttp({
     port: 0,
     host: '127.0.0.1',
     path: '/mcp',
+    limits,
     onListening: (address: HttpAddress) => {
       const url: string = address.url;
       const port: number = address.port;
@@ -59,3 +69,7 @@ new Server({ name: 'no-version' });
 server.tool('bad', {}, 'not a function');
 // @ts-expect-error: ports are numbers
 server.serveHttp({ port: '8000' });
+// @ts-expect-error: limits are named in camelCase and known
+server.serveHttp({ limits: { maxConections: 5 } });
+// @ts-expect-error: timeouts are numbers of seconds
+server.serveHttp({ limits: { idleTimeout: '30s' } });

@@ -3,6 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 
 import { Server, McpError } from '../index.mjs';
 import { postMcp } from '../test-support/helpers.mjs';
@@ -127,4 +128,46 @@ test('close() resolves serveHttp and the server can serve again', async () => {
   assert.deepEqual(echo.body.result.content, [{ type: 'text', text: 'back' }]);
   server.close();
   await secondRun.served;
+});
+
+test('limits apply: a silent connection is closed at the header timeout', async () => {
+  const server = echoAddServer();
+  const { address, served } = await listen(server, { limits: { headerReadTimeout: 0.3, idle_timeout: 3600 } });
+  try {
+    const started = Date.now();
+    await new Promise((resolve, reject) => {
+      const silent = net.connect(address.port, '127.0.0.1');
+      const timer = setTimeout(() => reject(new Error('the silent connection was kept')), 10_000);
+      silent.on('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      silent.on('error', () => {});
+      silent.resume();
+    });
+    assert.ok(Date.now() - started < 5_000);
+    const echo = await postMcp(address.url, 1, 'tools/call', { name: 'echo', arguments: { text: 'hi' } }, { name: 'echo' });
+    assert.equal(echo.status, 200);
+  } finally {
+    server.close();
+  }
+  await served;
+});
+
+test('bad limits throw, naming the member', () => {
+  const server = echoAddServer();
+  for (const [limits, message] of [
+    [{ idleTimeout: 0 }, 'HTTP limit "idleTimeout" must be a positive number of seconds, got 0'],
+    [{ maxConnections: 'many' }, 'HTTP limit "maxConnections" must be a positive integer, got "many"'],
+    [{ maxConnectionsPerAddress: 1.5 }, 'HTTP limit "maxConnectionsPerAddress" must be a positive integer, got 1.5'],
+    [{ idle: 1 }, 'unknown HTTP limit "idle"'],
+  ]) {
+    assert.throws(
+      () => server.serveHttp({ port: 0, limits, handleSignals: false }),
+      (error) => {
+        assert.ok(error.message.includes(message), error.message);
+        return true;
+      },
+    );
+  }
 });

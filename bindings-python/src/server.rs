@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use ferromcp::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use ferromcp::server::{Server, ServerOptions};
-use ferromcp::transport::http::{HttpOptions, HttpServer};
+use ferromcp::transport::http::{HttpLimits, HttpOptions, HttpServer};
 
 use crate::auth::PyProtection;
 use crate::handler::{HandlerKind, PyRefs, PyToolHandler};
@@ -282,7 +282,7 @@ impl PyServer {
     /// Serves Streamable HTTP at `http://host:port/mcp` (or `path`),
     /// blocking with the GIL released. Ctrl-C stops the server and raises
     /// KeyboardInterrupt. See `start_http` for the options.
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None))]
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None, limits=None))]
     #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python method
     fn serve_http(
         slf: &Bound<'_, Self>,
@@ -293,6 +293,7 @@ impl PyServer {
         allowed_hosts: Option<Vec<String>>,
         allowed_origins: Option<Vec<String>>,
         auth: Option<PyRef<'_, PyProtection>>,
+        limits: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         Self::start_http(
             slf,
@@ -303,6 +304,7 @@ impl PyServer {
             allowed_hosts,
             allowed_origins,
             auth,
+            limits,
         )?
         .inner
         .block(slf.py())
@@ -350,8 +352,13 @@ impl PyServer {
     /// handlers. `path` is the endpoint (default `/mcp`);
     /// `allowed_hosts` / `allowed_origins` replace core's defaults for the
     /// `Host` and `Origin` checks (loopback names and origins when bound to
-    /// a loopback address).
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None))]
+    /// a loopback address). `limits` is a dict of core's `HttpLimits`
+    /// (`max_connections`, `max_connections_per_address`,
+    /// `header_read_timeout`, `body_read_timeout`, `idle_timeout` in
+    /// seconds, `max_body_bytes`; camelCase accepted too); a missing key
+    /// keeps its default, an unknown key or a bad value raises ValueError
+    /// naming it.
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None, limits=None))]
     #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python method
     fn start_http(
         slf: &Bound<'_, Self>,
@@ -362,8 +369,16 @@ impl PyServer {
         allowed_hosts: Option<Vec<String>>,
         allowed_origins: Option<Vec<String>>,
         auth: Option<PyRef<'_, PyProtection>>,
+        limits: Option<Bound<'_, PyAny>>,
     ) -> PyResult<PyServing> {
         let py = slf.py();
+        // Read before anything binds or registers: a bad limit is the
+        // caller's mistake and must leave nothing behind.
+        let limits = match limits {
+            Some(limits) => HttpLimits::from_json(&convert::from_python(&limits, None)?)
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?,
+            None => HttpLimits::default(),
+        };
         let (auth, verifier) = match auth {
             Some(p) => {
                 let (protection, registered) = p.build(py, &slf.get().refs)?;
@@ -374,7 +389,7 @@ impl PyServer {
         let bind = resolve(py, host, port)?;
         let stop = CancellationToken::new();
         let defaults = HttpOptions::default();
-        let options = HttpOptions {
+        let mut options = HttpOptions {
             bind,
             shutdown: stop.clone(),
             path: path.unwrap_or(defaults.path.clone()),
@@ -383,6 +398,7 @@ impl PyServer {
             auth,
             ..defaults
         };
+        limits.apply(&mut options);
         let server = slf.get().server.clone();
         let bound = py
             .detach(|| ferromcp::runtime::get().block_on(HttpServer::bind(server, options)))

@@ -1,5 +1,5 @@
 """Serving: many concurrent async handlers, the HTTP options of
-run/serve/start (path, allowed hosts and origins), and servers with every
+run/serve/start (path, allowed hosts and origins, limits), and servers with every
 kind of handler being garbage-collected once dropped."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import socket
 import threading
 import time
 import urllib.error
@@ -105,6 +106,41 @@ def test_http_path_and_allowed_hosts_and_origins() -> None:
     finally:
         serving.stop()
         assert serving.wait(10)
+
+
+def test_http_limits_are_applied() -> None:
+    server = ferromcp.Server("limits")
+    server.add_tool(lambda: "ok", name="ok")
+    # a silent connection is closed at the header timeout (here 0.3 s, the
+    # idle timeout an hour); camelCase keys are accepted too
+    serving = server.start("http", port=0, limits={"header_read_timeout": 0.3, "idleTimeout": 3600})
+    try:
+        port = serving.port
+        assert port is not None
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as silent:
+            started = time.monotonic()
+            assert silent.recv(1) == b""  # closed by the server
+            assert time.monotonic() - started < 5
+        assert post(port, "/mcp")[0] == 200
+    finally:
+        serving.stop()
+        assert serving.wait(10)
+
+
+@pytest.mark.parametrize(
+    ("limits", "message"),
+    [
+        ({"idle_timeout": 0}, 'HTTP limit "idle_timeout" must be a positive number of seconds, got 0'),
+        ({"max_connections": "many"}, 'HTTP limit "max_connections" must be a positive integer, got "many"'),
+        ({"max_connections_per_address": True}, 'HTTP limit "max_connections_per_address" must be'),
+        ({"idle": 1}, 'unknown HTTP limit "idle"'),
+    ],
+)
+def test_bad_http_limits_raise_value_error_naming_the_key(limits: Any, message: str) -> None:
+    server = ferromcp.Server("bad-limits")
+    with pytest.raises(ValueError) as raised:
+        server.start("http", port=0, limits=limits)
+    assert message in str(raised.value)
 
 
 def test_default_http_options_accept_loopback_only() -> None:

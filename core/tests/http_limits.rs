@@ -2,13 +2,13 @@
 //! without using them (issue 11 item 2): a request head must arrive within
 //! `header_read_timeout` of its first byte, a body within
 //! `body_read_timeout`, an idle keep-alive connection closes after
-//! `idle_timeout` (never while a response streams), and at most
-//! `max_connections` connections are served at once (the rest wait to be
-//! accepted).
+//! `idle_timeout` (never while a response streams). The connection cap,
+//! silent connections and the per-address limit are tested in
+//! `http_connections.rs`.
 
 mod common;
 
-use common::{Http, QUIET, TIMEOUT, headers_for, read_response, request};
+use common::{Http, TIMEOUT, headers_for, read_response, request};
 use ferromcp::protocol::Tool;
 use ferromcp::server::{RequestContext, Server, ToolOutput};
 use serde_json::{Value, json};
@@ -183,30 +183,4 @@ async fn a_body_that_does_not_arrive_in_time_is_answered_408() {
         closed_within(&mut conn, TIMEOUT).await,
         "the connection of an unread body stayed open"
     );
-}
-
-#[tokio::test]
-async fn beyond_max_connections_a_connection_waits_until_one_closes() {
-    let http = Http::start_with(server(Arc::default()), |o| o.max_connections = 1).await;
-    // the first connection holds the only slot, idle after its request
-    let mut first = connect(&http).await;
-    first
-        .write_all(list_request(http.port).as_bytes())
-        .await
-        .unwrap();
-    assert_eq!(read_response(&mut first).await.0, 200);
-    // the second is not served while the first is open (the kernel
-    // completes its handshake; the server does not accept it yet)
-    let mut second = connect(&http).await;
-    second
-        .write_all(list_request(http.port).as_bytes())
-        .await
-        .unwrap();
-    let mut byte = [0u8; 1];
-    let early = tokio::time::timeout(QUIET * 2, second.read(&mut byte)).await;
-    assert!(early.is_err(), "served beyond the cap: {early:?}");
-    // once the first closes, the waiting one is served
-    drop(first);
-    let (status, body) = read_response(&mut second).await;
-    assert_eq!(status, 200, "{body}");
 }

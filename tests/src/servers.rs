@@ -117,6 +117,51 @@ pub async fn start_with(
     }
 }
 
+/// An example server's HTTP process, without a client (for tests that
+/// speak raw HTTP to it); killed on drop.
+pub struct HttpProcess {
+    /// The port it serves on (`http://127.0.0.1:{port}/mcp`).
+    pub port: u16,
+    child: Child,
+}
+
+impl HttpProcess {
+    /// Starts `fixture` in `language` serving HTTP on a free port and waits
+    /// until it listens. `configure` adjusts the command first (e.g. a
+    /// `pre_exec` that lowers a resource limit).
+    pub fn spawn(
+        manifest: &Manifest,
+        fixture: &str,
+        language: &str,
+        configure: impl FnOnce(&mut Command),
+    ) -> Result<HttpProcess, String> {
+        let port = free_port()?;
+        let argv = manifest.command(fixture, language, Transport::Http, Some(port))?;
+        check_program(&argv)?;
+        let mut command = Command::new(&argv[0]);
+        command
+            .args(&argv[1..])
+            .current_dir(repo_root())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        configure(&mut command);
+        let child = command
+            .spawn()
+            .map_err(|e| format!("starting {argv:?}: {e}"))?;
+        let mut process = HttpProcess { port, child };
+        wait_for_port(port, Duration::from_secs(20), Some(&mut process.child))?;
+        Ok(process)
+    }
+}
+
+impl Drop for HttpProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn wait_for_port(port: u16, limit: Duration, child: Option<&mut Child>) -> Result<(), String> {
     let started = Instant::now();
     let mut child = child;

@@ -49,7 +49,7 @@ from .errors import (
     UrlElicitationRequiredError,
 )
 from .oauth import LoopbackRedirect, OAuth, TokenStore
-from .server import Server, Transport
+from .server import HttpLimits, Server, Transport
 
 # The version compiled into the extension, which is the wheel's (both come
 # from Cargo.toml). Not importlib.metadata: importing it costs about 60 ms,
@@ -72,6 +72,7 @@ __all__ = [
     "Context",
     "ElicitResult",
     "HeaderMismatchError",
+    "HttpLimits",
     "InputRequired",
     "InternalError",
     "InvalidDefinitionError",

@@ -223,6 +223,7 @@ class Server:
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         auth: Protection | None = None,
+        limits: Mapping[str, Any] | None = None,
     ) -> None: ...
     def require_scopes(self, kind: str, key: str, scopes: list[str]) -> None: ...
     def start_stdio(self, event_loop: asyncio.AbstractEventLoop | None = None) -> Serving: ...
@@ -236,6 +237,7 @@ class Server:
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         auth: Protection | None = None,
+        limits: Mapping[str, Any] | None = None,
     ) -> Serving: ...
 
 @final

@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypedDict, TypeVar, overload
 
 from . import _native
 from ._json import json_default
@@ -26,11 +26,45 @@ from .auth import Protection
 from .context import Context
 from .errors import ConnectionClosedError
 
-__all__ = ["Server", "Transport"]
+__all__ = ["HttpLimits", "Server", "Transport"]
 
 Transport = Literal["stdio", "http"]
 """How a server is reached: ``"stdio"`` (newline-delimited JSON-RPC on
 stdin/stdout) or ``"http"`` (Streamable HTTP at ``http://host:port/mcp``)."""
+
+
+class HttpLimits(TypedDict, total=False):
+    """Limits of the HTTP server against clients that hold it without using
+    it (``limits=`` of :meth:`Server.run`, :meth:`Server.serve` and
+    :meth:`Server.start`). Every key is optional; a missing one keeps the
+    default. Core reads them (``transport::http::HttpLimits``), so they and
+    their defaults are the same in every language; an unknown key or a bad
+    value raises ``ValueError`` naming it. See docs/SECURITY.md.
+
+    >>> limits: HttpLimits = {"max_connections": 256, "idle_timeout": 30.0}
+    """
+
+    max_connections: int
+    """Connections served at once (default 1024, lowered to fit the
+    descriptor limit). At the cap a new client is admitted by closing a
+    connection doing nothing (never used first, then idle, oldest first);
+    only when all are busy does it wait."""
+    max_connections_per_address: int | None
+    """Connections from one IP address (default ``None``: no limit). Over
+    it the address's own oldest idle connection is closed, or the new one
+    refused with 429. Behind a reverse proxy every client has the proxy's
+    address."""
+    header_read_timeout: float
+    """Seconds for a request head to arrive after its first byte, and for a
+    new connection to send its first byte (default 10)."""
+    body_read_timeout: float
+    """Seconds for a request body to arrive after its head (default 30)."""
+    idle_timeout: float
+    """Seconds a kept-alive connection may wait for its next request
+    (default 60); a streaming response is never cut."""
+    max_body_bytes: int
+    """Largest request body (default 16 MiB)."""
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=Callable[..., Any])
@@ -668,6 +702,7 @@ class Server:
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
         auth: Protection | None = None,
+        limits: HttpLimits | None = None,
     ) -> None:
         """Serves until stdin ends (stdio), SIGTERM or Ctrl-C; blocks the calling thread.
 
@@ -689,20 +724,24 @@ class Server:
         ``allowed_hosts`` (``Host`` values without the port) and
         ``allowed_origins`` (exact origins, e.g. ``"https://app.example"``)
         replace those defaults. ``auth`` protects the server with OAuth
-        bearer tokens (:class:`ferromcp.Protection`).
+        bearer tokens (:class:`ferromcp.Protection`). ``limits``
+        (:class:`ferromcp.HttpLimits`) tunes the connection cap, the
+        per-address limit, the timeouts and the body size limit.
 
         ::
 
             server.run()                            # stdio
             server.run("http", port=8000)           # http://127.0.0.1:8000/mcp
             server.run("http", host="0.0.0.0", port=8000, path="/api/mcp",
-                       allowed_hosts=["mcp.example.com"])
+                       allowed_hosts=["mcp.example.com"],
+                       limits={"max_connections_per_address": 32, "idle_timeout": 30})
 
         Raises:
             ferromcp.TransportError: the address cannot be bound.
+            ValueError: an unknown key or a bad value in ``limits``.
         """
         _check_transport(transport)
-        http = _Http(host, port, path, allowed_hosts, allowed_origins, auth)
+        http = _Http(host, port, path, allowed_hosts, allowed_origins, auth, limits)
         try:
             if self._async_handlers or (auth is not None and auth._is_async):
                 asyncio.run(self._serve_until_sigterm(transport, http))
@@ -739,6 +778,7 @@ class Server:
                 allowed_hosts=http.allowed_hosts,
                 allowed_origins=http.allowed_origins,
                 auth=http.auth,
+                limits=http.limits,
             )
         except asyncio.CancelledError:
             pass  # serve() has shut down gracefully
@@ -756,6 +796,7 @@ class Server:
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
         auth: Protection | None = None,
+        limits: HttpLimits | None = None,
     ) -> None:
         """Serves until stdin ends (stdio) or the task is cancelled.
 
@@ -779,6 +820,7 @@ class Server:
                 allowed_hosts=allowed_hosts,
                 allowed_origins=allowed_origins,
                 auth=auth,
+                limits=limits,
                 event_loop=loop,
             )
             try:
@@ -798,6 +840,7 @@ class Server:
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
         auth: Protection | None = None,
+        limits: HttpLimits | None = None,
         event_loop: asyncio.AbstractEventLoop | None = None,
     ) -> Serving:
         """Starts serving in the background and returns at once.
@@ -826,7 +869,7 @@ class Server:
         _check_transport(transport)
         if transport == "stdio":
             return self._native.start_stdio(event_loop)
-        http = _Http(host, port, path, allowed_hosts, allowed_origins, auth)
+        http = _Http(host, port, path, allowed_hosts, allowed_origins, auth, limits)
         return self._native.start_http(host, port, event_loop, **http.options())
 
     asgi_app = _asgi_app  # ferromcp.asgi: mount MCP in Starlette/FastAPI/uvicorn apps
@@ -845,10 +888,12 @@ class _Http:
     allowed_hosts: Sequence[str] | None
     allowed_origins: Sequence[str] | None
     auth: Protection | None = None
+    limits: HttpLimits | None = None
 
     def options(self) -> dict[str, Any]:
         """The native keyword options (lists, or None for core's defaults)."""
         return {
+            "limits": dict(self.limits) if self.limits is not None else None,
             "path": self.path,
             "allowed_hosts": list(self.allowed_hosts) if self.allowed_hosts is not None else None,
             "allowed_origins": list(self.allowed_origins) if self.allowed_origins is not None else None,

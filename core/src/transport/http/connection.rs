@@ -5,9 +5,13 @@
 //!
 //! hyper's own `header_read_timeout` starts whenever it waits for a request
 //! head, idle keep-alive included, so it cannot tell a slow client from a
-//! quiet one. Here a connection is in one of three phases, each with its own
+//! quiet one. Here a connection is in one of four phases, each with its own
 //! rule:
 //!
+//! - new (accepted, not a byte received yet): closed `header_read_timeout`
+//!   after it was accepted. A client that connects and sends nothing is
+//!   what fills the connection cap (issue #25), and a real client sends its
+//!   request at once, so this is the short deadline, not the idle one;
 //! - idle (no request, nothing received since the last response ended):
 //!   closed after `idle_timeout`;
 //! - reading a head (bytes arrived, hyper has not called the service yet):
@@ -15,6 +19,11 @@
 //! - busy (a request is being answered, its response body included): never
 //!   cut here, so SSE streams live as long as they stream; the body read has
 //!   its own deadline in the endpoint.
+//!
+//! The listener may also ask a connection to close early, to admit a new
+//! one at its connection cap (see `live.rs`): [`Activity::shed`] refuses
+//! while busy, and a request that begins before the connection notices
+//! withdraws the shed.
 
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
@@ -28,6 +37,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -42,8 +52,9 @@ pub(super) struct Deadlines {
     pub(super) idle: Duration,
 }
 
-/// Serves one connection until it ends, a deadline passes, or shutdown
-/// (then gracefully: the request in progress finishes).
+/// Serves one connection until it ends, a deadline passes, the listener
+/// sheds it (through `activity`), or shutdown (then gracefully: the request
+/// in progress finishes).
 pub(super) async fn serve(
     endpoint: HttpEndpoint,
     deadlines: Deadlines,
@@ -51,8 +62,8 @@ pub(super) async fn serve(
     peer: SocketAddr,
     hangup: Hangup,
     shutdown: CancellationToken,
+    activity: Arc<Activity>,
 ) {
-    let activity = Arc::new(Activity::new());
     let peer_gone = hangup.token().clone();
     let service_activity = activity.clone();
     let service = service_fn(move |req: http::Request<Incoming>| {
@@ -82,6 +93,14 @@ pub(super) async fn serve(
         let (wake, _) = activity.next_check(deadlines, Instant::now());
         tokio::select! {
             biased;
+            // Before the connection: once shed it must not be polled again,
+            // or a request could begin only to be cut (see `Activity::shed`).
+            _ = activity.shed_requested() => {
+                if activity.is_shedding() {
+                    tracing::debug!(%peer, "closing a connection to admit a new one");
+                    break;
+                }
+            }
             result = conn.as_mut() => {
                 if let Err(e) = result {
                     tracing::debug!(error = %e, "HTTP connection ended with an error");
@@ -108,8 +127,10 @@ pub(super) async fn serve(
     drop(hangup);
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
+    /// Accepted at this instant; not a byte received since.
+    New(Instant),
     /// No request since this instant.
     Idle(Instant),
     /// The first byte of a request head arrived at this instant.
@@ -119,78 +140,185 @@ enum Phase {
     Busy(usize),
 }
 
-/// Which phase a connection is in, updated by its reads and its service.
+/// How readily a connection is closed to admit a new one at the cap, most
+/// readily first (the derived order is the order of the variants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum ShedClass {
+    /// Never sent a byte: the likeliest to be a client that never will.
+    New,
+    /// Kept alive after a request: the client can open another.
+    Idle,
+    /// Part of a request head received: maybe a slow client, maybe a
+    /// slowloris; a real request is lost, so these go last.
+    ReadingHead,
+}
+
+impl ShedClass {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            ShedClass::New => "never used",
+            ShedClass::Idle => "idle",
+            ShedClass::ReadingHead => "reading a request head",
+        }
+    }
+}
+
+/// What the listener sees of a connection when choosing one to shed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Standing {
+    /// Asked to close, not closed yet: its slot is about to free.
+    Shedding,
+    /// Answering a request (its response body included, so a stream):
+    /// never cut for a newcomer.
+    Busy,
+    /// May be closed: how readily, and when its current phase began (the
+    /// older goes first).
+    Sheddable(ShedClass, Instant),
+}
+
+/// A phase, and whether the listener has asked the connection to close.
+#[derive(Debug, Clone, Copy)]
+struct State {
+    phase: Phase,
+    shed: bool,
+}
+
+/// Which phase a connection is in, updated by its reads and its service,
+/// and read by the listener choosing a connection to shed.
 ///
 /// Nothing wakes the connection's loop when the phase changes: that would
 /// re-arm its timer on every request. The loop looks at the phase when its
 /// timer fires, and the timer never sleeps past a deadline the phase could
 /// have reached since (see [`Activity::next_check`]).
-struct Activity {
-    phase: Mutex<Phase>,
+pub(super) struct Activity {
+    state: Mutex<State>,
+    /// Wakes the connection's loop when the listener sheds it.
+    shed_wake: Notify,
 }
 
 impl Activity {
-    fn new() -> Activity {
+    /// A connection accepted now.
+    pub(super) fn new() -> Activity {
         Activity {
-            phase: Mutex::new(Phase::Idle(Instant::now())),
+            state: Mutex::new(State {
+                phase: Phase::New(Instant::now()),
+                shed: false,
+            }),
+            shed_wake: Notify::new(),
         }
     }
 
     fn phase(&self) -> Phase {
-        *lock_unpoisoned(&self.phase)
+        lock_unpoisoned(&self.state).phase
     }
 
     fn phase_name(&self) -> &'static str {
         match self.phase() {
+            Phase::New(_) => "never used",
             Phase::Idle(_) => "idle",
             Phase::ReadingHead(_) => "reading request head",
             Phase::Busy(_) => "busy",
         }
     }
 
-    fn bytes_arrived(&self) {
-        let mut phase = lock_unpoisoned(&self.phase);
-        if let Phase::Idle(_) = *phase {
-            *phase = Phase::ReadingHead(Instant::now());
+    pub(super) fn bytes_arrived(&self) {
+        let mut state = lock_unpoisoned(&self.state);
+        if let Phase::New(_) | Phase::Idle(_) = state.phase {
+            state.phase = Phase::ReadingHead(Instant::now());
         }
     }
 
-    fn begin(self: &Arc<Self>) -> BusyGuard {
-        let mut phase = lock_unpoisoned(&self.phase);
-        *phase = match *phase {
+    pub(super) fn begin(self: &Arc<Self>) -> BusyGuard {
+        let mut state = lock_unpoisoned(&self.state);
+        state.phase = match state.phase {
             Phase::Busy(n) => Phase::Busy(n + 1),
             _ => Phase::Busy(1),
         };
+        // A request that began after the listener chose this connection
+        // wins: the listener sees the shed withdrawn and picks another.
+        state.shed = false;
         BusyGuard(self.clone())
     }
 
     fn end(&self) {
-        let mut phase = lock_unpoisoned(&self.phase);
-        *phase = match *phase {
+        let mut state = lock_unpoisoned(&self.state);
+        state.phase = match state.phase {
             Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
             _ => Phase::Idle(Instant::now()),
         };
     }
 
-    /// When to look again, and when the connection is due to close (`None`
-    /// while busy). While idle, the first byte of a request may arrive at
-    /// any moment and start the header clock, so the check comes no later
-    /// than one header timeout from now: a head that started since is then
-    /// still within its own deadline. While busy, the request may end at any
-    /// moment and start the idle clock, so the check comes no later than one
-    /// idle timeout from now.
-    fn next_check(&self, deadlines: Deadlines, now: Instant) -> (Instant, Option<Instant>) {
-        match self.phase() {
-            Phase::Idle(since) => {
-                let due = later(since, deadlines.idle);
-                (due.min(later(now, deadlines.header_read)), Some(due))
-            }
-            Phase::ReadingHead(since) => {
-                let due = later(since, deadlines.header_read);
-                (due, Some(due))
-            }
-            Phase::Busy(_) => (later(now, deadlines.idle), None),
+    /// Whether, and how readily, this connection may be closed to admit
+    /// another (one lock: the listener asks every connection at the cap).
+    pub(super) fn standing(&self) -> Standing {
+        let state = lock_unpoisoned(&self.state);
+        if state.shed {
+            return Standing::Shedding;
         }
+        match state.phase {
+            Phase::New(since) => Standing::Sheddable(ShedClass::New, since),
+            Phase::Idle(since) => Standing::Sheddable(ShedClass::Idle, since),
+            Phase::ReadingHead(since) => Standing::Sheddable(ShedClass::ReadingHead, since),
+            Phase::Busy(_) => Standing::Busy,
+        }
+    }
+
+    /// Asks the connection to close, unless it is busy by now; returns the
+    /// class it was shed as. Checked and marked under one lock, so a
+    /// request cannot have begun in between; one that begins before the
+    /// connection's loop notices withdraws the shed (see `begin`).
+    pub(super) fn shed(&self) -> Option<ShedClass> {
+        let mut state = lock_unpoisoned(&self.state);
+        let class = match state.phase {
+            Phase::New(_) => ShedClass::New,
+            Phase::Idle(_) => ShedClass::Idle,
+            Phase::ReadingHead(_) => ShedClass::ReadingHead,
+            Phase::Busy(_) => return None,
+        };
+        if state.shed {
+            return None;
+        }
+        state.shed = true;
+        drop(state);
+        // `notify_one` keeps a permit if the loop is not waiting right now.
+        self.shed_wake.notify_one();
+        Some(class)
+    }
+
+    /// Whether the listener asked this connection to close and it still
+    /// should (no request began since).
+    pub(super) fn is_shedding(&self) -> bool {
+        lock_unpoisoned(&self.state).shed
+    }
+
+    /// Resolves when the listener sheds the connection; a request that
+    /// began since may have withdrawn the shed (see [`Activity::is_shedding`]).
+    async fn shed_requested(&self) {
+        self.shed_wake.notified().await;
+    }
+
+    /// When to look again, and when the connection is due to close (`None`
+    /// while busy). The phase may change while the loop sleeps (nothing
+    /// wakes it), and a deadline a change starts is at least one header or
+    /// idle timeout after the change: a head is due one header timeout
+    /// after its first byte, an idle connection one idle timeout after its
+    /// request ended. So the loop wakes at the current deadline or one of
+    /// those timeouts from now, whichever comes first, and never sleeps past
+    /// a deadline. (A new connection's own deadline, one header timeout
+    /// after the accept, comes no later than its first head's.)
+    fn next_check(&self, deadlines: Deadlines, now: Instant) -> (Instant, Option<Instant>) {
+        let due = match self.phase() {
+            Phase::New(since) | Phase::ReadingHead(since) => {
+                Some(later(since, deadlines.header_read))
+            }
+            Phase::Idle(since) => Some(later(since, deadlines.idle)),
+            Phase::Busy(_) => None,
+        };
+        let soonest_change = later(now, deadlines.header_read.min(deadlines.idle));
+        (
+            due.map_or(soonest_change, |due| due.min(soonest_change)),
+            due,
+        )
     }
 }
 
@@ -201,7 +329,7 @@ fn later(at: Instant, by: Duration) -> Instant {
 }
 
 /// Marks a request in progress until dropped.
-struct BusyGuard(Arc<Activity>);
+pub(super) struct BusyGuard(Arc<Activity>);
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
@@ -299,14 +427,14 @@ mod tests {
     #[test]
     fn each_phase_has_its_own_deadline() {
         let activity = Arc::new(Activity::new());
-        let Phase::Idle(start) = activity.phase() else {
-            panic!("a new connection is idle")
+        let Phase::New(accepted) = activity.phase() else {
+            panic!("a connection starts new")
         };
-        // idle: due after the idle timeout, checked at least every header
-        // timeout
-        let (wake, due) = activity.next_check(D, start);
-        assert_eq!(due, Some(start + D.idle));
-        assert_eq!(wake, start + D.header_read);
+        // new: due one header timeout after the accept, not the idle one
+        assert_eq!(
+            activity.next_check(D, accepted),
+            (accepted + D.header_read, Some(accepted + D.header_read))
+        );
         activity.bytes_arrived();
         let Phase::ReadingHead(first_byte) = activity.phase() else {
             panic!("bytes start a head")
@@ -318,11 +446,46 @@ mod tests {
         // busy (two pipelined requests): no deadline until both end
         let a = activity.begin();
         let b = activity.begin();
+        // (checked every header timeout: the request may end, and a new
+        // head start, at any moment)
         let now = Instant::now();
-        assert_eq!(activity.next_check(D, now), (now + D.idle, None));
+        assert_eq!(activity.next_check(D, now), (now + D.header_read, None));
         drop(a);
-        assert_eq!(activity.next_check(D, now), (now + D.idle, None));
+        assert_eq!(activity.next_check(D, now), (now + D.header_read, None));
         drop(b);
-        assert!(matches!(activity.phase(), Phase::Idle(_)));
+        let Phase::Idle(start) = activity.phase() else {
+            panic!("a connection whose requests ended is idle")
+        };
+        // idle (after a request): due after the idle timeout, checked at
+        // least every header timeout
+        let (wake, due) = activity.next_check(D, start);
+        assert_eq!(due, Some(start + D.idle));
+        assert_eq!(wake, start + D.header_read);
+    }
+
+    #[test]
+    fn a_busy_connection_is_never_shed_and_a_request_withdraws_a_shed() {
+        let activity = Arc::new(Activity::new());
+        let class = |a: &Activity| match a.standing() {
+            Standing::Sheddable(class, _) => Some(class),
+            _ => None,
+        };
+        assert_eq!(class(&activity), Some(ShedClass::New));
+        let busy = activity.begin();
+        assert_eq!(activity.standing(), Standing::Busy);
+        assert_eq!(activity.shed(), None);
+        drop(busy);
+        assert_eq!(class(&activity), Some(ShedClass::Idle));
+        assert_eq!(activity.shed(), Some(ShedClass::Idle));
+        assert!(activity.is_shedding());
+        // once chosen it is not chosen again
+        assert_eq!(activity.standing(), Standing::Shedding);
+        assert_eq!(activity.shed(), None);
+        // a request that begins before the loop notices keeps it open
+        let busy = activity.begin();
+        assert!(!activity.is_shedding());
+        drop(busy);
+        activity.bytes_arrived();
+        assert_eq!(class(&activity), Some(ShedClass::ReadingHead));
     }
 }

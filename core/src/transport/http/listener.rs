@@ -1,21 +1,27 @@
 //! The listener: binds, accepts connections until shutdown (at most
-//! `max_connections` at once), hands each to `connection` (hyper's
-//! HTTP/1.1, hang-up watch, deadlines), and drains them on shutdown.
+//! `max_connections` at once, shedding the least useful to admit new ones;
+//! optionally at most `max_connections_per_address` per address), hands
+//! each to `connection` (hyper's HTTP/1.1, hang-up watch, deadlines), and
+//! drains them on shutdown.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::connection::{self, Deadlines};
+use super::connection::{self, Activity, Deadlines};
 use super::embed::{EndpointOptions, HttpEndpoint};
 use super::hangup::HangupWatcher;
-use crate::Error;
+use super::live::{Cause, Live, Shed};
 use crate::legacy::SessionLimits;
+use crate::protocol::jsonrpc::error_value;
 use crate::server::Server;
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::{Error, McpError};
 
 impl Server {
     /// Serves Streamable HTTP until `options.shutdown` is cancelled.
@@ -28,17 +34,20 @@ impl Server {
 /// they are cut.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Settings of the HTTP listener.
+/// Settings of the HTTP listener. The limits among them can also be read
+/// from JSON as [`super::HttpLimits`] (what the bindings do).
 ///
 /// ```
 /// use ferromcp::transport::http::HttpOptions;
 /// use std::time::Duration;
 ///
-/// // A server facing untrusted clients: shorter deadlines, fewer connections.
+/// // A server facing untrusted clients: shorter deadlines, fewer
+/// // connections, at most 32 of them from any one address.
 /// let options = HttpOptions {
 ///     header_read_timeout: Duration::from_secs(5),
 ///     idle_timeout: Duration::from_secs(30),
 ///     max_connections: 256,
+///     max_connections_per_address: Some(32),
 ///     ..HttpOptions::localhost(8000)
 /// };
 /// assert_eq!(options.body_read_timeout, Duration::from_secs(30));
@@ -69,22 +78,39 @@ pub struct HttpOptions {
     pub session_limits: SessionLimits,
     /// A request head (request line and headers) must be complete this long
     /// after its first byte arrived, or the connection is closed: a client
-    /// sending its headers a byte at a time cannot hold a connection.
+    /// sending its headers a byte at a time cannot hold a connection. A new
+    /// connection must also send its first byte this long after it was
+    /// accepted: one that connects and sends nothing is closed then, not
+    /// after the idle timeout.
     pub header_read_timeout: Duration,
     /// A request body must be complete this long after the head, or the
     /// request is answered 408 and the connection closed.
     pub body_read_timeout: Duration,
-    /// A connection with no request in progress (kept alive after one, or
-    /// new and silent) is closed after this long. A response still streaming (SSE) is a request in progress
-    /// and is never cut by it.
+    /// A connection kept alive after a request, with no request in
+    /// progress, is closed after this long. A response still streaming
+    /// (SSE) is a request in progress and is never cut by it. (A new
+    /// connection that has not sent a byte has the shorter
+    /// `header_read_timeout` instead.)
     pub idle_timeout: Duration,
-    /// At most this many connections are open at once. Beyond it the
-    /// listener stops accepting, so further clients wait in the kernel's
-    /// backlog until a connection closes (rather than being accepted only to
-    /// be refused, which costs a descriptor the server does not have to
-    /// spare). Lowered at `run` to fit the process's descriptor limit
+    /// At most this many connections are open at once. At the cap, a new
+    /// connection is admitted by closing one that is doing nothing:
+    /// never-used connections first (oldest first), then idle ones (longest
+    /// idle first), then ones still reading a request head (oldest first);
+    /// never one answering a request or streaming. Only when every
+    /// connection is busy do further clients wait in the kernel's backlog
+    /// until one closes (rather than being accepted only to be refused,
+    /// which costs a descriptor the server does not have to spare).
+    /// Lowered at `run` to fit the process's descriptor limit
     /// (`RLIMIT_NOFILE`), as a connection may use two descriptors.
     pub max_connections: usize,
+    /// At most this many connections from one IP address (`None`, the
+    /// default: no limit). A new connection from an address at its limit
+    /// closes that address's own least useful connection (in the order of
+    /// `max_connections`); if they are all busy it is answered `429` with a
+    /// JSON-RPC error naming the limit, and closed. Behind a reverse proxy
+    /// every client shares the proxy's address (forwarded headers are not
+    /// trusted): leave it unset there, or set it above what the proxy opens.
+    pub max_connections_per_address: Option<usize>,
     /// Protection by OAuth bearer tokens (see [`super::ProtectedResource`]);
     /// `None` serves everyone.
     pub auth: Option<super::ProtectedResource>,
@@ -105,6 +131,7 @@ impl Default for HttpOptions {
             body_read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
             max_connections: 1024,
+            max_connections_per_address: None,
             auth: None,
         }
     }
@@ -151,7 +178,7 @@ pub async fn serve(server: Server, options: HttpOptions) -> Result<(), Error> {
 impl HttpServer {
     /// Binds the listening socket.
     pub async fn bind(server: Server, options: HttpOptions) -> Result<HttpServer, Error> {
-        let listener = TcpListener::bind(options.bind).await?;
+        let listener = listen(options.bind)?;
         Ok(HttpServer {
             listener,
             server,
@@ -180,32 +207,26 @@ impl HttpServer {
         };
         let shutdown = self.options.shutdown.clone();
         tracing::info!(address = %local, path = %self.options.path, "serving MCP over HTTP");
-        let slots = Arc::new(Semaphore::new(connection_cap(self.options.max_connections)));
+        let cap = connection_cap(self.options.max_connections);
+        let per_address = self.options.max_connections_per_address.map(|n| n.max(1));
+        let slots = Arc::new(Semaphore::new(cap));
+        let live = Arc::new(Live::new());
+        let refusals = Arc::new(Semaphore::new(MAX_REFUSING));
         // Connections are tracked so `run` returns only once they are done:
         // a host may free its handlers as soon as `run` returns.
-        let mut connections = tokio::task::JoinSet::new();
+        let mut connections = JoinSet::new();
         let hangups = HangupWatcher::new();
         let mut accept_failures = 0u64;
         loop {
             while connections.try_join_next().is_some() {}
+            // Accepted before a slot is free: at the cap, the newcomer is
+            // what says a connection should be shed, and holding one
+            // accepted socket costs a descriptor from the reserve.
             let accepted = tokio::select! {
-                // A slot first: at the cap, connections wait in the backlog.
-                accepted = accept(&self.listener, &slots) => accepted,
-                _ = shutdown.cancelled() => {
-                    endpoint.server().close_subscriptions();
-                    endpoint.close();
-                    let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
-                        while connections.join_next().await.is_some() {}
-                    })
-                    .await;
-                    if drained.is_err() {
-                        connections.abort_all();
-                        while connections.join_next().await.is_some() {}
-                    }
-                    return Ok(());
-                }
+                accepted = self.listener.accept() => accepted,
+                _ = shutdown.cancelled() => break,
             };
-            let (stream, peer, slot) = match accepted {
+            let (stream, peer) = match accepted {
                 Ok(accepted) => {
                     if accept_failures > 0 {
                         tracing::info!(failures = accept_failures, "accepting connections again");
@@ -228,6 +249,20 @@ impl HttpServer {
                     continue;
                 }
             };
+            if let Some(limit) = per_address
+                && live.at_address_limit(peer.ip(), limit)
+            {
+                let shed = live.shed_one(Some(peer.ip()));
+                live.report(shed, Cause::PerAddress(limit));
+                if shed.is_none() {
+                    refuse(&mut connections, &refusals, stream, limit);
+                    continue;
+                }
+            }
+            let slot = tokio::select! {
+                slot = admit(&slots, &live, cap) => slot,
+                _ = shutdown.cancelled() => break,
+            };
             let _ = stream.set_nodelay(true);
             let (stream, hangup) = match hangups.watch(stream) {
                 Ok(pair) => pair,
@@ -238,33 +273,140 @@ impl HttpServer {
             };
             let endpoint = endpoint.clone();
             let conn_shutdown = shutdown.clone();
+            let activity = Arc::new(Activity::new());
+            let registration = live.register(peer.ip(), activity.clone());
             connections.spawn(async move {
-                connection::serve(endpoint, deadlines, stream, peer, hangup, conn_shutdown).await;
+                connection::serve(
+                    endpoint,
+                    deadlines,
+                    stream,
+                    peer,
+                    hangup,
+                    conn_shutdown,
+                    activity,
+                )
+                .await;
+                // Out of the table before the slot frees: the listener
+                // waiting for the slot must not find it there.
+                drop(registration);
                 drop(slot);
             });
         }
+        endpoint.server().close_subscriptions();
+        endpoint.close();
+        let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
+            while connections.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            connections.abort_all();
+            while connections.join_next().await.is_some() {}
+        }
+        live.flush_report();
+        Ok(())
     }
+}
+
+/// Connections the kernel may hold completed for the accept loop (capped by
+/// the system, `net.core.somaxconn`: 4096 on Linux since 5.4).
+/// `TcpListener::bind` asks for 128 (mio follows std); when a flood of
+/// connections reaches the cap, shedding makes each accept wait for a
+/// closing connection, a queue that short fills, and every connection past
+/// it has its SYN dropped and retried a second later (then 3 s, 7 s...), a
+/// good client's included.
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// Binds a listening socket as `TcpListener::bind` does, with a longer
+/// backlog.
+fn listen(address: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = match address {
+        SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    // As `TcpListener::bind` (mio) does: a restarted server can bind while
+    // its old connections are in TIME_WAIT. Not on Windows, where it would
+    // let another process take the port.
+    #[cfg(not(windows))]
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// How long the accept loop waits after a failed accept.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
-/// Waits for a free connection slot, then accepts.
-async fn accept(
-    listener: &TcpListener,
-    slots: &Arc<Semaphore>,
-) -> std::io::Result<(
-    tokio::net::TcpStream,
-    SocketAddr,
-    tokio::sync::OwnedSemaphorePermit,
-)> {
-    let slot = slots
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|_| std::io::Error::other("connection slots closed"))?;
-    let (stream, peer) = listener.accept().await?;
-    Ok((stream, peer, slot))
+/// How often the listener, holding a connection to admit while every
+/// connection is busy, looks for one that has gone idle: a request ending
+/// wakes nobody (that would cost every request a wake-up).
+const BUSY_RECHECK: Duration = Duration::from_millis(100);
+
+/// A free connection slot: at once if there is one; otherwise by shedding
+/// the connection that matters least (unless one is already closing) and
+/// waiting for its slot; while every connection is busy, whenever one ends
+/// or goes idle.
+async fn admit(slots: &Arc<Semaphore>, live: &Live, cap: usize) -> OwnedSemaphorePermit {
+    loop {
+        if let Ok(slot) = slots.clone().try_acquire_owned() {
+            return slot;
+        }
+        if let Shed::Started(class) = live.shed_for_cap() {
+            live.report(Some(class), Cause::Cap(cap));
+        }
+        // The semaphore is never closed, so an error cannot happen; were it
+        // to, looping is as good as anything.
+        if let Ok(Ok(slot)) =
+            tokio::time::timeout(BUSY_RECHECK, slots.clone().acquire_owned()).await
+        {
+            return slot;
+        }
+    }
+}
+
+/// At most this many refused connections are being answered at once; past
+/// it a refused connection is closed without an answer, so a flood from
+/// one address cannot hold descriptors through its refusals.
+const MAX_REFUSING: usize = 16;
+
+/// How long a refusal may take to write its answer and see the client close.
+const REFUSAL_LINGER: Duration = Duration::from_millis(500);
+
+/// Answers a connection over `max_connections_per_address` with 429 and a
+/// JSON-RPC error naming the limit, then closes it.
+fn refuse(
+    connections: &mut JoinSet<()>,
+    refusals: &Arc<Semaphore>,
+    mut stream: TcpStream,
+    limit: usize,
+) {
+    let Ok(permit) = refusals.clone().try_acquire_owned() else {
+        return;
+    };
+    let error = McpError::internal(format!(
+        "too many connections from this address (max_connections_per_address = {limit})"
+    ));
+    let body = error_value(None, &error).to_string();
+    let response = format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    connections.spawn(async move {
+        let answered = tokio::time::timeout(REFUSAL_LINGER, async {
+            stream.write_all(response.as_bytes()).await?;
+            stream.shutdown().await?;
+            // Read what the client sent until it closes: closing with its
+            // request unread would reset the connection, and a reset can
+            // destroy the answer before the client reads it.
+            let mut buf = [0u8; 2048];
+            while stream.read(&mut buf).await? > 0 {}
+            Ok::<_, std::io::Error>(())
+        })
+        .await;
+        if let Ok(Err(e)) = answered {
+            tracing::debug!(error = %e, "refused connection ended with an error");
+        }
+        drop(permit);
+    });
 }
 
 /// Descriptors kept aside from the connection cap for everything else the

@@ -5,7 +5,11 @@
 //! - `listener`: binding, the accept loop and its connection cap,
 //!   shutdown; `Server::serve_http`.
 //! - `connection`: one connection served by hyper, with its hang-up watch
-//!   (`hangup`) and its header-read and idle deadlines.
+//!   (`hangup`) and its first-byte, header-read and idle deadlines.
+//! - `live`: the listener's table of live connections, from which it sheds
+//!   one to admit a new one at its cap, and counts per address.
+//! - `limits`: [`HttpLimits`], the listener's limits as one value the
+//!   bindings fill from their host's options.
 //! - `endpoint`: routing of POST/GET/DELETE and the JSON-or-SSE answer.
 //! - `guard`: `Host`/`Origin` checks and the mirrored-header rules.
 //! - `body`: reading request bodies (JSON, size limit, deadline) and the response
@@ -23,11 +27,14 @@ mod endpoint;
 mod guard;
 mod hangup;
 mod legacy;
+mod limits;
 mod listener;
+mod live;
 
 pub use auth::ProtectedResource;
 pub use body::McpBody;
 pub use embed::{
     BodyAborted, BodySender, EndpointOptions, ExchangeInfo, HttpEndpoint, RequestBody,
 };
+pub use limits::{HttpLimits, HttpLimitsError};
 pub use listener::{HttpOptions, HttpServer, serve};
