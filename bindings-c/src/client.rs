@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ferromcp_core::client::{
-    CallOptions, Client, ClientCertificate, ClientOptions, EraPreference, ProgressUpdate,
-    StderrMode, StdioCommand, TlsOptions, TlsRoots,
+    CallOptions, Client, ClientCertificate, ClientLimits, ClientOptions, EraPreference,
+    ProgressUpdate, StderrMode, StdioCommand, TlsOptions, TlsRoots,
 };
 use ferromcp_core::protocol::{
     CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
@@ -216,10 +216,9 @@ fn client_options(map: &Map<String, Value>) -> Result<ClientOptions, FfiError> {
     };
     options.tls = tls_options(map)?;
     if let Some(limits) = map.get("limits") {
-        // Core's one reading of the setting (serde): the error names the
-        // key that is wrong.
-        options.limits = serde_json::from_value(limits.clone())
-            .map_err(|e| bad_option(format!("\"limits\": {e}")))?;
+        // Core's one reading of the setting: the error names the
+        // member that is wrong.
+        options.limits = ClientLimits::from_json(limits).map_err(bad_option)?;
     }
     Ok(options)
 }

@@ -19,8 +19,9 @@ use std::time::Duration;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, CallbackRelay, Client, ClientCertificate, ClientOptions, EraPreference, ListKind,
-    PageDemand, ProgressUpdate, StderrMode, StdioCommand, Subscription, TlsOptions, TlsRoots,
+    CallOptions, CallbackRelay, Client, ClientCertificate, ClientLimits, ClientOptions,
+    EraPreference, ListKind, PageDemand, ProgressUpdate, StderrMode, StdioCommand, Subscription,
+    TlsOptions, TlsRoots,
 };
 use ferromcp::protocol::{
     CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
@@ -257,10 +258,9 @@ fn core_options(
         };
         core.timeout = millis(env, "timeout", options.timeout)?;
         if let Some(limits) = options.limits.take() {
-            // Core's one reading of the setting (serde): the error names
-            // the key that is wrong.
-            core.limits =
-                serde_json::from_value(limits).map_err(|e| invalid(env, format!("limits: {e}")))?;
+            // Core's one reading of the setting: the error names the
+            // member that is wrong.
+            core.limits = ClientLimits::from_json(&limits).map_err(|e| invalid(env, e))?;
         }
     }
     for (kind, handler) in handlers {

@@ -25,8 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, CallbackRelay, Client, ClientCertificate, ClientOptions, EraPreference, ListKind,
-    PageDemand, ProgressUpdate, StderrMode, StdioCommand, Subscription, TlsOptions, TlsRoots,
+    CallOptions, CallbackRelay, Client, ClientCertificate, ClientLimits, ClientOptions,
+    EraPreference, ListKind, PageDemand, ProgressUpdate, StderrMode, StdioCommand, Subscription,
+    TlsOptions, TlsRoots,
 };
 use ferromcp::protocol::{
     CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
@@ -147,11 +148,10 @@ fn settings(
 ) -> PyResult<Settings> {
     let mut options = ClientOptions::default();
     if let Some(limits) = limits {
-        // Core's one reading of the setting (serde): names and values
-        // checked there, the error says which key is wrong.
+        // Core's one reading of the setting: names and values
+        // checked there, the error names the member that is wrong.
         let value = convert::from_python(limits.as_any(), None)?;
-        options.limits = serde_json::from_value(value)
-            .map_err(|e| PyValueError::new_err(format!("limits: {e}")))?;
+        options.limits = ClientLimits::from_json(&value).map_err(PyValueError::new_err)?;
     }
     if name.is_some() || version.is_some() {
         options.info = Implementation::new(

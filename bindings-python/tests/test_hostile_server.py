@@ -178,5 +178,5 @@ def test_protocol_version_is_the_negotiated_one_on_a_legacy_connection() -> None
 def test_limits_are_checked_by_name_and_type() -> None:
     with pytest.raises(ValueError, match="bogus"):
         ferromcp.SyncClient.stdio(str(HOSTILE), ["wrong-id"], limits={"bogus": 1})  # type: ignore[typeddict-unknown-key]
-    with pytest.raises(ValueError, match="limits: invalid value"):
+    with pytest.raises(ValueError, match='client limit "max_message_bytes": invalid value'):
         ferromcp.SyncClient.stdio(str(HOSTILE), ["wrong-id"], limits={"max_message_bytes": -1})

@@ -87,6 +87,51 @@ pub struct ClientLimits {
     pub max_stderr_line_bytes: usize,
 }
 
+impl ClientLimits {
+    /// Reads limits from a host's JSON object, as every binding does: a
+    /// member that is `null` (what a JavaScript `undefined` or a Python
+    /// `None` becomes) keeps its default; an unknown member or a bad value
+    /// is an error naming the member.
+    ///
+    /// ```
+    /// use ferromcp::client::ClientLimits;
+    /// use serde_json::json;
+    ///
+    /// let limits = ClientLimits::from_json(&json!({"maxQueuedNotifications": 64, "maxMessageBytes": null}))?;
+    /// assert_eq!(limits.max_queued_notifications, 64);
+    /// assert_eq!(limits.max_message_bytes, ClientLimits::default().max_message_bytes);
+    /// let error = ClientLimits::from_json(&json!({"maxMessageBytes": -1})).unwrap_err();
+    /// assert!(error.starts_with("client limit \"maxMessageBytes\": invalid value"), "{error}");
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn from_json(value: &Value) -> Result<ClientLimits, String> {
+        let map = match value {
+            Value::Null => return Ok(ClientLimits::default()),
+            Value::Object(map) => map,
+            other => return Err(format!("client limits must be an object, got {other}")),
+        };
+        let given: Map<String, Value> = map
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        serde_json::from_value(Value::Object(given.clone())).map_err(|whole| {
+            // serde's message does not say which member it was: find it by
+            // reading the members one at a time.
+            given
+                .iter()
+                .find_map(|(key, value)| {
+                    let mut one = Map::new();
+                    one.insert(key.clone(), value.clone());
+                    serde_json::from_value::<ClientLimits>(Value::Object(one))
+                        .err()
+                        .map(|e| format!("client limit {key:?}: {e}"))
+                })
+                .unwrap_or_else(|| format!("client limits: {whole}"))
+        })
+    }
+}
+
 impl Default for ClientLimits {
     fn default() -> Self {
         ClientLimits {
