@@ -56,6 +56,10 @@ struct HttpInner {
     auth: Option<Arc<Authorizer>>,
 }
 
+/// How many times a message that expects no answer is sent before giving
+/// up (see `HttpInner::post_message`).
+const POST_ATTEMPTS: usize = 3;
+
 /// A response stream read without a pause for this many bytes yields once.
 const YIELD_EVERY_BYTES: usize = 256 * 1024;
 
@@ -327,26 +331,41 @@ impl HttpInner {
     }
 
     /// POSTs a JSON-RPC message that expects no answer (a notification, or
-    /// our response to a server request).
+    /// our response to a server request). A message that could not be
+    /// delivered (the request failed before the server answered) is sent
+    /// again, at most [`POST_ATTEMPTS`] times in all: a server may close a
+    /// kept-alive connection just as the pool hands it out, and losing an
+    /// answer leaves the server's request hanging. Sending one of these
+    /// twice is harmless (a response to an id already answered, or a
+    /// notification repeated, is ignored); a request is never resent.
     async fn post_message(&self, message: &Value, version: &str) -> Result<(), Error> {
-        let body = serde_json::to_vec(message)?;
-        let request = self
-            .builder(http::Method::POST, version)?
-            .header(header::CONTENT_TYPE, "application/json")
-            .header(
-                METHOD_HEADER,
-                message.get("method").and_then(Value::as_str).unwrap_or(""),
-            )
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| Error::Http(e.to_string()))?;
-        let (mut conn, response) = self.exchange(request).await?;
-        let status = response.status();
-        let _ = conn.drive(response.into_body().collect()).await;
-        self.pool.put(conn);
-        if status.is_success() {
-            Ok(())
-        } else {
-            Err(Error::Http(format!("HTTP {status} for a posted message")))
+        let body = Bytes::from(serde_json::to_vec(message)?);
+        let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+        let mut attempt = 1;
+        loop {
+            let request = self
+                .builder(http::Method::POST, version)?
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(METHOD_HEADER, header_value("Mcp-Method", method)?)
+                .body(Full::new(body.clone()))
+                .map_err(|e| Error::Http(e.to_string()))?;
+            match self.exchange(request).await {
+                Ok((mut conn, response)) => {
+                    let status = response.status();
+                    let _ = conn.drive(response.into_body().collect()).await;
+                    self.pool.put(conn);
+                    return if status.is_success() {
+                        Ok(())
+                    } else {
+                        Err(Error::Http(format!("HTTP {status} for a posted message")))
+                    };
+                }
+                Err(e @ (Error::Http(_) | Error::Io(_))) if attempt < POST_ATTEMPTS => {
+                    tracing::debug!(error = %e, attempt, "posting a message failed; sending it again");
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
 

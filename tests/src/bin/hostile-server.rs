@@ -20,6 +20,8 @@
 //!   carries `--count` `ping` requests (default 10,000) at once. The tool
 //!   `stats` answers `{"answered": N, "maxConnections": M}`: the answers
 //!   received so far and the most connections the client had open at once.
+//!   Every 50th answer's connection is closed after its `202`, as a server
+//!   may close a kept-alive connection at any time.
 //!
 //! Over stdio (no `--http`):
 //!
@@ -298,8 +300,16 @@ async fn connection(settings: Settings, stream: TcpStream, stats: &Stats) -> std
                 };
                 if message.get("method").is_none() {
                     // An answer to one of our pings.
-                    stats.answered.fetch_add(1, Ordering::SeqCst);
+                    let answered = stats.answered.fetch_add(1, Ordering::SeqCst) + 1;
                     respond(out, "202 Accepted", "", b"").await?;
+                    if answered % 50 == 0 {
+                        // Now and then the connection is closed after the
+                        // answer, without `Connection: close` (legal: a
+                        // server may end a kept-alive connection at any
+                        // time). A client must not lose the answer it sends
+                        // next on it.
+                        return Ok(());
+                    }
                     continue;
                 }
                 let Some(id) = message.get("id").cloned() else {
