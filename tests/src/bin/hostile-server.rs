@@ -302,7 +302,7 @@ async fn connection(settings: Settings, stream: TcpStream, stats: &Stats) -> std
                     // An answer to one of our pings.
                     let answered = stats.answered.fetch_add(1, Ordering::SeqCst) + 1;
                     respond(out, "202 Accepted", "", b"").await?;
-                    if answered % 50 == 0 {
+                    if answered.is_multiple_of(50) {
                         // Now and then the connection is closed after the
                         // answer, without `Connection: close` (legal: a
                         // server may end a kept-alive connection at any
