@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import ferromcp
 import pytest
 from conftest import REPO, TIMEOUT
-from ferromcp.errors import McpError
+from ferromcp.errors import McpError, RequestTimeoutError
 
 HOSTILE = REPO / "target" / "bin" / "hostile-server"
 ECHO_SERVER = REPO / "target" / "bin" / "echo-server"
@@ -61,6 +61,20 @@ def test_an_endless_sse_event_is_refused_naming_the_limit(mode: str) -> None:
             client.call_tool("flood")
         # The client goes on.
         assert [t.name for t in client.list_tools()] == ["flood"]
+
+
+def test_the_timeout_fires_while_an_endless_stream_is_read_on_the_calling_thread() -> None:
+    # No size limit to stop it; SyncClient polls the call on this thread.
+    with (
+        hostile_http("endless-sse") as url,
+        ferromcp.SyncClient.http(url, timeout=2, limits={"max_message_bytes": 1 << 50}) as client,
+    ):
+        started = time.monotonic()
+        with pytest.raises(RequestTimeoutError):
+            client.call_tool("flood")
+        # The timer fires on time, not after the reader happens to pause
+        # (it took 10 s for a 2 s timeout before the reader yielded).
+        assert time.monotonic() - started < 6
 
 
 def test_an_endless_sse_event_leaves_memory_bounded_with_the_default_limit() -> None:

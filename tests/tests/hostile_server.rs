@@ -99,6 +99,36 @@ async fn an_endless_sse_event_ends_the_call_with_an_error_naming_the_limit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_call_timeout_fires_while_an_endless_stream_is_read() {
+    // No size limit to stop it: the reader must still let the timer run.
+    let server = HttpHostile::start("endless-sse", &[]);
+    let options = ClientOptions {
+        timeout: Some(Duration::from_secs(2)),
+        limits: ClientLimits {
+            max_message_bytes: usize::MAX / 2,
+            ..ClientLimits::default()
+        },
+        ..ClientOptions::default()
+    };
+    let client = Client::connect_http_with(&server.url, options)
+        .await
+        .unwrap();
+    client.list_all_tools().await.unwrap();
+    let started = Instant::now();
+    let outcome = client.call_tool("flood", json!({})).await;
+    assert!(
+        matches!(outcome, Err(ferromcp::Error::Timeout)),
+        "{:?}",
+        outcome.map(|_| ())
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "timed out only after {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_json_response_with_another_id_is_a_protocol_error() {
     let server = HttpHostile::start("wrong-id", &[]);
     let client = Client::connect_http(&server.url).await.unwrap();
