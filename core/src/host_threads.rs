@@ -387,7 +387,10 @@ fn run(job: Job) {
 /// handler starts inherit the policy, as they would a nice value.
 #[cfg(target_os = "linux")]
 fn batch_scheduling() {
-    let param = libc::sched_param { sched_priority: 0 };
+    // Zeroed, not a struct literal: musl's `sched_param` has more fields
+    // than glibc's (all zero here), and priority 0 is what SCHED_BATCH takes.
+    // SAFETY: `sched_param` is a plain C struct, valid all zero.
+    let param: libc::sched_param = unsafe { std::mem::zeroed() };
     // SAFETY: plain syscall on the calling thread (pid 0) with a valid param.
     let refused = unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) } != 0;
     if refused {

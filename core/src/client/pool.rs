@@ -111,6 +111,7 @@ impl PooledConnection {
     /// first take in what arrived while nobody drove it: the end of the
     /// previous response, or the server closing the connection (`idle`:
     /// it sat in the pool, where a close may have come).
+    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
     fn reusable(&mut self, idle: bool) -> bool {
         self.driver.poll_io(&mut Context::from_waker(Waker::noop()));
         // A blocking thread's socket is not read again until its poll(2)

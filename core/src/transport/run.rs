@@ -27,6 +27,7 @@ use crate::server::Server;
 /// server.serve_stdio_until(stop).await
 /// # }
 /// ```
+#[cfg(unix)]
 pub fn shutdown_on_signals() -> Result<CancellationToken, Error> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
@@ -43,6 +44,41 @@ pub fn shutdown_on_signals() -> Result<CancellationToken, Error> {
         // Keep the streams (and so the handlers) registered: a second
         // signal must not fall back to the default action mid-drain.
         let _keep = (term, int);
+        std::future::pending::<()>().await;
+    });
+    Ok(token)
+}
+
+/// A token cancelled on the first Ctrl+C or Ctrl+Break (SIGINT's
+/// counterparts), or when the console closes or the system shuts down (what
+/// Windows sends where Unix sends SIGTERM). As on Unix, the handlers stay
+/// installed for the life of the process.
+///
+/// ```no_run
+/// # async fn run(server: ferromcp::server::Server) -> Result<(), ferromcp::Error> {
+/// let stop = ferromcp::transport::shutdown_on_signals()?;
+/// server.serve_stdio_until(stop).await
+/// # }
+/// ```
+#[cfg(windows)]
+pub fn shutdown_on_signals() -> Result<CancellationToken, Error> {
+    use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close, ctrl_shutdown};
+    let mut c = ctrl_c()?;
+    let mut brk = ctrl_break()?;
+    let mut close = ctrl_close()?;
+    let mut shutdown = ctrl_shutdown()?;
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        let name = tokio::select! {
+            _ = c.recv() => "Ctrl+C",
+            _ = brk.recv() => "Ctrl+Break",
+            _ = close.recv() => "console closed",
+            _ = shutdown.recv() => "system shutdown",
+        };
+        tracing::info!(signal = name, "shutting down");
+        cancel.cancel();
+        let _keep = (c, brk, close, shutdown);
         std::future::pending::<()>().await;
     });
     Ok(token)

@@ -148,6 +148,7 @@ impl FileTokenStore {
 
 /// Open options creating a file only its owner can read (Unix).
 fn owner_only() -> std::fs::OpenOptions {
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut options = std::fs::OpenOptions::new();
     #[cfg(unix)]
     {
