@@ -49,6 +49,26 @@ DIST_PATH := $(abspath $(VENV))/bin:$(PATH)
 
 .PHONY: dist dist-build dist-python dist-node dist-c install test-dist
 
+# The core library built for the platforms the packages are for (issue 26):
+# Linux aarch64 and musl, macOS arm64, Windows x64 (MinGW ABI). Only the
+# `ferromcp` crate for now: it keeps Linux-only code (epoll, eventfd,
+# MSG_NOSIGNAL, signals, /proc) behind fallbacks that must keep compiling.
+# The bindings' cdylibs do not link for these targets yet (see the README's
+# Install section); their builds join this list as they do. zig (from the
+# dist tools) is the C compiler and linker for ring's C code.
+CHECK_PLATFORMS := aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-apple-darwin \
+	x86_64-pc-windows-gnu
+CHECK_PLATFORMS_DIR := target/platforms
+
+.PHONY: check-platforms
+check-platforms: $(DIST_TOOLS_STAMP)
+	rustup target add $(CHECK_PLATFORMS)
+	@set -e; for t in $(CHECK_PLATFORMS); do \
+		echo "check-platforms: $$t"; \
+		PATH="$(DIST_PATH)" CARGO_TARGET_DIR=$(CHECK_PLATFORMS_DIR) \
+			cargo zigbuild --target $$t -p ferromcp --lib; \
+	done
+
 $(DIST_TOOLS_STAMP): $(VENV)/.ready
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(DIST_TOOLS)
 	@rm -f $(VENV)/.dist-tools-*
