@@ -34,9 +34,14 @@ async function hostileHttp(mode, ...extra) {
   return { url: `http://127.0.0.1:${port}/mcp`, stop: () => child.kill() };
 }
 
-/** Runs an ESM snippet in a fresh Node; its output and peak RSS (MiB). */
+/**
+ * Runs an ESM snippet in a fresh Node; its output and peak RSS (MiB). The
+ * peak is the process's own (VmHWM): getrusage's maxRSS survives exec on
+ * Linux and would report the test runner's own peak.
+ */
 function peakRss(code, ...args) {
-  const footer = `\nprocess.stdout.write('RSS ' + Math.floor(process.resourceUsage().maxRSS / 1024) + '\\n');\n`;
+  const footer = `\nimport { readFileSync as __read } from 'node:fs';
+process.stdout.write('RSS ' + Math.floor(Number(/VmHWM:\\s+(\\d+)/.exec(__read('/proc/self/status', 'utf8'))[1]) / 1024) + '\\n');\n`;
   const output = execFileSync(process.execPath, ['--input-type=module', '-e', code + footer, ...args], {
     encoding: 'utf8',
     timeout: 120_000,

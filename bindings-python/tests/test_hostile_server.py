@@ -44,8 +44,13 @@ def hostile_http(mode: str, *extra: str) -> Iterator[str]:
 
 
 def peak_rss_mib(code: str, *args: str) -> tuple[str, int]:
-    """Runs `code` in a fresh interpreter; its output and peak RSS (MiB)."""
-    footer = "\nimport resource\nprint('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+    """Runs `code` in a fresh interpreter; its output and peak RSS (MiB).
+    The peak is the process's own (VmHWM): getrusage's maxrss survives exec
+    on Linux and would report pytest's own peak."""
+    footer = (
+        "\nimport re\nwith open('/proc/self/status') as f:\n"
+        "    print('RSS', int(re.search(r'VmHWM:\\s+(\\d+)', f.read()).group(1)) // 1024)\n"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code + footer, *args], capture_output=True, text=True, timeout=120, check=False
     )
