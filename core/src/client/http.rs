@@ -39,9 +39,6 @@ struct HttpInner {
     pool: Pool,
     /// The legacy session, once `initialize` issued one.
     session_id: RwLock<Option<String>>,
-    /// The client's handler for server requests (kept to rebuild `answers`
-    /// with other limits).
-    server_requests: Option<ServerRequestHandler>,
     /// Answers requests a legacy server sends on its SSE streams.
     answers: Answerer,
     /// The answers being POSTed: a burst of server requests opens at most
@@ -78,6 +75,7 @@ impl HttpTransport {
         tls: &super::TlsOptions,
         server_requests: Option<ServerRequestHandler>,
         on_notification: Option<super::NotificationCallback>,
+        limits: ClientLimits,
     ) -> Result<HttpTransport, Error> {
         let uri: Uri = url
             .parse()
@@ -119,26 +117,16 @@ impl HttpTransport {
                 host_value,
                 pool: Pool::new(host, port, tls),
                 session_id: RwLock::new(None),
-                answers: Answerer::new(server_requests.clone(), &ClientLimits::default()),
-                server_requests,
-                posting: posting(&ClientLimits::default()),
-                limits: ClientLimits::default(),
+                answers: Answerer::new(server_requests, &limits),
+                posting: Arc::new(tokio::sync::Semaphore::new(
+                    limits.max_concurrent_server_answers.max(1),
+                )),
+                limits,
                 on_notification,
                 extra_headers,
                 auth: None,
             }),
         })
-    }
-
-    /// Sets what the transport accepts from the server (before it is
-    /// shared).
-    pub(crate) fn with_limits(mut self, limits: ClientLimits) -> HttpTransport {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.answers = Answerer::new(inner.server_requests.clone(), &limits);
-            inner.posting = posting(&limits);
-            inner.limits = limits;
-        }
-        self
     }
 
     /// Turns OAuth on (before the transport is shared).
@@ -153,12 +141,6 @@ impl HttpTransport {
         }
         self
     }
-}
-
-fn posting(limits: &ClientLimits) -> Arc<tokio::sync::Semaphore> {
-    Arc::new(tokio::sync::Semaphore::new(
-        limits.max_concurrent_server_answers.max(1),
-    ))
 }
 
 /// Checks one application header: a valid name and value, and not one the
@@ -762,6 +744,7 @@ mod tests {
             &Default::default(),
             None,
             None,
+            Default::default(),
         )
         .unwrap();
         let request = transport
@@ -779,6 +762,7 @@ mod tests {
                 &Default::default(),
                 None,
                 None,
+                Default::default(),
             );
             assert!(matches!(refused, Err(crate::Error::Http(_))), "{name}");
         }
@@ -788,6 +772,7 @@ mod tests {
             &Default::default(),
             None,
             None,
+            Default::default(),
         );
         assert!(invalid.is_err());
     }
@@ -800,10 +785,18 @@ mod tests {
             &Default::default(),
             None,
             None,
+            Default::default(),
         )
         .unwrap();
         assert_eq!(tls.inner.host_value, "localhost");
-        let other = HttpTransport::new("ftp://localhost/mcp", &[], &Default::default(), None, None);
+        let other = HttpTransport::new(
+            "ftp://localhost/mcp",
+            &[],
+            &Default::default(),
+            None,
+            None,
+            Default::default(),
+        );
         assert!(
             matches!(&other, Err(crate::Error::Http(m)) if m.contains("https://")),
             "{:?}",

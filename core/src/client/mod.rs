@@ -201,8 +201,8 @@ impl Client {
             &options.tls,
             Some(options.server_request_handler()),
             options.on_notification.clone(),
+            options.limits,
         )?
-        .with_limits(options.limits)
         .with_oauth(url, options.oauth.clone(), &options.tls);
         Ok(Self::from_transport(Arc::new(transport), options))
     }

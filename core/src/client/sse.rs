@@ -210,6 +210,8 @@ mod tests {
         let chunk = [b'y'; 1024];
         for _ in 0..4096 {
             assert!(p.push(&chunk).unwrap().is_empty());
+            // The next push starts its scan where this one ended.
+            assert_eq!(p.scanned, p.buffer.len());
         }
         let events = p.push(b"\n\n").unwrap();
         assert_eq!(events.first().map(String::len), Some(4 << 20));

@@ -292,13 +292,6 @@ struct Inbound {
     max_message_bytes: usize,
 }
 
-/// [`Inbound`] as the reply reader uses it.
-struct Routes {
-    on_notification: Option<NotificationCallback>,
-    server_requests: ServerRequests,
-    max_message_bytes: usize,
-}
-
 /// `unread` tells how many bytes written to the server are still unread
 /// (a spawned process on Linux); without it the server counts as serving
 /// from the start, as a stream handed in by the application does.
@@ -319,21 +312,13 @@ where
     let (serving_tx, serving) = watch::channel(unread.is_none());
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     tokio::spawn(write_lines(writer, out_rx, unread, serving_tx.clone()));
-    // Weak: the reader must not keep stdin open once the client closes it.
-    let routes = Routes {
-        on_notification: inbound.on_notification,
-        server_requests: ServerRequests {
-            answerer: inbound.answerer,
-            outgoing: out_tx.downgrade(),
-        },
-        max_message_bytes: inbound.max_message_bytes,
-    };
     tokio::spawn(read_replies(
         BufReader::new(reader),
         pending.clone(),
         alive.clone(),
         stderr_tail,
-        routes,
+        inbound,
+        out_tx.downgrade(),
         serving_tx,
     ));
     Connection {
@@ -720,14 +705,17 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     pending: PendingMap,
     alive: Arc<AtomicBool>,
     stderr_tail: StderrTail,
-    routes: Routes,
+    inbound: Inbound,
+    // Weak: the reader must not keep stdin open once the client closes it.
+    outgoing: mpsc::WeakUnboundedSender<Vec<u8>>,
     serving: watch::Sender<bool>,
 ) {
-    let Routes {
+    let Inbound {
         on_notification,
-        server_requests,
+        answerer,
         max_message_bytes,
-    } = routes;
+    } = inbound;
+    let server_requests = ServerRequests { answerer, outgoing };
     let mut line = Vec::with_capacity(4096);
     loop {
         line.clear();

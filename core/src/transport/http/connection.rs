@@ -140,6 +140,19 @@ enum Phase {
     Busy(usize),
 }
 
+impl Phase {
+    /// How readily a connection in this phase may be shed, and since when;
+    /// `None` while busy (never shed).
+    fn shed_class(self) -> Option<(ShedClass, Instant)> {
+        match self {
+            Phase::New(since) => Some((ShedClass::New, since)),
+            Phase::Idle(since) => Some((ShedClass::Idle, since)),
+            Phase::ReadingHead(since) => Some((ShedClass::ReadingHead, since)),
+            Phase::Busy(_) => None,
+        }
+    }
+}
+
 /// How readily a connection is closed to admit a new one at the cap, most
 /// readily first (the derived order is the order of the variants).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -255,11 +268,9 @@ impl Activity {
         if state.shed {
             return Standing::Shedding;
         }
-        match state.phase {
-            Phase::New(since) => Standing::Sheddable(ShedClass::New, since),
-            Phase::Idle(since) => Standing::Sheddable(ShedClass::Idle, since),
-            Phase::ReadingHead(since) => Standing::Sheddable(ShedClass::ReadingHead, since),
-            Phase::Busy(_) => Standing::Busy,
+        match state.phase.shed_class() {
+            Some((class, since)) => Standing::Sheddable(class, since),
+            None => Standing::Busy,
         }
     }
 
@@ -269,12 +280,7 @@ impl Activity {
     /// connection's loop notices withdraws the shed (see `begin`).
     pub(super) fn shed(&self) -> Option<ShedClass> {
         let mut state = lock_unpoisoned(&self.state);
-        let class = match state.phase {
-            Phase::New(_) => ShedClass::New,
-            Phase::Idle(_) => ShedClass::Idle,
-            Phase::ReadingHead(_) => ShedClass::ReadingHead,
-            Phase::Busy(_) => return None,
-        };
+        let (class, _) = state.phase.shed_class()?;
         if state.shed {
             return None;
         }
