@@ -130,7 +130,7 @@ test-oidc: build-python build-node build-c
 	cd tests/oidc && npm ci --no-audit --no-fund --loglevel=error
 	cargo test -p ferromcp $(CARGO_PROFILE_FLAG) --test oidc_provider -- --ignored
 
-test: lint test-rust test-python test-node test-c test-readme conformance test-dist test-oidc check-platforms
+test: lint test-rust test-python test-node test-c test-readme conformance test-dist-host test-oidc test-cross check-platforms
 	@echo "make test: all suites passed"
 
 # The first result: builds the demo, the Rust echo server and the three

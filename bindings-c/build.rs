@@ -4,7 +4,10 @@
 //! installed beside it. Cargo's semver rule decides what is compatible: for
 //! 0.x releases the minor number is the breaking one (`libferromcp.so.0.1`),
 //! from 1.0 on the major (`libferromcp.so.1`). `make dist` / `make install`
-//! name the file and its symlinks after the same rule.
+//! name the file and its symlinks after the same rule. On macOS the same
+//! job is done by the install name, `@rpath/libferromcp.<abi>.dylib`: a
+//! program records it and finds the library through its own rpath (CMake
+//! sets one), wherever the archive was unpacked.
 
 fn main() {
     // Only this file decides the arguments; without the line cargo would rerun
@@ -18,8 +21,10 @@ fn main() {
         major
     };
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    // ELF platforms only: macOS uses an install name, Windows an import library.
+    // Windows needs neither: programs name `ferromcp.dll` through its import library.
     if os == "linux" || os.ends_with("bsd") {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libferromcp.so.{abi}");
+    } else if os == "macos" {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libferromcp.{abi}.dylib");
     }
 }

@@ -1,35 +1,38 @@
-# Installable packages: `make dist`, `make install PREFIX=...`, `make test-dist`.
-# Included by the top Makefile (VENV, NODE, NODE_NPM_STAMP come from it);
+# Installable packages: `make dist`, `make install PREFIX=...`, `make test-dist`,
+# `make test-cross`. Included by the top Makefile (VENV, NODE come from it);
 # run from the repository root.
 #
-#   make dist     dist/ferromcp-<v>-cp310-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
-#                 dist/ferromcp-<v>.tar.gz                      (Python sdist, maturin)
-#                 dist/ferromcp-<v>.tgz, dist/ferromcp-linux-x64-gnu-<v>.tgz   (npm)
-#                 dist/ferromcp-<v>-linux-x86_64.tar.gz         (C: header, .so, .a,
-#                                                               pkg-config, CMake)
-#   make install PREFIX=/usr/local   the C library, in the tarball's layout
-#   make test-dist                   installs each of them outside the repository
-#                                    and runs fixtures and examples from there
+#   make dist     for each platform of scripts/platforms.json (Linux x86_64 and
+#                 aarch64 with glibc and with musl, macOS x86_64 and arm64,
+#                 Windows x64), in dist/:
+#                 ferromcp-<v>-cp310-abi3-<platform tag>.whl    (Python)
+#                 ferromcp-<platform>-<v>.tgz                    (npm platform package)
+#                 ferromcp-<v>-<os>-<arch>.tar.gz, or .zip on Windows   (C: header,
+#                   shared and static library, pkg-config, CMake)
+#                 and once: ferromcp-<v>.tgz (npm main package), ferromcp-<v>.tar.gz
+#                 (Python sdist, maturin)
+#   make install PREFIX=/usr/local   the C library of this machine, in the archive's layout
+#   make test-dist                   installs each package and runs it: natively, or
+#                                    under qemu-user / wine (scripts/test_cross.sh)
+#   make test-cross                  the quick form `make test` runs: unoptimised
+#                                    Linux aarch64 and Windows x64 builds under emulation
 #
-# One release build for all three libraries: one cargo-zigbuild invocation
-# selecting the three binding crates, so cargo resolves features once and
-# compiles one optimised dependency tree (see the top of the Makefile for why
-# one selection matters). cargo-zigbuild links with zig against glibc
-# $(DIST_GLIBC) symbols, so the wheel is manylinux2014 and the Node addon
-# and libferromcp.so load on Ubuntu 18.04+, Debian 10+, RHEL/CentOS 7+ and
-# Amazon Linux 2; a build linked by the system's cc here would need glibc 2.34+
-# (manylinux_2_34). The output goes to target/$(DIST_TARGET)/release/, beside
-# and not in place of the debug tree.
+# scripts/dist.py builds and packages each platform (its docstring says how
+# each is linked from this Linux machine); one cargo invocation per platform
+# selects the three binding crates, so cargo resolves features once and
+# compiles one dependency tree (see the top of the Makefile for why one
+# selection matters). Linux libraries are linked against glibc 2.17 symbols,
+# so they load on Ubuntu 18.04+, Debian 10+, RHEL/CentOS 7+ and Amazon Linux 2.
 
 DIST_DIR := dist
-DIST_TARGET := x86_64-unknown-linux-gnu
-DIST_GLIBC := 2.17
-DIST_LIB_DIR := target/$(DIST_TARGET)/release
-DIST_WHEEL_PLATFORM := manylinux_2_17_x86_64.manylinux2014_x86_64
 # The version every crate and package inherits ([workspace.package]).
 DIST_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-DIST_C_NAME := ferromcp-$(DIST_VERSION)-linux-x86_64
+# This machine's platform: what `make install` installs and `make bench` measures.
+DIST_TARGET := x86_64-unknown-linux-gnu
+DIST_LIB_DIR := target/$(DIST_TARGET)/release
 PREFIX ?= /usr/local
+# Every Rust target of scripts/platforms.json, for rustup.
+DIST_RUST_TARGETS := $(shell python3 -c 'import json; print(" ".join(v["rust"] for k, v in json.load(open("scripts/platforms.json")).items() if k != "//"))')
 
 # Pinned packaging tools, installed into $(VENV) from PyPI (zig itself comes
 # as the `ziglang` wheel; cargo-zigbuild finds it through `python3 -m ziglang`
@@ -41,26 +44,41 @@ MATURIN_VERSION := 1.16.0
 AUDITWHEEL_VERSION := 6.8.2
 CMAKE_PY_VERSION := 4.4.4
 PKGCONF_VERSION := 3.0.7.post0
+# lief reads Mach-O and PE files (scripts/inspect_binary.py).
+LIEF_VERSION := 1.0.0
 DIST_TOOLS := ziglang==$(ZIGLANG_VERSION) cargo-zigbuild==$(CARGO_ZIGBUILD_VERSION) \
 	maturin==$(MATURIN_VERSION) auditwheel==$(AUDITWHEEL_VERSION) cmake==$(CMAKE_PY_VERSION) \
-	pkgconf==$(PKGCONF_VERSION)
-DIST_TOOLS_STAMP := $(VENV)/.dist-tools-zig$(ZIGLANG_VERSION)-zigbuild$(CARGO_ZIGBUILD_VERSION)-maturin$(MATURIN_VERSION)-auditwheel$(AUDITWHEEL_VERSION)-cmake$(CMAKE_PY_VERSION)-pkgconf$(PKGCONF_VERSION)
+	pkgconf==$(PKGCONF_VERSION) lief==$(LIEF_VERSION)
+DIST_TOOLS_STAMP := $(VENV)/.dist-tools-zig$(ZIGLANG_VERSION)-zigbuild$(CARGO_ZIGBUILD_VERSION)-maturin$(MATURIN_VERSION)-auditwheel$(AUDITWHEEL_VERSION)-cmake$(CMAKE_PY_VERSION)-pkgconf$(PKGCONF_VERSION)-lief$(LIEF_VERSION)
 DIST_PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: dist dist-build dist-python dist-node dist-c install test-dist
+.PHONY: dist dist-host dist-build install test-dist test-dist-host test-cross check-platforms \
+	system-tools-dist system-tools-cross
+comma := ,
+empty :=
+space := $(empty) $(empty)
 
-# The core library built for the platforms the packages are for (issue 26):
-# Linux aarch64 and musl, macOS arm64, Windows x64 (MinGW ABI). Only the
-# `ferromcp` crate for now: it keeps Linux-only code (epoll, eventfd,
-# MSG_NOSIGNAL, signals, /proc) behind fallbacks that must keep compiling.
-# The bindings' cdylibs do not link for these targets yet (see the README's
-# Install section); their builds join this list as they do. zig (from the
-# dist tools) is the C compiler and linker for ring's C code.
-CHECK_PLATFORMS := aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-apple-darwin \
-	x86_64-pc-windows-gnu
+# Packages from Debian (the machine is Debian; CI runs as root): MinGW-w64 is
+# the Windows linker of `make dist`; qemu-user, debootstrap (an arm64 Debian
+# userland), wine and musl are what `make test-cross` runs the packages under.
+DIST_APT := gcc-mingw-w64-x86-64-posix
+CROSS_APT := qemu-user-static debootstrap wine wine64 musl-tools binutils-aarch64-linux-gnu
+APT_INSTALL = DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
+system-tools-dist:
+	@command -v x86_64-w64-mingw32-gcc >/dev/null || $(APT_INSTALL) $(DIST_APT) >/dev/null || \
+		{ apt-get update -q >/dev/null && $(APT_INSTALL) $(DIST_APT) >/dev/null; }
+system-tools-cross: system-tools-dist
+	@command -v qemu-aarch64-static >/dev/null && command -v wine >/dev/null && command -v musl-gcc >/dev/null \
+		&& command -v debootstrap >/dev/null || $(APT_INSTALL) $(CROSS_APT) >/dev/null || \
+		{ apt-get update -q >/dev/null && $(APT_INSTALL) $(CROSS_APT) >/dev/null; }
+
+# The core library for the platforms `make test-cross` does not build, linked
+# by nothing and run by nothing: a quick check in `make test` that the
+# portable code compiles for musl and macOS (`make dist` links everything).
+# zig (from the dist tools) is the C compiler for ring's C code.
+CHECK_PLATFORMS := x86_64-unknown-linux-musl aarch64-unknown-linux-musl x86_64-apple-darwin \
+	aarch64-apple-darwin
 CHECK_PLATFORMS_DIR := target/platforms
-
-.PHONY: check-platforms
 check-platforms: $(DIST_TOOLS_STAMP)
 	rustup target add $(CHECK_PLATFORMS)
 	@set -e; for t in $(CHECK_PLATFORMS); do \
@@ -74,46 +92,49 @@ $(DIST_TOOLS_STAMP): $(VENV)/.ready
 	@rm -f $(VENV)/.dist-tools-*
 	@touch $@
 
-# The one optimised build (see above).
+# This machine's libraries, optimised (`make install`, `make bench`).
 dist-build: $(DIST_TOOLS_STAMP)
-	PATH="$(DIST_PATH)" cargo zigbuild --release --target $(DIST_TARGET).$(DIST_GLIBC) \
-		-p ferromcp-python -p ferromcp-node -p ferromcp-c --lib
+	$(VENV)/bin/python scripts/dist.py --build-only --platforms linux-x64-gnu
 
-dist: dist-python dist-node dist-c
-	@ls -l $(DIST_DIR)
-
-# The wheel from the built extension (scripts/dist_wheel.py explains why not
-# maturin build), checked by auditwheel: it must fit manylinux_2_17 and
-# depend on no library outside the manylinux policy. The sdist is maturin's.
-dist-python: dist-build
+# Every platform (DIST_PLATFORMS: all of scripts/platforms.json), then the
+# npm packages of all of them and the sdist. Timed from a warm build: see the
+# README's Install section. `make dist-host` packages this machine's platform
+# only (what `make test` installs and runs natively).
+DIST_PLATFORMS ?= all
+dist: DIST_SELECT = $(if $(filter all,$(DIST_PLATFORMS)),,--platforms $(DIST_PLATFORMS))
+dist-host: DIST_SELECT = --platforms linux-x64-gnu
+dist dist-host: $(DIST_TOOLS_STAMP) system-tools-dist
+	rustup target add $(DIST_RUST_TARGETS)
 	@mkdir -p $(DIST_DIR)
-	rm -f $(DIST_DIR)/ferromcp-*.whl $(DIST_DIR)/ferromcp-$(DIST_VERSION).tar.gz
-	$(VENV)/bin/python scripts/dist_wheel.py $(DIST_LIB_DIR)/libferromcp_python.so $(DIST_DIR) \
-		$(DIST_WHEEL_PLATFORM)
-	$(VENV)/bin/auditwheel show $(DIST_DIR)/ferromcp-$(DIST_VERSION)-*.whl | tee target/dist-auditwheel.txt
-	@grep -q '"manylinux_2_17_x86_64"' target/dist-auditwheel.txt || \
-		{ echo "make dist: the wheel is not manylinux_2_17 (see above)" >&2; exit 1; }
+	rm -rf $(DIST_DIR)/ferromcp-* $(DIST_DIR)/addons
+	$(VENV)/bin/python scripts/dist.py --out $(DIST_DIR) $(DIST_SELECT)
+	$(NODE) scripts/dist_npm.mjs $(DIST_DIR)
 	PATH="$(DIST_PATH)" maturin sdist -m bindings-python/Cargo.toml -o $(DIST_DIR)
-
-dist-node: dist-build
-	@mkdir -p $(DIST_DIR)
-	rm -f $(DIST_DIR)/ferromcp-$(DIST_VERSION).tgz $(DIST_DIR)/ferromcp-linux-*.tgz
-	$(NODE) scripts/dist_npm.mjs $(DIST_LIB_DIR)/libferromcp_node.so $(DIST_DIR)
-
-# Staged with the same script as `make install`, then archived with fixed
-# owners, order and times.
-dist-c: dist-build
-	@mkdir -p $(DIST_DIR)
-	rm -rf target/dist/c && mkdir -p target/dist/c
-	bash bindings-c/dist/install.sh $(DIST_LIB_DIR) target/dist/c/$(DIST_C_NAME) $(DIST_VERSION)
-	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$${SOURCE_DATE_EPOCH:-315532800} \
-		-C target/dist/c -czf $(DIST_DIR)/$(DIST_C_NAME).tar.gz $(DIST_C_NAME)
+	@ls -l $(DIST_DIR)
 
 install: dist-build
 	bash bindings-c/dist/install.sh $(DIST_LIB_DIR) "$(DESTDIR)$(PREFIX)" $(DIST_VERSION)
 
-# Installs every package of dist/ outside the repository and runs from there
-# (scripts/test_dist.sh). Set DIST_SKIP_SDIST=1 to skip the sdist -> wheel
-# build (a second, complete release compile).
-test-dist: dist $(DIST_TOOLS_STAMP)
+# Installs every package of dist/ outside the repository and runs from there:
+# this machine's natively (scripts/test_dist.sh; set DIST_SKIP_SDIST=1 to skip
+# the sdist -> wheel build, a second complete release compile), the others
+# under emulation or by inspection (scripts/test_cross.sh).
+test-dist: dist $(DIST_TOOLS_STAMP) system-tools-cross
 	PATH="$(DIST_PATH)" bash scripts/test_dist.sh $(DIST_DIR) $(DIST_VERSION)
+	PATH="$(DIST_PATH)" bash scripts/test_cross.sh $(DIST_DIR) $(DIST_VERSION) \
+		$(subst $(space),$(comma),$(filter-out linux-x64-gnu,$(subst $(comma),$(space),$(DIST_PLATFORMS))))
+# This machine's packages only, installed and run natively (in `make test`).
+test-dist-host: dist-host $(DIST_TOOLS_STAMP)
+	PATH="$(DIST_PATH)" bash scripts/test_dist.sh $(DIST_DIR) $(DIST_VERSION)
+
+# The quick form for `make test`: unoptimised builds (profile `light`) of Linux
+# aarch64 and Windows x64, packaged as `make dist` does, installed and run
+# under qemu-user and wine.
+CROSS_DIR := target/cross-dist
+CROSS_PLATFORMS := linux-arm64-gnu,win32-x64-gnu
+test-cross: $(DIST_TOOLS_STAMP) system-tools-cross
+	rustup target add aarch64-unknown-linux-gnu x86_64-pc-windows-gnu
+	rm -rf $(CROSS_DIR) && mkdir -p $(CROSS_DIR)
+	$(VENV)/bin/python scripts/dist.py --profile light --platforms $(CROSS_PLATFORMS) --out $(CROSS_DIR)
+	$(NODE) scripts/dist_npm.mjs $(CROSS_DIR)
+	PATH="$(DIST_PATH)" bash scripts/test_cross.sh $(CROSS_DIR) $(DIST_VERSION) $(CROSS_PLATFORMS)

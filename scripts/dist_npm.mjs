@@ -1,17 +1,17 @@
 // Writes the npm tarballs of `make dist`, in the layout napi-rs uses for
 // prebuilt addons: the main package `ferromcp` (JavaScript, typings, the
 // napi-rs loader; no addon) with one optionalDependency per platform package
-// (`ferromcp-linux-x64-gnu`: the addon alone, with `os`/`cpu`/`libc` so npm
-// installs it only where it loads).
+// (`ferromcp-linux-arm64-gnu`, `ferromcp-darwin-arm64`, ...: the addon alone,
+// with `os`/`cpu`/`libc` so npm installs it only where it loads).
 //
-//   node scripts/dist_npm.mjs ADDON OUT_DIR
+//   node scripts/dist_npm.mjs DIR
 //
-// ADDON is the optimised libferromcp_node.so of `make dist`'s one
-// cargo-zigbuild invocation (linked against glibc 2.17). Each package is
-// staged under target/dist/npm/ from the files the committed package.json
-// lists, then packed with `npm pack`; the platform package's prepack hook
-// (bindings-node/npm/linux-x64-gnu/check-addon.cjs) refuses to pack without
-// the addon or with a debug build. Prints the tarballs' paths.
+// DIR is scripts/dist.py's output: DIR/addons/ferromcp.<platform>.node for
+// each platform built; the tarballs are written to DIR. Each platform
+// package's manifest comes from scripts/platforms.json, its README from
+// bindings-node/npm/platform/; each is staged under target/dist/npm/ and
+// packed with `npm pack`, whose prepack hook (check-addon.cjs) refuses an
+// addon for another platform or a debug build. Prints the tarballs' paths.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,18 +20,21 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const nodeDir = path.join(root, 'bindings-node');
 const stageRoot = path.join(root, 'target', 'dist', 'npm');
-// The platform packages built here: napi-rs's platform name -> Rust target.
-const PLATFORMS = ['linux-x64-gnu'];
+const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
+const { '//': _about, ...PLATFORMS } = readJson(path.join(root, 'scripts', 'platforms.json'));
 
-const [addon, outDirArg] = process.argv.slice(2);
-if (!addon || !outDirArg) {
-  console.error('usage: node scripts/dist_npm.mjs ADDON OUT_DIR');
+const [outDirArg] = process.argv.slice(2);
+if (!outDirArg) {
+  console.error('usage: node scripts/dist_npm.mjs DIR');
   process.exit(2);
 }
 const outDir = path.resolve(outDirArg);
-fs.mkdirSync(outDir, { recursive: true });
-
-const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
+const addon = (platform) => path.join(outDir, 'addons', `ferromcp.${platform}.node`);
+const built = Object.keys(PLATFORMS).filter((p) => fs.existsSync(addon(p)));
+if (built.length === 0) {
+  console.error(`dist_npm: no addon in ${path.join(outDir, 'addons')} (run scripts/dist.py first)`);
+  process.exit(1);
+}
 const writeJson = (file, value) => fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
 
 /** A fresh staging directory for one package. */
@@ -75,20 +78,38 @@ const main = readJson(path.join(nodeDir, 'package.json'));
 const licenses = ['LICENSE-APACHE', 'LICENSE-MIT'];
 const tarballs = [];
 
-// The platform package first: the main package names it.
+// The platform packages first: the main package names them.
 const optionalDependencies = {};
-for (const platform of PLATFORMS) {
-  const template = path.join(nodeDir, 'npm', platform);
-  const dir = stage(`${main.name}-${platform}`);
-  const manifest = readJson(path.join(template, 'package.json'));
-  manifest.version = main.version; // one version for the main and platform packages
-  manifest.files = [...manifest.files, ...licenses]; // npm adds LICENSE*, not LICENSE-MIT
+const template = path.join(nodeDir, 'npm', 'platform');
+for (const platform of built) {
+  const spec = PLATFORMS[platform];
+  const name = `${main.name}-${platform}`;
+  const binary = `ferromcp.${platform}.node`;
+  const dir = stage(name);
+  const manifest = {
+    name,
+    version: main.version, // one version for the main and platform packages
+    description: `The ferromcp native addon for ${spec.description}; installed by the \`ferromcp\` package as an optional dependency`,
+    license: main.license,
+    repository: { ...main.repository, directory: 'bindings-node/npm/platform' },
+    main: binary,
+    files: [binary, ...licenses], // npm adds LICENSE*, not LICENSE-MIT
+    os: [spec.os],
+    cpu: [spec.cpu],
+    ...(spec.libc ? { libc: [spec.libc] } : {}),
+    engines: main.engines,
+    scripts: { prepack: `node check-addon.cjs ${binary} ${platform}` },
+  };
   writeJson(path.join(dir, 'package.json'), manifest);
-  for (const f of ['README.md', 'check-addon.cjs']) copy(path.join(template, f), path.join(dir, f));
+  const readme = fs.readFileSync(path.join(template, 'README.md'), 'utf8')
+    .replaceAll('@PLATFORM@', platform)
+    .replaceAll('@DESCRIPTION@', spec.description);
+  fs.writeFileSync(path.join(dir, 'README.md'), readme);
+  copy(path.join(template, 'check-addon.cjs'), path.join(dir, 'check-addon.cjs'));
   for (const f of licenses) copy(path.join(root, f), path.join(dir, f));
-  copy(addon, path.join(dir, manifest.main));
+  copy(addon(platform), path.join(dir, binary));
   tarballs.push(pack(dir));
-  optionalDependencies[manifest.name] = main.version;
+  optionalDependencies[name] = main.version;
 }
 
 // The main package: what `files` lists, never an addon (a debug build may be

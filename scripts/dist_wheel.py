@@ -13,7 +13,7 @@ invocation (one release dependency tree, linked against glibc 2.17); letting
 maturin build the wheel would compile `-p ferromcp-python` alone, a second
 dependency tree with other features (see the top Makefile). This script only
 does the packaging half of ``maturin build``: the package's Python files and
-the extension as ``ferromcp/_native.abi3.so``, and the ``.dist-info``
+the extension as ``ferromcp/_native.abi3.so`` (``_native.pyd`` on Windows), and the ``.dist-info``
 (METADATA from pyproject.toml, WHEEL with the abi3 tag, the licences, RECORD
 with hashes). The tag is what the caller asserts; `make dist` checks it with
 ``auditwheel show`` afterwards. The sdist is maturin's (``maturin sdist``):
@@ -85,6 +85,13 @@ def wheel_file(platform_tag: str) -> str:
     return "\n".join([*head, *tags]) + "\n"
 
 
+def extension_name(platform_tag: str) -> str:
+    """What CPython imports as ``ferromcp._native``: a stable-ABI module is
+    ``.abi3.so`` on POSIX, and on Windows plain ``.pyd`` (CPython's Windows
+    loader knows no ``.abi3`` suffix)."""
+    return "_native.pyd" if platform_tag.startswith("win") else "_native.abi3.so"
+
+
 def main() -> None:
     if len(sys.argv) != 4:
         raise SystemExit(__doc__)
@@ -98,7 +105,7 @@ def main() -> None:
     for path in sorted(PACKAGE.iterdir()):
         if path.is_file() and path.suffix in PACKAGE_SUFFIXES:
             files.append((f"ferromcp/{path.name}", path.read_bytes()))
-    files.append(("ferromcp/_native.abi3.so", extension.read_bytes()))
+    files.append((f"ferromcp/{extension_name(platform_tag)}", extension.read_bytes()))
     files.append((f"{dist_info}/METADATA", metadata(version).encode()))
     files.append((f"{dist_info}/WHEEL", wheel_file(platform_tag).encode()))
     for name in LICENSES:
@@ -117,7 +124,7 @@ def main() -> None:
         for name, data in files:
             info = zipfile.ZipInfo(name, date_time=date_time)
             # rw-r--r-- for files, rwxr-xr-x for the shared object, as pip installs them.
-            mode = 0o755 if name.endswith(".so") else 0o644
+            mode = 0o755 if name.endswith((".so", ".pyd")) else 0o644
             info.external_attr = (0o100000 | mode) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)

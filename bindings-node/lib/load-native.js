@@ -11,8 +11,12 @@
  * native.errorCodes(); // { PARSE_ERROR: -32700, ... }
  */
 
-/** The platform packages `make dist` builds (optionalDependencies of `ferromcp`). */
-const PREBUILT = ['linux-x64-gnu'];
+/**
+ * The platforms with a prebuilt addon: the optionalDependencies `make dist`
+ * writes into the published package.json (none in a source checkout).
+ */
+const PREBUILT = Object.keys(require('../package.json').optionalDependencies || {})
+  .map((name) => name.replace(/^ferromcp-/, ''));
 
 /** This machine as napi-rs names platforms: `linux-x64-gnu`, `darwin-arm64`, ... */
 function platformName() {
@@ -27,8 +31,27 @@ function platformName() {
   return name;
 }
 
+/**
+ * The Windows addon is linked with MinGW-w64 (scripts/dist.py says why) and
+ * published as `ferromcp-win32-x64-gnu`. napi-rs's loader looks for that name
+ * only in a MinGW-built Node; the official Node is MSVC-built and loads it
+ * just as well (the addon speaks N-API's C ABI and imports only system DLLs).
+ */
+function loadWindowsGnu() {
+  try {
+    return require('../ferromcp.win32-x64-gnu.node');
+  } catch {
+    return require('ferromcp-win32-x64-gnu');
+  }
+}
+
 try {
-  module.exports = require('../native.js');
+  try {
+    module.exports = require('../native.js');
+  } catch (cause) {
+    if (process.platform !== 'win32' || process.arch !== 'x64') throw cause;
+    module.exports = loadWindowsGnu();
+  }
 } catch (cause) {
   const platform = platformName();
   const hint = PREBUILT.includes(platform)
