@@ -181,7 +181,7 @@ pub fn block_here<F: Future>(future: F) -> F::Output {
         None => unreachable!("block_for without a limit gave up"),
     }
     #[cfg(not(target_os = "linux"))]
-    get().block_on(future)
+    block_on_runtime(future)
 }
 
 /// [`block_here`] for at most `limit`: `None` if it passes first, and the
@@ -199,7 +199,26 @@ pub fn block_here_for<F: Future>(future: F, limit: std::time::Duration) -> Optio
     #[cfg(target_os = "linux")]
     return crate::host_wait::block_for(get(), future, Some(limit));
     #[cfg(not(target_os = "linux"))]
-    get().block_on(tokio::time::timeout(limit, future)).ok()
+    block_on_runtime_for(future, limit)
+}
+
+/// [`block_here`] where the calling thread cannot wait on sockets itself
+/// (no `host_wait` but on Linux): the runtime's `block_on`, which polls the
+/// future on the calling thread and leaves sockets to the workers. Built
+/// for the tests on Linux too, so that this path is run there.
+#[cfg(any(test, not(target_os = "linux")))]
+fn block_on_runtime<F: Future>(future: F) -> F::Output {
+    get().block_on(future)
+}
+
+/// [`block_here_for`] where [`block_on_runtime`] stands for `block_here`.
+#[cfg(any(test, not(target_os = "linux")))]
+fn block_on_runtime_for<F: Future>(future: F, limit: std::time::Duration) -> Option<F::Output> {
+    // The timer is made inside `block_on`, in the runtime's context: made
+    // here, on a host's thread, it panics ("no reactor running").
+    get()
+        .block_on(async move { tokio::time::timeout(limit, future).await })
+        .ok()
 }
 
 #[cfg(target_os = "linux")]
@@ -293,6 +312,33 @@ mod tests {
         });
         let rest = rx.recv_timeout(Duration::from_secs(10)).unwrap();
         assert_eq!(rest.as_deref(), Some("ferromcp-worker"));
+    }
+
+    /// The `block_here` of other platforms than Linux: timers, tasks and
+    /// channels wake the blocked caller, and the limit gives up in time.
+    #[test]
+    fn the_portable_block_here_waits_for_the_runtime_and_gives_up_at_the_limit() {
+        let answer = block_on_runtime(async {
+            let task = tokio::spawn(async {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                41
+            });
+            task.await.unwrap() + 1
+        });
+        assert_eq!(answer, 42);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        get().spawn(async move {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            let _ = tx.send("sent");
+        });
+        assert_eq!(
+            block_on_runtime_for(rx, Duration::from_secs(10)).map(Result::ok),
+            Some(Some("sent"))
+        );
+        let started = std::time::Instant::now();
+        let gave_up = block_on_runtime_for(std::future::pending::<()>(), Duration::from_millis(20));
+        assert!(gave_up.is_none());
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 
     #[test]

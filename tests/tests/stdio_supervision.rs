@@ -86,3 +86,28 @@ async fn close_ends_a_server_that_ignores_its_stdin() {
         started.elapsed()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_whose_path_has_spaces_is_started_and_answers() {
+    // As `C:\Program Files\...` on Windows: the program's own path has a
+    // space, in a folder and in its name, and it is started without a shell.
+    let dir = std::env::temp_dir().join(format!("ferromcp spaced dir {}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("echo server");
+    std::fs::copy(repo_root().join(echo_server_path()), &program).unwrap();
+    let command = StdioCommand::new(program.as_os_str(), Vec::<String>::new());
+    let client = Client::connect_stdio(command)
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
+    let result = client
+        .call_tool("echo", json!({"text": "through a spaced path"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&result.content).unwrap()[0]["text"],
+        "through a spaced path"
+    );
+    client.close().await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}

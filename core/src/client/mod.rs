@@ -31,6 +31,7 @@ mod notes;
 mod options;
 mod pages;
 mod pool;
+mod program;
 mod relay;
 mod rounds;
 mod socket;

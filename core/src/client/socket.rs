@@ -42,6 +42,10 @@ impl ClientSocket {
     pub(crate) fn new(stream: TcpStream) -> ClientSocket {
         // Requests are small and answered one by one: no Nagle delay.
         let _ = stream.set_nodelay(true);
+        #[cfg(target_vendor = "apple")]
+        if let Err(e) = no_sigpipe(&stream) {
+            tracing::debug!(error = %e, "SO_NOSIGPIPE refused; a reset may raise SIGPIPE");
+        }
         ClientSocket::Runtime(stream)
     }
 
@@ -184,10 +188,43 @@ fn send_no_signal(stream: &impl std::os::fd::AsFd, bufs: &[IoSlice<'_>]) -> io::
     socket2::SockRef::from(stream).send_vectored_with_flags(bufs, libc::MSG_NOSIGNAL)
 }
 
+/// Elsewhere the plain write: Windows has no SIGPIPE, and macOS's sockets
+/// were told not to raise it when made (`no_sigpipe`).
 #[cfg(not(target_os = "linux"))]
 fn send_no_signal(stream: &TcpStream, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-    // Elsewhere the plain write (macOS would need SO_NOSIGPIPE).
+    send_plain(stream, bufs)
+}
+
+/// One plain vectored write: the send of every platform but Linux, built
+/// on Linux for the tests too, so that it is run there.
+#[cfg(any(test, not(target_os = "linux")))]
+fn send_plain(stream: &TcpStream, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
     stream.try_write_vectored(bufs)
+}
+
+/// macOS has no `MSG_NOSIGNAL`; the socket itself is told, once, to fail
+/// its writes with `EPIPE` rather than raise SIGPIPE, which a C host's
+/// thread polling the call would die of (see the module documentation).
+#[cfg(target_vendor = "apple")]
+fn no_sigpipe(stream: &TcpStream) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: the option value points at a live c_int of the size given;
+    // the descriptor is open, owned by `stream`.
+    let rc = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_NOSIGPIPE,
+            (&raw const on).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 impl AsyncRead for ClientSocket {
@@ -269,6 +306,50 @@ impl AsyncWrite for ClientSocket {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod portable_tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// The send of other platforms than Linux writes every buffer, and
+    /// fails (rather than succeeding silently) once the peer is gone.
+    #[tokio::test]
+    async fn the_portable_send_writes_vectored_and_fails_once_the_peer_is_gone() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let stream = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (mut accepted, _) = listener.accept().await.unwrap();
+        let bufs = [IoSlice::new(b"hello "), IoSlice::new(b"world")];
+        stream.writable().await.unwrap();
+        assert_eq!(send_plain(&stream, &bufs).unwrap(), 11);
+        let mut read = [0u8; 11];
+        accepted.read_exact(&mut read).await.unwrap();
+        assert_eq!(&read, b"hello world");
+        drop(accepted);
+        // The first write after the close draws a reset, the next ones fail.
+        let failed = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            loop {
+                stream.writable().await.unwrap();
+                match send_plain(&stream, &bufs) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return e,
+                    Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+                }
+            }
+        })
+        .await
+        .expect("a write fails once the peer is gone");
+        assert!(
+            matches!(
+                failed.kind(),
+                io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+            ),
+            "{failed}"
+        );
     }
 }
 

@@ -229,7 +229,11 @@ impl StdioTransport {
     }
 
     fn start(&self, command: &StdioCommand) -> Result<Connection, Error> {
-        let mut cmd = Command::new(&command.program);
+        let resolved = windows_program(command);
+        let mut cmd = match &resolved {
+            Some(found) => Command::new(found),
+            None => Command::new(&command.program),
+        };
         cmd.args(&command.args)
             .envs(command.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
@@ -243,12 +247,9 @@ impl StdioTransport {
         if let Some(cwd) = &command.cwd {
             cmd.current_dir(cwd);
         }
-        let mut child = cmd.spawn().map_err(|e| {
-            Error::Io(std::io::Error::new(
-                e.kind(),
-                format!("could not start {:?}: {e}", command.program),
-            ))
-        })?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| super::program::start_error(&command.program, resolved.as_deref(), e))?;
         let stdin = child
             .stdin
             .take()
@@ -282,6 +283,29 @@ impl StdioTransport {
             },
             unread,
         ))
+    }
+}
+
+/// The file to start for `command` on Windows, where std finds only `.exe`
+/// files in `PATH` and `npx` is `npx.cmd` (see `program.rs`); `None`
+/// elsewhere, where the name is started as given, as it always was.
+fn windows_program(command: &StdioCommand) -> Option<PathBuf> {
+    #[cfg(windows)]
+    {
+        let found = super::program::program_for_windows(
+            command,
+            |name| std::env::var_os(name),
+            |path| path.is_file(),
+        );
+        if let Some(found) = &found {
+            tracing::debug!(program = ?command.program, found = %found.display(), "resolved the server program");
+        }
+        found
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = command;
+        None
     }
 }
 
@@ -483,24 +507,37 @@ impl ClientTransport for StdioTransport {
     }
 }
 
-/// SIGTERM, a grace period, then SIGKILL.
+/// How long a server told to stop (SIGTERM) may take before it is killed.
+#[cfg(unix)]
+const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// SIGTERM, a grace period, then SIGKILL. Windows has no SIGTERM a process
+/// can send a console program: the server is ended at once
+/// (`TerminateProcess`), which is also the last step everywhere.
 async fn terminate(child: &mut Child) {
     #[cfg(unix)]
-    if let Some(pid) = child.id() {
-        // There is no std API for SIGTERM; `kill` is on every POSIX system.
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(pid.to_string())
-            .status()
-            .await;
-        if tokio::time::timeout(Duration::from_secs(2), child.wait())
-            .await
-            .is_ok()
-        {
-            return;
-        }
+    if sigterm(child) && tokio::time::timeout(TERM_GRACE, child.wait()).await.is_ok() {
+        return;
     }
     let _ = child.kill().await;
+}
+
+/// Sends SIGTERM to `child`; false when it has been reaped already (there
+/// is nothing to stop) or the signal could not be sent.
+#[cfg(unix)]
+fn sigterm(child: &Child) -> bool {
+    // `id` is `None` once the child was reaped, and it is only reaped
+    // through `child`, borrowed here: the pid is still this child's (a
+    // zombie at worst), never a recycled one.
+    let Some(pid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
+        return false;
+    };
+    // SAFETY: kill(2) takes no pointers; `pid` is a live child (see above).
+    let sent = unsafe { libc::kill(pid, libc::SIGTERM) } == 0;
+    if !sent {
+        tracing::debug!(pid, error = %std::io::Error::last_os_error(), "SIGTERM not sent");
+    }
+    sent
 }
 
 /// How often the writer looks whether the server has read what it was sent,
@@ -823,6 +860,50 @@ fn route_notification(
 #[cfg(test)]
 mod tests {
     use super::StderrLines;
+
+    /// SIGTERM first (sent by `libc::kill`, no `kill` program), then, for a
+    /// server that ignores it, the kill that is the only step on Windows.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn terminate_sends_sigterm_and_kills_a_server_that_ignores_it() {
+        use super::{TERM_GRACE, sigterm, terminate};
+        use std::os::unix::process::ExitStatusExt;
+        use std::time::Instant;
+        use tokio::io::AsyncBufReadExt;
+
+        let mut child = tokio::process::Command::new("sleep")
+            .arg("30")
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        terminate(&mut child).await;
+        let status = child.wait().await.unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGTERM), "{status}");
+        assert!(started.elapsed() < TERM_GRACE, "{:?}", started.elapsed());
+        assert!(!sigterm(&child), "a reaped child is not signalled");
+
+        // Says when SIGTERM is ignored (inherited through exec), so that
+        // the signal cannot arrive before.
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", "trap '' TERM; echo ready; exec sleep 30"])
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut ready = String::new();
+        let stdout = child.stdout.take().unwrap();
+        tokio::io::BufReader::new(stdout)
+            .read_line(&mut ready)
+            .await
+            .unwrap();
+        assert_eq!(ready, "ready\n");
+        let started = Instant::now();
+        terminate(&mut child).await;
+        let status = child.wait().await.unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "{status}");
+        assert!(started.elapsed() >= TERM_GRACE, "{:?}", started.elapsed());
+    }
 
     async fn lines(input: &[u8], max: usize) -> Vec<String> {
         let mut reader = StderrLines::new(tokio::io::BufReader::with_capacity(7, input), max);

@@ -63,7 +63,17 @@ impl HangupWatcher {
             }
         }
         #[cfg(not(target_os = "linux"))]
+        HangupWatcher::portable()
+    }
+
+    /// The watcher of every platform but Linux (a task per connection):
+    /// what `new` gives there, and on Linux to the tests, so that it is
+    /// exercised where the tests run.
+    #[cfg(any(test, not(target_os = "linux")))]
+    fn portable() -> HangupWatcher {
         HangupWatcher {
+            #[cfg(target_os = "linux")]
+            epoll: None,
             warned: Default::default(),
         }
     }
@@ -354,8 +364,20 @@ mod tests {
 
     #[tokio::test]
     async fn fires_on_hang_up_but_not_on_incoming_bytes() {
+        fires_on_hang_up_only(HangupWatcher::new()).await;
+    }
+
+    /// The per-connection task watcher, which Linux does not use.
+    #[tokio::test]
+    async fn the_portable_watcher_fires_on_hang_up_but_not_on_incoming_bytes() {
+        let watcher = HangupWatcher::portable();
+        #[cfg(target_os = "linux")]
+        assert!(watcher.epoll.is_none());
+        fires_on_hang_up_only(watcher).await;
+    }
+
+    async fn fires_on_hang_up_only(watcher: HangupWatcher) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let watcher = HangupWatcher::new();
         let (server, mut client) = pair().await;
         let (mut server, hangup) = watcher.watch(server).unwrap();
         client.write_all(b"request").await.unwrap();

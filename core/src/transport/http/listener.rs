@@ -418,7 +418,13 @@ const RESERVED_DESCRIPTORS: u64 = 64;
 /// limit; otherwise running out of descriptors is what limits connections,
 /// and that fails accepts instead of queueing them.
 fn connection_cap(configured: usize) -> usize {
-    let Some(limit) = descriptor_limit() else {
+    connection_cap_within(configured, descriptor_limit())
+}
+
+/// [`connection_cap`] under a known descriptor limit, or none (Windows,
+/// where sockets are handles without such a per-process limit).
+fn connection_cap_within(configured: usize, limit: Option<u64>) -> usize {
+    let Some(limit) = limit else {
         return configured.max(1);
     };
     let fits = limit.saturating_sub(RESERVED_DESCRIPTORS) / 2;
@@ -436,8 +442,9 @@ fn connection_cap(configured: usize) -> usize {
     configured.min(fits).max(1)
 }
 
-/// The soft `RLIMIT_NOFILE`, where there is one.
-#[cfg(target_os = "linux")]
+/// The soft `RLIMIT_NOFILE`, where there is one: every Unix, macOS's
+/// default of 256 being the one most in need of it.
+#[cfg(unix)]
 fn descriptor_limit() -> Option<u64> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -448,7 +455,24 @@ fn descriptor_limit() -> Option<u64> {
     (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(unix))]
 fn descriptor_limit() -> Option<u64> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::connection_cap_within;
+
+    #[test]
+    fn the_cap_fits_the_descriptor_limit_and_stands_where_there_is_none() {
+        // Windows: no descriptor limit, the configured cap stands.
+        assert_eq!(connection_cap_within(10_000, None), 10_000);
+        assert_eq!(connection_cap_within(0, None), 1);
+        // macOS's default soft limit: (256 - 64 reserved) / 2 per connection.
+        assert_eq!(connection_cap_within(10_000, Some(256)), 96);
+        assert_eq!(connection_cap_within(50, Some(256)), 50);
+        // Hardly any descriptors: still one connection.
+        assert_eq!(connection_cap_within(10, Some(10)), 1);
+    }
 }
