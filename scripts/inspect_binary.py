@@ -6,7 +6,8 @@ Usage: .venv/bin/python scripts/inspect_binary.py PLATFORM FILE [--python] [--in
 
 - macOS (``darwin-*``): a Mach-O dynamic library for the platform's CPU, a
   minimum macOS of 11.0 or older (LC_BUILD_VERSION), every library it loads
-  under ``/usr/lib`` or ``/System/Library`` (what every Mac has), and, with
+  under ``/usr/lib`` or ``/System/Library`` (what every Mac has), an ad hoc
+  signature on arm64 (which runs no unsigned code), and, with
   ``--install-name``, that install name. A Python extension (``--python``)
   must not load any libpython (it resolves ``Py*`` from the interpreter).
 - Windows (``win32-*``): a PE32+ DLL for x86_64 that imports only DLLs every
@@ -77,8 +78,9 @@ def check_macos(platform: str, path: str, python: bool, install_name: str | None
             problems.append(f"loads {library.name}, which is not a system library")
         if python and "python" in library.name.lower():
             problems.append(f"loads {library.name}: an extension module must not link libpython")
-    if not macho.has_code_signature:
-        problems.append("no code signature (arm64 macOS refuses unsigned code; the linker signs ad hoc)")
+    # arm64 macOS runs no unsigned code (the linker signs ad hoc); Intel Macs do.
+    if platform == "darwin-arm64" and not macho.has_code_signature:
+        problems.append("no code signature (arm64 macOS refuses unsigned code)")
     return problems
 
 
