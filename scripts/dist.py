@@ -50,9 +50,9 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import zipfile
 from pathlib import Path
 
+from dist_wheel import write_zip
 from python_develop import workspace_version
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,13 +174,10 @@ def package_c(platform: str, built: Path, out: Path, version: str) -> Path:
     files = sorted(p for p in (stage / name).rglob("*"))
     if kind(platform) == "windows":
         archive = out / f"{name}.zip"
-        with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as z:
-            for path in files:
-                if path.is_file():
-                    info = zipfile.ZipInfo(str(path.relative_to(stage)), date_time=_zip_time())
-                    info.external_attr = (0o100000 | (path.stat().st_mode & 0o777)) << 16
-                    info.compress_type = zipfile.ZIP_DEFLATED
-                    z.writestr(info, path.read_bytes())
+        write_zip(
+            archive,
+            [(str(p.relative_to(stage)), p.read_bytes(), p.stat().st_mode & 0o777) for p in files if p.is_file()],
+        )
     else:
         archive = out / f"{name}.tar.gz"
 
@@ -196,12 +193,6 @@ def package_c(platform: str, built: Path, out: Path, version: str) -> Path:
                 t.add(path, arcname=str(path.relative_to(stage)), recursive=False, filter=reset)
     print(archive)
     return archive
-
-
-def _zip_time() -> tuple[int, int, int, int, int, int]:
-    import time
-
-    return tuple(time.gmtime(EPOCH)[:6])  # type: ignore[return-value]
 
 
 def main() -> None:

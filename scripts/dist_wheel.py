@@ -85,6 +85,20 @@ def wheel_file(platform_tag: str) -> str:
     return "\n".join([*head, *tags]) + "\n"
 
 
+def write_zip(path: Path, entries: list[tuple[str, bytes, int]]) -> None:
+    """A reproducible zip: entries (name, bytes, mode) in the given order, all
+    stamped ``SOURCE_DATE_EPOCH`` (or 1980-01-01, zip's earliest), deflated.
+    Wheels and the Windows C archive (scripts/dist.py) are written with it."""
+    stamp = max(int(os.environ.get("SOURCE_DATE_EPOCH", "315532800")), 315532800)
+    date_time = time.gmtime(stamp)[:6]
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data, mode in entries:
+            info = zipfile.ZipInfo(name, date_time=date_time)
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+
+
 def extension_name(platform_tag: str) -> str:
     """What CPython imports as ``ferromcp._native``: a stable-ABI module is
     ``.abi3.so`` on POSIX, and on Windows plain ``.pyd`` (CPython's Windows
@@ -116,18 +130,9 @@ def main() -> None:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     wheel = out_dir / f"ferromcp-{version}-{PYTHON_TAG}-{ABI_TAG}-{platform_tag}.whl"
-    epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "315532800"))  # 1980-01-01, zip's earliest
-    stamp = max(epoch, 315532800)
-    date_time = time.gmtime(stamp)[:6]
     temporary = wheel.with_suffix(".tmp")
-    with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in files:
-            info = zipfile.ZipInfo(name, date_time=date_time)
-            # rw-r--r-- for files, rwxr-xr-x for the shared object, as pip installs them.
-            mode = 0o755 if name.endswith((".so", ".pyd")) else 0o644
-            info.external_attr = (0o100000 | mode) << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, data)
+    # rw-r--r-- for files, rwxr-xr-x for the extension, as pip installs them.
+    write_zip(temporary, [(n, d, 0o755 if n.endswith((".so", ".pyd")) else 0o644) for n, d in files])
     temporary.replace(wheel)
     print(wheel)
 

@@ -65,9 +65,7 @@ def main() -> None:
     (site / f"{NAME}.pth").write_text(f"{PYTHON_SOURCE}\n", encoding="utf-8")
     dist_info = site / f"{NAME}-{version}.dist-info"
     dist_info.mkdir()
-    (dist_info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n", encoding="utf-8"
-    )
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n", encoding="utf-8")
     (dist_info / "INSTALLER").write_text("ferromcp-make\n", encoding="utf-8")
     (dist_info / "RECORD").write_text(
         "".join(

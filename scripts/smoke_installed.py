@@ -11,7 +11,7 @@ scripts/platforms.json, the platform this runs on)
 - Node: the main npm package and the platform package into a fresh
   directory (npm picks the platform package itself); a Node client calls
   the Node echo example over stdio, and the Python client calls it too.
-- C: the archive unpacked; the C example of scripts/test_dist.sh built with
+- C: the archive unpacked; scripts/dist-check/echo_app.c built with
   the system compiler (``CC``, else cc / gcc) against the shared library and
   called by the Python client.
 """
@@ -107,11 +107,7 @@ def main() -> None:
         run(python, tmp / "call_echo.py", node, app / "examples" / "echo-server.mjs", cwd=app)
 
         # C
-        source = (ROOT / "scripts" / "test_dist.sh").read_text()
-        app_c = re.search(r"^cat >\"\$app/app.c\" <<'C'\n(.*?)^C$", source, re.M | re.S)
-        if app_c is None:
-            raise SystemExit("smoke: no C example in scripts/test_dist.sh")
-        (tmp / "app.c").write_text(app_c.group(1))
+        shutil.copyfile(ROOT / "scripts" / "dist-check" / "echo_app.c", tmp / "app.c")
         prefix = tmp / "c"
         name = f"ferromcp-{v}-{spec['c']}"
         if WINDOWS:

@@ -94,9 +94,8 @@ mkdir -p "$examples"
 cp -r examples/python examples/node "$examples/"
 sed -i "s#'\.\./\.\./bindings-node/index\.mjs'#'ferromcp'#g" "$examples"/node/*.mjs
 
-# The C example of scripts/test_dist.sh: serves `echo` over stdio.
-sed -n '/^cat >"\$app\/app.c" <<.C.$/,/^C$/p' scripts/test_dist.sh | sed '1d;$d' >"$tmp/app.c"
-grep -q ferromcp_server_serve_stdio "$tmp/app.c" || fail "could not take the C example from scripts/test_dist.sh"
+# The C program of every package check: serves `echo` over stdio.
+cp "$root/scripts/dist-check/echo_app.c" "$tmp/app.c"
 
 # A Python client: calls `echo` on a stdio server (argv: command...) or an
 # HTTP one (argv: --http URL).

@@ -60,6 +60,12 @@ fn text(result: &ferromcp::protocol::CallToolResult) -> Option<&str> {
     result.content.first().and_then(|block| block.as_text())
 }
 
+/// Held by every test of this file for its whole run. The memory checks
+/// read this process's resident size, so a test that buffers megabytes in
+/// parallel (an endless stream, a flood) would count against another's
+/// growth: seen as "grew 114 MiB" in a full `make test`.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// This process's resident memory, in MiB (Linux).
 fn rss_mib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -72,6 +78,7 @@ fn rss_mib() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_sse_event_ends_the_call_with_an_error_naming_the_limit() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     for mode in ["endless-sse", "endless-line"] {
         let server = HttpHostile::start(mode, &[]);
         let limits = ClientLimits {
@@ -100,6 +107,7 @@ async fn an_endless_sse_event_ends_the_call_with_an_error_naming_the_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_call_timeout_fires_while_an_endless_stream_is_read() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     // No size limit to stop it: the reader must still let the timer run.
     let server = HttpHostile::start("endless-sse", &[]);
     let options = ClientOptions {
@@ -130,6 +138,7 @@ async fn the_call_timeout_fires_while_an_endless_stream_is_read() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_json_response_with_another_id_is_a_protocol_error() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let server = HttpHostile::start("wrong-id", &[]);
     let client = Client::connect_http(&server.url).await.unwrap();
     let wrong = client.call_tool("flood", json!({})).await;
@@ -167,6 +176,7 @@ async fn progress_flood(client: &Client, count: u64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_progress_flood_never_holds_back_the_answer_over_http() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let server = HttpHostile::start("progress-flood", &["--count", "100000"]);
     let client = Client::connect_http(&server.url).await.unwrap();
     progress_flood(&client, 100_000).await;
@@ -174,6 +184,7 @@ async fn a_progress_flood_never_holds_back_the_answer_over_http() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_progress_flood_never_holds_back_the_answer_over_stdio() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let command = StdioCommand::new(HOSTILE, ["progress-flood", "--count", "100000"]);
     let client = Client::connect_stdio(command).await.unwrap();
     progress_flood(&client, 100_000).await;
@@ -182,6 +193,7 @@ async fn a_progress_flood_never_holds_back_the_answer_over_stdio() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stderr_without_a_newline_is_read_in_bounded_lines() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let lines = Arc::new(AtomicUsize::new(0));
     let longest = Arc::new(AtomicUsize::new(0));
     let (count, max) = (lines.clone(), longest.clone());
@@ -214,6 +226,7 @@ async fn stderr_without_a_newline_is_read_in_bounded_lines() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_pings_are_answered_on_a_bounded_number_of_connections() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let server = HttpHostile::start("ping-flood", &["--count", "10000"]);
     let client = Client::connect_http(&server.url).await.unwrap();
     // Detects the era (legacy), which opens the GET stream of pings.
