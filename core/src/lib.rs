@@ -53,7 +53,8 @@ pub mod server;
 pub mod transport;
 pub mod verifier;
 
-pub use error::{Error, ErrorKind, McpError};
+pub use error::{Error, ErrorKind};
+pub use protocol::McpError;
 
 /// A boxed, sendable future: what handlers, client transports and input
 /// callbacks return. Lives at the crate root because both the server and

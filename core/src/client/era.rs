@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::{CacheMode, CallOptions, Client, EraPreference, OutgoingRequest, cache};
 use crate::Error;
-use crate::protocol::{LEGACY_PROTOCOL_VERSIONS, codes, meta, methods};
+use crate::McpError;
+use crate::protocol::{LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, codes, meta, methods};
 use crate::rpc::{read_unpoisoned, write_unpoisoned};
 
 /// The era detected for (or imposed on) a server.
@@ -130,7 +131,7 @@ impl Client {
     async fn fall_back_to_initialize(&self) -> Result<Era, Error> {
         match self.initialize_legacy().await {
             Err(Error::Mcp(e)) if e.code == codes::UNSUPPORTED_PROTOCOL_VERSION => {
-                let Some(version) = super::rounds::pick_version(&e) else {
+                let Some(version) = pick_version(&e) else {
                     return Err(Error::Mcp(e));
                 };
                 tracing::debug!(%version, "initialize answered -32022: the server is modern");
@@ -219,7 +220,7 @@ impl Client {
             notifications,
             version: version.to_owned(),
         });
-        super::rounds::NotificationRoute::deliver_while(route, sent).await
+        super::notes::NotificationRoute::deliver_while(route, sent).await
     }
 }
 
@@ -261,6 +262,16 @@ fn drop_empty_meta(params: &mut Map<String, Value>) {
     {
         params.remove("_meta");
     }
+}
+
+/// The version to retry with after `-32022`: the newest one both sides
+/// speak, from the error's `data.supported`.
+pub(super) fn pick_version(error: &McpError) -> Option<String> {
+    let supported = error.data.as_ref()?.get("supported")?.as_array()?;
+    MODERN_PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| supported.iter().any(|s| s.as_str() == Some(**v)))
+        .map(|v| (*v).to_owned())
 }
 
 #[cfg(test)]
@@ -485,5 +496,23 @@ mod tests {
             "{err:?}"
         );
         assert!(transport.notified().is_empty());
+    }
+
+    #[test]
+    fn pick_version_takes_one_both_sides_speak() {
+        let error = |supported: Value| {
+            McpError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "no")
+                .with_data(json!({"supported": supported}))
+        };
+        assert_eq!(
+            pick_version(&error(json!(["1999-01-01", LATEST_PROTOCOL_VERSION]))).as_deref(),
+            Some(LATEST_PROTOCOL_VERSION)
+        );
+        assert_eq!(pick_version(&error(json!(["1999-01-01"]))), None);
+        assert_eq!(pick_version(&error(json!("2026-07-28"))), None);
+        assert_eq!(
+            pick_version(&McpError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "no")),
+            None
+        );
     }
 }

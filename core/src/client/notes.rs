@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use tokio::sync::Notify;
 
+use super::options::{NotificationCallback, ProgressCallback, ProgressUpdate};
 use crate::protocol::methods;
 use crate::rpc::lock_unpoisoned;
 
@@ -153,9 +154,68 @@ impl NoteReceiver {
     }
 
     /// How many notifications were dropped for want of room.
+
     #[cfg(test)]
     pub(crate) fn dropped(&self) -> u64 {
         lock_unpoisoned(&self.0.state).dropped
+    }
+}
+
+/// Delivers one call's notifications to its callbacks, in order, from the
+/// task awaiting the call. A transport queues a notification before it
+/// resolves the response that followed it on the wire, so every
+/// notification of the call has reached its callbacks when the call
+/// returns (a progress bar is complete, a log is whole). The queue is
+/// bounded (`notes`): a flood is coalesced, never let grow.
+pub(super) struct NotificationRoute {
+    pub(super) receiver: NoteReceiver,
+    pub(super) on_progress: Option<ProgressCallback>,
+    pub(super) on_notification: Option<NotificationCallback>,
+}
+
+impl NotificationRoute {
+    /// Awaits `work`, delivering notifications as they arrive and those
+    /// still queued once it is done. `work` is looked at first: a server
+    /// flooding notifications (on stdio, read by another task) never
+    /// holds back the response; what was queued before it is delivered
+    /// before returning, so the order holds.
+    pub(super) async fn deliver_while<T>(
+        route: Option<NotificationRoute>,
+        work: impl std::future::Future<Output = T>,
+    ) -> T {
+        let Some(mut route) = route else {
+            return work.await;
+        };
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                outcome = &mut work => {
+                    while let Some(note) = route.receiver.try_recv() {
+                        route.deliver(&note);
+                    }
+                    return outcome;
+                }
+                Some(note) = route.receiver.recv() => route.deliver(&note),
+            }
+        }
+    }
+
+    fn deliver(&self, note: &Value) {
+        let method = note.get("method").and_then(Value::as_str).unwrap_or("");
+        let params = note.get("params").cloned().unwrap_or(Value::Null);
+        if method == methods::NOTIFICATIONS_PROGRESS
+            && let Some(cb) = &self.on_progress
+        {
+            cb(ProgressUpdate {
+                progress: params["progress"].as_f64().unwrap_or(0.0),
+                total: params["total"].as_f64(),
+                message: params["message"].as_str().map(str::to_owned),
+            });
+        }
+        if let Some(cb) = &self.on_notification {
+            cb(method, &params);
+        }
     }
 }
 

@@ -16,8 +16,6 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use super::stdio::StdioCommand;
-
 /// cmd.exe's `PATHEXT` when the variable is unset.
 pub(crate) const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
 
@@ -33,14 +31,15 @@ pub(crate) const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
 // Called on Windows only; compiled (and tested) everywhere so it cannot rot.
 #[cfg_attr(not(windows), allow(dead_code))]
 pub(crate) fn program_for_windows(
-    command: &StdioCommand,
+    program: &OsStr,
+    env: &[(OsString, OsString)],
     parent_env: impl Fn(&str) -> Option<OsString>,
     is_file: impl Fn(&Path) -> bool,
 ) -> Option<PathBuf> {
-    let var = |name: &str| env_override(&command.env, name).or_else(|| parent_env(name));
+    let var = |name: &str| env_override(env, name).or_else(|| parent_env(name));
     // std also searches the server's PATH before its parent's when the
     // command changes it: a server may be installed where only it looks.
-    let path = match (env_override(&command.env, "PATH"), parent_env("PATH")) {
+    let path = match (env_override(env, "PATH"), parent_env("PATH")) {
         (Some(child), Some(parent)) => {
             let mut both = child;
             both.push(";");
@@ -49,12 +48,7 @@ pub(crate) fn program_for_windows(
         }
         (child, parent) => child.or(parent),
     };
-    resolve(
-        &command.program,
-        path.as_deref(),
-        var("PATHEXT").as_deref(),
-        is_file,
-    )
+    resolve(program, path.as_deref(), var("PATHEXT").as_deref(), is_file)
 }
 
 /// The last value `env` gives the variable `name`; Windows' variable names
@@ -196,6 +190,7 @@ pub(crate) fn start_error(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::StdioCommand;
     use std::fs;
 
     /// A scratch folder, emptied first; its name has a space, as
@@ -369,8 +364,9 @@ mod tests {
         let parent_path = path_of(&[&parent]);
         let parent_env = |name: &str| (name == "PATH").then(|| parent_path.clone());
         let mut command = StdioCommand::new("srv", Vec::<OsString>::new());
-        let found =
-            |command: &StdioCommand| program_for_windows(command, parent_env, windows_is_file);
+        let found = |command: &StdioCommand| {
+            program_for_windows(&command.program, &command.env, parent_env, windows_is_file)
+        };
         assert_eq!(found(&command), Some(parent.join("srv.CMD")));
         command.env.push(("Path".into(), path_of(&[&own])));
         assert_eq!(found(&command), Some(own.join("srv.BAT")));

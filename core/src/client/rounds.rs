@@ -4,19 +4,17 @@
 //! basic/patterns/mrtr.mdx) that answers `input_required` results with the
 //! application's input handlers and retries.
 
-use super::notes::{self, NoteReceiver, NoteSender};
+use super::era::pick_version;
+use super::notes::{self, NoteSender, NotificationRoute};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::Ordering;
 
-use super::{
-    CacheMode, CallOptions, Client, NotificationCallback, OutgoingRequest, ProgressCallback,
-    ProgressUpdate, cache, era::Era,
-};
+use super::{CacheMode, CallOptions, Client, OutgoingRequest, cache, era::Era};
+use crate::Error;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::methods::{self, Method};
-use crate::protocol::{MODERN_PROTOCOL_VERSIONS, codes, meta};
+use crate::protocol::{codes, meta};
 use crate::rpc::write_unpoisoned;
-use crate::{Error, McpError};
 
 impl Client {
     /// Sends any request with default call options and returns the raw
@@ -312,74 +310,6 @@ impl Client {
     }
 }
 
-/// Delivers one call's notifications to its callbacks, in order, from the
-/// task awaiting the call. A transport queues a notification before it
-/// resolves the response that followed it on the wire, so every
-/// notification of the call has reached its callbacks when the call
-/// returns (a progress bar is complete, a log is whole). The queue is
-/// bounded (`notes`): a flood is coalesced, never let grow.
-pub(super) struct NotificationRoute {
-    receiver: NoteReceiver,
-    on_progress: Option<ProgressCallback>,
-    on_notification: Option<NotificationCallback>,
-}
-
-impl NotificationRoute {
-    /// Awaits `work`, delivering notifications as they arrive and those
-    /// still queued once it is done. `work` is looked at first: a server
-    /// flooding notifications (on stdio, read by another task) never
-    /// holds back the response; what was queued before it is delivered
-    /// before returning, so the order holds.
-    pub(super) async fn deliver_while<T>(
-        route: Option<NotificationRoute>,
-        work: impl std::future::Future<Output = T>,
-    ) -> T {
-        let Some(mut route) = route else {
-            return work.await;
-        };
-        tokio::pin!(work);
-        loop {
-            tokio::select! {
-                biased;
-                outcome = &mut work => {
-                    while let Some(note) = route.receiver.try_recv() {
-                        route.deliver(&note);
-                    }
-                    return outcome;
-                }
-                Some(note) = route.receiver.recv() => route.deliver(&note),
-            }
-        }
-    }
-
-    fn deliver(&self, note: &Value) {
-        let method = note.get("method").and_then(Value::as_str).unwrap_or("");
-        let params = note.get("params").cloned().unwrap_or(Value::Null);
-        if method == methods::NOTIFICATIONS_PROGRESS
-            && let Some(cb) = &self.on_progress
-        {
-            cb(ProgressUpdate {
-                progress: params["progress"].as_f64().unwrap_or(0.0),
-                total: params["total"].as_f64(),
-                message: params["message"].as_str().map(str::to_owned),
-            });
-        }
-        if let Some(cb) = &self.on_notification {
-            cb(method, &params);
-        }
-    }
-}
-
-/// The version to retry with after `-32022`: the newest one both sides
-/// speak, from the error's `data.supported`.
-pub(super) fn pick_version(error: &McpError) -> Option<String> {
-    let supported = error.data.as_ref()?.get("supported")?.as_array()?;
-    MODERN_PROTOCOL_VERSIONS
-        .iter()
-        .find(|v| supported.iter().any(|s| s.as_str() == Some(**v)))
-        .map(|v| (*v).to_owned())
-}
-
 /// Whether a result asks for another round (`resultType: input_required`).
 fn is_input_required(result: &Value) -> bool {
     result.get("resultType").and_then(Value::as_str) == Some("input_required")
@@ -405,6 +335,7 @@ fn retry_params(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::McpError;
     use crate::client::ClientOptions;
     use crate::client::testing::{Scripted, modern};
     use crate::protocol::LATEST_PROTOCOL_VERSION;
@@ -484,24 +415,6 @@ mod tests {
         );
         let sent = transport.sent();
         assert!(sent[0].params["_meta"][meta::PROGRESS_TOKEN].is_string());
-    }
-
-    #[test]
-    fn pick_version_takes_one_both_sides_speak() {
-        let error = |supported: Value| {
-            McpError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "no")
-                .with_data(json!({"supported": supported}))
-        };
-        assert_eq!(
-            pick_version(&error(json!(["1999-01-01", LATEST_PROTOCOL_VERSION]))).as_deref(),
-            Some(LATEST_PROTOCOL_VERSION)
-        );
-        assert_eq!(pick_version(&error(json!(["1999-01-01"]))), None);
-        assert_eq!(pick_version(&error(json!("2026-07-28"))), None);
-        assert_eq!(
-            pick_version(&McpError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "no")),
-            None
-        );
     }
 
     #[test]

@@ -293,7 +293,8 @@ fn windows_program(command: &StdioCommand) -> Option<PathBuf> {
     #[cfg(windows)]
     {
         let found = super::program::program_for_windows(
-            command,
+            &command.program,
+            &command.env,
             |name| std::env::var_os(name),
             |path| path.is_file(),
         );

@@ -11,7 +11,7 @@ use std::fmt;
 use super::codes;
 use super::meta_members::ParamsSeed;
 pub use super::meta_members::{CallMembers, MetaMembers, RawJson, ReservedMembers};
-use crate::McpError;
+use super::types::McpError;
 
 /// A JSON-RPC request id: a string or an integer, never null.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

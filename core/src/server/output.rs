@@ -149,7 +149,7 @@ impl ToolOutput {
         let blocks = content
             .into_iter()
             .map(|item| match item {
-                Value::String(text) => super::tool_result::text_block(text),
+                Value::String(text) => super::reply::text_block(text),
                 other => other,
             })
             .collect();

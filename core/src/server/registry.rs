@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::CacheHint;
 use super::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
-use super::subscriptions::ServerEvent;
+use super::subscriptions::{Offered, ServerEvent};
 use super::uri_template::UriTemplate;
 use super::validation::CompiledSchema;
 use crate::Error;
@@ -168,16 +168,6 @@ pub(crate) enum Entry {
     Resource(Arc<ResourceEntry>),
     Template(Arc<TemplateEntry>),
     Prompt(Arc<PromptEntry>),
-}
-
-/// Which primitives this server offers (and so declares as capabilities):
-/// a kind is offered once anything of it was registered, even if it was
-/// removed again later, so the capability does not flicker.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Offered {
-    pub(crate) tools: bool,
-    pub(crate) resources: bool,
-    pub(crate) prompts: bool,
 }
 
 /// Entries by name, URI or URI template, in registration order.

@@ -66,10 +66,7 @@ impl ResultObject {
             ResultObject::Map(map) => map,
             ResultObject::Text(text) => {
                 let mut map = Map::new();
-                map.insert(
-                    "content".into(),
-                    Value::Array(vec![crate::server::tool_result::text_block(text)]),
-                );
+                map.insert("content".into(), Value::Array(vec![text_block(text)]));
                 map
             }
         }
@@ -283,6 +280,14 @@ impl Serialize for ServerInfoOnly<'_> {
         map.serialize_entry(meta::SERVER_INFO, self.0)?;
         map.end()
     }
+}
+
+/// A `{"type": "text", "text": ...}` content block.
+pub(crate) fn text_block(text: String) -> Value {
+    let mut block = Map::with_capacity(2);
+    block.insert("type".into(), Value::String("text".into()));
+    block.insert("text".into(), Value::String(text));
+    Value::Object(block)
 }
 
 #[cfg(test)]

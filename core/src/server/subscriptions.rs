@@ -10,9 +10,18 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 
 use super::context::RequestContext;
-use super::registry::Offered;
 use crate::McpError;
 use crate::protocol::{meta, methods};
+
+/// Which primitives this server offers (and so declares as capabilities):
+/// a kind is offered once anything of it was registered, even if it was
+/// removed again later, so the capability does not flicker.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Offered {
+    pub(crate) tools: bool,
+    pub(crate) resources: bool,
+    pub(crate) prompts: bool,
+}
 
 /// A change worth telling subscribers about.
 #[derive(Debug, Clone, PartialEq)]

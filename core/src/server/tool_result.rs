@@ -13,7 +13,7 @@
 use serde_json::{Map, Value};
 
 use super::handler::ToolOutput;
-use super::reply::ResultObject;
+use super::reply::{ResultObject, text_block};
 
 /// Key under which a non-object return value is wrapped when the tool
 /// declares an output schema (the schema must describe `{"result": …}`).
@@ -33,13 +33,6 @@ fn into_plain_text(value: Value) -> String {
         Value::String(s) => s,
         other => other.to_string(),
     }
-}
-
-pub(crate) fn text_block(text: String) -> Value {
-    let mut block = Map::with_capacity(2);
-    block.insert("type".into(), Value::String("text".into()));
-    block.insert("text".into(), Value::String(text));
-    Value::Object(block)
 }
 
 /// Structured content a value stands for under an output schema.

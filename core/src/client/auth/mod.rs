@@ -31,7 +31,6 @@
 mod challenge;
 mod dpop;
 mod enterprise;
-mod error;
 pub(crate) mod fetch;
 mod file_store;
 pub(crate) mod flow;
@@ -49,8 +48,8 @@ use std::sync::Arc;
 
 use crate::{BoxFuture, Error};
 
+pub use crate::error::AuthError;
 pub use enterprise::EnterpriseIdp;
-pub use error::AuthError;
 pub use fetch::headless_authorize;
 pub use file_store::FileTokenStore;
 pub use loopback::LoopbackRedirect;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::de::{self, Deserializer};
+use serde::de::{self, DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -251,4 +251,36 @@ pub struct Root {
 pub struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,
+}
+
+/// A result that is either an [`InputRequiredResult`] or the request's own
+/// complete result (schema: `InputRequiredResult | T`), told apart by
+/// `resultType`.
+// Clippy sizes the generic `T` as zero; every real `T` is a result of
+// similar size, so boxing would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum InputRequiredOr<T> {
+    /// `resultType: "input_required"`.
+    InputRequired(InputRequiredResult),
+    /// Any other `resultType`: the complete result.
+    Complete(T),
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for InputRequiredOr<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        if serde_util::str_member(&value, "resultType") == Some("input_required") {
+            serde_util::variant(value).map(InputRequiredOr::InputRequired)
+        } else {
+            serde_util::variant(value).map(InputRequiredOr::Complete)
+        }
+    }
+}
+
+impl<T> From<InputRequiredResult> for InputRequiredOr<T> {
+    fn from(r: InputRequiredResult) -> Self {
+        InputRequiredOr::InputRequired(r)
+    }
 }

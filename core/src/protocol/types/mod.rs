@@ -38,7 +38,9 @@ mod responses;
 mod results;
 mod sampling;
 mod serde_util;
+mod server_results;
 mod subscriptions;
+mod tool_calls;
 mod tools;
 
 pub use super::jsonrpc::RequestId;
@@ -58,5 +60,7 @@ pub use resources::*;
 pub use responses::*;
 pub use results::*;
 pub use sampling::*;
+pub use server_results::*;
 pub use subscriptions::*;
+pub use tool_calls::*;
 pub use tools::*;

@@ -15,7 +15,7 @@ use super::prompts::GetPromptRequestParams;
 use super::resources::ReadResourceRequestParams;
 use super::serde_util::union_by_tag;
 use super::subscriptions::SubscriptionsListenRequestParams;
-use super::tools::CallToolRequestParams;
+use super::tool_calls::CallToolRequestParams;
 use crate::protocol::jsonrpc::RequestId;
 
 /// Any request: a method and optional params (schema: `Request`).

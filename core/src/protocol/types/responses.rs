@@ -3,12 +3,14 @@
 use serde::{Deserialize, Serialize};
 
 use super::completion::CompleteResult;
+use super::input::InputRequiredOr;
 use super::markers::JsonRpcVersion;
 use super::prompts::{GetPromptResult, ListPromptsResult};
 use super::resources::{ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult};
-use super::results::{DiscoverResult, InputRequiredOr};
+use super::server_results::DiscoverResult;
 use super::subscriptions::SubscriptionsListenResult;
-use super::tools::{CallToolResult, ListToolsResult};
+use super::tool_calls::CallToolResult;
+use super::tools::ListToolsResult;
 use crate::protocol::jsonrpc::RequestId;
 
 /// Declares a result response message with a given result type.

@@ -18,8 +18,9 @@ use super::body::{
     McpBody, empty, is_json_content_type, json_bytes_response, jsonrpc_error, plain, read_limited,
     rejection_response, sse_event, sse_response,
 };
-use super::embed::EndpointOptions;
 use super::guard::{check_headers, check_host_and_origin, check_param_headers};
+use super::legacy::{LegacyHttp, session_not_found};
+use super::options::EndpointOptions;
 use crate::McpError;
 use crate::legacy::SessionStore;
 use crate::protocol::Method as McpMethod;
@@ -52,6 +53,15 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
+    /// This endpoint's part in a legacy (2025-11-25) exchange.
+    fn legacy(&self) -> LegacyHttp<'_> {
+        LegacyHttp {
+            server: &self.server,
+            sessions: &self.sessions,
+            options: &self.options,
+        }
+    }
+
     /// Answers one HTTP request from `peer`; `peer_gone` fires when the
     /// client hangs up.
     pub(super) async fn handle<B>(
@@ -115,12 +125,12 @@ impl Endpoint {
             && let Some(session) = self.sessions.get(id)
             && !session.usable_by(owner.as_deref())
         {
-            return super::legacy::session_not_found();
+            return session_not_found();
         }
         match (req.method(), &session_id) {
             (&Method::POST, _) => {}
-            (&Method::GET, Some(id)) => return self.legacy_get(id, req.headers()),
-            (&Method::DELETE, Some(id)) => return self.legacy_delete(id),
+            (&Method::GET, Some(id)) => return self.legacy().get(id, req.headers()),
+            (&Method::DELETE, Some(id)) => return self.legacy().delete(id),
             _ => {
                 let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "only POST is supported");
                 response
@@ -185,11 +195,11 @@ impl Endpoint {
             if let Some(id) = session_id {
                 // Moved, not copied: nothing reads them here any more.
                 let headers = std::sync::Arc::new(std::mem::take(&mut parts.headers));
-                return self.legacy_post(&id, message, headers, auth).await;
+                return self.legacy().post(&id, message, headers, auth).await;
             }
             if let Message::Request(request) = &mut message {
                 if crate::legacy::is_legacy_initialize(request) {
-                    return self.legacy_initialize(request, peer, owner);
+                    return self.legacy().initialize(request, peer, owner);
                 }
                 // A 2026-07-28 `initialize` (not a method of this revision):
                 // on to the usual answer.

@@ -7,7 +7,7 @@
 use http::header::{self, AsHeaderName, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-use super::embed::EndpointOptions;
+use super::options::EndpointOptions;
 use crate::McpError;
 use crate::protocol::Method;
 use crate::protocol::mcp_headers::{

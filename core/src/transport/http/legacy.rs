@@ -14,14 +14,14 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::body::{McpBody, empty, json_response, jsonrpc_error, sse_event, sse_response};
-use super::endpoint::Endpoint;
+use super::options::EndpointOptions;
 use crate::McpError;
 use crate::legacy::{self, Refused, Session, SessionStore};
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, Request, error_value};
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
 use crate::server::auth::AuthInfo;
-use crate::server::notification_channel;
+use crate::server::{Server, notification_channel};
 
 pub(super) fn session_not_found() -> Response<McpBody> {
     jsonrpc_error(
@@ -40,18 +40,26 @@ fn detached_guard() -> tokio_util::sync::DropGuard {
     CancellationToken::new().drop_guard()
 }
 
-impl Endpoint {
+/// What the legacy exchanges of one endpoint use of it: its server, its
+/// sessions and its options.
+pub(super) struct LegacyHttp<'a> {
+    pub(super) server: &'a Server,
+    pub(super) sessions: &'a SessionStore,
+    pub(super) options: &'a EndpointOptions,
+}
+
+impl LegacyHttp<'_> {
     /// Opens a session for `peer`. Refusals carry a JSON-RPC error for the
     /// `initialize` (-32603, as the request was valid) with the HTTP status
     /// saying whether to slow down (429: this address holds its share of
     /// sessions) or retry later (503: the table is full of sessions in use).
-    pub(super) fn legacy_initialize(
+    pub(super) fn initialize(
         &self,
         request: &Request,
         peer: Option<IpAddr>,
         owner: Option<String>,
     ) -> Response<McpBody> {
-        let initialized = match legacy::initialize(&self.server, request, SessionStore::new_id()) {
+        let initialized = match legacy::initialize(self.server, request, SessionStore::new_id()) {
             Ok(init) => init,
             Err(message) => return json_response(StatusCode::BAD_REQUEST, &message),
         };
@@ -74,7 +82,7 @@ impl Endpoint {
         response
     }
 
-    pub(super) fn legacy_delete(&self, session_id: &str) -> Response<McpBody> {
+    pub(super) fn delete(&self, session_id: &str) -> Response<McpBody> {
         if self.sessions.remove(session_id) {
             empty(StatusCode::OK)
         } else {
@@ -82,7 +90,7 @@ impl Endpoint {
         }
     }
 
-    pub(super) fn legacy_get(&self, session_id: &str, headers: &HeaderMap) -> Response<McpBody> {
+    pub(super) fn get(&self, session_id: &str, headers: &HeaderMap) -> Response<McpBody> {
         let Some(session) = self.sessions.get(session_id) else {
             return session_not_found();
         };
@@ -133,7 +141,7 @@ impl Endpoint {
         sse_response(frame_rx, detached_guard())
     }
 
-    pub(super) async fn legacy_post(
+    pub(super) async fn post(
         &self,
         session_id: &str,
         message: Message,
@@ -154,14 +162,14 @@ impl Endpoint {
                 legacy::handle_notification(&session, &note.method, note.params.as_ref());
                 empty(StatusCode::ACCEPTED)
             }
-            Message::Request(request) => self.legacy_request(session, request, headers, auth).await,
+            Message::Request(request) => self.request(session, request, headers, auth).await,
         }
     }
 
     /// Runs a session request: plain JSON unless something is sent before
     /// the result (notifications, or requests to the client), in which case
     /// the answer becomes a resumable SSE stream.
-    async fn legacy_request(
+    async fn request(
         &self,
         session: Arc<Session>,
         request: Request,

@@ -14,9 +14,10 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::connection::{self, Activity, Deadlines};
-use super::embed::{EndpointOptions, HttpEndpoint};
+use super::embed::HttpEndpoint;
 use super::hangup::HangupWatcher;
 use super::live::{Cause, Live, Shed};
+use super::options::EndpointOptions;
 use crate::legacy::SessionLimits;
 use crate::protocol::jsonrpc::error_value;
 use crate::server::Server;

@@ -2,6 +2,7 @@
 //!
 //! - `embed`: [`HttpEndpoint`], the endpoint a host's own HTTP server
 //!   calls one exchange at a time; the listener serves through it too.
+//! - `options`: [`EndpointOptions`], what a host sets on an endpoint.
 //! - `listener`: binding, the accept loop and its connection cap,
 //!   shutdown; `Server::serve_http`.
 //! - `connection`: one connection served by hyper, with its hang-up watch
@@ -30,11 +31,11 @@ mod legacy;
 mod limits;
 mod listener;
 mod live;
+mod options;
 
 pub use auth::ProtectedResource;
 pub use body::McpBody;
-pub use embed::{
-    BodyAborted, BodySender, EndpointOptions, ExchangeInfo, HttpEndpoint, RequestBody,
-};
+pub use embed::{BodyAborted, BodySender, ExchangeInfo, HttpEndpoint, RequestBody};
 pub use limits::{HttpLimits, HttpLimitsError};
 pub use listener::{HttpOptions, HttpServer, serve};
+pub use options::EndpointOptions;

@@ -1,4 +1,4 @@
-//! Errors: [`McpError`] is a JSON-RPC error object as it travels on the wire;
+//! Errors: [`McpError`] (defined in `protocol`) is a JSON-RPC error object as it travels on the wire;
 //! [`Error`] is everything that can go wrong inside the library, and
 //! [`ErrorKind`] its classification.
 //!
@@ -7,66 +7,12 @@
 //! (Python exception classes, JS `code`/`kind` properties, C statuses)
 //! instead of matching on [`Error`]'s variants itself.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+mod auth;
 
+pub use crate::protocol::McpError;
 use crate::protocol::codes;
-
-/// A JSON-RPC error object (`{code, message, data?}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
-#[error("MCP error {code}: {message}")]
-pub struct McpError {
-    /// The JSON-RPC error code.
-    pub code: i32,
-    /// A short human-readable description.
-    pub message: String,
-    /// Extra structured information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-}
-
-impl McpError {
-    /// An error with a code and message and no data.
-    pub fn new(code: i32, message: impl Into<String>) -> Self {
-        McpError {
-            code,
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    /// Attaches `data`.
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-
-    /// `-32602 Invalid params`.
-    pub fn invalid_params(message: impl Into<String>) -> Self {
-        McpError::new(codes::INVALID_PARAMS, message)
-    }
-
-    /// `-32601 Method not found`.
-    pub fn method_not_found(method: &str) -> Self {
-        McpError::new(
-            codes::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
-        )
-    }
-
-    /// `-32603 Internal error`.
-    pub fn internal(message: impl Into<String>) -> Self {
-        McpError::new(codes::INTERNAL_ERROR, message)
-    }
-
-    /// `-32020 HeaderMismatch`.
-    pub fn header_mismatch(message: impl Into<String>) -> Self {
-        McpError::new(
-            codes::HEADER_MISMATCH,
-            format!("Header mismatch: {}", message.into()),
-        )
-    }
-}
+pub use auth::AuthError;
+use serde_json::Value;
 
 /// Everything that can fail inside ferromcp.
 #[derive(Debug, thiserror::Error)]
@@ -121,7 +67,7 @@ pub enum Error {
     /// consent, the token endpoint, or a check such as `iss` or the
     /// resource): says which step and why.
     #[error("authorization failed: {0}")]
-    Auth(#[from] crate::client::auth::AuthError),
+    Auth(#[from] AuthError),
 }
 
 /// What kind of failure an [`Error`] is: a small, stable classification
