@@ -7,7 +7,7 @@
 use serde_json::Value;
 use std::ffi::{CString, c_char, c_void};
 
-use ferromcp_core::server::{AskStart, HandlerError, InputKind, LogLevel, RequestContext};
+use ferromcp_core::server::{AskStart, HandlerError, InputKind, LoggingLevel, RequestContext};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{
@@ -418,7 +418,7 @@ unsafe fn log(
     let context = unsafe { required_ref(context, "context") }?;
     let level_name = unsafe { required_str(level, "level") }?;
     let logger = unsafe { optional_str(logger, "logger") }?;
-    let level = LogLevel::parse(level_name).ok_or_else(|| {
+    let level = LoggingLevel::parse(level_name).ok_or_else(|| {
         FfiError::new(
             ferromcp_status::FERROMCP_INVALID_ARGUMENT,
             format!("unknown log level {level_name:?}"),

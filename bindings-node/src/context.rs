@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use ferromcp::server::{HandlerError, InputKind, LogLevel, RequestContext, RequestMeta};
+use ferromcp::server::{HandlerError, InputKind, LoggingLevel, RequestContext, RequestMeta};
 use napi::bindgen_prelude::Object;
 use napi::{Env, Status, Unknown};
 use napi_derive::napi;
@@ -200,7 +200,7 @@ impl JsRequestContext {
         data: Unknown<'_>,
         logger: Option<String>,
     ) -> napi::Result<bool> {
-        let level = LogLevel::parse(&level).ok_or_else(|| {
+        let level = LoggingLevel::parse(&level).ok_or_else(|| {
             napi::Error::new(
                 Status::InvalidArg,
                 format!(

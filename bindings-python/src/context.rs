@@ -8,7 +8,7 @@ use pyo3::types::PyDict;
 use serde_json::Value;
 
 use ferromcp::protocol::jsonrpc::RequestId;
-use ferromcp::server::{AskStart, HandlerError, InputKind, LogLevel, RequestContext};
+use ferromcp::server::{AskStart, HandlerError, InputKind, LoggingLevel, RequestContext};
 
 use crate::{convert, error, workers};
 
@@ -89,7 +89,7 @@ impl PyContext {
     /// whether a message was sent.
     #[pyo3(signature = (level, data, logger=None))]
     fn log(&self, level: &str, data: &Bound<'_, PyAny>, logger: Option<&str>) -> PyResult<bool> {
-        let level = LogLevel::parse(level)
+        let level = LoggingLevel::parse(level)
             .ok_or_else(|| PyValueError::new_err(format!("unknown log level {level:?}")))?;
         let data = convert::from_python(data, None)?;
         Ok(self.inner.log(level, data, logger))
@@ -134,7 +134,7 @@ impl PyContext {
     /// `log` sends nothing.
     #[getter]
     fn log_level(&self) -> Option<&'static str> {
-        self.inner.meta().log_level.map(LogLevel::as_str)
+        self.inner.meta().log_level.map(LoggingLevel::as_str)
     }
 
     /// On the 2025-11-25 HTTP wire, ends the request's SSE connection

@@ -5,7 +5,9 @@
 
 use ferromcp::client::{Client, ClientOptions, EraPreference};
 use ferromcp::protocol::{Resource, Tool};
-use ferromcp::server::{InputKind, LogLevel, RequestContext, ResourceOutput, Server, ToolOutput};
+use ferromcp::server::{
+    InputKind, LoggingLevel, RequestContext, ResourceOutput, Server, ToolOutput,
+};
 use ferromcp::transport::http::{HttpOptions, HttpServer};
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
@@ -28,7 +30,7 @@ fn dual_era_server() -> Server {
         .add_tool(
             Tool::new("ask", json!({"type": "object"})),
             |ctx: RequestContext, _args| async move {
-                ctx.log(LogLevel::Info, json!("asking"), None);
+                ctx.log(LoggingLevel::Info, json!("asking"), None);
                 ctx.progress(1.0, Some(2.0), None);
                 let answer = ctx
                     .ask(

@@ -8,7 +8,7 @@ mod common;
 use common::{Flag, HttpStream, TIMEOUT, is_response_to};
 use ferromcp::legacy::SessionLimits;
 use ferromcp::protocol::Tool;
-use ferromcp::server::{LogLevel, RequestContext, Server, ToolOutput};
+use ferromcp::server::{LoggingLevel, RequestContext, Server, ToolOutput};
 use ferromcp::transport::http::{HttpOptions, HttpServer};
 use serde_json::{Value, json};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -34,7 +34,7 @@ fn server(started: &Flag, dropped: &Flag) -> Server {
                 async move {
                     let _guard = guard;
                     if args["log"] == true {
-                        ctx.log(LogLevel::Info, json!("waiting"), None);
+                        ctx.log(LoggingLevel::Info, json!("waiting"), None);
                     }
                     started.set();
                     ctx.cancelled().await;

@@ -10,21 +10,21 @@ use common::{
     Flag, Http, QUIET, Stdio, cancelled, meta_with, request, request_with_meta, server_with,
 };
 use ferromcp::protocol::Tool;
-use ferromcp::server::{LogLevel, RequestContext, Server, ServerOptions, ToolOutput};
+use ferromcp::server::{LoggingLevel, RequestContext, Server, ServerOptions, ToolOutput};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
-const LEVELS: [LogLevel; 8] = [
-    LogLevel::Debug,
-    LogLevel::Info,
-    LogLevel::Notice,
-    LogLevel::Warning,
-    LogLevel::Error,
-    LogLevel::Critical,
-    LogLevel::Alert,
-    LogLevel::Emergency,
+const LEVELS: [LoggingLevel; 8] = [
+    LoggingLevel::Debug,
+    LoggingLevel::Info,
+    LoggingLevel::Notice,
+    LoggingLevel::Warning,
+    LoggingLevel::Error,
+    LoggingLevel::Critical,
+    LoggingLevel::Alert,
+    LoggingLevel::Emergency,
 ];
 
 /// What the long-running tools let a test observe.
@@ -94,7 +94,7 @@ fn server(probe: &Probe) -> Server {
                     for _ in 0..10 {
                         tokio::time::sleep(Duration::from_millis(10)).await;
                         ctx2.progress(9.0, None, Some("after the result"));
-                        ctx2.log(LogLevel::Emergency, json!("after the result"), None);
+                        ctx2.log(LoggingLevel::Emergency, json!("after the result"), None);
                     }
                 });
                 Ok(ToolOutput::text("returned"))
@@ -120,7 +120,7 @@ fn server(probe: &Probe) -> Server {
                         // nothing may be sent for a cancelled request
                         let sent = [
                             watcher.progress(99.0, None, Some("too late")),
-                            watcher.log(LogLevel::Emergency, json!("too late"), None),
+                            watcher.log(LoggingLevel::Emergency, json!("too late"), None),
                         ];
                         late.lock().unwrap().extend(sent);
                     });

@@ -8,7 +8,7 @@ mod common;
 use common::{Http, Stdio, meta_all_caps, meta_with, request_with_meta, server_with};
 use ferromcp::protocol::{Prompt, Resource, Tool};
 use ferromcp::server::{
-    CompletionOutput, HandlerError, InputKind, LogLevel, PromptOutput, RequestContext,
+    CompletionOutput, HandlerError, InputKind, LoggingLevel, PromptOutput, RequestContext,
     ResourceOutput, ResourceRequest, SealKey, Server, ServerOptions, ToolOutput,
 };
 use serde_json::{Map, Value, json};
@@ -142,7 +142,7 @@ fn mrtr_server(options: ServerOptions) -> Server {
         .add_tool(
             Tool::new("log_then_ask", json!({"type": "object"})),
             |ctx: RequestContext, _args: Value| async move {
-                ctx.log(LogLevel::Info, json!("about to ask"), None);
+                ctx.log(LoggingLevel::Info, json!("about to ask"), None);
                 Ok(ToolOutput::text(ask_name(&ctx).await?))
             },
         )

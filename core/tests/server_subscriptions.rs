@@ -483,7 +483,7 @@ async fn streamable_http_listen_streams_carry_no_request_scoped_notifications() 
         .add_tool(
             Tool::new("chatty", json!({"type": "object"})),
             |ctx: ferromcp::server::RequestContext, _args: Value| async move {
-                ctx.log(ferromcp::server::LogLevel::Error, json!("noise"), None);
+                ctx.log(ferromcp::server::LoggingLevel::Error, json!("noise"), None);
                 ctx.progress(1.0, None, None);
                 Ok(ToolOutput::text("ok"))
             },

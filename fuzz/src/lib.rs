@@ -77,7 +77,7 @@ pub fn fuzz_server() -> Server {
             match name {
                 "notify" => {
                     ctx.progress(1.0, Some(2.0), Some("half"));
-                    ctx.log(ferromcp::server::LogLevel::Info, json!("hi"), None);
+                    ctx.log(ferromcp::server::LoggingLevel::Info, json!("hi"), None);
                     Ok(ToolOutput::text("done"))
                 }
                 "ask" => {

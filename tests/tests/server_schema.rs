@@ -14,7 +14,7 @@ use common::{
 use ferromcp::McpError;
 use ferromcp::protocol::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
 use ferromcp::server::{
-    CompletionOutput, HandlerError, InputKind, LogLevel, PromptOutput, RequestContext,
+    CompletionOutput, HandlerError, InputKind, LoggingLevel, PromptOutput, RequestContext,
     ResourceOutput, ResourceRequest, Server, ServerOptions, ToolOutput,
 };
 use ferromcp_tests::schema::SchemaValidator;
@@ -188,11 +188,11 @@ fn everything() -> Server {
                 ctx.progress(0.0, Some(2.0), Some("start"));
                 tokio::task::yield_now().await;
                 ctx.log(
-                    LogLevel::Warning,
+                    LoggingLevel::Warning,
                     json!({"detail": "careful"}),
                     Some("chatty"),
                 );
-                ctx.log(LogLevel::Info, json!("info line"), None);
+                ctx.log(LoggingLevel::Info, json!("info line"), None);
                 ctx.progress(2.0, Some(2.0), None);
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 Ok(ToolOutput::text("done"))

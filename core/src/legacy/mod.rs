@@ -24,7 +24,7 @@ use crate::protocol::jsonrpc::{Request, error_value, result_value};
 use crate::protocol::methods::LOGGING_SET_LEVEL;
 use crate::protocol::{LEGACY_PROTOCOL_VERSIONS, Method};
 use crate::rpc::duplicate_id_error;
-use crate::server::{Era, LogLevel, NotificationSink, RequestMeta, Server};
+use crate::server::{LoggingLevel, NotificationSink, RequestMeta, Server, Wire};
 use tokio_util::sync::CancellationToken;
 
 /// `initialize` without modern `_meta` starts a legacy session; with it, it
@@ -122,7 +122,7 @@ async fn handle_request(
             match params
                 .get("level")
                 .and_then(Value::as_str)
-                .and_then(LogLevel::parse)
+                .and_then(LoggingLevel::parse)
             {
                 Some(level) => {
                     session.set_log_level(level);
@@ -165,7 +165,7 @@ async fn handle_request(
         http_headers: http.headers,
         auth: http.auth,
     };
-    let era = Era::Legacy {
+    let era = Wire::Legacy {
         requester: session.clone(),
         close_stream,
     };

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::McpError;
 use crate::protocol::jsonrpc::{RawJson, RequestId, notification_value, request_value};
 use crate::rpc::{DuplicateId, InFlight, Tracked, lock_unpoisoned};
-use crate::server::{LiveRequester, LogLevel, NotificationSink, Server};
+use crate::server::{LiveRequester, LoggingLevel, NotificationSink, Server};
 
 /// One initialized legacy session.
 pub(crate) struct Session {
@@ -20,7 +20,7 @@ pub(crate) struct Session {
     pub(crate) protocol_version: String,
     pub(crate) client_capabilities: Map<String, Value>,
     pub(crate) client_info: Option<RawJson>,
-    log_level: Mutex<LogLevel>,
+    log_level: Mutex<LoggingLevel>,
     subscriptions: Mutex<HashSet<String>>,
     /// Server-to-client requests awaiting the client's response.
     pending: InFlight<oneshot::Sender<Result<Value, McpError>>>,
@@ -56,7 +56,7 @@ impl Session {
             client_capabilities,
             client_info: client_info.as_ref().map(RawJson::from_value),
             // Until the client sets a level, it gets every message.
-            log_level: Mutex::new(LogLevel::Debug),
+            log_level: Mutex::new(LoggingLevel::Debug),
             subscriptions: Mutex::default(),
             pending: InFlight::new(),
             next_request_id: AtomicI64::new(1),
@@ -82,11 +82,11 @@ impl Session {
             .is_none_or(|owner| who == Some(owner.as_str()))
     }
 
-    pub(crate) fn log_level(&self) -> LogLevel {
+    pub(crate) fn log_level(&self) -> LoggingLevel {
         *lock_unpoisoned(&self.log_level)
     }
 
-    pub(crate) fn set_log_level(&self, level: LogLevel) {
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
         *lock_unpoisoned(&self.log_level) = level;
     }
 

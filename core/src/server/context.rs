@@ -10,65 +10,17 @@ use tokio_util::sync::CancellationToken;
 use super::error::HandlerError;
 use super::input::{AskOutcome, InputRound, check_answer};
 use crate::McpError;
-use crate::protocol::InputKind;
 use crate::protocol::jsonrpc::{
     MetaMembers, RawJson, RequestId, ReservedMembers, notification_value,
 };
 use crate::protocol::meta;
 use crate::protocol::methods::{NOTIFICATIONS_MESSAGE, NOTIFICATIONS_PROGRESS};
+use crate::protocol::{InputKind, LoggingLevel};
 
-/// Severity of a log message, ordered from least to most severe
-/// (RFC 5424 levels, as the schema's `LoggingLevel`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LogLevel {
-    /// Detailed debugging information.
-    Debug,
-    /// Normal operational messages.
-    Info,
-    /// Normal but significant events.
-    Notice,
-    /// Warning conditions.
-    Warning,
-    /// Error conditions.
-    Error,
-    /// Critical conditions.
-    Critical,
-    /// Action must be taken immediately.
-    Alert,
-    /// System is unusable.
-    Emergency,
-}
-
-impl LogLevel {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LogLevel::Debug => "debug",
-            LogLevel::Info => "info",
-            LogLevel::Notice => "notice",
-            LogLevel::Warning => "warning",
-            LogLevel::Error => "error",
-            LogLevel::Critical => "critical",
-            LogLevel::Alert => "alert",
-            LogLevel::Emergency => "emergency",
-        }
-    }
-
-    /// Parses a wire name.
-    pub fn parse(name: &str) -> Option<LogLevel> {
-        Some(match name {
-            "debug" => LogLevel::Debug,
-            "info" => LogLevel::Info,
-            "notice" => LogLevel::Notice,
-            "warning" => LogLevel::Warning,
-            "error" => LogLevel::Error,
-            "critical" => LogLevel::Critical,
-            "alert" => LogLevel::Alert,
-            "emergency" => LogLevel::Emergency,
-            _ => return None,
-        })
-    }
-}
+/// The old name of [`LoggingLevel`], the schema's type, which now serves
+/// the server too.
+#[deprecated(since = "0.1.1", note = "use ferromcp::protocol::LoggingLevel")]
+pub type LogLevel = LoggingLevel;
 
 /// How an ask started by [`RequestContext::ask_start`] goes on.
 pub enum AskStart {
@@ -103,7 +55,7 @@ pub struct RequestMeta {
     /// (`client_info.to_value()` for the tree).
     pub client_info: Option<RawJson>,
     /// `io.modelcontextprotocol/logLevel`: without it, no log messages.
-    pub log_level: Option<LogLevel>,
+    pub log_level: Option<LoggingLevel>,
     /// `progressToken`: without it, no progress notifications.
     pub progress_token: Option<Value>,
     /// The headers of the HTTP request that carried this request (either
@@ -318,7 +270,7 @@ impl RequestContext {
     /// Sends `notifications/message` when the request's `logLevel` admits
     /// `level`; a request without a log level gets no log messages. Like
     /// progress, dropped while the client is 1,024 messages behind.
-    pub fn log(&self, level: LogLevel, data: Value, logger: Option<&str>) -> bool {
+    pub fn log(&self, level: LoggingLevel, data: Value, logger: Option<&str>) -> bool {
         match self.inner.meta.log_level {
             Some(min) if level >= min => {}
             _ => return false,
@@ -657,7 +609,7 @@ pub(crate) fn parse_request_meta(meta: MetaMembers) -> Result<RequestMeta, Strin
     let log_level = match level {
         None => None,
         Some(Value::String(l)) => Some(
-            LogLevel::parse(&l)
+            LoggingLevel::parse(&l)
                 .ok_or_else(|| format!("_meta[\"{}\"]: unknown level {l:?}", meta::LOG_LEVEL))?,
         ),
         Some(_) => return Err(format!("_meta[\"{}\"] must be a string", meta::LOG_LEVEL)),

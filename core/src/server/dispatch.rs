@@ -20,7 +20,7 @@ use super::context::{
 };
 use super::input::InputRound;
 use super::registry::ListKind;
-use super::reply::{Outgoing, Reply, ResultObject};
+use super::reply::{Reply, ReplyMessage, ResultObject};
 use super::subscriptions::{Filter, listen};
 use crate::McpError;
 use crate::protocol::jsonrpc::{
@@ -59,7 +59,7 @@ impl Route {
 }
 
 /// Which wire a request arrived on.
-pub(crate) enum Era {
+pub(crate) enum Wire {
     /// 2026-07-28: stateless, input by MRTR rounds.
     Modern,
     /// 2025-11-25 session: input by live requests; on HTTP, the handler may
@@ -238,11 +238,11 @@ impl Server {
         } = prepared;
         let id = request.id.clone();
         let outcome = self
-            .route(request, method, meta, cancel, sink, Era::Modern, call)
+            .route(request, method, meta, cancel, sink, Wire::Modern, call)
             .await;
         match outcome {
             Ok(result) => Reply {
-                message: Outgoing::Result {
+                message: ReplyMessage::Result {
                     id,
                     result,
                     server_info: self
@@ -255,7 +255,7 @@ impl Server {
             },
             Err(error) => Reply {
                 http_status: http_status_for(&error),
-                message: Outgoing::Message(error_value(Some(&id), &error)),
+                message: ReplyMessage::Message(error_value(Some(&id), &error)),
             },
         }
     }
@@ -269,7 +269,7 @@ impl Server {
         meta: RequestMeta,
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
-        era: Era,
+        era: Wire,
     ) -> Reply {
         let id = request.id.clone();
         let method = Method::from_name(&request.method);
@@ -298,13 +298,13 @@ impl Server {
                     result.remove(modern_only);
                 }
                 Reply {
-                    message: Outgoing::Message(result_value(Some(&id), Value::Object(result))),
+                    message: ReplyMessage::Message(result_value(Some(&id), Value::Object(result))),
                     http_status: 200,
                 }
             }
             Err(error) => Reply {
                 http_status: 200,
-                message: Outgoing::Message(error_value(Some(&id), &error)),
+                message: ReplyMessage::Message(error_value(Some(&id), &error)),
             },
         }
     }
@@ -319,7 +319,7 @@ impl Server {
         meta: RequestMeta,
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
-        era: Era,
+        era: Wire,
         mut call: CallMembers,
     ) -> Result<ResultObject, McpError> {
         let Some((method, route)) = method.and_then(|m| Some((m, Route::of(m)?))) else {
@@ -337,7 +337,7 @@ impl Server {
         let options = &self.shared.options;
         let (input, mode, close_stream) = match era {
             _ if !method.supports_input() => (None, InputMode::None, None),
-            Era::Modern => {
+            Wire::Modern => {
                 let round = Arc::new(InputRound::from_request(
                     method.as_str(),
                     params_of(&request),
@@ -346,7 +346,7 @@ impl Server {
                 )?);
                 (Some(round.clone()), InputMode::Rounds(round), None)
             }
-            Era::Legacy {
+            Wire::Legacy {
                 requester,
                 close_stream,
             } => (None, InputMode::Live(requester), close_stream),

@@ -25,9 +25,12 @@ mod validation;
 /// What [`RequestContext::ask`] asks for; defined with the method table in
 /// [`crate::protocol`] and named here too because handlers use it.
 pub use crate::protocol::InputKind;
-pub use context::{AskStart, LogLevel, RequestContext, RequestMeta};
+pub use crate::protocol::LoggingLevel;
+#[allow(deprecated)]
+pub use context::LogLevel;
+pub use context::{AskStart, RequestContext, RequestMeta};
 pub(crate) use context::{LiveRequester, NotificationSink, notification_channel};
-pub(crate) use dispatch::Era;
+pub(crate) use dispatch::Wire;
 pub(crate) use dispatch::{Prepared, Rejection};
 pub use error::HandlerError;
 pub use handler::{

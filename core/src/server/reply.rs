@@ -16,7 +16,7 @@ use crate::protocol::meta;
 
 /// The response to one request, and the HTTP status to send it with.
 pub(crate) struct Reply {
-    pub(crate) message: Outgoing,
+    pub(crate) message: ReplyMessage,
     pub(crate) http_status: u16,
 }
 
@@ -80,7 +80,7 @@ impl From<Map<String, Value>> for ResultObject {
 }
 
 /// A JSON-RPC response message.
-pub(crate) enum Outgoing {
+pub(crate) enum ReplyMessage {
     /// A result that still gets `resultType: "complete"` (unless it has a
     /// `resultType`) and, when given, the server's identity in its `_meta`.
     Result {
@@ -92,12 +92,12 @@ pub(crate) enum Outgoing {
     Message(Value),
 }
 
-impl Outgoing {
+impl ReplyMessage {
     /// The message as a JSON tree, for transports that queue values.
     pub(crate) fn into_value(self) -> Value {
         match self {
-            Outgoing::Message(value) => value,
-            Outgoing::Result {
+            ReplyMessage::Message(value) => value,
+            ReplyMessage::Result {
                 id,
                 result,
                 server_info,
@@ -127,7 +127,7 @@ impl Outgoing {
     }
 }
 
-impl Outgoing {
+impl ReplyMessage {
     /// The message as JSON bytes, exactly as `serde_json::to_vec` writes it.
     ///
     /// The commonest answer, a text tool result, is written from constant
@@ -137,7 +137,7 @@ impl Outgoing {
     /// the buffer, started at serde_json's 128 bytes, grows once or twice.
     /// A test compares both forms byte for byte.
     pub(crate) fn to_json_bytes(&self) -> Vec<u8> {
-        let Outgoing::Result {
+        let ReplyMessage::Result {
             id,
             result: ResultObject::Text(text),
             server_info,
@@ -168,11 +168,11 @@ impl Outgoing {
 /// room for an id and a few escapes: the buffer is sized once.
 const TEXT_RESULT_OVERHEAD: usize = 128;
 
-impl Serialize for Outgoing {
+impl Serialize for ReplyMessage {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Outgoing::Message(value) => value.serialize(serializer),
-            Outgoing::Result {
+            ReplyMessage::Message(value) => value.serialize(serializer),
+            ReplyMessage::Result {
                 id,
                 result,
                 server_info,
@@ -295,19 +295,19 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn outgoing(result: Value, info: Option<Value>) -> Outgoing {
+    fn outgoing(result: Value, info: Option<Value>) -> ReplyMessage {
         let Value::Object(result) = result else {
             unreachable!("tests pass objects")
         };
-        Outgoing::Result {
+        ReplyMessage::Result {
             id: RequestId::Number(7),
             result: ResultObject::Map(result),
             server_info: info.map(ServerIdentity::new),
         }
     }
 
-    fn text_outgoing(text: &str, info: Option<Value>) -> Outgoing {
-        Outgoing::Result {
+    fn text_outgoing(text: &str, info: Option<Value>) -> ReplyMessage {
+        ReplyMessage::Result {
             id: RequestId::Number(7),
             result: ResultObject::Text(text.into()),
             server_info: info.map(ServerIdentity::new),
@@ -383,7 +383,7 @@ mod tests {
         for id in ids {
             for info in [Some(info.clone()), None] {
                 for text in ["", "hi \"there\"\n\u{7f}\u{2028}é😀\\", &"x".repeat(300)] {
-                    let message = Outgoing::Result {
+                    let message = ReplyMessage::Result {
                         id: id.clone(),
                         result: ResultObject::Text(text.into()),
                         server_info: info.clone().map(ServerIdentity::new),
@@ -397,7 +397,7 @@ mod tests {
                 assert_eq!(map.to_json_bytes(), serde_json::to_vec(&map).unwrap());
             }
         }
-        let error = Outgoing::Message(json!({"jsonrpc": "2.0", "id": 1, "error": {}}));
+        let error = ReplyMessage::Message(json!({"jsonrpc": "2.0", "id": 1, "error": {}}));
         assert_eq!(error.to_json_bytes(), serde_json::to_vec(&error).unwrap());
     }
 

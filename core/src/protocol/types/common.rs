@@ -56,6 +56,37 @@ pub enum LoggingLevel {
     Emergency,
 }
 
+impl LoggingLevel {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoggingLevel::Debug => "debug",
+            LoggingLevel::Info => "info",
+            LoggingLevel::Notice => "notice",
+            LoggingLevel::Warning => "warning",
+            LoggingLevel::Error => "error",
+            LoggingLevel::Critical => "critical",
+            LoggingLevel::Alert => "alert",
+            LoggingLevel::Emergency => "emergency",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(name: &str) -> Option<LoggingLevel> {
+        Some(match name {
+            "debug" => LoggingLevel::Debug,
+            "info" => LoggingLevel::Info,
+            "notice" => LoggingLevel::Notice,
+            "warning" => LoggingLevel::Warning,
+            "error" => LoggingLevel::Error,
+            "critical" => LoggingLevel::Critical,
+            "alert" => LoggingLevel::Alert,
+            "emergency" => LoggingLevel::Emergency,
+            _ => return None,
+        })
+    }
+}
+
 /// A token correlating progress notifications with a request (schema: `ProgressToken`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]

@@ -223,7 +223,7 @@ pub(super) fn json_response(
 }
 
 /// A JSON response whose message is already serialised (a reply written by
-/// `Outgoing::to_json_bytes`, which sizes its buffer once).
+/// `ReplyMessage::to_json_bytes`, which sizes its buffer once).
 pub(super) fn json_bytes_response(status: StatusCode, body: Vec<u8>) -> Response<McpBody> {
     let mut response = Response::new(McpBody(Inner::Full(Some(Bytes::from(body)))));
     *response.status_mut() = status;

@@ -7,7 +7,7 @@
 
 use ferromcp::protocol::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
 use ferromcp::server::{
-    CompletionOutput, HandlerError, InputKind, LogLevel, PromptOutput, RequestContext,
+    CompletionOutput, HandlerError, InputKind, LoggingLevel, PromptOutput, RequestContext,
     ResourceOutput, ResourceRequest, Server, ToolOutput,
 };
 use ferromcp::transport::http::HttpOptions;
@@ -156,7 +156,11 @@ fn add_content_tools(server: &Server) -> Result<(), ferromcp::Error> {
                 if i > 0 {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
-                ctx.log(LogLevel::Info, json!(message), Some("everything-server"));
+                ctx.log(
+                    LoggingLevel::Info,
+                    json!(message),
+                    Some("everything-server"),
+                );
             }
             Ok(ToolOutput::text("Logging test completed"))
         },
@@ -165,7 +169,7 @@ fn add_content_tools(server: &Server) -> Result<(), ferromcp::Error> {
         Tool::new("test_logging_tool", no_args())
             .with_description("Logs only when the request asks for a log level"),
         |ctx: RequestContext, _args| async move {
-            let sent = ctx.log(LogLevel::Info, json!("test_logging_tool ran"), None);
+            let sent = ctx.log(LoggingLevel::Info, json!("test_logging_tool ran"), None);
             Ok(ToolOutput::text(if sent {
                 "logged"
             } else {
@@ -311,7 +315,11 @@ fn add_client_input_tools(server: &Server) -> Result<(), ferromcp::Error> {
         Tool::new("test_streaming_elicitation", no_args())
             .with_description("Streams a log line, then asks the user through an input request"),
         |ctx: RequestContext, _args| async move {
-            ctx.log(LogLevel::Info, json!("about to ask for confirmation"), None);
+            ctx.log(
+                LoggingLevel::Info,
+                json!("about to ask for confirmation"),
+                None,
+            );
             let answer = ctx
                 .ask(
                     Some("confirmation"),
