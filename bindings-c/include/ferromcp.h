@@ -142,28 +142,6 @@ typedef enum ferromcp_status {
 } ferromcp_status;
 
 /**
- * Which kind of primitive ferromcp_server_require_scopes() protects.
- */
-typedef enum ferromcp_scope_target {
-    /**
-     * A tool, by name.
-     */
-    FERROMCP_SCOPE_TOOL = 0,
-    /**
-     * A resource, by URI.
-     */
-    FERROMCP_SCOPE_RESOURCE = 1,
-    /**
-     * A resource template, by its URI template.
-     */
-    FERROMCP_SCOPE_RESOURCE_TEMPLATE = 2,
-    /**
-     * A prompt, by name.
-     */
-    FERROMCP_SCOPE_PROMPT = 3,
-} ferromcp_scope_target;
-
-/**
  * What a callback may ask the client for (ferromcp_context_ask()).
  */
 typedef enum ferromcp_input_kind {
@@ -222,6 +200,28 @@ typedef enum ferromcp_oauth_record {
      */
     FERROMCP_OAUTH_CLIENT = 1,
 } ferromcp_oauth_record;
+
+/**
+ * Which kind of primitive ferromcp_server_require_scopes() protects.
+ */
+typedef enum ferromcp_scope_target {
+    /**
+     * A tool, by name.
+     */
+    FERROMCP_SCOPE_TOOL = 0,
+    /**
+     * A resource, by URI.
+     */
+    FERROMCP_SCOPE_RESOURCE = 1,
+    /**
+     * A resource template, by its URI template.
+     */
+    FERROMCP_SCOPE_RESOURCE_TEMPLATE = 2,
+    /**
+     * A prompt, by name.
+     */
+    FERROMCP_SCOPE_PROMPT = 3,
+} ferromcp_scope_target;
 
 /**
  * One in-progress call of a C callback (a tool call, resource read,
@@ -335,39 +335,6 @@ typedef struct ferromcp_oauth_reply ferromcp_oauth_reply;
 typedef struct ferromcp_server ferromcp_server;
 
 /**
- * A bearer-token verifier written in C (see
- * ferromcp_server_set_token_verifier()).
- *
- * - `userdata`: the pointer given with the verifier, passed back unchanged.
- * - `token`, `token_len`: the bearer token (without `Bearer `), UTF-8 text
- *   of `token_len` bytes followed by a NUL. Owned by ferromcp and valid
- *   only until the callback returns: copy what you keep.
- * - `call`: the handle for this check. Ownership passes to the callback,
- *   which must complete it exactly once, before returning or later from
- *   any thread: ferromcp_call_accept_token() with the token's claims,
- *   ferromcp_call_reject_token() for a token it does not accept (HTTP 401
- *   `invalid_token`), or ferromcp_call_fail() when it cannot check the
- *   token now (HTTP 503: an introspection endpoint is down).
- *
- * Threads: called on a ferromcp host thread, so it may block (an HTTP
- * introspection call). Several checks may run at once.
- */
-typedef void (*ferromcp_token_verifier)(void *userdata,
-                                        const char *token,
-                                        size_t token_len,
-                                        struct ferromcp_call *call);
-
-/**
- * Releases a tool's userdata. Called exactly once, with the tool's
- * `userdata`, when ferromcp drops the tool: when a later tool with the same
- * name replaces it, or when the server is freed and no request that uses
- * it is still running. It may run on any thread, including after
- * ferromcp_server_free() returned; it must not block for long and must not
- * call back into ferromcp.
- */
-typedef void (*ferromcp_userdata_free)(void *userdata);
-
-/**
  * Answers one request the server sends to the client (`elicitation/create`,
  * `sampling/createMessage` or `roots/list`), both in a 2026-07-28
  * `input_required` round and as a live request of a 2025-11-25 session.
@@ -393,6 +360,16 @@ typedef void (*ferromcp_client_input_callback)(void *userdata,
                                                const char *params_json,
                                                size_t params_len,
                                                struct ferromcp_call *call);
+
+/**
+ * Releases a tool's userdata. Called exactly once, with the tool's
+ * `userdata`, when ferromcp drops the tool: when a later tool with the same
+ * name replaces it, or when the server is freed and no request that uses
+ * it is still running. It may run on any thread, including after
+ * ferromcp_server_free() returned; it must not block for long and must not
+ * call back into ferromcp.
+ */
+typedef void (*ferromcp_userdata_free)(void *userdata);
 
 /**
  * Receives the progress of a tool call (ferromcp_client_call_tool()).
@@ -580,103 +557,32 @@ typedef void (*ferromcp_json_callback)(void *userdata,
                                        const char *input_json,
                                        struct ferromcp_call *call);
 
+/**
+ * A bearer-token verifier written in C (see
+ * ferromcp_server_set_token_verifier()).
+ *
+ * - `userdata`: the pointer given with the verifier, passed back unchanged.
+ * - `token`, `token_len`: the bearer token (without `Bearer `), UTF-8 text
+ *   of `token_len` bytes followed by a NUL. Owned by ferromcp and valid
+ *   only until the callback returns: copy what you keep.
+ * - `call`: the handle for this check. Ownership passes to the callback,
+ *   which must complete it exactly once, before returning or later from
+ *   any thread: ferromcp_call_accept_token() with the token's claims,
+ *   ferromcp_call_reject_token() for a token it does not accept (HTTP 401
+ *   `invalid_token`), or ferromcp_call_fail() when it cannot check the
+ *   token now (HTTP 503: an introspection endpoint is down).
+ *
+ * Threads: called on a ferromcp host thread, so it may block (an HTTP
+ * introspection call). Several checks may run at once.
+ */
+typedef void (*ferromcp_token_verifier)(void *userdata,
+                                        const char *token,
+                                        size_t token_len,
+                                        struct ferromcp_call *call);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
-
-/**
- * Sets the token verifier that checks bearer tokens when the server is
- * served with an `"auth"` option that has no `"jwt"` member (see
- * ferromcp_server_serve_http_ex()). Replaces (and frees) a verifier set
- * before; servings already running keep the one they started with.
- *
- * - `verifier`: see ferromcp_token_verifier; NULL removes the verifier.
- * - `userdata`: passed to every call; may be NULL. ferromcp holds it
- *   until the verifier is replaced, the server is freed and no serving
- *   uses it any more.
- * - `userdata_free`: called exactly once with `userdata` then; may be NULL.
- *
- * ```c
- * static void check(void *userdata, const char *token, size_t len, ferromcp_call *call) {
- *     if (strcmp(token, "let-me-in") == 0)
- *         ferromcp_call_accept_token(call,
- *             "{\"sub\":\"alice\",\"scope\":\"files:read\",\"aud\":\"http://127.0.0.1:8000/mcp\"}");
- *     else
- *         ferromcp_call_reject_token(call, "unknown token");
- * }
- * ferromcp_server_set_token_verifier(server, check, NULL, NULL);
- * ```
- *
- * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT. Threads: any thread.
- *
- * # Safety
- * `server` NULL or live.
- */
-enum ferromcp_status ferromcp_server_set_token_verifier(const struct ferromcp_server *server,
-                                                        ferromcp_token_verifier verifier,
-                                                        void *userdata,
-                                                        ferromcp_userdata_free userdata_free);
-
-/**
- * Completes a token check: the token is valid and these are its claims.
- *
- * - `call`: the handle a ferromcp_token_verifier received; consumed.
- * - `claims_json`: a JSON object of JWT claim names (`sub`, `scope` as a
- *   space-separated string or `scp`, `aud`, `exp`, `client_id` or `azp`,
- *   and any others), borrowed. `aud` must name the server's resource and
- *   `exp`, when present, must be in the future: ferromcp checks both.
- *
- * Returns FERROMCP_OK; FERROMCP_INVALID_JSON (the check then fails with
- * HTTP 503) for text that is not a JSON object; FERROMCP_INVALID_ARGUMENT
- * when `call` is not a token check (it is completed as a failure);
- * FERROMCP_REQUEST_CANCELLED when the client went away.
- *
- * # Safety
- * `call` NULL or an uncompleted handle; `claims_json` NULL or
- * NUL-terminated.
- */
-enum ferromcp_status ferromcp_call_accept_token(struct ferromcp_call *call,
-                                                const char *claims_json);
-
-/**
- * Completes a token check: the token is not accepted (HTTP 401
- * `invalid_token`; the client logs in again).
- *
- * - `call`: the handle a ferromcp_token_verifier received; consumed.
- * - `reason`: why, for the `error_description`; may be NULL.
- *
- * Returns FERROMCP_OK, FERROMCP_INVALID_ARGUMENT when `call` is not a
- * token check, FERROMCP_REQUEST_CANCELLED when the client went away.
- *
- * # Safety
- * `call` NULL or an uncompleted handle; `reason` NULL or NUL-terminated.
- */
-enum ferromcp_status ferromcp_call_reject_token(struct ferromcp_call *call, const char *reason);
-
-/**
- * Requires OAuth scopes of the bearer token of every request that uses a
- * tool, resource, resource template or prompt, when the server is served
- * with `"auth"` (a token without them gets HTTP 403 `insufficient_scope`).
- *
- * - `target`, `key`: the kind and its name (a resource's URI, a template's
- *   URI template), NUL-terminated.
- * - `scopes_json`: a JSON list of scope strings, e.g.
- *   `["files:write"]`; `[]` removes the requirement.
- *
- * ```c
- * ferromcp_server_require_scopes(server, FERROMCP_SCOPE_TOOL, "delete_file", "[\"files:write\"]");
- * ```
- *
- * Returns FERROMCP_OK, FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_JSON.
- * Threads: any thread.
- *
- * # Safety
- * `server` NULL or live; strings NULL or NUL-terminated.
- */
-enum ferromcp_status ferromcp_server_require_scopes(const struct ferromcp_server *server,
-                                                    enum ferromcp_scope_target target,
-                                                    const char *key,
-                                                    const char *scopes_json);
 
 /**
  * Creates client options.
@@ -784,6 +690,33 @@ enum ferromcp_status ferromcp_client_options_on_input(struct ferromcp_client_opt
                                                       ferromcp_client_input_callback callback,
                                                       void *userdata,
                                                       ferromcp_userdata_free userdata_free);
+
+/**
+ * Makes clients connected with `client_options` log in with `oauth` when
+ * a server answers 401 (or 403 `insufficient_scope`): the token then goes
+ * on every request, refreshed and stepped up as needed; a failed login
+ * fails the call with FERROMCP_AUTH. Set the client options' TLS members
+ * first: an enterprise identity provider is reached with them too.
+ *
+ * - `client_options`: from ferromcp_client_options_new().
+ * - `oauth`: the settings, copied (still yours to free); NULL removes OAuth.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `client_options`;
+ * FERROMCP_INVALID_ARGUMENT when the grant's callback is not set.
+ *
+ * Threads: any thread, not concurrently with other uses of either.
+ *
+ * ```c
+ * ferromcp_client_options_set_oauth(options, oauth);
+ * ferromcp_oauth_options_free(oauth);
+ * ferromcp_client_connect_http("https://mcp.example.com/mcp", NULL, options, &client);
+ * ```
+ *
+ * # Safety
+ * Both NULL or live.
+ */
+enum ferromcp_status ferromcp_client_options_set_oauth(struct ferromcp_client_options *client_options,
+                                                       const struct ferromcp_oauth_options *oauth);
 
 /**
  * Spawns a server program and connects to it over its stdin/stdout.
@@ -1133,57 +1066,6 @@ enum ferromcp_status ferromcp_cancel_handle_cancel(const struct ferromcp_cancel_
 void ferromcp_cancel_handle_free(struct ferromcp_cancel_handle *cancel);
 
 /**
- * Lists the member names of the JSON object at `pointer` (RFC 6901) as a
- * JSON array of strings, so C code can walk an object (a schema's
- * properties) with ferromcp_json_get().
- *
- * - `json`, `pointer`: NUL-terminated, borrowed.
- * - `out_keys_json`: receives a new string (e.g. `["a","b"]`); free it with
- *   ferromcp_string_free().
- *
- * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
- * FERROMCP_INVALID_JSON for unparsable `json` or a value that is not an
- * object; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
- *
- * Threads: any thread.
- *
- * ```c
- * char *keys = NULL;
- * ferromcp_json_keys("{\"a\":1}", "", &keys); // ["a"]
- * ferromcp_string_free(keys);
- * ```
- *
- * # Safety
- * Strings NULL or NUL-terminated; `out_keys_json` NULL or writable.
- */
-enum ferromcp_status ferromcp_json_keys(const char *json,
-                                        const char *pointer,
-                                        char **out_keys_json);
-
-/**
- * Reads one value from JSON text by JSON Pointer as JSON text (a string
- * stays quoted), for building JSON from parts of another document.
- *
- * - `json`, `pointer`: NUL-terminated, borrowed.
- * - `out_json`: receives a new string; free it with ferromcp_string_free().
- *
- * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
- * FERROMCP_INVALID_JSON; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
- *
- * Threads: any thread.
- *
- * ```c
- * char *v = NULL;
- * ferromcp_json_get_json("{\"s\":\"x\"}", "/s", &v); // "\"x\""
- * ferromcp_string_free(v);
- * ```
- *
- * # Safety
- * Strings NULL or NUL-terminated; `out_json` NULL or writable.
- */
-enum ferromcp_status ferromcp_json_get_json(const char *json, const char *pointer, char **out_json);
-
-/**
  * Subscribes to change notifications (2026-07-28 `subscriptions/listen`)
  * and delivers each to `callback` on a host thread the listener keeps.
  * Returns once the server acknowledged the subscription.
@@ -1279,21 +1161,6 @@ enum ferromcp_status ferromcp_client_call_tool_async(const struct ferromcp_clien
                                                      const struct ferromcp_cancel_handle *cancel,
                                                      ferromcp_call_done_callback done,
                                                      void *userdata);
-
-/**
- * The context of the request a call serves.
- *
- * - `call`: an uncompleted handle, borrowed.
- *
- * Returns the context, owned by the call: valid until the call is
- * completed, never freed by the caller. NULL when `call` is NULL.
- *
- * Threads: any thread, while the call is uncompleted.
- *
- * # Safety
- * `call` is NULL or an uncompleted handle.
- */
-const struct ferromcp_context *ferromcp_call_context(const struct ferromcp_call *call);
 
 /**
  * Whether the client cancelled the request (or went away), or the request
@@ -1664,6 +1531,22 @@ int32_t ferromcp_last_error_code(void);
 const char *ferromcp_last_error_data_json(void);
 
 /**
+ * Frees a string ferromcp returned through an output parameter (documented
+ * as "free it with ferromcp_string_free()").
+ *
+ * - `text`: such a string, or NULL (then nothing happens). Invalid after
+ *   the call.
+ *
+ * Returns nothing: it cannot fail.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `text` is NULL or a string from ferromcp not freed yet.
+ */
+void ferromcp_string_free(char *text);
+
+/**
  * Completes a call with a JSON value, which ferromcp turns into the
  * result for the call's kind. For a tool: a string becomes one text
  * content block; null gives empty content; with an output schema an object
@@ -1786,20 +1669,55 @@ enum ferromcp_status ferromcp_call_fail_jsonrpc(struct ferromcp_call *call,
 bool ferromcp_call_is_cancelled(const struct ferromcp_call *call);
 
 /**
- * Frees a string ferromcp returned through an output parameter (documented
- * as "free it with ferromcp_string_free()").
+ * The context of the request a call serves.
  *
- * - `text`: such a string, or NULL (then nothing happens). Invalid after
- *   the call.
+ * - `call`: an uncompleted handle, borrowed.
  *
- * Returns nothing: it cannot fail.
+ * Returns the context, owned by the call: valid until the call is
+ * completed, never freed by the caller. NULL when `call` is NULL.
  *
- * Threads: any thread.
+ * Threads: any thread, while the call is uncompleted.
  *
  * # Safety
- * `text` is NULL or a string from ferromcp not freed yet.
+ * `call` is NULL or an uncompleted handle.
  */
-void ferromcp_string_free(char *text);
+const struct ferromcp_context *ferromcp_call_context(const struct ferromcp_call *call);
+
+/**
+ * Completes a token check: the token is valid and these are its claims.
+ *
+ * - `call`: the handle a ferromcp_token_verifier received; consumed.
+ * - `claims_json`: a JSON object of JWT claim names (`sub`, `scope` as a
+ *   space-separated string or `scp`, `aud`, `exp`, `client_id` or `azp`,
+ *   and any others), borrowed. `aud` must name the server's resource and
+ *   `exp`, when present, must be in the future: ferromcp checks both.
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON (the check then fails with
+ * HTTP 503) for text that is not a JSON object; FERROMCP_INVALID_ARGUMENT
+ * when `call` is not a token check (it is completed as a failure);
+ * FERROMCP_REQUEST_CANCELLED when the client went away.
+ *
+ * # Safety
+ * `call` NULL or an uncompleted handle; `claims_json` NULL or
+ * NUL-terminated.
+ */
+enum ferromcp_status ferromcp_call_accept_token(struct ferromcp_call *call,
+                                                const char *claims_json);
+
+/**
+ * Completes a token check: the token is not accepted (HTTP 401
+ * `invalid_token`; the client logs in again).
+ *
+ * - `call`: the handle a ferromcp_token_verifier received; consumed.
+ * - `reason`: why, for the `error_description`; may be NULL.
+ *
+ * Returns FERROMCP_OK, FERROMCP_INVALID_ARGUMENT when `call` is not a
+ * token check, FERROMCP_REQUEST_CANCELLED when the client went away.
+ *
+ * # Safety
+ * `call` NULL or an uncompleted handle; `reason` NULL or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_call_reject_token(struct ferromcp_call *call, const char *reason);
 
 /**
  * Reads one value from JSON text by JSON Pointer (RFC 6901, e.g.
@@ -1829,6 +1747,57 @@ void ferromcp_string_free(char *text);
  * Strings NULL or NUL-terminated; `out_text` NULL or writable.
  */
 enum ferromcp_status ferromcp_json_get(const char *json, const char *pointer, char **out_text);
+
+/**
+ * Lists the member names of the JSON object at `pointer` (RFC 6901) as a
+ * JSON array of strings, so C code can walk an object (a schema's
+ * properties) with ferromcp_json_get().
+ *
+ * - `json`, `pointer`: NUL-terminated, borrowed.
+ * - `out_keys_json`: receives a new string (e.g. `["a","b"]`); free it with
+ *   ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
+ * FERROMCP_INVALID_JSON for unparsable `json` or a value that is not an
+ * object; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * char *keys = NULL;
+ * ferromcp_json_keys("{\"a\":1}", "", &keys); // ["a"]
+ * ferromcp_string_free(keys);
+ * ```
+ *
+ * # Safety
+ * Strings NULL or NUL-terminated; `out_keys_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_json_keys(const char *json,
+                                        const char *pointer,
+                                        char **out_keys_json);
+
+/**
+ * Reads one value from JSON text by JSON Pointer as JSON text (a string
+ * stays quoted), for building JSON from parts of another document.
+ *
+ * - `json`, `pointer`: NUL-terminated, borrowed.
+ * - `out_json`: receives a new string; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
+ * FERROMCP_INVALID_JSON; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * char *v = NULL;
+ * ferromcp_json_get_json("{\"s\":\"x\"}", "/s", &v); // "\"x\""
+ * ferromcp_string_free(v);
+ * ```
+ *
+ * # Safety
+ * Strings NULL or NUL-terminated; `out_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_json_get_json(const char *json, const char *pointer, char **out_json);
 
 /**
  * Creates OAuth settings for an HTTP client.
@@ -1995,33 +1964,6 @@ enum ferromcp_status ferromcp_oauth_options_set_store(struct ferromcp_oauth_opti
                                                       ferromcp_oauth_store_save_callback save,
                                                       void *userdata,
                                                       ferromcp_userdata_free userdata_free);
-
-/**
- * Makes clients connected with `client_options` log in with `oauth` when
- * a server answers 401 (or 403 `insufficient_scope`): the token then goes
- * on every request, refreshed and stepped up as needed; a failed login
- * fails the call with FERROMCP_AUTH. Set the client options' TLS members
- * first: an enterprise identity provider is reached with them too.
- *
- * - `client_options`: from ferromcp_client_options_new().
- * - `oauth`: the settings, copied (still yours to free); NULL removes OAuth.
- *
- * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `client_options`;
- * FERROMCP_INVALID_ARGUMENT when the grant's callback is not set.
- *
- * Threads: any thread, not concurrently with other uses of either.
- *
- * ```c
- * ferromcp_client_options_set_oauth(options, oauth);
- * ferromcp_oauth_options_free(oauth);
- * ferromcp_client_connect_http("https://mcp.example.com/mcp", NULL, options, &client);
- * ```
- *
- * # Safety
- * Both NULL or live.
- */
-enum ferromcp_status ferromcp_client_options_set_oauth(struct ferromcp_client_options *client_options,
-                                                       const struct ferromcp_oauth_options *oauth);
 
 /**
  * Gives a text answer to the callback that received `reply`.
@@ -2207,6 +2149,101 @@ enum ferromcp_status ferromcp_oauth_loopback_wait(const struct ferromcp_oauth_lo
 void ferromcp_oauth_loopback_free(struct ferromcp_oauth_loopback *loopback);
 
 /**
+ * The text of a result: the `text` of each text block of its `content`,
+ * one per line (other blocks skipped); "" when there is none.
+ *
+ * - `result_json`: NUL-terminated UTF-8 JSON text of a result object,
+ *   borrowed.
+ * - `out_text`: receives a new string; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON for unparsable JSON;
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * char *text = NULL;
+ * if (ferromcp_result_text(result_json, &text) == FERROMCP_OK) {
+ *     puts(text);
+ *     ferromcp_string_free(text);
+ * }
+ * ```
+ *
+ * # Safety
+ * `result_json` NULL or NUL-terminated; `out_text` NULL or writable.
+ */
+enum ferromcp_status ferromcp_result_text(const char *result_json, char **out_text);
+
+/**
+ * Whether a tool result says the tool failed (`"isError": true`); false
+ * when the member is absent or false.
+ *
+ * - `result_json`: NUL-terminated UTF-8 JSON text of a result, borrowed.
+ * - `out_is_error`: receives the answer.
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON for unparsable JSON or an
+ * `isError` that is not a boolean; FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * bool failed = false;
+ * ferromcp_result_is_error(result_json, &failed);
+ * ```
+ *
+ * # Safety
+ * `result_json` NULL or NUL-terminated; `out_is_error` NULL or writable.
+ */
+enum ferromcp_status ferromcp_result_is_error(const char *result_json, bool *out_is_error);
+
+/**
+ * A tool result's structured content (`structuredContent`) as JSON text.
+ *
+ * - `result_json`: NUL-terminated UTF-8 JSON text of a result, borrowed.
+ * - `out_json`: receives a new string of compact JSON; free it with
+ *   ferromcp_string_free(). Untouched unless FERROMCP_OK.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when the result has none;
+ * FERROMCP_INVALID_JSON for unparsable JSON; FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * char *structured = NULL;
+ * if (ferromcp_result_structured_json(result_json, &structured) == FERROMCP_OK) {
+ *     char *sum = NULL;
+ *     ferromcp_json_get(structured, "/result", &sum);
+ *     ferromcp_string_free(sum);
+ *     ferromcp_string_free(structured);
+ * }
+ * ```
+ *
+ * # Safety
+ * `result_json` NULL or NUL-terminated; `out_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_result_structured_json(const char *result_json, char **out_json);
+
+/**
+ * Creates a server with no tools.
+ *
+ * - `name`, `version`: the server's identity (serverInfo), NUL-terminated
+ *   UTF-8, copied.
+ * - `out_server`: receives the new server on success; untouched on failure.
+ *   The caller owns it and must release it with ferromcp_server_free().
+ *
+ * Threads: may be called from any thread.
+ *
+ * # Safety
+ * Each pointer is NULL or valid: strings NUL-terminated, `out_server`
+ * writable.
+ */
+enum ferromcp_status ferromcp_server_new(const char *name,
+                                         const char *version,
+                                         struct ferromcp_server **out_server);
+
+/**
  * Creates a server with options (ferromcp_server_new() uses the defaults).
  *
  * - `name`, `version`: the server's identity, copied.
@@ -2244,51 +2281,81 @@ enum ferromcp_status ferromcp_server_new_with_options(const char *name,
                                                       struct ferromcp_server **out_server);
 
 /**
- * ferromcp_server_serve_http() with HTTP options.
+ * Frees a server and drops its tools (running their finalizers, except for
+ * tools still used by a request that has not finished: theirs run when it
+ * finishes).
  *
- * - `options_json`: NULL (defaults) or a JSON object with any of
- *   - `"path"`: the MCP endpoint's path (default "/mcp");
- *   - `"allowedHosts"`: Host header names (without port) accepted, against
- *     DNS rebinding (default: the loopback names when listening on
- *     loopback, any host otherwise);
- *   - `"allowedOrigins"`: Origin values accepted, exactly (default:
- *     loopback origins only);
- *   - `"limits"`: an object with any of (a missing or null member keeps
- *     its default; snake_case names are accepted too)
- *     - `"maxConnections"`: connections served at once (default 1024,
- *       lowered to fit the descriptor limit). At the cap a new client is
- *       admitted by closing a connection doing nothing (never used first,
- *       then idle, oldest first); only when all are busy does it wait;
- *     - `"maxConnectionsPerAddress"`: connections from one IP address
- *       (default: no limit). Over it the address's own oldest idle
- *       connection is closed, or the new one refused with 429. Behind a
- *       reverse proxy every client has the proxy's address;
- *     - `"headerReadTimeout"`: seconds for a request head to arrive after
- *       its first byte, and for a new connection to send its first byte
- *       (default 10);
- *     - `"bodyReadTimeout"`: seconds for a body after its head (default 30);
- *     - `"idleTimeout"`: seconds a kept-alive connection may wait for its
- *       next request (default 60); a streaming response is never cut;
- *     - `"maxBodyBytes"`: largest request body (default 16777216).
+ * - `server`: a server from ferromcp_server_new(), or NULL (then nothing
+ *   happens). Invalid after the call.
  *
- * Returns what ferromcp_server_serve_http() returns, and
- * FERROMCP_INVALID_JSON for bad options (unknown members included; the
- * error message, ferromcp_last_error_message(), names the member).
- *
- * ```c
- * ferromcp_server_serve_http_ex(server, "127.0.0.1", 8000,
- *     "{\"limits\":{\"maxConnectionsPerAddress\":32,\"idleTimeout\":30}}");
- * ```
- *
- * Threads: any thread the caller owns. One serve call per server at a time.
+ * When: not while any other function is using the server; in particular,
+ * stop a serve call with ferromcp_server_shutdown() and wait for it to
+ * return first.
  *
  * # Safety
- * `server` NULL or live; strings NULL or NUL-terminated.
+ * `server` is NULL or a live server no other thread is using.
  */
-enum ferromcp_status ferromcp_server_serve_http_ex(const struct ferromcp_server *server,
-                                                   const char *host,
-                                                   uint16_t port,
-                                                   const char *options_json);
+void ferromcp_server_free(struct ferromcp_server *server);
+
+/**
+ * Registers a tool, or replaces the tool with the same name (dropping the
+ * old one, which runs its finalizer). Tools may be added while serving.
+ *
+ * - `server`: the server, borrowed.
+ * - `name`: the tool name, NUL-terminated UTF-8, copied.
+ * - `description`: NUL-terminated UTF-8 for the model, copied; NULL for none.
+ * - `input_schema_json`: the arguments' JSON Schema, a JSON object as
+ *   NUL-terminated UTF-8 text, copied. ferromcp validates arguments against
+ *   it before calling `callback`.
+ * - `output_schema_json`: JSON Schema of the structured result, or NULL if
+ *   the tool returns no structured content. With one, values given to
+ *   ferromcp_call_respond() become structuredContent.
+ * - `callback`: the implementation (see ferromcp_tool_callback). Not NULL.
+ * - `userdata`: passed to every `callback` call; may be NULL. On success
+ *   ferromcp holds it until the tool is dropped; on failure it stays the
+ *   caller's and `userdata_free` is not called.
+ * - `userdata_free`: called exactly once with `userdata` when the tool is
+ *   dropped (see ferromcp_userdata_free); NULL if there is nothing to free.
+ *
+ * Returns FERROMCP_INVALID_JSON for unparsable or non-object schemas and
+ * FERROMCP_INVALID_DEFINITION when ferromcp rejects the tool (for example a
+ * schema that is not valid JSON Schema).
+ *
+ * Threads: may be called from any thread, also while another thread serves.
+ *
+ * # Safety
+ * Each pointer is NULL or valid; strings NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_add_tool(const struct ferromcp_server *server,
+                                              const char *name,
+                                              const char *description,
+                                              const char *input_schema_json,
+                                              const char *output_schema_json,
+                                              ferromcp_tool_callback callback,
+                                              void *userdata,
+                                              ferromcp_userdata_free userdata_free);
+
+/**
+ * ferromcp_server_add_tool() with flags (see FERROMCP_TOOL_NONBLOCKING;
+ * 0 behaves exactly like ferromcp_server_add_tool()).
+ *
+ * Returns FERROMCP_INVALID_ARGUMENT for unknown flag bits, and otherwise
+ * what ferromcp_server_add_tool() returns. Ownership, callback and
+ * thread-safety rules are those of ferromcp_server_add_tool(), except that a
+ * FERROMCP_TOOL_NONBLOCKING callback runs on a ferromcp runtime thread.
+ *
+ * # Safety
+ * As ferromcp_server_add_tool().
+ */
+enum ferromcp_status ferromcp_server_add_tool_ex(const struct ferromcp_server *server,
+                                                 const char *name,
+                                                 const char *description,
+                                                 const char *input_schema_json,
+                                                 const char *output_schema_json,
+                                                 uint32_t flags,
+                                                 ferromcp_tool_callback callback,
+                                                 void *userdata,
+                                                 ferromcp_userdata_free userdata_free);
 
 /**
  * Registers a tool from its full definition, replacing the tool with the
@@ -2464,176 +2531,62 @@ enum ferromcp_status ferromcp_server_notify_resource_updated(const struct ferrom
                                                              const char *uri);
 
 /**
- * The text of a result: the `text` of each text block of its `content`,
- * one per line (other blocks skipped); "" when there is none.
+ * Sets the token verifier that checks bearer tokens when the server is
+ * served with an `"auth"` option that has no `"jwt"` member (see
+ * ferromcp_server_serve_http_ex()). Replaces (and frees) a verifier set
+ * before; servings already running keep the one they started with.
  *
- * - `result_json`: NUL-terminated UTF-8 JSON text of a result object,
- *   borrowed.
- * - `out_text`: receives a new string; free it with ferromcp_string_free().
- *
- * Returns FERROMCP_OK; FERROMCP_INVALID_JSON for unparsable JSON;
- * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
- *
- * Threads: any thread.
+ * - `verifier`: see ferromcp_token_verifier; NULL removes the verifier.
+ * - `userdata`: passed to every call; may be NULL. ferromcp holds it
+ *   until the verifier is replaced, the server is freed and no serving
+ *   uses it any more.
+ * - `userdata_free`: called exactly once with `userdata` then; may be NULL.
  *
  * ```c
- * char *text = NULL;
- * if (ferromcp_result_text(result_json, &text) == FERROMCP_OK) {
- *     puts(text);
- *     ferromcp_string_free(text);
+ * static void check(void *userdata, const char *token, size_t len, ferromcp_call *call) {
+ *     if (strcmp(token, "let-me-in") == 0)
+ *         ferromcp_call_accept_token(call,
+ *             "{\"sub\":\"alice\",\"scope\":\"files:read\",\"aud\":\"http://127.0.0.1:8000/mcp\"}");
+ *     else
+ *         ferromcp_call_reject_token(call, "unknown token");
  * }
+ * ferromcp_server_set_token_verifier(server, check, NULL, NULL);
  * ```
  *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT. Threads: any thread.
+ *
  * # Safety
- * `result_json` NULL or NUL-terminated; `out_text` NULL or writable.
+ * `server` NULL or live.
  */
-enum ferromcp_status ferromcp_result_text(const char *result_json, char **out_text);
+enum ferromcp_status ferromcp_server_set_token_verifier(const struct ferromcp_server *server,
+                                                        ferromcp_token_verifier verifier,
+                                                        void *userdata,
+                                                        ferromcp_userdata_free userdata_free);
 
 /**
- * Whether a tool result says the tool failed (`"isError": true`); false
- * when the member is absent or false.
+ * Requires OAuth scopes of the bearer token of every request that uses a
+ * tool, resource, resource template or prompt, when the server is served
+ * with `"auth"` (a token without them gets HTTP 403 `insufficient_scope`).
  *
- * - `result_json`: NUL-terminated UTF-8 JSON text of a result, borrowed.
- * - `out_is_error`: receives the answer.
- *
- * Returns FERROMCP_OK; FERROMCP_INVALID_JSON for unparsable JSON or an
- * `isError` that is not a boolean; FERROMCP_NULL_ARGUMENT,
- * FERROMCP_INVALID_UTF8.
- *
- * Threads: any thread.
+ * - `target`, `key`: the kind and its name (a resource's URI, a template's
+ *   URI template), NUL-terminated.
+ * - `scopes_json`: a JSON list of scope strings, e.g.
+ *   `["files:write"]`; `[]` removes the requirement.
  *
  * ```c
- * bool failed = false;
- * ferromcp_result_is_error(result_json, &failed);
+ * ferromcp_server_require_scopes(server, FERROMCP_SCOPE_TOOL, "delete_file", "[\"files:write\"]");
  * ```
  *
- * # Safety
- * `result_json` NULL or NUL-terminated; `out_is_error` NULL or writable.
- */
-enum ferromcp_status ferromcp_result_is_error(const char *result_json, bool *out_is_error);
-
-/**
- * A tool result's structured content (`structuredContent`) as JSON text.
- *
- * - `result_json`: NUL-terminated UTF-8 JSON text of a result, borrowed.
- * - `out_json`: receives a new string of compact JSON; free it with
- *   ferromcp_string_free(). Untouched unless FERROMCP_OK.
- *
- * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when the result has none;
- * FERROMCP_INVALID_JSON for unparsable JSON; FERROMCP_NULL_ARGUMENT,
- * FERROMCP_INVALID_UTF8.
- *
+ * Returns FERROMCP_OK, FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_JSON.
  * Threads: any thread.
  *
- * ```c
- * char *structured = NULL;
- * if (ferromcp_result_structured_json(result_json, &structured) == FERROMCP_OK) {
- *     char *sum = NULL;
- *     ferromcp_json_get(structured, "/result", &sum);
- *     ferromcp_string_free(sum);
- *     ferromcp_string_free(structured);
- * }
- * ```
- *
  * # Safety
- * `result_json` NULL or NUL-terminated; `out_json` NULL or writable.
+ * `server` NULL or live; strings NULL or NUL-terminated.
  */
-enum ferromcp_status ferromcp_result_structured_json(const char *result_json, char **out_json);
-
-/**
- * Creates a server with no tools.
- *
- * - `name`, `version`: the server's identity (serverInfo), NUL-terminated
- *   UTF-8, copied.
- * - `out_server`: receives the new server on success; untouched on failure.
- *   The caller owns it and must release it with ferromcp_server_free().
- *
- * Threads: may be called from any thread.
- *
- * # Safety
- * Each pointer is NULL or valid: strings NUL-terminated, `out_server`
- * writable.
- */
-enum ferromcp_status ferromcp_server_new(const char *name,
-                                         const char *version,
-                                         struct ferromcp_server **out_server);
-
-/**
- * Frees a server and drops its tools (running their finalizers, except for
- * tools still used by a request that has not finished: theirs run when it
- * finishes).
- *
- * - `server`: a server from ferromcp_server_new(), or NULL (then nothing
- *   happens). Invalid after the call.
- *
- * When: not while any other function is using the server; in particular,
- * stop a serve call with ferromcp_server_shutdown() and wait for it to
- * return first.
- *
- * # Safety
- * `server` is NULL or a live server no other thread is using.
- */
-void ferromcp_server_free(struct ferromcp_server *server);
-
-/**
- * Registers a tool, or replaces the tool with the same name (dropping the
- * old one, which runs its finalizer). Tools may be added while serving.
- *
- * - `server`: the server, borrowed.
- * - `name`: the tool name, NUL-terminated UTF-8, copied.
- * - `description`: NUL-terminated UTF-8 for the model, copied; NULL for none.
- * - `input_schema_json`: the arguments' JSON Schema, a JSON object as
- *   NUL-terminated UTF-8 text, copied. ferromcp validates arguments against
- *   it before calling `callback`.
- * - `output_schema_json`: JSON Schema of the structured result, or NULL if
- *   the tool returns no structured content. With one, values given to
- *   ferromcp_call_respond() become structuredContent.
- * - `callback`: the implementation (see ferromcp_tool_callback). Not NULL.
- * - `userdata`: passed to every `callback` call; may be NULL. On success
- *   ferromcp holds it until the tool is dropped; on failure it stays the
- *   caller's and `userdata_free` is not called.
- * - `userdata_free`: called exactly once with `userdata` when the tool is
- *   dropped (see ferromcp_userdata_free); NULL if there is nothing to free.
- *
- * Returns FERROMCP_INVALID_JSON for unparsable or non-object schemas and
- * FERROMCP_INVALID_DEFINITION when ferromcp rejects the tool (for example a
- * schema that is not valid JSON Schema).
- *
- * Threads: may be called from any thread, also while another thread serves.
- *
- * # Safety
- * Each pointer is NULL or valid; strings NUL-terminated.
- */
-enum ferromcp_status ferromcp_server_add_tool(const struct ferromcp_server *server,
-                                              const char *name,
-                                              const char *description,
-                                              const char *input_schema_json,
-                                              const char *output_schema_json,
-                                              ferromcp_tool_callback callback,
-                                              void *userdata,
-                                              ferromcp_userdata_free userdata_free);
-
-/**
- * ferromcp_server_add_tool() with flags (see FERROMCP_TOOL_NONBLOCKING;
- * 0 behaves exactly like ferromcp_server_add_tool()).
- *
- * Returns FERROMCP_INVALID_ARGUMENT for unknown flag bits, and otherwise
- * what ferromcp_server_add_tool() returns. Ownership, callback and
- * thread-safety rules are those of ferromcp_server_add_tool(), except that a
- * FERROMCP_TOOL_NONBLOCKING callback runs on a ferromcp runtime thread.
- *
- * # Safety
- * As ferromcp_server_add_tool().
- */
-enum ferromcp_status ferromcp_server_add_tool_ex(const struct ferromcp_server *server,
-                                                 const char *name,
-                                                 const char *description,
-                                                 const char *input_schema_json,
-                                                 const char *output_schema_json,
-                                                 uint32_t flags,
-                                                 ferromcp_tool_callback callback,
-                                                 void *userdata,
-                                                 ferromcp_userdata_free userdata_free);
+enum ferromcp_status ferromcp_server_require_scopes(const struct ferromcp_server *server,
+                                                    enum ferromcp_scope_target target,
+                                                    const char *key,
+                                                    const char *scopes_json);
 
 /**
  * Serves MCP over this process's stdin and stdout, blocking the calling
@@ -2687,6 +2640,53 @@ enum ferromcp_status ferromcp_server_serve_stdio(const struct ferromcp_server *s
 enum ferromcp_status ferromcp_server_serve_http(const struct ferromcp_server *server,
                                                 const char *host,
                                                 uint16_t port);
+
+/**
+ * ferromcp_server_serve_http() with HTTP options.
+ *
+ * - `options_json`: NULL (defaults) or a JSON object with any of
+ *   - `"path"`: the MCP endpoint's path (default "/mcp");
+ *   - `"allowedHosts"`: Host header names (without port) accepted, against
+ *     DNS rebinding (default: the loopback names when listening on
+ *     loopback, any host otherwise);
+ *   - `"allowedOrigins"`: Origin values accepted, exactly (default:
+ *     loopback origins only);
+ *   - `"limits"`: an object with any of (a missing or null member keeps
+ *     its default; snake_case names are accepted too)
+ *     - `"maxConnections"`: connections served at once (default 1024,
+ *       lowered to fit the descriptor limit). At the cap a new client is
+ *       admitted by closing a connection doing nothing (never used first,
+ *       then idle, oldest first); only when all are busy does it wait;
+ *     - `"maxConnectionsPerAddress"`: connections from one IP address
+ *       (default: no limit). Over it the address's own oldest idle
+ *       connection is closed, or the new one refused with 429. Behind a
+ *       reverse proxy every client has the proxy's address;
+ *     - `"headerReadTimeout"`: seconds for a request head to arrive after
+ *       its first byte, and for a new connection to send its first byte
+ *       (default 10);
+ *     - `"bodyReadTimeout"`: seconds for a body after its head (default 30);
+ *     - `"idleTimeout"`: seconds a kept-alive connection may wait for its
+ *       next request (default 60); a streaming response is never cut;
+ *     - `"maxBodyBytes"`: largest request body (default 16777216).
+ *
+ * Returns what ferromcp_server_serve_http() returns, and
+ * FERROMCP_INVALID_JSON for bad options (unknown members included; the
+ * error message, ferromcp_last_error_message(), names the member).
+ *
+ * ```c
+ * ferromcp_server_serve_http_ex(server, "127.0.0.1", 8000,
+ *     "{\"limits\":{\"maxConnectionsPerAddress\":32,\"idleTimeout\":30}}");
+ * ```
+ *
+ * Threads: any thread the caller owns. One serve call per server at a time.
+ *
+ * # Safety
+ * `server` NULL or live; strings NULL or NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_serve_http_ex(const struct ferromcp_server *server,
+                                                   const char *host,
+                                                   uint16_t port,
+                                                   const char *options_json);
 
 /**
  * The TCP port ferromcp_server_serve_http() is listening on (useful after

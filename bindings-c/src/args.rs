@@ -1,20 +1,13 @@
-//! Reading arguments that C passed in: pointers, strings and JSON text.
-//! Every check here turns a caller mistake into a status instead of
-//! undefined behaviour, as far as a pointer can be checked at all (NULL).
+//! Reading arguments that C passed in: strings, JSON text, the members of
+//! JSON options objects, and output pointers. Every check here turns a
+//! caller mistake into a status instead of undefined behaviour, as far as a
+//! pointer can be checked at all (NULL). Objects C passes in are borrowed
+//! through `crate::ffi`.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::ffi::{CStr, c_char};
 
 use crate::error::{FfiError, ferromcp_status};
-
-/// Borrows a required object argument.
-///
-/// # Safety
-/// `ptr` is NULL or points to a live `T` for the returned lifetime.
-pub(crate) unsafe fn required_ref<'a, T>(ptr: *const T, name: &str) -> Result<&'a T, FfiError> {
-    // SAFETY: non-NULL pointers are valid per the caller's contract.
-    unsafe { ptr.as_ref() }.ok_or_else(|| FfiError::null(name))
-}
 
 /// Borrows a required NUL-terminated UTF-8 string.
 ///
@@ -60,10 +53,7 @@ pub(crate) fn parse_json(text: &str, name: &str) -> Result<Value, FfiError> {
 }
 
 /// Parses JSON text that must be an object.
-pub(crate) fn parse_json_object(
-    text: &str,
-    name: &str,
-) -> Result<serde_json::Map<String, Value>, FfiError> {
+pub(crate) fn parse_json_object(text: &str, name: &str) -> Result<Map<String, Value>, FfiError> {
     match parse_json(text, name)? {
         Value::Object(map) => Ok(map),
         other => Err(FfiError::new(
@@ -82,6 +72,41 @@ fn json_kind(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// A JSON options argument `name` that is wrong: `why`.
+pub(crate) fn bad(name: &str, why: impl std::fmt::Display) -> FfiError {
+    FfiError::new(
+        ferromcp_status::FERROMCP_INVALID_JSON,
+        format!("`{name}`: {why}"),
+    )
+}
+
+/// Refuses members this version does not know, so a misspelt option is an
+/// error rather than silently ignored.
+pub(crate) fn only_known(
+    map: &Map<String, Value>,
+    known: &[&str],
+    name: &str,
+) -> Result<(), FfiError> {
+    match map.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(key) => Err(bad(name, format!("unknown option {key:?}"))),
+        None => Ok(()),
+    }
+}
+
+/// The member `member` of the options `name`, which must be a list of
+/// strings.
+pub(crate) fn strings(value: &Value, name: &str, member: &str) -> Result<Vec<String>, FfiError> {
+    value
+        .as_array()
+        .and_then(|items| {
+            items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+        })
+        .ok_or_else(|| bad(name, format!("\"{member}\" must be a list of strings")))
 }
 
 /// Checks that an output pointer is usable before any work is done, so a

@@ -1,7 +1,10 @@
 //! Protected HTTP serving from C: the token verifier callback (the same
 //! call-handle contract as a tool), the `"auth"` member of
 //! ferromcp_server_serve_http_ex()'s options (or core's JWT verifier by
-//! settings), per-primitive scopes, and the verified claims of a request.
+//! settings) and the kinds of primitive scopes protect. The server's
+//! functions that set them are in `server.rs`, the token answers with the
+//! other call answers in `host_call.rs`, and the verified claims of a
+//! request in `context.rs`.
 //!
 //! Protocol rules (the bearer gate, audience and expiry checks, metadata,
 //! challenges, scopes) are all core's: this file only moves the settings,
@@ -9,7 +12,7 @@
 
 use serde_json::{Map, Value, json};
 use std::ffi::{CString, c_char, c_void};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use ferromcp_core::client::TlsOptions;
@@ -20,13 +23,10 @@ use ferromcp_core::server::auth::{
 use ferromcp_core::transport::http::ProtectedResource;
 use ferromcp_core::verifier::JwtVerifier;
 
-use crate::args::{optional_str, parse_json, required_ref, required_str};
+use crate::args::{bad, only_known, strings};
 use crate::error::{FfiError, ferromcp_status};
-use crate::handler::ferromcp_userdata_free;
+use crate::ffi::Userdata;
 use crate::host_call::{self, CallPtr, ferromcp_call, take_call};
-use crate::options::{bad, only_known, strings};
-use crate::panic::ffi_boundary;
-use crate::server::ferromcp_server;
 
 /// A bearer-token verifier written in C (see
 /// ferromcp_server_set_token_verifier()).
@@ -67,30 +67,54 @@ pub enum ferromcp_scope_target {
     FERROMCP_SCOPE_PROMPT = 3,
 }
 
-/// A C verifier owning its userdata.
-pub(crate) struct CallbackVerifier {
-    callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut ferromcp_call),
-    userdata: *mut c_void,
-    finalizer: ferromcp_userdata_free,
-}
-
-// SAFETY: the header requires the callback, userdata and finalizer to be
-// usable from any thread; ferromcp never dereferences `userdata`.
-unsafe impl Send for CallbackVerifier {}
-// SAFETY: as above; concurrent checks are part of the documented contract.
-unsafe impl Sync for CallbackVerifier {}
-
-impl Drop for CallbackVerifier {
-    fn drop(&mut self) {
-        if let Some(finalizer) = self.finalizer {
-            // SAFETY: the finalizer contract: called once with its userdata.
-            unsafe { finalizer(self.userdata) }
+impl From<ferromcp_scope_target> for ScopeTarget {
+    fn from(target: ferromcp_scope_target) -> ScopeTarget {
+        match target {
+            ferromcp_scope_target::FERROMCP_SCOPE_TOOL => ScopeTarget::Tool,
+            ferromcp_scope_target::FERROMCP_SCOPE_RESOURCE => ScopeTarget::Resource,
+            ferromcp_scope_target::FERROMCP_SCOPE_RESOURCE_TEMPLATE => {
+                ScopeTarget::ResourceTemplate
+            }
+            ferromcp_scope_target::FERROMCP_SCOPE_PROMPT => ScopeTarget::Prompt,
         }
     }
 }
 
+type VerifierFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut ferromcp_call);
+
+/// A C verifier owning its userdata (concurrent checks are part of the
+/// documented contract).
+pub(crate) struct CallbackVerifier {
+    callback: VerifierFn,
+    userdata: Userdata,
+}
+
+impl CallbackVerifier {
+    pub(crate) fn new(callback: VerifierFn, userdata: Userdata) -> CallbackVerifier {
+        CallbackVerifier { callback, userdata }
+    }
+}
+
 /// The verifier a server holds for its protected servings.
-pub(crate) type VerifierSlot = Mutex<Option<Arc<CallbackVerifier>>>;
+#[derive(Default)]
+pub(crate) struct VerifierSlot(Mutex<Option<Arc<CallbackVerifier>>>);
+
+impl VerifierSlot {
+    fn lock(&self) -> MutexGuard<'_, Option<Arc<CallbackVerifier>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Replaces the verifier; servings already running keep theirs.
+    pub(crate) fn set(&self, verifier: Option<CallbackVerifier>) {
+        let old = std::mem::replace(&mut *self.lock(), verifier.map(Arc::new));
+        // Dropped (its finalizer run) outside the lock.
+        drop(old);
+    }
+
+    fn current(&self) -> Option<Arc<CallbackVerifier>> {
+        self.lock().clone()
+    }
+}
 
 struct CVerifier(Arc<CallbackVerifier>);
 
@@ -108,7 +132,7 @@ impl TokenVerifier for CVerifier {
                     // SAFETY: the callback contract above; the text outlives
                     // the call and `call.0` is a fresh, owned handle.
                     Ok(text) => unsafe {
-                        (verifier.callback)(verifier.userdata, text.as_ptr(), len, call.0)
+                        (verifier.callback)(verifier.userdata.get(), text.as_ptr(), len, call.0)
                     },
                     Err(_) => {
                         // HTTP header values cannot hold a NUL; never hand C
@@ -130,194 +154,6 @@ impl TokenVerifier for CVerifier {
     }
 }
 
-/// Sets the token verifier that checks bearer tokens when the server is
-/// served with an `"auth"` option that has no `"jwt"` member (see
-/// ferromcp_server_serve_http_ex()). Replaces (and frees) a verifier set
-/// before; servings already running keep the one they started with.
-///
-/// - `verifier`: see ferromcp_token_verifier; NULL removes the verifier.
-/// - `userdata`: passed to every call; may be NULL. ferromcp holds it
-///   until the verifier is replaced, the server is freed and no serving
-///   uses it any more.
-/// - `userdata_free`: called exactly once with `userdata` then; may be NULL.
-///
-/// ```c
-/// static void check(void *userdata, const char *token, size_t len, ferromcp_call *call) {
-///     if (strcmp(token, "let-me-in") == 0)
-///         ferromcp_call_accept_token(call,
-///             "{\"sub\":\"alice\",\"scope\":\"files:read\",\"aud\":\"http://127.0.0.1:8000/mcp\"}");
-///     else
-///         ferromcp_call_reject_token(call, "unknown token");
-/// }
-/// ferromcp_server_set_token_verifier(server, check, NULL, NULL);
-/// ```
-///
-/// Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT. Threads: any thread.
-///
-/// # Safety
-/// `server` NULL or live.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_server_set_token_verifier(
-    server: *const ferromcp_server,
-    verifier: ferromcp_token_verifier,
-    userdata: *mut c_void,
-    userdata_free: ferromcp_userdata_free,
-) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY: forwarded contract.
-        let server = unsafe { required_ref(server, "server") }?;
-        let new = verifier.map(|callback| {
-            Arc::new(CallbackVerifier {
-                callback,
-                userdata,
-                finalizer: userdata_free,
-            })
-        });
-        let old = std::mem::replace(&mut *lock(&server.verifier), new);
-        // Dropped (its finalizer run) outside the lock.
-        drop(old);
-        Ok(())
-    })
-}
-
-fn lock(slot: &VerifierSlot) -> std::sync::MutexGuard<'_, Option<Arc<CallbackVerifier>>> {
-    slot.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Completes a token check: the token is valid and these are its claims.
-///
-/// - `call`: the handle a ferromcp_token_verifier received; consumed.
-/// - `claims_json`: a JSON object of JWT claim names (`sub`, `scope` as a
-///   space-separated string or `scp`, `aud`, `exp`, `client_id` or `azp`,
-///   and any others), borrowed. `aud` must name the server's resource and
-///   `exp`, when present, must be in the future: ferromcp checks both.
-///
-/// Returns FERROMCP_OK; FERROMCP_INVALID_JSON (the check then fails with
-/// HTTP 503) for text that is not a JSON object; FERROMCP_INVALID_ARGUMENT
-/// when `call` is not a token check (it is completed as a failure);
-/// FERROMCP_REQUEST_CANCELLED when the client went away.
-///
-/// # Safety
-/// `call` NULL or an uncompleted handle; `claims_json` NULL or
-/// NUL-terminated.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_call_accept_token(
-    call: *mut ferromcp_call,
-    claims_json: *const c_char,
-) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY: forwarded contract.
-        let call = unsafe { token_call(call) }?;
-        // SAFETY: forwarded contract.
-        let claims = unsafe { required_str(claims_json, "claims_json") }
-            .and_then(|text| parse_json(text, "claims_json"));
-        match claims {
-            Ok(Value::Object(claims)) => call.finish_value(json!({ "claims": claims }), false),
-            Ok(_) => {
-                let _ = call.finish_value(json!({ "claims": null }), false);
-                Err(bad("claims_json", "must be a JSON object"))
-            }
-            Err(error) => {
-                let _ = call.finish_value(json!({ "claims": null }), false);
-                Err(error)
-            }
-        }
-    })
-}
-
-/// Completes a token check: the token is not accepted (HTTP 401
-/// `invalid_token`; the client logs in again).
-///
-/// - `call`: the handle a ferromcp_token_verifier received; consumed.
-/// - `reason`: why, for the `error_description`; may be NULL.
-///
-/// Returns FERROMCP_OK, FERROMCP_INVALID_ARGUMENT when `call` is not a
-/// token check, FERROMCP_REQUEST_CANCELLED when the client went away.
-///
-/// # Safety
-/// `call` NULL or an uncompleted handle; `reason` NULL or NUL-terminated.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_call_reject_token(
-    call: *mut ferromcp_call,
-    reason: *const c_char,
-) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY: forwarded contract.
-        let call = unsafe { token_call(call) }?;
-        // SAFETY: forwarded contract.
-        let reason = unsafe { optional_str(reason, "reason") }
-            .ok()
-            .flatten()
-            .unwrap_or("invalid token");
-        call.finish_value(json!({ "invalid": reason }), false)
-    })
-}
-
-/// The handle of a token check, or an error (completing any other call).
-///
-/// # Safety
-/// As [`take_call`].
-unsafe fn token_call(call: *mut ferromcp_call) -> Result<Box<ferromcp_call>, FfiError> {
-    use ferromcp_core::server::FromHost;
-    // SAFETY: forwarded contract.
-    let call = unsafe { take_call(call) }?;
-    if call.kind() != HostVerdict::KIND {
-        let kind = call.kind();
-        let _ = call.finish_error(ferromcp_core::server::HandlerError::tool(
-            "a token answer was given to a call that is not a token check",
-        ));
-        return Err(FfiError::new(
-            ferromcp_status::FERROMCP_INVALID_ARGUMENT,
-            format!("the call is a {kind} call, not a token check"),
-        ));
-    }
-    Ok(call)
-}
-
-/// Requires OAuth scopes of the bearer token of every request that uses a
-/// tool, resource, resource template or prompt, when the server is served
-/// with `"auth"` (a token without them gets HTTP 403 `insufficient_scope`).
-///
-/// - `target`, `key`: the kind and its name (a resource's URI, a template's
-///   URI template), NUL-terminated.
-/// - `scopes_json`: a JSON list of scope strings, e.g.
-///   `["files:write"]`; `[]` removes the requirement.
-///
-/// ```c
-/// ferromcp_server_require_scopes(server, FERROMCP_SCOPE_TOOL, "delete_file", "[\"files:write\"]");
-/// ```
-///
-/// Returns FERROMCP_OK, FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_JSON.
-/// Threads: any thread.
-///
-/// # Safety
-/// `server` NULL or live; strings NULL or NUL-terminated.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_server_require_scopes(
-    server: *const ferromcp_server,
-    target: ferromcp_scope_target,
-    key: *const c_char,
-    scopes_json: *const c_char,
-) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY (all): forwarded contract.
-        let server = unsafe { required_ref(server, "server") }?;
-        let key = unsafe { required_str(key, "key") }?;
-        let scopes = unsafe { required_str(scopes_json, "scopes_json") }?;
-        let scopes = strings(&parse_json(scopes, "scopes_json")?, "scopes_json", "scopes")?;
-        let target = match target {
-            ferromcp_scope_target::FERROMCP_SCOPE_TOOL => ScopeTarget::Tool,
-            ferromcp_scope_target::FERROMCP_SCOPE_RESOURCE => ScopeTarget::Resource,
-            ferromcp_scope_target::FERROMCP_SCOPE_RESOURCE_TEMPLATE => {
-                ScopeTarget::ResourceTemplate
-            }
-            ferromcp_scope_target::FERROMCP_SCOPE_PROMPT => ScopeTarget::Prompt,
-        };
-        server.server.require_scopes(target, key, scopes);
-        Ok(())
-    })
-}
-
 /// Core's protection from the `"auth"` member of the HTTP options:
 /// `{"resource", "authorizationServers", "scopesSupported",
 /// "requiredScopes", "resourceName", "resourceDocumentation", "jwt"}`,
@@ -325,7 +161,7 @@ pub unsafe extern "C" fn ferromcp_server_require_scopes(
 /// "leewaySeconds", "cacheTtlSeconds"}`; without `"jwt"`, the server's C
 /// verifier.
 pub(crate) fn protection(
-    server: &ferromcp_server,
+    verifier: &VerifierSlot,
     value: &Value,
 ) -> Result<ProtectedResource, FfiError> {
     const NAME: &str = "options_json.auth";
@@ -369,7 +205,7 @@ pub(crate) fn protection(
     let mut protection = match map.get("jwt") {
         Some(jwt) => ProtectedResource::new(resource, servers, jwt_verifier(jwt)?),
         None => {
-            let verifier = lock(&server.verifier).clone().ok_or_else(|| {
+            let verifier = verifier.current().ok_or_else(|| {
                 FfiError::new(
                     ferromcp_status::FERROMCP_INVALID_STATE,
                     "\"auth\" has no \"jwt\" settings and no verifier was set with ferromcp_server_set_token_verifier()",
@@ -437,19 +273,4 @@ fn jwt_verifier(value: &Value) -> Result<JwtVerifier, FfiError> {
         verifier = verifier.with_cache_ttl(ttl);
     }
     Ok(verifier)
-}
-
-/// The verified claims of a request on a protected server, as JSON text:
-/// `{"subject", "clientId", "scopes", "audience", "expiresAt", "claims"}`
-/// (absent members are null).
-pub(crate) fn auth_json(info: &AuthInfo) -> String {
-    json!({
-        "subject": info.subject,
-        "clientId": info.client_id,
-        "scopes": info.scopes,
-        "audience": info.audience,
-        "expiresAt": info.expires_at,
-        "claims": info.claims,
-    })
-    .to_string()
 }

@@ -26,15 +26,17 @@ use ferromcp_core::protocol::{
 use ferromcp_core::server::HandlerError;
 use tokio_util::sync::CancellationToken;
 
-use crate::args::{
-    check_out, optional_str, parse_json, parse_json_object, required_ref, required_str,
-};
-use crate::context::{ferromcp_input_kind, give_string};
+use crate::args::{check_out, optional_str, parse_json, parse_json_object, required_str};
+use crate::context::ferromcp_input_kind;
 use crate::error::{FfiError, ferromcp_status};
-use crate::handler::ferromcp_userdata_free;
+use crate::ffi::{
+    Castable, OwnershipBox, Userdata, ferromcp_userdata_free, free_box, give_string,
+    set_boxed_mut_ptr, try_from, try_from_mut,
+};
 use crate::host_call::{self, CallPtr, ferromcp_call, take_call};
-use crate::json::value_at;
+use crate::oauth::ferromcp_oauth_options;
 use crate::panic::ffi_boundary;
+use crate::threads::{C_THREADS, block};
 
 /// An MCP client connected to one server (over stdio or Streamable HTTP).
 ///
@@ -46,6 +48,23 @@ pub struct ferromcp_client {
     client: Client,
 }
 
+impl Castable for ferromcp_client {
+    type Ownership = OwnershipBox;
+}
+
+impl Drop for ferromcp_client {
+    /// Closes the connection (ferromcp_client_free()): at once on a runtime
+    /// thread, which must not block, and otherwise waiting for it.
+    fn drop(&mut self) {
+        if tokio::task::try_id().is_some() {
+            let client = self.client.clone();
+            ferromcp_core::runtime::handle().spawn(async move { client.close().await });
+        } else {
+            ferromcp_core::runtime::get().block_on(self.client.close());
+        }
+    }
+}
+
 /// Settings for a client, built before connecting: JSON options plus the
 /// C callbacks that answer the server's elicitation, sampling and roots
 /// requests.
@@ -55,7 +74,11 @@ pub struct ferromcp_client {
 /// the options may be freed (or reused for another client) right after.
 /// Not to be changed from two threads at once.
 pub struct ferromcp_client_options {
-    pub(crate) options: ClientOptions,
+    options: ClientOptions,
+}
+
+impl Castable for ferromcp_client_options {
+    type Ownership = OwnershipBox;
 }
 
 /// A cancellation switch for calls in progress: firing it makes every
@@ -68,6 +91,10 @@ pub struct ferromcp_client_options {
 /// number of times; once fired it stays fired.
 pub struct ferromcp_cancel_handle {
     token: CancellationToken,
+}
+
+impl Castable for ferromcp_cancel_handle {
+    type Ownership = OwnershipBox;
 }
 
 /// Answers one request the server sends to the client (`elicitation/create`,
@@ -327,9 +354,8 @@ pub unsafe extern "C" fn ferromcp_client_options_new(
             Some(text) => client_options(&parse_json_object(text, "options_json")?)?,
             None => ClientOptions::default(),
         };
-        let boxed = Box::new(ferromcp_client_options { options });
         // SAFETY: checked non-NULL; writable per the contract.
-        unsafe { out_options.write(Box::into_raw(boxed)) };
+        unsafe { set_boxed_mut_ptr(out_options, ferromcp_client_options { options }) };
         Ok(())
     })
 }
@@ -347,10 +373,9 @@ pub unsafe extern "C" fn ferromcp_client_options_new(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_client_options_free(options: *mut ferromcp_client_options) {
     let _ = ffi_boundary(|| {
-        if !options.is_null() {
-            // SAFETY: allocated by ferromcp_client_options_new.
-            drop(unsafe { Box::from_raw(options) });
-        }
+        // SAFETY: NULL or allocated by ferromcp_client_options_new; freed
+        // once per the contract.
+        unsafe { free_box(options) };
         Ok(())
     });
 }
@@ -364,23 +389,7 @@ struct InputCallback {
         usize,
         *mut ferromcp_call,
     ),
-    userdata: *mut c_void,
-    finalizer: ferromcp_userdata_free,
-}
-
-// SAFETY: the header requires the callback and userdata to be usable from
-// any thread; ferromcp never dereferences `userdata`.
-unsafe impl Send for InputCallback {}
-// SAFETY: as above; concurrent invocations are part of the contract.
-unsafe impl Sync for InputCallback {}
-
-impl Drop for InputCallback {
-    fn drop(&mut self) {
-        if let Some(finalizer) = self.finalizer {
-            // SAFETY: the finalizer contract: once, with its userdata.
-            unsafe { finalizer(self.userdata) }
-        }
-    }
+    userdata: Userdata,
 }
 
 fn c_kind(kind: InputKind) -> ferromcp_input_kind {
@@ -398,7 +407,13 @@ impl InputCallback {
             // SAFETY: the callback contract; `text` outlives the call and
             // `call.0` is a fresh handle owned by the callback from here.
             Ok(text) => unsafe {
-                (self.callback)(self.userdata, c_kind(kind), text.as_ptr(), len, call.0)
+                (self.callback)(
+                    self.userdata.get(),
+                    c_kind(kind),
+                    text.as_ptr(),
+                    len,
+                    call.0,
+                )
             },
             Err(_) => {
                 // Compact JSON escapes NUL, so this cannot happen; never
@@ -480,12 +495,11 @@ pub unsafe extern "C" fn ferromcp_client_options_on_input(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let options = unsafe { options.as_mut() }.ok_or_else(|| FfiError::null("options"))?;
+        let options = unsafe { try_from_mut(options, "options") }?;
         let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
         let callback = Arc::new(InputCallback {
             callback,
-            userdata,
-            finalizer: userdata_free,
+            userdata: Userdata::new(userdata, userdata_free),
         });
         let kind = InputKind::from(kind);
         let current = std::mem::take(&mut options.options);
@@ -507,21 +521,43 @@ pub unsafe extern "C" fn ferromcp_client_options_on_input(
     })
 }
 
-/// Runs a client future to completion on the calling thread.
-pub(crate) fn block<T>(
-    work: impl Future<Output = Result<T, ferromcp_core::Error>>,
-) -> Result<T, FfiError> {
-    // A runtime worker (a FERROMCP_TOOL_NONBLOCKING callback, a progress
-    // callback) must not block: it would stall the requests it serves.
-    if tokio::task::try_id().is_some() {
-        return Err(FfiError::new(
-            ferromcp_status::FERROMCP_INVALID_STATE,
-            "cannot wait for a client call on a ferromcp runtime thread",
-        ));
-    }
-    // The calling thread waits for the call's socket itself: the answer
-    // wakes it directly (`runtime::block_here`).
-    ferromcp_core::runtime::block_here(work).map_err(FfiError::from)
+/// Makes clients connected with `client_options` log in with `oauth` when
+/// a server answers 401 (or 403 `insufficient_scope`): the token then goes
+/// on every request, refreshed and stepped up as needed; a failed login
+/// fails the call with FERROMCP_AUTH. Set the client options' TLS members
+/// first: an enterprise identity provider is reached with them too.
+///
+/// - `client_options`: from ferromcp_client_options_new().
+/// - `oauth`: the settings, copied (still yours to free); NULL removes OAuth.
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `client_options`;
+/// FERROMCP_INVALID_ARGUMENT when the grant's callback is not set.
+///
+/// Threads: any thread, not concurrently with other uses of either.
+///
+/// ```c
+/// ferromcp_client_options_set_oauth(options, oauth);
+/// ferromcp_oauth_options_free(oauth);
+/// ferromcp_client_connect_http("https://mcp.example.com/mcp", NULL, options, &client);
+/// ```
+///
+/// # Safety
+/// Both NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_options_set_oauth(
+    client_options: *mut ferromcp_client_options,
+    oauth: *const ferromcp_oauth_options,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let client_options = unsafe { try_from_mut(client_options, "client_options") }?;
+        // SAFETY: forwarded contract.
+        client_options.options.oauth = match unsafe { oauth.as_ref() } {
+            Some(oauth) => Some(oauth.core_options(&client_options.options.tls)?),
+            None => None,
+        };
+        Ok(())
+    })
 }
 
 /// Reads a NULL-terminated array of C strings.
@@ -556,9 +592,8 @@ fn options_or_default(options: *const ferromcp_client_options) -> ClientOptions 
 }
 
 fn give_client(client: Client, out: *mut *mut ferromcp_client) {
-    let boxed = Box::new(ferromcp_client { client });
     // SAFETY: checked non-NULL by the caller; writable per the contract.
-    unsafe { out.write(Box::into_raw(boxed)) };
+    unsafe { set_boxed_mut_ptr(out, ferromcp_client { client }) };
 }
 
 /// Spawns a server program and connects to it over its stdin/stdout.
@@ -695,16 +730,9 @@ pub unsafe extern "C" fn ferromcp_client_connect_http(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_client_free(client: *mut ferromcp_client) {
     let _ = ffi_boundary(|| {
-        if client.is_null() {
-            return Ok(());
-        }
-        // SAFETY: allocated by give_client.
-        let client = unsafe { Box::from_raw(client) }.client;
-        if tokio::task::try_id().is_some() {
-            ferromcp_core::runtime::handle().spawn(async move { client.close().await });
-        } else {
-            ferromcp_core::runtime::get().block_on(client.close());
-        }
+        // SAFETY: NULL or allocated by give_client; freed once per the
+        // contract. Dropping it closes the connection.
+        unsafe { free_box(client) };
         Ok(())
     });
 }
@@ -754,7 +782,7 @@ pub unsafe extern "C" fn ferromcp_client_discover(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let client = unsafe { try_from(client, "client") }?.client.clone();
         call_json(out_result_json, async move {
             match client.discover().await {
                 Ok(found) => Ok(serde_json::to_value(found)?),
@@ -801,7 +829,7 @@ pub unsafe extern "C" fn ferromcp_client_list(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (both): forwarded contract.
-        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let client = unsafe { try_from(client, "client") }?.client.clone();
         let cursor = unsafe { optional_str(cursor, "cursor") }?.map(str::to_owned);
         call_json(out_result_json, async move {
             let cursor = cursor.as_deref();
@@ -883,7 +911,7 @@ pub unsafe extern "C" fn ferromcp_client_call_tool(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let client = unsafe { try_from(client, "client") }?.client.clone();
         let name = unsafe { required_str(name, "name") }?.to_owned();
         let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
             Some(text) => Value::Object(parse_json_object(text, "arguments_json")?),
@@ -958,7 +986,7 @@ pub unsafe extern "C" fn ferromcp_client_read_resource(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (both): forwarded contract.
-        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let client = unsafe { try_from(client, "client") }?.client.clone();
         let uri = unsafe { required_str(uri, "uri") }?.to_owned();
         call_json(
             out_result_json,
@@ -995,7 +1023,7 @@ pub unsafe extern "C" fn ferromcp_client_get_prompt(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let client = unsafe { try_from(client, "client") }?.client.clone();
         let name = unsafe { required_str(name, "name") }?.to_owned();
         let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
             Some(text) => parse_json_object(text, "arguments_json")?,
@@ -1044,7 +1072,7 @@ pub unsafe extern "C" fn ferromcp_client_complete(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let client = unsafe { try_from(client, "client") }?.client.clone();
         let reference = parse_json(
             unsafe { required_str(reference_json, "reference_json") }?,
             "reference_json",
@@ -1082,7 +1110,7 @@ pub unsafe extern "C" fn ferromcp_client_protocol_version(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let client = unsafe { required_ref(client, "client") }?;
+        let client = unsafe { try_from(client, "client") }?;
         check_out(out_version, "out_version")?;
         give_string(client.client.protocol_version(), out_version)
     })
@@ -1111,11 +1139,11 @@ pub unsafe extern "C" fn ferromcp_cancel_handle_new(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         check_out(out_cancel, "out_cancel")?;
-        let boxed = Box::new(ferromcp_cancel_handle {
+        let cancel = ferromcp_cancel_handle {
             token: CancellationToken::new(),
-        });
+        };
         // SAFETY: checked non-NULL; writable per the contract.
-        unsafe { out_cancel.write(Box::into_raw(boxed)) };
+        unsafe { set_boxed_mut_ptr(out_cancel, cancel) };
         Ok(())
     })
 }
@@ -1137,7 +1165,7 @@ pub unsafe extern "C" fn ferromcp_cancel_handle_cancel(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        unsafe { required_ref(cancel, "cancel") }?.token.cancel();
+        unsafe { try_from(cancel, "cancel") }?.token.cancel();
         Ok(())
     })
 }
@@ -1154,94 +1182,11 @@ pub unsafe extern "C" fn ferromcp_cancel_handle_cancel(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_cancel_handle_free(cancel: *mut ferromcp_cancel_handle) {
     let _ = ffi_boundary(|| {
-        if !cancel.is_null() {
-            // SAFETY: allocated by ferromcp_cancel_handle_new.
-            drop(unsafe { Box::from_raw(cancel) });
-        }
+        // SAFETY: NULL or allocated by ferromcp_cancel_handle_new; freed
+        // once per the contract.
+        unsafe { free_box(cancel) };
         Ok(())
     });
-}
-
-/// Lists the member names of the JSON object at `pointer` (RFC 6901) as a
-/// JSON array of strings, so C code can walk an object (a schema's
-/// properties) with ferromcp_json_get().
-///
-/// - `json`, `pointer`: NUL-terminated, borrowed.
-/// - `out_keys_json`: receives a new string (e.g. `["a","b"]`); free it with
-///   ferromcp_string_free().
-///
-/// Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
-/// FERROMCP_INVALID_JSON for unparsable `json` or a value that is not an
-/// object; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
-///
-/// Threads: any thread.
-///
-/// ```c
-/// char *keys = NULL;
-/// ferromcp_json_keys("{\"a\":1}", "", &keys); // ["a"]
-/// ferromcp_string_free(keys);
-/// ```
-///
-/// # Safety
-/// Strings NULL or NUL-terminated; `out_keys_json` NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_json_keys(
-    json: *const c_char,
-    pointer: *const c_char,
-    out_keys_json: *mut *mut c_char,
-) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY (both): forwarded contract.
-        let json = unsafe { required_str(json, "json") }?;
-        let pointer = unsafe { required_str(pointer, "pointer") }?;
-        check_out(out_keys_json, "out_keys_json")?;
-        let document = parse_json(json, "json")?;
-        let value = value_at(&document, pointer)?;
-        let Value::Object(map) = value else {
-            return Err(FfiError::new(
-                ferromcp_status::FERROMCP_INVALID_JSON,
-                format!("the value at {pointer:?} is not an object"),
-            ));
-        };
-        let keys: Vec<String> = map.keys().cloned().collect();
-        give_string(Value::from(keys).to_string(), out_keys_json)
-    })
-}
-
-/// Reads one value from JSON text by JSON Pointer as JSON text (a string
-/// stays quoted), for building JSON from parts of another document.
-///
-/// - `json`, `pointer`: NUL-terminated, borrowed.
-/// - `out_json`: receives a new string; free it with ferromcp_string_free().
-///
-/// Returns FERROMCP_OK; FERROMCP_NOT_FOUND when nothing is at `pointer`;
-/// FERROMCP_INVALID_JSON; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
-///
-/// Threads: any thread.
-///
-/// ```c
-/// char *v = NULL;
-/// ferromcp_json_get_json("{\"s\":\"x\"}", "/s", &v); // "\"x\""
-/// ferromcp_string_free(v);
-/// ```
-///
-/// # Safety
-/// Strings NULL or NUL-terminated; `out_json` NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_json_get_json(
-    json: *const c_char,
-    pointer: *const c_char,
-    out_json: *mut *mut c_char,
-) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY (both): forwarded contract.
-        let json = unsafe { required_str(json, "json") }?;
-        let pointer = unsafe { required_str(pointer, "pointer") }?;
-        check_out(out_json, "out_json")?;
-        let document = parse_json(json, "json")?;
-        let value = value_at(&document, pointer)?;
-        give_string(value.to_string(), out_json)
-    })
 }
 
 /// Receives the notifications of a subscription (ferromcp_client_listen()).
@@ -1271,6 +1216,21 @@ pub struct ferromcp_listener {
     done: Arc<Done>,
     /// Which listener runs on a thread (see [`LISTENER_ON_THREAD`]).
     id: u64,
+}
+
+impl Castable for ferromcp_listener {
+    type Ownership = OwnershipBox;
+}
+
+impl Drop for ferromcp_listener {
+    /// Ends the subscription (ferromcp_listener_free()) and, unless called
+    /// from the listener's own callback, waits for a running callback.
+    fn drop(&mut self) {
+        self.stop.cancel();
+        if LISTENER_ON_THREAD.with(|current| current.get()) != self.id {
+            self.done.wait();
+        }
+    }
 }
 
 /// A flag another thread can wait for.
@@ -1308,21 +1268,7 @@ thread_local! {
 /// A notification callback owning its userdata.
 struct NotificationTarget {
     callback: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char),
-    userdata: *mut c_void,
-    finalizer: ferromcp_userdata_free,
-}
-
-// SAFETY: the header requires callback and userdata to be usable from the
-// listener's thread.
-unsafe impl Send for NotificationTarget {}
-
-impl Drop for NotificationTarget {
-    fn drop(&mut self) {
-        if let Some(finalizer) = self.finalizer {
-            // SAFETY: the finalizer contract: once, with its userdata.
-            unsafe { finalizer(self.userdata) }
-        }
-    }
+    userdata: Userdata,
 }
 
 impl NotificationTarget {
@@ -1332,7 +1278,7 @@ impl NotificationTarget {
         let params = params.as_deref().and_then(clean);
         let ptr = |s: &Option<CString>| s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
         // SAFETY: the callback contract; both strings outlive the call.
-        unsafe { (self.callback)(self.userdata, ptr(&method), ptr(&params)) }
+        unsafe { (self.callback)(self.userdata.get(), ptr(&method), ptr(&params)) }
     }
 }
 
@@ -1384,7 +1330,7 @@ pub unsafe extern "C" fn ferromcp_client_listen(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (both): forwarded contract.
-        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let client = unsafe { try_from(client, "client") }?.client.clone();
         let filter = parse_json(
             unsafe { required_str(filter_json, "filter_json") }?,
             "filter_json",
@@ -1400,8 +1346,7 @@ pub unsafe extern "C" fn ferromcp_client_listen(
         let mut subscription = block(client.listen(filter))?;
         let target = NotificationTarget {
             callback,
-            userdata,
-            finalizer: userdata_free,
+            userdata: Userdata::new(userdata, userdata_free),
         };
         let stop = CancellationToken::new();
         let stopped = stop.clone();
@@ -1411,7 +1356,7 @@ pub unsafe extern "C" fn ferromcp_client_listen(
         // On a host thread, which it keeps while the subscription lasts:
         // notifications arrive in order and the callback may block
         // without holding up the runtime.
-        host_call::C_THREADS.submit(Box::new(move || {
+        C_THREADS.submit(Box::new(move || {
             LISTENER_ON_THREAD.with(|current| current.set(id));
             loop {
                 let next = ferromcp_core::runtime::get().block_on(async {
@@ -1436,9 +1381,9 @@ pub unsafe extern "C" fn ferromcp_client_listen(
             LISTENER_ON_THREAD.with(|current| current.set(0));
             finished.finish();
         }));
-        let boxed = Box::new(ferromcp_listener { stop, done, id });
+        let listener = ferromcp_listener { stop, done, id };
         // SAFETY: checked non-NULL; writable per the contract.
-        unsafe { out_listener.write(Box::into_raw(boxed)) };
+        unsafe { set_boxed_mut_ptr(out_listener, listener) };
         Ok(())
     })
 }
@@ -1457,15 +1402,9 @@ pub unsafe extern "C" fn ferromcp_client_listen(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_listener_free(listener: *mut ferromcp_listener) {
     let _ = ffi_boundary(|| {
-        if listener.is_null() {
-            return Ok(());
-        }
-        // SAFETY: allocated by ferromcp_client_listen.
-        let listener = unsafe { Box::from_raw(listener) };
-        listener.stop.cancel();
-        if LISTENER_ON_THREAD.with(|current| current.get()) != listener.id {
-            listener.done.wait();
-        }
+        // SAFETY: NULL or allocated by ferromcp_client_listen; freed once
+        // per the contract. Dropping it ends the subscription.
+        unsafe { free_box(listener) };
         Ok(())
     });
 }
@@ -1562,7 +1501,7 @@ pub unsafe extern "C" fn ferromcp_client_call_tool_async(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let client = unsafe { required_ref(client, "client") }?.client.clone();
+        let client = unsafe { try_from(client, "client") }?.client.clone();
         let name = unsafe { required_str(name, "name") }?.to_owned();
         let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
             Some(text) => Value::Object(parse_json_object(text, "arguments_json")?),
@@ -1596,7 +1535,7 @@ pub unsafe extern "C" fn ferromcp_client_call_tool_async(
                     format!("ferromcp panicked: {join}"),
                 )),
             };
-            host_call::C_THREADS.submit(Box::new(move || target.finish(outcome)));
+            C_THREADS.submit(Box::new(move || target.finish(outcome)));
         });
         Ok(())
     })
@@ -1662,30 +1601,5 @@ mod tests {
                 "{bad}"
             );
         }
-    }
-
-    #[test]
-    fn json_keys_lists_object_members_only() {
-        let mut out: *mut c_char = std::ptr::null_mut();
-        // SAFETY: NUL-terminated inputs, a writable output.
-        let status = unsafe {
-            ferromcp_json_keys(
-                c"{\"p\":{\"a\":1,\"b\":2}}".as_ptr(),
-                c"/p".as_ptr(),
-                &mut out,
-            )
-        };
-        assert_eq!(status, ferromcp_status::FERROMCP_OK);
-        // SAFETY: a string ferromcp just returned, freed once.
-        let keys = unsafe { std::ffi::CStr::from_ptr(out) }
-            .to_string_lossy()
-            .into_owned();
-        unsafe { crate::ferromcp_string_free(out) };
-        assert_eq!(keys, r#"["a","b"]"#);
-        out = std::ptr::null_mut();
-        // SAFETY: as above.
-        let status = unsafe { ferromcp_json_keys(c"[1]".as_ptr(), c"".as_ptr(), &mut out) };
-        assert_eq!(status, ferromcp_status::FERROMCP_INVALID_JSON);
-        assert!(out.is_null());
     }
 }

@@ -4,19 +4,18 @@
 //! sampling, roots) that serve 2026-07-28 rounds and 2025-11-25 sessions
 //! with the same callback code.
 
-use serde_json::Value;
-use std::ffi::{CString, c_char, c_void};
+use serde_json::{Value, json};
+use std::ffi::{c_char, c_void};
 
+use ferromcp_core::server::auth::AuthInfo;
 use ferromcp_core::server::{AskStart, HandlerError, InputKind, LoggingLevel, RequestContext};
 use tokio_util::sync::CancellationToken;
 
-use crate::args::{
-    check_out, optional_str, parse_json, parse_json_object, required_ref, required_str,
-};
+use crate::args::{check_out, optional_str, parse_json, parse_json_object, required_str};
 use crate::error::{FfiError, ferromcp_status};
-use crate::handler::ferromcp_userdata_free;
-use crate::host_call::{C_THREADS, ferromcp_call};
+use crate::ffi::{Castable, OwnershipRef, Userdata, ferromcp_userdata_free, give_string, try_from};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
+use crate::threads::C_THREADS;
 
 /// The request a callback serves: who asked, how, and the channels back to
 /// the client (progress, log, asks for input).
@@ -29,6 +28,10 @@ pub struct ferromcp_context {
     /// Cancelled when the call is completed, so a cancellation callback
     /// never runs for a request that ended because it was answered.
     done: CancellationToken,
+}
+
+impl Castable for ferromcp_context {
+    type Ownership = OwnershipRef;
 }
 
 impl ferromcp_context {
@@ -70,19 +73,6 @@ impl From<ferromcp_input_kind> for InputKind {
 /// Called when the client cancels a request (or goes away) before its
 /// call was completed (see ferromcp_context_on_cancel()).
 pub type ferromcp_cancel_callback = Option<unsafe extern "C" fn(userdata: *mut c_void)>;
-
-/// A C string handed to the caller, who frees it with ferromcp_string_free().
-pub(crate) fn give_string(text: String, out: *mut *mut c_char) -> Result<(), FfiError> {
-    let text = CString::new(text).map_err(|_| {
-        FfiError::new(
-            ferromcp_status::FERROMCP_INTERNAL,
-            "the text contains a NUL character",
-        )
-    })?;
-    // SAFETY: checked non-NULL by the caller; writable per the contract.
-    unsafe { out.write(text.into_raw()) };
-    Ok(())
-}
 
 /// A handler error on the way to C: a JSON-RPC error keeps its code and
 /// data (so a callback can pass it on with ferromcp_call_fail_jsonrpc()).
@@ -176,33 +166,6 @@ impl ferromcp_context {
     }
 }
 
-/// The context of the request a call serves.
-///
-/// - `call`: an uncompleted handle, borrowed.
-///
-/// Returns the context, owned by the call: valid until the call is
-/// completed, never freed by the caller. NULL when `call` is NULL.
-///
-/// Threads: any thread, while the call is uncompleted.
-///
-/// # Safety
-/// `call` is NULL or an uncompleted handle.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_call_context(
-    call: *const ferromcp_call,
-) -> *const ferromcp_context {
-    ffi_boundary_or(std::ptr::null(), || {
-        // SAFETY: forwarded contract.
-        match unsafe { call.as_ref() } {
-            Some(call) => call
-                .context
-                .as_ref()
-                .map_or(std::ptr::null(), |c| c as *const ferromcp_context),
-            None => std::ptr::null(),
-        }
-    })
-}
-
 /// Whether the client cancelled the request (or went away), or the request
 /// ended: a long-running callback should stop early (and still complete
 /// its call).
@@ -248,12 +211,11 @@ pub unsafe extern "C" fn ferromcp_context_on_cancel(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let context = unsafe { required_ref(context, "context") }?;
+        let context = unsafe { try_from(context, "context") }?;
         let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
         let hook = CancelHook {
             callback,
-            userdata,
-            userdata_free,
+            userdata: Userdata::new(userdata, userdata_free),
         };
         let cancel = context.ctx.cancellation_token();
         let done = context.done.clone();
@@ -277,28 +239,14 @@ pub unsafe extern "C" fn ferromcp_context_on_cancel(
 
 struct CancelHook {
     callback: unsafe extern "C" fn(*mut c_void),
-    userdata: *mut c_void,
-    userdata_free: ferromcp_userdata_free,
+    userdata: Userdata,
 }
-
-// SAFETY: the header requires the callback and userdata to be usable from
-// any thread; ferromcp never dereferences `userdata`.
-unsafe impl Send for CancelHook {}
 
 impl CancelHook {
     fn fire(self) {
         // SAFETY: the callback contract: once, with its userdata.
-        unsafe { (self.callback)(self.userdata) };
-        // Drop runs the finalizer.
-    }
-}
-
-impl Drop for CancelHook {
-    fn drop(&mut self) {
-        if let Some(free) = self.userdata_free {
-            // SAFETY: the finalizer contract: once, with its userdata.
-            unsafe { free(self.userdata) };
-        }
+        unsafe { (self.callback)(self.userdata.get()) };
+        // Dropping the userdata runs the finalizer.
     }
 }
 
@@ -330,7 +278,7 @@ pub unsafe extern "C" fn ferromcp_context_progress(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (both): forwarded contract.
-        let context = unsafe { required_ref(context, "context") }?;
+        let context = unsafe { try_from(context, "context") }?;
         let message = unsafe { optional_str(message, "message") }?;
         let total = (total > 0.0).then_some(total);
         let sent = context.ctx.progress(progress, total, message);
@@ -415,7 +363,7 @@ unsafe fn log(
     out_sent: *mut bool,
 ) -> Result<(), FfiError> {
     // SAFETY (all): forwarded contract.
-    let context = unsafe { required_ref(context, "context") }?;
+    let context = unsafe { try_from(context, "context") }?;
     let level_name = unsafe { required_str(level, "level") }?;
     let logger = unsafe { optional_str(logger, "logger") }?;
     let level = LoggingLevel::parse(level_name).ok_or_else(|| {
@@ -443,7 +391,7 @@ unsafe fn fact(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let context = unsafe { required_ref(context, "context") }?;
+        let context = unsafe { try_from(context, "context") }?;
         check_out(out, "out")?;
         let text = read(&context.ctx).ok_or_else(|| {
             FfiError::new(
@@ -552,7 +500,22 @@ pub unsafe extern "C" fn ferromcp_context_auth_json(
     out_json: *mut *mut c_char,
 ) -> ferromcp_status {
     // SAFETY: forwarded contract.
-    unsafe { fact(context, out_json, |c| c.auth().map(crate::auth::auth_json)) }
+    unsafe { fact(context, out_json, |c| c.auth().map(auth_json)) }
+}
+
+/// The verified claims of a request on a protected server, as JSON text:
+/// `{"subject", "clientId", "scopes", "audience", "expiresAt", "claims"}`
+/// (absent members are null).
+fn auth_json(info: &AuthInfo) -> String {
+    json!({
+        "subject": info.subject,
+        "clientId": info.client_id,
+        "scopes": info.scopes,
+        "audience": info.audience,
+        "expiresAt": info.expires_at,
+        "claims": info.claims,
+    })
+    .to_string()
 }
 
 /// One header of the HTTP request that carried the request (the name is
@@ -616,7 +579,7 @@ pub unsafe extern "C" fn ferromcp_context_close_sse_stream(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let context = unsafe { required_ref(context, "context") }?;
+        let context = unsafe { try_from(context, "context") }?;
         let closed = context.ctx.close_sse_stream();
         if !out_closed.is_null() {
             // SAFETY: non-NULL and writable per the contract.
@@ -673,7 +636,7 @@ pub unsafe extern "C" fn ferromcp_context_ask(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let context = unsafe { required_ref(context, "context") }?;
+        let context = unsafe { try_from(context, "context") }?;
         let key = unsafe { optional_str(key, "key") }?;
         let params = unsafe { required_str(params_json, "params_json") }?;
         let params = Value::Object(parse_json_object(params, "params_json")?);
@@ -704,7 +667,7 @@ pub unsafe extern "C" fn ferromcp_context_ask_all(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let context = unsafe { required_ref(context, "context") }?;
+        let context = unsafe { try_from(context, "context") }?;
         let asks = unsafe { required_str(asks_json, "asks_json") }?;
         check_out(out_answers_json, "out_answers_json")?;
         let bad = |why: &str| {
@@ -758,7 +721,7 @@ pub unsafe extern "C" fn ferromcp_context_elicit(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let context = unsafe { required_ref(context, "context") }?;
+        let context = unsafe { try_from(context, "context") }?;
         let key = unsafe { optional_str(key, "key") }?;
         let message = unsafe { required_str(message, "message") }?;
         let schema = unsafe { required_str(requested_schema_json, "requested_schema_json") }?;
@@ -791,7 +754,7 @@ pub unsafe extern "C" fn ferromcp_context_sample(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let context = unsafe { required_ref(context, "context") }?;
+        let context = unsafe { try_from(context, "context") }?;
         let key = unsafe { optional_str(key, "key") }?;
         let prompt = unsafe { required_str(prompt, "prompt") }?;
         check_out(out_answer_json, "out_answer_json")?;
@@ -820,7 +783,7 @@ pub unsafe extern "C" fn ferromcp_context_list_roots(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let context = unsafe { required_ref(context, "context") }?;
+        let context = unsafe { try_from(context, "context") }?;
         let key = unsafe { optional_str(key, "key") }?;
         check_out(out_answer_json, "out_answer_json")?;
         let answer = context.ask_one(key, InputKind::Roots, serde_json::json!({}))?;

@@ -1,14 +1,17 @@
 //! C tools: a function pointer plus `void *userdata` adapted to core's
-//! `ToolHandler`. Running the callback and answering the call is
-//! [`crate::host_call`]'s job, for every kind of call.
+//! `ToolHandler` and registered with the server. Running the callback and
+//! answering the call is [`crate::host_call`]'s job, for every kind of
+//! call; the exported functions that add tools are in `server.rs`.
 
 use serde_json::Value;
 use std::ffi::{CString, c_char, c_void};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use ferromcp_core::server::{HandlerError, HandlerResult, RequestContext, ToolOutput};
+use ferromcp_core::protocol::Tool;
+use ferromcp_core::server::{HandlerError, HandlerResult, RequestContext, Server, ToolOutput};
 
+use crate::error::FfiError;
+use crate::ffi::Userdata;
 use crate::host_call::{self, CallPtr, ferromcp_call, take_call};
 
 /// A tool implementation written in C.
@@ -42,61 +45,46 @@ pub type ferromcp_tool_callback = Option<
     ),
 >;
 
-/// Releases a tool's userdata. Called exactly once, with the tool's
-/// `userdata`, when ferromcp drops the tool: when a later tool with the same
-/// name replaces it, or when the server is freed and no request that uses
-/// it is still running. It may run on any thread, including after
-/// ferromcp_server_free() returned; it must not block for long and must not
-/// call back into ferromcp.
-pub type ferromcp_userdata_free = Option<unsafe extern "C" fn(userdata: *mut c_void)>;
+type ToolFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut ferromcp_call);
 
 /// A C callback registered as a tool, owning its userdata.
-pub(crate) struct CallbackTool {
-    callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut ferromcp_call),
-    userdata: *mut c_void,
-    finalizer: ferromcp_userdata_free,
+struct CallbackTool {
+    callback: ToolFn,
+    userdata: Userdata,
     /// Registered with FERROMCP_TOOL_NONBLOCKING: the callback promised not
     /// to block, so it runs on the runtime thread serving the request.
     nonblocking: bool,
-    /// Cleared when registration fails: the caller then still owns the
-    /// userdata and must not see the finalizer run.
-    owns_userdata: AtomicBool,
 }
 
-// SAFETY: the header requires callbacks, userdata and finalizers to be
-// usable from any thread; ferromcp itself never dereferences `userdata`.
-unsafe impl Send for CallbackTool {}
-// SAFETY: as above; concurrent invocations are part of the documented contract.
-unsafe impl Sync for CallbackTool {}
+/// Registers a C tool (see ferromcp_server_add_tool_ex()); on failure the
+/// caller keeps the userdata.
+pub(crate) fn add_tool(
+    server: &Server,
+    tool: Tool,
+    callback: ToolFn,
+    userdata: Userdata,
+    nonblocking: bool,
+) -> Result<(), FfiError> {
+    let registration = Arc::new(CallbackTool {
+        callback,
+        userdata,
+        nonblocking,
+    });
+    let handler_registration = Arc::clone(&registration);
+    let handler = move |context: RequestContext, arguments: Value| {
+        Arc::clone(&handler_registration).call(context, arguments)
+    };
+    server.add_tool(tool, handler).map_err(|error| {
+        // Core dropped the handler; ours is now the last reference.
+        registration.userdata.release();
+        FfiError::from(error)
+    })
+}
 
 impl CallbackTool {
-    pub(crate) fn new(
-        callback: unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut ferromcp_call),
-        userdata: *mut c_void,
-        finalizer: ferromcp_userdata_free,
-        nonblocking: bool,
-    ) -> CallbackTool {
-        CallbackTool {
-            callback,
-            userdata,
-            finalizer,
-            nonblocking,
-            owns_userdata: AtomicBool::new(true),
-        }
-    }
-
-    /// Gives the userdata back to the caller (the finalizer will not run).
-    pub(crate) fn release_userdata(&self) {
-        self.owns_userdata.store(false, Ordering::Release);
-    }
-
     /// Runs one invocation: the callback runs on a host thread (or in
     /// place, if non-blocking) while the request awaits the call handle.
-    pub(crate) async fn call(
-        self: Arc<Self>,
-        context: RequestContext,
-        arguments: Value,
-    ) -> HandlerResult {
+    async fn call(self: Arc<Self>, context: RequestContext, arguments: Value) -> HandlerResult {
         // Display of a Value is compact JSON; serde_json escapes control
         // characters, so the text has no interior NUL.
         let arguments = arguments.to_string();
@@ -112,7 +100,7 @@ impl CallbackTool {
         match CString::new(arguments) {
             // SAFETY: the callback contract in the header; `arguments`
             // outlives the call, and `call.0` is a fresh, owned handle.
-            Ok(text) => unsafe { (self.callback)(self.userdata, text.as_ptr(), len, call.0) },
+            Ok(text) => unsafe { (self.callback)(self.userdata.get(), text.as_ptr(), len, call.0) },
             Err(_) => {
                 // Cannot happen (see `call`), but never hand C a truncated
                 // document: fail the request instead.
@@ -123,18 +111,6 @@ impl CallbackTool {
                     ));
                 }
             }
-        }
-    }
-}
-
-impl Drop for CallbackTool {
-    fn drop(&mut self) {
-        if let Some(finalizer) = self.finalizer
-            && self.owns_userdata.load(Ordering::Acquire)
-        {
-            // SAFETY: the finalizer contract: called once, with the
-            // userdata it was registered with. Drop runs once.
-            unsafe { finalizer(self.userdata) }
         }
     }
 }

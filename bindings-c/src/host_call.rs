@@ -1,28 +1,33 @@
 //! The one host-call adapter of the C binding: the `ferromcp_call` handle
-//! that answers any kind of call (a tool today; resources, prompts,
-//! completion and a client's answers to the server plug in without new
-//! glue), and the host threads C callbacks run on.
+//! that answers every kind of call a C callback serves (a tool call, a
+//! resource read, a prompt, a completion, a token check, and a client's
+//! answers to the server's elicitation, sampling and roots requests), and
+//! the functions that answer it.
 //!
 //! A handle wraps a core [`Responder`] for some output kind `O`
 //! (type-erased behind [`Answer`]), so the same exported functions answer
 //! every kind: a JSON value, turned into `O` by core's rule for the kind
-//! ([`FromHost`]); a tool error; or a JSON-RPC error. Per-kind files (today
-//! `handler.rs` for tools) only say which callback runs with which input.
+//! ([`FromHost`]); a tool error; or a JSON-RPC error. The files of each
+//! kind (`handler.rs` for tools; `primitives.rs` for resources, templates,
+//! prompts and completion; `auth.rs` for token checks; `client.rs` for the
+//! client's answers) only say which callback runs with which input, through
+//! [`run`].
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::ffi::{CStr, c_char};
-use std::sync::LazyLock;
 
 use ferromcp_core::McpError;
-use ferromcp_core::host_threads::HostThreads;
+use ferromcp_core::server::auth::HostVerdict;
 use ferromcp_core::server::{
     FromHost, HandlerError, OutputError, RequestContext, Responder, ResponderReceiver, ToolOutput,
 };
 
-use crate::args::{optional_str, parse_json, required_ref, required_str};
+use crate::args::{bad, optional_str, parse_json, required_str};
 use crate::context::ferromcp_context;
 use crate::error::{FfiError, ferromcp_status};
+use crate::ffi::{Castable, OwnershipBox, to_boxed_mut_ptr, try_box_from, try_from};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
+use crate::threads::C_THREADS;
 
 /// One in-progress call of a C callback (a tool call, resource read,
 /// prompt, completion), handed to the callback. Its request context is
@@ -38,6 +43,10 @@ pub struct ferromcp_call {
     answer: Box<dyn Answer>,
     /// The request the call serves, when it serves one.
     pub(crate) context: Option<ferromcp_context>,
+}
+
+impl Castable for ferromcp_call {
+    type Ownership = OwnershipBox;
 }
 
 /// An output kind a C callback can answer: core's rule, plus what a whole
@@ -61,7 +70,7 @@ impl CallOutput for ferromcp_core::server::CompletionOutput {}
 impl CallOutput for ferromcp_core::protocol::ElicitResult {}
 impl CallOutput for ferromcp_core::protocol::CreateMessageResult {}
 impl CallOutput for ferromcp_core::protocol::ListRootsResult {}
-impl CallOutput for ferromcp_core::server::auth::HostVerdict {}
+impl CallOutput for HostVerdict {}
 
 /// A [`Responder`] of some output kind, with the kind erased so one C type
 /// answers all of them.
@@ -111,12 +120,12 @@ impl ferromcp_call {
     /// A fresh handle answering an `O`, and the future core awaits.
     pub(crate) fn new<O: CallOutput>(
         context: Option<RequestContext>,
-    ) -> (Box<ferromcp_call>, ResponderReceiver<O>) {
+    ) -> (ferromcp_call, ResponderReceiver<O>) {
         let (responder, receiver) = Responder::<O>::new();
-        let call = Box::new(ferromcp_call {
+        let call = ferromcp_call {
             answer: Box::new(responder),
             context: context.map(ferromcp_context::new),
-        });
+        };
         (call, receiver)
     }
 
@@ -167,11 +176,8 @@ impl ferromcp_call {
 /// # Safety
 /// `call` is NULL or a handle from a callback that was not completed yet.
 pub(crate) unsafe fn take_call(call: *mut ferromcp_call) -> Result<Box<ferromcp_call>, FfiError> {
-    if call.is_null() {
-        return Err(FfiError::null("call"));
-    }
-    // SAFETY: per the contract, a live handle allocated by `ferromcp_call::new`.
-    let call = unsafe { Box::from_raw(call) };
+    // SAFETY: per the contract, NULL or a live handle given to C by `run`.
+    let call = unsafe { try_box_from(call) }.ok_or_else(|| FfiError::null("call"))?;
     // Before the answer goes out: a cancellation callback must not run for
     // a request that ends because it was answered.
     if let Some(context) = &call.context {
@@ -179,22 +185,6 @@ pub(crate) unsafe fn take_call(call: *mut ferromcp_call) -> Result<Box<ferromcp_
     }
     Ok(call)
 }
-
-/// How many callbacks may block at once: tokio's default for its blocking
-/// pool, which served them before. C callbacks may wait on anything (a
-/// socket, a lock another callback holds), so the bound is generous; the
-/// pool only grows that far if that many callbacks are blocked at once.
-const MAX_C_THREADS: usize = 512;
-
-/// The threads blocking callbacks run on: core's pool, which drains its
-/// queue in batches instead of waking a thread per call, and grows only
-/// while callbacks block.
-pub(crate) static C_THREADS: LazyLock<HostThreads> = LazyLock::new(|| {
-    HostThreads::new("ferromcp-c", MAX_C_THREADS, |drain| {
-        drain();
-        true
-    })
-});
 
 /// A raw call handle crossing to a host thread. The handle itself is
 /// `Send` (a boxed `Responder` and a `RequestContext`); only the pointer is
@@ -213,7 +203,7 @@ pub(crate) async fn run<O: CallOutput>(
     invoke: impl FnOnce(CallPtr) + Send + 'static,
 ) -> Result<O, HandlerError> {
     let (call, receiver) = ferromcp_call::new::<O>(context);
-    let call = CallPtr(Box::into_raw(call));
+    let call = CallPtr(to_boxed_mut_ptr(call));
     if nonblocking {
         // Promised not to block: calling in place saves the thread
         // switches a trip to a host thread costs.
@@ -454,7 +444,7 @@ pub unsafe extern "C" fn ferromcp_call_fail_jsonrpc(
 pub unsafe extern "C" fn ferromcp_call_is_cancelled(call: *const ferromcp_call) -> bool {
     ffi_boundary_or(false, || {
         // SAFETY: forwarded contract.
-        match unsafe { required_ref(call, "call") } {
+        match unsafe { try_from(call, "call") } {
             Ok(call) => {
                 call.context.as_ref().is_some_and(|c| c.ctx.is_cancelled())
                     || call.answer.is_abandoned()
@@ -464,18 +454,133 @@ pub unsafe extern "C" fn ferromcp_call_is_cancelled(call: *const ferromcp_call) 
     })
 }
 
+/// The context of the request a call serves.
+///
+/// - `call`: an uncompleted handle, borrowed.
+///
+/// Returns the context, owned by the call: valid until the call is
+/// completed, never freed by the caller. NULL when `call` is NULL.
+///
+/// Threads: any thread, while the call is uncompleted.
+///
+/// # Safety
+/// `call` is NULL or an uncompleted handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_call_context(
+    call: *const ferromcp_call,
+) -> *const ferromcp_context {
+    ffi_boundary_or(std::ptr::null(), || {
+        // SAFETY: forwarded contract.
+        match unsafe { call.as_ref() } {
+            Some(call) => call
+                .context
+                .as_ref()
+                .map_or(std::ptr::null(), |c| c as *const ferromcp_context),
+            None => std::ptr::null(),
+        }
+    })
+}
+
+/// Completes a token check: the token is valid and these are its claims.
+///
+/// - `call`: the handle a ferromcp_token_verifier received; consumed.
+/// - `claims_json`: a JSON object of JWT claim names (`sub`, `scope` as a
+///   space-separated string or `scp`, `aud`, `exp`, `client_id` or `azp`,
+///   and any others), borrowed. `aud` must name the server's resource and
+///   `exp`, when present, must be in the future: ferromcp checks both.
+///
+/// Returns FERROMCP_OK; FERROMCP_INVALID_JSON (the check then fails with
+/// HTTP 503) for text that is not a JSON object; FERROMCP_INVALID_ARGUMENT
+/// when `call` is not a token check (it is completed as a failure);
+/// FERROMCP_REQUEST_CANCELLED when the client went away.
+///
+/// # Safety
+/// `call` NULL or an uncompleted handle; `claims_json` NULL or
+/// NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_call_accept_token(
+    call: *mut ferromcp_call,
+    claims_json: *const c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let call = unsafe { token_call(call) }?;
+        // SAFETY: forwarded contract.
+        let claims = unsafe { required_str(claims_json, "claims_json") }
+            .and_then(|text| parse_json(text, "claims_json"));
+        match claims {
+            Ok(Value::Object(claims)) => call.finish_value(json!({ "claims": claims }), false),
+            Ok(_) => {
+                let _ = call.finish_value(json!({ "claims": null }), false);
+                Err(bad("claims_json", "must be a JSON object"))
+            }
+            Err(error) => {
+                let _ = call.finish_value(json!({ "claims": null }), false);
+                Err(error)
+            }
+        }
+    })
+}
+
+/// Completes a token check: the token is not accepted (HTTP 401
+/// `invalid_token`; the client logs in again).
+///
+/// - `call`: the handle a ferromcp_token_verifier received; consumed.
+/// - `reason`: why, for the `error_description`; may be NULL.
+///
+/// Returns FERROMCP_OK, FERROMCP_INVALID_ARGUMENT when `call` is not a
+/// token check, FERROMCP_REQUEST_CANCELLED when the client went away.
+///
+/// # Safety
+/// `call` NULL or an uncompleted handle; `reason` NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_call_reject_token(
+    call: *mut ferromcp_call,
+    reason: *const c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let call = unsafe { token_call(call) }?;
+        // SAFETY: forwarded contract.
+        let reason = unsafe { optional_str(reason, "reason") }
+            .ok()
+            .flatten()
+            .unwrap_or("invalid token");
+        call.finish_value(json!({ "invalid": reason }), false)
+    })
+}
+
+/// The handle of a token check, or an error (completing any other call).
+///
+/// # Safety
+/// As [`take_call`].
+unsafe fn token_call(call: *mut ferromcp_call) -> Result<Box<ferromcp_call>, FfiError> {
+    // SAFETY: forwarded contract.
+    let call = unsafe { take_call(call) }?;
+    if call.kind() != HostVerdict::KIND {
+        let kind = call.kind();
+        let _ = call.finish_error(HandlerError::tool(
+            "a token answer was given to a call that is not a token check",
+        ));
+        return Err(FfiError::new(
+            ferromcp_status::FERROMCP_INVALID_ARGUMENT,
+            format!("the call is a {kind} call, not a token check"),
+        ));
+    }
+    Ok(call)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use ferromcp_core::server::PromptOutput;
-    use serde_json::json;
 
     /// The same handle and functions answer a second kind (a prompt), by
     /// core's rule for that kind.
     #[tokio::test]
     async fn a_prompt_call_is_answered_through_the_same_handle() {
         let (call, receiver) = ferromcp_call::new::<PromptOutput>(None);
-        let call = Box::into_raw(call);
+        let call = to_boxed_mut_ptr(call);
         // SAFETY: a fresh, owned handle; the text is NUL-terminated.
         let status = unsafe { ferromcp_call_respond(call, c"\"hello\"".as_ptr()) };
         assert_eq!(status, ferromcp_status::FERROMCP_OK);
@@ -486,7 +591,7 @@ mod tests {
 
         let (call, receiver) = ferromcp_call::new::<PromptOutput>(None);
         // SAFETY: as above.
-        let status = unsafe { ferromcp_call_respond(Box::into_raw(call), c"42".as_ptr()) };
+        let status = unsafe { ferromcp_call_respond(to_boxed_mut_ptr(call), c"42".as_ptr()) };
         assert_eq!(status, ferromcp_status::FERROMCP_INVALID_JSON);
         let Err(HandlerError::Tool(message)) = receiver.wait().await else {
             panic!("a wrong shape must answer with an error");
@@ -497,7 +602,7 @@ mod tests {
         let message = json!({"role": "user", "content": {"type": "text", "text": "x"}});
         let text = std::ffi::CString::new(message.to_string()).expect("no NUL");
         // SAFETY: as above.
-        let status = unsafe { ferromcp_call_respond_result(Box::into_raw(call), text.as_ptr()) };
+        let status = unsafe { ferromcp_call_respond_result(to_boxed_mut_ptr(call), text.as_ptr()) };
         assert_eq!(status, ferromcp_status::FERROMCP_OK);
         assert_eq!(
             receiver.wait().await,
@@ -511,7 +616,7 @@ mod tests {
         // SAFETY: a fresh, owned handle; NUL-terminated texts.
         let status = unsafe {
             ferromcp_call_fail_jsonrpc(
-                Box::into_raw(call),
+                to_boxed_mut_ptr(call),
                 -32602,
                 c"bad".as_ptr(),
                 c"{\"field\":\"x\"}".as_ptr(),
@@ -528,7 +633,12 @@ mod tests {
         let (call, receiver) = ferromcp_call::new::<ToolOutput>(None);
         // SAFETY: as above; NULL message and bad data are reported, not fatal.
         let status = unsafe {
-            ferromcp_call_fail_jsonrpc(Box::into_raw(call), -32000, std::ptr::null(), c"{".as_ptr())
+            ferromcp_call_fail_jsonrpc(
+                to_boxed_mut_ptr(call),
+                -32000,
+                std::ptr::null(),
+                c"{".as_ptr(),
+            )
         };
         assert_eq!(status, ferromcp_status::FERROMCP_NULL_ARGUMENT);
         assert!(matches!(

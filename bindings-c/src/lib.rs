@@ -16,10 +16,17 @@
 //! panic boundary; a stable numbered [`ferromcp_status`] plus a per-thread
 //! message ([`ferromcp_last_error_message`]).
 //!
-//! Modules mirror core: `server` (core `server`), `handler` (C tools on
-//! core's `server::handler`), `host_call` (the one call handle and the
-//! threads callbacks run on, for every kind), `error` (core `error`);
-//! `args`, `panic` and `shutdown` are FFI plumbing.
+//! One file per C class, holding every exported function of that class:
+//! `server` (`ferromcp_server_*`, core `server`), `host_call`
+//! (`ferromcp_call_*`: the one call handle, for every kind of call),
+//! `context` (`ferromcp_context_*`, core `server::context`), `client`
+//! (`ferromcp_client_*` and its cancel handles and listeners), `oauth`
+//! (`ferromcp_oauth_*`), `json` (`ferromcp_json_*`), `result`
+//! (`ferromcp_result_*`) and `error` (statuses and the last error). Beside
+//! them, the adapters of each kind of callback (`handler` for tools,
+//! `primitives` for resources, prompts and completion, `auth` for token
+//! checks) and the JSON `options`; `ffi` (ownership across the boundary),
+//! `args`, `panic`, `threads` and `shutdown` are FFI plumbing.
 
 // Exported names are C names (`ferromcp_server`, `ferromcp_status`...).
 #![allow(non_camel_case_types)]
@@ -29,6 +36,7 @@ mod auth;
 mod client;
 mod context;
 mod error;
+mod ffi;
 mod handler;
 mod host_call;
 mod json;
@@ -39,27 +47,32 @@ mod primitives;
 mod result;
 mod server;
 mod shutdown;
+mod threads;
 
 pub use error::{
     ferromcp_last_error_code, ferromcp_last_error_data_json, ferromcp_last_error_message,
     ferromcp_status, ferromcp_status_message,
 };
-pub use handler::{ferromcp_tool_callback, ferromcp_userdata_free};
+pub use ffi::{ferromcp_string_free, ferromcp_userdata_free};
+pub use handler::ferromcp_tool_callback;
 pub use host_call::{
-    ferromcp_call, ferromcp_call_fail, ferromcp_call_fail_jsonrpc, ferromcp_call_is_cancelled,
+    ferromcp_call, ferromcp_call_accept_token, ferromcp_call_context, ferromcp_call_fail,
+    ferromcp_call_fail_jsonrpc, ferromcp_call_is_cancelled, ferromcp_call_reject_token,
     ferromcp_call_respond, ferromcp_call_respond_result,
 };
 pub use server::{
-    FERROMCP_TOOL_NONBLOCKING, ferromcp_server, ferromcp_server_add_tool,
-    ferromcp_server_add_tool_ex, ferromcp_server_free, ferromcp_server_http_port,
-    ferromcp_server_new, ferromcp_server_serve_http, ferromcp_server_serve_stdio,
-    ferromcp_server_shutdown,
+    FERROMCP_TOOL_NONBLOCKING, ferromcp_server, ferromcp_server_add_prompt,
+    ferromcp_server_add_resource, ferromcp_server_add_resource_template, ferromcp_server_add_tool,
+    ferromcp_server_add_tool_ex, ferromcp_server_add_tool_json, ferromcp_server_free,
+    ferromcp_server_http_port, ferromcp_server_new, ferromcp_server_new_with_options,
+    ferromcp_server_notify_resource_updated, ferromcp_server_remove_prompt,
+    ferromcp_server_remove_resource, ferromcp_server_remove_resource_template,
+    ferromcp_server_remove_tool, ferromcp_server_require_scopes, ferromcp_server_serve_http,
+    ferromcp_server_serve_http_ex, ferromcp_server_serve_stdio, ferromcp_server_set_completion,
+    ferromcp_server_set_token_verifier, ferromcp_server_shutdown,
 };
 
-pub use auth::{
-    ferromcp_call_accept_token, ferromcp_call_reject_token, ferromcp_scope_target,
-    ferromcp_server_require_scopes, ferromcp_server_set_token_verifier, ferromcp_token_verifier,
-};
+pub use auth::{ferromcp_scope_target, ferromcp_token_verifier};
 pub use client::{
     ferromcp_cancel_handle, ferromcp_cancel_handle_cancel, ferromcp_cancel_handle_free,
     ferromcp_cancel_handle_new, ferromcp_client, ferromcp_client_call_tool,
@@ -67,38 +80,30 @@ pub use client::{
     ferromcp_client_discover, ferromcp_client_free, ferromcp_client_get_prompt,
     ferromcp_client_input_callback, ferromcp_client_list, ferromcp_client_options,
     ferromcp_client_options_free, ferromcp_client_options_new, ferromcp_client_options_on_input,
-    ferromcp_client_protocol_version, ferromcp_client_read_resource, ferromcp_json_get_json,
-    ferromcp_json_keys, ferromcp_list_kind, ferromcp_progress_callback,
+    ferromcp_client_options_set_oauth, ferromcp_client_protocol_version,
+    ferromcp_client_read_resource, ferromcp_list_kind, ferromcp_progress_callback,
 };
 pub use context::{
-    ferromcp_call_context, ferromcp_cancel_callback, ferromcp_context, ferromcp_context_ask,
-    ferromcp_context_ask_all, ferromcp_context_auth_json,
-    ferromcp_context_client_capabilities_json, ferromcp_context_client_info_json,
-    ferromcp_context_close_sse_stream, ferromcp_context_elicit, ferromcp_context_http_header,
-    ferromcp_context_is_cancelled, ferromcp_context_list_roots, ferromcp_context_log,
-    ferromcp_context_log_json, ferromcp_context_on_cancel, ferromcp_context_progress,
-    ferromcp_context_protocol_version, ferromcp_context_sample, ferromcp_input_kind,
+    ferromcp_cancel_callback, ferromcp_context, ferromcp_context_ask, ferromcp_context_ask_all,
+    ferromcp_context_auth_json, ferromcp_context_client_capabilities_json,
+    ferromcp_context_client_info_json, ferromcp_context_close_sse_stream, ferromcp_context_elicit,
+    ferromcp_context_http_header, ferromcp_context_is_cancelled, ferromcp_context_list_roots,
+    ferromcp_context_log, ferromcp_context_log_json, ferromcp_context_on_cancel,
+    ferromcp_context_progress, ferromcp_context_protocol_version, ferromcp_context_sample,
+    ferromcp_input_kind,
 };
-pub use json::{ferromcp_json_get, ferromcp_string_free};
+pub use json::{ferromcp_json_get, ferromcp_json_get_json, ferromcp_json_keys};
 pub use oauth::{
-    ferromcp_client_options_set_oauth, ferromcp_oauth_assertion_callback,
-    ferromcp_oauth_authorize_callback, ferromcp_oauth_headless_authorize, ferromcp_oauth_loopback,
-    ferromcp_oauth_loopback_bind, ferromcp_oauth_loopback_free,
-    ferromcp_oauth_loopback_redirect_uri, ferromcp_oauth_loopback_wait, ferromcp_oauth_options,
-    ferromcp_oauth_options_free, ferromcp_oauth_options_new, ferromcp_oauth_options_on_assertion,
+    ferromcp_oauth_assertion_callback, ferromcp_oauth_authorize_callback,
+    ferromcp_oauth_headless_authorize, ferromcp_oauth_loopback, ferromcp_oauth_loopback_bind,
+    ferromcp_oauth_loopback_free, ferromcp_oauth_loopback_redirect_uri,
+    ferromcp_oauth_loopback_wait, ferromcp_oauth_options, ferromcp_oauth_options_free,
+    ferromcp_oauth_options_new, ferromcp_oauth_options_on_assertion,
     ferromcp_oauth_options_on_authorize, ferromcp_oauth_options_set_store, ferromcp_oauth_record,
     ferromcp_oauth_reply, ferromcp_oauth_reply_fail, ferromcp_oauth_reply_set,
     ferromcp_oauth_store_load_callback, ferromcp_oauth_store_save_callback,
 };
-pub use options::{ferromcp_server_new_with_options, ferromcp_server_serve_http_ex};
-pub use primitives::{
-    ferromcp_json_callback, ferromcp_resource_callback, ferromcp_server_add_prompt,
-    ferromcp_server_add_resource, ferromcp_server_add_resource_template,
-    ferromcp_server_add_tool_json, ferromcp_server_notify_resource_updated,
-    ferromcp_server_remove_prompt, ferromcp_server_remove_resource,
-    ferromcp_server_remove_resource_template, ferromcp_server_remove_tool,
-    ferromcp_server_set_completion,
-};
+pub use primitives::{ferromcp_json_callback, ferromcp_resource_callback};
 
 // Unit tests, not integration tests: the crate builds no rlib, whose file
 // name (libferromcp.rlib) would collide with core's.

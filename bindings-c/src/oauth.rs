@@ -1,6 +1,6 @@
 //! OAuth for the C client: `ferromcp_oauth_options` (JSON settings plus the
 //! authorize, assertion and token-store callbacks), attached to client
-//! options with ferromcp_client_options_set_oauth(); core's
+//! options with ferromcp_client_options_set_oauth() (in `client.rs`); core's
 //! [`ferromcp_core::client::auth`] runs the whole protocol (discovery,
 //! registration, PKCE, tokens, DPoP, step-up). C callbacks answer through a
 //! borrowed `ferromcp_oauth_reply`, which copies what they give.
@@ -17,12 +17,13 @@ use ferromcp_core::client::auth::{
 };
 
 use crate::args::{check_out, parse_json_object, required_str};
-use crate::client::{block, ferromcp_client_options};
-use crate::context::give_string;
 use crate::error::{FfiError, ferromcp_status};
-use crate::handler::ferromcp_userdata_free;
-use crate::host_call::C_THREADS;
+use crate::ffi::{
+    Castable, OwnershipBox, OwnershipRef, Userdata, ferromcp_userdata_free, free_box, give_string,
+    set_boxed_mut_ptr, try_from, try_from_mut,
+};
 use crate::panic::ffi_boundary;
+use crate::threads::{C_THREADS, block};
 
 /// Where a callback puts its answer: a text (a redirect URL, an assertion,
 /// a stored record's JSON) or a failure message.
@@ -33,6 +34,10 @@ use crate::panic::ffi_boundary;
 /// before the callback returns wins.
 pub struct ferromcp_oauth_reply {
     answer: Option<Result<String, String>>,
+}
+
+impl Castable for ferromcp_oauth_reply {
+    type Ownership = OwnershipRef;
 }
 
 /// Which record a token store callback is about.
@@ -116,27 +121,6 @@ pub type ferromcp_oauth_store_save_callback = Option<
     ),
 >;
 
-/// A C userdata, released with its finalizer when the last user drops it.
-struct Userdata {
-    pointer: *mut c_void,
-    finalizer: ferromcp_userdata_free,
-}
-
-// SAFETY: the header requires callbacks and userdata to be usable from any
-// thread; ferromcp never dereferences the pointer.
-unsafe impl Send for Userdata {}
-// SAFETY: as above; concurrent invocations are part of the contract.
-unsafe impl Sync for Userdata {}
-
-impl Drop for Userdata {
-    fn drop(&mut self) {
-        if let Some(finalizer) = self.finalizer {
-            // SAFETY: the finalizer contract: once, with its userdata.
-            unsafe { finalizer(self.pointer) }
-        }
-    }
-}
-
 /// C text for a callback argument (NULs cannot occur in URLs or JSON;
 /// replaced rather than truncated if they ever do).
 fn c_text(text: &str) -> CString {
@@ -181,7 +165,7 @@ impl AuthorizeCallback {
         let url = c_text(url);
         let mut reply = ferromcp_oauth_reply { answer: None };
         // SAFETY: the callback contract; `url` and `reply` outlive the call.
-        unsafe { (self.callback)(self.userdata.pointer, url.as_ptr(), &mut reply) };
+        unsafe { (self.callback)(self.userdata.get(), url.as_ptr(), &mut reply) };
         reply_of(reply, "authorize")
     }
 }
@@ -193,7 +177,7 @@ impl AssertionCallback {
         // SAFETY: the callback contract; the texts and `reply` outlive the call.
         unsafe {
             (self.callback)(
-                self.userdata.pointer,
+                self.userdata.get(),
                 issuer.as_ptr(),
                 resource.as_ptr(),
                 &mut reply,
@@ -227,7 +211,7 @@ impl CStore {
         let mut reply = ferromcp_oauth_reply { answer: None };
         tokio::task::block_in_place(|| {
             // SAFETY: the callback contract; `key` and `reply` outlive the call.
-            unsafe { (self.load)(self.userdata.pointer, record, key.as_ptr(), &mut reply) }
+            unsafe { (self.load)(self.userdata.get(), record, key.as_ptr(), &mut reply) }
         });
         // An unreadable record reads as none: the login happens again.
         serde_json::from_str(&reply.answer?.ok()?).ok()
@@ -239,7 +223,7 @@ impl CStore {
         let json_ptr = json.as_ref().map_or(std::ptr::null(), |j| j.as_ptr());
         tokio::task::block_in_place(|| {
             // SAFETY: the callback contract; the texts outlive the call.
-            unsafe { (self.save)(self.userdata.pointer, record, key.as_ptr(), json_ptr) }
+            unsafe { (self.save)(self.userdata.get(), record, key.as_ptr(), json_ptr) }
         });
     }
 }
@@ -300,6 +284,10 @@ pub struct ferromcp_oauth_options {
     authorize: Option<Arc<AuthorizeCallback>>,
     assertion: Option<Arc<AssertionCallback>>,
     store: Option<Arc<CStore>>,
+}
+
+impl Castable for ferromcp_oauth_options {
+    type Ownership = OwnershipBox;
 }
 
 fn bad(why: impl std::fmt::Display) -> FfiError {
@@ -469,7 +457,7 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
 impl ferromcp_oauth_options {
     /// Core's settings; `tls` is the client's (the enterprise IdP is
     /// reached with it too). Fails when the grant's callback is missing.
-    fn core_options(&self, tls: &TlsOptions) -> Result<OAuthOptions, FfiError> {
+    pub(crate) fn core_options(&self, tls: &TlsOptions) -> Result<OAuthOptions, FfiError> {
         let missing = |what: &str, grant: &str| {
             FfiError::new(
                 ferromcp_status::FERROMCP_INVALID_ARGUMENT,
@@ -589,7 +577,7 @@ pub unsafe extern "C" fn ferromcp_oauth_options_new(
         check_out(out_options, "out_options")?;
         let options = parse_options(&parse_json_object(text, "options_json")?)?;
         // SAFETY: checked non-NULL; writable per the contract.
-        unsafe { out_options.write(Box::into_raw(Box::new(options))) };
+        unsafe { set_boxed_mut_ptr(out_options, options) };
         Ok(())
     })
 }
@@ -612,10 +600,9 @@ pub unsafe extern "C" fn ferromcp_oauth_options_new(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_oauth_options_free(options: *mut ferromcp_oauth_options) {
     let _ = ffi_boundary(|| {
-        if !options.is_null() {
-            // SAFETY: allocated by ferromcp_oauth_options_new.
-            drop(unsafe { Box::from_raw(options) });
-        }
+        // SAFETY: NULL or allocated by ferromcp_oauth_options_new; freed
+        // once per the contract.
+        unsafe { free_box(options) };
         Ok(())
     });
 }
@@ -658,14 +645,11 @@ pub unsafe extern "C" fn ferromcp_oauth_options_on_authorize(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let options = unsafe { options.as_mut() }.ok_or_else(|| FfiError::null("options"))?;
+        let options = unsafe { try_from_mut(options, "options") }?;
         let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
         options.authorize = Some(Arc::new(AuthorizeCallback {
             callback,
-            userdata: Userdata {
-                pointer: userdata,
-                finalizer: userdata_free,
-            },
+            userdata: Userdata::new(userdata, userdata_free),
         }));
         Ok(())
     })
@@ -696,14 +680,11 @@ pub unsafe extern "C" fn ferromcp_oauth_options_on_assertion(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let options = unsafe { options.as_mut() }.ok_or_else(|| FfiError::null("options"))?;
+        let options = unsafe { try_from_mut(options, "options") }?;
         let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
         options.assertion = Some(Arc::new(AssertionCallback {
             callback,
-            userdata: Userdata {
-                pointer: userdata,
-                finalizer: userdata_free,
-            },
+            userdata: Userdata::new(userdata, userdata_free),
         }));
         Ok(())
     })
@@ -749,57 +730,14 @@ pub unsafe extern "C" fn ferromcp_oauth_options_set_store(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let options = unsafe { options.as_mut() }.ok_or_else(|| FfiError::null("options"))?;
+        let options = unsafe { try_from_mut(options, "options") }?;
         let load = load.ok_or_else(|| FfiError::null("load"))?;
         let save = save.ok_or_else(|| FfiError::null("save"))?;
         options.store = Some(Arc::new(CStore {
             load,
             save,
-            userdata: Userdata {
-                pointer: userdata,
-                finalizer: userdata_free,
-            },
+            userdata: Userdata::new(userdata, userdata_free),
         }));
-        Ok(())
-    })
-}
-
-/// Makes clients connected with `client_options` log in with `oauth` when
-/// a server answers 401 (or 403 `insufficient_scope`): the token then goes
-/// on every request, refreshed and stepped up as needed; a failed login
-/// fails the call with FERROMCP_AUTH. Set the client options' TLS members
-/// first: an enterprise identity provider is reached with them too.
-///
-/// - `client_options`: from ferromcp_client_options_new().
-/// - `oauth`: the settings, copied (still yours to free); NULL removes OAuth.
-///
-/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT for a NULL `client_options`;
-/// FERROMCP_INVALID_ARGUMENT when the grant's callback is not set.
-///
-/// Threads: any thread, not concurrently with other uses of either.
-///
-/// ```c
-/// ferromcp_client_options_set_oauth(options, oauth);
-/// ferromcp_oauth_options_free(oauth);
-/// ferromcp_client_connect_http("https://mcp.example.com/mcp", NULL, options, &client);
-/// ```
-///
-/// # Safety
-/// Both NULL or live.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_client_options_set_oauth(
-    client_options: *mut ferromcp_client_options,
-    oauth: *const ferromcp_oauth_options,
-) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY: forwarded contract.
-        let client_options =
-            unsafe { client_options.as_mut() }.ok_or_else(|| FfiError::null("client_options"))?;
-        // SAFETY: forwarded contract.
-        client_options.options.oauth = match unsafe { oauth.as_ref() } {
-            Some(oauth) => Some(oauth.core_options(&client_options.options.tls)?),
-            None => None,
-        };
         Ok(())
     })
 }
@@ -828,7 +766,7 @@ pub unsafe extern "C" fn ferromcp_oauth_reply_set(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let reply = unsafe { reply.as_mut() }.ok_or_else(|| FfiError::null("reply"))?;
+        let reply = unsafe { try_from_mut(reply, "reply") }?;
         // SAFETY: forwarded contract.
         let text = unsafe { required_str(text, "text") }?;
         reply.answer = Some(Ok(text.to_owned()));
@@ -861,7 +799,7 @@ pub unsafe extern "C" fn ferromcp_oauth_reply_fail(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let reply = unsafe { reply.as_mut() }.ok_or_else(|| FfiError::null("reply"))?;
+        let reply = unsafe { try_from_mut(reply, "reply") }?;
         // SAFETY: forwarded contract.
         let message = unsafe { crate::args::optional_str(message, "message") }?
             .unwrap_or("the callback failed");
@@ -927,6 +865,10 @@ pub struct ferromcp_oauth_loopback {
     redirect_uri: CString,
 }
 
+impl Castable for ferromcp_oauth_loopback {
+    type Ownership = OwnershipBox;
+}
+
 /// Listens on `127.0.0.1:port` for the redirect to `path`. Bind it in the
 /// authorize callback before showing the URL, so the browser cannot come
 /// back before anyone listens.
@@ -973,12 +915,12 @@ pub unsafe extern "C" fn ferromcp_oauth_loopback_bind(
             port, path,
         ))?;
         let redirect_uri = c_text(listener.redirect_uri());
-        let boxed = Box::new(ferromcp_oauth_loopback {
+        let loopback = ferromcp_oauth_loopback {
             listener,
             redirect_uri,
-        });
+        };
         // SAFETY: checked non-NULL; writable per the contract.
-        unsafe { out_loopback.write(Box::into_raw(boxed)) };
+        unsafe { set_boxed_mut_ptr(out_loopback, loopback) };
         Ok(())
     })
 }
@@ -1040,7 +982,7 @@ pub unsafe extern "C" fn ferromcp_oauth_loopback_wait(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let loopback = unsafe { loopback.as_ref() }.ok_or_else(|| FfiError::null("loopback"))?;
+        let loopback = unsafe { try_from(loopback, "loopback") }?;
         check_out(out_redirect, "out_redirect")?;
         let timeout = std::time::Duration::from_millis(timeout_ms);
         let redirect = block(loopback.listener.wait(timeout))?;
@@ -1064,10 +1006,9 @@ pub unsafe extern "C" fn ferromcp_oauth_loopback_wait(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_oauth_loopback_free(loopback: *mut ferromcp_oauth_loopback) {
     let _ = ffi_boundary(|| {
-        if !loopback.is_null() {
-            // SAFETY: allocated by ferromcp_oauth_loopback_bind.
-            drop(unsafe { Box::from_raw(loopback) });
-        }
+        // SAFETY: NULL or allocated by ferromcp_oauth_loopback_bind; freed
+        // once per the contract.
+        unsafe { free_box(loopback) };
         Ok(())
     });
 }

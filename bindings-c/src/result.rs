@@ -7,8 +7,8 @@ use serde_json::Value;
 use std::ffi::c_char;
 
 use crate::args::{check_out, parse_json, required_str};
-use crate::context::give_string;
 use crate::error::{FfiError, ferromcp_status};
+use crate::ffi::give_string;
 use crate::panic::ffi_boundary;
 
 /// The text of a result: the `text` of each text block of its `content`,
@@ -140,7 +140,7 @@ pub unsafe extern "C" fn ferromcp_result_structured_json(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::ferromcp_string_free;
+    use crate::ffi::ferromcp_string_free;
     use std::ffi::CStr;
 
     fn take(out: *mut c_char) -> Option<String> {

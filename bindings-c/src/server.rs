@@ -1,22 +1,32 @@
-//! `ferromcp_server`: core's `Server` behind an opaque pointer, plus the
-//! blocking serve functions C programs call from a thread of their own.
+//! `ferromcp_server`: core's `Server` behind an opaque pointer, and every
+//! `ferromcp_server_*` function: creating and freeing it, registering and
+//! removing primitives, protection, and the blocking serve functions C
+//! programs call from a thread of their own. The callbacks' adapters live
+//! with their kind (`handler.rs`, `primitives.rs`, `auth.rs`) and the JSON
+//! options in `options.rs`.
 
 use std::ffi::{c_char, c_void};
 use std::future::Future;
-use std::net::ToSocketAddrs;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 
-use ferromcp_core::protocol::Tool;
-use ferromcp_core::server::{RequestContext, Server};
+use ferromcp_core::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use ferromcp_core::server::{Server, ServerOptions};
 use ferromcp_core::transport::http::{HttpOptions, HttpServer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::args::{check_out, optional_str, parse_json_object, required_ref, required_str};
+use crate::args::{check_out, optional_str, parse_json, parse_json_object, required_str, strings};
+use crate::auth::{CallbackVerifier, VerifierSlot, ferromcp_scope_target, ferromcp_token_verifier};
 use crate::error::{FfiError, ferromcp_status};
-use crate::handler::{CallbackTool, ferromcp_tool_callback, ferromcp_userdata_free};
+use crate::ffi::{
+    Castable, OwnershipBox, Userdata, ferromcp_userdata_free, free_box, set_boxed_mut_ptr, try_from,
+};
+use crate::handler::{self, ferromcp_tool_callback};
+use crate::options::{bind_address, http_options, server_options};
 use crate::panic::ffi_boundary;
+use crate::primitives::{
+    self, cache_hint, definition, ferromcp_json_callback, ferromcp_resource_callback,
+};
 use crate::shutdown::ShutdownSignal;
 
 /// An MCP server: a set of tools and the functions that serve them.
@@ -26,13 +36,17 @@ use crate::shutdown::ShutdownSignal;
 /// threads at once (for example ferromcp_server_shutdown() while another
 /// thread is inside ferromcp_server_serve_http()).
 pub struct ferromcp_server {
-    pub(crate) server: Server,
+    server: Server,
     shutdown: ShutdownSignal,
     serving: AtomicBool,
     /// The bound HTTP port while serving HTTP, else 0.
     http_port: AtomicU16,
     /// The C token verifier of protected servings (crate::auth).
-    pub(crate) verifier: crate::auth::VerifierSlot,
+    verifier: VerifierSlot,
+}
+
+impl Castable for ferromcp_server {
+    type Ownership = OwnershipBox;
 }
 
 /// Clears `serving` (and the port) when a serve call ends, however it ends.
@@ -46,6 +60,18 @@ impl Drop for ServingGuard<'_> {
 }
 
 impl ferromcp_server {
+    /// A server around core's `Server`, not serving yet.
+    fn wrap(server: Server) -> Result<ferromcp_server, FfiError> {
+        let shutdown = ShutdownSignal::new().map_err(ferromcp_core::Error::from)?;
+        Ok(ferromcp_server {
+            server,
+            shutdown,
+            serving: AtomicBool::new(false),
+            http_port: AtomicU16::new(0),
+            verifier: VerifierSlot::default(),
+        })
+    }
+
     /// Runs `serve` on the shared runtime until it ends or shutdown is
     /// requested, blocking the calling thread.
     fn serve_blocking<F>(&self, serve: F) -> Result<(), FfiError>
@@ -131,22 +157,65 @@ pub unsafe extern "C" fn ferromcp_server_new(
         check_out(out_server, "out_server")?;
         let server = ferromcp_server::wrap(Server::new(name, version))?;
         // SAFETY: checked non-NULL and writable per the contract.
-        unsafe { out_server.write(Box::into_raw(server)) };
+        unsafe { set_boxed_mut_ptr(out_server, server) };
         Ok(())
     })
 }
 
-impl ferromcp_server {
-    pub(crate) fn wrap(server: Server) -> Result<Box<ferromcp_server>, FfiError> {
-        let shutdown = ShutdownSignal::new().map_err(ferromcp_core::Error::from)?;
-        Ok(Box::new(ferromcp_server {
-            server,
-            shutdown,
-            serving: AtomicBool::new(false),
-            http_port: AtomicU16::new(0),
-            verifier: std::sync::Mutex::new(None),
-        }))
-    }
+/// Creates a server with options (ferromcp_server_new() uses the defaults).
+///
+/// - `name`, `version`: the server's identity, copied.
+/// - `options_json`: NULL (all defaults) or a JSON object, copied, with any of
+///   - `"instructions"`: guidance for the model, returned by discovery;
+///   - `"pageSize"`: items per page of every list result (default 100);
+///   - `"sealKey"`: a secret string protecting cursors and `requestState`;
+///     give every replica behind a load balancer the same one (default: a
+///     random key per server);
+///   - `"requestStateTtlMs"`: how long a `requestState` stays valid
+///     (default 600000);
+///   - `"includeServerInfo"`: whether results carry serverInfo in `_meta`
+///     (default true).
+/// - `out_server`: receives the server; free it with ferromcp_server_free().
+///
+/// Returns FERROMCP_INVALID_JSON for unparsable text, a non-object, an
+/// unknown member or a member of the wrong type; FERROMCP_NULL_ARGUMENT,
+/// FERROMCP_INVALID_UTF8.
+///
+/// Threads: any thread.
+///
+/// ```c
+/// ferromcp_server *server = NULL;
+/// ferromcp_server_new_with_options("demo", "1.0.0",
+///     "{\"instructions\":\"Use the add tool for sums.\",\"pageSize\":50}", &server);
+/// ```
+///
+/// # Safety
+/// Each pointer is NULL or valid: strings NUL-terminated, `out_server`
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_new_with_options(
+    name: *const c_char,
+    version: *const c_char,
+    options_json: *const c_char,
+    out_server: *mut *mut ferromcp_server,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let name = unsafe { required_str(name, "name") }?;
+        let version = unsafe { required_str(version, "version") }?;
+        let options = match unsafe { optional_str(options_json, "options_json") }? {
+            Some(text) => server_options(&parse_json_object(text, "options_json")?)?,
+            None => ServerOptions::default(),
+        };
+        check_out(out_server, "out_server")?;
+        let server = ferromcp_server::wrap(Server::with_options(
+            Implementation::new(name, version),
+            options,
+        ))?;
+        // SAFETY: checked non-NULL and writable per the contract.
+        unsafe { set_boxed_mut_ptr(out_server, server) };
+        Ok(())
+    })
 }
 
 /// Frees a server and drops its tools (running their finalizers, except for
@@ -166,10 +235,9 @@ impl ferromcp_server {
 pub unsafe extern "C" fn ferromcp_server_free(server: *mut ferromcp_server) {
     // A panic here (a finalizer cannot unwind) has nowhere to be reported.
     let _ = ffi_boundary(|| {
-        if !server.is_null() {
-            // SAFETY: allocated by ferromcp_server_new; freed once per the contract.
-            drop(unsafe { Box::from_raw(server) });
-        }
+        // SAFETY: NULL or allocated by ferromcp_server_new; freed once per
+        // the contract.
+        unsafe { free_box(server) };
         Ok(())
     });
 }
@@ -238,6 +306,17 @@ pub unsafe extern "C" fn ferromcp_server_add_tool(
 /// does block stalls other requests for as long as it blocks.
 pub const FERROMCP_TOOL_NONBLOCKING: u32 = 1;
 
+/// Whether `flags` ask for a non-blocking tool; unknown bits are refused.
+fn nonblocking(flags: u32) -> Result<bool, FfiError> {
+    if flags & !FERROMCP_TOOL_NONBLOCKING != 0 {
+        return Err(FfiError::new(
+            ferromcp_status::FERROMCP_INVALID_ARGUMENT,
+            format!("unknown flags {flags:#x}"),
+        ));
+    }
+    Ok(flags & FERROMCP_TOOL_NONBLOCKING != 0)
+}
+
 /// ferromcp_server_add_tool() with flags (see FERROMCP_TOOL_NONBLOCKING;
 /// 0 behaves exactly like ferromcp_server_add_tool()).
 ///
@@ -261,14 +340,9 @@ pub unsafe extern "C" fn ferromcp_server_add_tool_ex(
     userdata_free: ferromcp_userdata_free,
 ) -> ferromcp_status {
     ffi_boundary(|| {
-        if flags & !FERROMCP_TOOL_NONBLOCKING != 0 {
-            return Err(FfiError::new(
-                ferromcp_status::FERROMCP_INVALID_ARGUMENT,
-                format!("unknown flags {flags:#x}"),
-            ));
-        }
+        let nonblocking = nonblocking(flags)?;
         // SAFETY (every argument): forwarded contract.
-        let server = unsafe { required_ref(server, "server") }?;
+        let server = unsafe { try_from(server, "server") }?;
         let name = unsafe { required_str(name, "name") }?;
         let description = unsafe { optional_str(description, "description") }?;
         let input_schema = unsafe { required_str(input_schema_json, "input_schema_json") }?;
@@ -288,22 +362,374 @@ pub unsafe extern "C" fn ferromcp_server_add_tool_ex(
                 "output_schema_json",
             )?));
         }
+        let userdata = Userdata::new(userdata, userdata_free);
+        handler::add_tool(&server.server, tool, callback, userdata, nonblocking)
+    })
+}
 
-        let registration = Arc::new(CallbackTool::new(
-            callback,
-            userdata,
-            userdata_free,
-            flags & FERROMCP_TOOL_NONBLOCKING != 0,
-        ));
-        let handler_registration = Arc::clone(&registration);
-        let handler = move |context: RequestContext, arguments: Value| {
-            Arc::clone(&handler_registration).call(context, arguments)
-        };
-        server.server.add_tool(tool, handler).map_err(|error| {
-            // Core dropped the handler; ours is now the last reference.
-            registration.release_userdata();
-            FfiError::from(error)
-        })
+/// Registers a tool from its full definition, replacing the tool with the
+/// same name. Like ferromcp_server_add_tool_ex(), but every field of the
+/// protocol's Tool is settable: `title`, `icons`, `annotations`, `_meta`,
+/// `outputSchema`, `x-mcp-header` parameters in `inputSchema`.
+///
+/// - `server`: borrowed.
+/// - `tool_json`: a Tool object as NUL-terminated UTF-8 JSON text, copied,
+///   e.g. `{"name":"add","title":"Add","inputSchema":{"type":"object"},
+///   "annotations":{"readOnlyHint":true}}`.
+/// - `flags`, `callback`, `userdata`, `userdata_free`: as for
+///   ferromcp_server_add_tool_ex().
+///
+/// Returns FERROMCP_INVALID_JSON for unparsable text,
+/// FERROMCP_INVALID_DEFINITION for JSON that is not an acceptable Tool,
+/// FERROMCP_INVALID_ARGUMENT for unknown flags, FERROMCP_NULL_ARGUMENT.
+///
+/// Threads: any thread, also while serving.
+///
+/// # Safety
+/// Each pointer is NULL or valid; strings NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_add_tool_json(
+    server: *const ferromcp_server,
+    tool_json: *const c_char,
+    flags: u32,
+    callback: ferromcp_tool_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        let nonblocking = nonblocking(flags)?;
+        // SAFETY (all): forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let tool: Tool = definition(
+            unsafe { required_str(tool_json, "tool_json") }?,
+            "tool_json",
+        )?;
+        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+        let userdata = Userdata::new(userdata, userdata_free);
+        handler::add_tool(&server.server, tool, callback, userdata, nonblocking)
+    })
+}
+
+/// Registers a resource with a fixed URI (replacing one with the same URI).
+///
+/// - `server`: borrowed.
+/// - `resource_json`: a Resource object, NUL-terminated UTF-8 JSON, copied:
+///   `{"uri":"file:///a.txt","name":"a","mimeType":"text/plain"}` plus any
+///   of title, description, size, icons, annotations, _meta.
+/// - `cache_json`: NULL (the server-wide hint), or the caching hint of this
+///   resource's reads: `{"ttlMs":60000,"cacheScope":"public"|"private"}`.
+/// - `callback`: reads it (see ferromcp_resource_callback). Not NULL.
+/// - `userdata`, `userdata_free`: as for ferromcp_server_add_tool().
+///
+/// Returns FERROMCP_INVALID_JSON, FERROMCP_INVALID_DEFINITION,
+/// FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+///
+/// Threads: any thread, also while serving (subscribers are told the list
+/// changed).
+///
+/// # Safety
+/// Each pointer is NULL or valid; strings NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_add_resource(
+    server: *const ferromcp_server,
+    resource_json: *const c_char,
+    cache_json: *const c_char,
+    callback: ferromcp_resource_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let resource: Resource = definition(
+            unsafe { required_str(resource_json, "resource_json") }?,
+            "resource_json",
+        )?;
+        let cache = cache_hint(unsafe { optional_str(cache_json, "cache_json") }?)?;
+        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+        let userdata = Userdata::new(userdata, userdata_free);
+        primitives::add_resource(&server.server, resource, cache, callback, userdata)
+    })
+}
+
+/// Registers a resource template: reads of URIs matching its RFC 6570
+/// `uriTemplate` go to `callback` with the extracted variables.
+///
+/// - `template_json`: a ResourceTemplate object, e.g.
+///   `{"uriTemplate":"test://item/{id}","name":"item"}`, copied.
+/// - the rest as for ferromcp_server_add_resource().
+///
+/// Returns as ferromcp_server_add_resource() (a bad template is
+/// FERROMCP_INVALID_DEFINITION).
+///
+/// # Safety
+/// As ferromcp_server_add_resource().
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_add_resource_template(
+    server: *const ferromcp_server,
+    template_json: *const c_char,
+    cache_json: *const c_char,
+    callback: ferromcp_resource_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let template: ResourceTemplate = definition(
+            unsafe { required_str(template_json, "template_json") }?,
+            "template_json",
+        )?;
+        let cache = cache_hint(unsafe { optional_str(cache_json, "cache_json") }?)?;
+        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+        let userdata = Userdata::new(userdata, userdata_free);
+        primitives::add_resource_template(&server.server, template, cache, callback, userdata)
+    })
+}
+
+/// Registers a prompt (replacing one with the same name).
+///
+/// - `prompt_json`: a Prompt object, e.g. `{"name":"greet","arguments":
+///   [{"name":"who","required":true}]}` plus title, description, icons...,
+///   copied.
+/// - `callback`: renders it (see ferromcp_json_callback). Not NULL.
+/// - `userdata`, `userdata_free`: as for ferromcp_server_add_tool().
+///
+/// Returns as ferromcp_server_add_resource().
+///
+/// # Safety
+/// Each pointer is NULL or valid; strings NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_add_prompt(
+    server: *const ferromcp_server,
+    prompt_json: *const c_char,
+    callback: ferromcp_json_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let prompt: Prompt = definition(
+            unsafe { required_str(prompt_json, "prompt_json") }?,
+            "prompt_json",
+        )?;
+        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+        let userdata = Userdata::new(userdata, userdata_free);
+        primitives::add_prompt(&server.server, prompt, callback, userdata)
+    })
+}
+
+/// Sets the provider answering `completion/complete` for every prompt
+/// argument and resource template variable (replacing an earlier one, whose
+/// finalizer then runs), and declares the `completions` capability.
+///
+/// - `callback`: see ferromcp_json_callback. Not NULL.
+/// - `userdata`, `userdata_free`: as for ferromcp_server_add_tool().
+///
+/// Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT (then `userdata` stays the
+/// caller's).
+///
+/// Threads: any thread, also while serving.
+///
+/// # Safety
+/// Each pointer is NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_set_completion(
+    server: *const ferromcp_server,
+    callback: ferromcp_json_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+        let userdata = Userdata::new(userdata, userdata_free);
+        primitives::set_completion(&server.server, callback, userdata);
+        Ok(())
+    })
+}
+
+/// Removes a registration by its key; FERROMCP_NOT_FOUND when absent.
+///
+/// # Safety
+/// `server` NULL or live; `key` NULL or NUL-terminated.
+unsafe fn remove(
+    server: *const ferromcp_server,
+    key: *const c_char,
+    remove: impl FnOnce(&Server, &str) -> bool,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (both): forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let key = unsafe { required_str(key, "key") }?;
+        if remove(&server.server, key) {
+            Ok(())
+        } else {
+            Err(FfiError::new(
+                ferromcp_status::FERROMCP_NOT_FOUND,
+                format!("nothing is registered as {key:?}"),
+            ))
+        }
+    })
+}
+
+/// Removes the tool named `name` (its finalizer runs once no request uses
+/// it); clients listening are told the list changed.
+///
+/// Returns FERROMCP_OK, FERROMCP_NOT_FOUND when there is no such tool,
+/// FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8. Threads: any thread.
+///
+/// # Safety
+/// `server` NULL or live; `name` NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_remove_tool(
+    server: *const ferromcp_server,
+    name: *const c_char,
+) -> ferromcp_status {
+    // SAFETY: forwarded contract.
+    unsafe { remove(server, name, |s, k| s.remove_tool(k)) }
+}
+
+/// Removes the resource with URI `uri`; as ferromcp_server_remove_tool().
+///
+/// # Safety
+/// `server` NULL or live; `uri` NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_remove_resource(
+    server: *const ferromcp_server,
+    uri: *const c_char,
+) -> ferromcp_status {
+    // SAFETY: forwarded contract.
+    unsafe { remove(server, uri, |s, k| s.remove_resource(k)) }
+}
+
+/// Removes the resource template `uri_template`; as ferromcp_server_remove_tool().
+///
+/// # Safety
+/// `server` NULL or live; `uri_template` NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_remove_resource_template(
+    server: *const ferromcp_server,
+    uri_template: *const c_char,
+) -> ferromcp_status {
+    // SAFETY: forwarded contract.
+    unsafe { remove(server, uri_template, |s, k| s.remove_resource_template(k)) }
+}
+
+/// Removes the prompt named `name`; as ferromcp_server_remove_tool().
+///
+/// # Safety
+/// `server` NULL or live; `name` NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_remove_prompt(
+    server: *const ferromcp_server,
+    name: *const c_char,
+) -> ferromcp_status {
+    // SAFETY: forwarded contract.
+    unsafe { remove(server, name, |s, k| s.remove_prompt(k)) }
+}
+
+/// Tells clients subscribed to `uri` that the resource changed
+/// (`notifications/resources/updated`). List changes (tools, resources,
+/// prompts added or removed) are announced by ferromcp itself.
+///
+/// Returns FERROMCP_OK, FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+/// Threads: any thread, also from a callback.
+///
+/// # Safety
+/// `server` NULL or live; `uri` NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_notify_resource_updated(
+    server: *const ferromcp_server,
+    uri: *const c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (both): forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let uri = unsafe { required_str(uri, "uri") }?;
+        server.server.notify_resource_updated(uri);
+        Ok(())
+    })
+}
+
+/// Sets the token verifier that checks bearer tokens when the server is
+/// served with an `"auth"` option that has no `"jwt"` member (see
+/// ferromcp_server_serve_http_ex()). Replaces (and frees) a verifier set
+/// before; servings already running keep the one they started with.
+///
+/// - `verifier`: see ferromcp_token_verifier; NULL removes the verifier.
+/// - `userdata`: passed to every call; may be NULL. ferromcp holds it
+///   until the verifier is replaced, the server is freed and no serving
+///   uses it any more.
+/// - `userdata_free`: called exactly once with `userdata` then; may be NULL.
+///
+/// ```c
+/// static void check(void *userdata, const char *token, size_t len, ferromcp_call *call) {
+///     if (strcmp(token, "let-me-in") == 0)
+///         ferromcp_call_accept_token(call,
+///             "{\"sub\":\"alice\",\"scope\":\"files:read\",\"aud\":\"http://127.0.0.1:8000/mcp\"}");
+///     else
+///         ferromcp_call_reject_token(call, "unknown token");
+/// }
+/// ferromcp_server_set_token_verifier(server, check, NULL, NULL);
+/// ```
+///
+/// Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT. Threads: any thread.
+///
+/// # Safety
+/// `server` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_set_token_verifier(
+    server: *const ferromcp_server,
+    verifier: ferromcp_token_verifier,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        server.verifier.set(verifier.map(|callback| {
+            CallbackVerifier::new(callback, Userdata::new(userdata, userdata_free))
+        }));
+        Ok(())
+    })
+}
+
+/// Requires OAuth scopes of the bearer token of every request that uses a
+/// tool, resource, resource template or prompt, when the server is served
+/// with `"auth"` (a token without them gets HTTP 403 `insufficient_scope`).
+///
+/// - `target`, `key`: the kind and its name (a resource's URI, a template's
+///   URI template), NUL-terminated.
+/// - `scopes_json`: a JSON list of scope strings, e.g.
+///   `["files:write"]`; `[]` removes the requirement.
+///
+/// ```c
+/// ferromcp_server_require_scopes(server, FERROMCP_SCOPE_TOOL, "delete_file", "[\"files:write\"]");
+/// ```
+///
+/// Returns FERROMCP_OK, FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_JSON.
+/// Threads: any thread.
+///
+/// # Safety
+/// `server` NULL or live; strings NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_require_scopes(
+    server: *const ferromcp_server,
+    target: ferromcp_scope_target,
+    key: *const c_char,
+    scopes_json: *const c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let key = unsafe { required_str(key, "key") }?;
+        let scopes = unsafe { required_str(scopes_json, "scopes_json") }?;
+        let scopes = strings(&parse_json(scopes, "scopes_json")?, "scopes_json", "scopes")?;
+        server.server.require_scopes(target.into(), key, scopes);
+        Ok(())
     })
 }
 
@@ -336,7 +762,7 @@ pub unsafe extern "C" fn ferromcp_server_serve_stdio(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let server = unsafe { required_ref(server, "server") }?;
+        let server = unsafe { try_from(server, "server") }?;
         server.serve_blocking(server.serve_stdio())
     })
 }
@@ -369,21 +795,10 @@ pub unsafe extern "C" fn ferromcp_server_serve_http(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (both): forwarded contract.
-        let server = unsafe { required_ref(server, "server") }?;
+        let server = unsafe { try_from(server, "server") }?;
         let host = unsafe { required_str(host, "host") }?;
-        let invalid_host = |why: String| {
-            FfiError::new(
-                ferromcp_status::FERROMCP_INVALID_ARGUMENT,
-                format!("cannot listen on host {host:?}: {why}"),
-            )
-        };
-        let bind = (host, port)
-            .to_socket_addrs()
-            .map_err(|e| invalid_host(e.to_string()))?
-            .next()
-            .ok_or_else(|| invalid_host("it has no address".to_owned()))?;
         let options = HttpOptions {
-            bind,
+            bind: bind_address(host, port)?,
             shutdown: CancellationToken::new(),
             ..HttpOptions::default()
         };
@@ -391,26 +806,65 @@ pub unsafe extern "C" fn ferromcp_server_serve_http(
     })
 }
 
-/// Resolves `host`:`port` for listening.
-pub(crate) fn bind_address(host: &str, port: u16) -> Result<std::net::SocketAddr, FfiError> {
-    let invalid_host = |why: String| {
-        FfiError::new(
-            ferromcp_status::FERROMCP_INVALID_ARGUMENT,
-            format!("cannot listen on host {host:?}: {why}"),
-        )
-    };
-    (host, port)
-        .to_socket_addrs()
-        .map_err(|e| invalid_host(e.to_string()))?
-        .next()
-        .ok_or_else(|| invalid_host("it has no address".to_owned()))
-}
-
-impl ferromcp_server {
-    /// Serves HTTP with explicit options (see ferromcp_server_serve_http_ex()).
-    pub(crate) fn serve_http_with(&self, options: HttpOptions) -> Result<(), FfiError> {
-        self.serve_blocking(self.serve_http(options))
-    }
+/// ferromcp_server_serve_http() with HTTP options.
+///
+/// - `options_json`: NULL (defaults) or a JSON object with any of
+///   - `"path"`: the MCP endpoint's path (default "/mcp");
+///   - `"allowedHosts"`: Host header names (without port) accepted, against
+///     DNS rebinding (default: the loopback names when listening on
+///     loopback, any host otherwise);
+///   - `"allowedOrigins"`: Origin values accepted, exactly (default:
+///     loopback origins only);
+///   - `"limits"`: an object with any of (a missing or null member keeps
+///     its default; snake_case names are accepted too)
+///     - `"maxConnections"`: connections served at once (default 1024,
+///       lowered to fit the descriptor limit). At the cap a new client is
+///       admitted by closing a connection doing nothing (never used first,
+///       then idle, oldest first); only when all are busy does it wait;
+///     - `"maxConnectionsPerAddress"`: connections from one IP address
+///       (default: no limit). Over it the address's own oldest idle
+///       connection is closed, or the new one refused with 429. Behind a
+///       reverse proxy every client has the proxy's address;
+///     - `"headerReadTimeout"`: seconds for a request head to arrive after
+///       its first byte, and for a new connection to send its first byte
+///       (default 10);
+///     - `"bodyReadTimeout"`: seconds for a body after its head (default 30);
+///     - `"idleTimeout"`: seconds a kept-alive connection may wait for its
+///       next request (default 60); a streaming response is never cut;
+///     - `"maxBodyBytes"`: largest request body (default 16777216).
+///
+/// Returns what ferromcp_server_serve_http() returns, and
+/// FERROMCP_INVALID_JSON for bad options (unknown members included; the
+/// error message, ferromcp_last_error_message(), names the member).
+///
+/// ```c
+/// ferromcp_server_serve_http_ex(server, "127.0.0.1", 8000,
+///     "{\"limits\":{\"maxConnectionsPerAddress\":32,\"idleTimeout\":30}}");
+/// ```
+///
+/// Threads: any thread the caller owns. One serve call per server at a time.
+///
+/// # Safety
+/// `server` NULL or live; strings NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_serve_http_ex(
+    server: *const ferromcp_server,
+    host: *const c_char,
+    port: u16,
+    options_json: *const c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        const NAME: &str = "options_json";
+        // SAFETY (all): forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let host = unsafe { required_str(host, "host") }?;
+        let map = match unsafe { optional_str(options_json, NAME) }? {
+            Some(text) => parse_json_object(text, NAME)?,
+            None => Map::new(),
+        };
+        let options = http_options(&map, host, port, &server.verifier)?;
+        server.serve_blocking(server.serve_http(options))
+    })
 }
 
 /// The TCP port ferromcp_server_serve_http() is listening on (useful after
@@ -433,7 +887,7 @@ pub unsafe extern "C" fn ferromcp_server_http_port(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let server = unsafe { required_ref(server, "server") }?;
+        let server = unsafe { try_from(server, "server") }?;
         check_out(out_port, "out_port")?;
         match server.http_port.load(Ordering::Acquire) {
             0 => Err(FfiError::new(
@@ -480,7 +934,7 @@ pub unsafe extern "C" fn ferromcp_server_shutdown(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let server = unsafe { required_ref(server, "server") }?;
+        let server = unsafe { try_from(server, "server") }?;
         server.shutdown.raise();
         Ok(())
     })
