@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::sync::LazyLock;
 
-use ferromcp_core::host_threads::HostThreads;
+use ferromcp_core::host::threads::HostThreads;
 
 use crate::error::{FfiError, ferromcp_status};
 

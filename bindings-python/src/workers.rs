@@ -1,5 +1,5 @@
 //! The threads that run Python code for the core: core's
-//! [`HostThreads`](ferromcp::host_threads::HostThreads) pool, with every
+//! [`HostThreads`](ferromcp::host::threads::HostThreads) pool, with every
 //! batch run under one GIL acquisition. A thread that holds the GIL drains
 //! whatever was queued meanwhile, so a burst of requests costs one wake-up
 //! and one GIL hand-over instead of one per call. Handlers that block
@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use ferromcp::host_threads::{HostThreads, default_max_threads};
+use ferromcp::host::threads::{HostThreads, default_max_threads};
 use pyo3::prelude::*;
 
 static PYTHON_THREADS: LazyLock<HostThreads> =

@@ -36,11 +36,12 @@ mod error;
 // Entry points for the fuzz targets in fuzz/: not API (see the module).
 #[doc(hidden)]
 pub mod fuzzing;
-#[cfg(target_os = "linux")]
-mod host_reactor;
-pub mod host_threads;
-#[cfg(target_os = "linux")]
-mod host_wait;
+pub mod host;
+/// The old path of [`host::threads`].
+#[deprecated(since = "0.1.1", note = "use ferromcp::host::threads")]
+pub mod host_threads {
+    pub use crate::host::threads::*;
+}
 pub mod legacy;
 pub mod protocol;
 // Parts of the in-flight table (cancel, track) serve only the server side

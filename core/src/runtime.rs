@@ -175,7 +175,7 @@ where
 /// ```
 pub fn block_here<F: Future>(future: F) -> F::Output {
     #[cfg(target_os = "linux")]
-    match crate::host_wait::block_for(get(), future, None) {
+    match crate::host::wait::block_for(get(), future, None) {
         Some(output) => output,
         // Without a limit it only returns with the output.
         None => unreachable!("block_for without a limit gave up"),
@@ -197,7 +197,7 @@ pub fn block_here<F: Future>(future: F) -> F::Output {
 /// ```
 pub fn block_here_for<F: Future>(future: F, limit: std::time::Duration) -> Option<F::Output> {
     #[cfg(target_os = "linux")]
-    return crate::host_wait::block_for(get(), future, Some(limit));
+    return crate::host::wait::block_for(get(), future, Some(limit));
     #[cfg(not(target_os = "linux"))]
     block_on_runtime_for(future, limit)
 }
@@ -222,7 +222,7 @@ fn block_on_runtime_for<F: Future>(future: F, limit: std::time::Duration) -> Opt
 }
 
 #[cfg(target_os = "linux")]
-pub use crate::host_reactor::{HostReactor, Started, TaskId};
+pub use crate::host::reactor::{HostReactor, Started, TaskId};
 
 /// A [`HostReactor`] on this runtime: futures polled by a host's own event
 /// loop (an asyncio loop), which watches [`HostReactor::fd`] and calls

@@ -88,7 +88,7 @@ impl State {
 /// first use.
 ///
 /// ```
-/// use ferromcp::host_threads::HostThreads;
+/// use ferromcp::host::threads::HostThreads;
 /// use std::sync::{LazyLock, mpsc};
 ///
 /// static POOL: LazyLock<HostThreads> = LazyLock::new(|| {
@@ -149,7 +149,7 @@ impl HostThreads {
     /// process.
     ///
     /// ```
-    /// use ferromcp::host_threads::HostThreads;
+    /// use ferromcp::host::threads::HostThreads;
     /// use std::sync::{LazyLock, mpsc};
     /// use std::time::Duration;
     ///

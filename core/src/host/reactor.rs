@@ -13,7 +13,7 @@
 //! signals an `eventfd` registered there too. The answer arriving wakes
 //! the loop directly: one wake-up per call, as for the loop's own sockets.
 //!
-//! A future polled here sees `host_wait`'s scope, as in
+//! A future polled here sees `wait`'s scope, as in
 //! `runtime::block_here`: its client connections are the kind the polling
 //! thread waits on itself, never registered with the runtime's reactor.
 
@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
-use crate::host_wait::{self, EventFd};
+use super::wait::{self, EventFd};
 use crate::rpc::lock_unpoisoned;
 
 /// A future started on a [`HostReactor`], until it finishes.
@@ -336,7 +336,7 @@ impl<T> HostReactor<T> {
             task.waker.state.store(POLLING, Ordering::Release);
             let future = task.future.as_mut();
             let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                host_wait::poll_scoped(future, &mut cx, ready)
+                wait::poll_scoped(future, &mut cx, ready)
             }));
             let (polled, waits) = match polled {
                 Ok(polled) => polled,
