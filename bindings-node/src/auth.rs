@@ -17,7 +17,7 @@ use ferromcp::transport::http::ProtectedResource;
 use ferromcp::verifier::JwtVerifier;
 use napi::Status;
 use napi_derive::napi;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::host_call::{self, HostFunction, JsCallback};
 
@@ -171,36 +171,5 @@ impl TokenVerifier for JsVerifier {
                 Err(e) => Err(TokenError::Unavailable(e.to_string())),
             }
         })
-    }
-}
-
-/// `ctx.auth`: who a protected request's access token belongs to.
-#[napi(object, js_name = "AuthInfo")]
-pub struct JsAuthInfo {
-    /// The resource owner (`sub`).
-    pub subject: Option<String>,
-    /// The OAuth client the token was issued to (`client_id` or `azp`).
-    pub client_id: Option<String>,
-    /// The granted scopes.
-    pub scopes: Vec<String>,
-    /// The audiences (`aud`); the server's resource is one of them.
-    pub audience: Vec<String>,
-    /// When the token expires (`exp`, seconds since the Unix epoch).
-    pub expires_at: Option<f64>,
-    /// Every claim as the verifier returned or read it.
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub claims: Value,
-}
-
-impl From<&AuthInfo> for JsAuthInfo {
-    fn from(info: &AuthInfo) -> Self {
-        JsAuthInfo {
-            subject: info.subject.clone(),
-            client_id: info.client_id.clone(),
-            scopes: info.scopes.clone(),
-            audience: info.audience.clone(),
-            expires_at: info.expires_at.map(|t| t as f64),
-            claims: info.claims.clone(),
-        }
     }
 }

@@ -28,7 +28,7 @@ use ferromcp::protocol::{
     SubscriptionFilter,
 };
 use ferromcp::server::HandlerError;
-use napi::bindgen_prelude::{ClassInstance, Function, Object, ToNapiValue};
+use napi::bindgen_prelude::{ClassInstance, Function, Object};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status, Unknown};
 use napi_derive::napi;
@@ -37,39 +37,8 @@ use serde_json::{Map, Value};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::error;
 use crate::host_call::{self, HostCallArgs, JsCallback};
-
-/// Runs `work` on the ferromcp runtime; the promise resolves with what
-/// `done` makes of its output, or rejects with an `McpError`.
-pub(crate) fn spawn<'env, T, R, F>(
-    env: &'env Env,
-    work: F,
-    done: impl FnOnce(T) -> napi::Result<R> + Send + 'static,
-) -> napi::Result<Object<'env>>
-where
-    T: Send + 'static,
-    R: ToNapiValue + 'static,
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-{
-    let (deferred, promise) = env.create_deferred()?;
-    let runtime = ferromcp::runtime::handle();
-    let worker = runtime.clone();
-    runtime.spawn(async move {
-        // A separate task: a panic is reported through the join handle
-        // instead of leaving the promise pending forever.
-        let outcome = worker.spawn(work).await;
-        deferred.resolve(move |env| match outcome {
-            Ok(Ok(value)) => done(value),
-            Ok(Err(e)) => Err(error::to_js(&env, &e)),
-            Err(join) => Err(napi::Error::new(
-                Status::GenericFailure,
-                format!("ferromcp internal error: {join}"),
-            )),
-        });
-    });
-    Ok(promise)
-}
+use crate::runtime::spawn;
 
 /// [`spawn`] for a result sent to JS as its JSON form.
 fn spawn_json<'env, T, F>(env: &'env Env, work: F) -> napi::Result<Object<'env>>

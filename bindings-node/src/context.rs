@@ -9,6 +9,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use ferromcp::server::auth::AuthInfo;
 use ferromcp::server::{HandlerError, InputKind, LoggingLevel, RequestContext, RequestMeta};
 use napi::bindgen_prelude::Object;
 use napi::{Env, Status, Unknown};
@@ -105,6 +106,37 @@ impl JsRequestContext {
     }
 }
 
+/// `ctx.auth`: who a protected request's access token belongs to.
+#[napi(object, js_name = "AuthInfo")]
+pub struct JsAuthInfo {
+    /// The resource owner (`sub`).
+    pub subject: Option<String>,
+    /// The OAuth client the token was issued to (`client_id` or `azp`).
+    pub client_id: Option<String>,
+    /// The granted scopes.
+    pub scopes: Vec<String>,
+    /// The audiences (`aud`); the server's resource is one of them.
+    pub audience: Vec<String>,
+    /// When the token expires (`exp`, seconds since the Unix epoch).
+    pub expires_at: Option<f64>,
+    /// Every claim as the verifier returned or read it.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub claims: Value,
+}
+
+impl From<&AuthInfo> for JsAuthInfo {
+    fn from(info: &AuthInfo) -> Self {
+        JsAuthInfo {
+            subject: info.subject.clone(),
+            client_id: info.client_id.clone(),
+            scopes: info.scopes.clone(),
+            audience: info.audience.clone(),
+            expires_at: info.expires_at.map(|t| t as f64),
+            claims: info.claims.clone(),
+        }
+    }
+}
+
 #[napi]
 impl JsRequestContext {
     /// The JSON-RPC id of the request (a string or a number).
@@ -116,7 +148,7 @@ impl JsRequestContext {
     /// Who the request's access token belongs to, on a server served with
     /// `auth`; `undefined` otherwise (stdio, or HTTP without protection).
     #[napi(getter)]
-    pub fn auth(&self) -> Option<crate::auth::JsAuthInfo> {
+    pub fn auth(&self) -> Option<JsAuthInfo> {
         self.meta.auth.as_deref().map(Into::into)
     }
 
@@ -208,7 +240,7 @@ impl JsRequestContext {
                 ),
             )
         })?;
-        let data = crate::json::from_js(data)?;
+        let data = crate::values::from_js(data)?;
         Ok(self
             .live
             .lock()

@@ -173,7 +173,7 @@ fn thrown_mcp_error(env: &Env, thrown: Unknown<'_>) -> Option<McpError> {
     let data = object
         .get_named_property_unchecked::<Unknown<'_>>("data")
         .ok()
-        .and_then(|data| crate::json::from_js(data).ok())
+        .and_then(|data| crate::values::from_js(data).ok())
         .filter(|data| !data.is_null());
     clear_pending_exception(env);
     Some(McpError {

@@ -22,8 +22,10 @@
 //! core's rule for that kind ([`FromHost`]); if core stops waiting
 //! (cancellation, closed connection) the call's context is released.
 //!
-//! Per-kind files (today `handler.rs` for tools) only say which callable
-//! runs with which input.
+//! The per-kind files only say which callable runs with which input:
+//! `tools.rs`, `primitives.rs` (resources, prompts, completion), `auth.rs`
+//! (a token verifier), and for a client `client.rs` (answers to the
+//! server's input requests) and `oauth.rs` (OAuth callbacks).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -391,7 +393,7 @@ fn output<O: HostOutput>(env: &Env, value: Unknown<'_>) -> Result<O, HandlerErro
     if let Some(output) = O::from_js(env, value) {
         return output;
     }
-    let value = crate::json::from_js(value).map_err(|e| {
+    let value = crate::values::from_js(value).map_err(|e| {
         HandlerError::Tool(format!(
             "TypeError: the {} handler returned a value with no JSON form: {}",
             O::KIND,

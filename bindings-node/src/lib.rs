@@ -17,26 +17,31 @@
 //! await server.serveStdio();
 //! ```
 //!
-//! Modules mirror the core modules they adapt: `server` (`ferromcp::server`),
-//! `handler` (the handler boundary), `context` (the request context),
-//! `error` (both directions of error conversion), `runtime` (settling JS
-//! promises from ferromcp's one tokio runtime) and `json` (JS numbers to JSON).
+//! One file per native class or concern, named as in the Python binding:
+//! `server` (the `Server` class), `tools` and `primitives` (which callable
+//! each kind of handler runs), `host_call` (the one adapter that runs a JS
+//! callable), `context` (the request context), `auth` (protected serving),
+//! `http_embed` (core's HTTP endpoint for a JS web server), `client` and
+//! `oauth`, `tool_result`, `abort` (`ctx.signal`), `error` (both directions
+//! of error conversion), `values` (JS values to JSON) and `runtime`
+//! (settling JS promises from ferromcp's one tokio runtime).
 
-// First: `#[napi] impl` blocks in other modules (primitives.rs) look up the
-// class's `js_name` recorded when napi-derive expanded the struct, so the
-// struct must be expanded before them or the class is exported as `JsServer`.
+// First: the generated typings name a class by the `js_name` napi-derive
+// recorded when it expanded the struct, so a module that mentions
+// `JsServer` (http_embed.rs) must come after it, or the typings say
+// `JsServer`.
 mod server;
 
 mod abort;
 mod auth;
 mod client;
 mod context;
-mod embed;
 mod error;
-mod handler;
 mod host_call;
-mod json;
+mod http_embed;
 mod oauth;
 mod primitives;
 mod runtime;
 mod tool_result;
+mod tools;
+mod values;

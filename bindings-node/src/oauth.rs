@@ -26,8 +26,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::client::spawn;
 use crate::host_call::{self, HostFunction, HostOutput, JsCallback};
+use crate::runtime::spawn;
 
 /// What an authorize or assertion callback must answer: a string.
 struct HostText(String);

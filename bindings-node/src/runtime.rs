@@ -9,27 +9,33 @@
 
 use std::future::Future;
 
-use napi::bindgen_prelude::Object;
+use ferromcp::Error;
+use napi::bindgen_prelude::{Object, ToNapiValue};
 use napi::{Env, Status};
 
 use crate::error;
 
-/// Runs `work` on the ferromcp runtime and returns a promise of its outcome:
-/// resolved with `undefined`, or rejected with an `McpError`.
-pub(crate) fn spawn_promise<'env, F>(env: &'env Env, work: F) -> napi::Result<Object<'env>>
+/// Runs `work` on the ferromcp runtime; the promise resolves with what
+/// `done` makes of its output, or rejects with an `McpError`.
+pub(crate) fn spawn<'env, T, R, F>(
+    env: &'env Env,
+    work: F,
+    done: impl FnOnce(T) -> napi::Result<R> + Send + 'static,
+) -> napi::Result<Object<'env>>
 where
-    F: Future<Output = Result<(), ferromcp::Error>> + Send + 'static,
+    T: Send + 'static,
+    R: ToNapiValue + 'static,
+    F: Future<Output = Result<T, Error>> + Send + 'static,
 {
     let (deferred, promise) = env.create_deferred()?;
     let runtime = ferromcp::runtime::handle();
     let worker = runtime.clone();
     runtime.spawn(async move {
-        // A separate task, so that a panic in `work` is reported through the
-        // join handle instead of dropping the deferred unsettled, which
-        // would leave the promise pending and the process alive forever.
+        // A separate task: a panic is reported through the join handle
+        // instead of leaving the promise pending forever.
         let outcome = worker.spawn(work).await;
         deferred.resolve(move |env| match outcome {
-            Ok(Ok(())) => Ok(()),
+            Ok(Ok(value)) => done(value),
             Ok(Err(e)) => Err(error::to_js(&env, &e)),
             Err(join) => Err(napi::Error::new(
                 Status::GenericFailure,
@@ -38,4 +44,13 @@ where
         });
     });
     Ok(promise)
+}
+
+/// [`spawn`] for work with no value: the promise resolves with `undefined`,
+/// or rejects with an `McpError`.
+pub(crate) fn spawn_promise<'env, F>(env: &'env Env, work: F) -> napi::Result<Object<'env>>
+where
+    F: Future<Output = Result<(), Error>> + Send + 'static,
+{
+    spawn(env, work, Ok::<(), napi::Error>)
 }

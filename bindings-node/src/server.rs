@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::net::SocketAddr;
 
-use ferromcp::protocol::{Implementation, Tool};
+use ferromcp::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use ferromcp::server::{Server, ServerOptions};
 use ferromcp::transport::http::{HttpLimits, HttpOptions, HttpServer};
 use napi::bindgen_prelude::{Function, Object};
@@ -14,10 +14,12 @@ use napi::{Env, Status, Unknown};
 use napi_derive::napi;
 use tokio_util::sync::CancellationToken;
 
-use crate::handler::JsToolHandler;
 use crate::host_call::{HostCallArgs, JsCallback};
-use crate::primitives::JsCacheHint;
-use crate::{error, json, runtime};
+use crate::primitives::{
+    self, JsCacheHint, JsCompletionHandler, JsPromptHandler, JsResourceHandler,
+};
+use crate::tools::JsToolHandler;
+use crate::{error, runtime, values};
 
 /// Caching hints per kind of cacheable result.
 #[napi(object, js_name = "Caching")]
@@ -116,7 +118,7 @@ impl JsServer {
         info: Unknown<'_>,
         options: Option<JsServerOptions>,
     ) -> napi::Result<Self> {
-        let info: Implementation = serde_json::from_value(json::from_js(info)?).map_err(|e| {
+        let info: Implementation = serde_json::from_value(values::from_js(info)?).map_err(|e| {
             error::to_js(
                 env,
                 &ferromcp::Error::InvalidDefinition(format!("invalid server info: {e}")),
@@ -163,12 +165,7 @@ impl JsServer {
         definition: Unknown<'_>,
         handler: Function<'_, HostCallArgs, Unknown<'static>>,
     ) -> napi::Result<()> {
-        let tool: Tool = serde_json::from_value(json::from_js(definition)?).map_err(|e| {
-            error::to_js(
-                env,
-                &ferromcp::Error::InvalidDefinition(format!("invalid tool definition: {e}")),
-            )
-        })?;
+        let tool: Tool = primitives::definition(env, "tool", definition)?;
         let callback = JsCallback::new(&handler)?;
         self.server
             .add_tool(tool, JsToolHandler::new(callback))
@@ -214,6 +211,123 @@ impl JsServer {
     #[napi(getter)]
     pub fn tool_names(&self) -> Vec<String> {
         self.server.tool_names()
+    }
+
+    /// Registers (or replaces) a resource with a fixed URI. `definition` is
+    /// an MCP `Resource` (`uri`, `name`, optionally `title`, `description`,
+    /// `mimeType`, `size`, `icons`, `annotations`, `_meta`); `handler` gets
+    /// `{ uri, variables }` and returns the contents (a string, bytes, a
+    /// contents item, a list of them or `{ contents }`). `cache` is the
+    /// caching hint of its reads (default: the server-wide one).
+    #[napi(
+        ts_args_type = "definition: { uri: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null"
+    )]
+    pub fn add_resource(
+        &self,
+        env: &Env,
+        definition: Unknown<'_>,
+        handler: Function<'_, HostCallArgs, Unknown<'static>>,
+        cache: Option<JsCacheHint>,
+    ) -> napi::Result<()> {
+        let resource: Resource = primitives::definition(env, "resource", definition)?;
+        let handler = JsResourceHandler(JsCallback::new(&handler)?);
+        let added = match cache {
+            Some(cache) => self
+                .server
+                .add_resource_cached(resource, cache.to_core(env)?, handler),
+            None => self.server.add_resource(resource, handler),
+        };
+        added.map_err(|e| error::to_js(env, &e))
+    }
+
+    /// Registers (or replaces) a resource template. `definition` is an MCP
+    /// `ResourceTemplate` (`uriTemplate` in RFC 6570 form, `name`, ...);
+    /// reads of matching URIs call `handler` with the URI and the extracted
+    /// `variables`. `cache` is the caching hint of those reads.
+    #[napi(
+        ts_args_type = "definition: { uriTemplate: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null"
+    )]
+    pub fn add_resource_template(
+        &self,
+        env: &Env,
+        definition: Unknown<'_>,
+        handler: Function<'_, HostCallArgs, Unknown<'static>>,
+        cache: Option<JsCacheHint>,
+    ) -> napi::Result<()> {
+        let template: ResourceTemplate =
+            primitives::definition(env, "resource template", definition)?;
+        let handler = JsResourceHandler(JsCallback::new(&handler)?);
+        let added = match cache {
+            Some(cache) => {
+                self.server
+                    .add_resource_template_cached(template, cache.to_core(env)?, handler)
+            }
+            None => self.server.add_resource_template(template, handler),
+        };
+        added.map_err(|e| error::to_js(env, &e))
+    }
+
+    /// Removes a resource with a fixed URI; returns whether it existed.
+    #[napi]
+    pub fn remove_resource(&self, uri: String) -> bool {
+        self.server.remove_resource(&uri)
+    }
+
+    /// Removes a resource template (by its `uriTemplate` as registered);
+    /// returns whether it existed.
+    #[napi]
+    pub fn remove_resource_template(&self, uri_template: String) -> bool {
+        self.server.remove_resource_template(&uri_template)
+    }
+
+    /// Registers (or replaces) a prompt. `definition` is an MCP `Prompt`
+    /// (`name`, optionally `title`, `description`, `arguments`, `icons`,
+    /// `_meta`); `handler` gets the arguments and returns a string, a
+    /// message, a list of messages or a `GetPromptResult`.
+    #[napi(
+        ts_args_type = "definition: { name: string; [key: string]: unknown }, handler: (args: Record<string, string>, ctx: RequestContext) => unknown"
+    )]
+    pub fn add_prompt(
+        &self,
+        env: &Env,
+        definition: Unknown<'_>,
+        handler: Function<'_, HostCallArgs, Unknown<'static>>,
+    ) -> napi::Result<()> {
+        let prompt: Prompt = primitives::definition(env, "prompt", definition)?;
+        let handler = JsPromptHandler(JsCallback::new(&handler)?);
+        self.server
+            .add_prompt(prompt, handler)
+            .map_err(|e| error::to_js(env, &e))
+    }
+
+    /// Removes a prompt; returns whether it existed.
+    #[napi]
+    pub fn remove_prompt(&self, name: String) -> bool {
+        self.server.remove_prompt(&name)
+    }
+
+    /// Sets the provider answering `completion/complete` (core checks that
+    /// `ref` names a registered prompt or resource first). `handler` gets
+    /// the request's params and returns a list of strings or
+    /// `{ values, total?, hasMore? }`.
+    #[napi(
+        ts_args_type = "handler: (params: { ref: Record<string, unknown>; argument: { name: string; value: string }; context?: { arguments?: Record<string, string> } }, ctx: RequestContext) => unknown"
+    )]
+    pub fn set_completion_handler(
+        &self,
+        handler: Function<'_, HostCallArgs, Unknown<'static>>,
+    ) -> napi::Result<()> {
+        self.server
+            .set_completion_handler(JsCompletionHandler(JsCallback::new(&handler)?));
+        Ok(())
+    }
+
+    /// Tells the clients subscribed to `uri` that it changed
+    /// (`notifications/resources/updated` on `subscriptions/listen`
+    /// streams, and to 2025-11-25 sessions that subscribed).
+    #[napi]
+    pub fn notify_resource_updated(&self, uri: String) {
+        self.server.notify_resource_updated(&uri);
     }
 
     /// Serves newline-delimited JSON-RPC on this process's stdin/stdout.

@@ -76,7 +76,7 @@ fn parts(value: Unknown<'_>) -> Result<ToolOutput, HandlerError> {
             .map_err(|e| {
                 HandlerError::Tool(format!("TypeError: ToolResult.{name}: {}", e.reason))
             })?;
-        crate::json::from_js(property)
+        crate::values::from_js(property)
             .map_err(|e| HandlerError::Tool(format!("TypeError: ToolResult.{name}: {}", e.reason)))
     };
     let content = match field("content")? {

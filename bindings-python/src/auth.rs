@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use serde_json::json;
 
 use ferromcp::client::TlsOptions;
@@ -21,9 +20,8 @@ use ferromcp::server::auth::{AuthInfo, HostVerdict, TokenError, TokenRequest, To
 use ferromcp::transport::http::ProtectedResource;
 use ferromcp::verifier::JwtVerifier;
 
-use crate::convert;
-use crate::handler::{HandlerKind, PyRefs};
 use crate::host_call::HostCall;
+use crate::refs::{HandlerKind, PyRefs};
 
 /// Verifies JWT access tokens signed by `issuer` for `audience` (the
 /// server's resource URL) with the issuer's published keys (found in its
@@ -217,18 +215,6 @@ impl TokenVerifier for PyVerifier {
             }
         })
     }
-}
-
-/// `ctx.auth`'s native form: the verified claims as a dict, or `None`.
-pub(crate) fn auth_dict<'py>(py: Python<'py>, info: &AuthInfo) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    dict.set_item("subject", &info.subject)?;
-    dict.set_item("client_id", &info.client_id)?;
-    dict.set_item("scopes", &info.scopes)?;
-    dict.set_item("audience", &info.audience)?;
-    dict.set_item("expires_at", info.expires_at)?;
-    dict.set_item("claims", convert::to_python(py, &info.claims)?)?;
-    Ok(dict)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -36,9 +36,9 @@ use ferromcp::protocol::{
 use ferromcp::server::HandlerError;
 
 use crate::client_future::{self, Event, Events, ToPy};
-use crate::convert;
-use crate::handler::{HandlerKind, PyRefs};
 use crate::host_call::HostCall;
+use crate::refs::{HandlerKind, PyRefs};
+use crate::values as convert;
 
 /// Converts a core result to the Python objects of its JSON form, straight
 /// from the typed result (no `serde_json::Value` tree in between).

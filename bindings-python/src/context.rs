@@ -8,9 +8,10 @@ use pyo3::types::PyDict;
 use serde_json::Value;
 
 use ferromcp::protocol::jsonrpc::RequestId;
+use ferromcp::server::auth::AuthInfo;
 use ferromcp::server::{AskStart, HandlerError, InputKind, LoggingLevel, RequestContext};
 
-use crate::{convert, error, workers};
+use crate::{error, values, workers};
 
 /// The request a tool handler is serving.
 ///
@@ -36,6 +37,18 @@ impl PyContext {
     }
 }
 
+/// `ctx.auth`'s native form: the verified claims as a dict, or `None`.
+fn auth_dict<'py>(py: Python<'py>, info: &AuthInfo) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("subject", &info.subject)?;
+    dict.set_item("client_id", &info.client_id)?;
+    dict.set_item("scopes", &info.scopes)?;
+    dict.set_item("audience", &info.audience)?;
+    dict.set_item("expires_at", info.expires_at)?;
+    dict.set_item("claims", values::to_python(py, &info.claims)?)?;
+    Ok(dict)
+}
+
 #[pymethods]
 impl PyContext {
     /// The JSON-RPC id of the request (`int` or `str`).
@@ -54,7 +67,7 @@ impl PyContext {
     fn auth<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         self.inner
             .auth()
-            .map(|info| crate::auth::auth_dict(py, info))
+            .map(|info| auth_dict(py, info))
             .transpose()
     }
 
@@ -67,7 +80,7 @@ impl PyContext {
     /// The capabilities the client declared for this request.
     #[getter]
     fn client_capabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(convert::to_python_dict(py, &self.inner.meta().client_capabilities)?.into_any())
+        Ok(values::to_python_dict(py, &self.inner.meta().client_capabilities)?.into_any())
     }
 
     /// True once the client cancelled the request; long handlers should
@@ -91,7 +104,7 @@ impl PyContext {
     fn log(&self, level: &str, data: &Bound<'_, PyAny>, logger: Option<&str>) -> PyResult<bool> {
         let level = LoggingLevel::parse(level)
             .ok_or_else(|| PyValueError::new_err(format!("unknown log level {level:?}")))?;
-        let data = convert::from_python(data, None)?;
+        let data = values::from_python(data, None)?;
         Ok(self.inner.log(level, data, logger))
     }
 
@@ -106,7 +119,7 @@ impl PyContext {
     #[getter]
     fn client_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match &self.inner.meta().client_info {
-            Some(info) => convert::to_python(py, &info.to_value()),
+            Some(info) => values::to_python(py, &info.to_value()),
             None => Ok(py.None().into_bound(py)),
         }
     }
@@ -161,7 +174,7 @@ impl PyContext {
         key: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let kind = input_kind(kind)?;
-        let params = convert::from_python(params, None)?;
+        let params = values::from_python(params, None)?;
         let ctx = &self.inner;
         let outcome = py.detach(|| match ctx.ask_start(key, kind, params) {
             Ok(AskStart::Live(answer)) => {
@@ -179,7 +192,7 @@ impl PyContext {
             started => Some(started),
         });
         match outcome {
-            Some(Ok(AskStart::Answered(answer))) => convert::to_python(py, &answer),
+            Some(Ok(AskStart::Answered(answer))) => values::to_python(py, &answer),
             Some(Ok(AskStart::Pending)) => Err(input_required(py)),
             Some(Ok(AskStart::Live(_))) => Err(error::to_py_err(py, &ferromcp::Error::Cancelled)),
             Some(Err(e)) => Err(error::from_handler_error(py, e)),
@@ -202,11 +215,11 @@ impl PyContext {
         key: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let kind = input_kind(kind)?;
-        let params = convert::from_python(params, None)?;
+        let params = values::from_python(params, None)?;
         let future = event_loop.call_method0("create_future")?;
         match self.inner.ask_start(key, kind, params) {
             Ok(AskStart::Answered(answer)) => {
-                future.call_method1("set_result", (convert::to_python(py, &answer)?,))?;
+                future.call_method1("set_result", (values::to_python(py, &answer)?,))?;
             }
             // Raised when awaited, not now: asks started together (gather)
             // are all recorded before the handler ends the round.
@@ -278,7 +291,7 @@ fn settle(
 ) {
     let Some(outcome) = outcome else { return };
     let (value, exception) = match outcome {
-        Ok(answer) => match convert::to_python(py, &answer) {
+        Ok(answer) => match values::to_python(py, &answer) {
             Ok(value) => (value, py.None().into_bound(py)),
             Err(e) => (
                 py.None().into_bound(py),

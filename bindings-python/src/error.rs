@@ -16,7 +16,7 @@ use ferromcp::protocol::codes;
 use ferromcp::server::HandlerError;
 use ferromcp::{Error, ErrorKind, McpError};
 
-use crate::convert;
+use crate::values;
 
 static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
@@ -34,7 +34,7 @@ fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
 pub(crate) fn to_py_err(py: Python<'_>, err: &Error) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let data = match err.data() {
-            Some(data) => convert::to_python(py, data)?,
+            Some(data) => values::to_python(py, data)?,
             None => py.None().into_bound(py),
         };
         let exc = errors_module(py)?.getattr("_from_native")?.call1((
@@ -61,7 +61,7 @@ pub(crate) fn from_handler_error(py: Python<'_>, err: HandlerError) -> PyErr {
     };
     let build = || -> PyResult<PyErr> {
         let data = match &data {
-            Some(data) => convert::to_python(py, data)?,
+            Some(data) => values::to_python(py, data)?,
             None => py.None().into_bound(py),
         };
         let exc = errors_module(py)?.getattr("_from_native")?.call1((
@@ -142,7 +142,7 @@ fn as_mcp_error(py: Python<'_>, err: &PyErr) -> Option<McpError> {
         .getattr("data")
         .ok()
         .filter(|d| !d.is_none())
-        .and_then(|d| convert::from_python(&d, None).ok());
+        .and_then(|d| values::from_python(&d, None).ok());
     let mut mcp = McpError::new(code, message);
     mcp.data = data;
     Some(mcp)

@@ -17,22 +17,25 @@
 //! - What the callable returned becomes `O` by core's rule for that kind
 //!   ([`FromHost`]); only a tool may also return a `ferromcp.ToolResult`.
 //!
-//! Per-kind files (today `handler.rs` for tools) only say which callable
-//! to run with which input.
+//! The per-kind files only say which callable to run with which input:
+//! `tools.rs`, `primitives.rs` (resources, prompts, completion), `auth.rs`
+//! (a token verifier), and for a client `client.rs` (answers to the
+//! server's input requests) and `oauth.rs` (OAuth callbacks). Every
+//! callable is found in the caller's [`PyRefs`].
 
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use serde_json::Value;
 
 use ferromcp::server::{FromHost, HandlerError, RequestContext, Responder, ToolOutput};
 
 use crate::context::PyContext;
-use crate::handler::{HandlerKey, PyRefs, lock};
-use crate::loop_dispatch::LoopDispatcher;
+use crate::loop_dispatch::{LoopDispatcher, get_running_loop};
+use crate::refs::{HandlerKey, PyRefs};
+use crate::sync::lock;
 use crate::tool_result::PyToolResult;
-use crate::{convert, error, outbox, workers};
+use crate::{error, outbox, values, workers};
 
 const INTERPRETER_GONE: &str = "the Python interpreter is shutting down";
 
@@ -156,7 +159,7 @@ impl HostCall {
                 self.key.1
             )));
         };
-        let input = convert::to_python(py, &self.input).map_err(|e| error::handler_error(py, e))?;
+        let input = values::to_python(py, &self.input).map_err(|e| error::handler_error(py, e))?;
         let ctx = match &self.ctx {
             Some(ctx) => Py::new(py, PyContext::new(ctx.clone()))
                 .map_err(|e| error::handler_error(py, e))?
@@ -266,16 +269,6 @@ async fn with_gil<T: Send + 'static>(
         .unwrap_or_else(|_| Err(HandlerError::tool(INTERPRETER_GONE)))
 }
 
-/// `asyncio.get_running_loop`, looked up once.
-pub(crate) fn get_running_loop(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    static FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    FUNCTION
-        .get_or_try_init(py, || {
-            Ok(py.import("asyncio")?.getattr("get_running_loop")?.unbind())
-        })
-        .map(|f| f.bind(py))
-}
-
 /// Turns what a callable returned into `O`: a native result object as is,
 /// anything else through JSON and core's rule for the kind.
 fn output<O: PyOutput>(
@@ -288,7 +281,7 @@ fn output<O: PyOutput>(
     }
     let default = refs.json_default(py);
     let value =
-        convert::from_python(returned, default.as_ref().map(|d| d.bind(py))).map_err(|e| {
+        values::from_python(returned, default.as_ref().map(|d| d.bind(py))).map_err(|e| {
             HandlerError::tool(format!(
                 "invalid {} result: {}",
                 O::KIND,
@@ -372,80 +365,4 @@ impl ResponderCallback {
             settle(py, outcome);
         }
     }
-}
-
-/// Runs `callable(input, None)` through the host-call adapter as a handler
-/// of `kind` (`"tool"`, `"resource"`, `"prompt"`, `"completion"`, a
-/// client's `"elicitation"`, `"sampling"` or `"roots"` answer, or an
-/// `"oauth"` callback) and
-/// returns the output core built from its return value, as Rust's debug
-/// text. `event_loop` runs an `async def`.
-///
-/// Private, for the binding's own tests: it shows that every kind goes
-/// through the one adapter and core's rule for that kind, before the
-/// user-facing APIs of those kinds exist.
-#[pyfunction]
-#[pyo3(signature = (kind, callable, input, event_loop=None))]
-pub(crate) fn _probe_host_call(
-    py: Python<'_>,
-    kind: &str,
-    callable: Py<PyAny>,
-    input: &Bound<'_, PyAny>,
-    event_loop: Option<Py<PyAny>>,
-) -> PyResult<String> {
-    use crate::handler::HandlerKind;
-    use ferromcp::server::{CompletionOutput, PromptOutput, ResourceOutput};
-    use pyo3::exceptions::PyValueError;
-
-    let handler_kind = match kind {
-        "tool" => HandlerKind::Tool,
-        "resource" => HandlerKind::Resource,
-        "prompt" => HandlerKind::Prompt,
-        "completion" => HandlerKind::Completion,
-        "elicitation" | "sampling" | "roots" => HandlerKind::Input,
-        "oauth" => HandlerKind::OAuth,
-        other => return Err(PyValueError::new_err(format!("unknown kind {other:?}"))),
-    };
-    let input_kind = kind.to_owned();
-    let is_async = py
-        .import("inspect")?
-        .call_method1("iscoroutinefunction", (callable.bind(py),))?
-        .is_truthy()?;
-    let refs = Arc::new(PyRefs::new(None));
-    refs.set_handler(handler_kind, "probe", callable);
-    if let Some(event_loop) = event_loop {
-        refs.set_event_loop(event_loop);
-    }
-    let call = HostCall {
-        key: (handler_kind, Arc::from("probe")),
-        refs: refs.clone(),
-        ctx: None,
-        input: convert::from_python(input, None)?,
-        is_async,
-    };
-    fn debug<O: std::fmt::Debug>(r: Result<O, HandlerError>) -> Result<String, String> {
-        r.map(|o| format!("{o:?}")).map_err(|e| e.to_string())
-    }
-    let outcome = py.detach(move || {
-        ferromcp::runtime::get().block_on(async move {
-            match handler_kind {
-                HandlerKind::Tool => debug(call.run::<ToolOutput>().await),
-                HandlerKind::Resource => debug(call.run::<ResourceOutput>().await),
-                HandlerKind::Prompt => debug(call.run::<PromptOutput>().await),
-                HandlerKind::Completion => debug(call.run::<CompletionOutput>().await),
-                // Never probed: `handler_kind` comes from the names above.
-                HandlerKind::Verifier => Err("no probe for token verifiers".to_owned()),
-                HandlerKind::OAuth => debug(call.run::<crate::oauth::CallbackText>().await),
-                HandlerKind::Input => match input_kind.as_str() {
-                    "elicitation" => debug(call.run::<ferromcp::protocol::ElicitResult>().await),
-                    "sampling" => {
-                        debug(call.run::<ferromcp::protocol::CreateMessageResult>().await)
-                    }
-                    _ => debug(call.run::<ferromcp::protocol::ListRootsResult>().await),
-                },
-            }
-        })
-    });
-    refs.clear();
-    outcome.map_err(PyValueError::new_err)
 }

@@ -6,24 +6,28 @@
 //! `ferromcp` crate; everything Pythonic (schemas from type hints,
 //! decorators, exception classes) is in `python/ferromcp/`.
 
-mod asgi;
 mod auth;
 mod client;
 mod client_future;
 mod context;
-mod convert;
 mod error;
-mod handler;
 mod host_call;
+mod http_embed;
 mod loop_dispatch;
 #[cfg(target_os = "linux")]
 mod loop_reactor;
 mod oauth;
 mod outbox;
+mod pending;
 mod primitives;
+mod probe;
+mod refs;
 mod server;
 mod serving;
+mod sync;
 mod tool_result;
+mod tools;
+mod values;
 mod workers;
 
 use pyo3::prelude::*;
@@ -33,7 +37,7 @@ use pyo3::prelude::*;
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::PyServer>()?;
-    asgi::register(m)?;
+    http_embed::register(m)?;
     auth::register(m)?;
     client::register(m)?;
     oauth::register(m)?;
@@ -49,7 +53,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ferromcp::protocol::LATEST_PROTOCOL_VERSION,
     )?;
     error::add_constants(m)?;
-    m.add_function(wrap_pyfunction!(host_call::_probe_host_call, m)?)?;
+    m.add_function(wrap_pyfunction!(probe::_probe_host_call, m)?)?;
     m.add_function(wrap_pyfunction!(primitives::uri_template_variables, m)?)?;
     m.add_function(wrap_pyfunction!(workers::_close_host_threads, m)?)?;
     Ok(())

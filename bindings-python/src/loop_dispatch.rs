@@ -29,8 +29,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 
-use crate::handler::lock;
+use crate::sync::lock;
 use crate::workers;
 
 /// A job for the loop thread. Called with `None` on the loop thread, or
@@ -332,8 +333,8 @@ impl Drain {
 /// `method` is `add_reader` or (to undo it) `remove_reader`.
 fn register(drain: &Bound<'_, Drain>, method: &str, fd: i32) -> bool {
     let py = drain.py();
-    py.import("asyncio")
-        .and_then(|asyncio| asyncio.call_method0("get_running_loop"))
+    get_running_loop(py)
+        .and_then(|get| get.call0())
         .and_then(|event_loop| {
             if method == "add_reader" {
                 event_loop.call_method1(method, (fd, drain))
@@ -342,4 +343,14 @@ fn register(drain: &Bound<'_, Drain>, method: &str, fd: i32) -> bool {
             }
         })
         .is_ok()
+}
+
+/// `asyncio.get_running_loop`, looked up once.
+pub(crate) fn get_running_loop(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    FUNCTION
+        .get_or_try_init(py, || {
+            Ok(py.import("asyncio")?.getattr("get_running_loop")?.unbind())
+        })
+        .map(|f| f.bind(py))
 }

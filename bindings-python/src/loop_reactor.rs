@@ -22,8 +22,8 @@ use pyo3::{PyTraverseError, PyVisit};
 
 use ferromcp::runtime::{HostReactor, Started, TaskId};
 
-use crate::client_future::Pending;
-use crate::handler::lock;
+use crate::pending::Pending;
+use crate::sync::lock;
 
 /// Builds a call's outcome on the loop's thread: `(failed, value)`, as
 /// `Pending::complete` takes it.

@@ -29,9 +29,10 @@ use ferromcp::client::auth::{
 use ferromcp::server::{FromHost, HandlerError, OutputError};
 
 use crate::client_future;
-use crate::handler::{HandlerKind, PyRefs};
+use crate::error;
 use crate::host_call::{HostCall, PyOutput};
-use crate::{convert, error};
+use crate::refs::{HandlerKind, PyRefs};
+use crate::values as convert;
 
 /// The names the callables and the store have in the client's [`PyRefs`].
 const AUTHORIZE: &str = "authorize";

@@ -21,7 +21,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use pyo3::prelude::*;
 
-use crate::handler::lock;
+use crate::loop_dispatch::get_running_loop;
+use crate::sync::lock;
 
 /// Answers one request (its `Responder::respond`), on a runtime thread.
 pub(crate) type Delivery = ferromcp::runtime::BatchJob;
@@ -49,7 +50,7 @@ pub(crate) fn deliver_after_this_turn(py: Python<'_>, delivery: Delivery) {
     let flush = Flush {
         outbox: outbox.clone(),
     };
-    let scheduled = crate::host_call::get_running_loop(py)
+    let scheduled = get_running_loop(py)
         .and_then(|get| get.call0())
         .and_then(|event_loop| event_loop.call_method1("call_soon", (flush,)));
     match scheduled {

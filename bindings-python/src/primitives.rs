@@ -1,7 +1,7 @@
 //! Python resources, resource templates, prompts and the completion
 //! provider behind core's handler boundary.
 //!
-//! Like tools ([`crate::handler`]), each only says which callable runs with
+//! Like tools ([`crate::tools`]), each only says which callable runs with
 //! which input; running it (sync or async, cancellation) is
 //! [`crate::host_call`]'s job and turning what it returned into a result is
 //! core's ([`ferromcp::server::FromHost`]). Definitions arrive as the dicts
@@ -22,9 +22,9 @@ use ferromcp::server::{
     ResourceOutput, ResourceRequest,
 };
 
-use crate::convert;
-use crate::handler::{HandlerKind, PyRefs};
 use crate::host_call::HostCall;
+use crate::refs::{HandlerKind, PyRefs};
+use crate::values;
 
 /// One registered Python callable of any kind but tools: the key it is
 /// found under in [`PyRefs`], and whether it is `async def`.
@@ -91,7 +91,7 @@ pub(crate) fn definition<T: DeserializeOwned>(
     definition: &Bound<'_, PyDict>,
     what: &str,
 ) -> PyResult<T> {
-    let map = convert::from_python_object(definition, None, what)?;
+    let map = values::from_python_object(definition, None, what)?;
     serde_json::from_value(Value::Object(map))
         .map_err(|e| PyTypeError::new_err(format!("invalid {what}: {e}")))
 }

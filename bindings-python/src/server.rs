@@ -16,10 +16,11 @@ use ferromcp::server::{Server, ServerOptions};
 use ferromcp::transport::http::{HttpLimits, HttpOptions, HttpServer};
 
 use crate::auth::PyProtection;
-use crate::handler::{HandlerKind, PyRefs, PyToolHandler};
 use crate::primitives::{self, PyHandler};
+use crate::refs::{HandlerKind, PyRefs};
 use crate::serving::{self, PyServing};
-use crate::{convert, error};
+use crate::tools::PyToolHandler;
+use crate::{error, values};
 
 /// The native MCP server. Use `ferromcp.Server`, which derives schemas from
 /// type hints; this class takes them ready-made.
@@ -109,13 +110,13 @@ impl PyServer {
         handler: Bound<'_, PyAny>,
         is_async: bool,
     ) -> PyResult<()> {
-        let input_schema = convert::from_python_object(input_schema, None, "input_schema")?;
+        let input_schema = values::from_python_object(input_schema, None, "input_schema")?;
         let mut tool = Tool::new(&name, input_schema.into());
         if let Some(description) = description {
             tool = tool.with_description(description);
         }
         if let Some(schema) = output_schema {
-            let schema = convert::from_python_object(schema, None, "output_schema")?;
+            let schema = values::from_python_object(schema, None, "output_schema")?;
             tool = tool.with_output_schema(schema.into());
         }
         self.install_tool(tool, handler, is_async)
@@ -375,7 +376,7 @@ impl PyServer {
         // Read before anything binds or registers: a bad limit is the
         // caller's mistake and must leave nothing behind.
         let limits = match limits {
-            Some(limits) => HttpLimits::from_json(&convert::from_python(&limits, None)?)
+            Some(limits) => HttpLimits::from_json(&values::from_python(&limits, None)?)
                 .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?,
             None => HttpLimits::default(),
         };

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use ferromcp::server::ToolOutput;
 
-use crate::convert;
+use crate::values;
 
 /// A complete tool result, returned by a handler as is.
 ///
@@ -60,17 +60,17 @@ impl PyToolResult {
             let block = match item.cast::<PyString>() {
                 Ok(text) => Value::String(text.to_cow()?.into_owned()),
                 Err(_) => {
-                    Value::Object(convert::from_python_object(&item, None, "a content block")?)
+                    Value::Object(values::from_python_object(&item, None, "a content block")?)
                 }
             };
             blocks.push(block);
         }
         let structured = structured_content
-            .map(|s| convert::from_python_object(s, None, "structured_content"))
+            .map(|s| values::from_python_object(s, None, "structured_content"))
             .transpose()?
             .map(Value::Object);
         let meta = meta
-            .map(|m| convert::from_python_object(m, None, "meta"))
+            .map(|m| values::from_python_object(m, None, "meta"))
             .transpose()?
             .map(Value::Object);
         let result = match ToolOutput::from_parts(blocks, structured, is_error, meta) {
@@ -85,13 +85,13 @@ impl PyToolResult {
     /// The content blocks.
     #[getter]
     fn content<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_python(py, self.result.get("content").unwrap_or(&Value::Null))
+        values::to_python(py, self.result.get("content").unwrap_or(&Value::Null))
     }
 
     /// The structured content, or `None`.
     #[getter]
     fn structured_content<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_python(
+        values::to_python(
             py,
             self.result.get("structuredContent").unwrap_or(&Value::Null),
         )

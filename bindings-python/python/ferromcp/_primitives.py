@@ -1,9 +1,10 @@
-"""Resources, resource templates, prompts and completions from Python functions.
+"""Tools, resources, resource templates, prompts and completions from Python functions.
 
 Each function is read once, at registration: which parameters it takes
-(template variables, prompt arguments, the :class:`~ferromcp.Context`), how
-each string from the wire converts to the annotated type, and the
-definition the core lists. The adapters built here follow the native
+(tool arguments, template variables, prompt arguments, the
+:class:`~ferromcp.Context`), how each value from the wire converts to the
+annotated type, and the definition the core lists (a tool's schemas are
+derived in ``_schema``). The adapters built here follow the native
 calling convention ``handler(input, ctx)``; the core turns what they return
 into results (its ``FromHost`` rules), so nothing here assembles protocol
 results.
@@ -18,17 +19,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _native
+from ._callables import is_coroutine_function
 from ._docstring import parse_docstring
-from ._schema import from_text
+from ._schema import ToolSignature, from_text
 from .context import Context
 from .errors import InvalidParamsError
 
 __all__ = [
     "CompletionRouter",
     "Handler",
-    "is_coroutine_function",
     "prompt_handler",
     "resource_handler",
+    "tool_handler",
 ]
 
 Handler = Callable[[Any, Any], Any]
@@ -37,11 +39,6 @@ Handler = Callable[[Any, Any], Any]
 CompletionSource = Callable[..., Any] | Sequence[str]
 """A completion function (``fn(value, [arguments], [ctx])``) or a fixed list
 of candidate values (filtered by prefix)."""
-
-
-def is_coroutine_function(fn: Any) -> bool:
-    """``async def`` functions and objects with an ``async def __call__``."""
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 (an async __call__, not callability)
 
 
 @dataclass
@@ -130,6 +127,38 @@ def _adapt(
         return fn(**kwargs)
 
     return call
+
+
+def tool_handler(fn: Callable[..., Any], signature: ToolSignature, is_async: bool) -> Handler:
+    """Adapts a tool function to the native convention ``handler(arguments, ctx)``:
+    each argument goes to the parameter of that name, converted to its
+    annotation where it needs it (``signature``, from ``_schema``).
+
+    >>> from ferromcp._schema import tool_signature
+    >>> def add(a: int, b: int = 1) -> int:
+    ...     return a + b
+    >>> handler = tool_handler(add, tool_signature(add, Context), is_async=False)
+    >>> handler({"a": 2}, None)
+    3
+    """
+    parameters = signature.parameters
+    known = {p.name for p in parameters}
+    context_name = signature.context_parameter
+    accepts_extra = signature.accepts_extra
+
+    def keywords(arguments: dict[str, Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        for p in parameters:
+            if p.name in arguments:
+                value = arguments[p.name]
+                kwargs[p.name] = p.convert(value) if p.convert is not None and value is not None else value
+        if accepts_extra:
+            for key, value in arguments.items():
+                if key not in known and key != context_name:
+                    kwargs[key] = value
+        return kwargs
+
+    return _adapt(fn, is_async, context_name, keywords)
 
 
 @dataclass

@@ -28,64 +28,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Generic, TypeVar
 
 from . import _native
 
-if TYPE_CHECKING:
-    from .auth import Protection
-    from .server import Server
+__all__ = ["McpAsgiApp"]
 
-__all__ = ["McpAsgiApp", "asgi_app"]
+# The server an application serves (a ferromcp.Server, which builds the
+# application): a parameter, so that this module needs no import of it.
+_S = TypeVar("_S")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-
-
-def asgi_app(
-    self: Server,
-    *,
-    path: str | None = "/mcp",
-    allowed_hosts: Sequence[str] | None = None,
-    allowed_origins: Sequence[str] | None = None,
-    max_body_bytes: int | None = None,
-    auth: Protection | None = None,
-) -> McpAsgiApp:
-    """An ASGI 3 application serving this server's MCP endpoint.
-
-    ``path`` is the endpoint's path inside the application (below any mount
-    point; ``None`` answers on every path). ``allowed_hosts`` lists the
-    ``Host`` names accepted (without port); by default only the loopback
-    names, which protects local servers from DNS rebinding: list your
-    public names when deploying. ``allowed_origins`` lists the browser
-    ``Origin`` values accepted (by default loopback origins only).
-    ``max_body_bytes`` caps a request body (16 MiB by default). ``auth``
-    protects the endpoint with OAuth bearer tokens
-    (:class:`ferromcp.Protection`); the application must then also route
-    ``/.well-known/oauth-protected-resource`` (and that path followed by
-    ``path``) to it, which the endpoint answers: mount it with
-    ``path=None`` or route those paths too.
-
-    Async tools run on the loop serving the application.
-
-    >>> import ferromcp
-    >>> server = ferromcp.Server("mounted")
-    >>> app = server.asgi_app(path="/mcp", allowed_hosts=["localhost", "api.example.com"])
-    >>> app.path
-    '/mcp'
-    """
-    endpoint = _native.HttpEndpoint(
-        self._native,
-        path=path,
-        allowed_hosts=list(allowed_hosts) if allowed_hosts is not None else None,
-        allowed_origins=list(allowed_origins) if allowed_origins is not None else None,
-        max_body_bytes=max_body_bytes,
-        auth=auth._native() if auth is not None else None,
-    )
-    return McpAsgiApp(self, endpoint, path)
 
 
 def _settle(future: asyncio.Future[Any], value: object) -> None:
@@ -104,7 +61,7 @@ def _waker(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]) -> Call
     return wake
 
 
-class McpAsgiApp:
+class McpAsgiApp(Generic[_S]):
     """The ASGI application of :meth:`ferromcp.Server.asgi_app`.
 
     Serves ``http`` scopes; answers ``lifespan`` (startup and shutdown
@@ -116,7 +73,7 @@ class McpAsgiApp:
     's'
     """
 
-    def __init__(self, server: Server, endpoint: _native.HttpEndpoint, path: str | None) -> None:
+    def __init__(self, server: _S, endpoint: _native.HttpEndpoint, path: str | None) -> None:
         self.server = server
         self.path = path
         self._endpoint = endpoint

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from . import _native
+from ._callables import is_coroutine_function
 from ._native import JwtVerifier
 
 __all__ = ["AuthInfo", "InvalidToken", "JwtVerifier", "Protection", "Verifier"]
@@ -119,9 +120,6 @@ class Protection:
     @property
     def _is_async(self) -> bool:
         """Whether serving it needs an asyncio loop (an ``async`` verifier)."""
-        # Imported here: _primitives imports context, which imports this module.
-        from ._primitives import is_coroutine_function
-
         return not isinstance(self.verifier, JwtVerifier) and is_coroutine_function(self.verifier)
 
 

@@ -12,16 +12,17 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, TypeVar, overload
 
 from . import _native
+from ._callables import is_coroutine_function
 from ._json import json_default
 from ._native import Serving
-from ._primitives import CompletionRouter, CompletionSource, is_coroutine_function, prompt_handler, resource_handler
-from ._schema import JsonSchema, ToolSignature, tool_signature
-from .asgi import asgi_app as _asgi_app
+from ._primitives import CompletionRouter, CompletionSource, prompt_handler, resource_handler, tool_handler
+from ._schema import JsonSchema, tool_signature
+from .asgi import McpAsgiApp
 from .auth import Protection
 from .context import Context
 from .errors import ConnectionClosedError
@@ -302,7 +303,7 @@ class Server:
         _put(definition, "description", description if description is not None else signature.description)
         _put(definition, "outputSchema", output_schema if output_schema is not None else signature.output_schema)
         _put_common(definition, annotations, icons, meta)
-        self._native.register_tool(definition, _native_handler(fn, signature, is_async), is_async)
+        self._native.register_tool(definition, tool_handler(fn, signature, is_async), is_async)
         self._native.require_scopes("tool", tool_name, list(scopes or ()))
         self._mark_async(("tool", tool_name), is_async)
 
@@ -872,7 +873,47 @@ class Server:
         http = _Http(host, port, path, allowed_hosts, allowed_origins, auth, limits)
         return self._native.start_http(host, port, event_loop, **http.options())
 
-    asgi_app = _asgi_app  # ferromcp.asgi: mount MCP in Starlette/FastAPI/uvicorn apps
+    def asgi_app(
+        self,
+        *,
+        path: str | None = "/mcp",
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        max_body_bytes: int | None = None,
+        auth: Protection | None = None,
+    ) -> McpAsgiApp[Server]:
+        """An ASGI 3 application serving this server's MCP endpoint, to mount
+        in Starlette, FastAPI or any ASGI server (see :mod:`ferromcp.asgi`).
+
+        ``path`` is the endpoint's path inside the application (below any mount
+        point; ``None`` answers on every path). ``allowed_hosts`` lists the
+        ``Host`` names accepted (without port); by default only the loopback
+        names, which protects local servers from DNS rebinding: list your
+        public names when deploying. ``allowed_origins`` lists the browser
+        ``Origin`` values accepted (by default loopback origins only).
+        ``max_body_bytes`` caps a request body (16 MiB by default). ``auth``
+        protects the endpoint with OAuth bearer tokens
+        (:class:`ferromcp.Protection`); the application must then also route
+        ``/.well-known/oauth-protected-resource`` (and that path followed by
+        ``path``) to it, which the endpoint answers: mount it with
+        ``path=None`` or route those paths too.
+
+        Async tools run on the loop serving the application.
+
+        >>> server = Server("mounted")
+        >>> app = server.asgi_app(path="/mcp", allowed_hosts=["localhost", "api.example.com"])
+        >>> app.path
+        '/mcp'
+        """
+        endpoint = _native.HttpEndpoint(
+            self._native,
+            path=path,
+            allowed_hosts=list(allowed_hosts) if allowed_hosts is not None else None,
+            allowed_origins=list(allowed_origins) if allowed_origins is not None else None,
+            max_body_bytes=max_body_bytes,
+            auth=auth._native() if auth is not None else None,
+        )
+        return McpAsgiApp(self, endpoint, path)
 
     def __repr__(self) -> str:
         return f"<ferromcp.Server {self.name!r} {self.version} tools={self.tool_names()}>"
@@ -959,42 +1000,3 @@ def _put_common(
     _put(definition, "annotations", dict(annotations) if annotations is not None else None)
     _put(definition, "icons", [dict(i) for i in icons] if icons is not None else None)
     _put(definition, "_meta", dict(meta) if meta is not None else None)
-
-
-def _native_handler(
-    fn: Callable[..., Any], signature: ToolSignature, is_async: bool
-) -> Callable[[dict[str, Any], _native.Context], Any]:
-    """Adapts ``fn`` to the native convention ``handler(arguments, ctx)``."""
-    parameters = signature.parameters
-    known = {p.name for p in parameters}
-    context_name = signature.context_parameter
-    accepts_extra = signature.accepts_extra
-
-    def keywords(arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        for p in parameters:
-            if p.name in arguments:
-                value = arguments[p.name]
-                kwargs[p.name] = p.convert(value) if p.convert is not None and value is not None else value
-        if accepts_extra:
-            for key, value in arguments.items():
-                if key not in known and key != context_name:
-                    kwargs[key] = value
-        if context_name is not None:
-            kwargs[context_name] = ctx
-        return kwargs
-
-    if is_async:
-        coroutine_fn: Callable[..., Awaitable[Any]] = fn
-
-        async def call_async(arguments: dict[str, Any], native_ctx: _native.Context) -> Any:
-            ctx = Context(native_ctx, asynchronous=True) if context_name is not None else None
-            return await coroutine_fn(**keywords(arguments, ctx))
-
-        return call_async
-
-    def call(arguments: dict[str, Any], native_ctx: _native.Context) -> Any:
-        ctx = Context(native_ctx, asynchronous=False) if context_name is not None else None
-        return fn(**keywords(arguments, ctx))
-
-    return call

@@ -1,22 +1,16 @@
-//! Python tools behind core's handler boundary, and [`PyRefs`], every
-//! Python object a server holds.
-//!
-//! Running a callable (sync on worker threads, async on the serving asyncio
-//! loop, cancellation on drop) is [`crate::host_call`]'s job, for every kind
-//! of handler; this file only says which callable a tool runs.
+//! [`PyRefs`], every Python object a server (or a client) holds, keyed by
+//! [`HandlerKind`] and name: the one table every kind of handler reads its
+//! callable from, and the one place the garbage collector looks.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use pyo3::PyTraverseError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use serde_json::Value;
 
-use ferromcp::server::{BoxFuture, Handler, HandlerResult, RequestContext, ToolOutput};
-
-use crate::host_call::HostCall;
 use crate::loop_dispatch::LoopDispatcher;
+use crate::sync::lock;
 
 /// The kinds of Python callables a server holds. Part of the key of
 /// [`PyRefs`]' table, so a tool and a prompt (or a resource) with the same
@@ -67,14 +61,6 @@ pub(crate) struct PyRefs {
     /// The serving asyncio loop and its job queue (see [`LoopDispatcher`]).
     event_loop: Mutex<Option<Arc<LoopDispatcher>>>,
     json_default: Mutex<Option<Py<PyAny>>>,
-}
-
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // The guarded values are plain references; a panic while holding the
-    // lock cannot leave them half-updated.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl PyRefs {
@@ -162,26 +148,5 @@ impl PyRefs {
         // Dropped after the locks are released: a decref may run arbitrary
         // Python code (finalizers) that could re-enter this server.
         drop((handlers, event_loop, default));
-    }
-}
-
-/// One registered Python tool: runs its callable through [`HostCall`].
-pub(crate) struct PyToolHandler {
-    /// Shared with every call, so a call does not copy it.
-    pub(crate) name: Arc<str>,
-    pub(crate) is_async: bool,
-    pub(crate) refs: Arc<PyRefs>,
-}
-
-impl Handler<Value, ToolOutput> for PyToolHandler {
-    fn call(&self, ctx: RequestContext, arguments: Value) -> BoxFuture<HandlerResult> {
-        let call = HostCall {
-            key: (HandlerKind::Tool, self.name.clone()),
-            refs: self.refs.clone(),
-            ctx: Some(ctx),
-            input: arguments,
-            is_async: self.is_async,
-        };
-        Box::pin(call.run::<ToolOutput>())
     }
 }

@@ -10,7 +10,7 @@
 //! runtime worker ever waits for the GIL.
 
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use pyo3::exceptions::PyValueError;
@@ -22,14 +22,10 @@ use ferromcp::transport::http::{
     BodySender, EndpointOptions, ExchangeInfo, HttpEndpoint, McpBody, RequestBody,
 };
 
-use crate::handler::PyRefs;
+use crate::refs::PyRefs;
 use crate::server::PyServer;
+use crate::sync::lock;
 use crate::workers;
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Plain slots, each written in one assignment: never half-written.
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// A server's MCP endpoint for a host's HTTP server. Made by
 /// `ferromcp.Server.asgi_app()`; `start()` begins one exchange.
