@@ -16,13 +16,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ferromcp_core::client::{
-    CallOptions, Client, ClientCertificate, ClientLimits, ClientOptions, EraPreference,
-    ProgressUpdate, StderrMode, StdioCommand, TlsOptions, TlsRoots,
-};
-use ferromcp_core::protocol::{
-    CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
-};
+use ferromcp_core::client::{CallOptions, Client, ClientOptions, ProgressUpdate, StdioCommand};
+use ferromcp_core::host::input::input_answer;
+use ferromcp_core::host::settings;
+use ferromcp_core::protocol::{CreateMessageResult, ElicitResult, InputKind, ListRootsResult};
 use ferromcp_core::server::HandlerError;
 use tokio_util::sync::CancellationToken;
 
@@ -160,137 +157,10 @@ fn bad_option(why: impl std::fmt::Display) -> FfiError {
     )
 }
 
-fn millis(map: &Map<String, Value>, key: &str) -> Result<Option<Duration>, FfiError> {
-    map.get(key)
-        .map(|v| {
-            v.as_u64()
-                .map(Duration::from_millis)
-                .ok_or_else(|| bad_option(format!("\"{key}\" must be a non-negative integer")))
-        })
-        .transpose()
-}
-
-fn string_option<'a>(map: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, FfiError> {
-    map.get(key)
-        .map(|v| {
-            v.as_str()
-                .ok_or_else(|| bad_option(format!("\"{key}\" must be a string")))
-        })
-        .transpose()
-}
-
-/// Reads client options JSON into core's [`ClientOptions`].
+/// Reads client options JSON into core's [`ClientOptions`]: core's one
+/// reading of client settings, the C members being its camelCase names.
 fn client_options(map: &Map<String, Value>) -> Result<ClientOptions, FfiError> {
-    const KNOWN: [&str; 12] = [
-        "name",
-        "version",
-        "protocolVersion",
-        "era",
-        "timeoutMs",
-        "probeTimeoutMs",
-        "stderr",
-        "tlsRoots",
-        "caCerts",
-        "clientCert",
-        "clientKey",
-        "limits",
-    ];
-    if let Some(key) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(bad_option(format!("unknown option {key:?}")));
-    }
-    let mut options = ClientOptions::default();
-    let name = string_option(map, "name")?;
-    let version = string_option(map, "version")?;
-    if name.is_some() || version.is_some() {
-        options.info = Implementation::new(
-            name.unwrap_or(&options.info.name).to_owned(),
-            version.unwrap_or(&options.info.version).to_owned(),
-        );
-    }
-    if let Some(version) = string_option(map, "protocolVersion")? {
-        options.protocol_version = version.to_owned();
-    }
-    options.era = match string_option(map, "era")? {
-        None | Some("auto") => EraPreference::Auto,
-        Some("modern") => EraPreference::Modern,
-        Some("legacy") => EraPreference::Legacy,
-        Some(other) => {
-            return Err(bad_option(format!(
-                "\"era\" must be \"auto\", \"modern\" or \"legacy\", not {other:?}"
-            )));
-        }
-    };
-    if let Some(value) = map.get("timeoutMs") {
-        // 0 waits indefinitely, as in the per-call timeout.
-        options.timeout = match value.as_u64() {
-            Some(0) => None,
-            Some(ms) => Some(Duration::from_millis(ms)),
-            None => return Err(bad_option("\"timeoutMs\" must be a non-negative integer")),
-        };
-    }
-    if let Some(probe) = millis(map, "probeTimeoutMs")? {
-        options.probe_timeout = probe;
-    }
-    options.stderr = match string_option(map, "stderr")? {
-        None | Some("capture") => StderrMode::Capture,
-        Some("inherit") => StderrMode::Inherit,
-        Some("null") => StderrMode::Null,
-        Some(other) => {
-            return Err(bad_option(format!(
-                "\"stderr\" must be \"capture\", \"inherit\" or \"null\", not {other:?}"
-            )));
-        }
-    };
-    options.tls = tls_options(map)?;
-    if let Some(limits) = map.get("limits") {
-        // Core's one reading of the setting: the error names the
-        // member that is wrong.
-        options.limits = ClientLimits::from_json(limits).map_err(bad_option)?;
-    }
-    Ok(options)
-}
-
-/// The `https://` members: `tlsRoots`, `caCerts` (PEM texts), and
-/// `clientCert` with `clientKey` (PEM texts).
-fn tls_options(map: &Map<String, Value>) -> Result<TlsOptions, FfiError> {
-    let roots = match string_option(map, "tlsRoots")? {
-        None | Some("native") => TlsRoots::Native,
-        Some("webpki") => TlsRoots::WebPki,
-        Some("none") => TlsRoots::None,
-        Some(other) => {
-            return Err(bad_option(format!(
-                "\"tlsRoots\" must be \"native\", \"webpki\" or \"none\", not {other:?}"
-            )));
-        }
-    };
-    let ca_certs = match map.get("caCerts") {
-        None => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|item| {
-                item.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| bad_option("\"caCerts\" must be an array of PEM strings"))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(bad_option("\"caCerts\" must be an array of PEM strings")),
-    };
-    let client_cert = match (
-        string_option(map, "clientCert")?,
-        string_option(map, "clientKey")?,
-    ) {
-        (Some(cert), Some(key)) => Some(ClientCertificate {
-            cert_chain_pem: cert.to_owned(),
-            key_pem: key.to_owned(),
-        }),
-        (None, None) => None,
-        _ => return Err(bad_option("\"clientCert\" and \"clientKey\" go together")),
-    };
-    Ok(TlsOptions {
-        roots,
-        ca_certs,
-        client_cert,
-    })
+    settings::client_options(&Value::Object(map.clone())).map_err(bad_option)
 }
 
 /// Creates client options.
@@ -427,18 +297,6 @@ impl InputCallback {
     }
 }
 
-/// A core error for what a C input callback failed with: a JSON-RPC error
-/// keeps its code (a legacy server receives it as is).
-fn input_error(kind: InputKind, error: HandlerError) -> ferromcp_core::Error {
-    match error {
-        HandlerError::Protocol(mcp) => ferromcp_core::Error::Mcp(mcp),
-        HandlerError::Tool(message) => ferromcp_core::Error::Protocol(format!(
-            "the {} handler failed: {message}",
-            kind.capability()
-        )),
-    }
-}
-
 async fn run_input<O>(
     callback: Arc<InputCallback>,
     kind: InputKind,
@@ -448,10 +306,9 @@ where
     O: host_call::CallOutput + Serialize,
 {
     let text = params.to_string();
-    let answer = host_call::run::<O>(None, false, move |call| callback.invoke(kind, text, call))
-        .await
-        .map_err(|e| input_error(kind, e))?;
-    Ok(serde_json::to_value(answer)?)
+    let answer =
+        host_call::run::<O>(None, false, move |call| callback.invoke(kind, text, call)).await;
+    input_answer(kind, answer)
 }
 
 /// Answers one kind of server request with a C callback (and so declares
@@ -1544,6 +1401,7 @@ pub unsafe extern "C" fn ferromcp_client_call_tool_async(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ferromcp_core::client::{ClientCertificate, EraPreference, TlsOptions, TlsRoots};
 
     fn parse(text: &str) -> Result<ClientOptions, FfiError> {
         client_options(&parse_json_object(text, "options_json")?)

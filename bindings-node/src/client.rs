@@ -19,15 +19,12 @@ use std::time::Duration;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, CallbackRelay, Client, ClientCertificate, ClientLimits, ClientOptions,
-    EraPreference, ListKind, PageDemand, ProgressUpdate, StderrMode, StdioCommand, Subscription,
-    TlsOptions, TlsRoots,
+    CallOptions, CallbackRelay, Client, ClientOptions, ListKind, PageDemand, ProgressUpdate,
+    StdioCommand, Subscription,
 };
 use ferromcp::protocol::{
-    CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
-    SubscriptionFilter,
+    CreateMessageResult, ElicitResult, InputKind, ListRootsResult, SubscriptionFilter,
 };
-use ferromcp::server::HandlerError;
 use napi::bindgen_prelude::{ClassInstance, Function, Object};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status, Unknown};
@@ -39,6 +36,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::host_call::{self, HostCallArgs, JsCallback};
 use crate::runtime::spawn;
+use ferromcp::host::input::input_answer;
+use ferromcp::host::settings::client_options;
 
 /// [`spawn`] for a result sent to JS as its JSON form.
 fn spawn_json<'env, T, F>(env: &'env Env, work: F) -> napi::Result<Object<'env>>
@@ -65,44 +64,35 @@ fn millis(env: &Env, what: &str, value: Option<f64>) -> napi::Result<Option<Dura
         .map_err(|e| invalid(env, format!("invalid {what}: {e}")))
 }
 
-/// A core error for what a JS input handler failed with: a thrown
-/// `McpError` keeps its code (a legacy server receives it as is), anything
-/// else is reported as the handler's failure.
-fn input_error(kind: InputKind, error: HandlerError) -> Error {
-    match error {
-        HandlerError::Protocol(mcp) => Error::Mcp(mcp),
-        HandlerError::Tool(message) => Error::Protocol(format!(
-            "the {} handler failed: {message}",
-            kind.capability()
-        )),
-    }
-}
-
-/// Runs the JS handler of `kind` through the host-call adapter and core's
-/// rule for that kind's result.
+/// Runs the JS handler of `kind` through the host-call adapter, typed by
+/// core's rule for that kind's result.
 async fn answer_input(
     kind: InputKind,
     callback: Arc<JsCallback>,
     params: Value,
 ) -> Result<Value, Error> {
-    let answer = match kind {
-        InputKind::Elicitation => host_call::call::<ElicitResult>(&callback, None, params)
-            .await
-            .map(serde_json::to_value),
-        InputKind::Sampling => host_call::call::<CreateMessageResult>(&callback, None, params)
-            .await
-            .map(serde_json::to_value),
-        InputKind::Roots => host_call::call::<ListRootsResult>(&callback, None, params)
-            .await
-            .map(serde_json::to_value),
-    };
-    answer
-        .map_err(|e| input_error(kind, e))?
-        .map_err(Error::from)
+    match kind {
+        InputKind::Elicitation => input_answer(
+            kind,
+            host_call::call::<ElicitResult>(&callback, None, params).await,
+        ),
+        InputKind::Sampling => input_answer(
+            kind,
+            host_call::call::<CreateMessageResult>(&callback, None, params).await,
+        ),
+        InputKind::Roots => input_answer(
+            kind,
+            host_call::call::<ListRootsResult>(&callback, None, params).await,
+        ),
+    }
 }
 
-/// What both connect calls share.
+/// What both connect calls share. The settings of the client are read by
+/// core ([`client_options`]) from this object's JSON form; `headers`,
+/// `env` and `cwd` are arguments of the connection.
 #[napi(object, js_name = "ClientConnectOptions")]
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct JsClientOptions {
     /// `clientInfo.name` (default: core's).
     pub name: Option<String>,
@@ -113,8 +103,10 @@ pub struct JsClientOptions {
     /// `"auto"` (default: detect the server's era), `"modern"` or `"legacy"`.
     pub era: Option<String>,
     /// Default timeout of every request, in milliseconds.
+    #[serde(rename = "timeoutMs")]
     pub timeout: Option<f64>,
     /// HTTP only: extra headers sent with every request, as `[name, value]`.
+    #[serde(skip)]
     pub headers: Option<Vec<Vec<String>>>,
     /// HTTPS only: `"native"` (default: the platform's store, which
     /// `SSL_CERT_FILE` / `SSL_CERT_DIR` replace), `"webpki"` or `"none"`.
@@ -126,8 +118,10 @@ pub struct JsClientOptions {
     /// HTTPS only: the private key (PEM) of `client_cert`.
     pub client_key: Option<String>,
     /// stdio only: extra environment variables of the server, as `[name, value]`.
+    #[serde(skip)]
     pub env: Option<Vec<Vec<String>>>,
     /// stdio only: the server's working directory.
+    #[serde(skip)]
     pub cwd: Option<String>,
     /// stdio only: `"capture"` (default), `"inherit"` or `"null"`.
     pub stderr: Option<String>,
@@ -156,82 +150,26 @@ fn pairs(
         .collect()
 }
 
-/// `ClientOptions::tls` from the connect options (PEM texts: the JS layer
-/// reads files).
-fn tls_options(env: &Env, options: &mut JsClientOptions) -> napi::Result<TlsOptions> {
-    let roots = match options.tls_roots.as_deref() {
-        None | Some("native") => TlsRoots::Native,
-        Some("webpki") => TlsRoots::WebPki,
-        Some("none") => TlsRoots::None,
-        Some(other) => {
-            return Err(invalid(
-                env,
-                format!("tlsRoots must be \"native\", \"webpki\" or \"none\", not {other:?}"),
-            ));
-        }
-    };
-    let client_cert = match (options.client_cert.take(), options.client_key.take()) {
-        (Some(cert_chain_pem), Some(key_pem)) => Some(ClientCertificate {
-            cert_chain_pem,
-            key_pem,
-        }),
-        (None, None) => None,
-        _ => {
-            return Err(invalid(
-                env,
-                "clientCert and clientKey go together".to_owned(),
-            ));
-        }
-    };
-    Ok(TlsOptions {
-        roots,
-        ca_certs: options.ca_certs.take().unwrap_or_default(),
-        client_cert,
-    })
-}
-
-/// Builds the core options; each handler is registered through
+/// Builds the core options from the connect options, read by core's one
+/// reading of client settings; each handler is registered through
 /// `ClientOptions::on_input`, which also declares its capability.
 fn core_options(
     env: &Env,
-    options: &mut Option<JsClientOptions>,
+    options: &Option<JsClientOptions>,
     handlers: [(InputKind, Option<JsHandler<'_>>); 3],
 ) -> napi::Result<ClientOptions> {
-    let mut core = ClientOptions::default();
-    if let Some(options) = options {
-        if options.name.is_some() || options.version.is_some() {
-            core.info = Implementation::new(
-                options
-                    .name
-                    .take()
-                    .unwrap_or_else(|| core.info.name.clone()),
-                options
-                    .version
-                    .take()
-                    .unwrap_or_else(|| core.info.version.clone()),
-            );
-        }
-        if let Some(version) = options.protocol_version.take() {
-            core.protocol_version = version;
-        }
-        core.era = match options.era.as_deref() {
-            None | Some("auto") => EraPreference::Auto,
-            Some("modern") => EraPreference::Modern,
-            Some("legacy") => EraPreference::Legacy,
-            Some(other) => {
-                return Err(invalid(
-                    env,
-                    format!("era must be \"auto\", \"modern\" or \"legacy\", not {other:?}"),
-                ));
+    let mut core = match options {
+        None => ClientOptions::default(),
+        Some(options) => {
+            let mut given = serde_json::to_value(options)
+                .map_err(|e| invalid(env, format!("invalid client options: {e}")))?;
+            // An options object without `timeout` waits indefinitely.
+            if let Value::Object(given) = &mut given {
+                given.entry("timeoutMs").or_insert(Value::Null);
             }
-        };
-        core.timeout = millis(env, "timeout", options.timeout)?;
-        if let Some(limits) = options.limits.take() {
-            // Core's one reading of the setting: the error names the
-            // member that is wrong.
-            core.limits = ClientLimits::from_json(&limits).map_err(|e| invalid(env, e))?;
+            client_options(&given).map_err(|e| invalid(env, e))?
         }
-    }
+    };
     for (kind, handler) in handlers {
         let Some(handler) = handler else { continue };
         // Weak: a handler must not keep the process alive; a pending
@@ -270,14 +208,14 @@ impl JsClient {
         env: &'env Env,
         program: String,
         args: Vec<String>,
-        mut options: Option<JsClientOptions>,
+        options: Option<JsClientOptions>,
         on_elicitation: Option<JsHandler<'_>>,
         on_sampling: Option<JsHandler<'_>>,
         on_roots: Option<JsHandler<'_>>,
     ) -> napi::Result<Object<'env>> {
-        let mut core = core_options(
+        let core = core_options(
             env,
-            &mut options,
+            &options,
             [
                 (InputKind::Elicitation, on_elicitation),
                 (InputKind::Sampling, on_sampling),
@@ -286,19 +224,6 @@ impl JsClient {
         )?;
         let mut command = StdioCommand::new(program, args);
         if let Some(options) = options {
-            core.stderr = match options.stderr.as_deref() {
-                None | Some("capture") => StderrMode::Capture,
-                Some("inherit") => StderrMode::Inherit,
-                Some("null") => StderrMode::Null,
-                Some(other) => {
-                    return Err(invalid(
-                        env,
-                        format!(
-                            "stderr must be \"capture\", \"inherit\" or \"null\", not {other:?}"
-                        ),
-                    ));
-                }
-            };
             command.env = pairs(env, "env", options.env)?
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into()))
@@ -318,7 +243,7 @@ impl JsClient {
     pub fn connect_http<'env>(
         env: &'env Env,
         url: String,
-        mut options: Option<JsClientOptions>,
+        options: Option<JsClientOptions>,
         on_elicitation: Option<JsHandler<'_>>,
         on_sampling: Option<JsHandler<'_>>,
         on_roots: Option<JsHandler<'_>>,
@@ -326,16 +251,13 @@ impl JsClient {
     ) -> napi::Result<Object<'env>> {
         let mut core = core_options(
             env,
-            &mut options,
+            &options,
             [
                 (InputKind::Elicitation, on_elicitation),
                 (InputKind::Sampling, on_sampling),
                 (InputKind::Roots, on_roots),
             ],
         )?;
-        if let Some(options) = options.as_mut() {
-            core.tls = tls_options(env, options)?;
-        }
         core.oauth = oauth.map(|oauth| oauth.core_options(&core.tls));
         core.http_headers = pairs(env, "headers", options.and_then(|o| o.headers))?;
         spawn(

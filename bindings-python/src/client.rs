@@ -25,25 +25,24 @@ use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, CallbackRelay, Client, ClientCertificate, ClientLimits, ClientOptions,
-    EraPreference, ListKind, PageDemand, ProgressUpdate, StderrMode, StdioCommand, Subscription,
-    TlsOptions, TlsRoots,
+    CallOptions, CallbackRelay, Client, ClientOptions, ListKind, PageDemand, ProgressUpdate,
+    StdioCommand, Subscription,
 };
+use ferromcp::host::input::input_answer;
+use ferromcp::host::settings::client_options;
 use ferromcp::protocol::{
-    CreateMessageResult, ElicitResult, Implementation, InputKind, ListRootsResult,
-    SubscriptionFilter,
+    CreateMessageResult, ElicitResult, InputKind, ListRootsResult, SubscriptionFilter,
 };
-use ferromcp::server::HandlerError;
 
 use crate::client_future::{self, Event, Events, ToPy};
 use crate::host_call::HostCall;
 use crate::refs::{HandlerKind, PyRefs};
-use crate::values as convert;
+use crate::values;
 
 /// Converts a core result to the Python objects of its JSON form, straight
 /// from the typed result (no `serde_json::Value` tree in between).
 fn json_to_py<T: Serialize + Send + 'static>() -> ToPy<T> {
-    Box::new(|py, value: T| Ok(convert::to_python(py, &value)?.unbind()))
+    Box::new(|py, value: T| Ok(values::to_python(py, &value)?.unbind()))
 }
 
 fn seconds(what: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
@@ -53,21 +52,8 @@ fn seconds(what: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
         .map_err(|e| PyValueError::new_err(format!("invalid {what}: {e}")))
 }
 
-/// A core error for what a Python input handler failed with: a raised
-/// `McpError` keeps its code (a legacy server receives it as is), anything
-/// else is reported as the handler's failure.
-fn input_error(kind: InputKind, error: HandlerError) -> Error {
-    match error {
-        HandlerError::Protocol(mcp) => Error::Mcp(mcp),
-        HandlerError::Tool(message) => Error::Protocol(format!(
-            "the {} handler failed: {message}",
-            kind.capability()
-        )),
-    }
-}
-
-/// Runs the Python handler of `kind` through the host-call adapter and
-/// core's rule for that kind's result.
+/// Runs the Python handler of `kind` through the host-call adapter, typed
+/// by core's rule for that kind's result.
 async fn answer_input(
     kind: InputKind,
     refs: Arc<PyRefs>,
@@ -81,20 +67,11 @@ async fn answer_input(
         input: params,
         is_async,
     };
-    let answer = match kind {
-        InputKind::Elicitation => call.run::<ElicitResult>().await.map(serde_json::to_value),
-        InputKind::Sampling => call
-            .run::<CreateMessageResult>()
-            .await
-            .map(serde_json::to_value),
-        InputKind::Roots => call
-            .run::<ListRootsResult>()
-            .await
-            .map(serde_json::to_value),
-    };
-    answer
-        .map_err(|e| input_error(kind, e))?
-        .map_err(Error::from)
+    match kind {
+        InputKind::Elicitation => input_answer(kind, call.run::<ElicitResult>().await),
+        InputKind::Sampling => input_answer(kind, call.run::<CreateMessageResult>().await),
+        InputKind::Roots => input_answer(kind, call.run::<ListRootsResult>().await),
+    }
 }
 
 /// Reads the connection options the Python layer passes.
@@ -103,76 +80,52 @@ struct Settings {
     refs: Arc<PyRefs>,
 }
 
-/// `ClientOptions::tls` from the keyword arguments (PEM texts: the Python
-/// layer reads files).
-fn tls_options(
-    roots: &str,
-    ca_certs: Option<Vec<String>>,
-    client_cert: Option<(String, String)>,
-) -> PyResult<TlsOptions> {
-    let roots = match roots {
-        "native" => TlsRoots::Native,
-        "webpki" => TlsRoots::WebPki,
-        "none" => TlsRoots::None,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "tls_roots must be \"native\", \"webpki\" or \"none\", not {other:?}"
-            )));
-        }
-    };
-    Ok(TlsOptions {
-        roots,
-        ca_certs: ca_certs.unwrap_or_default(),
-        client_cert: client_cert.map(|(cert_chain_pem, key_pem)| ClientCertificate {
-            cert_chain_pem,
-            key_pem,
-        }),
-    })
-}
-
-/// Builds the core options from the keyword arguments both connect
-/// methods share; each handler is registered through
-/// `ClientOptions::on_input`, which also declares its capability.
-#[allow(clippy::too_many_arguments)]
-fn settings(
-    py: Python<'_>,
+/// The settings both connect methods name the same way, plus `more`, as
+/// core's client settings (snake_case, as the Python caller spells them).
+fn identity<const N: usize>(
     name: Option<String>,
     version: Option<String>,
     protocol_version: Option<String>,
     era: &str,
+    more: [(&str, Value); N],
+) -> Map<String, Value> {
+    let mut given = Map::new();
+    given.insert("name".into(), name.map_or(Value::Null, Value::from));
+    given.insert("version".into(), version.map_or(Value::Null, Value::from));
+    let protocol_version = protocol_version.map_or(Value::Null, Value::from);
+    given.insert("protocol_version".into(), protocol_version);
+    given.insert("era".into(), Value::from(era));
+    for (key, value) in more {
+        given.insert(key.into(), value);
+    }
+    given
+}
+
+/// Builds the core options from the keyword arguments both connect
+/// methods share, read by core's one reading of client settings
+/// ([`client_options`]); each handler is registered through
+/// `ClientOptions::on_input`, which also declares its capability.
+#[allow(clippy::too_many_arguments)]
+fn settings(
+    py: Python<'_>,
+    given: Map<String, Value>,
     timeout: Option<f64>,
     handlers: Option<&Bound<'_, PyDict>>,
     handler_loop: Option<Py<PyAny>>,
     json_default: Option<Py<PyAny>>,
     limits: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Settings> {
-    let mut options = ClientOptions::default();
+    let mut given = given;
+    // Seconds here, milliseconds in core's settings; None waits indefinitely.
+    let timeout_ms = seconds("timeout", timeout)?.map(|t| t.as_secs_f64() * 1000.0);
+    given.insert(
+        "timeout_ms".into(),
+        timeout_ms.map_or(Value::Null, Value::from),
+    );
     if let Some(limits) = limits {
-        // Core's one reading of the setting: names and values
-        // checked there, the error names the member that is wrong.
-        let value = convert::from_python(limits.as_any(), None)?;
-        options.limits = ClientLimits::from_json(&value).map_err(PyValueError::new_err)?;
+        given.insert("limits".into(), values::from_python(limits.as_any(), None)?);
     }
-    if name.is_some() || version.is_some() {
-        options.info = Implementation::new(
-            name.unwrap_or_else(|| options.info.name.clone()),
-            version.unwrap_or_else(|| options.info.version.clone()),
-        );
-    }
-    if let Some(version) = protocol_version {
-        options.protocol_version = version;
-    }
-    options.era = match era {
-        "auto" => EraPreference::Auto,
-        "modern" => EraPreference::Modern,
-        "legacy" => EraPreference::Legacy,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "era must be \"auto\", \"modern\" or \"legacy\", not {other:?}"
-            )));
-        }
-    };
-    options.timeout = seconds("timeout", timeout)?;
+    let mut options = client_options(&Value::Object(given)).map_err(PyValueError::new_err)?;
     let refs = Arc::new(PyRefs::new(json_default));
     if let Some(event_loop) = handler_loop {
         refs.set_event_loop(event_loop);
@@ -247,28 +200,22 @@ impl PyClient {
         json_default: Option<Py<PyAny>>,
         limits: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let Settings { mut options, refs } = settings(
-            py,
+        let given = identity(
             name,
             version,
             protocol_version,
             era,
+            [("stderr", Value::from(stderr))],
+        );
+        let Settings { options, refs } = settings(
+            py,
+            given,
             timeout,
             handlers,
             handler_loop,
             json_default,
             limits,
         )?;
-        options.stderr = match stderr {
-            "capture" => StderrMode::Capture,
-            "inherit" => StderrMode::Inherit,
-            "null" => StderrMode::Null,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "stderr must be \"capture\", \"inherit\" or \"null\", not {other:?}"
-                )));
-            }
-        };
         let mut command = StdioCommand::new(program, args);
         command.env = env
             .unwrap_or_default()
@@ -312,12 +259,26 @@ impl PyClient {
         oauth: Option<&Bound<'_, PyDict>>,
         limits: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
+        let tls = [
+            ("tls_roots", Value::from(tls_roots)),
+            ("ca_certs", ca_certs.map_or(Value::Null, Value::from)),
+            (
+                "client_cert",
+                client_cert
+                    .as_ref()
+                    .map_or(Value::Null, |(c, _)| c.as_str().into()),
+            ),
+            (
+                "client_key",
+                client_cert
+                    .as_ref()
+                    .map_or(Value::Null, |(_, k)| k.as_str().into()),
+            ),
+        ];
+        let given = identity(name, version, protocol_version, era, tls);
         let Settings { mut options, refs } = settings(
             py,
-            name,
-            version,
-            protocol_version,
-            era,
+            given,
             timeout,
             handlers,
             handler_loop,
@@ -325,7 +286,6 @@ impl PyClient {
             limits,
         )?;
         options.http_headers = headers.unwrap_or_default();
-        options.tls = tls_options(tls_roots, ca_certs, client_cert)?;
         if let Some(oauth) = oauth {
             options.oauth = Some(crate::oauth::options(oauth, &refs, &options.tls)?);
         }
@@ -432,13 +392,13 @@ impl PyClient {
         event_loop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let default = self.refs.json_default(py);
-        let arguments = convert::from_python(arguments, default.as_ref().map(|d| d.bind(py)))?;
+        let arguments = values::from_python(arguments, default.as_ref().map(|d| d.bind(py)))?;
         let mut options = CallOptions {
             timeout: seconds("timeout", timeout)?,
             ..CallOptions::default()
         };
         if let Some(meta) = meta {
-            options.meta = convert::from_python_object(meta, None, "meta")?;
+            options.meta = values::from_python_object(meta, None, "meta")?;
         }
         let events = progress.map(|progress| {
             let (on_progress, events) = progress_events(progress);
@@ -480,7 +440,7 @@ impl PyClient {
         event_loop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let arguments = match arguments {
-            Some(a) => convert::from_python_object(a, None, "arguments")?,
+            Some(a) => values::from_python_object(a, None, "arguments")?,
             None => Map::new(),
         };
         let client = self.client.clone();
@@ -504,9 +464,9 @@ impl PyClient {
         resolved: Option<&Bound<'_, PyDict>>,
         event_loop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let reference = convert::from_python(reference, None)?;
+        let reference = values::from_python(reference, None)?;
         let resolved = match resolved {
-            Some(r) => convert::from_python_object(r, None, "context")?,
+            Some(r) => values::from_python_object(r, None, "context")?,
             None => Map::new(),
         };
         let client = self.client.clone();
@@ -530,9 +490,8 @@ impl PyClient {
         filter: &Bound<'_, PyDict>,
         event_loop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let filter: SubscriptionFilter =
-            serde_json::from_value(convert::from_python(filter, None)?)
-                .map_err(|e| PyValueError::new_err(format!("invalid subscription filter: {e}")))?;
+        let filter: SubscriptionFilter = serde_json::from_value(values::from_python(filter, None)?)
+            .map_err(|e| PyValueError::new_err(format!("invalid subscription filter: {e}")))?;
         let client = self.client.clone();
         client_future::run(
             py,
@@ -542,7 +501,7 @@ impl PyClient {
                 let acknowledged = serde_json::to_value(subscription.acknowledged())
                     .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 let native = PySubscription {
-                    acknowledged: convert::to_python(py, &acknowledged)?.unbind(),
+                    acknowledged: values::to_python(py, &acknowledged)?.unbind(),
                     subscription: Arc::new(tokio::sync::Mutex::new(Some(subscription))),
                     closed: CancellationToken::new(),
                 };
@@ -629,7 +588,7 @@ impl PyPages {
                 replied.await.unwrap_or(None).transpose()
             },
             Box::new(|py, page: Option<Value>| match page {
-                Some(items) => Ok(convert::to_python(py, &items)?.unbind()),
+                Some(items) => Ok(values::to_python(py, &items)?.unbind()),
                 None => Ok(py.None()),
             }),
         )
@@ -685,7 +644,7 @@ impl PySubscription {
                 }
             },
             Box::new(|py, note: Option<Value>| match note {
-                Some(note) => Ok(convert::to_python(py, &note)?.unbind()),
+                Some(note) => Ok(values::to_python(py, &note)?.unbind()),
                 None => Ok(py.None()),
             }),
         )
