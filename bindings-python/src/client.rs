@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
 use ferromcp::client::{
-    CallOptions, CallbackRelay, Client, ClientOptions, ListKind, PageDemand, ProgressUpdate,
-    StdioCommand, Subscription,
+    CallOptions, CallResult, CallbackRelay, Client, ClientOptions, ListKind, PageDemand,
+    ProgressUpdate, StdioCommand, Subscription,
 };
 use ferromcp::host::input::input_answer;
 use ferromcp::host::settings::client_options;
@@ -310,89 +310,29 @@ impl PyClient {
         self.client.is_legacy()
     }
 
-    /// `server/discover`; a legacy server has no such method, and its
-    /// self-description is what it answered to `initialize`.
-    fn discover(
-        &self,
-        py: Python<'_>,
-        event_loop: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        client_future::run(
-            py,
-            event_loop,
-            async move {
-                match client.discover().await {
-                    Ok(found) => Ok(serde_json::to_value(found)?),
-                    Err(e) => match (client.is_legacy(), client.legacy_initialize_result()) {
-                        (Some(true), Some(initialized)) => Ok(Value::Object(initialized)),
-                        _ => Err(e),
-                    },
-                }
-            },
-            json_to_py::<Value>(),
-        )
-    }
-
-    /// One page of `kind` (`"tools"`, `"resources"`, `"resource_templates"`
-    /// or `"prompts"`) from `cursor`: the whole list result.
-    fn list_page(
-        &self,
-        py: Python<'_>,
-        kind: &str,
-        cursor: Option<String>,
-        event_loop: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        let kind = parse_list_kind(kind)?;
-        client_future::run(
-            py,
-            event_loop,
-            async move {
-                let cursor = cursor.as_deref();
-                Ok(match kind {
-                    ListKind::Tools => serde_json::to_value(client.list_tools(cursor).await?)?,
-                    ListKind::Resources => {
-                        serde_json::to_value(client.list_resources(cursor).await?)?
-                    }
-                    ListKind::ResourceTemplates => {
-                        serde_json::to_value(client.list_resource_templates(cursor).await?)?
-                    }
-                    ListKind::Prompts => serde_json::to_value(client.list_prompts(cursor).await?)?,
-                })
-            },
-            json_to_py::<Value>(),
-        )
-    }
-
-    /// Walks every page of `kind` with core's [`Pages`] (which follows
-    /// `nextCursor` and stops on a repeated one).
-    fn pages(&self, kind: &str) -> PyResult<PyPages> {
-        let kind = parse_list_kind(kind)?;
-        let (demand, demands) = mpsc::unbounded_channel();
-        let client = self.client.clone();
-        ferromcp::runtime::get().spawn(async move { client.serve_pages(kind, demands).await });
-        Ok(PyPages { demand })
-    }
-
-    /// `tools/call`. `progress(progress, total, message)` is called for each
+    /// Sends `method` (a row of core's `CLIENT_CALLS`: `"tools/call"`,
+    /// `"resources/read"`...) with `params` as the wire has them, and
+    /// answers with the result as Python objects: the one path of every
+    /// client call. `progress(progress, total, message)` is called for each
     /// progress notification, in order and before the call returns (on a
     /// worker thread when awaited, on the calling thread when blocking);
-    /// `timeout` (seconds) overrides the client's.
-    #[pyo3(signature = (name, arguments, timeout, progress, meta, event_loop))]
+    /// `timeout` (seconds) overrides the client's; `meta` joins the
+    /// request's `_meta`.
+    #[pyo3(signature = (method, params, timeout, progress, meta, event_loop))]
     #[allow(clippy::too_many_arguments)]
-    fn call_tool(
+    fn request(
         &self,
         py: Python<'_>,
-        name: String,
-        arguments: &Bound<'_, PyAny>,
+        method: String,
+        params: &Bound<'_, PyDict>,
         timeout: Option<f64>,
         progress: Option<Py<PyAny>>,
         meta: Option<&Bound<'_, PyDict>>,
         event_loop: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let default = self.refs.json_default(py);
-        let arguments = values::from_python(arguments, default.as_ref().map(|d| d.bind(py)))?;
+        let params =
+            values::from_python_object(params, default.as_ref().map(|d| d.bind(py)), "params")?;
         let mut options = CallOptions {
             timeout: seconds("timeout", timeout)?,
             ..CallOptions::default()
@@ -409,77 +349,20 @@ impl PyClient {
         client_future::run_with_events(
             py,
             event_loop,
-            async move { client.call_tool_with(&name, arguments, &options).await },
-            json_to_py(),
+            async move { client.call(&method, params, &options).await },
+            json_to_py::<CallResult>(),
             events,
         )
     }
 
-    /// `resources/read`.
-    fn read_resource(
-        &self,
-        py: Python<'_>,
-        uri: String,
-        event_loop: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
+    /// Walks every page of `kind` with core's [`Pages`] (which follows
+    /// `nextCursor` and stops on a repeated one).
+    fn pages(&self, kind: &str) -> PyResult<PyPages> {
+        let kind = parse_list_kind(kind)?;
+        let (demand, demands) = mpsc::unbounded_channel();
         let client = self.client.clone();
-        client_future::run(
-            py,
-            event_loop,
-            async move { client.read_resource(&uri).await },
-            json_to_py(),
-        )
-    }
-
-    /// `prompts/get`.
-    fn get_prompt(
-        &self,
-        py: Python<'_>,
-        name: String,
-        arguments: Option<&Bound<'_, PyDict>>,
-        event_loop: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let arguments = match arguments {
-            Some(a) => values::from_python_object(a, None, "arguments")?,
-            None => Map::new(),
-        };
-        let client = self.client.clone();
-        client_future::run(
-            py,
-            event_loop,
-            async move { client.get_prompt(&name, arguments).await },
-            json_to_py(),
-        )
-    }
-
-    /// `completion/complete` for `argument` of `reference` (a
-    /// `ref/prompt` or `ref/resource` object); `resolved` holds the values
-    /// of arguments already known (`context.arguments`).
-    fn complete(
-        &self,
-        py: Python<'_>,
-        reference: &Bound<'_, PyDict>,
-        argument: String,
-        value: String,
-        resolved: Option<&Bound<'_, PyDict>>,
-        event_loop: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let reference = values::from_python(reference, None)?;
-        let resolved = match resolved {
-            Some(r) => values::from_python_object(r, None, "context")?,
-            None => Map::new(),
-        };
-        let client = self.client.clone();
-        client_future::run(
-            py,
-            event_loop,
-            async move {
-                client
-                    .complete_with_context(reference, &argument, &value, resolved)
-                    .await
-            },
-            json_to_py(),
-        )
+        ferromcp::runtime::get().spawn(async move { client.serve_pages(kind, demands).await });
+        Ok(PyPages { demand })
     }
 
     /// Opens `subscriptions/listen` with `filter` (a `SubscriptionFilter`

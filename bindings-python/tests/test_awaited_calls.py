@@ -142,7 +142,9 @@ def test_native_awaitable_follows_the_future_protocol(url: str, path: str) -> No
         take(path)
         async with ferromcp.Client.http(url) as client:
             loop = asyncio.get_running_loop()
-            native = client._connected().call_tool("echo", {"text": "raw"}, None, None, None, loop)
+            native = client._connected().request(
+                "tools/call", {"name": "echo", "arguments": {"text": "raw"}}, None, None, None, loop
+            )
             assert asyncio.isfuture(native)
             assert native.get_loop() is loop
             assert not native.done()
@@ -158,7 +160,9 @@ def test_native_awaitable_follows_the_future_protocol(url: str, path: str) -> No
             await asyncio.sleep(0)
             assert seen == [native, native]
             # remove_done_callback, and a failed call's exception.
-            failing = client._connected().call_tool("no_such_tool", {}, None, None, None, loop)
+            failing = client._connected().request(
+                "tools/call", {"name": "no_such_tool", "arguments": {}}, None, None, None, loop
+            )
             failing.add_done_callback(seen.append)
             assert failing.remove_done_callback(seen.append) == 1
             done, _ = await asyncio.wait([failing])
@@ -166,7 +170,7 @@ def test_native_awaitable_follows_the_future_protocol(url: str, path: str) -> No
             assert isinstance(failing.exception(), ferromcp.InvalidParamsError)
             assert len(seen) == 2
             # Cancelled before it is done: stays cancelled when the answer comes.
-            napping = client._connected().call_tool("nap", {"seconds": 0.2}, None, None, None, loop)
+            napping = client._connected().request("tools/call", {"name": "nap", "arguments": {"seconds": 0.2}}, None, None, None, loop)
             assert napping.cancel() and napping.cancelled() and not napping.cancel()
             await asyncio.sleep(0.4)
             assert napping.cancelled()

@@ -138,6 +138,8 @@ class ClientLimits(TypedDict, total=False):
     max_stderr_line_bytes: int
     """A stdio server's stderr is read in lines of at most this many bytes
     (default 8 KiB); longer lines are split."""
+
+
 """What happens to a spawned server's stderr: kept in the log (and quoted
 if it crashes), passed through to this process's stderr, or discarded."""
 
@@ -293,6 +295,70 @@ def _page(kind: str, result: dict[str, Any]) -> Page[Any]:
         result.get("nextCursor"),
         result,
     )
+
+
+_LIST_METHODS = {
+    "tools": "tools/list",
+    "resources": "resources/list",
+    "resource_templates": "resources/templates/list",
+    "prompts": "prompts/list",
+}
+
+
+class _Call(Generic[T]):
+    """One request of the client, declared once for :class:`Client` and
+    :class:`SyncClient`: the method (a row of core's client calls), its
+    params as the wire has them and how its result reads. Each class runs it
+    its own way (awaited or blocking) through the native ``request``."""
+
+    __slots__ = ("meta", "method", "params", "read", "timeout")
+
+    def __init__(
+        self,
+        method: str,
+        params: dict[str, Any],
+        read: Callable[[Any], T],
+        timeout: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.read = read
+        self.timeout = timeout
+        self.meta = None if meta is None else dict(meta)
+
+
+def _discover() -> _Call[DiscoverResult]:
+    return _Call("server/discover", {}, DiscoverResult.from_dict)
+
+
+def _list_page(kind: _Kind, cursor: str | None) -> _Call[Page[Any]]:
+    params = {} if cursor is None else {"cursor": cursor}
+    return _Call(_LIST_METHODS[kind], params, lambda result: _page(kind, result))
+
+
+def _call_tool(
+    name: str, arguments: Mapping[str, Any] | None, timeout: float | None, meta: Mapping[str, Any] | None
+) -> _Call[CallToolResult]:
+    params = {"name": name, "arguments": dict(arguments or {})}
+    return _Call("tools/call", params, CallToolResult.from_dict, timeout, meta)
+
+
+def _read_resource(uri: str) -> _Call[ReadResourceResult]:
+    return _Call("resources/read", {"uri": uri}, ReadResourceResult.from_dict)
+
+
+def _get_prompt(name: str, arguments: Mapping[str, str] | None) -> _Call[GetPromptResult]:
+    return _Call("prompts/get", {"name": name, "arguments": dict(arguments or {})}, GetPromptResult.from_dict)
+
+
+def _complete(
+    ref: Mapping[str, Any], argument: str, value: str, context: Mapping[str, str] | None
+) -> _Call[CompleteResult]:
+    params: dict[str, Any] = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
+    if context:
+        params["context"] = {"arguments": dict(context)}
+    return _Call("completion/complete", params, CompleteResult.from_dict)
 
 
 class _Connection:
@@ -712,7 +778,7 @@ class Client:
         >>> asyncio.run(main())
         example True
         """
-        return DiscoverResult.from_dict(await self._connected().discover(asyncio.get_running_loop()))
+        return await self._run(_discover())
 
     def list_tools(self) -> ItemStream[Tool]:
         """Every tool: ``async for tool in client.list_tools()`` or
@@ -765,9 +831,12 @@ class Client:
         """
         return ItemStream(self, "prompts")
 
-    async def _list_page(self, kind: str, cursor: str | None) -> Page[Any]:
-        result = await self._connected().list_page(kind, cursor, asyncio.get_running_loop())
-        return _page(kind, result)
+    async def _run(self, call: _Call[T], progress: ProgressCallback | None = None) -> T:
+        """Sends ``call`` and reads its result; ``progress`` runs on this loop."""
+        loop = asyncio.get_running_loop()
+        on_progress = None if progress is None else _progress_on_loop(loop, progress)
+        result = await self._connected().request(call.method, call.params, call.timeout, on_progress, call.meta, loop)
+        return call.read(result)
 
     async def list_tools_page(self, cursor: str | None = None) -> Page[Tool]:
         """One page of ``tools/list``, from ``cursor`` (the previous page's ``next_cursor``).
@@ -780,7 +849,7 @@ class Client:
         >>> asyncio.run(main())
         4 None
         """
-        return await self._list_page("tools", cursor)
+        return await self._run(_list_page("tools", cursor))
 
     async def list_resources_page(self, cursor: str | None = None) -> Page[Resource]:
         """One page of ``resources/list``.
@@ -793,7 +862,7 @@ class Client:
         >>> asyncio.run(main())
         ['today'] None
         """
-        return await self._list_page("resources", cursor)
+        return await self._run(_list_page("resources", cursor))
 
     async def list_resource_templates_page(self, cursor: str | None = None) -> Page[ResourceTemplate]:
         """One page of ``resources/templates/list``.
@@ -806,7 +875,7 @@ class Client:
         >>> asyncio.run(main())
         ['profile']
         """
-        return await self._list_page("resource_templates", cursor)
+        return await self._run(_list_page("resource_templates", cursor))
 
     async def list_prompts_page(self, cursor: str | None = None) -> Page[Prompt]:
         """One page of ``prompts/list``.
@@ -819,7 +888,7 @@ class Client:
         >>> asyncio.run(main())
         ['review']
         """
-        return await self._list_page("prompts", cursor)
+        return await self._run(_list_page("prompts", cursor))
 
     async def call_tool(
         self,
@@ -860,17 +929,7 @@ class Client:
         timed out (and cancelled on the server)
         CancelledError
         """
-        loop = asyncio.get_running_loop()
-        on_progress = None if progress is None else _progress_on_loop(loop, progress)
-        result = await self._connected().call_tool(
-            name,
-            dict(arguments or {}),
-            timeout,
-            on_progress,
-            None if meta is None else dict(meta),
-            loop,
-        )
-        return CallToolResult.from_dict(result)
+        return await self._run(_call_tool(name, arguments, timeout, meta), progress)
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         """Reads a resource (``resources/read``).
@@ -884,7 +943,7 @@ class Client:
         buy milk
         user 7
         """
-        return ReadResourceResult.from_dict(await self._connected().read_resource(uri, asyncio.get_running_loop()))
+        return await self._run(_read_resource(uri))
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
         """Gets a prompt with its arguments (``prompts/get``).
@@ -897,8 +956,7 @@ class Client:
         >>> asyncio.run(main())
         user Review this python: x = 1
         """
-        result = await self._connected().get_prompt(name, dict(arguments or {}), asyncio.get_running_loop())
-        return GetPromptResult.from_dict(result)
+        return await self._run(_get_prompt(name, arguments))
 
     async def complete(
         self,
@@ -921,9 +979,7 @@ class Client:
         >>> asyncio.run(main())
         ['rust']
         """
-        resolved = None if context is None else dict(context)
-        result = await self._connected().complete(dict(ref), argument, value, resolved, asyncio.get_running_loop())
-        return CompleteResult.from_dict(result)
+        return await self._run(_complete(ref, argument, value, context))
 
     def listen(
         self,
@@ -1199,7 +1255,7 @@ class SyncClient:
         ...     print(client.discover().server_info["name"])
         example
         """
-        return DiscoverResult.from_dict(self._connected().discover(None))
+        return self._run(_discover())
 
     def list_tools(self) -> ItemIterator[Tool]:
         """Every tool, across pages.
@@ -1250,7 +1306,7 @@ class SyncClient:
         ...     print(len(page), page.next_cursor)
         4 None
         """
-        return _page("tools", self._connected().list_page("tools", cursor, None))
+        return self._run(_list_page("tools", cursor))
 
     def list_resources_page(self, cursor: str | None = None) -> Page[Resource]:
         """One page of ``resources/list``.
@@ -1260,7 +1316,7 @@ class SyncClient:
         ...     print([x.name for x in client.list_resources_page()])
         ['today']
         """
-        return _page("resources", self._connected().list_page("resources", cursor, None))
+        return self._run(_list_page("resources", cursor))
 
     def list_resource_templates_page(self, cursor: str | None = None) -> Page[ResourceTemplate]:
         """One page of ``resources/templates/list``.
@@ -1270,7 +1326,7 @@ class SyncClient:
         ...     print([x.name for x in client.list_resource_templates_page()])
         ['profile']
         """
-        return _page("resource_templates", self._connected().list_page("resource_templates", cursor, None))
+        return self._run(_list_page("resource_templates", cursor))
 
     def list_prompts_page(self, cursor: str | None = None) -> Page[Prompt]:
         """One page of ``prompts/list``.
@@ -1280,7 +1336,7 @@ class SyncClient:
         ...     print([x.name for x in client.list_prompts_page()])
         ['review']
         """
-        return _page("prompts", self._connected().list_page("prompts", cursor, None))
+        return self._run(_list_page("prompts", cursor))
 
     def call_tool(
         self,
@@ -1301,13 +1357,14 @@ class SyncClient:
         ...     print(result.text, seen)
         counted [1.0, 2.0]
         """
-        on_progress: Callable[..., Any] | None = None
-        if progress is not None:
-            on_progress = self._sync_progress(progress)
-        result = self._connected().call_tool(
-            name, dict(arguments or {}), timeout, on_progress, None if meta is None else dict(meta), None
+        return self._run(_call_tool(name, arguments, timeout, meta), progress)
+
+    def _run(self, call: _Call[T], progress: ProgressCallback | None = None) -> T:
+        """Sends ``call`` and reads its result; ``progress`` runs on this thread."""
+        on_progress = None if progress is None else self._sync_progress(progress)
+        return call.read(
+            self._connected().request(call.method, call.params, call.timeout, on_progress, call.meta, None)
         )
-        return CallToolResult.from_dict(result)
 
     def _sync_progress(self, progress: ProgressCallback) -> Callable[..., Any]:
         if not _is_async_callable(progress):
@@ -1324,7 +1381,7 @@ class SyncClient:
         ...     print(client.read_resource("notes://today").text)
         buy milk
         """
-        return ReadResourceResult.from_dict(self._connected().read_resource(uri, None))
+        return self._run(_read_resource(uri))
 
     def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
         """Gets a prompt.
@@ -1334,7 +1391,7 @@ class SyncClient:
         ...     print(client.get_prompt("review", {"code": "x = 1", "language": "rust"}).text)
         Review this rust: x = 1
         """
-        return GetPromptResult.from_dict(self._connected().get_prompt(name, dict(arguments or {}), None))
+        return self._run(_get_prompt(name, arguments))
 
     def complete(
         self,
@@ -1351,8 +1408,7 @@ class SyncClient:
         ...     print(client.complete({"type": "ref/prompt", "name": "review"}, "language", "p").values)
         ['python']
         """
-        resolved = None if context is None else dict(context)
-        return CompleteResult.from_dict(self._connected().complete(dict(ref), argument, value, resolved, None))
+        return self._run(_complete(ref, argument, value, context))
 
     def listen(
         self,
@@ -1374,4 +1430,3 @@ class SyncClient:
         """
         wanted = _filter(tools, prompts, resources, resource_uris)
         return SyncSubscription(self._connected().listen(wanted, None))
-

@@ -22,6 +22,7 @@ mod answers;
 mod api;
 pub mod auth;
 mod cache;
+mod calls;
 mod deadline;
 mod era;
 mod headers;
@@ -52,6 +53,7 @@ use crate::{BoxFuture, Error, McpError};
 use era::Era;
 
 pub use cache::CacheMode;
+pub use calls::{CLIENT_CALLS, CallResult, ClientCall};
 pub use listen::{Subscription, SubscriptionNotification};
 pub use options::{
     CallOptions, ClientLimits, ClientOptions, EraPreference, InputHandler, NotificationCallback,
