@@ -511,7 +511,7 @@ export interface ServerOptions {
  * @example
  * ```js
  * const token = new native.CancelToken();
- * const pending = client.callTool("slow", {}, null, null, token);
+ * const pending = client.request("tools/call", { name: "slow" }, null, null, token);
  * token.cancel(); // pending rejects with kind "cancelled"
  * ```
  */
@@ -529,7 +529,7 @@ export declare class CancelToken {
  * ```js
  * const native = require("./native.js");
  * const client = await native.Client.connectHttp("http://127.0.0.1:8000/mcp");
- * console.log(await client.callTool("echo", { text: "hi" }));
+ * console.log(await client.request("tools/call", { name: "echo", arguments: { text: "hi" } }));
  * await client.close();
  * ```
  */
@@ -546,37 +546,20 @@ export declare class Client {
    */
   get isLegacy(): boolean | null
   /**
-   * `server/discover`; a legacy server has no such method, and its
-   * self-description is what it answered to `initialize`.
-   */
-  discover(): Promise<any>
-  /**
-   * One page of `kind` (`"tools"`, `"resources"`, `"resourceTemplates"`
-   * or `"prompts"`) from `cursor`: the whole list result.
-   */
-  listPage(kind: string, cursor?: string | undefined | null): Promise<any>
-  /**
    * Walks every page of `kind` with core's [`Pages`] (which follows
    * `nextCursor` and stops on a repeated one), one page per `next()`.
    */
   pages(kind: string): JsPages
   /**
-   * `tools/call`. `onProgress({progress, total, message})` is called for
-   * each progress notification, in order and before the promise
-   * settles; `timeout` (ms) overrides the client's; cancelling `cancel`
-   * abandons the call and tells the server.
+   * Sends `method` (a row of core's `CLIENT_CALLS`: `"tools/call"`,
+   * `"resources/read"`...) with `params` as the wire has them: the one
+   * path of every client call. `onProgress({progress, total, message})`
+   * is called for each progress notification, in order and before the
+   * promise settles; `timeout` (ms) overrides the client's; `meta` joins
+   * the request's `_meta`; cancelling `cancel` abandons the call and
+   * tells the server.
    */
-  callTool(name: string, args: any, options?: CallToolNativeOptions | null, onProgress?: ((update: { progress: number; total?: number; message?: string }) => unknown) | null, cancel?: CancelToken | null): Promise<any>
-  /** `resources/read`. */
-  readResource(uri: string): Promise<any>
-  /** `prompts/get`. */
-  getPrompt(name: string, args?: Record<string, string> | null): Promise<any>
-  /**
-   * `completion/complete` for `argument` of `reference` (a `ref/prompt`
-   * or `ref/resource` object); `resolved` holds the values of arguments
-   * already known (`context.arguments`).
-   */
-  complete(reference: { type: string; name?: string; uri?: string }, argument: string, value: string, resolved?: Record<string, string> | null): Promise<any>
+  request(method: string, params?: Record<string, any> | null, options?: CallNativeOptions | null, onProgress?: ((update: { progress: number; total?: number; message?: string }) => unknown) | null, cancel?: CancelToken | null): Promise<any>
   /**
    * Opens `subscriptions/listen` with `filter` (a `SubscriptionFilter`
    * object) once the server acknowledged it.
@@ -612,8 +595,8 @@ export declare class Subscription {
 }
 export type JsSubscription = Subscription
 
-/** Per-call settings of `callTool`. */
-export interface CallToolNativeOptions {
+/** Per-call settings of `request`. */
+export interface CallNativeOptions {
   /** Milliseconds; overrides the client's timeout. */
   timeout?: number
   /** Extra `_meta` entries for the request. */

@@ -28,6 +28,14 @@ const LISTS = Object.freeze({
 });
 
 /**
+ * The params of one list page: a `cursor` only when there is one.
+ * @param {{ cursor?: string } | undefined} params
+ */
+function page(params) {
+  return params?.cursor == null ? {} : { cursor: params.cursor };
+}
+
+/**
  * The native handler arguments for `options`: each of `onElicitation`,
  * `onSampling`, `onRoots` is called with the request params only (the
  * native adapter passes a `null` context, as no server request is being
@@ -226,27 +234,27 @@ class Client {
 
   /** `server/discover` (a legacy server: what it answered to `initialize`). */
   discover() {
-    return this.#native.discover();
+    return this.#native.request('server/discover');
   }
 
   /** One page of `tools/list`. @param {{ cursor?: string }} [params] */
   listTools(params) {
-    return this.#native.listPage(LISTS.tools, params?.cursor);
+    return this.#native.request('tools/list', page(params));
   }
 
   /** One page of `resources/list`. @param {{ cursor?: string }} [params] */
   listResources(params) {
-    return this.#native.listPage(LISTS.resources, params?.cursor);
+    return this.#native.request('resources/list', page(params));
   }
 
   /** One page of `resources/templates/list`. @param {{ cursor?: string }} [params] */
   listResourceTemplates(params) {
-    return this.#native.listPage(LISTS.resourceTemplates, params?.cursor);
+    return this.#native.request('resources/templates/list', page(params));
   }
 
   /** One page of `prompts/list`. @param {{ cursor?: string }} [params] */
   listPrompts(params) {
-    return this.#native.listPage(LISTS.prompts, params?.cursor);
+    return this.#native.request('prompts/list', page(params));
   }
 
   /** Every tool, over every page. */
@@ -302,13 +310,14 @@ class Client {
             }
           }
         : null;
-    const pending = this.#native.callTool(name, args, { timeout, meta }, progress, token);
+    const params = { name, arguments: args ?? {} };
+    const pending = this.#native.request('tools/call', params, { timeout, meta }, progress, token);
     return pending.finally(unlisten);
   }
 
   /** `resources/read`. @param {string} uri */
   readResource(uri) {
-    return this.#native.readResource(uri);
+    return this.#native.request('resources/read', { uri });
   }
 
   /**
@@ -317,7 +326,7 @@ class Client {
    * @param {Record<string, string>} [args]
    */
   getPrompt(name, args) {
-    return this.#native.getPrompt(name, args);
+    return this.#native.request('prompts/get', { name, arguments: args ?? {} });
   }
 
   /**
@@ -327,12 +336,15 @@ class Client {
    *   context?: { arguments?: Record<string, string> } }} params
    */
   complete(params) {
-    return this.#native.complete(
-      params.ref,
-      params.argument.name,
-      params.argument.value,
-      params.context?.arguments,
-    );
+    const { ref, argument, context } = params;
+    const resolved = context?.arguments ?? {};
+    // No `context` when no argument is known yet, as the other clients send it.
+    const known = Object.keys(resolved).length > 0 ? { context: { arguments: resolved } } : {};
+    return this.#native.request('completion/complete', {
+      ref,
+      argument: { name: argument.name, value: argument.value },
+      ...known,
+    });
   }
 
   /**

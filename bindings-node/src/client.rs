@@ -189,7 +189,7 @@ fn core_options(
 /// ```js
 /// const native = require("./native.js");
 /// const client = await native.Client.connectHttp("http://127.0.0.1:8000/mcp");
-/// console.log(await client.callTool("echo", { text: "hi" }));
+/// console.log(await client.request("tools/call", { name: "echo", arguments: { text: "hi" } }));
 /// await client.close();
 /// ```
 #[napi(js_name = "Client")]
@@ -280,46 +280,6 @@ impl JsClient {
         self.client.is_legacy()
     }
 
-    /// `server/discover`; a legacy server has no such method, and its
-    /// self-description is what it answered to `initialize`.
-    #[napi(ts_return_type = "Promise<any>")]
-    pub fn discover<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
-        let client = self.client.clone();
-        spawn_json(env, async move {
-            match client.discover().await {
-                Ok(found) => Ok(serde_json::to_value(found)?),
-                Err(e) => match (client.is_legacy(), client.legacy_initialize_result()) {
-                    (Some(true), Some(initialized)) => Ok(Value::Object(initialized)),
-                    _ => Err(e),
-                },
-            }
-        })
-    }
-
-    /// One page of `kind` (`"tools"`, `"resources"`, `"resourceTemplates"`
-    /// or `"prompts"`) from `cursor`: the whole list result.
-    #[napi(ts_return_type = "Promise<any>")]
-    pub fn list_page<'env>(
-        &self,
-        env: &'env Env,
-        kind: String,
-        cursor: Option<String>,
-    ) -> napi::Result<Object<'env>> {
-        let kind = parse_list_kind(env, &kind)?;
-        let client = self.client.clone();
-        spawn_json(env, async move {
-            let cursor = cursor.as_deref();
-            Ok(match kind {
-                ListKind::Tools => serde_json::to_value(client.list_tools(cursor).await?)?,
-                ListKind::Resources => serde_json::to_value(client.list_resources(cursor).await?)?,
-                ListKind::ResourceTemplates => {
-                    serde_json::to_value(client.list_resource_templates(cursor).await?)?
-                }
-                ListKind::Prompts => serde_json::to_value(client.list_prompts(cursor).await?)?,
-            })
-        })
-    }
-
     /// Walks every page of `kind` with core's [`Pages`] (which follows
     /// `nextCursor` and stops on a repeated one), one page per `next()`.
     #[napi]
@@ -331,23 +291,27 @@ impl JsClient {
         Ok(JsPages { demand })
     }
 
-    /// `tools/call`. `onProgress({progress, total, message})` is called for
-    /// each progress notification, in order and before the promise
-    /// settles; `timeout` (ms) overrides the client's; cancelling `cancel`
-    /// abandons the call and tells the server.
+    /// Sends `method` (a row of core's `CLIENT_CALLS`: `"tools/call"`,
+    /// `"resources/read"`...) with `params` as the wire has them: the one
+    /// path of every client call. `onProgress({progress, total, message})`
+    /// is called for each progress notification, in order and before the
+    /// promise settles; `timeout` (ms) overrides the client's; `meta` joins
+    /// the request's `_meta`; cancelling `cancel` abandons the call and
+    /// tells the server.
     #[napi(
-        ts_args_type = "name: string, args: any, options?: CallToolNativeOptions | null, onProgress?: ((update: { progress: number; total?: number; message?: string }) => unknown) | null, cancel?: CancelToken | null",
+        ts_args_type = "method: string, params?: Record<string, any> | null, options?: CallNativeOptions | null, onProgress?: ((update: { progress: number; total?: number; message?: string }) => unknown) | null, cancel?: CancelToken | null",
         ts_return_type = "Promise<any>"
     )]
-    pub fn call_tool<'env>(
+    pub fn request<'env>(
         &self,
         env: &'env Env,
-        name: String,
-        args: Option<Value>,
+        method: String,
+        params: Option<Value>,
         options: Option<JsCallOptions>,
         on_progress: Option<Function<'_, Value, Unknown<'static>>>,
         cancel: Option<ClassInstance<'_, CancelToken>>,
     ) -> napi::Result<Object<'env>> {
+        let params = object(env, "params", params)?;
         let mut call = CallOptions::default();
         if let Some(options) = options {
             call.timeout = millis(env, "timeout", options.timeout)?;
@@ -366,64 +330,13 @@ impl JsClient {
             let progress = progress.clone();
             call.on_progress = Some(Arc::new(move |update| progress.send(update)));
         }
-        let arguments = args.unwrap_or_else(|| Value::Object(Map::new()));
         let client = self.client.clone();
         spawn_json(env, async move {
-            let result = client.call_tool_with(&name, arguments, &call).await;
+            let result = client.call(&method, params, &call).await;
             if let Some(progress) = progress {
                 progress.delivered().await;
             }
             result
-        })
-    }
-
-    /// `resources/read`.
-    #[napi(ts_return_type = "Promise<any>")]
-    pub fn read_resource<'env>(&self, env: &'env Env, uri: String) -> napi::Result<Object<'env>> {
-        let client = self.client.clone();
-        spawn_json(env, async move { client.read_resource(&uri).await })
-    }
-
-    /// `prompts/get`.
-    #[napi(
-        ts_args_type = "name: string, args?: Record<string, string> | null",
-        ts_return_type = "Promise<any>"
-    )]
-    pub fn get_prompt<'env>(
-        &self,
-        env: &'env Env,
-        name: String,
-        args: Option<Value>,
-    ) -> napi::Result<Object<'env>> {
-        let arguments = object(env, "prompt arguments", args)?;
-        let client = self.client.clone();
-        spawn_json(
-            env,
-            async move { client.get_prompt(&name, arguments).await },
-        )
-    }
-
-    /// `completion/complete` for `argument` of `reference` (a `ref/prompt`
-    /// or `ref/resource` object); `resolved` holds the values of arguments
-    /// already known (`context.arguments`).
-    #[napi(
-        ts_args_type = "reference: { type: string; name?: string; uri?: string }, argument: string, value: string, resolved?: Record<string, string> | null",
-        ts_return_type = "Promise<any>"
-    )]
-    pub fn complete<'env>(
-        &self,
-        env: &'env Env,
-        reference: Value,
-        argument: String,
-        value: String,
-        resolved: Option<Value>,
-    ) -> napi::Result<Object<'env>> {
-        let resolved = object(env, "context.arguments", resolved)?;
-        let client = self.client.clone();
-        spawn_json(env, async move {
-            client
-                .complete_with_context(reference, &argument, &value, resolved)
-                .await
         })
     }
 
@@ -467,8 +380,8 @@ fn object(env: &Env, what: &str, value: Option<Value>) -> napi::Result<Map<Strin
     }
 }
 
-/// Per-call settings of `callTool`.
-#[napi(object, js_name = "CallToolNativeOptions")]
+/// Per-call settings of `request`.
+#[napi(object, js_name = "CallNativeOptions")]
 pub struct JsCallOptions {
     /// Milliseconds; overrides the client's timeout.
     pub timeout: Option<f64>,
@@ -482,7 +395,7 @@ pub struct JsCallOptions {
 /// @example
 /// ```js
 /// const token = new native.CancelToken();
-/// const pending = client.callTool("slow", {}, null, null, token);
+/// const pending = client.request("tools/call", { name: "slow" }, null, null, token);
 /// token.cancel(); // pending rejects with kind "cancelled"
 /// ```
 #[napi]

@@ -362,7 +362,7 @@ for (const transport of ['stdio', 'http']) {
 
 test('invalid arguments throw before anything is sent', async () => {
   await assert.rejects(Client.stdio(/** @type {any} */ ({})), TypeError);
-  await assert.rejects(Client.stdio({ command: process.execPath, args: [NODE_SERVER], era: /** @type {any} */ ('future') }), /era must be/);
+  await assert.rejects(Client.stdio({ command: process.execPath, args: [NODE_SERVER], era: /** @type {any} */ ('future') }), /"era" must be/);
   await assert.rejects(Client.stdio({ command: process.execPath, args: [NODE_SERVER], onRoots: /** @type {any} */ (42) }), TypeError);
 });
 

@@ -37,11 +37,8 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;
-/// The old path of [`host::threads`].
 #[deprecated(since = "0.1.1", note = "use ferromcp::host::threads")]
-pub mod host_threads {
-    pub use crate::host::threads::*;
-}
+pub mod host_threads;
 pub mod legacy;
 pub mod protocol;
 // Parts of the in-flight table (cancel, track) serve only the server side

@@ -120,7 +120,7 @@ impl PooledConnection {
         #[cfg(target_os = "linux")]
         if idle
             && let Some(fd) = self.host
-            && crate::host::wait::readable_now(fd)
+            && crate::runtime::wait::readable_now(fd)
         {
             return false;
         }
@@ -226,7 +226,7 @@ impl Pool {
 /// `runtime::HostReactor`) and waits for its sockets itself.
 fn polled_by_host() -> bool {
     #[cfg(target_os = "linux")]
-    return crate::host::wait::active();
+    return crate::runtime::wait::active();
     #[cfg(not(target_os = "linux"))]
     false
 }

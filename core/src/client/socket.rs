@@ -93,7 +93,7 @@ fn host_io<T>(
     use std::os::fd::AsRawFd;
     let fd = stream.as_raw_fd();
     let wait = || {
-        if crate::host::wait::wait_for(fd, events) {
+        if crate::runtime::wait::wait_for(fd, events) {
             Poll::Pending
         } else {
             // Nobody would wake the poll: a bug, reported rather than left
@@ -103,7 +103,7 @@ fn host_io<T>(
             )))
         }
     };
-    if *blocked && !crate::host::wait::reported_ready(fd, events) {
+    if *blocked && !crate::runtime::wait::reported_ready(fd, events) {
         return wait();
     }
     loop {
@@ -258,7 +258,7 @@ impl AsyncRead for ClientSocket {
                 // that arrived in between is reported at once.
                 if read > 0 && read < unfilled {
                     host.read_blocked = true;
-                    crate::host::wait::forget_ready(
+                    crate::runtime::wait::forget_ready(
                         std::os::fd::AsRawFd::as_raw_fd(stream),
                         libc::POLLIN,
                     );

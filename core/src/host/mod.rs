@@ -3,14 +3,13 @@
 //!
 //! - [`settings`]: a client's settings read once from the host's value;
 //! - [`input`]: what a host's input handler answered, as the request's answer;
-//! - [`threads`]: the threads its blocking handlers run on;
-//! - on Linux, `wait` and `reactor`: the waits that let a host's own thread
-//!   or event loop poll core's futures (reached through [`crate::runtime`]).
+//! - [`threads`]: the threads its blocking handlers run on.
+//!
+//! The waits that let a host's own thread or event loop poll core's futures
+//! are the runtime's ([`crate::runtime::block_here`],
+//! [`crate::runtime::host_reactor`]): the client's sockets use them, so they
+//! sit below the client, where this kit sits above it.
 
 pub mod input;
-#[cfg(target_os = "linux")]
-pub(crate) mod reactor;
 pub mod settings;
 pub mod threads;
-#[cfg(target_os = "linux")]
-pub(crate) mod wait;

@@ -3,6 +3,15 @@
 //! Bindings never create their own: Python, Node and C hosts call into this
 //! runtime, started lazily on first use, so every language shares one pool of
 //! worker threads and one timer wheel.
+//!
+//! On Linux a host's own thread may also poll core's futures: `wait` lets a
+//! blocked caller sleep on the sockets its call waits for ([`block_here`]),
+//! `reactor` lets a host's event loop do the same ([`host_reactor`]).
+
+#[cfg(target_os = "linux")]
+pub(crate) mod reactor;
+#[cfg(target_os = "linux")]
+pub(crate) mod wait;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -175,7 +184,7 @@ where
 /// ```
 pub fn block_here<F: Future>(future: F) -> F::Output {
     #[cfg(target_os = "linux")]
-    match crate::host::wait::block_for(get(), future, None) {
+    match crate::runtime::wait::block_for(get(), future, None) {
         Some(output) => output,
         // Without a limit it only returns with the output.
         None => unreachable!("block_for without a limit gave up"),
@@ -197,7 +206,7 @@ pub fn block_here<F: Future>(future: F) -> F::Output {
 /// ```
 pub fn block_here_for<F: Future>(future: F, limit: std::time::Duration) -> Option<F::Output> {
     #[cfg(target_os = "linux")]
-    return crate::host::wait::block_for(get(), future, Some(limit));
+    return crate::runtime::wait::block_for(get(), future, Some(limit));
     #[cfg(not(target_os = "linux"))]
     block_on_runtime_for(future, limit)
 }
@@ -222,7 +231,7 @@ fn block_on_runtime_for<F: Future>(future: F, limit: std::time::Duration) -> Opt
 }
 
 #[cfg(target_os = "linux")]
-pub use crate::host::reactor::{HostReactor, Started, TaskId};
+pub use crate::runtime::reactor::{HostReactor, Started, TaskId};
 
 /// A [`HostReactor`] on this runtime: futures polled by a host's own event
 /// loop (an asyncio loop), which watches [`HostReactor::fd`] and calls
