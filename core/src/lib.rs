@@ -42,6 +42,9 @@ pub mod host_threads;
 #[cfg(target_os = "linux")]
 mod host_wait;
 pub mod legacy;
+// Public items (`TlsOptions`) are re-exported where users look for them
+// (`client`).
+mod net;
 pub mod protocol;
 // Parts of the in-flight table (cancel, track) serve only the server side
 // (stdio transport, legacy sessions), which moves onto it in its own change;

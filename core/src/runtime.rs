@@ -35,7 +35,7 @@ pub fn get() -> &'static Runtime {
 /// calls this itself (it may be started from a host thread), or, for the
 /// client's HTTP connections, on whichever thread polls the call, a host's
 /// included: those writes ask for no signal themselves (`MSG_NOSIGNAL`,
-/// `client/socket.rs`). A write to a reset
+/// `net/socket.rs`). A write to a reset
 /// connection or a reader-less pipe raises SIGPIPE in the writing thread,
 /// and a C host keeps its default action, which ends the process (Rust,
 /// Python and Node set it to ignored). hyper writes with `writev`, which has

@@ -13,10 +13,10 @@ use super::answers::Answerer;
 use super::auth::AuthError;
 use super::auth::flow::{self, Authorizer};
 use super::notes::NoteSender;
-use super::pool::{Pool, PooledConnection};
-use super::sse::SseParser;
-use super::tls::{TlsConnect, classify};
 use super::{ClientLimits, ClientTransport, OutgoingRequest, ServerRequestHandler};
+use crate::net::pool::{Pool, PooledConnection};
+use crate::net::sse::SseParser;
+use crate::net::tls::{TlsConnect, TlsOptions, classify};
 use crate::protocol::jsonrpc::{Message, RequestId, RequestOut, notification_value};
 use crate::protocol::mcp_headers::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER, encode_header_value,
@@ -72,7 +72,7 @@ impl HttpTransport {
     pub(crate) fn new(
         url: &str,
         extra_headers: &[(String, String)],
-        tls: &super::TlsOptions,
+        tls: &TlsOptions,
         server_requests: Option<ServerRequestHandler>,
         on_notification: Option<super::NotificationCallback>,
         limits: ClientLimits,
@@ -134,7 +134,7 @@ impl HttpTransport {
         mut self,
         url: &str,
         oauth: Option<super::auth::OAuthOptions>,
-        tls: &super::TlsOptions,
+        tls: &TlsOptions,
     ) -> HttpTransport {
         if let (Some(oauth), Some(inner)) = (oauth, Arc::get_mut(&mut self.inner)) {
             inner.auth = Some(Arc::new(Authorizer::new(oauth, url, tls)));
@@ -600,7 +600,7 @@ impl ResponseReader<'_> {
                 unyielded += data.len();
                 if unyielded >= YIELD_EVERY_BYTES {
                     unyielded = 0;
-                    super::sse::yield_now().await;
+                    yield_now().await;
                 }
                 for event in parser.push_events(&data)? {
                     if let Some(id) = event.id {
@@ -713,6 +713,24 @@ impl ResponseReader<'_> {
             "SSE stream ended before the response arrived".into(),
         ))
     }
+}
+
+/// Returns `Pending` once, having asked to be polled again: lets whatever
+/// polls the caller (a `select!` with the call's timeout, a host's loop)
+/// look at its other work. Works under any executor, unlike
+/// `tokio::task::yield_now`, whose budget applies only on the runtime's
+/// own threads.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await;
 }
 
 /// The outcome a JSON response gives the request `id`. A response to

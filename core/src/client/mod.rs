@@ -30,17 +30,13 @@ mod listen;
 mod notes;
 mod options;
 mod pages;
-mod pool;
 mod program;
 mod relay;
 mod rounds;
-mod socket;
-mod sse;
 mod stdio;
 #[cfg(test)]
 mod testing;
 mod timer;
-mod tls;
 
 use serde_json::{Map, Value};
 use std::sync::atomic::AtomicI64;
@@ -51,6 +47,7 @@ use crate::rpc::read_unpoisoned;
 use crate::{BoxFuture, Error, McpError};
 use era::Era;
 
+pub use crate::net::{ClientCertificate, TlsOptions, TlsRoots};
 pub use cache::CacheMode;
 pub use listen::{Subscription, SubscriptionNotification};
 pub use options::{
@@ -60,7 +57,6 @@ pub use options::{
 pub use pages::{ListKind, PageDemand, Pages};
 pub use relay::CallbackRelay;
 pub use stdio::{StderrMode, StdioCommand};
-pub use tls::{ClientCertificate, TlsOptions, TlsRoots};
 
 /// One request as a transport sends it.
 pub(crate) struct OutgoingRequest {

@@ -1,4 +1,4 @@
-//! The client's TCP connection: either a tokio `TcpStream`, waited on by
+//! An outgoing TCP connection (the connection pool's): either a tokio `TcpStream`, waited on by
 //! the runtime's reactor, or (on Linux) a socket the polling thread waits
 //! on itself, for calls polled by `runtime::block_here` or a
 //! `runtime::HostReactor` (`host_wait`).
@@ -372,7 +372,7 @@ mod tests {
         let status = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "client::socket::tests::writing_to_a_reset_connection_fails_without_sigpipe",
+                "net::socket::tests::writing_to_a_reset_connection_fails_without_sigpipe",
                 "--test-threads=1",
             ])
             .env(CHILD, "1")

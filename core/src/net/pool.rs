@@ -1,4 +1,5 @@
-//! A minimal HTTP/1.1 connection pool for the client transport.
+//! A minimal HTTP/1.1 connection pool for outgoing requests (the client
+//! transport's, and the plain fetches of `fetch`).
 //!
 //! hyper-util's pooled client keeps a connection open after its request
 //! future is dropped until the response arrives, so the server never learns
