@@ -154,7 +154,6 @@ impl NoteReceiver {
     }
 
     /// How many notifications were dropped for want of room.
-
     #[cfg(test)]
     pub(crate) fn dropped(&self) -> u64 {
         lock_unpoisoned(&self.0.state).dropped

@@ -75,7 +75,7 @@ impl LegacyHttp<'_> {
         if let Some(owner) = owner {
             initialized.session.bind_owner(owner);
         }
-        initialized.session.forward_events(&self.server);
+        initialized.session.forward_events(self.server);
         let mut response = json_response(StatusCode::OK, &initialized.message);
         if let Ok(value) = HeaderValue::from_str(&initialized.session.id) {
             response.headers_mut().insert(SESSION_ID_HEADER, value);
