@@ -19,3 +19,8 @@ pub(crate) mod tls;
 pub(crate) mod urls;
 
 pub use tls::{ClientCertificate, TlsOptions, TlsRoots};
+
+/// Default cap on one incoming message (stdio line, HTTP body or SSE
+/// event), for servers and clients alike: large enough for big tool
+/// arguments, small enough that one peer cannot exhaust memory.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;

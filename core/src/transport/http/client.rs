@@ -1,5 +1,8 @@
-//! Streamable HTTP client transport: one POST per request; the answer is a
-//! JSON object or an SSE stream of notifications ending with the response.
+//! The client side of Streamable HTTP: one POST per request, each on a
+//! pooled connection of its own; the answer is a JSON object or an SSE
+//! stream of notifications ending with the response. With OAuth, a 401 or
+//! 403 runs the client's authorization flow and the request is sent again.
+//! `Client::connect_http` is here.
 
 use crate::rpc::{read_unpoisoned, write_unpoisoned};
 use bytes::Bytes;
@@ -9,11 +12,15 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use serde_json::Value;
 
-use super::answers::Answerer;
-use super::auth::AuthError;
-use super::auth::flow::{self, Authorizer};
-use super::notes::NoteSender;
-use super::{ClientLimits, ClientTransport, OutgoingRequest, ServerRequestHandler};
+use crate::client::answers::Answerer;
+use crate::client::auth::flow::{self, Authorizer};
+use crate::client::auth::{AuthError, OAuthOptions};
+use crate::client::deadline::InteractionClock;
+use crate::client::notes::NoteSender;
+use crate::client::{
+    Client, ClientLimits, ClientOptions, ClientTransport, NotificationCallback, OutgoingRequest,
+    ServerRequestHandler,
+};
 use crate::net::pool::{Pool, PooledConnection};
 use crate::net::sse::SseParser;
 use crate::net::tls::{TlsConnect, TlsOptions, classify};
@@ -26,6 +33,28 @@ use crate::protocol::methods;
 use crate::{BoxFuture, Error, McpError};
 use serde_json::Map;
 use std::sync::{Arc, RwLock};
+
+impl Client {
+    /// Talks to a Streamable HTTP endpoint (`http://host:port/mcp`, or
+    /// `https://` with [`ClientOptions::tls`]).
+    pub async fn connect_http(url: &str) -> Result<Client, Error> {
+        Self::connect_http_with(url, ClientOptions::default()).await
+    }
+
+    /// [`Client::connect_http`] with explicit options.
+    pub async fn connect_http_with(url: &str, options: ClientOptions) -> Result<Client, Error> {
+        let transport = HttpTransport::new(
+            url,
+            &options.http_headers,
+            &options.tls,
+            Some(options.server_request_handler()),
+            options.on_notification.clone(),
+            options.limits,
+        )?
+        .with_oauth(url, options.oauth.clone(), &options.tls);
+        Ok(Self::from_transport(Arc::new(transport), options))
+    }
+}
 
 pub(crate) struct HttpTransport {
     inner: Arc<HttpInner>,
@@ -46,7 +75,7 @@ struct HttpInner {
     posting: Arc<tokio::sync::Semaphore>,
     limits: ClientLimits,
     /// Receives notifications a legacy server sends on its GET stream.
-    on_notification: Option<super::NotificationCallback>,
+    on_notification: Option<NotificationCallback>,
     /// The application's own headers, sent with every request.
     extra_headers: Vec<(header::HeaderName, HeaderValue)>,
     /// OAuth: adds the bearer token and answers 401/403 challenges.
@@ -74,7 +103,7 @@ impl HttpTransport {
         extra_headers: &[(String, String)],
         tls: &TlsOptions,
         server_requests: Option<ServerRequestHandler>,
-        on_notification: Option<super::NotificationCallback>,
+        on_notification: Option<NotificationCallback>,
         limits: ClientLimits,
     ) -> Result<HttpTransport, Error> {
         let uri: Uri = url
@@ -133,7 +162,7 @@ impl HttpTransport {
     pub(crate) fn with_oauth(
         mut self,
         url: &str,
-        oauth: Option<super::auth::OAuthOptions>,
+        oauth: Option<OAuthOptions>,
         tls: &TlsOptions,
     ) -> HttpTransport {
         if let (Some(oauth), Some(inner)) = (oauth, Arc::get_mut(&mut self.inner)) {
@@ -463,7 +492,7 @@ impl HttpInner {
 }
 
 impl ClientTransport for HttpTransport {
-    fn interaction_clock(&self) -> Option<&super::deadline::InteractionClock> {
+    fn interaction_clock(&self) -> Option<&InteractionClock> {
         self.inner.auth.as_deref().map(Authorizer::interactions)
     }
     fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
