@@ -5,11 +5,19 @@
 //! capabilities in `_meta`), shared by the Python, Node and C bindings.
 //!
 //! Layers, from the wire inwards:
-//! - [`transport`]: stdio (newline-delimited JSON-RPC) and Streamable HTTP.
+//! - [`transport`]: stdio (newline-delimited JSON-RPC) and Streamable HTTP,
+//!   each with its server side (`Server::serve_*`) and client side
+//!   (`Client::connect_*`). It stands on both roles; neither imports it.
+//! - `net` (internal): what both roles share on the network: sockets, TLS
+//!   ([`client::TlsOptions`]), connection pools, plain HTTP fetches, the
+//!   OAuth well-known URLs, and SSE reading and writing.
+//! - [`server`]: registry, dispatch, per-request context, validation.
+//! - [`client`]: a typed client, the same over either transport.
+//! - [`legacy`]: 2025-11-25 sessions, for the transports that offer them.
+//! - [`verifier`]: a ready token verifier for protected servers, fetching
+//!   keys through `net`.
 //! - [`protocol`]: serde types for every schema definition, the JSON-RPC
 //!   envelope, error codes and reserved `_meta` keys. No I/O.
-//! - [`server`]: registry, dispatch, per-request context, validation.
-//! - [`client`]: a typed client over either transport.
 //!
 //! ```no_run
 //! use ferromcp::server::{Server, ToolOutput};
@@ -40,6 +48,9 @@ pub mod host;
 #[deprecated(since = "0.1.1", note = "use ferromcp::host::threads")]
 pub mod host_threads;
 pub mod legacy;
+// Public items (`TlsOptions`) are re-exported where users look for them
+// (`client`).
+mod net;
 pub mod protocol;
 // Parts of the in-flight table (cancel, track) serve only the server side
 // (stdio transport, legacy sessions), which moves onto it in its own change;

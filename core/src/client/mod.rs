@@ -1,6 +1,11 @@
 //! The MCP client: stateless 2026-07-28 requests over stdio (spawning and
 //! supervising the server) or Streamable HTTP.
 //!
+//! The transports themselves live in [`crate::transport`] (`stdio/client.rs`,
+//! `http/client.rs`), which also hold `Client::connect_stdio`,
+//! `connect_stream` and `connect_http`: they implement `ClientTransport`,
+//! the interface declared here, so this module imports no transport.
+//!
 //! Everything protocol-level happens in [`Client::send`], which every typed
 //! method and every language binding goes through: the per-request `_meta`,
 //! version negotiation on `-32022`, the result cache, `x-mcp-header`
@@ -18,30 +23,24 @@
 //! # Ok(()) }
 //! ```
 
-mod answers;
+pub(crate) mod answers;
 mod api;
 pub mod auth;
 mod cache;
 mod calls;
-mod deadline;
+mod command;
+pub(crate) mod deadline;
 mod era;
 mod headers;
-mod http;
 mod listen;
-mod notes;
+pub(crate) mod notes;
 mod options;
 mod pages;
-mod pool;
-mod program;
 mod relay;
 mod rounds;
-mod socket;
-mod sse;
-mod stdio;
 #[cfg(test)]
 mod testing;
 mod timer;
-mod tls;
 
 use serde_json::{Map, Value};
 use std::sync::atomic::AtomicI64;
@@ -52,8 +51,10 @@ use crate::rpc::read_unpoisoned;
 use crate::{BoxFuture, Error, McpError};
 use era::Era;
 
+pub use crate::net::{ClientCertificate, TlsOptions, TlsRoots};
 pub use cache::CacheMode;
 pub use calls::{CLIENT_CALLS, CallResult, ClientCall};
+pub use command::{StderrMode, StdioCommand};
 pub use listen::{Subscription, SubscriptionNotification};
 pub use options::{
     CallOptions, ClientLimits, ClientOptions, EraPreference, InputHandler, NotificationCallback,
@@ -61,8 +62,6 @@ pub use options::{
 };
 pub use pages::{ListKind, PageDemand, Pages};
 pub use relay::CallbackRelay;
-pub use stdio::{StderrMode, StdioCommand};
-pub use tls::{ClientCertificate, TlsOptions, TlsRoots};
 
 /// One request as a transport sends it.
 pub(crate) struct OutgoingRequest {
@@ -152,65 +151,12 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// Spawns `command` and talks to it over its stdin/stdout.
-    pub async fn connect_stdio(command: StdioCommand) -> Result<Client, Error> {
-        Self::connect_stdio_with(command, ClientOptions::default()).await
-    }
-
-    /// [`Client::connect_stdio`] with explicit options.
-    pub async fn connect_stdio_with(
-        command: StdioCommand,
+    /// A client over `transport`: what every `connect_*` ends with (they
+    /// are in the transport modules, see the module documentation).
+    pub(crate) fn from_transport(
+        transport: Arc<dyn ClientTransport>,
         options: ClientOptions,
-    ) -> Result<Client, Error> {
-        let transport = stdio::StdioTransport::spawn(
-            command,
-            options.stderr.clone(),
-            options.on_notification.clone(),
-            Some(options.server_request_handler()),
-            options.limits,
-        )?;
-        Ok(Self::from_transport(Arc::new(transport), options))
-    }
-
-    /// Speaks newline-delimited JSON-RPC over any byte stream (a Unix
-    /// socket, a TCP connection, an in-memory pipe), as the stdio binding
-    /// defines it for custom transports.
-    pub fn connect_stream<R, W>(reader: R, writer: W, options: ClientOptions) -> Client
-    where
-        R: tokio::io::AsyncRead + Unpin + Send + 'static,
-        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
-    {
-        let transport = stdio::StdioTransport::over_stream(
-            reader,
-            writer,
-            options.on_notification.clone(),
-            Some(options.server_request_handler()),
-            options.limits,
-        );
-        Self::from_transport(Arc::new(transport), options)
-    }
-
-    /// Talks to a Streamable HTTP endpoint (`http://host:port/mcp`, or
-    /// `https://` with [`ClientOptions::tls`]).
-    pub async fn connect_http(url: &str) -> Result<Client, Error> {
-        Self::connect_http_with(url, ClientOptions::default()).await
-    }
-
-    /// [`Client::connect_http`] with explicit options.
-    pub async fn connect_http_with(url: &str, options: ClientOptions) -> Result<Client, Error> {
-        let transport = http::HttpTransport::new(
-            url,
-            &options.http_headers,
-            &options.tls,
-            Some(options.server_request_handler()),
-            options.on_notification.clone(),
-            options.limits,
-        )?
-        .with_oauth(url, options.oauth.clone(), &options.tls);
-        Ok(Self::from_transport(Arc::new(transport), options))
-    }
-
-    fn from_transport(transport: Arc<dyn ClientTransport>, options: ClientOptions) -> Client {
+    ) -> Client {
         let info_value = serde_json::to_value(&options.info).unwrap_or(Value::Null);
         let capabilities_value = Value::Object(options.capabilities());
         Client {

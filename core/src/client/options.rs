@@ -135,7 +135,7 @@ impl ClientLimits {
 impl Default for ClientLimits {
     fn default() -> Self {
         ClientLimits {
-            max_message_bytes: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
+            max_message_bytes: crate::net::DEFAULT_MAX_MESSAGE_BYTES,
             max_queued_notifications: 1024,
             max_pending_server_requests: 64,
             max_concurrent_server_answers: 4,
@@ -295,7 +295,7 @@ impl ClientOptions {
     }
 
     /// The handler answering a legacy server's requests.
-    pub(super) fn server_request_handler(&self) -> ServerRequestHandler {
+    pub(crate) fn server_request_handler(&self) -> ServerRequestHandler {
         let options = self.clone();
         Arc::new(move |method: String, params: Value| {
             let options = options.clone();

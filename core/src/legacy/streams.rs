@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
+use crate::net::sse;
 use crate::rpc::lock_unpoisoned;
 
 /// Events kept per stream for replay.
@@ -42,10 +43,11 @@ impl StreamLog {
         format!("{}_{seq}", self.id)
     }
 
-    fn record(&self, state: &mut LogState, body: &str) {
+    /// Appends the event `frame` writes for the next event id.
+    fn record(&self, state: &mut LogState, frame: impl FnOnce(&str) -> Bytes) {
         let seq = state.next_seq;
         state.next_seq += 1;
-        let event = Bytes::from(format!("id: {}\n{body}\n\n", self.event_id(seq)));
+        let event = frame(&self.event_id(seq));
         if state.events.len() == MAX_EVENTS_PER_STREAM {
             state.events.pop_front();
         }
@@ -66,15 +68,14 @@ impl StreamLog {
         let (tx, rx) = connection_channel();
         let mut state = lock_unpoisoned(&self.state);
         state.attached = Some(tx);
-        self.record(&mut state, &format!("retry: {RETRY_MS}\ndata: "));
+        self.record(&mut state, |id| sse::priming_event(id, RETRY_MS));
         rx
     }
 
     /// Appends a JSON-RPC message.
     pub(crate) fn push(&self, message: &Value) {
         let mut state = lock_unpoisoned(&self.state);
-        let body = format!("event: message\ndata: {message}");
-        self.record(&mut state, &body);
+        self.record(&mut state, |id| sse::message_event(Some(id), message));
     }
 
     /// Ends the stream after its last message.

@@ -44,7 +44,7 @@ pub fn get() -> &'static Runtime {
 /// calls this itself (it may be started from a host thread), or, for the
 /// client's HTTP connections, on whichever thread polls the call, a host's
 /// included: those writes ask for no signal themselves (`MSG_NOSIGNAL`,
-/// `client/socket.rs`). A write to a reset
+/// `net/socket.rs`). A write to a reset
 /// connection or a reader-less pipe raises SIGPIPE in the writing thread,
 /// and a C host keeps its default action, which ends the process (Rust,
 /// Python and Node set it to ignored). hyper writes with `writev`, which has
@@ -212,7 +212,7 @@ pub fn block_here_for<F: Future>(future: F, limit: std::time::Duration) -> Optio
 }
 
 /// [`block_here`] where the calling thread cannot wait on sockets itself
-/// (no `host_wait` but on Linux): the runtime's `block_on`, which polls the
+/// (no `wait` but on Linux): the runtime's `block_on`, which polls the
 /// future on the calling thread and leaves sockets to the workers. Built
 /// for the tests on Linux too, so that this path is run there.
 #[cfg(any(test, not(target_os = "linux")))]

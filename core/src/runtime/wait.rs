@@ -15,7 +15,7 @@
 //!
 //! Sockets that wait this way are not registered with the runtime's
 //! reactor: a connection made inside [`block_for`] belongs to the threads
-//! that block on their calls (`client::pool` keeps the two kinds apart),
+//! that block on their calls (`net::pool` keeps the two kinds apart),
 //! and is polled only inside `block_for`.
 
 use std::cell::RefCell;

@@ -14,9 +14,9 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use crate::client::TlsOptions;
-use crate::client::auth::fetch::Fetcher;
-use crate::client::auth::urls;
+use crate::net::TlsOptions;
+use crate::net::fetch::Fetcher;
+use crate::net::urls;
 use crate::server::auth::TokenError;
 
 /// A signature algorithm this verifier accepts (JWS `alg`).

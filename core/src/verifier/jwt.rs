@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::jwks::{Alg, KeyCache, KeySource};
 use crate::BoxFuture;
-use crate::client::TlsOptions;
+use crate::net::TlsOptions;
 use crate::server::auth::{AuthInfo, TokenError, TokenRequest, TokenVerifier};
 
 /// Verifies JWT access tokens with the issuer's JWK Set, found through the
@@ -20,8 +20,8 @@ use crate::server::auth::{AuthInfo, TokenError, TokenRequest, TokenVerifier};
 /// `jwks_uri`. Keys are cached and fetched again when a token names an
 /// unknown key id (rotation), at most every `min_refresh` (30 s by
 /// default), and at least every `max_age` (1 hour). `https://` issuers use
-/// the client's TLS stack ([`TlsOptions`]: the platform trust store, extra
-/// CAs).
+/// the TLS stack the client uses too ([`TlsOptions`]: the platform trust
+/// store, extra CAs).
 ///
 /// A token that verified is remembered for `cache_ttl` (60 s by default,
 /// never past its `exp`), so a client sending the same token on every

@@ -36,7 +36,9 @@ fn without_query(url: &str) -> &str {
 }
 
 fn origin(url: &str) -> String {
-    super::urls::split(url).map(|(o, _)| o).unwrap_or_default()
+    crate::net::urls::split(url)
+        .map(|(o, _)| o)
+        .unwrap_or_default()
 }
 
 impl DpopKey {

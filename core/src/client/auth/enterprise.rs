@@ -5,10 +5,11 @@
 
 use serde_json::Value;
 
-use super::fetch::{Body, Fetcher};
-use super::{AssertionRequest, AuthError, token, urls};
+use super::{AssertionRequest, AuthError, token};
 use crate::Error;
-use crate::client::TlsOptions;
+use crate::net::TlsOptions;
+use crate::net::fetch::{Body, Fetcher};
+use crate::net::urls;
 
 /// The enterprise identity provider and the user's ID token from it.
 #[derive(Clone, PartialEq, Eq)]

@@ -7,14 +7,15 @@ use std::sync::RwLock;
 
 use super::challenge::Challenge;
 use super::dpop::DpopKey;
-use super::fetch::Fetcher;
 use super::metadata::{ResourceMetadata, ServerMetadata};
 use super::pkce::{Pkce, random_token};
 use super::registration::Purpose;
 use super::store::{ClientCredentials, StoredTokens};
-use super::{AuthError, Grant, OAuthOptions, registration, scope, token, urls};
+use super::{AuthError, Grant, OAuthOptions, registration, scope, token};
 use crate::Error;
-use crate::client::TlsOptions;
+use crate::net::TlsOptions;
+use crate::net::fetch::Fetcher;
+use crate::net::urls;
 use crate::rpc::{read_unpoisoned, write_unpoisoned};
 
 /// Whether a response is one the authorizer answers: any 401, and a 403
@@ -38,7 +39,7 @@ pub(crate) fn check_redirect(
     issuer: &str,
     iss_required: bool,
 ) -> Result<String, AuthError> {
-    let pairs = urls::query_pairs(redirect)?;
+    let pairs = urls::query_pairs(redirect).map_err(AuthError::Response)?;
     let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     if get("state") != Some(state) {
         return Err(AuthError::Response(

@@ -4,9 +4,10 @@
 
 use serde_json::{Map, Value};
 
-use super::fetch::Fetcher;
-use super::{AuthError, urls};
+use super::AuthError;
 use crate::Error;
+use crate::net::fetch::Fetcher;
+use crate::net::urls;
 
 /// What the flow uses of a protected resource metadata document.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,11 +8,14 @@
 //! every request; a 403 `insufficient_scope` re-authorizes with the larger
 //! scope, a refused token is refreshed when a refresh token exists.
 //!
-//! One job per file: `challenge` parses `WWW-Authenticate`, `urls` builds
-//! the well-known locations, `metadata` fetches and checks the documents,
-//! `registration` gets a client id, `pkce`, `scope`, `token`, `store`,
-//! `loopback` (the desktop redirect listener), and `flow` runs them in
-//! order; the transport (`client/http.rs`) calls `flow` on 401/403.
+//! One job per file: `challenge` parses `WWW-Authenticate`, `metadata`
+//! fetches and checks the documents, `registration` gets a client id,
+//! `pkce`, `scope`, `token`, `store`, `loopback` (the desktop redirect
+//! listener), `headless` (a redirect without a browser), and `flow` runs
+//! them in order; the HTTP transport calls `flow` on 401/403. The HTTP
+//! itself (fetches, the well-known locations, query strings and forms) is
+//! the shared network layer's (`net::{fetch, urls}`), which the server's
+//! token verifier uses too.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), ferromcp::Error> {
@@ -31,9 +34,9 @@
 mod challenge;
 mod dpop;
 mod enterprise;
-pub(crate) mod fetch;
 mod file_store;
 pub(crate) mod flow;
+mod headless;
 mod jwt;
 mod loopback;
 mod metadata;
@@ -42,7 +45,6 @@ mod registration;
 mod scope;
 mod store;
 mod token;
-pub(crate) mod urls;
 
 use std::sync::Arc;
 
@@ -50,8 +52,8 @@ use crate::{BoxFuture, Error};
 
 pub use crate::error::AuthError;
 pub use enterprise::EnterpriseIdp;
-pub use fetch::headless_authorize;
 pub use file_store::FileTokenStore;
+pub use headless::headless_authorize;
 pub use loopback::LoopbackRedirect;
 pub use store::{ClientCredentials, MemoryTokenStore, StoredTokens, TokenStore};
 
@@ -337,7 +339,7 @@ impl OAuthOptions {
         client_id: impl Into<String>,
         client_secret: Option<String>,
         idp: EnterpriseIdp,
-        tls: crate::client::TlsOptions,
+        tls: crate::net::TlsOptions,
     ) -> OAuthOptions {
         let idp = Arc::new(idp);
         OAuthOptions::jwt_bearer(client_id, client_secret, move |request| {

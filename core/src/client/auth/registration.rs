@@ -4,11 +4,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::fetch::{Body, Fetcher};
 use super::metadata::ServerMetadata;
 use super::store::ClientCredentials;
 use super::{AuthError, OAuthOptions};
 use crate::Error;
+use crate::net::fetch::{Body, Fetcher};
 
 /// The token endpoint authentication a registration asks for: a public
 /// client (`none`) when the server takes it, else a secret in a Basic
@@ -181,8 +181,8 @@ fn registered_redirects(answer: &Map<String, Value>, asked: &str) -> Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::TlsOptions;
     use crate::client::auth::{MemoryTokenStore, TokenStore};
+    use crate::net::TlsOptions;
     use std::sync::Arc;
 
     const AS: &str = "http://127.0.0.1:9";

@@ -7,11 +7,12 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::fetch::{Body, Fetcher};
+use super::AuthError;
 use super::metadata::ServerMetadata;
 use super::store::{ClientCredentials, StoredTokens};
-use super::{AuthError, urls};
 use crate::Error;
+use crate::net::fetch::{Body, Fetcher};
+use crate::net::urls;
 
 /// How the client authenticates at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! Bodies in both directions: reading a request body (JSON only, within the
 //! size limit) and the response body type, a complete buffer or an SSE
-//! stream, with the constructors every response goes through.
+//! stream (its events framed by `net::sse`), with the constructors every
+//! response goes through.
 
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderValue};
@@ -92,16 +93,6 @@ where
             ))
         }
     }
-}
-
-/// One SSE event carrying a JSON-RPC message.
-pub(super) fn sse_event(message: &(impl serde::Serialize + ?Sized)) -> Bytes {
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"event: message\ndata: ");
-    // serde_json never emits raw newlines, so one data line suffices.
-    let _ = serde_json::to_writer(&mut out, message);
-    out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
 }
 
 /// The body of a response from an [`HttpEndpoint`](super::HttpEndpoint):

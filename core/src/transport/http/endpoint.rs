@@ -16,13 +16,14 @@ use tokio_util::sync::CancellationToken;
 use super::auth;
 use super::body::{
     McpBody, empty, is_json_content_type, json_bytes_response, jsonrpc_error, plain, read_limited,
-    rejection_response, sse_event, sse_response,
+    rejection_response, sse_response,
 };
 use super::guard::{check_headers, check_host_and_origin, check_param_headers};
 use super::legacy::{LegacyHttp, session_not_found};
 use super::options::EndpointOptions;
 use crate::McpError;
 use crate::legacy::SessionStore;
+use crate::net::sse::message_event;
 use crate::protocol::Method as McpMethod;
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, MetaMembers};
@@ -270,13 +271,13 @@ impl Endpoint {
                     // error status, which only a JSON response can carry.
                     let mut frames = Vec::new();
                     while let Ok(note) = note_rx.try_recv() {
-                        frames.push(sse_event(&note));
+                        frames.push(message_event(None, &note));
                     }
                     if frames.is_empty() || status != StatusCode::OK {
                         drop(guard);
                         return json_bytes_response(status, reply.message.to_json_bytes());
                     }
-                    frames.push(sse_event(&reply.message));
+                    frames.push(message_event(None, &reply.message));
                     // Room for exactly these frames: nothing follows them.
                     let (frame_tx, frame_rx) = mpsc::channel::<Bytes>(frames.len());
                     for frame in frames {
@@ -301,7 +302,7 @@ impl Endpoint {
         // the handler's notification sink fills, and the server holds back
         // instead of queueing.
         let (frame_tx, frame_rx) = mpsc::channel::<Bytes>(SSE_FRAME_QUEUE);
-        let _ = frame_tx.try_send(sse_event(&first_note));
+        let _ = frame_tx.try_send(message_event(None, &first_note));
         let task_cancel = cancel.clone();
         let period = self.options.keep_alive.max(Duration::from_millis(10));
         let owned_run = async move {
@@ -313,7 +314,7 @@ impl Endpoint {
                     biased;
                     note = note_rx.recv(), if notes_open => match note {
                         Some(note) => {
-                            if frame_tx.send(sse_event(&note)).await.is_err() {
+                            if frame_tx.send(message_event(None, &note)).await.is_err() {
                                 break;
                             }
                         }
@@ -321,9 +322,9 @@ impl Endpoint {
                     },
                     reply = &mut run => {
                         while let Ok(note) = note_rx.try_recv() {
-                            let _ = frame_tx.send(sse_event(&note)).await;
+                            let _ = frame_tx.send(message_event(None, &note)).await;
                         }
-                        let _ = frame_tx.send(sse_event(&reply.message)).await;
+                        let _ = frame_tx.send(message_event(None, &reply.message)).await;
                         break;
                     }
                     // A keep-alive is only worth sending when there is room.

@@ -13,10 +13,11 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::body::{McpBody, empty, json_response, jsonrpc_error, sse_event, sse_response};
+use super::body::{McpBody, empty, json_response, jsonrpc_error, sse_response};
 use super::options::EndpointOptions;
 use crate::McpError;
 use crate::legacy::{self, Refused, Session, SessionStore};
+use crate::net::sse::message_event;
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::{Message, Request, error_value};
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
@@ -127,7 +128,7 @@ impl LegacyHttp<'_> {
             loop {
                 let frame = tokio::select! {
                     note = note_rx.recv() => match note {
-                        Some(note) => sse_event(&note),
+                        Some(note) => message_event(None, &note),
                         None => break,
                     },
                     _ = keep_alive.tick() => Bytes::from_static(b":\n\n"),

@@ -1,5 +1,7 @@
-//! Streamable HTTP transport (spec: basic/transports/streamable-http.mdx).
+//! Streamable HTTP transport (spec: basic/transports/streamable-http.mdx),
+//! the server side and, in `client`, the client side.
 //!
+//! The server side:
 //! - `embed`: [`HttpEndpoint`], the endpoint a host's own HTTP server
 //!   calls one exchange at a time; the listener serves through it too.
 //! - `options`: [`EndpointOptions`], what a host sets on an endpoint.
@@ -17,9 +19,17 @@
 //!   body type.
 //! - `legacy`: 2025-11-25 sessions on the same endpoint.
 //! - `auth`: protected servers (bearer tokens, protected resource metadata).
+//!
+//! The client side:
+//! - `client`: `Client::connect_http` and its transport (POST per request,
+//!   the JSON or SSE answer, legacy sessions' GET stream and resumption,
+//!   OAuth retries).
+//!
+//! Both sides frame SSE and reach the network through `net`.
 
 mod auth;
 mod body;
+mod client;
 mod connection;
 mod embed;
 #[cfg(test)]

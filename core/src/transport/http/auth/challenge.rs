@@ -9,7 +9,7 @@ use http::{Response, StatusCode};
 use serde_json::json;
 
 use super::ProtectedResource;
-use super::metadata::metadata_url;
+use crate::net::urls::resource_metadata_url;
 use crate::transport::http::body::{McpBody, json_response};
 
 /// Why a request was refused, as RFC 6750 names it.
@@ -66,7 +66,7 @@ pub(super) fn challenge(
     }
     params.push(format!(
         "resource_metadata=\"{}\"",
-        quoted(&metadata_url(&protection.resource))
+        quoted(&resource_metadata_url(&protection.resource))
     ));
     // RFC 6750 §3.1: a request without credentials gets no error
     // information, only the challenge.

@@ -9,35 +9,8 @@ use http::{Method, Response, StatusCode};
 use serde_json::{Map, Value, json};
 
 use super::ProtectedResource;
+use crate::net::urls::{RESOURCE_METADATA_PATH, resource_path};
 use crate::transport::http::body::{McpBody, empty, json_response};
-
-const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
-
-/// `scheme://authority` and the path of an absolute URL (the client's
-/// URL helpers are a layer above the transports).
-fn split(url: &str) -> Option<(String, String)> {
-    let uri: http::Uri = url.parse().ok()?;
-    let scheme = uri.scheme_str()?;
-    let authority = uri.authority()?.as_str();
-    Some((format!("{scheme}://{authority}"), uri.path().to_owned()))
-}
-
-/// The path of the resource URL without its trailing `/` ("" for a root).
-fn resource_path(resource: &str) -> String {
-    split(resource)
-        .map(|(_, path)| path.trim_end_matches('/').to_owned())
-        .unwrap_or_default()
-}
-
-/// The metadata URL the challenges name: the path-inserted location of
-/// the resource, so a client finds this server's document even when
-/// several servers share a host.
-pub(super) fn metadata_url(resource: &str) -> String {
-    match split(resource) {
-        Some((origin, path)) => format!("{origin}{WELL_KNOWN}{}", path.trim_end_matches('/')),
-        None => format!("{}{WELL_KNOWN}", resource.trim_end_matches('/')),
-    }
-}
 
 /// The document.
 pub(super) fn document(protection: &ProtectedResource) -> Value {
@@ -73,7 +46,9 @@ pub(in crate::transport::http) fn serve_metadata(
     path: &str,
     endpoint_path: Option<&str>,
 ) -> Option<Response<McpBody>> {
-    let suffix = path.strip_prefix(WELL_KNOWN)?.trim_end_matches('/');
+    let suffix = path
+        .strip_prefix(RESOURCE_METADATA_PATH)?
+        .trim_end_matches('/');
     let known = suffix.is_empty()
         || suffix == resource_path(&protection.resource)
         || endpoint_path.is_some_and(|p| suffix == p.trim_end_matches('/'));
@@ -116,25 +91,4 @@ pub(in crate::transport::http) fn serve_metadata(
         HeaderValue::from_static("*"),
     );
     Some(response)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_metadata_url_inserts_the_resource_path() {
-        assert_eq!(
-            metadata_url("https://a.example/mcp"),
-            "https://a.example/.well-known/oauth-protected-resource/mcp"
-        );
-        assert_eq!(
-            metadata_url("https://a.example/"),
-            "https://a.example/.well-known/oauth-protected-resource"
-        );
-        assert_eq!(
-            metadata_url("http://127.0.0.1:9/x/mcp/"),
-            "http://127.0.0.1:9/.well-known/oauth-protected-resource/x/mcp"
-        );
-    }
 }

@@ -1,8 +1,9 @@
-//! The HTTP the flow itself does (metadata, registration, token endpoint),
-//! to any origin, over the client transport's connection pool and TLS
-//! settings. Redirects are never followed: a metadata document must come
-//! from where it was looked up, and the authorization endpoint's redirect
-//! is the answer the flow wants.
+//! Plain HTTP exchanges of small JSON documents with any origin, over the
+//! shared connection pool and TLS settings: the client's OAuth flow
+//! (metadata, registration, token endpoint) and the server's token verifier
+//! (the issuer's metadata and keys). Redirects are never followed: a
+//! metadata document must come from where it was looked up, and an
+//! authorization endpoint's redirect is the answer the flow wants.
 
 use bytes::Bytes;
 use http::header;
@@ -11,10 +12,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::AuthError;
+use super::pool::Pool;
+use super::tls::{TlsConnect, TlsOptions};
 use crate::Error;
-use crate::client::TlsOptions;
-use crate::client::pool::Pool;
 use crate::rpc::lock_unpoisoned;
 
 /// Metadata and token answers are small; a bigger one is refused.
@@ -67,7 +67,11 @@ impl Fetcher {
         let secure = match uri.scheme_str() {
             Some("https") => true,
             Some("http") => false,
-            _ => return Err(AuthError::ResourceMetadata(format!("unsupported URL {uri}")).into()),
+            _ => {
+                return Err(Error::Http(format!(
+                    "unsupported URL {uri} (http:// and https:// are supported)"
+                )));
+            }
         };
         let host = uri
             .host()
@@ -79,7 +83,7 @@ impl Fetcher {
             return Ok(pool.clone());
         }
         let tls = if secure {
-            Some(crate::client::tls::TlsConnect::new(&host, port, &self.tls)?)
+            Some(TlsConnect::new(&host, port, &self.tls)?)
         } else {
             None
         };
@@ -173,29 +177,5 @@ impl Fetcher {
             dpop_nonce,
             body,
         })
-    }
-}
-
-/// Requests an authorization URL and returns where it redirects, without
-/// following it: what a browser would be sent to, carrying `code`, `state`
-/// and `iss`. For headless use against an authorization server that
-/// approves without a login page (test servers, the conformance suite's
-/// mock); a real user authorizes in a browser instead.
-///
-/// ```no_run
-/// # async fn demo() -> Result<(), ferromcp::Error> {
-/// use ferromcp::client::auth::headless_authorize;
-/// let redirect = headless_authorize("http://127.0.0.1:9000/authorize?client_id=x", &Default::default()).await?;
-/// assert!(redirect.contains("code="));
-/// # Ok(()) }
-/// ```
-pub async fn headless_authorize(url: &str, tls: &TlsOptions) -> Result<String, Error> {
-    let answer = Fetcher::new(tls.clone()).get(url).await?;
-    match (answer.status, answer.location) {
-        (300..=399, Some(location)) => Ok(location),
-        (status, _) => Err(AuthError::Interaction(format!(
-            "the authorization endpoint answered HTTP {status} without a redirect"
-        ))
-        .into()),
     }
 }

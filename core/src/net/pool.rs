@@ -1,4 +1,5 @@
-//! A minimal HTTP/1.1 connection pool for the client transport.
+//! A minimal HTTP/1.1 connection pool for outgoing requests (the client
+//! transport's, and the plain fetches of `fetch`).
 //!
 //! hyper-util's pooled client keeps a connection open after its request
 //! future is dropped until the response arrives, so the server never learns
@@ -18,7 +19,7 @@
 //! Connections come in two kinds, kept apart: the runtime's (waited on by
 //! its reactor) and the host's: those of calls polled by a host thread that
 //! waits for their sockets itself (blocking in `runtime::block_here`, or a
-//! host event loop turning a `runtime::HostReactor`; `host_wait`). A call
+//! host event loop turning a `runtime::HostReactor`; `runtime::wait`). A call
 //! takes the kind that matches where it is polled.
 
 use crate::rpc::lock_unpoisoned;

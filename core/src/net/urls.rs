@@ -1,12 +1,12 @@
-//! URL work the flow needs: the well-known metadata locations (RFC 9728
-//! and RFC 8414 path insertion, OpenID path appending), query strings and
-//! form bodies, and the resource comparison. `http::Uri` parses; the rest
-//! is string work on its parts (the `url` crate would bring IDNA tables for
-//! what these few operations need).
+//! URL work both roles need around OAuth: the well-known metadata
+//! locations (RFC 9728 and RFC 8414 path insertion, OpenID path appending),
+//! which a client looks up, a verifier fetches keys through and a protected
+//! server serves at; query strings and form bodies; and the resource
+//! comparison. `http::Uri` parses; the rest is string work on its parts
+//! (the `url` crate would bring IDNA tables for what these few operations
+//! need).
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
-
-use super::AuthError;
 
 /// Everything but RFC 3986 unreserved characters is encoded.
 const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -15,32 +15,60 @@ const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
+/// Where protected resource metadata is published (RFC 9728 §3.1), at the
+/// root of an origin or before the resource's path.
+pub(crate) const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// `scheme://authority` and the path (without query, trailing `/` kept
+/// as given) of an absolute URL of any scheme.
+fn origin_and_path(url: &str) -> Option<(String, String)> {
+    let uri: http::Uri = url.parse().ok()?;
+    let scheme = uri.scheme_str()?;
+    let authority = uri.authority()?.as_str();
+    Some((format!("{scheme}://{authority}"), uri.path().to_owned()))
+}
+
 /// `scheme://authority` and the path (without query, trailing `/` kept
 /// as given) of an absolute http(s) URL.
 pub(crate) fn split(url: &str) -> Option<(String, String)> {
-    let uri: http::Uri = url.parse().ok()?;
-    let scheme = uri.scheme_str()?;
-    if scheme != "http" && scheme != "https" {
-        return None;
+    origin_and_path(url)
+        .filter(|(origin, _)| origin.starts_with("http://") || origin.starts_with("https://"))
+}
+
+/// The path of a resource URL without its trailing `/` ("" for a root):
+/// what path insertion puts after [`RESOURCE_METADATA_PATH`].
+pub(crate) fn resource_path(resource: &str) -> String {
+    origin_and_path(resource)
+        .map(|(_, path)| path.trim_end_matches('/').to_owned())
+        .unwrap_or_default()
+}
+
+/// Where a protected server's metadata is, as its challenges name it: the
+/// path-inserted location of `resource`, so a client finds this server's
+/// document even when several servers share a host.
+pub(crate) fn resource_metadata_url(resource: &str) -> String {
+    match origin_and_path(resource) {
+        Some((origin, path)) => format!(
+            "{origin}{RESOURCE_METADATA_PATH}{}",
+            path.trim_end_matches('/')
+        ),
+        None => format!("{}{RESOURCE_METADATA_PATH}", resource.trim_end_matches('/')),
     }
-    let authority = uri.authority()?.as_str();
-    Some((format!("{scheme}://{authority}"), uri.path().to_owned()))
 }
 
 /// Where to look for protected resource metadata when the server's 401
 /// named no `resource_metadata` (RFC 9728 §3.1, MCP "Protected Resource
 /// Metadata Discovery"): the path-inserted location first, then the root.
 pub(crate) fn resource_metadata_urls(server_url: &str) -> Vec<String> {
-    const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
     let Some((origin, path)) = split(server_url) else {
         return Vec::new();
     };
     let path = path.trim_end_matches('/');
     let mut urls = Vec::new();
     if !path.is_empty() {
-        urls.push(format!("{origin}{WELL_KNOWN}{path}"));
+        urls.push(format!("{origin}{RESOURCE_METADATA_PATH}{path}"));
     }
-    urls.push(format!("{origin}{WELL_KNOWN}"));
+    urls.push(format!("{origin}{RESOURCE_METADATA_PATH}"));
     urls
 }
 
@@ -110,19 +138,20 @@ pub(crate) fn with_query(base: &str, pairs: &[(&str, &str)]) -> String {
     format!("{base}{separator}{}{fragment}", form(pairs))
 }
 
-/// The decoded query parameters of a URL (`+` is a space, as in forms).
-pub(crate) fn query_pairs(url: &str) -> Result<Vec<(String, String)>, AuthError> {
+/// The decoded query parameters of a URL (`+` is a space, as in forms), or
+/// which part is not UTF-8.
+pub(crate) fn query_pairs(url: &str) -> Result<Vec<(String, String)>, String> {
     let query = url
         .split_once('#')
         .map_or(url, |(u, _)| u)
         .split_once('?')
         .map(|(_, q)| q)
         .unwrap_or("");
-    let decode = |s: &str| -> Result<String, AuthError> {
+    let decode = |s: &str| -> Result<String, String> {
         percent_decode_str(&s.replace('+', " "))
             .decode_utf8()
             .map(|c| c.into_owned())
-            .map_err(|_| AuthError::Response(format!("{s:?} is not UTF-8")))
+            .map_err(|_| format!("{s:?} is not UTF-8"))
     };
     query
         .split('&')
@@ -152,6 +181,31 @@ mod tests {
             ["http://localhost:8080/.well-known/oauth-protected-resource"]
         );
         assert!(resource_metadata_urls("ftp://x/y").is_empty());
+    }
+
+    #[test]
+    fn a_server_names_the_path_inserted_location_of_its_resource() {
+        assert_eq!(
+            resource_metadata_url("https://a.example/mcp"),
+            "https://a.example/.well-known/oauth-protected-resource/mcp"
+        );
+        assert_eq!(
+            resource_metadata_url("https://a.example/"),
+            "https://a.example/.well-known/oauth-protected-resource"
+        );
+        assert_eq!(
+            resource_metadata_url("http://127.0.0.1:9/x/mcp/"),
+            "http://127.0.0.1:9/.well-known/oauth-protected-resource/x/mcp"
+        );
+        // What a server names is the first place a client looks.
+        for resource in ["https://a.example/mcp", "http://127.0.0.1:9/x/mcp/"] {
+            assert_eq!(
+                resource_metadata_urls(resource)[0],
+                resource_metadata_url(resource)
+            );
+        }
+        assert_eq!(resource_path("https://a.example/x/mcp/"), "/x/mcp");
+        assert_eq!(resource_path("https://a.example"), "");
     }
 
     #[test]

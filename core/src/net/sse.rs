@@ -1,4 +1,8 @@
-//! Reading Server-Sent Events from a response stream, within a size limit.
+//! Server-Sent Events in both directions: the framing a server writes
+//! (one JSON-RPC message per event, the priming event of a resumable
+//! stream) and the parser a client reads a response stream with, within a
+//! size limit. Side by side so that what is written is what is read (the
+//! round-trip test below).
 //!
 //! A hostile server can send one endless line, or one endless event made
 //! of many `data:` lines. The parser therefore counts an event's size as
@@ -6,14 +10,35 @@
 //! soon as that passes the limit, and scans each byte for a newline once
 //! (a line arriving in many chunks is not rescanned from its start).
 
-use bytes::BytesMut;
-use std::task::Poll;
+use bytes::{Bytes, BytesMut};
 
 use crate::Error;
 
 /// Room for a line's field name (`data: `) beyond the limit, which is on
 /// the event's data.
 const FIELD_SLACK: usize = 64;
+
+/// One event carrying a JSON-RPC message: its `id` when the stream is
+/// resumable, `event: message`, and one `data` line (serde_json writes no
+/// raw newline, so the message never needs more).
+pub(crate) fn message_event(id: Option<&str>, message: &(impl serde::Serialize + ?Sized)) -> Bytes {
+    let mut out = Vec::with_capacity(256);
+    if let Some(id) = id {
+        out.extend_from_slice(b"id: ");
+        out.extend_from_slice(id.as_bytes());
+        out.push(b'\n');
+    }
+    out.extend_from_slice(b"event: message\ndata: ");
+    let _ = serde_json::to_writer(&mut out, message);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// The event that opens a resumable stream: an id to resume after, the
+/// reconnection delay, and empty data, which carries no message.
+pub(crate) fn priming_event(id: &str, retry_ms: u64) -> Bytes {
+    Bytes::from(format!("id: {id}\nretry: {retry_ms}\ndata: \n\n"))
+}
 
 /// One parsed SSE event.
 #[derive(Debug, Default, PartialEq)]
@@ -130,27 +155,40 @@ impl SseParser {
     }
 }
 
-/// Returns `Pending` once, having asked to be polled again: lets whatever
-/// polls the caller (a `select!` with the call's timeout, a host's loop)
-/// look at its other work. Works under any executor, unlike
-/// `tokio::task::yield_now`, whose budget applies only on the runtime's
-/// own threads.
-pub(crate) async fn yield_now() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            return Poll::Ready(());
-        }
-        yielded = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    })
-    .await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_written_is_read_back() {
+        let message = serde_json::json!({"jsonrpc": "2.0", "method": "x", "params": {"s": "a\nb"}});
+        let mut p = SseParser::new(1 << 20);
+        let mut stream = priming_event("1_0", 500).to_vec();
+        stream.extend_from_slice(&message_event(Some("1_1"), &message));
+        stream.extend_from_slice(&message_event(None, &message));
+        let events = p.push_events(&stream).unwrap();
+        let data = serde_json::to_string(&message).unwrap();
+        assert_eq!(
+            events,
+            [
+                SseEvent {
+                    id: Some("1_0".into()),
+                    retry: Some(500),
+                    data: String::new()
+                },
+                SseEvent {
+                    id: Some("1_1".into()),
+                    retry: None,
+                    data: data.clone()
+                },
+                SseEvent {
+                    id: None,
+                    retry: None,
+                    data
+                },
+            ]
+        );
+    }
 
     #[test]
     fn parses_events_across_chunks_and_skips_comments() {

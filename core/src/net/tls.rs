@@ -1,6 +1,7 @@
-//! TLS for the HTTP client transport: what the application configures
-//! ([`TlsOptions`]) and how a connection is wrapped (rustls with the ring
-//! provider; no OpenSSL).
+//! TLS for outgoing connections (the client's HTTP transport, OAuth
+//! fetches, a token verifier's key fetches): what the application
+//! configures ([`TlsOptions`]) and how a connection is wrapped (rustls with
+//! the ring provider; no OpenSSL).
 //!
 //! The default trust store is the platform's, read by rustls-native-certs,
 //! which honours `SSL_CERT_FILE` and `SSL_CERT_DIR` the way OpenSSL-based

@@ -1,5 +1,7 @@
-//! stdio client transport: spawns and supervises the server process and
-//! speaks newline-delimited JSON-RPC over its stdin/stdout.
+//! The client side of the stdio transport: spawns and supervises the
+//! server process and speaks newline-delimited JSON-RPC over its
+//! stdin/stdout, or over any byte stream the application hands in.
+//! `Client::connect_stdio` and `Client::connect_stream` are here.
 //!
 //! Supervision: stderr is captured line by line (its tail explains a crash),
 //! shutdown closes stdin, then sends SIGTERM, then SIGKILL, and a server that
@@ -14,7 +16,6 @@
 
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,78 +25,55 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::answers::{Answerer, Refused};
-use super::notes::NoteSender;
-use super::{
-    ClientLimits, ClientTransport, NotificationCallback, OutgoingRequest, ServerRequestHandler,
+use super::lines::{LineRead, read_line_bounded};
+use crate::client::answers::{Answerer, Refused};
+use crate::client::notes::NoteSender;
+use crate::client::{
+    Client, ClientLimits, ClientOptions, ClientTransport, NotificationCallback, OutgoingRequest,
+    ServerRequestHandler, StderrMode, StdioCommand,
 };
 use crate::protocol::jsonrpc::{Message, Notification, RequestId, RequestOut, notification_value};
 use crate::protocol::{meta, methods};
 use crate::rpc::{InFlight, Reply, lock_unpoisoned};
-use crate::transport::stdio::{LineRead, read_line_bounded};
 use crate::{BoxFuture, Error};
 
-/// How to start a server process.
-#[derive(Debug, Clone)]
-pub struct StdioCommand {
-    /// The program to run.
-    pub program: OsString,
-    /// Its arguments.
-    pub args: Vec<OsString>,
-    /// Extra environment variables.
-    pub env: Vec<(OsString, OsString)>,
-    /// Working directory, if not the current one.
-    pub cwd: Option<PathBuf>,
-}
+impl Client {
+    /// Spawns `command` and talks to it over its stdin/stdout.
+    pub async fn connect_stdio(command: StdioCommand) -> Result<Client, Error> {
+        Self::connect_stdio_with(command, ClientOptions::default()).await
+    }
 
-impl StdioCommand {
-    /// A command from a program and its arguments.
-    pub fn new<I, S>(program: impl Into<OsString>, args: I) -> StdioCommand
+    /// [`Client::connect_stdio`] with explicit options.
+    pub async fn connect_stdio_with(
+        command: StdioCommand,
+        options: ClientOptions,
+    ) -> Result<Client, Error> {
+        let transport = StdioTransport::spawn(
+            command,
+            options.stderr.clone(),
+            options.on_notification.clone(),
+            Some(options.server_request_handler()),
+            options.limits,
+        )?;
+        Ok(Self::from_transport(Arc::new(transport), options))
+    }
+
+    /// Speaks newline-delimited JSON-RPC over any byte stream (a Unix
+    /// socket, a TCP connection, an in-memory pipe), as the stdio binding
+    /// defines it for custom transports.
+    pub fn connect_stream<R, W>(reader: R, writer: W, options: ClientOptions) -> Client
     where
-        I: IntoIterator<Item = S>,
-        S: Into<OsString>,
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        StdioCommand {
-            program: program.into(),
-            args: args.into_iter().map(Into::into).collect(),
-            env: Vec::new(),
-            cwd: None,
-        }
-    }
-
-    /// Splits a command line on whitespace (no shell quoting).
-    pub fn parse(command_line: &str) -> Result<StdioCommand, Error> {
-        let mut parts = command_line.split_whitespace();
-        let program = parts
-            .next()
-            .ok_or_else(|| Error::Protocol("empty server command".into()))?;
-        Ok(StdioCommand::new(program, parts))
-    }
-}
-
-/// What happens to the server's stderr.
-#[derive(Clone, Default)]
-pub enum StderrMode {
-    /// Read line by line into the log (`tracing`, target `ferromcp::stderr`)
-    /// and keep the last lines to explain a crash.
-    #[default]
-    Capture,
-    /// Pass through to this process's stderr.
-    Inherit,
-    /// Discard.
-    Null,
-    /// Hand each line to a callback (and keep the tail, as `Capture`).
-    Callback(Arc<dyn Fn(&str) + Send + Sync>),
-}
-
-impl std::fmt::Debug for StderrMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            StderrMode::Capture => "Capture",
-            StderrMode::Inherit => "Inherit",
-            StderrMode::Null => "Null",
-            StderrMode::Callback(_) => "Callback",
-        })
+        let transport = StdioTransport::over_stream(
+            reader,
+            writer,
+            options.on_notification.clone(),
+            Some(options.server_request_handler()),
+            options.limits,
+        );
+        Self::from_transport(Arc::new(transport), options)
     }
 }
 

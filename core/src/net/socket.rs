@@ -1,7 +1,7 @@
-//! The client's TCP connection: either a tokio `TcpStream`, waited on by
+//! An outgoing TCP connection (the connection pool's): either a tokio `TcpStream`, waited on by
 //! the runtime's reactor, or (on Linux) a socket the polling thread waits
 //! on itself, for calls polled by `runtime::block_here` or a
-//! `runtime::HostReactor` (`host_wait`).
+//! `runtime::HostReactor` (`runtime::wait`).
 //! Either way its writes cannot raise `SIGPIPE`.
 //!
 //! A request's connection is driven by whichever thread polls the request
@@ -23,7 +23,7 @@ use tokio::net::TcpStream;
 /// A connected client socket (see the module documentation).
 pub(crate) enum ClientSocket {
     Runtime(TcpStream),
-    /// Waited on by the thread polling it (`host_wait`).
+    /// Waited on by the thread polling it (`runtime::wait`).
     #[cfg(target_os = "linux")]
     Host(HostSocket),
 }
@@ -372,7 +372,7 @@ mod tests {
         let status = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "client::socket::tests::writing_to_a_reset_connection_fails_without_sigpipe",
+                "net::socket::tests::writing_to_a_reset_connection_fails_without_sigpipe",
                 "--test-threads=1",
             ])
             .env(CHILD, "1")

@@ -1,5 +1,8 @@
-//! Streamable HTTP client transport: one POST per request; the answer is a
-//! JSON object or an SSE stream of notifications ending with the response.
+//! The client side of Streamable HTTP: one POST per request, each on a
+//! pooled connection of its own; the answer is a JSON object or an SSE
+//! stream of notifications ending with the response. With OAuth, a 401 or
+//! 403 runs the client's authorization flow and the request is sent again.
+//! `Client::connect_http` is here.
 
 use crate::rpc::{read_unpoisoned, write_unpoisoned};
 use bytes::Bytes;
@@ -9,14 +12,18 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use serde_json::Value;
 
-use super::answers::Answerer;
-use super::auth::AuthError;
-use super::auth::flow::{self, Authorizer};
-use super::notes::NoteSender;
-use super::pool::{Pool, PooledConnection};
-use super::sse::SseParser;
-use super::tls::{TlsConnect, classify};
-use super::{ClientLimits, ClientTransport, OutgoingRequest, ServerRequestHandler};
+use crate::client::answers::Answerer;
+use crate::client::auth::flow::{self, Authorizer};
+use crate::client::auth::{AuthError, OAuthOptions};
+use crate::client::deadline::InteractionClock;
+use crate::client::notes::NoteSender;
+use crate::client::{
+    Client, ClientLimits, ClientOptions, ClientTransport, NotificationCallback, OutgoingRequest,
+    ServerRequestHandler,
+};
+use crate::net::pool::{Pool, PooledConnection};
+use crate::net::sse::SseParser;
+use crate::net::tls::{TlsConnect, TlsOptions, classify};
 use crate::protocol::jsonrpc::{Message, RequestId, RequestOut, notification_value};
 use crate::protocol::mcp_headers::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER, encode_header_value,
@@ -26,6 +33,28 @@ use crate::protocol::methods;
 use crate::{BoxFuture, Error, McpError};
 use serde_json::Map;
 use std::sync::{Arc, RwLock};
+
+impl Client {
+    /// Talks to a Streamable HTTP endpoint (`http://host:port/mcp`, or
+    /// `https://` with [`ClientOptions::tls`]).
+    pub async fn connect_http(url: &str) -> Result<Client, Error> {
+        Self::connect_http_with(url, ClientOptions::default()).await
+    }
+
+    /// [`Client::connect_http`] with explicit options.
+    pub async fn connect_http_with(url: &str, options: ClientOptions) -> Result<Client, Error> {
+        let transport = HttpTransport::new(
+            url,
+            &options.http_headers,
+            &options.tls,
+            Some(options.server_request_handler()),
+            options.on_notification.clone(),
+            options.limits,
+        )?
+        .with_oauth(url, options.oauth.clone(), &options.tls);
+        Ok(Self::from_transport(Arc::new(transport), options))
+    }
+}
 
 pub(crate) struct HttpTransport {
     inner: Arc<HttpInner>,
@@ -46,7 +75,7 @@ struct HttpInner {
     posting: Arc<tokio::sync::Semaphore>,
     limits: ClientLimits,
     /// Receives notifications a legacy server sends on its GET stream.
-    on_notification: Option<super::NotificationCallback>,
+    on_notification: Option<NotificationCallback>,
     /// The application's own headers, sent with every request.
     extra_headers: Vec<(header::HeaderName, HeaderValue)>,
     /// OAuth: adds the bearer token and answers 401/403 challenges.
@@ -72,9 +101,9 @@ impl HttpTransport {
     pub(crate) fn new(
         url: &str,
         extra_headers: &[(String, String)],
-        tls: &super::TlsOptions,
+        tls: &TlsOptions,
         server_requests: Option<ServerRequestHandler>,
-        on_notification: Option<super::NotificationCallback>,
+        on_notification: Option<NotificationCallback>,
         limits: ClientLimits,
     ) -> Result<HttpTransport, Error> {
         let uri: Uri = url
@@ -133,8 +162,8 @@ impl HttpTransport {
     pub(crate) fn with_oauth(
         mut self,
         url: &str,
-        oauth: Option<super::auth::OAuthOptions>,
-        tls: &super::TlsOptions,
+        oauth: Option<OAuthOptions>,
+        tls: &TlsOptions,
     ) -> HttpTransport {
         if let (Some(oauth), Some(inner)) = (oauth, Arc::get_mut(&mut self.inner)) {
             inner.auth = Some(Arc::new(Authorizer::new(oauth, url, tls)));
@@ -463,7 +492,7 @@ impl HttpInner {
 }
 
 impl ClientTransport for HttpTransport {
-    fn interaction_clock(&self) -> Option<&super::deadline::InteractionClock> {
+    fn interaction_clock(&self) -> Option<&InteractionClock> {
         self.inner.auth.as_deref().map(Authorizer::interactions)
     }
     fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
@@ -600,7 +629,7 @@ impl ResponseReader<'_> {
                 unyielded += data.len();
                 if unyielded >= YIELD_EVERY_BYTES {
                     unyielded = 0;
-                    super::sse::yield_now().await;
+                    yield_now().await;
                 }
                 for event in parser.push_events(&data)? {
                     if let Some(id) = event.id {
@@ -713,6 +742,24 @@ impl ResponseReader<'_> {
             "SSE stream ended before the response arrived".into(),
         ))
     }
+}
+
+/// Returns `Pending` once, having asked to be polled again: lets whatever
+/// polls the caller (a `select!` with the call's timeout, a host's loop)
+/// look at its other work. Works under any executor, unlike
+/// `tokio::task::yield_now`, whose budget applies only on the runtime's
+/// own threads.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await;
 }
 
 /// The outcome a JSON response gives the request `id`. A response to
