@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 use std::fmt;
 
 use super::codes;
+use super::mcp_error::McpError;
 use super::meta_members::ParamsSeed;
 pub use super::meta_members::{CallMembers, MetaMembers, RawJson, ReservedMembers};
-use super::types::McpError;
 
 /// A JSON-RPC request id: a string or an integer, never null.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -6,6 +6,7 @@
 
 pub mod codes;
 pub mod jsonrpc;
+mod mcp_error;
 pub mod mcp_headers;
 pub mod meta;
 mod meta_members;
@@ -13,6 +14,7 @@ pub mod methods;
 mod types;
 pub mod versions;
 
+pub use mcp_error::McpError;
 pub use methods::{InputKind, Method};
 pub use types::*;
 pub use versions::{LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS};

@@ -13,64 +13,7 @@ use super::markers::{
 use super::serde_util;
 use crate::protocol::codes;
 use crate::protocol::jsonrpc::RequestId;
-
-/// A JSON-RPC error object (`{code, message, data?}`) as the library
-/// passes it around: what a handler fails with, what a client receives
-/// ([`crate::Error::Mcp`]). [`ErrorObject`] is the schema's own mirror.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
-#[error("MCP error {code}: {message}")]
-pub struct McpError {
-    /// The JSON-RPC error code.
-    pub code: i32,
-    /// A short human-readable description.
-    pub message: String,
-    /// Extra structured information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-}
-
-impl McpError {
-    /// An error with a code and message and no data.
-    pub fn new(code: i32, message: impl Into<String>) -> Self {
-        McpError {
-            code,
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    /// Attaches `data`.
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-
-    /// `-32602 Invalid params`.
-    pub fn invalid_params(message: impl Into<String>) -> Self {
-        McpError::new(codes::INVALID_PARAMS, message)
-    }
-
-    /// `-32601 Method not found`.
-    pub fn method_not_found(method: &str) -> Self {
-        McpError::new(
-            codes::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
-        )
-    }
-
-    /// `-32603 Internal error`.
-    pub fn internal(message: impl Into<String>) -> Self {
-        McpError::new(codes::INTERNAL_ERROR, message)
-    }
-
-    /// `-32020 HeaderMismatch`.
-    pub fn header_mismatch(message: impl Into<String>) -> Self {
-        McpError::new(
-            codes::HEADER_MISMATCH,
-            format!("Header mismatch: {}", message.into()),
-        )
-    }
-}
+use crate::protocol::mcp_error::McpError;
 
 /// A JSON-RPC error object with any code (schema: `Error`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
