@@ -806,6 +806,52 @@ enum ferromcp_status ferromcp_client_connect_http(const char *url,
 void ferromcp_client_free(struct ferromcp_client *client);
 
 /**
+ * Sends any request a client makes (a method of core's client calls)
+ * and blocks until its result: the one path of every client call, which
+ * the typed functions (ferromcp_client_call_tool(), ...) take too.
+ *
+ * - `client`: a connected client.
+ * - `method`: the request method, e.g. `"tools/call"`, `"resources/read"`,
+ *   `"server/discover"`, `"tools/list"`, borrowed.
+ * - `params_json`: NULL (`{}`) or the request's params as a JSON object,
+ *   as the wire has them without `_meta` (the client adds it), borrowed.
+ * - `timeout_ms`: this call's timeout; 0 uses the client's.
+ * - `on_progress`: NULL, or called with each progress notification of this
+ *   call (see ferromcp_progress_callback), never after this returns.
+ * - `progress_userdata`: passed to `on_progress`, borrowed for the call.
+ * - `cancel`: NULL, or a handle another thread may fire to abandon the call.
+ * - `out_result_json`: receives the result as JSON text; free it with
+ *   ferromcp_string_free(). Written only on FERROMCP_OK.
+ *
+ * Returns FERROMCP_OK; FERROMCP_PROTOCOL_ERROR for a method a client does
+ * not send (nothing is sent); FERROMCP_INVALID_JSON for bad
+ * `params_json`; FERROMCP_REQUEST_CANCELLED when `cancel` fired;
+ * otherwise as ferromcp_client_discover().
+ *
+ * Threads: any thread that may block; concurrent calls on one client are fine.
+ *
+ * ```c
+ * char *result = NULL;
+ * if (ferromcp_client_request(client, "resources/read", "{\"uri\":\"notes://today\"}",
+ *                             0, NULL, NULL, NULL, &result) == FERROMCP_OK) {
+ *     puts(result);
+ *     ferromcp_string_free(result);
+ * }
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_client_request(const struct ferromcp_client *client,
+                                             const char *method,
+                                             const char *params_json,
+                                             uint64_t timeout_ms,
+                                             ferromcp_progress_callback on_progress,
+                                             void *progress_userdata,
+                                             const struct ferromcp_cancel_handle *cancel,
+                                             char **out_result_json);
+
+/**
  * `server/discover`: the server's versions, capabilities and identity. A
  * 2025-11-25 server has no such method; its answer to `initialize` is
  * given instead.

@@ -16,10 +16,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ferromcp_core::client::complete_params;
 use ferromcp_core::client::{CallOptions, Client, ClientOptions, ProgressUpdate, StdioCommand};
 use ferromcp_core::host::input::input_answer;
 use ferromcp_core::host::settings;
-use ferromcp_core::protocol::{CreateMessageResult, ElicitResult, InputKind, ListRootsResult};
+use ferromcp_core::protocol::{
+    CreateMessageResult, ElicitResult, InputKind, ListRootsResult, methods,
+};
 use ferromcp_core::server::HandlerError;
 use tokio_util::sync::CancellationToken;
 
@@ -606,6 +609,144 @@ fn call_json<T: Serialize>(
     give_string(text, out)
 }
 
+/// Sends any request a client makes (a method of core's client calls)
+/// and blocks until its result: the one path of every client call, which
+/// the typed functions (ferromcp_client_call_tool(), ...) take too.
+///
+/// - `client`: a connected client.
+/// - `method`: the request method, e.g. `"tools/call"`, `"resources/read"`,
+///   `"server/discover"`, `"tools/list"`, borrowed.
+/// - `params_json`: NULL (`{}`) or the request's params as a JSON object,
+///   as the wire has them without `_meta` (the client adds it), borrowed.
+/// - `timeout_ms`: this call's timeout; 0 uses the client's.
+/// - `on_progress`: NULL, or called with each progress notification of this
+///   call (see ferromcp_progress_callback), never after this returns.
+/// - `progress_userdata`: passed to `on_progress`, borrowed for the call.
+/// - `cancel`: NULL, or a handle another thread may fire to abandon the call.
+/// - `out_result_json`: receives the result as JSON text; free it with
+///   ferromcp_string_free(). Written only on FERROMCP_OK.
+///
+/// Returns FERROMCP_OK; FERROMCP_PROTOCOL_ERROR for a method a client does
+/// not send (nothing is sent); FERROMCP_INVALID_JSON for bad
+/// `params_json`; FERROMCP_REQUEST_CANCELLED when `cancel` fired;
+/// otherwise as ferromcp_client_discover().
+///
+/// Threads: any thread that may block; concurrent calls on one client are fine.
+///
+/// ```c
+/// char *result = NULL;
+/// if (ferromcp_client_request(client, "resources/read", "{\"uri\":\"notes://today\"}",
+///                             0, NULL, NULL, NULL, &result) == FERROMCP_OK) {
+///     puts(result);
+///     ferromcp_string_free(result);
+/// }
+/// ```
+///
+/// # Safety
+/// Pointers NULL or valid as described.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn ferromcp_client_request(
+    client: *const ferromcp_client,
+    method: *const c_char,
+    params_json: *const c_char,
+    timeout_ms: u64,
+    on_progress: ferromcp_progress_callback,
+    progress_userdata: *mut c_void,
+    cancel: *const ferromcp_cancel_handle,
+    out_result_json: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let client = unsafe { try_from(client, "client") }?;
+        let method = unsafe { required_str(method, "method") }?;
+        let params = match unsafe { optional_str(params_json, "params_json") }? {
+            Some(text) => parse_json_object(text, "params_json")?,
+            None => Map::new(),
+        };
+        let cancel = unsafe { cancel.as_ref() };
+        let progress = on_progress.map(|callback| (callback, progress_userdata));
+        request_with(
+            client,
+            method,
+            params,
+            timeout_ms,
+            progress,
+            cancel,
+            out_result_json,
+        )
+    })
+}
+
+/// A C progress callback and its userdata.
+type ProgressHook = (
+    unsafe extern "C" fn(*mut c_void, f64, f64, *const c_char),
+    *mut c_void,
+);
+
+/// [`request`] with a call's timeout, progress callback and cancel handle.
+fn request_with(
+    client: &ferromcp_client,
+    method: &str,
+    params: Map<String, Value>,
+    timeout_ms: u64,
+    progress: Option<ProgressHook>,
+    cancel: Option<&ferromcp_cancel_handle>,
+    out: *mut *mut c_char,
+) -> Result<(), FfiError> {
+    let mut options = CallOptions::default();
+    if timeout_ms > 0 {
+        options.timeout = Some(Duration::from_millis(timeout_ms));
+    }
+    options.cancel = cancel.map(|c| c.token.clone());
+    let target = progress.map(|(callback, userdata)| {
+        Arc::new(Mutex::new(Some(ProgressTarget { callback, userdata })))
+    });
+    if let Some(target) = &target {
+        let target = target.clone();
+        options = options.with_progress(move |update: ProgressUpdate| {
+            let guard = target.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(target) = guard.as_ref() else { return };
+            let message = update
+                .message
+                .and_then(|m| CString::new(m.replace('\0', "\u{FFFD}")).ok());
+            // SAFETY: the progress callback contract; `message` outlives
+            // the call. Under the lock, so the call cannot return (and
+            // switch the target off) while C runs.
+            unsafe {
+                (target.callback)(
+                    target.userdata,
+                    update.progress,
+                    update.total.unwrap_or(f64::NAN),
+                    message.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()),
+                )
+            }
+        });
+    }
+    let outcome = request(client, method, params, options, out);
+    if let Some(target) = target {
+        *target.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+    outcome
+}
+
+/// Runs one request of core's client calls, blocking, and hands its JSON
+/// result to C.
+fn request(
+    client: &ferromcp_client,
+    method: &str,
+    params: Map<String, Value>,
+    options: CallOptions,
+    out: *mut *mut c_char,
+) -> Result<(), FfiError> {
+    let client = client.client.clone();
+    let method = method.to_owned();
+    call_json(
+        out,
+        async move { client.call(&method, params, &options).await },
+    )
+}
+
 /// `server/discover`: the server's versions, capabilities and identity. A
 /// 2025-11-25 server has no such method; its answer to `initialize` is
 /// given instead.
@@ -639,16 +780,14 @@ pub unsafe extern "C" fn ferromcp_client_discover(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let client = unsafe { try_from(client, "client") }?.client.clone();
-        call_json(out_result_json, async move {
-            match client.discover().await {
-                Ok(found) => Ok(serde_json::to_value(found)?),
-                Err(e) => match (client.is_legacy(), client.legacy_initialize_result()) {
-                    (Some(true), Some(initialized)) => Ok(Value::Object(initialized)),
-                    _ => Err(e),
-                },
-            }
-        })
+        let client = unsafe { try_from(client, "client") }?;
+        request(
+            client,
+            methods::SERVER_DISCOVER,
+            Map::new(),
+            CallOptions::default(),
+            out_result_json,
+        )
     })
 }
 
@@ -686,25 +825,26 @@ pub unsafe extern "C" fn ferromcp_client_list(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (both): forwarded contract.
-        let client = unsafe { try_from(client, "client") }?.client.clone();
-        let cursor = unsafe { optional_str(cursor, "cursor") }?.map(str::to_owned);
-        call_json(out_result_json, async move {
-            let cursor = cursor.as_deref();
-            Ok(match kind {
-                ferromcp_list_kind::FERROMCP_LIST_TOOLS => {
-                    serde_json::to_value(client.list_tools(cursor).await?)?
-                }
-                ferromcp_list_kind::FERROMCP_LIST_RESOURCES => {
-                    serde_json::to_value(client.list_resources(cursor).await?)?
-                }
-                ferromcp_list_kind::FERROMCP_LIST_RESOURCE_TEMPLATES => {
-                    serde_json::to_value(client.list_resource_templates(cursor).await?)?
-                }
-                ferromcp_list_kind::FERROMCP_LIST_PROMPTS => {
-                    serde_json::to_value(client.list_prompts(cursor).await?)?
-                }
-            })
-        })
+        let client = unsafe { try_from(client, "client") }?;
+        let mut params = Map::new();
+        if let Some(cursor) = unsafe { optional_str(cursor, "cursor") }? {
+            params.insert("cursor".into(), Value::from(cursor));
+        }
+        let method = match kind {
+            ferromcp_list_kind::FERROMCP_LIST_TOOLS => methods::TOOLS_LIST,
+            ferromcp_list_kind::FERROMCP_LIST_RESOURCES => methods::RESOURCES_LIST,
+            ferromcp_list_kind::FERROMCP_LIST_RESOURCE_TEMPLATES => {
+                methods::RESOURCES_TEMPLATES_LIST
+            }
+            ferromcp_list_kind::FERROMCP_LIST_PROMPTS => methods::PROMPTS_LIST,
+        };
+        request(
+            client,
+            method,
+            params,
+            CallOptions::default(),
+            out_result_json,
+        )
     })
 }
 
@@ -768,52 +908,26 @@ pub unsafe extern "C" fn ferromcp_client_call_tool(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let client = unsafe { try_from(client, "client") }?.client.clone();
-        let name = unsafe { required_str(name, "name") }?.to_owned();
+        let client = unsafe { try_from(client, "client") }?;
+        let name = unsafe { required_str(name, "name") }?;
         let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
-            Some(text) => Value::Object(parse_json_object(text, "arguments_json")?),
-            None => Value::Object(Map::new()),
+            Some(text) => parse_json_object(text, "arguments_json")?,
+            None => Map::new(),
         };
-        let cancel = unsafe { cancel.as_ref() }.map(|c| c.token.clone());
-        let mut options = CallOptions::default();
-        if timeout_ms > 0 {
-            options.timeout = Some(Duration::from_millis(timeout_ms));
-        }
-        options.cancel = cancel;
-        let target = on_progress.map(|callback| {
-            Arc::new(Mutex::new(Some(ProgressTarget {
-                callback,
-                userdata: progress_userdata,
-            })))
-        });
-        if let Some(target) = &target {
-            let target = target.clone();
-            options = options.with_progress(move |update: ProgressUpdate| {
-                let guard = target.lock().unwrap_or_else(|e| e.into_inner());
-                let Some(target) = guard.as_ref() else { return };
-                let message = update
-                    .message
-                    .and_then(|m| CString::new(m.replace('\0', "\u{FFFD}")).ok());
-                // SAFETY: the progress callback contract; `message`
-                // outlives the call. Under the lock, so the call cannot
-                // return (and switch the target off) while C runs.
-                unsafe {
-                    (target.callback)(
-                        target.userdata,
-                        update.progress,
-                        update.total.unwrap_or(f64::NAN),
-                        message.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()),
-                    )
-                }
-            });
-        }
-        let outcome = call_json(out_result_json, async move {
-            client.call_tool_with(&name, arguments, &options).await
-        });
-        if let Some(target) = target {
-            *target.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        }
-        outcome
+        let mut params = Map::new();
+        params.insert("name".into(), Value::from(name));
+        params.insert("arguments".into(), Value::Object(arguments));
+        let cancel = unsafe { cancel.as_ref() };
+        let progress = on_progress.map(|callback| (callback, progress_userdata));
+        request_with(
+            client,
+            methods::TOOLS_CALL,
+            params,
+            timeout_ms,
+            progress,
+            cancel,
+            out_result_json,
+        )
     })
 }
 
@@ -843,11 +957,18 @@ pub unsafe extern "C" fn ferromcp_client_read_resource(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (both): forwarded contract.
-        let client = unsafe { try_from(client, "client") }?.client.clone();
-        let uri = unsafe { required_str(uri, "uri") }?.to_owned();
-        call_json(
+        let client = unsafe { try_from(client, "client") }?;
+        let mut params = Map::new();
+        params.insert(
+            "uri".into(),
+            Value::from(unsafe { required_str(uri, "uri") }?),
+        );
+        request(
+            client,
+            methods::RESOURCES_READ,
+            params,
+            CallOptions::default(),
             out_result_json,
-            async move { client.read_resource(&uri).await },
         )
     })
 }
@@ -880,15 +1001,22 @@ pub unsafe extern "C" fn ferromcp_client_get_prompt(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let client = unsafe { try_from(client, "client") }?.client.clone();
-        let name = unsafe { required_str(name, "name") }?.to_owned();
+        let client = unsafe { try_from(client, "client") }?;
+        let name = unsafe { required_str(name, "name") }?;
         let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
             Some(text) => parse_json_object(text, "arguments_json")?,
             None => Map::new(),
         };
-        call_json(out_result_json, async move {
-            client.get_prompt(&name, arguments).await
-        })
+        let mut params = Map::new();
+        params.insert("name".into(), Value::from(name));
+        params.insert("arguments".into(), Value::Object(arguments));
+        request(
+            client,
+            methods::PROMPTS_GET,
+            params,
+            CallOptions::default(),
+            out_result_json,
+        )
     })
 }
 
@@ -929,22 +1057,25 @@ pub unsafe extern "C" fn ferromcp_client_complete(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
-        let client = unsafe { try_from(client, "client") }?.client.clone();
+        let client = unsafe { try_from(client, "client") }?;
         let reference = parse_json(
             unsafe { required_str(reference_json, "reference_json") }?,
             "reference_json",
         )?;
-        let argument = unsafe { required_str(argument, "argument") }?.to_owned();
-        let value = unsafe { required_str(value, "value") }?.to_owned();
+        let argument = unsafe { required_str(argument, "argument") }?;
+        let value = unsafe { required_str(value, "value") }?;
         let resolved = match unsafe { optional_str(context_json, "context_json") }? {
             Some(text) => parse_json_object(text, "context_json")?,
             None => Map::new(),
         };
-        call_json(out_result_json, async move {
-            client
-                .complete_with_context(reference, &argument, &value, resolved)
-                .await
-        })
+        let params = complete_params(reference, argument, value, resolved);
+        request(
+            client,
+            methods::COMPLETION_COMPLETE,
+            params,
+            CallOptions::default(),
+            out_result_json,
+        )
     })
 }
 

@@ -134,7 +134,7 @@ static void test_options_are_checked(void) {
     ferromcp_client_options *options = NULL;
     CHECK_STATUS(ferromcp_client_options_new("{", &options), FERROMCP_INVALID_JSON);
     CHECK_STATUS(ferromcp_client_options_new("{\"timeout\":1}", &options), FERROMCP_INVALID_JSON);
-    CHECK_CONTAINS(ferromcp_last_error_message(), "unknown option");
+    CHECK_CONTAINS(ferromcp_last_error_message(), "unknown client setting \"timeout\"");
     CHECK_STATUS(ferromcp_client_options_new("{\"era\":\"old\"}", &options),
                  FERROMCP_INVALID_JSON);
     CHECK_STATUS(ferromcp_client_options_new(NULL, NULL), FERROMCP_NULL_ARGUMENT);
@@ -154,6 +154,8 @@ static void test_options_are_checked(void) {
     CHECK(client == NULL);
     char *result = NULL;
     CHECK_STATUS(ferromcp_client_call_tool(NULL, "x", NULL, 0, NULL, NULL, NULL, &result),
+                 FERROMCP_NULL_ARGUMENT);
+    CHECK_STATUS(ferromcp_client_request(NULL, "tools/list", NULL, 0, NULL, NULL, NULL, &result),
                  FERROMCP_NULL_ARGUMENT);
     CHECK(result == NULL);
 }
@@ -275,6 +277,21 @@ static void test_calls(ferromcp_client *client) {
     CHECK_CONTAINS(text, "\"paris\"");
     CHECK(strstr(text, "hello") == NULL);
     ferromcp_string_free(text);
+
+    /* The generic path every typed call takes: any request a client sends. */
+    CHECK_STATUS(ferromcp_client_request(client, "resources/read",
+                                         "{\"uri\":\"test://static-text\"}", 0, NULL, NULL, NULL,
+                                         &text),
+                 FERROMCP_OK);
+    CHECK_CONTAINS(text, "\"contents\"");
+    ferromcp_string_free(text);
+    text = NULL;
+    CHECK_STATUS(ferromcp_client_request(client, "tools/delete", NULL, 0, NULL, NULL, NULL, &text),
+                 FERROMCP_PROTOCOL_ERROR);
+    CHECK(text == NULL);
+    CHECK_CONTAINS(ferromcp_last_error_message(), "not a request a client sends");
+    CHECK_STATUS(ferromcp_client_request(client, "tools/call", "[1]", 0, NULL, NULL, NULL, &text),
+                 FERROMCP_INVALID_JSON);
 
     char *version = NULL;
     CHECK_STATUS(ferromcp_client_protocol_version(client, &version), FERROMCP_OK);

@@ -2,7 +2,7 @@
 //! result into its `protocol` type, and the list walkers.
 
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::{CacheMode, CallOptions, Client, Pages, Subscription, listen};
 use crate::Error;
@@ -227,12 +227,7 @@ impl Client {
         value: &str,
         resolved: Map<String, Value>,
     ) -> Result<CompleteResult, Error> {
-        let mut params = Map::new();
-        params.insert("ref".into(), reference);
-        params.insert("argument".into(), json!({"name": argument, "value": value}));
-        if !resolved.is_empty() {
-            params.insert("context".into(), json!({ "arguments": resolved }));
-        }
+        let params = super::calls::complete_params(reference, argument, value, resolved);
         decode(
             methods::COMPLETION_COMPLETE,
             self.request(methods::COMPLETION_COMPLETE, params).await?,

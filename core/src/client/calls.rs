@@ -25,7 +25,7 @@
 //! ```
 
 use serde::{Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::api::decode;
 use super::{CallOptions, Client};
@@ -145,6 +145,33 @@ impl Serialize for CallResult {
             CallResult::Complete(r) => r.serialize(serializer),
         }
     }
+}
+
+/// The params of `completion/complete` for `argument` (typed so far:
+/// `value`) of `reference`, with the values of the arguments already
+/// resolved (no `context` when there are none).
+///
+/// ```
+/// use ferromcp::client::complete_params;
+/// use serde_json::{Map, json};
+///
+/// let params = complete_params(json!({"type": "ref/prompt", "name": "review"}), "language", "r", Map::new());
+/// assert_eq!(params["argument"], json!({"name": "language", "value": "r"}));
+/// assert!(!params.contains_key("context"));
+/// ```
+pub fn complete_params(
+    reference: Value,
+    argument: &str,
+    value: &str,
+    resolved: Map<String, Value>,
+) -> Map<String, Value> {
+    let mut params = Map::new();
+    params.insert("ref".into(), reference);
+    params.insert("argument".into(), json!({"name": argument, "value": value}));
+    if !resolved.is_empty() {
+        params.insert("context".into(), json!({ "arguments": resolved }));
+    }
+    params
 }
 
 impl Client {

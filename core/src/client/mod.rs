@@ -53,7 +53,7 @@ use era::Era;
 
 pub use crate::net::{ClientCertificate, TlsOptions, TlsRoots};
 pub use cache::CacheMode;
-pub use calls::{CLIENT_CALLS, CallResult, ClientCall};
+pub use calls::{CLIENT_CALLS, CallResult, ClientCall, complete_params};
 pub use command::{StderrMode, StdioCommand};
 pub use listen::{Subscription, SubscriptionNotification};
 pub use options::{
