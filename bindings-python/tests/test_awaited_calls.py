@@ -170,7 +170,9 @@ def test_native_awaitable_follows_the_future_protocol(url: str, path: str) -> No
             assert isinstance(failing.exception(), ferromcp.InvalidParamsError)
             assert len(seen) == 2
             # Cancelled before it is done: stays cancelled when the answer comes.
-            napping = client._connected().request("tools/call", {"name": "nap", "arguments": {"seconds": 0.2}}, None, None, None, loop)
+            napping = client._connected().request(
+                "tools/call", {"name": "nap", "arguments": {"seconds": 0.2}}, None, None, None, loop
+            )
             assert napping.cancel() and napping.cancelled() and not napping.cancel()
             await asyncio.sleep(0.4)
             assert napping.cancelled()

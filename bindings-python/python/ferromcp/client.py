@@ -56,8 +56,9 @@ import contextlib
 import inspect
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Generic, Literal, TypedDict, TypeVar
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterable, Iterator, Mapping, Sequence
+from types import MethodType
+from typing import Any, Generic, Literal, ParamSpec, TypedDict, TypeVar, overload
 
 from . import _native
 from ._json import json_default
@@ -306,12 +307,12 @@ _LIST_METHODS = {
 
 
 class _Call(Generic[T]):
-    """One request of the client, declared once for :class:`Client` and
-    :class:`SyncClient`: the method (a row of core's client calls), its
-    params as the wire has them and how its result reads. Each class runs it
-    its own way (awaited or blocking) through the native ``request``."""
+    """One request of the client: the method (a row of core's client calls),
+    its params as the wire has them, how its result reads, and the call's
+    own timeout, ``_meta`` and progress callback. :class:`Client` awaits it,
+    :class:`SyncClient` blocks on it, both through the native ``request``."""
 
-    __slots__ = ("meta", "method", "params", "read", "timeout")
+    __slots__ = ("meta", "method", "params", "progress", "read", "timeout")
 
     def __init__(
         self,
@@ -320,15 +321,36 @@ class _Call(Generic[T]):
         read: Callable[[Any], T],
         timeout: float | None = None,
         meta: Mapping[str, Any] | None = None,
+        progress: ProgressCallback | None = None,
     ) -> None:
         self.method = method
         self.params = params
         self.read = read
         self.timeout = timeout
         self.meta = None if meta is None else dict(meta)
+        self.progress = progress
+
+
+# The calls both clients make, each declared once: what a method takes is
+# the signature of its function here, what it does is the `_Call` it
+# returns. `_Method` makes each a method of both clients.
 
 
 def _discover() -> _Call[DiscoverResult]:
+    """What the server supports (``server/discover``; for a 2025-11-25
+    server, what it answered to ``initialize``).
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         found = await client.discover()
+    ...         print(found.server_info["name"], "tools" in found.capabilities)
+    >>> asyncio.run(main())
+    example True
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...     print(client.discover().server_info["name"])
+    example
+    """
     return _Call("server/discover", {}, DiscoverResult.from_dict)
 
 
@@ -337,24 +359,166 @@ def _list_page(kind: _Kind, cursor: str | None) -> _Call[Page[Any]]:
     return _Call(_LIST_METHODS[kind], params, lambda result: _page(kind, result))
 
 
+def _list_tools_page(cursor: str | None = None) -> _Call[Page[Tool]]:
+    """One page of ``tools/list``, from ``cursor`` (the previous page's
+    ``next_cursor``).
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         page = await client.list_tools_page()
+    ...         print(len(page), page.next_cursor)  # one page: no next cursor
+    >>> asyncio.run(main())
+    4 None
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...     print(len(client.list_tools_page()))
+    4
+    """
+    return _list_page("tools", cursor)
+
+
+def _list_resources_page(cursor: str | None = None) -> _Call[Page[Resource]]:
+    """One page of ``resources/list`` (see ``list_tools_page``).
+
+    >>> import sys
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...     page = client.list_resources_page()
+    ...     print([r.name for r in page], page.next_cursor)
+    ['today'] None
+    """
+    return _list_page("resources", cursor)
+
+
+def _list_resource_templates_page(cursor: str | None = None) -> _Call[Page[ResourceTemplate]]:
+    """One page of ``resources/templates/list`` (see ``list_tools_page``).
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         print([t.name for t in await client.list_resource_templates_page()])
+    >>> asyncio.run(main())
+    ['profile']
+    """
+    return _list_page("resource_templates", cursor)
+
+
+def _list_prompts_page(cursor: str | None = None) -> _Call[Page[Prompt]]:
+    """One page of ``prompts/list`` (see ``list_tools_page``).
+
+    >>> import sys
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...     print([p.name for p in client.list_prompts_page()])
+    ['review']
+    """
+    return _list_page("prompts", cursor)
+
+
 def _call_tool(
-    name: str, arguments: Mapping[str, Any] | None, timeout: float | None, meta: Mapping[str, Any] | None
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    timeout: float | None = None,
+    progress: ProgressCallback | None = None,
+    meta: Mapping[str, Any] | None = None,
 ) -> _Call[CallToolResult]:
+    """Calls a tool. Cancelling the awaiting task (or Ctrl-C in a blocking
+    call) cancels the request on the server.
+
+    Args:
+        timeout: Seconds, instead of the client's default.
+        progress: Called with ``(progress, total, message)`` for each
+            progress notification, in order (on the client's loop, or on the
+            calling thread for a :class:`SyncClient`); all of them have run
+            when ``call_tool`` returns.
+        meta: Extra request ``_meta`` entries (e.g. trace context).
+
+    >>> import asyncio, sys
+    >>> from ferromcp.errors import RequestTimeoutError
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         seen = []
+    ...         await client.call_tool("count", {"n": 2}, progress=lambda p, total, msg: seen.append((p, total)))
+    ...         print(sorted(seen))
+    ...         try:
+    ...             await client.call_tool("slow", {"seconds": 10}, timeout=0.2)
+    ...         except RequestTimeoutError:
+    ...             print("timed out (and cancelled on the server)")
+    ...         task = asyncio.create_task(client.call_tool("slow", {"seconds": 10}))
+    ...         await asyncio.sleep(0.2)
+    ...         task.cancel()  # cancels the request on the server too
+    ...         print((await asyncio.gather(task, return_exceptions=True))[0].__class__.__name__)
+    >>> asyncio.run(main())
+    [(1.0, 2.0), (2.0, 2.0)]
+    timed out (and cancelled on the server)
+    CancelledError
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...     seen = []
+    ...     result = client.call_tool("count", {"n": 2}, progress=lambda p, total, msg: seen.append(p))
+    ...     print(result.text, seen)
+    counted [1.0, 2.0]
+    """
     params = {"name": name, "arguments": dict(arguments or {})}
-    return _Call("tools/call", params, CallToolResult.from_dict, timeout, meta)
+    return _Call("tools/call", params, CallToolResult.from_dict, timeout, meta, progress)
 
 
 def _read_resource(uri: str) -> _Call[ReadResourceResult]:
+    """Reads a resource (``resources/read``).
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         print((await client.read_resource("notes://today")).text)
+    ...         print((await client.read_resource("users://7/profile")).text)
+    >>> asyncio.run(main())
+    buy milk
+    user 7
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...     print(client.read_resource("notes://today").text)
+    buy milk
+    """
     return _Call("resources/read", {"uri": uri}, ReadResourceResult.from_dict)
 
 
-def _get_prompt(name: str, arguments: Mapping[str, str] | None) -> _Call[GetPromptResult]:
+def _get_prompt(name: str, arguments: Mapping[str, str] | None = None) -> _Call[GetPromptResult]:
+    """Gets a prompt with its arguments (``prompts/get``).
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         result = await client.get_prompt("review", {"code": "x = 1"})
+    ...         print(result.messages[0].role, result.text)
+    >>> asyncio.run(main())
+    user Review this python: x = 1
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...     print(client.get_prompt("review", {"code": "x = 1", "language": "rust"}).text)
+    Review this rust: x = 1
+    """
     return _Call("prompts/get", {"name": name, "arguments": dict(arguments or {})}, GetPromptResult.from_dict)
 
 
 def _complete(
-    ref: Mapping[str, Any], argument: str, value: str, context: Mapping[str, str] | None
+    ref: Mapping[str, Any],
+    argument: str,
+    value: str,
+    *,
+    context: Mapping[str, str] | None = None,
 ) -> _Call[CompleteResult]:
+    """Completion suggestions for ``argument`` (typed so far: ``value``) of
+    ``ref``: ``{"type": "ref/prompt", "name": ...}`` or
+    ``{"type": "ref/resource", "uri": template}``. ``context`` gives the
+    values of arguments already chosen, for suggestions that depend on them.
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         ref = {"type": "ref/prompt", "name": "review"}
+    ...         print((await client.complete(ref, "language", "r")).values)
+    >>> asyncio.run(main())
+    ['rust']
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...     print(client.complete({"type": "ref/prompt", "name": "review"}, "language", "p").values)
+    ['python']
+    """
     params: dict[str, Any] = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
     if context:
         params["context"] = {"arguments": dict(context)}
@@ -568,37 +732,89 @@ class Subscription:
             yield note
 
 
-class Client:
-    """An asyncio MCP client; build one with :meth:`stdio` or :meth:`http`
-    and use it with ``async with`` (or ``await client.connect()`` and
-    ``await client.close()``).
+P = ParamSpec("P")
+_C = TypeVar("_C", bound="_ClientBase")
 
-    >>> import asyncio, sys
-    >>> async def main() -> None:
-    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-    ...         result = await client.call_tool("add", {"a": 2, "b": 3})
-    ...         print(result.text, result.structured, client.era)
-    >>> asyncio.run(main())
-    5 {'result': 5} modern
 
-    Handlers answer the server's requests for input, in either revision
-    (``input_required`` rounds of 2026-07-28, live requests of a 2025-11-25
-    session); registering one declares the capability::
+class _Method(Generic[P, T]):
+    """A call declared once (by its ``_Call`` function, whose signature and
+    docstring it takes) as a method of both clients: a coroutine on a
+    :class:`Client`, a blocking call on a :class:`SyncClient`. Each client's
+    ``_run`` says how it is sent."""
 
-        async def confirm(params: dict) -> dict:
-            return {"action": "accept", "content": {"ok": True}}
+    def __init__(self, declared: Callable[P, _Call[T]]) -> None:
+        self.__doc__ = declared.__doc__
 
-        async with ferromcp.Client.stdio("python", ["server.py"], on_elicitation=confirm) as client:
-            result = await client.call_tool("deploy", {"env": "prod"})
-    """
+        def method(client: _ClientBase, /, *args: P.args, **kwargs: P.kwargs) -> Any:
+            return client._run(declared(*args, **kwargs))
+
+        method.__doc__ = declared.__doc__
+        method.__name__ = method.__qualname__ = declared.__name__.lstrip("_")
+        signature = inspect.signature(declared)
+        client = inspect.Parameter("client", inspect.Parameter.POSITIONAL_ONLY)
+        method.__signature__ = signature.replace(parameters=[client, *signature.parameters.values()])  # type: ignore[attr-defined]
+        self._method = method
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> _Method[P, T]: ...
+    @overload
+    def __get__(self, client: Client, owner: type[Any]) -> Callable[P, Coroutine[Any, Any, T]]: ...
+    @overload
+    def __get__(self, client: SyncClient, owner: type[Any]) -> Callable[P, T]: ...
+    def __get__(self, client: _ClientBase | None, owner: type[Any]) -> Any:
+        if client is None:
+            return self
+        return MethodType(self._method, client)
+
+
+class _Items(Generic[T]):
+    """Every item of one list, across pages, as a method of both clients:
+    an :class:`ItemStream` (``async for``, or awaited whole) on a
+    :class:`Client`, an :class:`ItemIterator` on a :class:`SyncClient`."""
+
+    def __init__(self, kind: _Kind, doc: str) -> None:
+        self._kind: _Kind = kind
+        self.__doc__ = doc
+
+        def method(client: _ClientBase, /) -> Any:
+            return client._items(kind)
+
+        method.__doc__ = doc
+        method.__name__ = method.__qualname__ = f"list_{kind}"
+        self._method = method
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> _Items[T]: ...
+    @overload
+    def __get__(self, client: Client, owner: type[Any]) -> Callable[[], ItemStream[T]]: ...
+    @overload
+    def __get__(self, client: SyncClient, owner: type[Any]) -> Callable[[], ItemIterator[T]]: ...
+    def __get__(self, client: _ClientBase | None, owner: type[Any]) -> Any:
+        if client is None:
+            return self
+        return MethodType(self._method, client)
+
+
+class _ClientBase:
+    """What :class:`Client` and :class:`SyncClient` share: how they are
+    made, what they tell about the connection, and every call whose result
+    is one value (declared once above, sent by each client's ``_run``)."""
 
     def __init__(self, connection: _Connection) -> None:
-        self._connection = connection
-        self._native: Any = None
+        raise NotImplementedError
+
+    def _connected(self) -> Any:
+        raise NotImplementedError
+
+    def _run(self, call: _Call[Any]) -> Any:
+        raise NotImplementedError
+
+    def _items(self, kind: _Kind) -> Any:
+        raise NotImplementedError
 
     @classmethod
     def stdio(
-        cls,
+        cls: type[_C],
         command: str | os.PathLike[str],
         args: Sequence[str | os.PathLike[str]] = (),
         *,
@@ -614,9 +830,11 @@ class Client:
         on_sampling: InputHandler | None = None,
         on_roots: InputHandler | None = None,
         limits: ClientLimits | None = None,
-    ) -> Client:
+    ) -> _C:
         """A client that spawns ``command args...`` and speaks over its
         stdin/stdout (``env`` adds variables; the server is stopped on close).
+        A :class:`Client` connects when awaited or entered, a
+        :class:`SyncClient` at once.
 
         Args:
             name: ``clientInfo`` name (default ``"ferromcp-client"``).
@@ -639,7 +857,7 @@ class Client:
 
     @classmethod
     def http(
-        cls,
+        cls: type[_C],
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
@@ -656,7 +874,7 @@ class Client:
         on_roots: InputHandler | None = None,
         oauth: OAuth | None = None,
         limits: ClientLimits | None = None,
-    ) -> Client:
+    ) -> _C:
         """A client of the Streamable HTTP endpoint ``url``
         (``http://host:port/mcp`` or ``https://``); ``headers`` go with every
         request (e.g. ``Authorization``). For ``https://``: ``ca_certs`` are
@@ -685,6 +903,123 @@ class Client:
         common = _common(name, version, protocol_version, era, timeout, limits)
         tls = _tls(tls_roots, ca_certs, client_cert)
         return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots), oauth))
+
+    @property
+    def protocol_version(self) -> str:
+        """The revision requests currently declare.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print(client.protocol_version)
+        2026-07-28
+        """
+        return str(self._connected().protocol_version)
+
+    @property
+    def era(self) -> Literal["modern", "legacy"] | None:
+        """The server's revision family, once the first request detected it.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         _ = await client.discover()
+        ...         print(client.era)
+        >>> asyncio.run(main())
+        modern
+        """
+        return _era_name(self._connected().is_legacy)
+
+    discover = _Method(_discover)
+    list_tools_page = _Method(_list_tools_page)
+    list_resources_page = _Method(_list_resources_page)
+    list_resource_templates_page = _Method(_list_resource_templates_page)
+    list_prompts_page = _Method(_list_prompts_page)
+    call_tool = _Method(_call_tool)
+    read_resource = _Method(_read_resource)
+    get_prompt = _Method(_get_prompt)
+    complete = _Method(_complete)
+    list_tools: _Items[Tool] = _Items(
+        "tools",
+        """Every tool, across pages: ``async for tool in client.list_tools()``
+        or ``await client.list_tools()`` on a :class:`Client`, a plain ``for``
+        on a :class:`SyncClient`.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         print([tool.name async for tool in client.list_tools()])
+        ...         print(len(await client.list_tools()))
+        >>> asyncio.run(main())
+        ['add', 'count', 'slow', 'grow']
+        4
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print([tool.name for tool in client.list_tools()])
+        ['add', 'count', 'slow', 'grow']
+        """,
+    )
+    list_resources: _Items[Resource] = _Items(
+        "resources",
+        """Every resource, across pages (see ``list_tools``).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         print([r.uri for r in await client.list_resources()])
+        >>> asyncio.run(main())
+        ['notes://today']
+        """,
+    )
+    list_resource_templates: _Items[ResourceTemplate] = _Items(
+        "resource_templates",
+        """Every resource template, across pages (see ``list_tools``).
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...     print([t.uri_template for t in client.list_resource_templates()])
+        ['users://{id}/profile']
+        """,
+    )
+    list_prompts: _Items[Prompt] = _Items(
+        "prompts",
+        """Every prompt, across pages (see ``list_tools``).
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+        ...         print([(p.name, len(p.arguments)) for p in await client.list_prompts()])
+        >>> asyncio.run(main())
+        [('review', 2)]
+        """,
+    )
+
+
+class Client(_ClientBase):
+    """An asyncio MCP client; build one with :meth:`stdio` or :meth:`http`
+    and use it with ``async with`` (or ``await client.connect()`` and
+    ``await client.close()``).
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
+    ...         result = await client.call_tool("add", {"a": 2, "b": 3})
+    ...         print(result.text, result.structured, client.era)
+    >>> asyncio.run(main())
+    5 {'result': 5} modern
+
+    Handlers answer the server's requests for input, in either revision
+    (``input_required`` rounds of 2026-07-28, live requests of a 2025-11-25
+    session); registering one declares the capability::
+
+        async def confirm(params: dict) -> dict:
+            return {"action": "accept", "content": {"ok": True}}
+
+        async with ferromcp.Client.stdio("python", ["server.py"], on_elicitation=confirm) as client:
+            result = await client.call_tool("deploy", {"env": "prod"})
+    """
+
+    def __init__(self, connection: _Connection) -> None:
+        self._connection = connection
+        self._native: Any = None
 
     async def connect(self) -> Client:
         """Connects (spawns the server for stdio); idempotent. ``await client``
@@ -739,247 +1074,15 @@ class Client:
             raise RuntimeError("the client is not connected: use `async with` or `await client.connect()`")
         return self._native
 
-    @property
-    def protocol_version(self) -> str:
-        """The revision requests currently declare.
+    def _items(self, kind: _Kind) -> ItemStream[Any]:
+        return ItemStream(self, kind)
 
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         print(client.protocol_version)
-        >>> asyncio.run(main())
-        2026-07-28
-        """
-        return str(self._connected().protocol_version)
-
-    @property
-    def era(self) -> Literal["modern", "legacy"] | None:
-        """The server's revision family, once the first request detected it.
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         _ = await client.discover()
-        ...         print(client.era)
-        >>> asyncio.run(main())
-        modern
-        """
-        return _era_name(self._connected().is_legacy)
-
-    async def discover(self) -> DiscoverResult:
-        """What the server supports (``server/discover``; for a 2025-11-25
-        server, what it answered to ``initialize``).
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         found = await client.discover()
-        ...         print(found.server_info["name"], "tools" in found.capabilities)
-        >>> asyncio.run(main())
-        example True
-        """
-        return await self._run(_discover())
-
-    def list_tools(self) -> ItemStream[Tool]:
-        """Every tool: ``async for tool in client.list_tools()`` or
-        ``await client.list_tools()``.
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         print([tool.name async for tool in client.list_tools()])
-        ...         print(len(await client.list_tools()))
-        >>> asyncio.run(main())
-        ['add', 'count', 'slow', 'grow']
-        4
-        """
-        return ItemStream(self, "tools")
-
-    def list_resources(self) -> ItemStream[Resource]:
-        """Every resource (see :meth:`list_tools`).
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         print([r.uri for r in await client.list_resources()])
-        >>> asyncio.run(main())
-        ['notes://today']
-        """
-        return ItemStream(self, "resources")
-
-    def list_resource_templates(self) -> ItemStream[ResourceTemplate]:
-        """Every resource template (see :meth:`list_tools`).
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         print([t.uri_template for t in await client.list_resource_templates()])
-        >>> asyncio.run(main())
-        ['users://{id}/profile']
-        """
-        return ItemStream(self, "resource_templates")
-
-    def list_prompts(self) -> ItemStream[Prompt]:
-        """Every prompt (see :meth:`list_tools`).
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         print([(p.name, len(p.arguments)) for p in await client.list_prompts()])
-        >>> asyncio.run(main())
-        [('review', 2)]
-        """
-        return ItemStream(self, "prompts")
-
-    async def _run(self, call: _Call[T], progress: ProgressCallback | None = None) -> T:
-        """Sends ``call`` and reads its result; ``progress`` runs on this loop."""
+    async def _run(self, call: _Call[T]) -> T:
+        """Sends ``call`` and reads its result; its progress callback runs on this loop."""
         loop = asyncio.get_running_loop()
-        on_progress = None if progress is None else _progress_on_loop(loop, progress)
+        on_progress = None if call.progress is None else _progress_on_loop(loop, call.progress)
         result = await self._connected().request(call.method, call.params, call.timeout, on_progress, call.meta, loop)
         return call.read(result)
-
-    async def list_tools_page(self, cursor: str | None = None) -> Page[Tool]:
-        """One page of ``tools/list``, from ``cursor`` (the previous page's ``next_cursor``).
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         page = await client.list_tools_page()
-        ...         print(len(page), page.next_cursor)  # one page: no next cursor
-        >>> asyncio.run(main())
-        4 None
-        """
-        return await self._run(_list_page("tools", cursor))
-
-    async def list_resources_page(self, cursor: str | None = None) -> Page[Resource]:
-        """One page of ``resources/list``.
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         page = await client.list_resources_page()
-        ...         print([r.name for r in page], page.next_cursor)
-        >>> asyncio.run(main())
-        ['today'] None
-        """
-        return await self._run(_list_page("resources", cursor))
-
-    async def list_resource_templates_page(self, cursor: str | None = None) -> Page[ResourceTemplate]:
-        """One page of ``resources/templates/list``.
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         page = await client.list_resource_templates_page()
-        ...         print([t.name for t in page])
-        >>> asyncio.run(main())
-        ['profile']
-        """
-        return await self._run(_list_page("resource_templates", cursor))
-
-    async def list_prompts_page(self, cursor: str | None = None) -> Page[Prompt]:
-        """One page of ``prompts/list``.
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         page = await client.list_prompts_page()
-        ...         print([p.name for p in page])
-        >>> asyncio.run(main())
-        ['review']
-        """
-        return await self._run(_list_page("prompts", cursor))
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        progress: ProgressCallback | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> CallToolResult:
-        """Calls a tool. Cancelling the awaiting task cancels the request on
-        the server.
-
-        Args:
-            timeout: Seconds, instead of the client's default.
-            progress: Called with ``(progress, total, message)`` for each
-                progress notification, on this loop, in order; all of them
-                have run when ``call_tool`` returns.
-            meta: Extra request ``_meta`` entries (e.g. trace context).
-
-        >>> import asyncio, sys
-        >>> from ferromcp.errors import RequestTimeoutError
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         seen = []
-        ...         await client.call_tool("count", {"n": 2}, progress=lambda p, total, msg: seen.append((p, total)))
-        ...         print(sorted(seen))
-        ...         try:
-        ...             await client.call_tool("slow", {"seconds": 10}, timeout=0.2)
-        ...         except RequestTimeoutError:
-        ...             print("timed out (and cancelled on the server)")
-        ...         task = asyncio.create_task(client.call_tool("slow", {"seconds": 10}))
-        ...         await asyncio.sleep(0.2)
-        ...         task.cancel()  # cancels the request on the server too
-        ...         print((await asyncio.gather(task, return_exceptions=True))[0].__class__.__name__)
-        >>> asyncio.run(main())
-        [(1.0, 2.0), (2.0, 2.0)]
-        timed out (and cancelled on the server)
-        CancelledError
-        """
-        return await self._run(_call_tool(name, arguments, timeout, meta), progress)
-
-    async def read_resource(self, uri: str) -> ReadResourceResult:
-        """Reads a resource (``resources/read``).
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         print((await client.read_resource("notes://today")).text)
-        ...         print((await client.read_resource("users://7/profile")).text)
-        >>> asyncio.run(main())
-        buy milk
-        user 7
-        """
-        return await self._run(_read_resource(uri))
-
-    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
-        """Gets a prompt with its arguments (``prompts/get``).
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         result = await client.get_prompt("review", {"code": "x = 1"})
-        ...         print(result.messages[0].role, result.text)
-        >>> asyncio.run(main())
-        user Review this python: x = 1
-        """
-        return await self._run(_get_prompt(name, arguments))
-
-    async def complete(
-        self,
-        ref: Mapping[str, Any],
-        argument: str,
-        value: str,
-        *,
-        context: Mapping[str, str] | None = None,
-    ) -> CompleteResult:
-        """Completion suggestions for ``argument`` (typed so far: ``value``) of
-        ``ref``: ``{"type": "ref/prompt", "name": ...}`` or
-        ``{"type": "ref/resource", "uri": template}``. ``context`` gives the
-        values of arguments already chosen, for suggestions that depend on them.
-
-        >>> import asyncio, sys
-        >>> async def main() -> None:
-        ...     async with Client.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...         ref = {"type": "ref/prompt", "name": "review"}
-        ...         print((await client.complete(ref, "language", "r")).values)
-        >>> asyncio.run(main())
-        ['rust']
-        """
-        return await self._run(_complete(ref, argument, value, context))
 
     def listen(
         self,
@@ -1099,7 +1202,7 @@ class SyncSubscription:
         self.close()
 
 
-class SyncClient:
+class SyncClient(_ClientBase):
     """The same client without asyncio, for scripts and notebooks: every
     method blocks (with the GIL released; Ctrl-C interrupts and cancels the
     call). Connected on creation; ``with`` closes it.
@@ -1129,73 +1232,6 @@ class SyncClient:
                 self._loop_thread.stop()
             raise
 
-    @classmethod
-    def stdio(
-        cls,
-        command: str | os.PathLike[str],
-        args: Sequence[str | os.PathLike[str]] = (),
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        stderr: StderrMode = "capture",
-        name: str | None = None,
-        version: str | None = None,
-        protocol_version: str | None = None,
-        era: Era = "auto",
-        timeout: float | None = 60.0,
-        on_elicitation: InputHandler | None = None,
-        on_sampling: InputHandler | None = None,
-        on_roots: InputHandler | None = None,
-        limits: ClientLimits | None = None,
-    ) -> SyncClient:
-        """Spawns ``command args...`` and connects over stdio (arguments as
-        for :meth:`Client.stdio`).
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print(client.call_tool("add", {"a": 2, "b": 2}).text)
-        4
-        """
-        common = _common(name, version, protocol_version, era, timeout, limits)
-        return cls(_stdio(command, args, env, cwd, stderr, common, _handlers(on_elicitation, on_sampling, on_roots)))
-
-    @classmethod
-    def http(
-        cls,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        ca_certs: Sequence[PemSource] | None = None,
-        client_cert: tuple[PemSource, PemSource] | None = None,
-        tls_roots: TlsRoots = "native",
-        name: str | None = None,
-        version: str | None = None,
-        protocol_version: str | None = None,
-        era: Era = "auto",
-        timeout: float | None = 60.0,
-        on_elicitation: InputHandler | None = None,
-        on_sampling: InputHandler | None = None,
-        on_roots: InputHandler | None = None,
-        oauth: OAuth | None = None,
-        limits: ClientLimits | None = None,
-    ) -> SyncClient:
-        """Connects to a Streamable HTTP endpoint (arguments as for
-        :meth:`Client.http`).
-
-        >>> import ferromcp
-        >>> server = ferromcp.Server("demo")
-        >>> _ = server.tool(name="hello")(lambda: "hi")
-        >>> serving = server.start("http", port=0)
-        >>> with SyncClient.http(f"http://127.0.0.1:{serving.port}/mcp") as client:
-        ...     print(client.call_tool("hello").text)
-        hi
-        >>> serving.stop(); serving.wait(10)
-        True
-        """
-        common = _common(name, version, protocol_version, era, timeout, limits)
-        tls = _tls(tls_roots, ca_certs, client_cert)
-        return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots), oauth))
-
     def __enter__(self) -> SyncClient:
         return self
 
@@ -1224,144 +1260,12 @@ class SyncClient:
             raise RuntimeError("the client is closed")
         return self._native
 
-    @property
-    def protocol_version(self) -> str:
-        """The revision requests currently declare.
+    def _items(self, kind: _Kind) -> ItemIterator[Any]:
+        return ItemIterator(self._connected(), kind)
 
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print(client.protocol_version)
-        2026-07-28
-        """
-        return str(self._connected().protocol_version)
-
-    @property
-    def era(self) -> Literal["modern", "legacy"] | None:
-        """The server's revision family, once the first request detected it.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     _ = client.discover()
-        ...     print(client.era)
-        modern
-        """
-        return _era_name(self._connected().is_legacy)
-
-    def discover(self) -> DiscoverResult:
-        """What the server supports (see :meth:`Client.discover`).
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print(client.discover().server_info["name"])
-        example
-        """
-        return self._run(_discover())
-
-    def list_tools(self) -> ItemIterator[Tool]:
-        """Every tool, across pages.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print([tool.name for tool in client.list_tools()])
-        ['add', 'count', 'slow', 'grow']
-        """
-        return ItemIterator(self._connected(), "tools")
-
-    def list_resources(self) -> ItemIterator[Resource]:
-        """Every resource.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print([r.uri for r in client.list_resources()])
-        ['notes://today']
-        """
-        return ItemIterator(self._connected(), "resources")
-
-    def list_resource_templates(self) -> ItemIterator[ResourceTemplate]:
-        """Every resource template.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print([t.uri_template for t in client.list_resource_templates()])
-        ['users://{id}/profile']
-        """
-        return ItemIterator(self._connected(), "resource_templates")
-
-    def list_prompts(self) -> ItemIterator[Prompt]:
-        """Every prompt.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print([p.name for p in client.list_prompts()])
-        ['review']
-        """
-        return ItemIterator(self._connected(), "prompts")
-
-    def list_tools_page(self, cursor: str | None = None) -> Page[Tool]:
-        """One page of ``tools/list``, from ``cursor``.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     page = client.list_tools_page()
-        ...     print(len(page), page.next_cursor)
-        4 None
-        """
-        return self._run(_list_page("tools", cursor))
-
-    def list_resources_page(self, cursor: str | None = None) -> Page[Resource]:
-        """One page of ``resources/list``.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print([x.name for x in client.list_resources_page()])
-        ['today']
-        """
-        return self._run(_list_page("resources", cursor))
-
-    def list_resource_templates_page(self, cursor: str | None = None) -> Page[ResourceTemplate]:
-        """One page of ``resources/templates/list``.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print([x.name for x in client.list_resource_templates_page()])
-        ['profile']
-        """
-        return self._run(_list_page("resource_templates", cursor))
-
-    def list_prompts_page(self, cursor: str | None = None) -> Page[Prompt]:
-        """One page of ``prompts/list``.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print([x.name for x in client.list_prompts_page()])
-        ['review']
-        """
-        return self._run(_list_page("prompts", cursor))
-
-    def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        progress: ProgressCallback | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> CallToolResult:
-        """Calls a tool (see :meth:`Client.call_tool`); ``progress`` runs on
-        this thread, in order, before ``call_tool`` returns.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     seen = []
-        ...     result = client.call_tool("count", {"n": 2}, progress=lambda p, total, msg: seen.append(p))
-        ...     print(result.text, seen)
-        counted [1.0, 2.0]
-        """
-        return self._run(_call_tool(name, arguments, timeout, meta), progress)
-
-    def _run(self, call: _Call[T], progress: ProgressCallback | None = None) -> T:
-        """Sends ``call`` and reads its result; ``progress`` runs on this thread."""
-        on_progress = None if progress is None else self._sync_progress(progress)
+    def _run(self, call: _Call[T]) -> T:
+        """Sends ``call`` and reads its result; its progress callback runs on this thread."""
+        on_progress = None if call.progress is None else self._sync_progress(call.progress)
         return call.read(
             self._connected().request(call.method, call.params, call.timeout, on_progress, call.meta, None)
         )
@@ -1372,43 +1276,6 @@ class SyncClient:
         if self._loop_thread is None:
             self._loop_thread = _LoopThread()
         return _progress_on_loop(self._loop_thread.loop, progress)
-
-    def read_resource(self, uri: str) -> ReadResourceResult:
-        """Reads a resource.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print(client.read_resource("notes://today").text)
-        buy milk
-        """
-        return self._run(_read_resource(uri))
-
-    def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
-        """Gets a prompt.
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print(client.get_prompt("review", {"code": "x = 1", "language": "rust"}).text)
-        Review this rust: x = 1
-        """
-        return self._run(_get_prompt(name, arguments))
-
-    def complete(
-        self,
-        ref: Mapping[str, Any],
-        argument: str,
-        value: str,
-        *,
-        context: Mapping[str, str] | None = None,
-    ) -> CompleteResult:
-        """Completion suggestions (see :meth:`Client.complete`).
-
-        >>> import sys
-        >>> with SyncClient.stdio(sys.executable, ["-c", _EXAMPLE_SERVER]) as client:
-        ...     print(client.complete({"type": "ref/prompt", "name": "review"}, "language", "p").values)
-        ['python']
-        """
-        return self._run(_complete(ref, argument, value, context))
 
     def listen(
         self,
@@ -1430,3 +1297,11 @@ class SyncClient:
         """
         wanted = _filter(tools, prompts, resources, resource_uris)
         return SyncSubscription(self._connected().listen(wanted, None))
+
+# The item lists' examples are docstrings of `_Items` objects, not of
+# functions: doctest runs them from here.
+__test__ = {
+    f"_ClientBase.{name}": member.__doc__ or ""
+    for name, member in vars(_ClientBase).items()
+    if isinstance(member, _Items)
+}
