@@ -20,7 +20,7 @@ use std::time::Duration;
 use ferromcp::Error;
 use ferromcp::client::{
     CallOptions, CallbackRelay, Client, ClientOptions, ListKind, PageDemand, ProgressUpdate,
-    StdioCommand, Subscription,
+    StdioCommand,
 };
 use ferromcp::protocol::{
     CreateMessageResult, ElicitResult, InputKind, ListRootsResult, SubscriptionFilter,
@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::host_call::{self, HostCallArgs, JsCallback};
 use crate::runtime::spawn;
 use ferromcp::host::input::input_answer;
+use ferromcp::host::listen::HostSubscription;
 use ferromcp::host::settings::client_options;
 
 /// [`spawn`] for a result sent to JS as its JSON form.
@@ -349,10 +350,7 @@ impl JsClient {
         let client = self.client.clone();
         spawn(env, async move { client.listen(filter).await }, |open| {
             Ok(JsSubscription {
-                acknowledged: serde_json::to_value(open.acknowledged())
-                    .map_err(|e| napi::Error::new(Status::GenericFailure, e.to_string()))?,
-                subscription: Arc::new(tokio::sync::Mutex::new(Some(open))),
-                closed: CancellationToken::new(),
+                open: HostSubscription::new(open),
             })
         })
     }
@@ -547,13 +545,10 @@ impl JsPages {
     }
 }
 
-/// An open `subscriptions/listen` stream.
+/// An open `subscriptions/listen` stream (core's [`HostSubscription`]).
 #[napi(js_name = "Subscription")]
 pub struct JsSubscription {
-    acknowledged: Value,
-    subscription: Arc<tokio::sync::Mutex<Option<Subscription>>>,
-    /// Cancelled by `close()`: ends a `next()` that is waiting.
-    closed: CancellationToken,
+    open: HostSubscription,
 }
 
 #[napi]
@@ -561,7 +556,7 @@ impl JsSubscription {
     /// The notification types the server agreed to send.
     #[napi(getter, ts_return_type = "any")]
     pub fn acknowledged(&self) -> Value {
-        self.acknowledged.clone()
+        self.open.acknowledged().clone()
     }
 
     /// The next notification as `{ method, params }`; `null` once the
@@ -569,50 +564,14 @@ impl JsSubscription {
     /// that ended it otherwise).
     #[napi(ts_return_type = "Promise<{ method: string; params: any } | null>")]
     pub fn next<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
-        let subscription = self.subscription.clone();
-        let closed = self.closed.clone();
-        spawn(
-            env,
-            async move {
-                let mut guard = subscription.lock().await;
-                let Some(open) = guard.as_mut() else {
-                    return Ok(None);
-                };
-                let next = tokio::select! {
-                    next = open.next() => next,
-                    _ = closed.cancelled() => None,
-                };
-                if let Some(note) = next {
-                    let mut value = Map::new();
-                    value.insert("method".into(), Value::from(note.method));
-                    value.insert("params".into(), note.params);
-                    return Ok(Some(Value::Object(value)));
-                }
-                // Ended (or closed): dropping it cancels the listen request.
-                let ended = guard.take().and_then(|mut open| open.take_ended());
-                match ended {
-                    Some(Err(Error::Cancelled)) | Some(Ok(_)) | None => Ok(None),
-                    Some(Err(e)) => Err(e),
-                }
-            },
-            Ok::<Option<Value>, napi::Error>,
-        )
+        spawn(env, self.open.next(), Ok::<Option<Value>, napi::Error>)
     }
 
     /// Ends the subscription (the listen request is cancelled); a waiting
     /// `next()` resolves with `null`.
     #[napi]
     pub fn close(&self) {
-        self.closed.cancel();
-        if let Ok(mut guard) = self.subscription.try_lock() {
-            *guard = None;
-        }
-    }
-}
-
-impl Drop for JsSubscription {
-    fn drop(&mut self) {
-        self.closed.cancel();
+        self.open.close();
     }
 }
 

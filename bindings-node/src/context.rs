@@ -185,13 +185,8 @@ impl JsRequestContext {
     pub fn headers(&self) -> Value {
         let mut map = serde_json::Map::new();
         if let Some(headers) = self.meta.http_headers.as_deref() {
-            for name in headers.keys() {
-                let values: Vec<String> = headers
-                    .get_all(name)
-                    .iter()
-                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-                    .collect();
-                map.insert(name.as_str().to_owned(), Value::from(values.join(", ")));
+            for (name, value) in ferromcp::host::headers::joined(headers) {
+                map.insert(name, Value::from(value));
             }
         }
         Value::Object(map)

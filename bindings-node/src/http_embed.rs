@@ -217,19 +217,7 @@ impl JsExchange {
         let slot = self.body.clone();
         let cancel = self.cancel.clone();
         settle(env, async move {
-            let mut body = slot.lock().await;
-            let chunk = match body.as_mut() {
-                Some(body) => tokio::select! {
-                    chunk = body.next_chunk() => chunk,
-                    _ = cancel.cancelled() => None,
-                },
-                None => None,
-            };
-            if chunk.is_none() {
-                // The end, or cancelled: drop the body now, which cancels
-                // whatever still fed it.
-                body.take();
-            }
+            let chunk = ferromcp::host::http_body::next_chunk(&slot, &cancel).await;
             chunk.map(|c| Buffer::from(c.to_vec()))
         })
     }

@@ -21,7 +21,6 @@ use pyo3::types::PyDict;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
 
 use ferromcp::Error;
 use ferromcp::client::{
@@ -29,6 +28,7 @@ use ferromcp::client::{
     ProgressUpdate, StdioCommand, Subscription,
 };
 use ferromcp::host::input::input_answer;
+use ferromcp::host::listen::HostSubscription;
 use ferromcp::host::settings::client_options;
 use ferromcp::protocol::{
     CreateMessageResult, ElicitResult, InputKind, ListRootsResult, SubscriptionFilter,
@@ -381,12 +381,10 @@ impl PyClient {
             event_loop,
             async move { client.listen(filter).await },
             Box::new(|py, subscription: Subscription| {
-                let acknowledged = serde_json::to_value(subscription.acknowledged())
-                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                let open = HostSubscription::new(subscription);
                 let native = PySubscription {
-                    acknowledged: values::to_python(py, &acknowledged)?.unbind(),
-                    subscription: Arc::new(tokio::sync::Mutex::new(Some(subscription))),
-                    closed: CancellationToken::new(),
+                    acknowledged: values::to_python(py, open.acknowledged())?.unbind(),
+                    open,
                 };
                 Ok(Py::new(py, native)?.into_any())
             }),
@@ -478,13 +476,11 @@ impl PyPages {
     }
 }
 
-/// An open `subscriptions/listen` stream.
+/// An open `subscriptions/listen` stream (core's [`HostSubscription`]).
 #[pyclass(module = "ferromcp._native", name = "Subscription", frozen)]
 pub(crate) struct PySubscription {
     acknowledged: Py<PyAny>,
-    subscription: Arc<tokio::sync::Mutex<Option<Subscription>>>,
-    /// Cancelled by `close()`: ends a `next()` that is waiting.
-    closed: CancellationToken,
+    open: HostSubscription,
 }
 
 #[pymethods]
@@ -499,33 +495,10 @@ impl PySubscription {
     /// once the subscription ended gracefully or was closed (raises the
     /// error that ended it otherwise).
     fn next(&self, py: Python<'_>, event_loop: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        let subscription = self.subscription.clone();
-        let closed = self.closed.clone();
         client_future::run(
             py,
             event_loop,
-            async move {
-                let mut guard = subscription.lock().await;
-                let Some(open) = guard.as_mut() else {
-                    return Ok(None);
-                };
-                let next = tokio::select! {
-                    next = open.next() => next,
-                    _ = closed.cancelled() => None,
-                };
-                if let Some(note) = next {
-                    let mut value = Map::new();
-                    value.insert("method".into(), Value::from(note.method));
-                    value.insert("params".into(), note.params);
-                    return Ok(Some(Value::Object(value)));
-                }
-                // Ended (or closed): dropping it cancels the listen request.
-                let ended = guard.take().and_then(|mut open| open.take_ended());
-                match ended {
-                    Some(Err(Error::Cancelled)) | Some(Ok(_)) | None => Ok(None),
-                    Some(Err(e)) => Err(e),
-                }
-            },
+            self.open.next(),
             Box::new(|py, note: Option<Value>| match note {
                 Some(note) => Ok(values::to_python(py, &note)?.unbind()),
                 None => Ok(py.None()),
@@ -536,20 +509,11 @@ impl PySubscription {
     /// Ends the subscription (the listen request is cancelled); a waiting
     /// `next()` returns `None`.
     fn close(&self) {
-        self.closed.cancel();
-        if let Ok(mut guard) = self.subscription.try_lock() {
-            *guard = None;
-        }
+        self.open.close();
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.acknowledged)
-    }
-}
-
-impl Drop for PySubscription {
-    fn drop(&mut self) {
-        self.closed.cancel();
     }
 }
 

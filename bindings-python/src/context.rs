@@ -131,13 +131,8 @@ impl PyContext {
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
         if let Some(headers) = self.inner.http_headers() {
-            for name in headers.keys() {
-                let values: Vec<String> = headers
-                    .get_all(name)
-                    .iter()
-                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-                    .collect();
-                dict.set_item(name.as_str(), values.join(", "))?;
+            for (name, value) in ferromcp::host::headers::joined(headers) {
+                dict.set_item(name, value)?;
             }
         }
         Ok(dict)

@@ -233,22 +233,7 @@ impl PyExchange {
         let slot = self.body.clone();
         let cancel = self.cancel.clone();
         ferromcp::runtime::get().spawn(async move {
-            let chunk = {
-                let mut body = slot.lock().await;
-                let chunk = match body.as_mut() {
-                    Some(body) => tokio::select! {
-                        chunk = body.next_chunk() => chunk,
-                        _ = cancel.cancelled() => None,
-                    },
-                    None => None,
-                };
-                if chunk.is_none() {
-                    // The end, or cancelled: drop the body now, which
-                    // cancels whatever still fed it.
-                    body.take();
-                }
-                chunk
-            };
+            let chunk = ferromcp::host::http_body::next_chunk(&slot, &cancel).await;
             wake(wake_with, move |py| {
                 Ok(match chunk {
                     Some(chunk) => PyBytes::new(py, &chunk).into_any(),

@@ -3,6 +3,9 @@
 //!
 //! - [`settings`]: a client's settings read once from the host's value;
 //! - [`input`]: what a host's input handler answered, as the request's answer;
+//! - [`listen`]: an open `subscriptions/listen` stream a host object holds;
+//! - [`headers`], [`http_body`]: a request's headers as a handler sees them,
+//!   and a response body a host's own HTTP server reads chunk by chunk;
 //! - [`threads`]: the threads its blocking handlers run on.
 //!
 //! The waits that let a host's own thread or event loop poll core's futures
@@ -10,6 +13,9 @@
 //! [`crate::runtime::host_reactor`]): the client's sockets use them, so they
 //! sit below the client, where this kit sits above it.
 
+pub mod headers;
+pub mod http_body;
 pub mod input;
+pub mod listen;
 pub mod settings;
 pub mod threads;
