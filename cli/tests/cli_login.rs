@@ -8,8 +8,7 @@
 //! port registers the client again (the kept registration holds the old
 //! redirect URI, which the server would refuse).
 
-#[path = "../../core/tests/common/oauth_mock.rs"]
-mod oauth_mock;
+use ferromcp_testkit::oauth_mock;
 
 use ferromcp::client::TlsOptions;
 use ferromcp::client::auth::headless_authorize;

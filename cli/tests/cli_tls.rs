@@ -4,8 +4,7 @@
 //! `--client-cert`/`--client-key`. The server is a ferromcp endpoint behind
 //! tokio-rustls with certificates made at test time (core's fixture).
 
-#[path = "../../core/tests/common/tls.rs"]
-mod tls;
+use ferromcp_testkit::tls;
 
 use ferromcp::protocol::Tool;
 use ferromcp::server::{Server, ToolOutput};

@@ -6,8 +6,7 @@
 //! `max_authorizations` times; a failing user callback is an auth error; a
 //! saved registration is not reused for a redirect URI it does not hold.
 
-#[path = "common/oauth_mock.rs"]
-mod oauth_mock;
+use ferromcp_testkit::oauth_mock;
 
 use ferromcp::ErrorKind;
 use ferromcp::client::auth::{MemoryTokenStore, OAuthOptions, TokenStore, headless_authorize};

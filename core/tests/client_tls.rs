@@ -5,9 +5,8 @@
 //! `SSL_CERT_FILE` is tested in `client_tls_env.rs` (it sets the process
 //! environment, so it runs alone in its own binary).
 
-mod common;
-#[path = "common/tls.rs"]
-mod tls;
+use ferromcp_testkit as common;
+use ferromcp_testkit::tls;
 
 use ferromcp::ErrorKind;
 use ferromcp::client::{Client, ClientCertificate, ClientOptions, TlsOptions, TlsRoots};

@@ -2,9 +2,8 @@
 //! client trusts the CA in that file by default. Alone in its binary
 //! because it sets the process environment before any thread starts.
 
-mod common;
-#[path = "common/tls.rs"]
-mod tls;
+use ferromcp_testkit as common;
+use ferromcp_testkit::tls;
 
 use ferromcp::client::{Client, ClientOptions};
 use ferromcp::protocol::Tool;

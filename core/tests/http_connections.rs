@@ -13,7 +13,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Http, QUIET, TIMEOUT, headers_for, read_response, request};
 use ferromcp::protocol::Tool;

@@ -8,7 +8,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Http, headers_for, read_response, request};
 use ferromcp::server::Server;

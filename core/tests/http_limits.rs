@@ -6,7 +6,7 @@
 //! silent connections and the per-address limit are tested in
 //! `http_connections.rs`.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Http, TIMEOUT, headers_for, read_response, request};
 use ferromcp::protocol::Tool;

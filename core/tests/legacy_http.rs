@@ -3,7 +3,7 @@
 //! soon and make room for real clients, one address cannot hold more than
 //! its share, and a cancelled request gets no response at all.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Flag, HttpStream, TIMEOUT, is_response_to};
 use ferromcp::legacy::SessionLimits;

@@ -3,7 +3,7 @@
 //! tracks its running requests by id, to cancel them and to refuse an id
 //! already in flight.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Flag, Stdio, cancelled};
 use ferromcp::protocol::Tool;

@@ -15,11 +15,9 @@
 //! with `npm ci` and runs this test), so it is ignored by a plain
 //! `cargo test`.
 
-mod common;
-#[path = "common/protected.rs"]
-mod protected;
-#[path = "common/tls.rs"]
-mod tls;
+use ferromcp_testkit as common;
+use ferromcp_testkit::protected;
+use ferromcp_testkit::tls;
 
 use common::{headers_for, raw_http, request};
 use ferromcp::client::auth::{MemoryTokenStore, OAuthOptions, TokenStore};

@@ -3,7 +3,7 @@
 //! 2026-07-28 they land in one round (spec: docs/basic/patterns/mrtr.mdx
 //! "InputRequests": a server MAY request several inputs at once).
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Stdio, meta_all_caps, request_with_meta, server_with};
 use ferromcp::protocol::Tool;

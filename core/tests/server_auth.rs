@@ -7,7 +7,7 @@
 //! (`auth_issuer`), their keys served by a local issuer.
 
 mod auth_issuer;
-mod common;
+use ferromcp_testkit as common;
 
 use auth_issuer::{Issuer, Signer, now};
 use common::{Http, Stdio, headers_for, request};

@@ -7,8 +7,7 @@
 //! server is a stand-in (`auth_issuer`: signed JWTs, client credentials).
 
 mod auth_issuer;
-#[path = "common/protected.rs"]
-mod protected;
+use ferromcp_testkit::protected;
 
 use auth_issuer::{Issuer, Signer};
 use ferromcp::client::auth::OAuthOptions;

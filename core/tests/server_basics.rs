@@ -1,7 +1,7 @@
 //! Behaviour of the 2026-07-28 server core over stdio and Streamable HTTP.
 //! Each test names the spec section (docs/…) whose rule it checks.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Http, Stdio, VERSION, mcp_headers, raw_http, request};
 use ferromcp::protocol::Tool;

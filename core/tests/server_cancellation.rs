@@ -4,7 +4,7 @@
 //! (docs/basic/patterns/cancellation.mdx), over stdio and Streamable HTTP.
 //! Each test names the spec section whose rule it checks.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{
     Flag, Http, QUIET, Stdio, cancelled, meta_with, request, request_with_meta, server_with,

@@ -3,7 +3,7 @@
 //! Parameters", "Server Validation"; docs/server/tools.mdx "x-mcp-header").
 //! Each test names the spec section whose rule it checks.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Http, mcp_headers, raw_http, request, server_with};
 use ferromcp::protocol::Tool;

@@ -3,7 +3,7 @@
 //! `InputRequiredResult`; the client retries with `inputResponses` and the
 //! sealed `requestState`. Each test names the spec section it checks.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Http, Stdio, meta_all_caps, meta_with, request_with_meta, server_with};
 use ferromcp::protocol::{Prompt, Resource, Tool};

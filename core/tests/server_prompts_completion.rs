@@ -4,7 +4,7 @@
 //! docs/basic/transports/streamable-http.mdx "Protocol Version Header").
 //! Each test names the spec section whose rule it checks.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Http, Stdio, request, server_with};
 use ferromcp::protocol::{CacheScope, Prompt, PromptArgument, Resource, ResourceTemplate, Tool};

@@ -2,7 +2,7 @@
 //! request (`RequestContext::http_headers`): tenant ids, tracing headers,
 //! auth set by a proxy. Over stdio there are none.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Http, Stdio, request};
 use ferromcp::protocol::Tool;

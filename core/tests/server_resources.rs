@@ -2,7 +2,7 @@
 //! (docs/server/utilities/{pagination,caching}.mdx), over stdio and HTTP.
 //! Each test names the spec section whose rule it checks.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Http, Stdio, mcp_headers, raw_http, request, server_with};
 use ferromcp::McpError;

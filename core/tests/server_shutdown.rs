@@ -4,7 +4,7 @@
 //! (docs/basic/patterns/subscriptions.mdx "Graceful Closure"), lets the
 //! requests in flight finish, and returns.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{TIMEOUT, request, server_with};
 use ferromcp::protocol::Tool;

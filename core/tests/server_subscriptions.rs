@@ -3,7 +3,7 @@
 //! resources}.mdx "List Changed Notification"), over stdio and HTTP.
 //! Each test names the spec section whose rule it checks.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{Http, QUIET, SseItem, Stdio, TIMEOUT, cancelled, request, server_with};
 use ferromcp::protocol::{Prompt, Resource, ResourceTemplate, Tool};

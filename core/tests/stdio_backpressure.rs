@@ -3,7 +3,7 @@
 //! rather than make it queue answers without bound; once the client reads
 //! again, every answer arrives.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{TIMEOUT, request, server_with};
 use ferromcp::protocol::Tool;

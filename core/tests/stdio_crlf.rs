@@ -3,7 +3,7 @@
 //! a blank line between messages. The server and the client read such
 //! lines as they read `\n` ones, in both directions.
 
-mod common;
+use ferromcp_testkit as common;
 
 use common::{TIMEOUT, request, server_with};
 use ferromcp::client::{Client, ClientOptions, EraPreference};

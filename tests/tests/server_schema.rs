@@ -4,8 +4,7 @@
 //! and subscription notifications, and `input_required` results — over
 //! stdio and Streamable HTTP.
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
+use ferromcp_testkit as common;
 
 use common::{
     Http, Stdio, cancelled, mcp_headers, meta_all_caps, meta_with, raw_http, request,

@@ -14,8 +14,7 @@
 
 #![cfg(target_os = "linux")]
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
+use ferromcp_testkit as common;
 
 use common::{headers_for, raw_http, request};
 use ferromcp_tests::manifest::Manifest;

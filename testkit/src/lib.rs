@@ -2,11 +2,15 @@
 //! in-memory stdio session, and a raw HTTP/1.1 client whose headers are
 //! fully controlled (whole responses, or an SSE stream read event by event).
 //!
-//! Depends only on `ferromcp`, `serde_json` and `tokio`, so the schema tests
-//! of the `ferromcp-tests` crate can include it too (`#[path]`).
+//! One crate the test suites of the workspace depend on (the core's, the
+//! CLI's, `ferromcp-tests`): a test names it `common` (`use
+//! ferromcp_testkit as common;`). Its other modules: [`tls`] (a TLS server
+//! with a test CA), [`oauth_mock`] (an authorization server), [`protected`]
+//! (a protected server's tools).
 
-// Each test file uses a different subset of these helpers.
-#![allow(dead_code)]
+pub mod oauth_mock;
+pub mod protected;
+pub mod tls;
 
 use ferromcp::server::{Server, ServerOptions};
 use ferromcp::transport::http::{HttpOptions, HttpServer};
