@@ -52,10 +52,6 @@ pub mod legacy;
 // (`client`).
 mod net;
 pub mod protocol;
-// Parts of the in-flight table (cancel, track) serve only the server side
-// (stdio transport, legacy sessions), which moves onto it in its own change;
-// until then they are exercised by the table's unit tests alone.
-#[allow(dead_code, unused_imports)]
 pub(crate) mod rpc;
 pub mod runtime;
 pub mod server;

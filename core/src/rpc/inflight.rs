@@ -123,16 +123,19 @@ impl<V> InFlight<V> {
     }
 
     /// Whether `id` is in flight.
+    #[cfg(test)] // what the table's tests look at
     pub(crate) fn contains(&self, id: &RequestId) -> bool {
         lock_unpoisoned(&self.entries).contains_key(id)
     }
 
     /// Number of entries.
+    #[cfg(test)] // what the table's tests look at
     pub(crate) fn len(&self) -> usize {
         lock_unpoisoned(&self.entries).len()
     }
 
     /// Whether nothing is in flight.
+    #[cfg(test)] // what the table's tests look at
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -215,6 +218,7 @@ pub(crate) struct Tracked<V> {
 
 impl<V> Tracked<V> {
     /// The tracked request's id.
+    #[cfg(test)] // what the table's tests look at
     pub(crate) fn id(&self) -> Option<&RequestId> {
         self.id.as_ref()
     }
@@ -227,6 +231,7 @@ impl<V> Tracked<V> {
     }
 
     /// Stops tracking without removing the entry (someone else took it).
+    #[cfg(test)] // what the table's tests look at
     pub(crate) fn disarm(&mut self) {
         self.id = None;
     }

@@ -3,7 +3,7 @@
 
 pub(crate) mod inflight;
 
-pub(crate) use inflight::{Cancel, DuplicateId, InFlight, Reply, Tracked, duplicate_id_error};
+pub(crate) use inflight::{DuplicateId, InFlight, Reply, Tracked, duplicate_id_error};
 
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
