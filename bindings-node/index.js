@@ -170,7 +170,7 @@ class Server {
       tool.outputSchema = toJsonSchema(outputSchema, 'output', `${what} outputSchema`);
     }
     const parse = parser(inputSchema, `arguments of ${what}`);
-    this.#native.addTool(tool, parse ? parsingFirst(parse, handler) : handler);
+    this.#native.add('tool', tool, parse ? parsingFirst(parse, handler) : handler);
     this.#native.requireScopes('tool', name, scopesOf(scopes, what));
     return this;
   }
@@ -181,7 +181,7 @@ class Server {
    * @returns {boolean}
    */
   removeTool(name) {
-    return this.#native.removeTool(name);
+    return this.#native.remove('tool', name);
   }
 
   /** Names of the registered tools, in listing order. @type {string[]} */
@@ -227,17 +227,14 @@ class Server {
     }
     const { complete, cache, scopes, name = uri, ...rest } = definition ?? {};
     const required = scopesOf(scopes, `resource ${JSON.stringify(uri)}`);
-    if (uri.includes('{')) {
-      this.#native.addResourceTemplate({ ...rest, name, uriTemplate: uri }, handler, cache);
-      this.#native.requireScopes('resourceTemplate', uri, required);
-      this.#completers(`resource\0${uri}`, complete);
-    } else {
-      if (complete !== undefined) {
-        throw new TypeError(`resource(${JSON.stringify(uri)}): only a URI template has variables to complete`);
-      }
-      this.#native.addResource({ ...rest, name, uri }, handler, cache);
-      this.#native.requireScopes('resource', uri, required);
+    const template = uri.includes('{');
+    if (!template && complete !== undefined) {
+      throw new TypeError(`resource(${JSON.stringify(uri)}): only a URI template has variables to complete`);
     }
+    const kind = template ? 'resourceTemplate' : 'resource';
+    this.#native.add(kind, { ...rest, name, [template ? 'uriTemplate' : 'uri']: uri }, handler, cache);
+    this.#native.requireScopes(kind, uri, required);
+    if (template) this.#completers(`resource\0${uri}`, complete);
     return this;
   }
 
@@ -252,9 +249,9 @@ class Server {
   removeResource(uri) {
     if (uri.includes('{')) {
       this.#completerTable.delete(`resource\0${uri}`);
-      return this.#native.removeResourceTemplate(uri);
+      return this.#native.remove('resourceTemplate', uri);
     }
-    return this.#native.removeResource(uri);
+    return this.#native.remove('resource', uri);
   }
 
   /**
@@ -317,7 +314,7 @@ class Server {
     }
     const prompt = { ...rest, name };
     if (list !== undefined) prompt.arguments = list;
-    this.#native.addPrompt(prompt, parse ? parsingFirst(parse, handler) : handler);
+    this.#native.add('prompt', prompt, parse ? parsingFirst(parse, handler) : handler);
     this.#native.requireScopes('prompt', name, scopesOf(scopes, `prompt ${JSON.stringify(name)}`));
     this.#completers(`prompt\0${name}`, completers);
     return this;
@@ -330,7 +327,7 @@ class Server {
    */
   removePrompt(name) {
     this.#completerTable.delete(`prompt\0${name}`);
-    return this.#native.removePrompt(name);
+    return this.#native.remove('prompt', name);
   }
 
   /**

@@ -247,7 +247,7 @@ export type JsRequestContext = RequestContext
  * ```js
  * const native = require("./native.js");
  * const server = new native.Server({ name: "demo", version: "1.0.0" });
- * server.addTool({ name: "ping", inputSchema: { type: "object" } }, () => "pong");
+ * server.add("tool", { name: "ping", inputSchema: { type: "object" } }, () => "pong");
  * await server.serveStdio();
  * ```
  */
@@ -258,52 +258,38 @@ export declare class Server {
    */
   constructor(info: { name: string; version: string; title?: string; description?: string; websiteUrl?: string; icons?: Array<Record<string, unknown>> }, options?: ServerOptions)
   /**
-   * Registers (or replaces) a tool. `definition` is an MCP `Tool` object
+   * Registers (or replaces) a primitive. `kind` names it as for
+   * `requireScopes`, and `definition` is its MCP object: a `Tool`
    * (`name`, `inputSchema`, optionally `title`, `description`,
-   * `outputSchema`, `annotations`, `icons`, `_meta`). Throws an `McpError`
-   * when the definition is not acceptable.
+   * `outputSchema`, `annotations`, `icons`, `_meta`), a `Resource` with a
+   * fixed URI (`uri`, `name`, optionally `title`, `description`,
+   * `mimeType`, `size`, `icons`, `annotations`, `_meta`), a
+   * `ResourceTemplate` (`uriTemplate` in RFC 6570 form, `name`, ...) or a
+   * `Prompt` (`name`, optionally `title`, `description`, `arguments`,
+   * `icons`, `_meta`). Throws an `McpError` when the definition is not
+   * acceptable.
+   *
+   * `handler` gets a tool's or a prompt's arguments, or a read's
+   * `{ uri, variables }` (the variables a template extracted from the
+   * URI). A prompt's handler returns a string, a message, a list of
+   * messages or a `GetPromptResult`; a resource's returns the contents
+   * (a string, bytes, a contents item, a list of them or `{ contents }`).
+   * `cache` is the caching hint of a resource's reads (default: the
+   * server-wide one).
    */
-  addTool(definition: { name: string; inputSchema: Record<string, unknown>; [key: string]: unknown }, handler: (args: any, ctx: RequestContext) => unknown): void
+  add(kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', definition: { name: string; [key: string]: unknown }, handler: (input: any, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null): void
   /**
    * Requires `scopes` of the bearer token of requests that use the
    * `kind` (`"tool"`, `"resource"`, `"resourceTemplate"`, `"prompt"`)
    * named `key`, when served with `auth`; `[]` removes the requirement.
    */
   requireScopes(kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', key: string, scopes: string[]): void
-  /** Removes a tool; returns whether it existed. */
-  removeTool(name: string): boolean
   /**
-   * Registers (or replaces) a resource with a fixed URI. `definition` is
-   * an MCP `Resource` (`uri`, `name`, optionally `title`, `description`,
-   * `mimeType`, `size`, `icons`, `annotations`, `_meta`); `handler` gets
-   * `{ uri, variables }` and returns the contents (a string, bytes, a
-   * contents item, a list of them or `{ contents }`). `cache` is the
-   * caching hint of its reads (default: the server-wide one).
+   * Removes the `kind` of primitive (as for `requireScopes`) registered
+   * under `key` (a tool's or a prompt's name, a resource's URI, a
+   * template's `uriTemplate`); returns whether it existed.
    */
-  addResource(definition: { uri: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null): void
-  /**
-   * Registers (or replaces) a resource template. `definition` is an MCP
-   * `ResourceTemplate` (`uriTemplate` in RFC 6570 form, `name`, ...);
-   * reads of matching URIs call `handler` with the URI and the extracted
-   * `variables`. `cache` is the caching hint of those reads.
-   */
-  addResourceTemplate(definition: { uriTemplate: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null): void
-  /** Removes a resource with a fixed URI; returns whether it existed. */
-  removeResource(uri: string): boolean
-  /**
-   * Removes a resource template (by its `uriTemplate` as registered);
-   * returns whether it existed.
-   */
-  removeResourceTemplate(uriTemplate: string): boolean
-  /**
-   * Registers (or replaces) a prompt. `definition` is an MCP `Prompt`
-   * (`name`, optionally `title`, `description`, `arguments`, `icons`,
-   * `_meta`); `handler` gets the arguments and returns a string, a
-   * message, a list of messages or a `GetPromptResult`.
-   */
-  addPrompt(definition: { name: string; [key: string]: unknown }, handler: (args: Record<string, string>, ctx: RequestContext) => unknown): void
-  /** Removes a prompt; returns whether it existed. */
-  removePrompt(name: string): boolean
+  remove(kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', key: string): boolean
   /**
    * Sets the provider answering `completion/complete` (core checks that
    * `ref` names a registered prompt or resource first). `handler` gets

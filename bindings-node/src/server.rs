@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::net::SocketAddr;
 
 use ferromcp::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use ferromcp::server::auth::ScopeTarget;
 use ferromcp::server::{Server, ServerOptions};
 use ferromcp::transport::http::{HttpLimits, HttpOptions, HttpServer};
 use napi::bindgen_prelude::{Function, Object};
@@ -95,7 +96,7 @@ type OnListening = ThreadsafeFunction<JsHttpAddress, (), JsHttpAddress, Status, 
 /// ```js
 /// const native = require("./native.js");
 /// const server = new native.Server({ name: "demo", version: "1.0.0" });
-/// server.addTool({ name: "ping", inputSchema: { type: "object" } }, () => "pong");
+/// server.add("tool", { name: "ping", inputSchema: { type: "object" } }, () => "pong");
 /// await server.serveStdio();
 /// ```
 #[napi(js_name = "Server")]
@@ -152,24 +153,62 @@ impl JsServer {
         })
     }
 
-    /// Registers (or replaces) a tool. `definition` is an MCP `Tool` object
+    /// Registers (or replaces) a primitive. `kind` names it as for
+    /// `requireScopes`, and `definition` is its MCP object: a `Tool`
     /// (`name`, `inputSchema`, optionally `title`, `description`,
-    /// `outputSchema`, `annotations`, `icons`, `_meta`). Throws an `McpError`
-    /// when the definition is not acceptable.
+    /// `outputSchema`, `annotations`, `icons`, `_meta`), a `Resource` with a
+    /// fixed URI (`uri`, `name`, optionally `title`, `description`,
+    /// `mimeType`, `size`, `icons`, `annotations`, `_meta`), a
+    /// `ResourceTemplate` (`uriTemplate` in RFC 6570 form, `name`, ...) or a
+    /// `Prompt` (`name`, optionally `title`, `description`, `arguments`,
+    /// `icons`, `_meta`). Throws an `McpError` when the definition is not
+    /// acceptable.
+    ///
+    /// `handler` gets a tool's or a prompt's arguments, or a read's
+    /// `{ uri, variables }` (the variables a template extracted from the
+    /// URI). A prompt's handler returns a string, a message, a list of
+    /// messages or a `GetPromptResult`; a resource's returns the contents
+    /// (a string, bytes, a contents item, a list of them or `{ contents }`).
+    /// `cache` is the caching hint of a resource's reads (default: the
+    /// server-wide one).
     #[napi(
-        ts_args_type = "definition: { name: string; inputSchema: Record<string, unknown>; [key: string]: unknown }, handler: (args: any, ctx: RequestContext) => unknown"
+        ts_args_type = "kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', definition: { name: string; [key: string]: unknown }, handler: (input: any, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null"
     )]
-    pub fn add_tool(
+    pub fn add(
         &self,
         env: &Env,
+        kind: String,
         definition: Unknown<'_>,
         handler: Function<'_, HostCallArgs, Unknown<'static>>,
+        cache: Option<JsCacheHint>,
     ) -> napi::Result<()> {
-        let tool: Tool = primitives::definition(env, "tool", definition)?;
-        let callback = JsCallback::new(&handler)?;
-        self.server
-            .add_tool(tool, JsToolHandler::new(callback))
-            .map_err(|e| error::to_js(env, &e))
+        let callback = || JsCallback::new(&handler);
+        let registration = Registration::read(env, scope_target(&kind)?, definition, callback)?;
+        let cache = cache.map(|hint| hint.to_core(env)).transpose()?;
+        let server = &self.server;
+        let added = match (registration, cache) {
+            (Registration::Tool(tool, handler), None) => server.add_tool(tool, handler),
+            (Registration::Prompt(prompt, handler), None) => server.add_prompt(prompt, handler),
+            (Registration::Resource(resource, handler), None) => {
+                server.add_resource(resource, handler)
+            }
+            (Registration::Resource(resource, handler), Some(hint)) => {
+                server.add_resource_cached(resource, hint, handler)
+            }
+            (Registration::Template(template, handler), None) => {
+                server.add_resource_template(template, handler)
+            }
+            (Registration::Template(template, handler), Some(hint)) => {
+                server.add_resource_template_cached(template, hint, handler)
+            }
+            (Registration::Tool(..) | Registration::Prompt(..), Some(_)) => {
+                return Err(napi::Error::new(
+                    Status::InvalidArg,
+                    format!("a {kind} has no caching hint: only a resource's reads do"),
+                ));
+            }
+        };
+        added.map_err(|e| error::to_js(env, &e))
     }
 
     /// Requires `scopes` of the bearer token of requests that use the
@@ -184,126 +223,28 @@ impl JsServer {
         key: String,
         scopes: Vec<String>,
     ) -> napi::Result<()> {
-        use ferromcp::server::auth::ScopeTarget;
-        let target = match kind.as_str() {
-            "tool" => ScopeTarget::Tool,
-            "resource" => ScopeTarget::Resource,
-            "resourceTemplate" => ScopeTarget::ResourceTemplate,
-            "prompt" => ScopeTarget::Prompt,
-            other => {
-                return Err(napi::Error::new(
-                    Status::InvalidArg,
-                    format!("unknown scope target {other:?}"),
-                ));
-            }
-        };
-        self.server.require_scopes(target, &key, scopes);
+        self.server
+            .require_scopes(scope_target(&kind)?, &key, scopes);
         Ok(())
     }
 
-    /// Removes a tool; returns whether it existed.
-    #[napi]
-    pub fn remove_tool(&self, name: String) -> bool {
-        self.server.remove_tool(&name)
+    /// Removes the `kind` of primitive (as for `requireScopes`) registered
+    /// under `key` (a tool's or a prompt's name, a resource's URI, a
+    /// template's `uriTemplate`); returns whether it existed.
+    #[napi(ts_args_type = "kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', key: string")]
+    pub fn remove(&self, kind: String, key: String) -> napi::Result<bool> {
+        Ok(match scope_target(&kind)? {
+            ScopeTarget::Tool => self.server.remove_tool(&key),
+            ScopeTarget::Resource => self.server.remove_resource(&key),
+            ScopeTarget::ResourceTemplate => self.server.remove_resource_template(&key),
+            ScopeTarget::Prompt => self.server.remove_prompt(&key),
+        })
     }
 
     /// Names of the registered tools, in listing order.
     #[napi(getter)]
     pub fn tool_names(&self) -> Vec<String> {
         self.server.tool_names()
-    }
-
-    /// Registers (or replaces) a resource with a fixed URI. `definition` is
-    /// an MCP `Resource` (`uri`, `name`, optionally `title`, `description`,
-    /// `mimeType`, `size`, `icons`, `annotations`, `_meta`); `handler` gets
-    /// `{ uri, variables }` and returns the contents (a string, bytes, a
-    /// contents item, a list of them or `{ contents }`). `cache` is the
-    /// caching hint of its reads (default: the server-wide one).
-    #[napi(
-        ts_args_type = "definition: { uri: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null"
-    )]
-    pub fn add_resource(
-        &self,
-        env: &Env,
-        definition: Unknown<'_>,
-        handler: Function<'_, HostCallArgs, Unknown<'static>>,
-        cache: Option<JsCacheHint>,
-    ) -> napi::Result<()> {
-        let resource: Resource = primitives::definition(env, "resource", definition)?;
-        let handler = JsResourceHandler(JsCallback::new(&handler)?);
-        let added = match cache {
-            Some(cache) => self
-                .server
-                .add_resource_cached(resource, cache.to_core(env)?, handler),
-            None => self.server.add_resource(resource, handler),
-        };
-        added.map_err(|e| error::to_js(env, &e))
-    }
-
-    /// Registers (or replaces) a resource template. `definition` is an MCP
-    /// `ResourceTemplate` (`uriTemplate` in RFC 6570 form, `name`, ...);
-    /// reads of matching URIs call `handler` with the URI and the extracted
-    /// `variables`. `cache` is the caching hint of those reads.
-    #[napi(
-        ts_args_type = "definition: { uriTemplate: string; name: string; [key: string]: unknown }, handler: (request: { uri: string; variables: Record<string, unknown> }, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null"
-    )]
-    pub fn add_resource_template(
-        &self,
-        env: &Env,
-        definition: Unknown<'_>,
-        handler: Function<'_, HostCallArgs, Unknown<'static>>,
-        cache: Option<JsCacheHint>,
-    ) -> napi::Result<()> {
-        let template: ResourceTemplate =
-            primitives::definition(env, "resource template", definition)?;
-        let handler = JsResourceHandler(JsCallback::new(&handler)?);
-        let added = match cache {
-            Some(cache) => {
-                self.server
-                    .add_resource_template_cached(template, cache.to_core(env)?, handler)
-            }
-            None => self.server.add_resource_template(template, handler),
-        };
-        added.map_err(|e| error::to_js(env, &e))
-    }
-
-    /// Removes a resource with a fixed URI; returns whether it existed.
-    #[napi]
-    pub fn remove_resource(&self, uri: String) -> bool {
-        self.server.remove_resource(&uri)
-    }
-
-    /// Removes a resource template (by its `uriTemplate` as registered);
-    /// returns whether it existed.
-    #[napi]
-    pub fn remove_resource_template(&self, uri_template: String) -> bool {
-        self.server.remove_resource_template(&uri_template)
-    }
-
-    /// Registers (or replaces) a prompt. `definition` is an MCP `Prompt`
-    /// (`name`, optionally `title`, `description`, `arguments`, `icons`,
-    /// `_meta`); `handler` gets the arguments and returns a string, a
-    /// message, a list of messages or a `GetPromptResult`.
-    #[napi(
-        ts_args_type = "definition: { name: string; [key: string]: unknown }, handler: (args: Record<string, string>, ctx: RequestContext) => unknown"
-    )]
-    pub fn add_prompt(
-        &self,
-        env: &Env,
-        definition: Unknown<'_>,
-        handler: Function<'_, HostCallArgs, Unknown<'static>>,
-    ) -> napi::Result<()> {
-        let prompt: Prompt = primitives::definition(env, "prompt", definition)?;
-        let handler = JsPromptHandler(JsCallback::new(&handler)?);
-        self.server
-            .add_prompt(prompt, handler)
-            .map_err(|e| error::to_js(env, &e))
-    }
-
-    /// Removes a prompt; returns whether it existed.
-    #[napi]
-    pub fn remove_prompt(&self, name: String) -> bool {
-        self.server.remove_prompt(&name)
     }
 
     /// Sets the provider answering `completion/complete` (core checks that
@@ -416,6 +357,61 @@ impl JsServer {
     #[napi]
     pub fn close(&self) {
         self.shutdown.replace(CancellationToken::new()).cancel();
+    }
+}
+
+/// What `add`, `remove` and `requireScopes` call a kind of primitive.
+fn scope_target(kind: &str) -> napi::Result<ScopeTarget> {
+    match kind {
+        "tool" => Ok(ScopeTarget::Tool),
+        "resource" => Ok(ScopeTarget::Resource),
+        "resourceTemplate" => Ok(ScopeTarget::ResourceTemplate),
+        "prompt" => Ok(ScopeTarget::Prompt),
+        other => Err(napi::Error::new(
+            Status::InvalidArg,
+            format!("unknown scope target {other:?}"),
+        )),
+    }
+}
+
+/// What `add` registers: a definition object read as core's type for its
+/// kind, with the JS handler wrapped as core's handler of that kind.
+enum Registration {
+    Tool(Tool, JsToolHandler),
+    Resource(Resource, JsResourceHandler),
+    Template(ResourceTemplate, JsResourceHandler),
+    Prompt(Prompt, JsPromptHandler),
+}
+
+impl Registration {
+    /// Reads `definition` (an invalid one throws an `McpError` of kind
+    /// `invalidDefinition` saying what was wrong), then wraps `callback()`:
+    /// a refused definition creates no callback.
+    fn read(
+        env: &Env,
+        kind: ScopeTarget,
+        definition: Unknown<'_>,
+        callback: impl FnOnce() -> napi::Result<JsCallback>,
+    ) -> napi::Result<Self> {
+        use primitives::definition as read;
+        Ok(match kind {
+            ScopeTarget::Tool => {
+                let tool = read(env, "tool", definition)?;
+                Self::Tool(tool, JsToolHandler::new(callback()?))
+            }
+            ScopeTarget::Resource => Self::Resource(
+                read(env, "resource", definition)?,
+                JsResourceHandler(callback()?),
+            ),
+            ScopeTarget::ResourceTemplate => {
+                let template = read(env, "resource template", definition)?;
+                Self::Template(template, JsResourceHandler(callback()?))
+            }
+            ScopeTarget::Prompt => Self::Prompt(
+                read(env, "prompt", definition)?,
+                JsPromptHandler(callback()?),
+            ),
+        })
     }
 }
 

@@ -5,14 +5,15 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 
 use pyo3::PyTraverseError;
-use pyo3::exceptions::PyOSError;
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tokio_util::sync::CancellationToken;
 
 use ferromcp::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
-use ferromcp::server::{Server, ServerOptions};
+use ferromcp::server::auth::ScopeTarget;
+use ferromcp::server::{CacheHint, Server, ServerOptions};
 use ferromcp::transport::http::{HttpLimits, HttpOptions, HttpServer};
 
 use crate::auth::PyProtection;
@@ -34,7 +35,7 @@ use crate::{error, values};
 ///     {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
 ///     None, lambda args, ctx: args["text"], False,
 /// )
-/// server.serve_stdio()
+/// server.start_stdio().wait()
 /// ```
 #[pyclass(module = "ferromcp._native", name = "Server", frozen, weakref)]
 pub(crate) struct PyServer {
@@ -72,7 +73,7 @@ impl PyServer {
                 "resource_read" => &mut options.caching.resource_read,
                 "prompts" => &mut options.caching.prompts,
                 other => {
-                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    return Err(PyValueError::new_err(format!(
                         "unknown cacheable result {other:?}: use \"discover\", \"tools\", \"resources\", \"resource_templates\", \"resource_read\" or \"prompts\""
                     )));
                 }
@@ -119,22 +120,13 @@ impl PyServer {
             let schema = values::from_python_object(schema, None, "output_schema")?;
             tool = tool.with_output_schema(schema.into());
         }
-        self.install_tool(tool, handler, is_async)
-    }
-
-    /// Registers (or replaces) a tool from its whole `Tool` definition
-    /// (`name`, `inputSchema`, and any of `title`, `description`,
-    /// `outputSchema`, `annotations`, `icons`, `_meta`).
-    /// `handler(arguments, ctx)` as for `add_tool`.
-    #[pyo3(signature = (definition, handler, is_async))]
-    fn register_tool(
-        &self,
-        definition: &Bound<'_, PyDict>,
-        handler: Bound<'_, PyAny>,
-        is_async: bool,
-    ) -> PyResult<()> {
-        let tool: Tool = primitives::definition(definition, "tool definition")?;
-        self.install_tool(tool, handler, is_async)
+        self.install(
+            HandlerKind::Tool,
+            &name,
+            handler,
+            is_async,
+            |server, native| Definition::Tool(tool).add(server, None, native),
+        )
     }
 
     /// Removes a tool; returns whether it existed.
@@ -144,67 +136,46 @@ impl PyServer {
         existed
     }
 
-    /// Registers (or replaces) a resource from its `Resource` definition
-    /// (`uri`, `name`, ...). `handler({"uri", "variables"}, ctx)` returns
-    /// the contents (core's rule: a string, bytes as a blob item, content
-    /// items, or `{"contents": [...]}`). `ttl_ms` / `cache_scope`
-    /// (`"public"`, `"private"`) are the caching hint of its reads (the
-    /// missing half from the server's).
-    #[pyo3(signature = (definition, handler, is_async, *, ttl_ms=None, cache_scope=None))]
-    fn register_resource(
+    /// Registers (or replaces) a primitive from its MCP definition. `kind`
+    /// names it as for `require_scopes`: `"tool"` (a `Tool`: `name`,
+    /// `inputSchema`, and any of `title`, `description`, `outputSchema`,
+    /// `annotations`, `icons`, `_meta`), `"resource"` (a `Resource`: `uri`,
+    /// `name`, ...), `"resource_template"` (a `ResourceTemplate`:
+    /// `uriTemplate`, `name`, ...; reads of the URIs it matches go to it)
+    /// or `"prompt"` (a `Prompt`: `name`, `arguments`, ...).
+    ///
+    /// `handler(input, ctx)` returns the result (a coroutine when
+    /// `is_async`): a tool gets its arguments; a resource gets
+    /// `{"uri", "variables"}` and returns the contents (core's rule: a
+    /// string, bytes as a blob item, content items, or
+    /// `{"contents": [...]}`); a prompt gets its arguments and returns a
+    /// string, a message, a list of messages or a `GetPromptResult`.
+    /// `ttl_ms` / `cache_scope` (`"public"`, `"private"`) are the caching
+    /// hint of a resource's reads (the missing half from the server's).
+    /// Raises `ferromcp.InvalidDefinitionError` for a definition core
+    /// refuses.
+    #[pyo3(signature = (kind, definition, handler, is_async, *, ttl_ms=None, cache_scope=None))]
+    fn register(
         &self,
+        kind: &str,
         definition: &Bound<'_, PyDict>,
         handler: Bound<'_, PyAny>,
         is_async: bool,
         ttl_ms: Option<u64>,
         cache_scope: Option<&str>,
     ) -> PyResult<()> {
-        let py = handler.py();
-        primitives::callable(&handler)?;
-        let resource: Resource = primitives::definition(definition, "resource definition")?;
+        let target = scope_target(kind)?;
         let cache = primitives::cache_hint(&self.server, ttl_ms, cache_scope)?;
-        let uri = resource.uri.clone();
-        let native = self.native_handler(HandlerKind::Resource, &uri, is_async);
-        match cache {
-            Some(cache) => self.server.add_resource_cached(resource, cache, native),
-            None => self.server.add_resource(resource, native),
+        if cache.is_some() && matches!(target, ScopeTarget::Tool | ScopeTarget::Prompt) {
+            return Err(PyValueError::new_err(format!(
+                "a {kind} has no caching hint: ttl_ms and cache_scope are a resource's"
+            )));
         }
-        .map_err(|e| error::to_py_err(py, &e))?;
-        self.refs
-            .set_handler(HandlerKind::Resource, &uri, handler.unbind());
-        Ok(())
-    }
-
-    /// Registers (or replaces) a resource template from its
-    /// `ResourceTemplate` definition (`uriTemplate`, `name`, ...); reads of
-    /// matching URIs call `handler({"uri", "variables"}, ctx)`. The caching
-    /// hint as for `register_resource`.
-    #[pyo3(signature = (definition, handler, is_async, *, ttl_ms=None, cache_scope=None))]
-    fn register_resource_template(
-        &self,
-        definition: &Bound<'_, PyDict>,
-        handler: Bound<'_, PyAny>,
-        is_async: bool,
-        ttl_ms: Option<u64>,
-        cache_scope: Option<&str>,
-    ) -> PyResult<()> {
-        let py = handler.py();
-        primitives::callable(&handler)?;
-        let template: ResourceTemplate =
-            primitives::definition(definition, "resource template definition")?;
-        let cache = primitives::cache_hint(&self.server, ttl_ms, cache_scope)?;
-        let key = template.uri_template.clone();
-        let native = self.native_handler(HandlerKind::Resource, &key, is_async);
-        match cache {
-            Some(cache) => self
-                .server
-                .add_resource_template_cached(template, cache, native),
-            None => self.server.add_resource_template(template, native),
-        }
-        .map_err(|e| error::to_py_err(py, &e))?;
-        self.refs
-            .set_handler(HandlerKind::Resource, &key, handler.unbind());
-        Ok(())
+        let definition = Definition::read(target, definition)?;
+        let (handler_kind, key) = definition.key();
+        self.install(handler_kind, &key, handler, is_async, |server, native| {
+            definition.add(server, cache, native)
+        })
     }
 
     /// Removes a resource (by URI) or a resource template (by its
@@ -213,29 +184,6 @@ impl PyServer {
         let existed = self.server.remove_resource(uri) | self.server.remove_resource_template(uri);
         self.refs.remove_handler(HandlerKind::Resource, uri);
         existed
-    }
-
-    /// Registers (or replaces) a prompt from its `Prompt` definition
-    /// (`name`, `arguments`, ...). `handler(arguments, ctx)` returns a
-    /// string, a message, a list of messages or a `GetPromptResult`.
-    #[pyo3(signature = (definition, handler, is_async))]
-    fn register_prompt(
-        &self,
-        definition: &Bound<'_, PyDict>,
-        handler: Bound<'_, PyAny>,
-        is_async: bool,
-    ) -> PyResult<()> {
-        let py = handler.py();
-        primitives::callable(&handler)?;
-        let prompt: Prompt = primitives::definition(definition, "prompt definition")?;
-        let name = prompt.name.clone();
-        let native = self.native_handler(HandlerKind::Prompt, &name, is_async);
-        self.server
-            .add_prompt(prompt, native)
-            .map_err(|e| error::to_py_err(py, &e))?;
-        self.refs
-            .set_handler(HandlerKind::Prompt, &name, handler.unbind());
-        Ok(())
     }
 
     /// Removes a prompt; returns whether it existed.
@@ -273,61 +221,11 @@ impl PyServer {
         self.server.tool_names()
     }
 
-    /// Serves stdin/stdout until stdin ends, blocking with the GIL released.
-    /// Ctrl-C stops the server and raises KeyboardInterrupt.
-    #[pyo3(signature = (event_loop=None))]
-    fn serve_stdio(slf: &Bound<'_, Self>, event_loop: Option<Py<PyAny>>) -> PyResult<()> {
-        Self::start_stdio(slf, event_loop).inner.block(slf.py())
-    }
-
-    /// Serves Streamable HTTP at `http://host:port/mcp` (or `path`),
-    /// blocking with the GIL released. Ctrl-C stops the server and raises
-    /// KeyboardInterrupt. See `start_http` for the options.
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None, limits=None))]
-    #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python method
-    fn serve_http(
-        slf: &Bound<'_, Self>,
-        host: &str,
-        port: u16,
-        event_loop: Option<Py<PyAny>>,
-        path: Option<String>,
-        allowed_hosts: Option<Vec<String>>,
-        allowed_origins: Option<Vec<String>>,
-        auth: Option<PyRef<'_, PyProtection>>,
-        limits: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        Self::start_http(
-            slf,
-            host,
-            port,
-            event_loop,
-            path,
-            allowed_hosts,
-            allowed_origins,
-            auth,
-            limits,
-        )?
-        .inner
-        .block(slf.py())
-    }
-
     /// Requires `scopes` of the bearer token of requests that use the
     /// `kind` (`"tool"`, `"resource"`, `"resource_template"`, `"prompt"`)
     /// named `key`, when served protected; `[]` removes the requirement.
     fn require_scopes(&self, kind: &str, key: &str, scopes: Vec<String>) -> PyResult<()> {
-        use ferromcp::server::auth::ScopeTarget;
-        let target = match kind {
-            "tool" => ScopeTarget::Tool,
-            "resource" => ScopeTarget::Resource,
-            "resource_template" => ScopeTarget::ResourceTemplate,
-            "prompt" => ScopeTarget::Prompt,
-            other => {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "unknown scope target {other:?}"
-                )));
-            }
-        };
-        self.server.require_scopes(target, key, scopes);
+        self.server.require_scopes(scope_target(kind)?, key, scopes);
         Ok(())
     }
 
@@ -377,7 +275,7 @@ impl PyServer {
         // caller's mistake and must leave nothing behind.
         let limits = match limits {
             Some(limits) => HttpLimits::from_json(&values::from_python(&limits, None)?)
-                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?,
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
             None => HttpLimits::default(),
         };
         let (auth, verifier) = match auth {
@@ -435,22 +333,24 @@ impl PyServer {
 }
 
 impl PyServer {
-    fn install_tool(&self, tool: Tool, handler: Bound<'_, PyAny>, is_async: bool) -> PyResult<()> {
+    /// The one way a handler is registered: `add` puts the primitive into
+    /// core with the native handler that finds `handler` under `kind` and
+    /// `key`; `handler` is stored there once core accepted it.
+    fn install(
+        &self,
+        kind: HandlerKind,
+        key: &str,
+        handler: Bound<'_, PyAny>,
+        is_async: bool,
+        add: impl FnOnce(&Server, PyHandler) -> Result<(), ferromcp::Error>,
+    ) -> PyResult<()> {
         let py = handler.py();
         primitives::callable(&handler)?;
-        let name = tool.name.clone();
-        let native = PyToolHandler {
-            name: Arc::from(name.as_str()),
-            is_async,
-            refs: self.refs.clone(),
-        };
-        self.server
-            .add_tool(tool, native)
+        add(&self.server, self.native_handler(kind, key, is_async))
             .map_err(|e| error::to_py_err(py, &e))?;
-        // Installed after core accepted the tool; no call can run before this
-        // method returns because a call needs the GIL we hold.
-        self.refs
-            .set_handler(HandlerKind::Tool, &name, handler.unbind());
+        // No call can run before this method returns: a call needs the GIL
+        // we hold.
+        self.refs.set_handler(kind, key, handler.unbind());
         Ok(())
     }
 
@@ -494,6 +394,76 @@ impl Drop for PyServer {
     /// may already have cleared.
     fn drop(&mut self) {
         self.refs.clear();
+    }
+}
+
+/// What `require_scopes` and `register` call a kind of primitive.
+fn scope_target(kind: &str) -> PyResult<ScopeTarget> {
+    match kind {
+        "tool" => Ok(ScopeTarget::Tool),
+        "resource" => Ok(ScopeTarget::Resource),
+        "resource_template" => Ok(ScopeTarget::ResourceTemplate),
+        "prompt" => Ok(ScopeTarget::Prompt),
+        other => Err(PyValueError::new_err(format!(
+            "unknown scope target {other:?}"
+        ))),
+    }
+}
+
+/// A primitive's definition, read as core's type for its kind.
+enum Definition {
+    Tool(Tool),
+    Resource(Resource),
+    Template(ResourceTemplate),
+    Prompt(Prompt),
+}
+
+impl Definition {
+    /// Reads the definition dict of a `kind`; a dict that does not fit
+    /// raises `TypeError` naming the field.
+    fn read(kind: ScopeTarget, definition: &Bound<'_, PyDict>) -> PyResult<Self> {
+        use primitives::definition as read;
+        Ok(match kind {
+            ScopeTarget::Tool => Self::Tool(read(definition, "tool definition")?),
+            ScopeTarget::Resource => Self::Resource(read(definition, "resource definition")?),
+            ScopeTarget::ResourceTemplate => {
+                Self::Template(read(definition, "resource template definition")?)
+            }
+            ScopeTarget::Prompt => Self::Prompt(read(definition, "prompt definition")?),
+        })
+    }
+
+    /// The kind and the key (name, URI or URI template) its Python handler
+    /// is stored under.
+    fn key(&self) -> (HandlerKind, String) {
+        match self {
+            Self::Tool(tool) => (HandlerKind::Tool, tool.name.clone()),
+            Self::Resource(resource) => (HandlerKind::Resource, resource.uri.clone()),
+            Self::Template(template) => (HandlerKind::Resource, template.uri_template.clone()),
+            Self::Prompt(prompt) => (HandlerKind::Prompt, prompt.name.clone()),
+        }
+    }
+
+    /// Registers it in core; a resource's or a template's reads carry
+    /// `cache` when given (the server's `resource_read` hint otherwise).
+    fn add(
+        self,
+        server: &Server,
+        cache: Option<CacheHint>,
+        handler: PyHandler,
+    ) -> Result<(), ferromcp::Error> {
+        match (self, cache) {
+            (Self::Tool(tool), _) => server.add_tool(tool, PyToolHandler::from(handler)),
+            (Self::Prompt(prompt), _) => server.add_prompt(prompt, handler),
+            (Self::Resource(resource), None) => server.add_resource(resource, handler),
+            (Self::Resource(resource), Some(hint)) => {
+                server.add_resource_cached(resource, hint, handler)
+            }
+            (Self::Template(template), None) => server.add_resource_template(template, handler),
+            (Self::Template(template), Some(hint)) => {
+                server.add_resource_template_cached(template, hint, handler)
+            }
+        }
     }
 }
 

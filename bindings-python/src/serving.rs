@@ -93,7 +93,7 @@ impl ServingInner {
 
     /// Serves until the end; on an interrupt stops the transport, lets it
     /// wind down, and re-raises.
-    pub(crate) fn block(&self, py: Python<'_>) -> PyResult<()> {
+    fn block(&self, py: Python<'_>) -> PyResult<()> {
         self.wait(py, None).map(|_| ()).inspect_err(|_| {
             self.stop();
             py.detach(|| self.wait_finished(STOP_GRACE));
@@ -171,6 +171,14 @@ impl PyServing {
             .transpose()
             .map_err(|e| PyValueError::new_err(format!("invalid timeout: {e}")))?;
         self.inner.wait(py, timeout)
+    }
+
+    /// Private, for `Server.run()`: serves in the foreground until the
+    /// transport ends, with the GIL released. Ctrl-C (or a signal handler
+    /// raising) stops the transport, lets it wind down and re-raises.
+    #[pyo3(name = "_block")]
+    fn block(&self, py: Python<'_>) -> PyResult<()> {
+        self.inner.block(py)
     }
 
     /// True once the transport has ended.

@@ -12,6 +12,7 @@ use serde_json::Value;
 use ferromcp::server::{BoxFuture, Handler, HandlerResult, RequestContext, ToolOutput};
 
 use crate::host_call::HostCall;
+use crate::primitives::PyHandler;
 use crate::refs::{HandlerKind, PyRefs};
 
 /// One registered Python tool: runs its callable through [`HostCall`].
@@ -20,6 +21,18 @@ pub(crate) struct PyToolHandler {
     pub(crate) name: Arc<str>,
     pub(crate) is_async: bool,
     pub(crate) refs: Arc<PyRefs>,
+}
+
+/// The tool that `handler`, registered under [`HandlerKind::Tool`], is.
+impl From<PyHandler> for PyToolHandler {
+    fn from(handler: PyHandler) -> Self {
+        debug_assert!(handler.kind == HandlerKind::Tool);
+        PyToolHandler {
+            name: handler.name,
+            is_async: handler.is_async,
+            refs: handler.refs,
+        }
+    }
 }
 
 impl Handler<Value, ToolOutput> for PyToolHandler {

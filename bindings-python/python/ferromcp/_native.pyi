@@ -168,49 +168,22 @@ class Server:
         handler: Callable[[dict[str, Any], Context], Any],
         is_async: bool,
     ) -> None: ...
-    def register_tool(
-        self, definition: dict[str, Any], handler: Callable[[dict[str, Any], Context], Any], is_async: bool
+    def register(
+        self,
+        kind: str,
+        definition: dict[str, Any],
+        handler: Callable[[dict[str, Any], Context], Any],
+        is_async: bool,
+        *,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
     ) -> None: ...
     def remove_tool(self, name: str) -> bool: ...
     def tool_names(self) -> list[str]: ...
-    def register_resource(
-        self,
-        definition: dict[str, Any],
-        handler: Callable[[dict[str, Any], Context], Any],
-        is_async: bool,
-        *,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
-    ) -> None: ...
-    def register_resource_template(
-        self,
-        definition: dict[str, Any],
-        handler: Callable[[dict[str, Any], Context], Any],
-        is_async: bool,
-        *,
-        ttl_ms: int | None = None,
-        cache_scope: str | None = None,
-    ) -> None: ...
     def remove_resource(self, uri: str) -> bool: ...
-    def register_prompt(
-        self, definition: dict[str, Any], handler: Callable[[dict[str, Any], Context], Any], is_async: bool
-    ) -> None: ...
     def remove_prompt(self, name: str) -> bool: ...
     def set_completion(self, handler: Callable[[dict[str, Any], Context], Any], is_async: bool) -> None: ...
     def notify_resource_updated(self, uri: str) -> None: ...
-    def serve_stdio(self, event_loop: asyncio.AbstractEventLoop | None = None) -> None: ...
-    def serve_http(
-        self,
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        event_loop: asyncio.AbstractEventLoop | None = None,
-        *,
-        path: str | None = None,
-        allowed_hosts: list[str] | None = None,
-        allowed_origins: list[str] | None = None,
-        auth: Protection | None = None,
-        limits: Mapping[str, Any] | None = None,
-    ) -> None: ...
     def require_scopes(self, kind: str, key: str, scopes: list[str]) -> None: ...
     def start_stdio(self, event_loop: asyncio.AbstractEventLoop | None = None) -> Serving: ...
     def start_http(
@@ -232,6 +205,9 @@ class Serving:
 
     def stop(self) -> None: ...
     def wait(self, timeout: float | None = None) -> bool: ...
+    def _block(self) -> None:
+        """Private, for ``Server.run()``: serves in the foreground; Ctrl-C
+        stops the transport, lets it wind down and re-raises."""
     @property
     def done(self) -> bool: ...
     @property

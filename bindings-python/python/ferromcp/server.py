@@ -13,8 +13,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, overload
 
 from . import _native
 from ._callables import is_coroutine_function
@@ -26,6 +25,12 @@ from .asgi import McpAsgiApp
 from .auth import Protection
 from .context import Context
 from .errors import ConnectionClosedError
+
+if TYPE_CHECKING:
+    # typing.Unpack is Python 3.11+; annotations are never evaluated at run
+    # time (``from __future__ import annotations``), so only type checkers,
+    # which ship typing_extensions' stubs, import it.
+    from typing_extensions import Unpack
 
 __all__ = ["HttpLimits", "Server", "Transport"]
 
@@ -68,7 +73,6 @@ class HttpLimits(TypedDict, total=False):
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-C = TypeVar("C", bound=Callable[..., Any])
 
 CacheScope = Literal["public", "private"]
 """Who may cache a result: ``"public"`` (any cache) or ``"private"`` (only
@@ -77,6 +81,65 @@ within the same authorization context)."""
 # Seconds a cancelled serve() waits for the transport to wind down: a little
 # more than core's grace period (10 s) for requests in flight.
 _STOP_GRACE = 12.0
+
+# The keyword arguments of the registering methods and of run/serve/start,
+# each set spelled once: a decorator and its add_* method, or the three ways
+# to serve, take the same ones as ``**options: Unpack[...]``, which type
+# checkers read as the keyword-only parameters listed here. ``**options``
+# itself accepts any name at run time: _check_keywords refuses the others as
+# Python does for a parameter list.
+
+
+class _Options(TypedDict, total=False):
+    """What every primitive takes (see :meth:`Server.add_tool`)."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    icons: Sequence[Mapping[str, Any]] | None
+    meta: Mapping[str, Any] | None
+    scopes: Sequence[str] | None
+
+
+class _ToolOptions(_Options, total=False):
+    """:meth:`Server.tool` and :meth:`Server.add_tool`."""
+
+    input_schema: JsonSchema | None
+    output_schema: JsonSchema | None
+    annotations: Mapping[str, Any] | None
+
+
+class _ResourceOptions(_Options, total=False):
+    """:meth:`Server.resource` and :meth:`Server.add_resource`."""
+
+    mime_type: str | None
+    size: int | None
+    annotations: Mapping[str, Any] | None
+    completions: Mapping[str, CompletionSource] | None
+    ttl_ms: int | None
+    cache_scope: CacheScope | None
+
+
+class _PromptOptions(_Options, total=False):
+    """:meth:`Server.prompt` and :meth:`Server.add_prompt`."""
+
+    completions: Mapping[str, CompletionSource] | None
+
+
+class _HttpOptions(TypedDict, total=False):
+    """The HTTP transport's options of :meth:`Server.run`, :meth:`Server.serve`
+    and :meth:`Server.start` (stdio ignores them; see :meth:`Server.run`)."""
+
+    host: str
+    """Address or host name to listen on (default ``"127.0.0.1"``)."""
+    port: int
+    """TCP port (default 8000; 0 picks a free one)."""
+    path: str
+    """The endpoint's path (default ``"/mcp"``)."""
+    allowed_hosts: Sequence[str] | None
+    allowed_origins: Sequence[str] | None
+    auth: Protection | None
+    limits: HttpLimits | None
 
 
 class Server:
@@ -156,37 +219,9 @@ class Server:
     def tool(self, fn: F, /) -> F: ...
 
     @overload
-    def tool(
-        self,
-        fn: None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: JsonSchema | None = None,
-        output_schema: JsonSchema | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] | None = None,
-    ) -> Callable[[F], F]: ...
+    def tool(self, fn: None = None, /, **options: Unpack[_ToolOptions]) -> Callable[[F], F]: ...
 
-    def tool(
-        self,
-        fn: F | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: JsonSchema | None = None,
-        output_schema: JsonSchema | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] | None = None,
-    ) -> F | Callable[[F], F]:
+    def tool(self, fn: F | None = None, /, **options: Unpack[_ToolOptions]) -> F | Callable[[F], F]:
         """Registers a function as a tool; use bare or with options.
 
         The function is returned unchanged, so it stays callable directly::
@@ -216,37 +251,11 @@ class Server:
         'haha'
         """
 
-        def register(f: F) -> F:
-            self.add_tool(
-                f,
-                name=name,
-                title=title,
-                description=description,
-                input_schema=input_schema,
-                output_schema=output_schema,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                scopes=scopes,
-            )
-            return f
+        _check_keywords("Server.tool", options, _ToolOptions)
+        decorate = _registering(lambda f: self.add_tool(f, **options))
+        return decorate if fn is None else decorate(fn)
 
-        return register if fn is None else register(fn)
-
-    def add_tool(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: JsonSchema | None = None,
-        output_schema: JsonSchema | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] | None = None,
-    ) -> None:
+    def add_tool(self, fn: Callable[..., Any], **options: Unpack[_ToolOptions]) -> None:
         """Registers (or replaces) a tool.
 
         Derived from ``fn`` unless given:
@@ -290,21 +299,19 @@ class Server:
             TypeError: a parameter's type has no JSON Schema (pass ``input_schema``).
             ferromcp.InvalidDefinitionError: core refused the name or a schema.
         """
-        tool_name = name or getattr(fn, "__name__", None)
+        _check_keywords("Server.add_tool", options, _ToolOptions)
+        tool_name = options.get("name") or getattr(fn, "__name__", None)
         if not tool_name:
             raise TypeError(f"cannot name a tool after {fn!r}: pass name=")
+        input_schema = options.get("input_schema")
         signature = tool_signature(fn, Context, derive_input=input_schema is None)
         is_async = is_coroutine_function(fn)
-        definition: dict[str, Any] = {
-            "name": tool_name,
-            "inputSchema": input_schema if input_schema is not None else signature.input_schema,
-        }
-        _put(definition, "title", title)
-        _put(definition, "description", description if description is not None else signature.description)
-        _put(definition, "outputSchema", output_schema if output_schema is not None else signature.output_schema)
-        _put_common(definition, annotations, icons, meta)
-        self._native.register_tool(definition, tool_handler(fn, signature, is_async), is_async)
-        self._native.require_scopes("tool", tool_name, list(scopes or ()))
+        definition: dict[str, Any] = {"name": tool_name, "inputSchema": _given(input_schema, signature.input_schema)}
+        _put(definition, "description", _given(options.get("description"), signature.description))
+        _put(definition, "outputSchema", _given(options.get("output_schema"), signature.output_schema))
+        _put_common(definition, options)
+        self._native.register("tool", definition, tool_handler(fn, signature, is_async), is_async)
+        self._native.require_scopes("tool", tool_name, list(options.get("scopes") or ()))
         self._mark_async(("tool", tool_name), is_async)
 
     def remove_tool(self, name: str) -> bool:
@@ -324,24 +331,7 @@ class Server:
         """
         return self._native.tool_names()
 
-    def resource(
-        self,
-        uri: str,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] | None = None,
-        completions: Mapping[str, CompletionSource] | None = None,
-        ttl_ms: int | None = None,
-        cache_scope: CacheScope | None = None,
-    ) -> Callable[[F], F]:
+    def resource(self, uri: str, /, **options: Unpack[_ResourceOptions]) -> Callable[[F], F]:
         """Registers a function as the resource at ``uri``, or as a resource
         template when ``uri`` has ``{variables}`` (RFC 6570)::
 
@@ -380,45 +370,10 @@ class Server:
         True
         """
 
-        def register(f: F) -> F:
-            self.add_resource(
-                f,
-                uri,
-                name=name,
-                title=title,
-                description=description,
-                mime_type=mime_type,
-                size=size,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                scopes=scopes,
-                completions=completions,
-                ttl_ms=ttl_ms,
-                cache_scope=cache_scope,
-            )
-            return f
+        _check_keywords("Server.resource", options, _ResourceOptions)
+        return _registering(lambda f: self.add_resource(f, uri, **options))
 
-        return register
-
-    def add_resource(
-        self,
-        fn: Callable[..., Any],
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] | None = None,
-        completions: Mapping[str, CompletionSource] | None = None,
-        ttl_ms: int | None = None,
-        cache_scope: CacheScope | None = None,
-    ) -> None:
+    def add_resource(self, fn: Callable[..., Any], uri: str, **options: Unpack[_ResourceOptions]) -> None:
         """Registers (or replaces) a resource or resource template.
 
         ``name`` defaults to the function's name and ``description`` to its
@@ -438,38 +393,37 @@ class Server:
             TypeError: the parameters do not match the template's variables.
             ferromcp.InvalidDefinitionError: core refused the URI or template.
         """
-        resource_name = name or getattr(fn, "__name__", None)
+        _check_keywords("Server.add_resource", options, _ResourceOptions)
+        resource_name = options.get("name") or getattr(fn, "__name__", None)
         if not resource_name or resource_name == "<lambda>":
             resource_name = uri
         definition: dict[str, Any] = {"name": resource_name}
-        _put(definition, "title", title)
-        _put(definition, "description", description)
-        _put(definition, "mimeType", mime_type)
-        _put_common(definition, annotations, icons, meta)
+        _put(definition, "description", options.get("description"))
+        _put(definition, "mimeType", options.get("mime_type"))
+        _put_common(definition, options)
         if "{" in uri:
             definition["uriTemplate"] = uri
         else:
             definition["uri"] = uri
-            _put(definition, "size", size)
+            _put(definition, "size", options.get("size"))
         spec = resource_handler(fn, uri, definition)
-        for variable in completions or {}:
+        completions = options.get("completions") or {}
+        for variable in completions:
             if variable not in spec.variables:
                 raise TypeError(f"cannot complete {variable!r}: not a variable of {uri!r}")
-        if spec.template:
-            self._native.register_resource_template(
-                spec.definition, spec.handler, spec.is_async, ttl_ms=ttl_ms, cache_scope=cache_scope
-            )
-        else:
-            self._native.register_resource(
-                spec.definition, spec.handler, spec.is_async, ttl_ms=ttl_ms, cache_scope=cache_scope
-            )
-        self._native.require_scopes("resource_template" if spec.template else "resource", uri, list(scopes or ()))
+        kind = "resource_template" if spec.template else "resource"
+        self._native.register(
+            kind,
+            spec.definition,
+            spec.handler,
+            spec.is_async,
+            ttl_ms=options.get("ttl_ms"),
+            cache_scope=options.get("cache_scope"),
+        )
+        self._native.require_scopes(kind, uri, list(options.get("scopes") or ()))
         self._resources[uri] = spec.template
         self._mark_async(("resource", uri), spec.is_async)
-        self._completions.discard("ref/resource", uri)
-        for variable, source in (completions or {}).items():
-            self._completions.add("ref/resource", uri, variable, source)
-        self._install_completions()
+        self._set_completions("ref/resource", uri, completions)
 
     def remove_resource(self, uri: str) -> bool:
         """Removes a resource or template (by the URI it was registered
@@ -504,33 +458,9 @@ class Server:
     def prompt(self, fn: F, /) -> F: ...
 
     @overload
-    def prompt(
-        self,
-        fn: None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] | None = None,
-        completions: Mapping[str, CompletionSource] | None = None,
-    ) -> Callable[[F], F]: ...
+    def prompt(self, fn: None = None, /, **options: Unpack[_PromptOptions]) -> Callable[[F], F]: ...
 
-    def prompt(
-        self,
-        fn: F | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] | None = None,
-        completions: Mapping[str, CompletionSource] | None = None,
-    ) -> F | Callable[[F], F]:
+    def prompt(self, fn: F | None = None, /, **options: Unpack[_PromptOptions]) -> F | Callable[[F], F]:
         """Registers a function as a prompt; use bare or with options.
 
         Each parameter is a prompt argument (required unless it has a
@@ -560,33 +490,11 @@ class Server:
         True
         """
 
-        def register(f: F) -> F:
-            self.add_prompt(
-                f,
-                name=name,
-                title=title,
-                description=description,
-                icons=icons,
-                meta=meta,
-                scopes=scopes,
-                completions=completions,
-            )
-            return f
+        _check_keywords("Server.prompt", options, _PromptOptions)
+        decorate = _registering(lambda f: self.add_prompt(f, **options))
+        return decorate if fn is None else decorate(fn)
 
-        return register if fn is None else register(fn)
-
-    def add_prompt(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Sequence[str] | None = None,
-        completions: Mapping[str, CompletionSource] | None = None,
-    ) -> None:
+    def add_prompt(self, fn: Callable[..., Any], **options: Unpack[_PromptOptions]) -> None:
         """Registers (or replaces) a prompt.
 
         ``name`` defaults to the function's name, ``description`` to its
@@ -601,27 +509,25 @@ class Server:
         >>> server.prompt_names()
         ['hello']
         """
-        prompt_name = name or getattr(fn, "__name__", None)
+        _check_keywords("Server.add_prompt", options, _PromptOptions)
+        prompt_name = options.get("name") or getattr(fn, "__name__", None)
         if not prompt_name or prompt_name == "<lambda>":
             raise TypeError(f"cannot name a prompt after {fn!r}: pass name=")
         definition: dict[str, Any] = {"name": prompt_name}
-        _put(definition, "title", title)
-        _put(definition, "description", description)
-        _put_common(definition, None, icons, meta)
+        _put(definition, "description", options.get("description"))
+        _put_common(definition, options)
         spec = prompt_handler(fn, definition)
         arguments = {a["name"] for a in spec.definition.get("arguments", [])}
-        for argument in completions or {}:
+        completions = options.get("completions") or {}
+        for argument in completions:
             if argument not in arguments:
                 raise TypeError(f"cannot complete {argument!r}: not an argument of prompt {prompt_name!r}")
-        self._native.register_prompt(spec.definition, spec.handler, spec.is_async)
-        self._native.require_scopes("prompt", prompt_name, list(scopes or ()))
+        self._native.register("prompt", spec.definition, spec.handler, spec.is_async)
+        self._native.require_scopes("prompt", prompt_name, list(options.get("scopes") or ()))
         if prompt_name not in self._prompts:
             self._prompts.append(prompt_name)
         self._mark_async(("prompt", prompt_name), spec.is_async)
-        self._completions.discard("ref/prompt", prompt_name)
-        for argument, source in (completions or {}).items():
-            self._completions.add("ref/prompt", prompt_name, argument, source)
-        self._install_completions()
+        self._set_completions("ref/prompt", prompt_name, completions)
 
     def remove_prompt(self, name: str) -> bool:
         """Removes a prompt; returns whether it existed.
@@ -643,7 +549,7 @@ class Server:
         """
         return list(self._prompts)
 
-    def completion(self, *, argument: str, prompt: str | None = None, resource: str | None = None) -> Callable[[C], C]:
+    def completion(self, *, argument: str, prompt: str | None = None, resource: str | None = None) -> Callable[[F], F]:
         """Registers a function completing one argument of a prompt, or one
         variable of a resource template (``completion/complete``)::
 
@@ -667,15 +573,22 @@ class Server:
         if (prompt is None) == (resource is None):
             raise TypeError("pass exactly one of prompt= or resource=")
 
-        def register(fn: C) -> C:
+        def register(fn: Callable[..., Any]) -> None:
             if prompt is not None:
                 self._completions.add("ref/prompt", prompt, argument, fn)
             elif resource is not None:
                 self._completions.add("ref/resource", resource, argument, fn)
             self._install_completions()
-            return fn
 
-        return register
+        return _registering(register)
+
+    def _set_completions(self, ref: str, key: str, completions: Mapping[str, CompletionSource]) -> None:
+        """Replaces the completers of a prompt's arguments or a template's
+        variables (``ref`` is ``"ref/prompt"`` or ``"ref/resource"``)."""
+        self._completions.discard(ref, key)
+        for name, source in completions.items():
+            self._completions.add(ref, key, name, source)
+        self._install_completions()
 
     def _install_completions(self) -> None:
         """(Re)installs the one native completion provider: async when any
@@ -693,18 +606,7 @@ class Server:
         else:
             self._async_handlers.discard(key)
 
-    def run(
-        self,
-        transport: Transport = "stdio",
-        *,
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        path: str = "/mcp",
-        allowed_hosts: Sequence[str] | None = None,
-        allowed_origins: Sequence[str] | None = None,
-        auth: Protection | None = None,
-        limits: HttpLimits | None = None,
-    ) -> None:
+    def run(self, transport: Transport = "stdio", **http: Unpack[_HttpOptions]) -> None:
         """Serves until stdin ends (stdio), SIGTERM or Ctrl-C; blocks the calling thread.
 
         Async handlers run on an asyncio loop that ``run`` starts when any
@@ -718,7 +620,8 @@ class Server:
         stderr and returns. While serving stdio, ``print`` output goes to
         stderr so stdout carries only MCP.
 
-        Over HTTP the endpoint is ``http://host:port{path}``. The core
+        Over HTTP the endpoint is ``http://host:port{path}``, by default
+        ``host="127.0.0.1"``, ``port=8000``, ``path="/mcp"``. The core
         refuses requests whose ``Host`` or ``Origin`` header it does not
         accept (DNS rebinding protection): by default loopback names and
         origins when bound to a loopback address (any host otherwise);
@@ -741,17 +644,15 @@ class Server:
             ferromcp.TransportError: the address cannot be bound.
             ValueError: an unknown key or a bad value in ``limits``.
         """
+        _check_keywords("Server.run", http, _HttpOptions)
         _check_transport(transport)
-        http = _Http(host, port, path, allowed_hosts, allowed_origins, auth, limits)
+        auth = http.get("auth")
         try:
             if self._async_handlers or (auth is not None and auth._is_async):
                 asyncio.run(self._serve_until_sigterm(transport, http))
                 return
             with _sigterm_as_interrupt(), _stdout_reserved(transport):
-                if transport == "stdio":
-                    self._native.serve_stdio()
-                else:
-                    self._native.serve_http(host, port, None, **http.options())
+                self.start(transport, **http)._block()
         except KeyboardInterrupt:
             pass
         except ConnectionClosedError:
@@ -759,7 +660,7 @@ class Server:
                 raise
             print("ferromcp: the client closed stdout; stopped serving", file=sys.stderr)
 
-    async def _serve_until_sigterm(self, transport: Transport, http: _Http) -> None:
+    async def _serve_until_sigterm(self, transport: Transport, http: _HttpOptions) -> None:
         """:meth:`serve`, cancelled by SIGTERM as asyncio cancels it on Ctrl-C.
 
         Cancelling only this task (not the loop) lets async handlers still in
@@ -771,34 +672,14 @@ class Server:
         if handle and task is not None:
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         try:
-            await self.serve(
-                transport,
-                host=http.host,
-                port=http.port,
-                path=http.path,
-                allowed_hosts=http.allowed_hosts,
-                allowed_origins=http.allowed_origins,
-                auth=http.auth,
-                limits=http.limits,
-            )
+            await self.serve(transport, **http)
         except asyncio.CancelledError:
             pass  # serve() has shut down gracefully
         finally:
             if handle:
                 loop.remove_signal_handler(signal.SIGTERM)
 
-    async def serve(
-        self,
-        transport: Transport = "stdio",
-        *,
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        path: str = "/mcp",
-        allowed_hosts: Sequence[str] | None = None,
-        allowed_origins: Sequence[str] | None = None,
-        auth: Protection | None = None,
-        limits: HttpLimits | None = None,
-    ) -> None:
+    async def serve(self, transport: Transport = "stdio", **http: Unpack[_HttpOptions]) -> None:
         """Serves until stdin ends (stdio) or the task is cancelled.
 
         Async handlers run on the calling asyncio loop; sync ones run on
@@ -810,20 +691,11 @@ class Server:
 
             asyncio.run(main())
         """
+        _check_keywords("Server.serve", http, _HttpOptions)
         _check_transport(transport)
         loop = asyncio.get_running_loop()
         with _stdout_reserved(transport):
-            serving = self.start(
-                transport,
-                host=host,
-                port=port,
-                path=path,
-                allowed_hosts=allowed_hosts,
-                allowed_origins=allowed_origins,
-                auth=auth,
-                limits=limits,
-                event_loop=loop,
-            )
+            serving = self.start(transport, event_loop=loop, **http)
             try:
                 await asyncio.to_thread(serving.wait)
             except asyncio.CancelledError:
@@ -835,14 +707,8 @@ class Server:
         self,
         transport: Transport = "stdio",
         *,
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        path: str = "/mcp",
-        allowed_hosts: Sequence[str] | None = None,
-        allowed_origins: Sequence[str] | None = None,
-        auth: Protection | None = None,
-        limits: HttpLimits | None = None,
         event_loop: asyncio.AbstractEventLoop | None = None,
+        **http: Unpack[_HttpOptions],
     ) -> Serving:
         """Starts serving in the background and returns at once.
 
@@ -867,11 +733,22 @@ class Server:
         >>> serving.stop(); serving.wait(10)
         True
         """
+        _check_keywords("Server.start", http, _HttpOptions)
         _check_transport(transport)
         if transport == "stdio":
             return self._native.start_stdio(event_loop)
-        http = _Http(host, port, path, allowed_hosts, allowed_origins, auth, limits)
-        return self._native.start_http(host, port, event_loop, **http.options())
+        auth, limits = http.get("auth"), http.get("limits")
+        allowed_hosts, allowed_origins = http.get("allowed_hosts"), http.get("allowed_origins")
+        return self._native.start_http(
+            http.get("host", "127.0.0.1"),
+            http.get("port", 8000),
+            event_loop,
+            path=http.get("path", "/mcp"),
+            allowed_hosts=list(allowed_hosts) if allowed_hosts is not None else None,
+            allowed_origins=list(allowed_origins) if allowed_origins is not None else None,
+            auth=auth._native() if auth is not None else None,
+            limits=dict(limits) if limits is not None else None,
+        )
 
     def asgi_app(
         self,
@@ -917,29 +794,6 @@ class Server:
 
     def __repr__(self) -> str:
         return f"<ferromcp.Server {self.name!r} {self.version} tools={self.tool_names()}>"
-
-
-@dataclass(frozen=True)
-class _Http:
-    """The HTTP transport's options, as ``run`` passes them on."""
-
-    host: str
-    port: int
-    path: str
-    allowed_hosts: Sequence[str] | None
-    allowed_origins: Sequence[str] | None
-    auth: Protection | None = None
-    limits: HttpLimits | None = None
-
-    def options(self) -> dict[str, Any]:
-        """The native keyword options (lists, or None for core's defaults)."""
-        return {
-            "limits": dict(self.limits) if self.limits is not None else None,
-            "path": self.path,
-            "allowed_hosts": list(self.allowed_hosts) if self.allowed_hosts is not None else None,
-            "allowed_origins": list(self.allowed_origins) if self.allowed_origins is not None else None,
-            "auth": self.auth._native() if self.auth is not None else None,
-        }
 
 
 def _check_transport(transport: str) -> None:
@@ -990,13 +844,42 @@ def _put(definition: dict[str, Any], key: str, value: Any) -> None:
         definition[key] = value
 
 
-def _put_common(
-    definition: dict[str, Any],
-    annotations: Mapping[str, Any] | None,
-    icons: Sequence[Mapping[str, Any]] | None,
-    meta: Mapping[str, Any] | None,
-) -> None:
-    """The optional fields every primitive's definition may carry."""
+def _given(value: Any, derived: Any) -> Any:
+    """An option as given, or what was derived from the function."""
+    return value if value is not None else derived
+
+
+def _put_common(definition: dict[str, Any], options: Mapping[str, Any]) -> None:
+    """The optional fields every primitive's definition may carry (a prompt
+    takes no ``annotations``: _check_keywords refuses them)."""
+    _put(definition, "title", options.get("title"))
+    annotations, icons, meta = options.get("annotations"), options.get("icons"), options.get("meta")
     _put(definition, "annotations", dict(annotations) if annotations is not None else None)
     _put(definition, "icons", [dict(i) for i in icons] if icons is not None else None)
     _put(definition, "_meta", dict(meta) if meta is not None else None)
+
+
+def _check_keywords(method: str, options: Mapping[str, Any], accepted: type[Mapping[str, Any]]) -> None:
+    """Raises the TypeError Python raises for a keyword argument a method
+    does not have: ``**options`` accepts any name, ``accepted`` (one of the
+    option TypedDicts above) lists the method's.
+
+    >>> _check_keywords("Server.tool", {"nme": "x"}, _ToolOptions)
+    Traceback (most recent call last):
+    TypeError: Server.tool() got an unexpected keyword argument 'nme'
+    """
+    keys: frozenset[str] = getattr(accepted, "__optional_keys__", frozenset())
+    for key in options:
+        if key not in keys:
+            raise TypeError(f"{method}() got an unexpected keyword argument {key!r}")
+
+
+def _registering(register: Callable[[Callable[..., Any]], object]) -> Callable[[F], F]:
+    """The decorator of every ``@server.<primitive>``: registers the function
+    and returns it unchanged, so it stays callable directly."""
+
+    def decorate(fn: F) -> F:
+        register(fn)
+        return fn
+
+    return decorate
