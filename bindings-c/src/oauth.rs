@@ -20,7 +20,7 @@ use crate::args::{check_out, parse_json_object, required_str};
 use crate::error::{FfiError, ferromcp_status};
 use crate::ffi::{
     Castable, OwnershipBox, OwnershipRef, Userdata, ferromcp_userdata_free, free_box, give_string,
-    set_boxed_mut_ptr, try_from, try_from_mut,
+    set_boxed_mut_ptr, take_callback, try_from, try_from_mut,
 };
 use crate::panic::ffi_boundary;
 use crate::threads::{C_THREADS, block};
@@ -134,15 +134,33 @@ fn reply_of(reply: ferromcp_oauth_reply, what: &str) -> Result<String, String> {
         .unwrap_or_else(|| Err(format!("the {what} callback gave no answer")))
 }
 
-struct AuthorizeCallback {
-    callback: unsafe extern "C" fn(*mut c_void, *const c_char, *mut ferromcp_oauth_reply),
+type AuthorizeFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut ferromcp_oauth_reply);
+type AssertionFn =
+    unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, *mut ferromcp_oauth_reply);
+
+/// A callback of the OAuth options (`F`: [`AuthorizeFn`] or
+/// [`AssertionFn`]) with its userdata.
+struct OAuthCallback<F> {
+    callback: F,
     userdata: Userdata,
 }
 
-struct AssertionCallback {
-    callback:
-        unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, *mut ferromcp_oauth_reply),
-    userdata: Userdata,
+/// Which member of the options keeps each kind of callback, so that one
+/// setter serves every kind.
+trait CallbackKind: Sized {
+    fn slot(options: &mut ferromcp_oauth_options) -> &mut Option<Arc<OAuthCallback<Self>>>;
+}
+
+impl CallbackKind for AuthorizeFn {
+    fn slot(options: &mut ferromcp_oauth_options) -> &mut Option<Arc<OAuthCallback<Self>>> {
+        &mut options.authorize
+    }
+}
+
+impl CallbackKind for AssertionFn {
+    fn slot(options: &mut ferromcp_oauth_options) -> &mut Option<Arc<OAuthCallback<Self>>> {
+        &mut options.assertion
+    }
 }
 
 /// Runs `invoke` on a host thread (C callbacks may block) and waits for
@@ -160,7 +178,7 @@ async fn on_host_thread(
         .map_err(|message| AuthError::Interaction(message).into())
 }
 
-impl AuthorizeCallback {
+impl OAuthCallback<AuthorizeFn> {
     fn invoke(&self, url: &str) -> Result<String, String> {
         let url = c_text(url);
         let mut reply = ferromcp_oauth_reply { answer: None };
@@ -170,7 +188,7 @@ impl AuthorizeCallback {
     }
 }
 
-impl AssertionCallback {
+impl OAuthCallback<AssertionFn> {
     fn invoke(&self, issuer: &str, resource: &str) -> Result<String, String> {
         let (issuer, resource) = (c_text(issuer), c_text(resource));
         let mut reply = ferromcp_oauth_reply { answer: None };
@@ -281,8 +299,8 @@ enum Grant {
 pub struct ferromcp_oauth_options {
     grant: Grant,
     settings: OAuthSettings,
-    authorize: Option<Arc<AuthorizeCallback>>,
-    assertion: Option<Arc<AssertionCallback>>,
+    authorize: Option<Arc<OAuthCallback<AuthorizeFn>>>,
+    assertion: Option<Arc<OAuthCallback<AssertionFn>>>,
     store: Option<Arc<CStore>>,
 }
 
@@ -599,12 +617,9 @@ pub unsafe extern "C" fn ferromcp_oauth_options_new(
 /// `options` is NULL or live and not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_oauth_options_free(options: *mut ferromcp_oauth_options) {
-    let _ = ffi_boundary(|| {
-        // SAFETY: NULL or allocated by ferromcp_oauth_options_new; freed
-        // once per the contract.
-        unsafe { free_box(options) };
-        Ok(())
-    });
+    // SAFETY: NULL or allocated by ferromcp_oauth_options_new; freed
+    // once per the contract.
+    unsafe { free_box(options) }
 }
 
 /// Sets the callback that shows the user the authorization URL and returns
@@ -643,16 +658,8 @@ pub unsafe extern "C" fn ferromcp_oauth_options_on_authorize(
     userdata: *mut c_void,
     userdata_free: ferromcp_userdata_free,
 ) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY: forwarded contract.
-        let options = unsafe { try_from_mut(options, "options") }?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        options.authorize = Some(Arc::new(AuthorizeCallback {
-            callback,
-            userdata: Userdata::new(userdata, userdata_free),
-        }));
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { set_callback(options, callback, userdata, userdata_free) }
 }
 
 /// Sets the callback that gives the current assertion (grant
@@ -678,14 +685,27 @@ pub unsafe extern "C" fn ferromcp_oauth_options_on_assertion(
     userdata: *mut c_void,
     userdata_free: ferromcp_userdata_free,
 ) -> ferromcp_status {
+    // SAFETY: forwarded contract.
+    unsafe { set_callback(options, callback, userdata, userdata_free) }
+}
+
+/// The body of ferromcp_oauth_options_on_authorize() and
+/// ferromcp_oauth_options_on_assertion(): keeps `callback` with its
+/// userdata in the member of its kind, releasing the one it replaces.
+///
+/// # Safety
+/// `options` is NULL or live.
+unsafe fn set_callback<F: CallbackKind>(
+    options: *mut ferromcp_oauth_options,
+    callback: Option<F>,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
         let options = unsafe { try_from_mut(options, "options") }?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        options.assertion = Some(Arc::new(AssertionCallback {
-            callback,
-            userdata: Userdata::new(userdata, userdata_free),
-        }));
+        let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+        *F::slot(options) = Some(Arc::new(OAuthCallback { callback, userdata }));
         Ok(())
     })
 }
@@ -1005,10 +1025,7 @@ pub unsafe extern "C" fn ferromcp_oauth_loopback_wait(
 /// `loopback` NULL or live and not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_oauth_loopback_free(loopback: *mut ferromcp_oauth_loopback) {
-    let _ = ffi_boundary(|| {
-        // SAFETY: NULL or allocated by ferromcp_oauth_loopback_bind; freed
-        // once per the contract.
-        unsafe { free_box(loopback) };
-        Ok(())
-    });
+    // SAFETY: NULL or allocated by ferromcp_oauth_loopback_bind; freed
+    // once per the contract.
+    unsafe { free_box(loopback) }
 }
