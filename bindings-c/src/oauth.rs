@@ -12,9 +12,10 @@ use std::sync::Arc;
 use ferromcp_core::Error;
 use ferromcp_core::client::TlsOptions;
 use ferromcp_core::client::auth::{
-    AuthError, ClientCredentials, EnterpriseIdp, OAuthOptions, OAuthSettings, PreRegisteredClient,
-    StoredTokens, TokenStore, headless_authorize,
+    AssertionRequest, AuthError, ClientCredentials, EnterpriseIdp, OAuthOptions, OAuthSettings,
+    PreRegisteredClient, StoredTokens, TokenStore, headless_authorize,
 };
+use ferromcp_core::host::oauth::{HostCallbacks, HostGrant, MissingCallback};
 
 use crate::args::{check_out, parse_json_object, required_str};
 use crate::error::{FfiError, ferromcp_status};
@@ -145,21 +146,32 @@ struct OAuthCallback<F> {
     userdata: Userdata,
 }
 
-/// Which member of the options keeps each kind of callback, so that one
-/// setter serves every kind.
+/// How core calls each kind of callback, so that one setter serves every
+/// kind.
 trait CallbackKind: Sized {
-    fn slot(options: &mut ferromcp_oauth_options) -> &mut Option<Arc<OAuthCallback<Self>>>;
+    /// Keeps `callback`, adapted to core's, in `callbacks`, replacing the
+    /// one set before (released once nothing uses it).
+    fn keep(callback: OAuthCallback<Self>, callbacks: &mut HostCallbacks);
 }
 
 impl CallbackKind for AuthorizeFn {
-    fn slot(options: &mut ferromcp_oauth_options) -> &mut Option<Arc<OAuthCallback<Self>>> {
-        &mut options.authorize
+    fn keep(callback: OAuthCallback<Self>, callbacks: &mut HostCallbacks) {
+        let callback = Arc::new(callback);
+        callbacks.authorize = Some(Arc::new(move |url: String| {
+            let callback = callback.clone();
+            Box::pin(on_host_thread(move || callback.invoke(&url)))
+        }));
     }
 }
 
 impl CallbackKind for AssertionFn {
-    fn slot(options: &mut ferromcp_oauth_options) -> &mut Option<Arc<OAuthCallback<Self>>> {
-        &mut options.assertion
+    fn keep(callback: OAuthCallback<Self>, callbacks: &mut HostCallbacks) {
+        let callback = Arc::new(callback);
+        callbacks.assertion = Some(Arc::new(move |request: AssertionRequest| {
+            let callback = callback.clone();
+            let answer = move || callback.invoke(&request.issuer, &request.resource);
+            Box::pin(on_host_thread(answer))
+        }));
     }
 }
 
@@ -266,28 +278,6 @@ impl TokenStore for CStore {
     }
 }
 
-/// The grant and its data, from the options JSON.
-#[derive(Clone)]
-enum Grant {
-    AuthorizationCode {
-        redirect_uri: String,
-    },
-    ClientCredentials {
-        client_id: String,
-        secret: Option<String>,
-        pem: Option<String>,
-    },
-    JwtBearer {
-        client_id: String,
-        secret: Option<String>,
-    },
-    EnterpriseManaged {
-        client_id: String,
-        secret: Option<String>,
-        idp: EnterpriseIdp,
-    },
-}
-
 /// OAuth settings of an HTTP client: JSON options (ferromcp_oauth_options_new())
 /// plus callbacks (ferromcp_oauth_options_on_authorize(),
 /// ferromcp_oauth_options_on_assertion(), ferromcp_oauth_options_set_store()),
@@ -297,11 +287,11 @@ enum Grant {
 /// attached to keep what they need. Not to be changed from two threads at
 /// once.
 pub struct ferromcp_oauth_options {
-    grant: Grant,
+    /// The grant and its data, from the options JSON.
+    grant: HostGrant,
     settings: OAuthSettings,
-    authorize: Option<Arc<OAuthCallback<AuthorizeFn>>>,
-    assertion: Option<Arc<OAuthCallback<AssertionFn>>>,
-    store: Option<Arc<CStore>>,
+    /// The callbacks and the store set so far, adapted to core's.
+    callbacks: HostCallbacks,
 }
 
 impl Castable for ferromcp_oauth_options {
@@ -372,10 +362,10 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
     let name = text(map, "grant")?.unwrap_or_else(|| "authorizationCode".to_owned());
     let grant = match name.as_str() {
         // A stored-only client never redirects anyone.
-        "authorizationCode" if text(map, "storedOnly")?.is_some() => Grant::AuthorizationCode {
+        "authorizationCode" if text(map, "storedOnly")?.is_some() => HostGrant::AuthorizationCode {
             redirect_uri: text(map, "redirectUri")?.unwrap_or_default(),
         },
-        "authorizationCode" => Grant::AuthorizationCode {
+        "authorizationCode" => HostGrant::AuthorizationCode {
             redirect_uri: needed(map, "redirectUri", &name)?,
         },
         "clientCredentials" => {
@@ -383,15 +373,15 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
             if secret.is_some() && pem.is_some() {
                 return Err(bad("give \"clientSecret\" or \"privateKeyPem\", not both"));
             }
-            Grant::ClientCredentials {
+            HostGrant::ClientCredentials {
                 client_id: needed(map, "clientId", &name)?,
-                secret,
-                pem,
+                client_secret: secret,
+                private_key_pem: pem,
             }
         }
-        "jwtBearer" => Grant::JwtBearer {
+        "jwtBearer" => HostGrant::JwtBearer {
             client_id: needed(map, "clientId", &name)?,
-            secret: text(map, "clientSecret")?,
+            client_secret: text(map, "clientSecret")?,
         },
         "enterpriseManaged" => {
             let idp = object(
@@ -404,9 +394,9 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
                 &["tokenEndpoint", "clientId", "clientSecret", "idToken"],
                 "idp",
             )?;
-            Grant::EnterpriseManaged {
+            HostGrant::EnterpriseManaged {
                 client_id: needed(map, "clientId", &name)?,
-                secret: text(map, "clientSecret")?,
+                client_secret: text(map, "clientSecret")?,
                 idp: EnterpriseIdp {
                     token_endpoint: needed(idp, "tokenEndpoint", &name)?,
                     client_id: needed(idp, "clientId", &name)?,
@@ -466,9 +456,7 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
             max_authorizations,
             stored_only: text(map, "storedOnly")?,
         },
-        authorize: None,
-        assertion: None,
-        store: None,
+        callbacks: HostCallbacks::default(),
     })
 }
 
@@ -476,66 +464,24 @@ impl ferromcp_oauth_options {
     /// Core's settings; `tls` is the client's (the enterprise IdP is
     /// reached with it too). Fails when the grant's callback is missing.
     pub(crate) fn core_options(&self, tls: &TlsOptions) -> Result<OAuthOptions, FfiError> {
-        let missing = |what: &str, grant: &str| {
+        let callbacks = self.callbacks.clone();
+        let options = self.grant.oauth_options(callbacks, &self.settings, tls);
+        options.map_err(|missing| {
+            let (grant, what) = match missing {
+                MissingCallback::Authorize => (
+                    "authorizationCode",
+                    "an authorize callback (ferromcp_oauth_options_on_authorize)",
+                ),
+                MissingCallback::Assertion => (
+                    "jwtBearer",
+                    "an assertion callback (ferromcp_oauth_options_on_assertion)",
+                ),
+            };
             FfiError::new(
                 ferromcp_status::FERROMCP_INVALID_ARGUMENT,
                 format!("grant {grant:?} needs {what}"),
             )
-        };
-        let mut options = match &self.grant {
-            Grant::AuthorizationCode { redirect_uri } => {
-                match (self.authorize.clone(), &self.settings.stored_only) {
-                    (Some(authorize), _) => {
-                        OAuthOptions::new(redirect_uri.clone(), move |url: String| {
-                            let authorize = authorize.clone();
-                            on_host_thread(move || authorize.invoke(&url))
-                        })
-                    }
-                    // Core stops before any authorization: no user to ask.
-                    (None, Some(message)) => OAuthOptions::stored_only(message.clone()),
-                    (None, None) => {
-                        return Err(missing(
-                            "an authorize callback (ferromcp_oauth_options_on_authorize)",
-                            "authorizationCode",
-                        ));
-                    }
-                }
-            }
-            Grant::ClientCredentials {
-                client_id,
-                pem: Some(pem),
-                ..
-            } => OAuthOptions::client_credentials_jwt(client_id.clone(), pem.clone()),
-            Grant::ClientCredentials {
-                client_id, secret, ..
-            } => OAuthOptions::client_credentials(client_id.clone(), secret.clone()),
-            Grant::JwtBearer { client_id, secret } => {
-                let assertion = self.assertion.clone().ok_or_else(|| {
-                    missing(
-                        "an assertion callback (ferromcp_oauth_options_on_assertion)",
-                        "jwtBearer",
-                    )
-                })?;
-                OAuthOptions::jwt_bearer(client_id.clone(), secret.clone(), move |request| {
-                    let assertion = assertion.clone();
-                    on_host_thread(move || assertion.invoke(&request.issuer, &request.resource))
-                })
-            }
-            Grant::EnterpriseManaged {
-                client_id,
-                secret,
-                idp,
-            } => OAuthOptions::enterprise_managed(
-                client_id.clone(),
-                secret.clone(),
-                idp.clone(),
-                tls.clone(),
-            ),
-        };
-        if let Some(store) = &self.store {
-            options = options.with_store(store.clone());
-        }
-        Ok(options.with_settings(&self.settings))
+        })
     }
 }
 
@@ -691,7 +637,7 @@ pub unsafe extern "C" fn ferromcp_oauth_options_on_assertion(
 
 /// The body of ferromcp_oauth_options_on_authorize() and
 /// ferromcp_oauth_options_on_assertion(): keeps `callback` with its
-/// userdata in the member of its kind, releasing the one it replaces.
+/// userdata for core to call, releasing the one it replaces.
 ///
 /// # Safety
 /// `options` is NULL or live.
@@ -705,7 +651,7 @@ unsafe fn set_callback<F: CallbackKind>(
         // SAFETY: forwarded contract.
         let options = unsafe { try_from_mut(options, "options") }?;
         let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
-        *F::slot(options) = Some(Arc::new(OAuthCallback { callback, userdata }));
+        F::keep(OAuthCallback { callback, userdata }, &mut options.callbacks);
         Ok(())
     })
 }
@@ -753,7 +699,7 @@ pub unsafe extern "C" fn ferromcp_oauth_options_set_store(
         let options = unsafe { try_from_mut(options, "options") }?;
         let load = load.ok_or_else(|| FfiError::null("load"))?;
         let save = save.ok_or_else(|| FfiError::null("save"))?;
-        options.store = Some(Arc::new(CStore {
+        options.callbacks.store = Some(Arc::new(CStore {
             load,
             save,
             userdata: Userdata::new(userdata, userdata_free),

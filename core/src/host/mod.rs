@@ -3,6 +3,7 @@
 //!
 //! - [`settings`]: a client's settings read once from the host's value;
 //! - [`input`]: what a host's input handler answered, as the request's answer;
+//! - [`oauth`]: a client's OAuth grant, callbacks and settings as core's options;
 //! - [`threads`]: the threads its blocking handlers run on.
 //!
 //! The waits that let a host's own thread or event loop poll core's futures
@@ -11,5 +12,6 @@
 //! sit below the client, where this kit sits above it.
 
 pub mod input;
+pub mod oauth;
 pub mod settings;
 pub mod threads;
