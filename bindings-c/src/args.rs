@@ -4,6 +4,7 @@
 //! pointer can be checked at all (NULL). Objects C passes in are borrowed
 //! through `crate::ffi`.
 
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::ffi::{CStr, c_char};
 
@@ -61,6 +62,40 @@ pub(crate) fn parse_json_object(text: &str, name: &str) -> Result<Map<String, Va
             format!("`{name}` must be a JSON object, not {}", json_kind(&other)),
         )),
     }
+}
+
+/// An optional JSON object argument: NULL reads as the empty object.
+///
+/// # Safety
+/// As for [`required_str`].
+pub(crate) unsafe fn optional_object(
+    ptr: *const c_char,
+    name: &str,
+) -> Result<Map<String, Value>, FfiError> {
+    // SAFETY: forwarded contract.
+    match unsafe { optional_str(ptr, name) }? {
+        Some(text) => parse_json_object(text, name),
+        None => Ok(Map::new()),
+    }
+}
+
+/// A definition given as JSON text (a Tool, a Resource...), read into the
+/// protocol type `T`.
+///
+/// # Safety
+/// As for [`required_str`].
+pub(crate) unsafe fn definition<T: DeserializeOwned>(
+    ptr: *const c_char,
+    name: &str,
+) -> Result<T, FfiError> {
+    // SAFETY: forwarded contract.
+    let text = unsafe { required_str(ptr, name) }?;
+    serde_json::from_value(parse_json(text, name)?).map_err(|e| {
+        FfiError::new(
+            ferromcp_status::FERROMCP_INVALID_DEFINITION,
+            format!("`{name}` is not a valid definition: {e}"),
+        )
+    })
 }
 
 fn json_kind(value: &Value) -> &'static str {

@@ -26,12 +26,14 @@ use ferromcp_core::protocol::{
 use ferromcp_core::server::HandlerError;
 use tokio_util::sync::CancellationToken;
 
-use crate::args::{check_out, optional_str, parse_json, parse_json_object, required_str};
+use crate::args::{
+    check_out, optional_object, optional_str, parse_json, parse_json_object, required_str,
+};
 use crate::context::ferromcp_input_kind;
 use crate::error::{FfiError, ferromcp_status};
 use crate::ffi::{
     Castable, OwnershipBox, Userdata, ferromcp_userdata_free, free_box, give_string,
-    set_boxed_mut_ptr, try_from, try_from_mut,
+    set_boxed_mut_ptr, take_callback, try_from, try_from_mut,
 };
 use crate::host_call::{self, CallPtr, ferromcp_call, take_call};
 use crate::oauth::ferromcp_oauth_options;
@@ -245,12 +247,9 @@ pub unsafe extern "C" fn ferromcp_client_options_new(
 /// `options` is NULL or live and not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_client_options_free(options: *mut ferromcp_client_options) {
-    let _ = ffi_boundary(|| {
-        // SAFETY: NULL or allocated by ferromcp_client_options_new; freed
-        // once per the contract.
-        unsafe { free_box(options) };
-        Ok(())
-    });
+    // SAFETY: NULL or allocated by ferromcp_client_options_new; freed
+    // once per the contract.
+    unsafe { free_box(options) }
 }
 
 /// A C input callback owning its userdata.
@@ -354,14 +353,11 @@ pub unsafe extern "C" fn ferromcp_client_options_on_input(
     userdata_free: ferromcp_userdata_free,
 ) -> ferromcp_status {
     ffi_boundary(|| {
+        let kind = InputKind::from(kind);
         // SAFETY: forwarded contract.
         let options = unsafe { try_from_mut(options, "options") }?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        let callback = Arc::new(InputCallback {
-            callback,
-            userdata: Userdata::new(userdata, userdata_free),
-        });
-        let kind = InputKind::from(kind);
+        let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+        let callback = Arc::new(InputCallback { callback, userdata });
         let current = std::mem::take(&mut options.options);
         options.options = current.on_input(kind, move |params| {
             let callback = callback.clone();
@@ -589,12 +585,9 @@ pub unsafe extern "C" fn ferromcp_client_connect_http(
 /// `client` NULL or live and not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_client_free(client: *mut ferromcp_client) {
-    let _ = ffi_boundary(|| {
-        // SAFETY: NULL or allocated by give_client; freed once per the
-        // contract. Dropping it closes the connection.
-        unsafe { free_box(client) };
-        Ok(())
-    });
+    // SAFETY: NULL or allocated by give_client; freed once per the
+    // contract. Dropping it closes the connection.
+    unsafe { free_box(client) }
 }
 
 /// Runs one blocking call and hands its JSON result to C.
@@ -660,91 +653,104 @@ pub unsafe extern "C" fn ferromcp_client_request(
         // SAFETY (all): forwarded contract.
         let client = unsafe { try_from(client, "client") }?;
         let method = unsafe { required_str(method, "method") }?;
-        let params = match unsafe { optional_str(params_json, "params_json") }? {
-            Some(text) => parse_json_object(text, "params_json")?,
-            None => Map::new(),
-        };
-        let cancel = unsafe { cancel.as_ref() };
-        let progress = on_progress.map(|callback| (callback, progress_userdata));
-        request_with(
-            client,
-            method,
-            params,
-            timeout_ms,
-            progress,
-            cancel,
-            out_result_json,
-        )
+        let params = unsafe { optional_object(params_json, "params_json") }?;
+        let controls =
+            unsafe { CallControls::new(timeout_ms, on_progress, progress_userdata, cancel) };
+        request(client, method, params, controls, out_result_json)
     })
 }
 
-/// A C progress callback and its userdata.
-type ProgressHook = (
-    unsafe extern "C" fn(*mut c_void, f64, f64, *const c_char),
-    *mut c_void,
-);
-
-/// [`request`] with a call's timeout, progress callback and cancel handle.
-fn request_with(
-    client: &ferromcp_client,
-    method: &str,
-    params: Map<String, Value>,
+/// A call's own settings as C passes them: its timeout (0: the client's),
+/// progress callback and cancel handle. The calls that take none use the
+/// default.
+#[derive(Default)]
+struct CallControls {
     timeout_ms: u64,
-    progress: Option<ProgressHook>,
-    cancel: Option<&ferromcp_cancel_handle>,
-    out: *mut *mut c_char,
-) -> Result<(), FfiError> {
-    let mut options = CallOptions::default();
-    if timeout_ms > 0 {
-        options.timeout = Some(Duration::from_millis(timeout_ms));
+    progress: Option<ProgressTarget>,
+    cancel: Option<CancellationToken>,
+}
+
+/// A call's progress target, switched off (`None`) when the call returns.
+type ProgressSwitch = Arc<Mutex<Option<ProgressTarget>>>;
+
+impl CallControls {
+    /// # Safety
+    /// `cancel` is NULL or a live cancel handle.
+    unsafe fn new(
+        timeout_ms: u64,
+        on_progress: ferromcp_progress_callback,
+        progress_userdata: *mut c_void,
+        cancel: *const ferromcp_cancel_handle,
+    ) -> CallControls {
+        CallControls {
+            timeout_ms,
+            progress: on_progress.map(|callback| ProgressTarget {
+                callback,
+                userdata: progress_userdata,
+            }),
+            // SAFETY: forwarded contract.
+            cancel: unsafe { cancel.as_ref() }.map(|c| c.token.clone()),
+        }
     }
-    options.cancel = cancel.map(|c| c.token.clone());
-    let target = progress.map(|(callback, userdata)| {
-        Arc::new(Mutex::new(Some(ProgressTarget { callback, userdata })))
-    });
-    if let Some(target) = &target {
-        let target = target.clone();
-        options = options.with_progress(move |update: ProgressUpdate| {
-            let guard = target.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(target) = guard.as_ref() else { return };
-            let message = update
-                .message
-                .and_then(|m| CString::new(m.replace('\0', "\u{FFFD}")).ok());
-            // SAFETY: the progress callback contract; `message` outlives
-            // the call. Under the lock, so the call cannot return (and
-            // switch the target off) while C runs.
-            unsafe {
-                (target.callback)(
-                    target.userdata,
-                    update.progress,
-                    update.total.unwrap_or(f64::NAN),
-                    message.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()),
-                )
-            }
-        });
+
+    /// Core's options for the call, and the switch of its progress
+    /// callback, which the caller turns off once the call returned.
+    fn call_options(self) -> (CallOptions, Option<ProgressSwitch>) {
+        let mut options = CallOptions {
+            cancel: self.cancel,
+            ..CallOptions::default()
+        };
+        if self.timeout_ms > 0 {
+            options.timeout = Some(Duration::from_millis(self.timeout_ms));
+        }
+        let switch = self
+            .progress
+            .map(|target| Arc::new(Mutex::new(Some(target))));
+        if let Some(switch) = &switch {
+            let switch = switch.clone();
+            options = options.with_progress(move |update: ProgressUpdate| {
+                let guard = switch.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(target) = guard.as_ref() else { return };
+                let message = update
+                    .message
+                    .and_then(|m| CString::new(m.replace('\0', "\u{FFFD}")).ok());
+                // SAFETY: the progress callback contract; `message` outlives
+                // the call. Under the lock, so the call cannot return (and
+                // switch the target off) while C runs.
+                unsafe {
+                    (target.callback)(
+                        target.userdata,
+                        update.progress,
+                        update.total.unwrap_or(f64::NAN),
+                        message.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()),
+                    )
+                }
+            });
+        }
+        (options, switch)
     }
-    let outcome = request(client, method, params, options, out);
-    if let Some(target) = target {
-        *target.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    }
-    outcome
 }
 
 /// Runs one request of core's client calls, blocking, and hands its JSON
-/// result to C.
+/// result to C: the one path of every blocking client call.
 fn request(
     client: &ferromcp_client,
     method: &str,
     params: Map<String, Value>,
-    options: CallOptions,
+    controls: CallControls,
     out: *mut *mut c_char,
 ) -> Result<(), FfiError> {
+    let (options, progress) = controls.call_options();
     let client = client.client.clone();
     let method = method.to_owned();
-    call_json(
+    let outcome = call_json(
         out,
         async move { client.call(&method, params, &options).await },
-    )
+    );
+    if let Some(switch) = progress {
+        *switch.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+    outcome
 }
 
 /// `server/discover`: the server's versions, capabilities and identity. A
@@ -785,7 +791,7 @@ pub unsafe extern "C" fn ferromcp_client_discover(
             client,
             methods::SERVER_DISCOVER,
             Map::new(),
-            CallOptions::default(),
+            CallControls::default(),
             out_result_json,
         )
     })
@@ -842,7 +848,7 @@ pub unsafe extern "C" fn ferromcp_client_list(
             client,
             method,
             params,
-            CallOptions::default(),
+            CallControls::default(),
             out_result_json,
         )
     })
@@ -909,26 +915,35 @@ pub unsafe extern "C" fn ferromcp_client_call_tool(
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
         let client = unsafe { try_from(client, "client") }?;
-        let name = unsafe { required_str(name, "name") }?;
-        let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
-            Some(text) => parse_json_object(text, "arguments_json")?,
-            None => Map::new(),
-        };
-        let mut params = Map::new();
-        params.insert("name".into(), Value::from(name));
-        params.insert("arguments".into(), Value::Object(arguments));
-        let cancel = unsafe { cancel.as_ref() };
-        let progress = on_progress.map(|callback| (callback, progress_userdata));
-        request_with(
+        let params = unsafe { named_call(name, arguments_json) }?;
+        let controls =
+            unsafe { CallControls::new(timeout_ms, on_progress, progress_userdata, cancel) };
+        request(
             client,
             methods::TOOLS_CALL,
             params,
-            timeout_ms,
-            progress,
-            cancel,
+            controls,
             out_result_json,
         )
     })
+}
+
+/// The params of a call by name (`tools/call`, `prompts/get`):
+/// `{"name","arguments"}`, NULL `arguments_json` being `{}`.
+///
+/// # Safety
+/// Both NULL or NUL-terminated.
+unsafe fn named_call(
+    name: *const c_char,
+    arguments_json: *const c_char,
+) -> Result<Map<String, Value>, FfiError> {
+    // SAFETY (both): forwarded contract.
+    let name = unsafe { required_str(name, "name") }?;
+    let arguments = unsafe { optional_object(arguments_json, "arguments_json") }?;
+    let mut params = Map::new();
+    params.insert("name".into(), Value::from(name));
+    params.insert("arguments".into(), Value::Object(arguments));
+    Ok(params)
 }
 
 /// `resources/read`: the ReadResourceResult (`{"contents":[...]}`) as JSON text.
@@ -967,7 +982,7 @@ pub unsafe extern "C" fn ferromcp_client_read_resource(
             client,
             methods::RESOURCES_READ,
             params,
-            CallOptions::default(),
+            CallControls::default(),
             out_result_json,
         )
     })
@@ -1002,19 +1017,12 @@ pub unsafe extern "C" fn ferromcp_client_get_prompt(
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
         let client = unsafe { try_from(client, "client") }?;
-        let name = unsafe { required_str(name, "name") }?;
-        let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
-            Some(text) => parse_json_object(text, "arguments_json")?,
-            None => Map::new(),
-        };
-        let mut params = Map::new();
-        params.insert("name".into(), Value::from(name));
-        params.insert("arguments".into(), Value::Object(arguments));
+        let params = unsafe { named_call(name, arguments_json) }?;
         request(
             client,
             methods::PROMPTS_GET,
             params,
-            CallOptions::default(),
+            CallControls::default(),
             out_result_json,
         )
     })
@@ -1064,16 +1072,13 @@ pub unsafe extern "C" fn ferromcp_client_complete(
         )?;
         let argument = unsafe { required_str(argument, "argument") }?;
         let value = unsafe { required_str(value, "value") }?;
-        let resolved = match unsafe { optional_str(context_json, "context_json") }? {
-            Some(text) => parse_json_object(text, "context_json")?,
-            None => Map::new(),
-        };
+        let resolved = unsafe { optional_object(context_json, "context_json") }?;
         let params = complete_params(reference, argument, value, resolved);
         request(
             client,
             methods::COMPLETION_COMPLETE,
             params,
-            CallOptions::default(),
+            CallControls::default(),
             out_result_json,
         )
     })
@@ -1169,12 +1174,9 @@ pub unsafe extern "C" fn ferromcp_cancel_handle_cancel(
 /// `cancel` NULL or live and not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_cancel_handle_free(cancel: *mut ferromcp_cancel_handle) {
-    let _ = ffi_boundary(|| {
-        // SAFETY: NULL or allocated by ferromcp_cancel_handle_new; freed
-        // once per the contract.
-        unsafe { free_box(cancel) };
-        Ok(())
-    });
+    // SAFETY: NULL or allocated by ferromcp_cancel_handle_new; freed
+    // once per the contract.
+    unsafe { free_box(cancel) }
 }
 
 /// Receives the notifications of a subscription (ferromcp_client_listen()).
@@ -1389,12 +1391,9 @@ pub unsafe extern "C" fn ferromcp_client_listen(
 /// `listener` NULL or live and not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_listener_free(listener: *mut ferromcp_listener) {
-    let _ = ffi_boundary(|| {
-        // SAFETY: NULL or allocated by ferromcp_client_listen; freed once
-        // per the contract. Dropping it ends the subscription.
-        unsafe { free_box(listener) };
-        Ok(())
-    });
+    // SAFETY: NULL or allocated by ferromcp_client_listen; freed once
+    // per the contract. Dropping it ends the subscription.
+    unsafe { free_box(listener) }
 }
 
 /// Receives the outcome of ferromcp_client_call_tool_async().
@@ -1491,18 +1490,11 @@ pub unsafe extern "C" fn ferromcp_client_call_tool_async(
         // SAFETY (all): forwarded contract.
         let client = unsafe { try_from(client, "client") }?.client.clone();
         let name = unsafe { required_str(name, "name") }?.to_owned();
-        let arguments = match unsafe { optional_str(arguments_json, "arguments_json") }? {
-            Some(text) => Value::Object(parse_json_object(text, "arguments_json")?),
-            None => Value::Object(Map::new()),
-        };
+        let arguments =
+            Value::Object(unsafe { optional_object(arguments_json, "arguments_json") }?);
         let callback = done.ok_or_else(|| FfiError::null("done"))?;
-        let mut options = CallOptions {
-            cancel: unsafe { cancel.as_ref() }.map(|c| c.token.clone()),
-            ..CallOptions::default()
-        };
-        if timeout_ms > 0 {
-            options.timeout = Some(Duration::from_millis(timeout_ms));
-        }
+        let controls = unsafe { CallControls::new(timeout_ms, None, std::ptr::null_mut(), cancel) };
+        let (options, _) = controls.call_options();
         let target = DoneTarget { callback, userdata };
         let runtime = ferromcp_core::runtime::handle();
         let worker = runtime.clone();

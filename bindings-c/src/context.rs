@@ -13,7 +13,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::{check_out, optional_str, parse_json, parse_json_object, required_str};
 use crate::error::{FfiError, ferromcp_status};
-use crate::ffi::{Castable, OwnershipRef, Userdata, ferromcp_userdata_free, give_string, try_from};
+use crate::ffi::{
+    Castable, OwnershipRef, Userdata, ferromcp_userdata_free, give_string, take_callback, try_from,
+};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
 use crate::threads::C_THREADS;
 
@@ -212,11 +214,8 @@ pub unsafe extern "C" fn ferromcp_context_on_cancel(
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
         let context = unsafe { try_from(context, "context") }?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        let hook = CancelHook {
-            callback,
-            userdata: Userdata::new(userdata, userdata_free),
-        };
+        let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+        let hook = CancelHook { callback, userdata };
         let cancel = context.ctx.cancellation_token();
         let done = context.done.clone();
         ferromcp_core::runtime::get().spawn(async move {

@@ -92,8 +92,10 @@ where
     Some(unsafe { Box::from_raw(ptr) })
 }
 
-/// Frees an object C owned: the body of every `ferromcp_*_free`. NULL does
-/// nothing.
+/// Frees an object C owned: the whole body of every `ferromcp_*_free`.
+/// NULL does nothing. The object's `Drop` runs inside the panic boundary;
+/// a panic there (a finalizer cannot unwind) has nowhere to be reported,
+/// since these functions return nothing.
 ///
 /// # Safety
 /// As [`try_box_from`].
@@ -101,8 +103,11 @@ pub(crate) unsafe fn free_box<C>(ptr: *mut C)
 where
     C: Castable<Ownership = OwnershipBox>,
 {
-    // SAFETY: forwarded contract.
-    drop(unsafe { try_box_from(ptr) });
+    let _ = ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        drop(unsafe { try_box_from(ptr) });
+        Ok(())
+    });
 }
 
 /// Borrows the object behind a pointer C passed in; NULL is an error that
@@ -217,6 +222,19 @@ impl Userdata {
     pub(crate) fn release(&self) {
         self.owned.store(false, Ordering::Release);
     }
+}
+
+/// Takes over a callback C registers together with its `userdata`: a NULL
+/// `callback` is FERROMCP_NULL_ARGUMENT, and then the userdata stays the
+/// caller's (its finalizer does not run), as every registering function
+/// documents.
+pub(crate) fn take_callback<F>(
+    callback: Option<F>,
+    userdata: *mut c_void,
+    finalizer: ferromcp_userdata_free,
+) -> Result<(F, Userdata), FfiError> {
+    let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+    Ok((callback, Userdata::new(userdata, finalizer)))
 }
 
 impl Drop for Userdata {

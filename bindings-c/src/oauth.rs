@@ -12,15 +12,16 @@ use std::sync::Arc;
 use ferromcp_core::Error;
 use ferromcp_core::client::TlsOptions;
 use ferromcp_core::client::auth::{
-    AuthError, ClientCredentials, EnterpriseIdp, OAuthOptions, OAuthSettings, PreRegisteredClient,
-    StoredTokens, TokenStore, headless_authorize,
+    AssertionRequest, AuthError, ClientCredentials, EnterpriseIdp, OAuthOptions, OAuthSettings,
+    PreRegisteredClient, StoredTokens, TokenStore, headless_authorize,
 };
+use ferromcp_core::host::oauth::{HostCallbacks, HostGrant, MissingCallback};
 
 use crate::args::{check_out, parse_json_object, required_str};
 use crate::error::{FfiError, ferromcp_status};
 use crate::ffi::{
     Castable, OwnershipBox, OwnershipRef, Userdata, ferromcp_userdata_free, free_box, give_string,
-    set_boxed_mut_ptr, try_from, try_from_mut,
+    set_boxed_mut_ptr, take_callback, try_from, try_from_mut,
 };
 use crate::panic::ffi_boundary;
 use crate::threads::{C_THREADS, block};
@@ -134,15 +135,44 @@ fn reply_of(reply: ferromcp_oauth_reply, what: &str) -> Result<String, String> {
         .unwrap_or_else(|| Err(format!("the {what} callback gave no answer")))
 }
 
-struct AuthorizeCallback {
-    callback: unsafe extern "C" fn(*mut c_void, *const c_char, *mut ferromcp_oauth_reply),
+type AuthorizeFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut ferromcp_oauth_reply);
+type AssertionFn =
+    unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, *mut ferromcp_oauth_reply);
+
+/// A callback of the OAuth options (`F`: [`AuthorizeFn`] or
+/// [`AssertionFn`]) with its userdata.
+struct OAuthCallback<F> {
+    callback: F,
     userdata: Userdata,
 }
 
-struct AssertionCallback {
-    callback:
-        unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, *mut ferromcp_oauth_reply),
-    userdata: Userdata,
+/// How core calls each kind of callback, so that one setter serves every
+/// kind.
+trait CallbackKind: Sized {
+    /// Keeps `callback`, adapted to core's, in `callbacks`, replacing the
+    /// one set before (released once nothing uses it).
+    fn keep(callback: OAuthCallback<Self>, callbacks: &mut HostCallbacks);
+}
+
+impl CallbackKind for AuthorizeFn {
+    fn keep(callback: OAuthCallback<Self>, callbacks: &mut HostCallbacks) {
+        let callback = Arc::new(callback);
+        callbacks.authorize = Some(Arc::new(move |url: String| {
+            let callback = callback.clone();
+            Box::pin(on_host_thread(move || callback.invoke(&url)))
+        }));
+    }
+}
+
+impl CallbackKind for AssertionFn {
+    fn keep(callback: OAuthCallback<Self>, callbacks: &mut HostCallbacks) {
+        let callback = Arc::new(callback);
+        callbacks.assertion = Some(Arc::new(move |request: AssertionRequest| {
+            let callback = callback.clone();
+            let answer = move || callback.invoke(&request.issuer, &request.resource);
+            Box::pin(on_host_thread(answer))
+        }));
+    }
 }
 
 /// Runs `invoke` on a host thread (C callbacks may block) and waits for
@@ -160,7 +190,7 @@ async fn on_host_thread(
         .map_err(|message| AuthError::Interaction(message).into())
 }
 
-impl AuthorizeCallback {
+impl OAuthCallback<AuthorizeFn> {
     fn invoke(&self, url: &str) -> Result<String, String> {
         let url = c_text(url);
         let mut reply = ferromcp_oauth_reply { answer: None };
@@ -170,7 +200,7 @@ impl AuthorizeCallback {
     }
 }
 
-impl AssertionCallback {
+impl OAuthCallback<AssertionFn> {
     fn invoke(&self, issuer: &str, resource: &str) -> Result<String, String> {
         let (issuer, resource) = (c_text(issuer), c_text(resource));
         let mut reply = ferromcp_oauth_reply { answer: None };
@@ -248,28 +278,6 @@ impl TokenStore for CStore {
     }
 }
 
-/// The grant and its data, from the options JSON.
-#[derive(Clone)]
-enum Grant {
-    AuthorizationCode {
-        redirect_uri: String,
-    },
-    ClientCredentials {
-        client_id: String,
-        secret: Option<String>,
-        pem: Option<String>,
-    },
-    JwtBearer {
-        client_id: String,
-        secret: Option<String>,
-    },
-    EnterpriseManaged {
-        client_id: String,
-        secret: Option<String>,
-        idp: EnterpriseIdp,
-    },
-}
-
 /// OAuth settings of an HTTP client: JSON options (ferromcp_oauth_options_new())
 /// plus callbacks (ferromcp_oauth_options_on_authorize(),
 /// ferromcp_oauth_options_on_assertion(), ferromcp_oauth_options_set_store()),
@@ -279,11 +287,11 @@ enum Grant {
 /// attached to keep what they need. Not to be changed from two threads at
 /// once.
 pub struct ferromcp_oauth_options {
-    grant: Grant,
+    /// The grant and its data, from the options JSON.
+    grant: HostGrant,
     settings: OAuthSettings,
-    authorize: Option<Arc<AuthorizeCallback>>,
-    assertion: Option<Arc<AssertionCallback>>,
-    store: Option<Arc<CStore>>,
+    /// The callbacks and the store set so far, adapted to core's.
+    callbacks: HostCallbacks,
 }
 
 impl Castable for ferromcp_oauth_options {
@@ -354,10 +362,10 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
     let name = text(map, "grant")?.unwrap_or_else(|| "authorizationCode".to_owned());
     let grant = match name.as_str() {
         // A stored-only client never redirects anyone.
-        "authorizationCode" if text(map, "storedOnly")?.is_some() => Grant::AuthorizationCode {
+        "authorizationCode" if text(map, "storedOnly")?.is_some() => HostGrant::AuthorizationCode {
             redirect_uri: text(map, "redirectUri")?.unwrap_or_default(),
         },
-        "authorizationCode" => Grant::AuthorizationCode {
+        "authorizationCode" => HostGrant::AuthorizationCode {
             redirect_uri: needed(map, "redirectUri", &name)?,
         },
         "clientCredentials" => {
@@ -365,15 +373,15 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
             if secret.is_some() && pem.is_some() {
                 return Err(bad("give \"clientSecret\" or \"privateKeyPem\", not both"));
             }
-            Grant::ClientCredentials {
+            HostGrant::ClientCredentials {
                 client_id: needed(map, "clientId", &name)?,
-                secret,
-                pem,
+                client_secret: secret,
+                private_key_pem: pem,
             }
         }
-        "jwtBearer" => Grant::JwtBearer {
+        "jwtBearer" => HostGrant::JwtBearer {
             client_id: needed(map, "clientId", &name)?,
-            secret: text(map, "clientSecret")?,
+            client_secret: text(map, "clientSecret")?,
         },
         "enterpriseManaged" => {
             let idp = object(
@@ -386,9 +394,9 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
                 &["tokenEndpoint", "clientId", "clientSecret", "idToken"],
                 "idp",
             )?;
-            Grant::EnterpriseManaged {
+            HostGrant::EnterpriseManaged {
                 client_id: needed(map, "clientId", &name)?,
-                secret: text(map, "clientSecret")?,
+                client_secret: text(map, "clientSecret")?,
                 idp: EnterpriseIdp {
                     token_endpoint: needed(idp, "tokenEndpoint", &name)?,
                     client_id: needed(idp, "clientId", &name)?,
@@ -448,9 +456,7 @@ fn parse_options(map: &Map<String, Value>) -> Result<ferromcp_oauth_options, Ffi
             max_authorizations,
             stored_only: text(map, "storedOnly")?,
         },
-        authorize: None,
-        assertion: None,
-        store: None,
+        callbacks: HostCallbacks::default(),
     })
 }
 
@@ -458,66 +464,24 @@ impl ferromcp_oauth_options {
     /// Core's settings; `tls` is the client's (the enterprise IdP is
     /// reached with it too). Fails when the grant's callback is missing.
     pub(crate) fn core_options(&self, tls: &TlsOptions) -> Result<OAuthOptions, FfiError> {
-        let missing = |what: &str, grant: &str| {
+        let callbacks = self.callbacks.clone();
+        let options = self.grant.oauth_options(callbacks, &self.settings, tls);
+        options.map_err(|missing| {
+            let (grant, what) = match missing {
+                MissingCallback::Authorize => (
+                    "authorizationCode",
+                    "an authorize callback (ferromcp_oauth_options_on_authorize)",
+                ),
+                MissingCallback::Assertion => (
+                    "jwtBearer",
+                    "an assertion callback (ferromcp_oauth_options_on_assertion)",
+                ),
+            };
             FfiError::new(
                 ferromcp_status::FERROMCP_INVALID_ARGUMENT,
                 format!("grant {grant:?} needs {what}"),
             )
-        };
-        let mut options = match &self.grant {
-            Grant::AuthorizationCode { redirect_uri } => {
-                match (self.authorize.clone(), &self.settings.stored_only) {
-                    (Some(authorize), _) => {
-                        OAuthOptions::new(redirect_uri.clone(), move |url: String| {
-                            let authorize = authorize.clone();
-                            on_host_thread(move || authorize.invoke(&url))
-                        })
-                    }
-                    // Core stops before any authorization: no user to ask.
-                    (None, Some(message)) => OAuthOptions::stored_only(message.clone()),
-                    (None, None) => {
-                        return Err(missing(
-                            "an authorize callback (ferromcp_oauth_options_on_authorize)",
-                            "authorizationCode",
-                        ));
-                    }
-                }
-            }
-            Grant::ClientCredentials {
-                client_id,
-                pem: Some(pem),
-                ..
-            } => OAuthOptions::client_credentials_jwt(client_id.clone(), pem.clone()),
-            Grant::ClientCredentials {
-                client_id, secret, ..
-            } => OAuthOptions::client_credentials(client_id.clone(), secret.clone()),
-            Grant::JwtBearer { client_id, secret } => {
-                let assertion = self.assertion.clone().ok_or_else(|| {
-                    missing(
-                        "an assertion callback (ferromcp_oauth_options_on_assertion)",
-                        "jwtBearer",
-                    )
-                })?;
-                OAuthOptions::jwt_bearer(client_id.clone(), secret.clone(), move |request| {
-                    let assertion = assertion.clone();
-                    on_host_thread(move || assertion.invoke(&request.issuer, &request.resource))
-                })
-            }
-            Grant::EnterpriseManaged {
-                client_id,
-                secret,
-                idp,
-            } => OAuthOptions::enterprise_managed(
-                client_id.clone(),
-                secret.clone(),
-                idp.clone(),
-                tls.clone(),
-            ),
-        };
-        if let Some(store) = &self.store {
-            options = options.with_store(store.clone());
-        }
-        Ok(options.with_settings(&self.settings))
+        })
     }
 }
 
@@ -599,12 +563,9 @@ pub unsafe extern "C" fn ferromcp_oauth_options_new(
 /// `options` is NULL or live and not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_oauth_options_free(options: *mut ferromcp_oauth_options) {
-    let _ = ffi_boundary(|| {
-        // SAFETY: NULL or allocated by ferromcp_oauth_options_new; freed
-        // once per the contract.
-        unsafe { free_box(options) };
-        Ok(())
-    });
+    // SAFETY: NULL or allocated by ferromcp_oauth_options_new; freed
+    // once per the contract.
+    unsafe { free_box(options) }
 }
 
 /// Sets the callback that shows the user the authorization URL and returns
@@ -643,16 +604,8 @@ pub unsafe extern "C" fn ferromcp_oauth_options_on_authorize(
     userdata: *mut c_void,
     userdata_free: ferromcp_userdata_free,
 ) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY: forwarded contract.
-        let options = unsafe { try_from_mut(options, "options") }?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        options.authorize = Some(Arc::new(AuthorizeCallback {
-            callback,
-            userdata: Userdata::new(userdata, userdata_free),
-        }));
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { set_callback(options, callback, userdata, userdata_free) }
 }
 
 /// Sets the callback that gives the current assertion (grant
@@ -678,14 +631,27 @@ pub unsafe extern "C" fn ferromcp_oauth_options_on_assertion(
     userdata: *mut c_void,
     userdata_free: ferromcp_userdata_free,
 ) -> ferromcp_status {
+    // SAFETY: forwarded contract.
+    unsafe { set_callback(options, callback, userdata, userdata_free) }
+}
+
+/// The body of ferromcp_oauth_options_on_authorize() and
+/// ferromcp_oauth_options_on_assertion(): keeps `callback` with its
+/// userdata for core to call, releasing the one it replaces.
+///
+/// # Safety
+/// `options` is NULL or live.
+unsafe fn set_callback<F: CallbackKind>(
+    options: *mut ferromcp_oauth_options,
+    callback: Option<F>,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
         let options = unsafe { try_from_mut(options, "options") }?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        options.assertion = Some(Arc::new(AssertionCallback {
-            callback,
-            userdata: Userdata::new(userdata, userdata_free),
-        }));
+        let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+        F::keep(OAuthCallback { callback, userdata }, &mut options.callbacks);
         Ok(())
     })
 }
@@ -733,7 +699,7 @@ pub unsafe extern "C" fn ferromcp_oauth_options_set_store(
         let options = unsafe { try_from_mut(options, "options") }?;
         let load = load.ok_or_else(|| FfiError::null("load"))?;
         let save = save.ok_or_else(|| FfiError::null("save"))?;
-        options.store = Some(Arc::new(CStore {
+        options.callbacks.store = Some(Arc::new(CStore {
             load,
             save,
             userdata: Userdata::new(userdata, userdata_free),
@@ -1005,10 +971,7 @@ pub unsafe extern "C" fn ferromcp_oauth_loopback_wait(
 /// `loopback` NULL or live and not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_oauth_loopback_free(loopback: *mut ferromcp_oauth_loopback) {
-    let _ = ffi_boundary(|| {
-        // SAFETY: NULL or allocated by ferromcp_oauth_loopback_bind; freed
-        // once per the contract.
-        unsafe { free_box(loopback) };
-        Ok(())
-    });
+    // SAFETY: NULL or allocated by ferromcp_oauth_loopback_bind; freed
+    // once per the contract.
+    unsafe { free_box(loopback) }
 }

@@ -9,7 +9,6 @@
 //! `Resource`, `ResourceTemplate`, `Prompt`), so every field the schema has
 //! (title, icons, annotations, _meta) is settable without a C setter each.
 
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::ffi::{CString, c_char, c_void};
 use std::sync::Arc;
@@ -129,16 +128,6 @@ impl Hosted<JsonFn> {
     }
 }
 
-/// Parses a definition given as JSON text into a protocol type.
-pub(crate) fn definition<T: DeserializeOwned>(text: &str, name: &str) -> Result<T, FfiError> {
-    serde_json::from_value(parse_json(text, name)?).map_err(|e| {
-        FfiError::new(
-            ferromcp_status::FERROMCP_INVALID_DEFINITION,
-            format!("`{name}` is not a valid definition: {e}"),
-        )
-    })
-}
-
 /// Reads an optional cache hint `{"ttlMs": N, "cacheScope": "public"|"private"}`.
 pub(crate) fn cache_hint(text: Option<&str>) -> Result<Option<CacheHint>, FfiError> {
     let Some(text) = text else { return Ok(None) };
@@ -177,31 +166,20 @@ fn register<F>(
     })
 }
 
-/// Registers a resource read by a C callback (see
-/// ferromcp_server_add_resource()).
-pub(crate) fn add_resource(
-    server: &Server,
-    resource: Resource,
-    cache: Option<CacheHint>,
-    callback: ResourceFn,
-    data: Userdata,
-) -> Result<(), FfiError> {
-    register(callback, data, |hosted| {
-        let handler = move |ctx: RequestContext, request: ResourceRequest| {
-            Arc::clone(&hosted).read(ctx, request)
-        };
-        match cache {
-            Some(hint) => server.add_resource_cached(resource, hint, handler),
-            None => server.add_resource(resource, handler),
-        }
-    })
+/// What a C resource callback reads: a resource with a fixed URI
+/// (ferromcp_server_add_resource()) or the URIs of a template
+/// (ferromcp_server_add_resource_template()). Both are read the same way;
+/// only core's registration differs.
+pub(crate) enum Readable {
+    Resource(Resource),
+    Template(ResourceTemplate),
 }
 
-/// Registers a resource template read by a C callback (see
-/// ferromcp_server_add_resource_template()).
-pub(crate) fn add_resource_template(
+/// Registers a resource or resource template read by a C callback, with
+/// its own cache hint or the server-wide one.
+pub(crate) fn add_read(
     server: &Server,
-    template: ResourceTemplate,
+    readable: Readable,
     cache: Option<CacheHint>,
     callback: ResourceFn,
     data: Userdata,
@@ -210,9 +188,15 @@ pub(crate) fn add_resource_template(
         let handler = move |ctx: RequestContext, request: ResourceRequest| {
             Arc::clone(&hosted).read(ctx, request)
         };
-        match cache {
-            Some(hint) => server.add_resource_template_cached(template, hint, handler),
-            None => server.add_resource_template(template, handler),
+        match (readable, cache) {
+            (Readable::Resource(resource), Some(hint)) => {
+                server.add_resource_cached(resource, hint, handler)
+            }
+            (Readable::Resource(resource), None) => server.add_resource(resource, handler),
+            (Readable::Template(template), Some(hint)) => {
+                server.add_resource_template_cached(template, hint, handler)
+            }
+            (Readable::Template(template), None) => server.add_resource_template(template, handler),
         }
     })
 }

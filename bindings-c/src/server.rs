@@ -9,23 +9,27 @@ use std::ffi::{c_char, c_void};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 
-use ferromcp_core::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use ferromcp_core::protocol::{Implementation, Tool};
 use ferromcp_core::server::{Server, ServerOptions};
 use ferromcp_core::transport::http::{HttpOptions, HttpServer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::args::{check_out, optional_str, parse_json, parse_json_object, required_str, strings};
+use crate::args::{
+    check_out, definition, optional_object, optional_str, parse_json, parse_json_object,
+    required_str, strings,
+};
 use crate::auth::{CallbackVerifier, VerifierSlot, ferromcp_scope_target, ferromcp_token_verifier};
 use crate::error::{FfiError, ferromcp_status};
 use crate::ffi::{
-    Castable, OwnershipBox, Userdata, ferromcp_userdata_free, free_box, set_boxed_mut_ptr, try_from,
+    Castable, OwnershipBox, Userdata, ferromcp_userdata_free, free_box, set_boxed_mut_ptr,
+    take_callback, try_from,
 };
 use crate::handler::{self, ferromcp_tool_callback};
 use crate::options::{bind_address, http_options, server_options};
 use crate::panic::ffi_boundary;
 use crate::primitives::{
-    self, cache_hint, definition, ferromcp_json_callback, ferromcp_resource_callback,
+    self, Readable, cache_hint, ferromcp_json_callback, ferromcp_resource_callback,
 };
 use crate::shutdown::ShutdownSignal;
 
@@ -101,29 +105,32 @@ impl ferromcp_server {
         let http = HttpServer::bind(self.server.clone(), options).await?;
         let port = http.local_addr()?.port();
         self.http_port.store(port, Ordering::Release);
-        let run = http.run();
-        tokio::pin!(run);
-        tokio::select! {
-            result = &mut run => Ok(result?),
-            requested = self.shutdown.requested() => {
-                // Core's own shutdown path: stop accepting, let connections
-                // finish their current response.
-                stop.cancel();
-                requested.map_err(ferromcp_core::Error::from)?;
-                Ok(run.await?)
-            }
-        }
+        // Cancelling `stop` is core's own shutdown path: stop accepting,
+        // let connections finish their current response.
+        self.until_shutdown(http.run(), stop).await
     }
 
     async fn serve_stdio(&self) -> Result<(), FfiError> {
         let stop = CancellationToken::new();
-        let run = self.server.serve_stdio_until(stop.clone());
+        // Cancelling `stop` is core's graceful path: stop reading, end
+        // listen streams with their result, give requests in flight the
+        // grace period.
+        self.until_shutdown(self.server.serve_stdio_until(stop.clone()), stop)
+            .await
+    }
+
+    /// Runs a serving (`run`) until it ends by itself or shutdown is
+    /// requested; then cancels `stop`, the serving's own graceful path,
+    /// and waits for it to finish.
+    async fn until_shutdown(
+        &self,
+        run: impl Future<Output = Result<(), ferromcp_core::Error>>,
+        stop: CancellationToken,
+    ) -> Result<(), FfiError> {
         tokio::pin!(run);
         tokio::select! {
             result = &mut run => Ok(result?),
             requested = self.shutdown.requested() => {
-                // Core's graceful path: stop reading, end listen streams with
-                // their result, give requests in flight the grace period.
                 stop.cancel();
                 requested.map_err(ferromcp_core::Error::from)?;
                 Ok(run.await?)
@@ -233,13 +240,9 @@ pub unsafe extern "C" fn ferromcp_server_new_with_options(
 /// `server` is NULL or a live server no other thread is using.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ferromcp_server_free(server: *mut ferromcp_server) {
-    // A panic here (a finalizer cannot unwind) has nowhere to be reported.
-    let _ = ffi_boundary(|| {
-        // SAFETY: NULL or allocated by ferromcp_server_new; freed once per
-        // the contract.
-        unsafe { free_box(server) };
-        Ok(())
-    });
+    // SAFETY: NULL or allocated by ferromcp_server_new; freed once per
+    // the contract.
+    unsafe { free_box(server) }
 }
 
 /// Registers a tool, or replaces the tool with the same name (dropping the
@@ -339,32 +342,65 @@ pub unsafe extern "C" fn ferromcp_server_add_tool_ex(
     userdata: *mut c_void,
     userdata_free: ferromcp_userdata_free,
 ) -> ferromcp_status {
-    ffi_boundary(|| {
-        let nonblocking = nonblocking(flags)?;
-        // SAFETY (every argument): forwarded contract.
-        let server = unsafe { try_from(server, "server") }?;
-        let name = unsafe { required_str(name, "name") }?;
-        let description = unsafe { optional_str(description, "description") }?;
-        let input_schema = unsafe { required_str(input_schema_json, "input_schema_json") }?;
-        let output_schema = unsafe { optional_str(output_schema_json, "output_schema_json") }?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
+    // SAFETY (every argument): forwarded contract; `tool` runs during
+    // this call.
+    let tool =
+        || unsafe { tool_from_parts(name, description, input_schema_json, output_schema_json) };
+    ffi_boundary(|| unsafe { add_tool(server, flags, tool, callback, userdata, userdata_free) })
+}
 
-        let mut tool = Tool::new(
-            name,
-            Value::Object(parse_json_object(input_schema, "input_schema_json")?),
-        );
-        if let Some(description) = description {
-            tool = tool.with_description(description);
-        }
-        if let Some(schema) = output_schema {
-            tool = tool.with_output_schema(Value::Object(parse_json_object(
-                schema,
-                "output_schema_json",
-            )?));
-        }
-        let userdata = Userdata::new(userdata, userdata_free);
-        handler::add_tool(&server.server, tool, callback, userdata, nonblocking)
-    })
+/// The tool ferromcp_server_add_tool_ex() describes by its parts.
+///
+/// # Safety
+/// Each pointer is NULL or NUL-terminated.
+unsafe fn tool_from_parts(
+    name: *const c_char,
+    description: *const c_char,
+    input_schema_json: *const c_char,
+    output_schema_json: *const c_char,
+) -> Result<Tool, FfiError> {
+    // SAFETY (all): forwarded contract.
+    let name = unsafe { required_str(name, "name") }?;
+    let description = unsafe { optional_str(description, "description") }?;
+    let input_schema = unsafe { required_str(input_schema_json, "input_schema_json") }?;
+    let output_schema = unsafe { optional_str(output_schema_json, "output_schema_json") }?;
+    let mut tool = Tool::new(
+        name,
+        Value::Object(parse_json_object(input_schema, "input_schema_json")?),
+    );
+    if let Some(description) = description {
+        tool = tool.with_description(description);
+    }
+    if let Some(schema) = output_schema {
+        tool = tool.with_output_schema(Value::Object(parse_json_object(
+            schema,
+            "output_schema_json",
+        )?));
+    }
+    Ok(tool)
+}
+
+/// Registers a tool for ferromcp_server_add_tool_ex() and
+/// ferromcp_server_add_tool_json(), which differ only in how the tool's
+/// definition is read: `tool`, called once the flags and the server are
+/// checked.
+///
+/// # Safety
+/// `server` is NULL or live.
+unsafe fn add_tool(
+    server: *const ferromcp_server,
+    flags: u32,
+    tool: impl FnOnce() -> Result<Tool, FfiError>,
+    callback: ferromcp_tool_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> Result<(), FfiError> {
+    let nonblocking = nonblocking(flags)?;
+    // SAFETY: forwarded contract.
+    let server = unsafe { try_from(server, "server") }?;
+    let tool = tool()?;
+    let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+    handler::add_tool(&server.server, tool, callback, userdata, nonblocking)
 }
 
 /// Registers a tool from its full definition, replacing the tool with the
@@ -396,18 +432,9 @@ pub unsafe extern "C" fn ferromcp_server_add_tool_json(
     userdata: *mut c_void,
     userdata_free: ferromcp_userdata_free,
 ) -> ferromcp_status {
-    ffi_boundary(|| {
-        let nonblocking = nonblocking(flags)?;
-        // SAFETY (all): forwarded contract.
-        let server = unsafe { try_from(server, "server") }?;
-        let tool: Tool = definition(
-            unsafe { required_str(tool_json, "tool_json") }?,
-            "tool_json",
-        )?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        let userdata = Userdata::new(userdata, userdata_free);
-        handler::add_tool(&server.server, tool, callback, userdata, nonblocking)
-    })
+    // SAFETY (all): forwarded contract; `tool` runs during this call.
+    let tool = || unsafe { definition(tool_json, "tool_json") };
+    ffi_boundary(|| unsafe { add_tool(server, flags, tool, callback, userdata, userdata_free) })
 }
 
 /// Registers a resource with a fixed URI (replacing one with the same URI).
@@ -438,17 +465,17 @@ pub unsafe extern "C" fn ferromcp_server_add_resource(
     userdata: *mut c_void,
     userdata_free: ferromcp_userdata_free,
 ) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY (all): forwarded contract.
-        let server = unsafe { try_from(server, "server") }?;
-        let resource: Resource = definition(
-            unsafe { required_str(resource_json, "resource_json") }?,
-            "resource_json",
-        )?;
-        let cache = cache_hint(unsafe { optional_str(cache_json, "cache_json") }?)?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        let userdata = Userdata::new(userdata, userdata_free);
-        primitives::add_resource(&server.server, resource, cache, callback, userdata)
+    // SAFETY (all): forwarded contract; `resource` runs during this call.
+    let resource = || unsafe { definition(resource_json, "resource_json") }.map(Readable::Resource);
+    ffi_boundary(|| unsafe {
+        add_read(
+            server,
+            resource,
+            cache_json,
+            callback,
+            userdata,
+            userdata_free,
+        )
     })
 }
 
@@ -473,18 +500,41 @@ pub unsafe extern "C" fn ferromcp_server_add_resource_template(
     userdata: *mut c_void,
     userdata_free: ferromcp_userdata_free,
 ) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY (all): forwarded contract.
-        let server = unsafe { try_from(server, "server") }?;
-        let template: ResourceTemplate = definition(
-            unsafe { required_str(template_json, "template_json") }?,
-            "template_json",
-        )?;
-        let cache = cache_hint(unsafe { optional_str(cache_json, "cache_json") }?)?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        let userdata = Userdata::new(userdata, userdata_free);
-        primitives::add_resource_template(&server.server, template, cache, callback, userdata)
+    // SAFETY (all): forwarded contract; `template` runs during this call.
+    let template = || unsafe { definition(template_json, "template_json") }.map(Readable::Template);
+    ffi_boundary(|| unsafe {
+        add_read(
+            server,
+            template,
+            cache_json,
+            callback,
+            userdata,
+            userdata_free,
+        )
     })
+}
+
+/// Registers what a resource callback reads for
+/// ferromcp_server_add_resource() and
+/// ferromcp_server_add_resource_template(), which differ only in the
+/// definition: `readable`, called once the server is checked.
+///
+/// # Safety
+/// `server` is NULL or live; `cache_json` NULL or NUL-terminated.
+unsafe fn add_read(
+    server: *const ferromcp_server,
+    readable: impl FnOnce() -> Result<Readable, FfiError>,
+    cache_json: *const c_char,
+    callback: ferromcp_resource_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> Result<(), FfiError> {
+    // SAFETY (both): forwarded contract.
+    let server = unsafe { try_from(server, "server") }?;
+    let readable = readable()?;
+    let cache = cache_hint(unsafe { optional_str(cache_json, "cache_json") }?)?;
+    let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+    primitives::add_read(&server.server, readable, cache, callback, userdata)
 }
 
 /// Registers a prompt (replacing one with the same name).
@@ -510,12 +560,8 @@ pub unsafe extern "C" fn ferromcp_server_add_prompt(
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
         let server = unsafe { try_from(server, "server") }?;
-        let prompt: Prompt = definition(
-            unsafe { required_str(prompt_json, "prompt_json") }?,
-            "prompt_json",
-        )?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        let userdata = Userdata::new(userdata, userdata_free);
+        let prompt = unsafe { definition(prompt_json, "prompt_json") }?;
+        let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
         primitives::add_prompt(&server.server, prompt, callback, userdata)
     })
 }
@@ -543,10 +589,9 @@ pub unsafe extern "C" fn ferromcp_server_set_completion(
 ) -> ferromcp_status {
     ffi_boundary(|| {
         // SAFETY: forwarded contract.
-        let server = unsafe { try_from(server, "server") }?;
-        let callback = callback.ok_or_else(|| FfiError::null("callback"))?;
-        let userdata = Userdata::new(userdata, userdata_free);
-        primitives::set_completion(&server.server, callback, userdata);
+        let server = &unsafe { try_from(server, "server") }?.server;
+        let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+        primitives::set_completion(server, callback, userdata);
         Ok(())
     })
 }
@@ -858,10 +903,7 @@ pub unsafe extern "C" fn ferromcp_server_serve_http_ex(
         // SAFETY (all): forwarded contract.
         let server = unsafe { try_from(server, "server") }?;
         let host = unsafe { required_str(host, "host") }?;
-        let map = match unsafe { optional_str(options_json, NAME) }? {
-            Some(text) => parse_json_object(text, NAME)?,
-            None => Map::new(),
-        };
+        let map = unsafe { optional_object(options_json, NAME) }?;
         let options = http_options(&map, host, port, &server.verifier)?;
         server.serve_blocking(server.serve_http(options))
     })

@@ -259,7 +259,9 @@ impl JsClient {
                 (InputKind::Roots, on_roots),
             ],
         )?;
-        core.oauth = oauth.map(|oauth| oauth.core_options(&core.tls));
+        core.oauth = oauth
+            .map(|oauth| oauth.core_options(&core.tls))
+            .transpose()?;
         core.http_headers = pairs(env, "headers", options.and_then(|o| o.headers))?;
         spawn(
             env,

@@ -15,9 +15,11 @@ use std::time::Duration;
 use ferromcp::Error;
 use ferromcp::client::TlsOptions;
 use ferromcp::client::auth::{
-    AuthError, ClientCredentials, EnterpriseIdp, LoopbackRedirect, OAuthOptions, OAuthSettings,
-    PreRegisteredClient, StoredTokens, TokenStore, headless_authorize,
+    AssertionCallback, AssertionRequest, AuthError, AuthorizeCallback, ClientCredentials,
+    EnterpriseIdp, LoopbackRedirect, OAuthOptions, OAuthSettings, PreRegisteredClient,
+    StoredTokens, TokenStore, headless_authorize,
 };
+use ferromcp::host::oauth::{HostCallbacks, HostGrant};
 use ferromcp::server::{FromHost, HandlerError, OutputError};
 use napi::bindgen_prelude::Object;
 use napi::{Env, Status};
@@ -192,32 +194,6 @@ pub struct JsOAuthOptions {
     pub idp: Option<JsEnterpriseIdp>,
 }
 
-/// How tokens are obtained.
-enum Flow {
-    AuthorizationCode {
-        redirect_uri: String,
-        authorize: Arc<JsCallback>,
-    },
-    /// `storedOnly`: the store's tokens and their refresh, never a login
-    /// (core stops first), so no redirect and no callback.
-    StoredOnly { message: String },
-    ClientCredentials {
-        client_id: String,
-        secret: Option<String>,
-        private_key_pem: Option<String>,
-    },
-    JwtBearer {
-        client_id: String,
-        secret: Option<String>,
-        assertion: Arc<JsCallback>,
-    },
-    EnterpriseManaged {
-        client_id: String,
-        secret: Option<String>,
-        idp: EnterpriseIdp,
-    },
-}
-
 /// OAuth settings of an HTTP client, made by the facade from the `oauth`
 /// option of `Client.http`; see `HttpClientOptions.oauth` in `index.d.ts`.
 ///
@@ -229,8 +205,10 @@ enum Flow {
 /// ```
 #[napi(js_name = "OAuth")]
 pub struct JsOAuth {
-    flow: Flow,
-    store: Option<Arc<JsTokenStore>>,
+    /// How tokens are obtained; core maps it to its options.
+    grant: HostGrant,
+    /// The JS callbacks and store, adapted to core's.
+    callbacks: HostCallbacks,
     settings: OAuthSettings,
 }
 
@@ -267,51 +245,59 @@ impl JsOAuth {
         let grant = options
             .grant
             .unwrap_or_else(|| "authorizationCode".to_owned());
-        let flow = match grant.as_str() {
+        let (grant, authorize, assertion) = match grant.as_str() {
+            // `storedOnly`: the store's tokens and their refresh, never a
+            // login (core stops first), so no redirect and no callback.
             "authorizationCode" if options.stored_only.is_some() && authorize.is_none() => {
-                Flow::StoredOnly {
-                    message: options.stored_only.clone().unwrap_or_default(),
-                }
+                let redirect_uri = String::new();
+                (HostGrant::AuthorizationCode { redirect_uri }, None, None)
             }
-            "authorizationCode" => Flow::AuthorizationCode {
-                redirect_uri: required(options.redirect_uri, "redirectUri", &grant)?,
-                authorize: adapt(authorize)?.ok_or_else(|| {
+            "authorizationCode" => {
+                let redirect_uri = required(options.redirect_uri, "redirectUri", &grant)?;
+                let authorize = adapt(authorize)?.ok_or_else(|| {
                     invalid("oauth.authorize is required with grant \"authorizationCode\"".into())
-                })?,
-            },
+                })?;
+                let grant = HostGrant::AuthorizationCode { redirect_uri };
+                (grant, Some(authorize), None)
+            }
             "clientCredentials" => {
                 if options.private_key_pem.is_some() && options.client_secret.is_some() {
                     return Err(invalid(
                         "oauth: give clientSecret or privateKeyPem, not both".into(),
                     ));
                 }
-                Flow::ClientCredentials {
+                let grant = HostGrant::ClientCredentials {
                     client_id: required(options.client_id, "clientId", &grant)?,
-                    secret: options.client_secret,
+                    client_secret: options.client_secret,
                     private_key_pem: options.private_key_pem,
-                }
+                };
+                (grant, None, None)
             }
-            "jwtBearer" => Flow::JwtBearer {
-                client_id: required(options.client_id, "clientId", &grant)?,
-                secret: options.client_secret,
-                assertion: adapt(assertion)?.ok_or_else(|| {
+            "jwtBearer" => {
+                let grant = HostGrant::JwtBearer {
+                    client_id: required(options.client_id, "clientId", &grant)?,
+                    client_secret: options.client_secret,
+                };
+                let assertion = adapt(assertion)?.ok_or_else(|| {
                     invalid("oauth.assertion is required with grant \"jwtBearer\"".into())
-                })?,
-            },
+                })?;
+                (grant, None, Some(assertion))
+            }
             "enterpriseManaged" => {
                 let idp = options.idp.ok_or_else(|| {
                     invalid("oauth.idp is required with grant \"enterpriseManaged\"".into())
                 })?;
-                Flow::EnterpriseManaged {
+                let grant = HostGrant::EnterpriseManaged {
                     client_id: required(options.client_id, "clientId", &grant)?,
-                    secret: options.client_secret,
+                    client_secret: options.client_secret,
                     idp: EnterpriseIdp {
                         token_endpoint: idp.token_endpoint,
                         client_id: idp.client_id,
                         client_secret: idp.client_secret,
                         id_token: idp.id_token,
                     },
-                }
+                };
+                (grant, None, None)
             }
             other => {
                 return Err(invalid(format!(
@@ -322,7 +308,12 @@ impl JsOAuth {
         let store = store
             .map(|f| JsCallback::new(&f))
             .transpose()?
-            .map(|dispatch| Arc::new(JsTokenStore { dispatch }));
+            .map(|dispatch| Arc::new(JsTokenStore { dispatch }) as Arc<dyn TokenStore>);
+        let callbacks = HostCallbacks {
+            authorize: authorize.map(authorize_callback),
+            assertion: assertion.map(assertion_callback),
+            store,
+        };
         let pre_registered = options
             .pre_registered
             .unwrap_or_default()
@@ -337,8 +328,8 @@ impl JsOAuth {
             })
             .collect();
         Ok(JsOAuth {
-            flow,
-            store,
+            grant,
+            callbacks,
             settings: OAuthSettings {
                 client_name: options.client_name,
                 client_metadata_url: options.client_metadata_url,
@@ -352,55 +343,27 @@ impl JsOAuth {
     }
 }
 
+/// A JS authorize callback as core's: `(url, null) => string`.
+fn authorize_callback(authorize: Arc<JsCallback>) -> AuthorizeCallback {
+    Arc::new(move |url: String| Box::pin(text(authorize.clone(), Value::String(url))))
+}
+
+/// A JS assertion callback as core's: `({issuer, resource}, null) => string`.
+fn assertion_callback(assertion: Arc<JsCallback>) -> AssertionCallback {
+    Arc::new(move |request: AssertionRequest| {
+        let input = json!({ "issuer": request.issuer, "resource": request.resource });
+        Box::pin(text(assertion.clone(), input))
+    })
+}
+
 impl JsOAuth {
     /// Core's settings; `tls` is the client's (the enterprise IdP is
     /// reached with it too).
-    pub(crate) fn core_options(&self, tls: &TlsOptions) -> OAuthOptions {
-        let mut options = match &self.flow {
-            Flow::AuthorizationCode {
-                redirect_uri,
-                authorize,
-            } => {
-                let authorize = authorize.clone();
-                OAuthOptions::new(redirect_uri.clone(), move |url: String| {
-                    text(authorize.clone(), Value::String(url))
-                })
-            }
-            Flow::StoredOnly { message } => OAuthOptions::stored_only(message.clone()),
-            Flow::ClientCredentials {
-                client_id,
-                private_key_pem: Some(pem),
-                ..
-            } => OAuthOptions::client_credentials_jwt(client_id.clone(), pem.clone()),
-            Flow::ClientCredentials {
-                client_id, secret, ..
-            } => OAuthOptions::client_credentials(client_id.clone(), secret.clone()),
-            Flow::JwtBearer {
-                client_id,
-                secret,
-                assertion,
-            } => {
-                let assertion = assertion.clone();
-                OAuthOptions::jwt_bearer(client_id.clone(), secret.clone(), move |request| {
-                    let input = json!({ "issuer": request.issuer, "resource": request.resource });
-                    text(assertion.clone(), input)
-                })
-            }
-            Flow::EnterpriseManaged {
-                client_id,
-                secret,
-                idp,
-            } => OAuthOptions::enterprise_managed(
-                client_id.clone(),
-                secret.clone(),
-                idp.clone(),
-                tls.clone(),
-            ),
-        };
-        if let Some(store) = &self.store {
-            options = options.with_store(store.clone());
-        }
-        options.with_settings(&self.settings)
+    pub(crate) fn core_options(&self, tls: &TlsOptions) -> napi::Result<OAuthOptions> {
+        // The constructor refused a grant without its callback already.
+        self.grant
+            .oauth_options(self.callbacks.clone(), &self.settings, tls)
+            .map_err(|missing| invalid(format!("oauth: the {missing:?} callback is missing")))
     }
 }
 

@@ -6,6 +6,7 @@
 //! - [`listen`]: an open `subscriptions/listen` stream a host object holds;
 //! - [`headers`], [`http_body`]: a request's headers as a handler sees them,
 //!   and a response body a host's own HTTP server reads chunk by chunk;
+//! - [`oauth`]: a client's OAuth grant, callbacks and settings as core's options;
 //! - [`threads`]: the threads its blocking handlers run on.
 //!
 //! The waits that let a host's own thread or event loop poll core's futures
@@ -17,5 +18,6 @@ pub mod headers;
 pub mod http_body;
 pub mod input;
 pub mod listen;
+pub mod oauth;
 pub mod settings;
 pub mod threads;
