@@ -4,6 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::calls::{complete_params, decode};
 use super::{CacheMode, CallOptions, Client, Pages, Subscription, listen};
 use crate::Error;
 use crate::protocol::{
@@ -11,11 +12,6 @@ use crate::protocol::{
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult,
     Resource, ResourceTemplate, SubscriptionFilter, Tool, methods,
 };
-
-pub(super) fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
-    serde_json::from_value(value)
-        .map_err(|e| Error::Protocol(format!("malformed {method} result: {e}")))
-}
 
 impl Client {
     /// `server/discover`: supported versions, capabilities, identity.
@@ -227,7 +223,7 @@ impl Client {
         value: &str,
         resolved: Map<String, Value>,
     ) -> Result<CompleteResult, Error> {
-        let params = super::calls::complete_params(reference, argument, value, resolved);
+        let params = complete_params(reference, argument, value, resolved);
         decode(
             methods::COMPLETION_COMPLETE,
             self.request(methods::COMPLETION_COMPLETE, params).await?,

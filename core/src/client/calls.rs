@@ -24,16 +24,22 @@
 //! # }
 //! ```
 
+use serde::de::DeserializeOwned;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
-use super::api::decode;
 use super::{CallOptions, Client};
 use crate::Error;
 use crate::protocol::{
     CallToolResult, CompleteResult, DiscoverResult, GetPromptResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, ReadResourceResult, methods,
 };
+
+/// A result decoded into its type; a mismatch names the method.
+pub(super) fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
+    serde_json::from_value(value)
+        .map_err(|e| Error::Protocol(format!("malformed {method} result: {e}")))
+}
 
 /// How a call's result reads: decoded from the server's answer by the
 /// table's rule for the method.

@@ -4,7 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::api::decode;
+use super::calls::decode;
 use super::{CacheMode, Client};
 use crate::Error;
 
