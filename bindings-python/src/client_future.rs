@@ -67,18 +67,20 @@ pub(crate) struct Events {
     pub(crate) finish: Box<dyn FnOnce() -> Option<Event> + Send>,
 }
 
+/// A client call's future as every path here takes it: it answers with a
+/// core result and may move to any thread.
+pub(crate) trait CallFuture<T>: Future<Output = Result<T, Error>> + Send + 'static {}
+
+impl<T, F: Future<Output = Result<T, Error>> + Send + 'static> CallFuture<T> for F {}
+
 /// Runs `work`: as an awaitable of `event_loop` when one is given, else
 /// blocking until it ends. Core errors become `ferromcp.errors` exceptions.
-pub(crate) fn run<T, F>(
+pub(crate) fn run<T: Send + 'static, F: CallFuture<T>>(
     py: Python<'_>,
     event_loop: Option<&Bound<'_, PyAny>>,
     work: F,
     to_py: ToPy<T>,
-) -> PyResult<Py<PyAny>>
-where
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-    T: Send + 'static,
-{
+) -> PyResult<Py<PyAny>> {
     run_with_events(py, event_loop, work, to_py, None)
 }
 
@@ -86,17 +88,13 @@ where
 /// is in flight: on a Python worker thread when awaited (an event reaches
 /// the loop through `call_soon_threadsafe` itself), on the calling thread
 /// when blocking.
-pub(crate) fn run_with_events<T, F>(
+pub(crate) fn run_with_events<T: Send + 'static, F: CallFuture<T>>(
     py: Python<'_>,
     event_loop: Option<&Bound<'_, PyAny>>,
     work: F,
     to_py: ToPy<T>,
     events: Option<Events>,
-) -> PyResult<Py<PyAny>>
-where
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-    T: Send + 'static,
-{
+) -> PyResult<Py<PyAny>> {
     // Boxed once here: a call's future is several kilobytes (about 6 KiB
     // for `tools/call`), and each of the moves between here and where it is
     // polled would copy all of it.
@@ -128,16 +126,12 @@ fn queued(events: Option<Events>) -> Vec<Event> {
     left
 }
 
-fn awaitable<T, F>(
+fn awaitable<T: Send + 'static, F: CallFuture<T>>(
     event_loop: &Bound<'_, PyAny>,
     work: F,
     to_py: ToPy<T>,
     mut events: Option<Events>,
-) -> PyResult<Py<PyAny>>
-where
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-    T: Send + 'static,
-{
+) -> PyResult<Py<PyAny>> {
     // The fast paths, measured in bench/PERFORMANCE.md ("Python async
     // client"): no Python worker thread, no `asyncio.Future`, no handles
     // scheduled on the loop per call. The fastest: polled by the loop's
@@ -272,16 +266,12 @@ enum Woken<T> {
     Poll,
 }
 
-fn blocking<T, F>(
+fn blocking<T: Send + 'static, F: CallFuture<T>>(
     py: Python<'_>,
     work: F,
     to_py: ToPy<T>,
     mut events: Option<Events>,
-) -> PyResult<Py<PyAny>>
-where
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-    T: Send + 'static,
-{
+) -> PyResult<Py<PyAny>> {
     // Polled here, on the calling thread, which also waits for the call's
     // socket itself (`runtime::block_here`): the answer wakes this thread
     // directly, no runtime worker in between.
