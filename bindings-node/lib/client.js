@@ -336,15 +336,7 @@ class Client {
    *   context?: { arguments?: Record<string, string> } }} params
    */
   complete(params) {
-    const { ref, argument, context } = params;
-    const resolved = context?.arguments ?? {};
-    // No `context` when no argument is known yet, as the other clients send it.
-    const known = Object.keys(resolved).length > 0 ? { context: { arguments: resolved } } : {};
-    return this.#native.request('completion/complete', {
-      ref,
-      argument: { name: argument.name, value: argument.value },
-      ...known,
-    });
+    return this.#native.request('completion/complete', params);
   }
 
   /**

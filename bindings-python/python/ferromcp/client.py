@@ -519,9 +519,12 @@ def _complete(
     ...     print(client.complete({"type": "ref/prompt", "name": "review"}, "language", "p").values)
     ['python']
     """
-    params: dict[str, Any] = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
-    if context:
-        params["context"] = {"arguments": dict(context)}
+    # Core drops an empty `context` (no argument resolved yet).
+    params: dict[str, Any] = {
+        "ref": dict(ref),
+        "argument": {"name": argument, "value": value},
+        "context": {"arguments": dict(context or {})},
+    }
     return _Call("completion/complete", params, CompleteResult.from_dict)
 
 

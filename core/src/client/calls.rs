@@ -50,8 +50,6 @@ type Decode = fn(&'static str, Value) -> Result<CallResult, Error>;
 pub struct ClientCall {
     /// The request method (`"tools/call"`).
     pub method: &'static str,
-    /// Whether the result is one page of a list (params take a `cursor`).
-    pub paged: bool,
     decode: Decode,
 }
 
@@ -59,41 +57,37 @@ pub struct ClientCall {
 /// schema's client requests. `server/discover` answers on a 2025-11-25
 /// server too, with what the server said to `initialize`.
 pub static CLIENT_CALLS: &[ClientCall] = &[
-    row(methods::SERVER_DISCOVER, false, |m, v| {
+    row(methods::SERVER_DISCOVER, |m, v| {
         decode(m, v).map(CallResult::Discover)
     }),
-    row(methods::TOOLS_LIST, true, |m, v| {
+    row(methods::TOOLS_LIST, |m, v| {
         decode(m, v).map(CallResult::ListTools)
     }),
-    row(methods::RESOURCES_LIST, true, |m, v| {
+    row(methods::RESOURCES_LIST, |m, v| {
         decode(m, v).map(CallResult::ListResources)
     }),
-    row(methods::RESOURCES_TEMPLATES_LIST, true, |m, v| {
+    row(methods::RESOURCES_TEMPLATES_LIST, |m, v| {
         decode(m, v).map(CallResult::ListResourceTemplates)
     }),
-    row(methods::PROMPTS_LIST, true, |m, v| {
+    row(methods::PROMPTS_LIST, |m, v| {
         decode(m, v).map(CallResult::ListPrompts)
     }),
-    row(methods::TOOLS_CALL, false, |m, v| {
+    row(methods::TOOLS_CALL, |m, v| {
         decode(m, v).map(CallResult::CallTool)
     }),
-    row(methods::RESOURCES_READ, false, |m, v| {
+    row(methods::RESOURCES_READ, |m, v| {
         decode(m, v).map(CallResult::ReadResource)
     }),
-    row(methods::PROMPTS_GET, false, |m, v| {
+    row(methods::PROMPTS_GET, |m, v| {
         decode(m, v).map(CallResult::GetPrompt)
     }),
-    row(methods::COMPLETION_COMPLETE, false, |m, v| {
+    row(methods::COMPLETION_COMPLETE, |m, v| {
         decode(m, v).map(CallResult::Complete)
     }),
 ];
 
-const fn row(method: &'static str, paged: bool, decode: Decode) -> ClientCall {
-    ClientCall {
-        method,
-        paged,
-        decode,
-    }
+const fn row(method: &'static str, decode: Decode) -> ClientCall {
+    ClientCall { method, decode }
 }
 
 impl ClientCall {
@@ -101,7 +95,7 @@ impl ClientCall {
     ///
     /// ```
     /// use ferromcp::client::ClientCall;
-    /// assert!(ClientCall::find("tools/list").is_some_and(|c| c.paged));
+    /// assert!(ClientCall::find("tools/list").is_some());
     /// assert!(ClientCall::find("tools/delete").is_none());
     /// ```
     pub fn find(method: &str) -> Option<&'static ClientCall> {
@@ -174,10 +168,24 @@ pub fn complete_params(
     let mut params = Map::new();
     params.insert("ref".into(), reference);
     params.insert("argument".into(), json!({"name": argument, "value": value}));
-    if !resolved.is_empty() {
-        params.insert("context".into(), json!({ "arguments": resolved }));
-    }
+    params.insert("context".into(), json!({ "arguments": resolved }));
+    drop_empty_context(&mut params);
     params
+}
+
+/// `completion/complete` sends no `context` while no argument is resolved
+/// yet: the rule every client's completion follows, whatever its host
+/// handed over (`context: {arguments: {}}`, or nothing).
+fn drop_empty_context(params: &mut Map<String, Value>) {
+    let empty = params.get("context").is_some_and(|context| {
+        context.is_null()
+            || context
+                .get("arguments")
+                .is_none_or(|a| a.is_null() || a.as_object().is_some_and(Map::is_empty))
+    });
+    if empty {
+        params.remove("context");
+    }
 }
 
 impl Client {
@@ -197,6 +205,10 @@ impl Client {
                 "{method:?} is not a request a client sends (see client::CLIENT_CALLS)"
             )));
         };
+        let mut params = params;
+        if call.method == methods::COMPLETION_COMPLETE {
+            drop_empty_context(&mut params);
+        }
         let answer = self.send(call.method, params, options).await;
         if call.method == methods::SERVER_DISCOVER
             && let Err(error) = &answer
@@ -244,6 +256,33 @@ mod tests {
             json!({"resultType": "complete", "content": [{"type": "text", "text": "hi"}]})
         );
         assert_eq!(transport.sent()[0].method, "tools/call");
+    }
+
+    #[tokio::test]
+    async fn a_completion_without_resolved_arguments_sends_no_context() {
+        let answer = || Ok(json!({"completion": {"values": []}}));
+        let transport = Scripted::new([answer(), answer()]);
+        let client = transport.client(modern());
+        let reference = json!({"type": "ref/prompt", "name": "p"});
+        let empty = complete_params(reference.clone(), "a", "", Map::new());
+        let mut given = empty.clone();
+        given.insert("context".into(), json!({"arguments": {}}));
+        let mut resolved = Map::new();
+        resolved.insert("b".into(), json!("x"));
+        let kept = complete_params(reference, "a", "", resolved);
+        let options = CallOptions::default();
+        client
+            .call("completion/complete", given, &options)
+            .await
+            .unwrap();
+        client
+            .call("completion/complete", kept, &options)
+            .await
+            .unwrap();
+        let sent = transport.sent();
+        assert!(!empty.contains_key("context"));
+        assert_eq!(sent[0].params.get("context"), None);
+        assert_eq!(sent[1].params["context"], json!({"arguments": {"b": "x"}}));
     }
 
     #[tokio::test]
