@@ -47,13 +47,10 @@ pub async fn answer(server: &Server, bytes: &[u8]) -> Option<Value> {
         Ok(_) => return None,
         Err(e) => return Some(error_value(e.id.as_ref(), &e.error)),
     };
-    let prepared = match server.prepare(request) {
+    let prepared = match server.admit_request(request) {
         Ok(p) => p,
         Err(rejection) => return Some(rejection.to_message()),
     };
-    if let Err(rejection) = server.admit(&prepared) {
-        return Some(rejection.to_message());
-    }
     let reply = server
         .execute(prepared, CancellationToken::new(), None)
         .await;

@@ -1,32 +1,27 @@
 //! Request dispatch for the 2026-07-28 (stateless) wire.
 //!
-//! A request goes through three steps so a transport can interleave its own
-//! checks: [`Server::prepare`] reads `_meta` (every request must carry the
-//! protocol version and client capabilities), the transport may compare its
-//! headers with the prepared request, [`Server::admit`] checks the version
-//! and the method, and [`Server::execute`] runs it and produces the JSON-RPC
-//! response, with `resultType` and the server's identity on every result.
+//! A transport hands a request over once to be admitted
+//! ([`super::admission`]) and then to [`Server::execute`], which runs it and
+//! produces the JSON-RPC response, with `resultType` and the server's
+//! identity on every result.
 //!
 //! Each primitive's own rules live in [`super::primitives`]; this file only
 //! decides which one runs, in which era, with what context.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
-use super::context::{
-    InputMode, LiveRequester, NotificationSink, RequestContext, RequestMeta, parse_request_meta,
-};
+use super::admission::Prepared;
+use super::context::{InputMode, LiveRequester, NotificationSink, RequestContext, RequestMeta};
 use super::input::InputRound;
 use super::registry::ListKind;
 use super::reply::{Reply, ReplyMessage, ResultObject};
 use super::subscriptions::{Filter, listen};
 use crate::McpError;
-use crate::protocol::jsonrpc::{
-    CallMembers, MetaMembers, Request, RequestId, error_value, result_value,
-};
-use crate::protocol::{MODERN_PROTOCOL_VERSIONS, Method, codes};
+use crate::protocol::jsonrpc::{CallMembers, Request, error_value, result_value};
+use crate::protocol::{Method, codes};
 
 /// The methods this revision defines for a server to answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +36,7 @@ pub(crate) enum Route {
 }
 
 impl Route {
-    fn of(method: Method) -> Option<Route> {
+    pub(super) fn of(method: Method) -> Option<Route> {
         Some(match method {
             Method::ServerDiscover => Route::Discover,
             Method::ToolsList => Route::List(ListKind::Tools),
@@ -70,59 +65,6 @@ pub(crate) enum Wire {
     },
 }
 
-/// A request whose `_meta` has been read.
-#[derive(Debug)]
-pub(crate) struct Prepared {
-    pub(crate) request: Request,
-    pub(crate) meta: RequestMeta,
-    /// The method table's entry for `request.method`, looked up once
-    /// (`None` for a method no revision defines).
-    pub(crate) method: Option<Method>,
-    /// A `tools/call`'s `name` and `arguments` when they were read apart
-    /// from `request.params` (see [`CallMembers`]); empty otherwise.
-    pub(crate) call: CallMembers,
-}
-
-impl Prepared {
-    /// Whether this is a long-lived `subscriptions/listen` request.
-    pub(crate) fn is_listen(&self) -> bool {
-        self.method == Some(Method::SubscriptionsListen)
-    }
-
-    /// A member of the request's params, wherever it was read to.
-    pub(crate) fn param(&self, name: &str) -> Option<&Value> {
-        let split = match name {
-            "name" => self.call.name.as_ref(),
-            "arguments" => self.call.arguments.as_ref(),
-            _ => None,
-        };
-        split.or_else(|| self.request.params.as_ref()?.get(name))
-    }
-}
-
-/// A request refused before it ran, with the HTTP status it maps to.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Rejection {
-    pub(crate) id: Option<RequestId>,
-    pub(crate) error: McpError,
-    pub(crate) http_status: u16,
-}
-
-impl Rejection {
-    pub(crate) fn new(id: Option<RequestId>, error: McpError, http_status: u16) -> Self {
-        Rejection {
-            id,
-            error,
-            http_status,
-        }
-    }
-
-    /// The JSON-RPC error response.
-    pub(crate) fn to_message(&self) -> Value {
-        error_value(self.id.as_ref(), &self.error)
-    }
-}
-
 /// The HTTP status for a JSON-RPC error produced while running a request.
 pub(crate) fn http_status_for(error: &McpError) -> u16 {
     match error.code {
@@ -145,81 +87,6 @@ fn params_of(request: &Request) -> &Map<String, Value> {
 }
 
 impl Server {
-    /// Reads and checks the per-request `_meta`.
-    pub(crate) fn prepare(&self, mut request: Request) -> Result<Prepared, Rejection> {
-        let meta = MetaMembers::take_from(request.params.as_mut());
-        self.prepare_split(request, meta, CallMembers::default())
-    }
-
-    /// [`Server::prepare`] for a request whose `_meta` (and, for a
-    /// `tools/call`, `name` and `arguments`) were read apart from its params
-    /// while parsing ([`Message::from_slice_split`]).
-    ///
-    /// [`Message::from_slice_split`]: crate::protocol::jsonrpc::Message::from_slice_split
-    pub(crate) fn prepare_split(
-        &self,
-        request: Request,
-        meta: MetaMembers,
-        call: CallMembers,
-    ) -> Result<Prepared, Rejection> {
-        match parse_request_meta(meta) {
-            Ok(meta) => Ok(Prepared {
-                method: Method::from_name(&request.method),
-                meta,
-                request,
-                call,
-            }),
-            Err(why) => Err(Rejection::new(
-                Some(request.id),
-                McpError::invalid_params(why),
-                400,
-            )),
-        }
-    }
-
-    /// Whether this server answers `route` (a primitive it offers).
-    fn serves(&self, route: Route) -> bool {
-        let registry = self.registry_read();
-        let offered = registry.offered;
-        match route {
-            Route::Discover | Route::Listen => true,
-            Route::List(ListKind::Tools) | Route::ToolsCall => offered.tools,
-            Route::List(ListKind::Resources | ListKind::Templates) | Route::ResourcesRead => {
-                offered.resources
-            }
-            Route::List(ListKind::Prompts) | Route::PromptsGet => offered.prompts,
-            Route::Complete => registry.completion.is_some(),
-        }
-    }
-
-    /// Checks the protocol version and that the method exists.
-    pub(crate) fn admit(&self, prepared: &Prepared) -> Result<(), Rejection> {
-        let requested = prepared.meta.protocol_version.as_str();
-        if !MODERN_PROTOCOL_VERSIONS.contains(&requested) {
-            let error = McpError::new(
-                codes::UNSUPPORTED_PROTOCOL_VERSION,
-                format!("Unsupported protocol version: {requested}"),
-            )
-            .with_data(json!({
-                "supported": MODERN_PROTOCOL_VERSIONS,
-                "requested": requested,
-            }));
-            return Err(Rejection::new(
-                Some(prepared.request.id.clone()),
-                error,
-                400,
-            ));
-        }
-        match prepared.method.and_then(Route::of) {
-            Some(route) if self.serves(route) => Ok(()),
-            _ => Err(Rejection::new(
-                Some(prepared.request.id.clone()),
-                McpError::method_not_found(&prepared.request.method),
-                404,
-            )),
-        }
-    }
-
     /// Runs an admitted request to its JSON-RPC response.
     ///
     /// Notifications the handler emits go to `sink`; once `cancel` fires the

@@ -4,12 +4,14 @@
 //! `Server::serve_http` are defined in [`crate::transport`], which depends on
 //! the server and not the other way round.
 
+mod admission;
 pub mod auth;
 mod context;
 mod dispatch;
 mod error;
 mod handler;
 mod input;
+mod mirrored_headers;
 pub mod output;
 mod panic;
 mod primitives;
@@ -26,12 +28,12 @@ mod validation;
 /// [`crate::protocol`] and named here too because handlers use it.
 pub use crate::protocol::InputKind;
 pub use crate::protocol::LoggingLevel;
+pub(crate) use admission::{Prepared, Rejection};
 #[allow(deprecated)]
 pub use context::LogLevel;
 pub use context::{AskStart, RequestContext, RequestMeta};
 pub(crate) use context::{LiveRequester, NotificationSink, notification_channel};
 pub(crate) use dispatch::Wire;
-pub(crate) use dispatch::{Prepared, Rejection};
 pub use error::HandlerError;
 pub use handler::{
     BoxFuture, CompletionHandler, CompletionOutput, Handler, HandlerResult, PromptHandler,

@@ -1,13 +1,14 @@
 //! The MCP endpoint: routes POST, GET and DELETE (the last two only exist
-//! for legacy sessions), runs a 2026-07-28 request through the server's
-//! prepare → header checks → admit → execute steps, and answers with one
-//! JSON object or, once the handler emits a notification first, an SSE
-//! stream.
+//! for legacy sessions), hands a 2026-07-28 request to the server once to be
+//! admitted (`Server::admit_http`: `_meta`, the headers that mirror the
+//! body, version and method) and then runs it, answering with one JSON
+//! object or, once the handler emits a notification first, an SSE stream.
 
 use bytes::Bytes;
-use http::header::{self, HeaderValue};
+use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Response, StatusCode};
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -18,7 +19,7 @@ use super::body::{
     McpBody, empty, is_json_content_type, json_bytes_response, jsonrpc_error, plain, read_limited,
     rejection_response, sse_response,
 };
-use super::guard::{check_headers, check_host_and_origin, check_param_headers};
+use super::guard::check_host_and_origin;
 use super::legacy::{LegacyHttp, session_not_found};
 use super::options::EndpointOptions;
 use crate::McpError;
@@ -26,8 +27,9 @@ use crate::legacy::SessionStore;
 use crate::net::sse::message_event;
 use crate::protocol::Method as McpMethod;
 use crate::protocol::codes;
-use crate::protocol::jsonrpc::{Message, MetaMembers};
+use crate::protocol::jsonrpc::{CallMembers, Message, MetaMembers};
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
+use crate::server::auth::AuthInfo;
 use crate::server::{Prepared, Server, lazy_notification_channel};
 
 /// `Mcp-Session-Id` as a parsed name: a lookup by `&str` parses and
@@ -36,6 +38,29 @@ static SESSION_ID: header::HeaderName = header::HeaderName::from_static(SESSION_
 
 /// Frames of one SSE response waiting for the client to read them.
 const SSE_FRAME_QUEUE: usize = 64;
+
+/// A POST body parsed, with `_meta` and a call's members read apart
+/// ([`Message::from_slice_split`]).
+type SplitMessage = (Message, MetaMembers, CallMembers);
+
+/// Who is asking, as the gate found them.
+struct Caller {
+    /// The bearer token's grant, on a protected endpoint.
+    auth: Option<Arc<AuthInfo>>,
+    /// `Mcp-Session-Id`: a legacy (2025-11-25) session.
+    session_id: Option<String>,
+    /// Whom a session opened now belongs to: the token's subject or client.
+    owner: Option<String>,
+}
+
+/// 405 for anything but POST outside a legacy session.
+fn only_post() -> Response<McpBody> {
+    let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "only POST is supported");
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
 
 /// What every exchange of one [`HttpEndpoint`](super::HttpEndpoint) (every
 /// connection of one listener) shares.
@@ -65,6 +90,12 @@ impl Endpoint {
 
     /// Answers one HTTP request from `peer`; `peer_gone` fires when the
     /// client hangs up.
+    ///
+    /// The steps: the gate (documents, path, `Host`/`Origin`, token,
+    /// session owner), the method (GET and DELETE only for legacy
+    /// sessions), the body, then one POST: legacy sessions and handshakes
+    /// go to [`LegacyHttp`], a 2026-07-28 request is handed to the server
+    /// once to be admitted and then run.
     pub(super) async fn handle<B>(
         &self,
         req: http::Request<B>,
@@ -75,6 +106,29 @@ impl Endpoint {
         B: http_body::Body,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        let caller = match self.gate(&req).await {
+            Ok(caller) => caller,
+            Err(refusal) => return refusal,
+        };
+        match (req.method(), &caller.session_id) {
+            (&Method::POST, _) => {}
+            (&Method::GET, Some(id)) => return self.legacy().get(id, req.headers()),
+            (&Method::DELETE, Some(id)) => return self.legacy().delete(id),
+            _ => return only_post(),
+        }
+        let (parts, body) = req.into_parts();
+        let parsed = match self.read_message(&parts.headers, body).await {
+            Ok(parsed) => parsed,
+            Err(refusal) => return refusal,
+        };
+        self.post(parsed, parts.headers, caller, peer, peer_gone)
+            .await
+    }
+
+    /// What is checked before anything reads the body: the authorization
+    /// server metadata this endpoint serves, the path, `Host` and `Origin`,
+    /// the bearer token, and whose session `Mcp-Session-Id` names.
+    async fn gate<B>(&self, req: &http::Request<B>) -> Result<Caller, Response<McpBody>> {
         let protection = self.options.auth.as_ref();
         if let Some(metadata) = protection.and_then(|p| {
             auth::serve_metadata(
@@ -84,7 +138,7 @@ impl Endpoint {
                 self.options.path.as_deref(),
             )
         }) {
-            return metadata;
+            return Err(metadata);
         }
         if self
             .options
@@ -92,23 +146,20 @@ impl Endpoint {
             .as_deref()
             .is_some_and(|path| req.uri().path() != path)
         {
-            return plain(StatusCode::NOT_FOUND, "not found");
+            return Err(plain(StatusCode::NOT_FOUND, "not found"));
         }
         if let Err(why) = check_host_and_origin(req.headers(), &self.options, self.loopback) {
-            return jsonrpc_error(
+            return Err(jsonrpc_error(
                 StatusCode::FORBIDDEN,
                 None,
                 McpError::new(codes::INVALID_REQUEST, why),
-            );
+            ));
         }
         // Every exchange of a protected endpoint needs a good token: GET and
         // DELETE of legacy sessions too (spec: "authorization MUST be
         // included in every HTTP request").
         let auth = match protection {
-            Some(p) => match auth::authenticate(p, req.method(), req.uri(), req.headers()).await {
-                Ok(info) => Some(info),
-                Err(refusal) => return refusal,
-            },
+            Some(p) => Some(auth::authenticate(p, req.method(), req.uri(), req.headers()).await?),
             None => None,
         };
         let session_id = req
@@ -126,55 +177,67 @@ impl Endpoint {
             && let Some(session) = self.sessions.get(id)
             && !session.usable_by(owner.as_deref())
         {
-            return session_not_found();
+            return Err(session_not_found());
         }
-        match (req.method(), &session_id) {
-            (&Method::POST, _) => {}
-            (&Method::GET, Some(id)) => return self.legacy().get(id, req.headers()),
-            (&Method::DELETE, Some(id)) => return self.legacy().delete(id),
-            _ => {
-                let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "only POST is supported");
-                response
-                    .headers_mut()
-                    .insert(header::ALLOW, HeaderValue::from_static("POST"));
-                return response;
-            }
-        }
-        if !is_json_content_type(req.headers()) {
-            return jsonrpc_error(
+        Ok(Caller {
+            auth,
+            session_id,
+            owner,
+        })
+    }
+
+    /// The POST body as a JSON-RPC message, with `_meta` and a call's
+    /// `name` and `arguments` read apart: the 2026-07-28 path reads only
+    /// their reserved members, and this saves building a tree for them.
+    async fn read_message<B>(
+        &self,
+        headers: &HeaderMap,
+        body: B,
+    ) -> Result<SplitMessage, Response<McpBody>>
+    where
+        B: http_body::Body,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if !is_json_content_type(headers) {
+            return Err(jsonrpc_error(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 None,
                 McpError::new(
                     codes::INVALID_REQUEST,
                     "Content-Type must be application/json",
                 ),
-            );
+            ));
         }
-        let (mut parts, body) = req.into_parts();
-        let bytes = match read_limited(
+        let bytes = read_limited(
             body,
             self.options.max_body_bytes,
             self.options.body_read_timeout,
         )
-        .await
-        {
-            Ok(bytes) => bytes,
-            Err(response) => return response,
-        };
-        // `_meta` read apart: the 2026-07-28 path below reads its reserved
-        // members only, and this saves building a tree for them. So are a
-        // call's `name` and `arguments`, which the authorization check and
-        // legacy sessions read from the params (rarer paths: they go back).
-        let (mut message, mut meta, mut call) = match Message::from_slice_split(&bytes) {
-            Ok(m) => m,
-            Err(e) => return jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error),
-        };
-        if (protection.is_some() || session_id.is_some())
+        .await?;
+        Message::from_slice_split(&bytes)
+            .map_err(|e| jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error))
+    }
+
+    /// Answers one parsed POST: the call's authorization, then either a
+    /// legacy session (or handshake) or the one handoff of a 2026-07-28
+    /// request to the server.
+    async fn post(
+        &self,
+        (mut message, mut meta, mut call): SplitMessage,
+        headers: HeaderMap,
+        caller: Caller,
+        peer: Option<IpAddr>,
+        peer_gone: CancellationToken,
+    ) -> Response<McpBody> {
+        let protection = self.options.auth.as_ref();
+        // The authorization check and legacy sessions read a call's `name`
+        // and `arguments` from the params (rarer paths: they go back).
+        if (protection.is_some() || caller.session_id.is_some())
             && let Message::Request(request) = &mut message
         {
             std::mem::take(&mut call).restore_into(&mut request.params);
         }
-        if let (Some(p), Some(info), Message::Request(r)) = (protection, &auth, &message)
+        if let (Some(p), Some(info), Message::Request(r)) = (protection, &caller.auth, &message)
             && let Some(refusal) =
                 auth::authorize(p, &self.server, info, &r.method, r.params.as_ref())
         {
@@ -182,7 +245,7 @@ impl Endpoint {
         }
         let initialize = matches!(&message, Message::Request(r)
             if McpMethod::from_name(&r.method) == Some(McpMethod::Initialize));
-        if session_id.is_some() || initialize {
+        if caller.session_id.is_some() || initialize {
             // Legacy sessions, and the check for the legacy handshake, read
             // `_meta` from the params: put it back (rare paths).
             let params = match &mut message {
@@ -193,14 +256,15 @@ impl Endpoint {
             if let Some(params) = params {
                 std::mem::take(&mut meta).restore_into(params);
             }
-            if let Some(id) = session_id {
-                // Moved, not copied: nothing reads them here any more.
-                let headers = std::sync::Arc::new(std::mem::take(&mut parts.headers));
-                return self.legacy().post(&id, message, headers, auth).await;
+            if let Some(id) = &caller.session_id {
+                return self
+                    .legacy()
+                    .post(id, message, Arc::new(headers), caller.auth)
+                    .await;
             }
             if let Message::Request(request) = &mut message {
                 if crate::legacy::is_legacy_initialize(request) {
-                    return self.legacy().initialize(request, peer, owner);
+                    return self.legacy().initialize(request, peer, caller.owner);
                 }
                 // A 2026-07-28 `initialize` (not a method of this revision):
                 // on to the usual answer.
@@ -225,22 +289,13 @@ impl Endpoint {
                 );
             }
         };
-        let mut prepared = match self.server.prepare_split(request, meta, call) {
-            Ok(p) => p,
-            Err(rejection) => return rejection_response(rejection),
-        };
-        if let Err(rejection) = check_headers(&parts.headers, &prepared)
-            .and_then(|()| check_param_headers(&parts.headers, &self.server, &prepared))
+        match self
+            .server
+            .admit_http(request, (meta, call), headers, caller.auth)
         {
-            return rejection_response(rejection);
+            Ok(prepared) => self.run(prepared, peer_gone).await,
+            Err(rejection) => rejection_response(rejection),
         }
-        if let Err(rejection) = self.server.admit(&prepared) {
-            return rejection_response(rejection);
-        }
-        // Handlers may read them (ctx.http_headers); the checks are done.
-        prepared.meta.http_headers = Some(std::sync::Arc::new(std::mem::take(&mut parts.headers)));
-        prepared.meta.auth = auth;
-        self.run(prepared, peer_gone).await
     }
 
     /// Runs the request: JSON if the result comes before any notification,

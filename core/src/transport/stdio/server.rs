@@ -466,13 +466,10 @@ impl Lane<'_> {
     ) -> Option<Value> {
         match message {
             Message::Request(request) => {
-                let prepared = match self.server.prepare(request) {
+                let prepared = match self.server.admit_request(request) {
                     Ok(p) => p,
                     Err(rejection) => return Some(rejection.to_message()),
                 };
-                if let Err(rejection) = self.server.admit(&prepared) {
-                    return Some(rejection.to_message());
-                }
                 let id = prepared.request.id.clone();
                 let cancel = CancellationToken::new();
                 let mut tracked =
