@@ -38,13 +38,15 @@ pub const COMPLETION_COMPLETE: &str = "completion/complete";
 pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
 /// `subscriptions/listen` (2026-07-28 only).
 pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
-/// `tasks/get` (2025-11-25 only, experimental).
+/// `tasks/get` (the tasks extension; also 2025-11-25's experimental tasks).
 pub const TASKS_GET: &str = "tasks/get";
+/// `tasks/update` (the tasks extension: answers to a task's input requests).
+pub const TASKS_UPDATE: &str = "tasks/update";
 /// `tasks/result` (2025-11-25 only, experimental).
 pub const TASKS_RESULT: &str = "tasks/result";
 /// `tasks/list` (2025-11-25 only, experimental).
 pub const TASKS_LIST: &str = "tasks/list";
-/// `tasks/cancel` (2025-11-25 only, experimental).
+/// `tasks/cancel` (the tasks extension; also 2025-11-25's experimental tasks).
 pub const TASKS_CANCEL: &str = "tasks/cancel";
 /// `elicitation/create` (server -> client).
 pub const ELICITATION_CREATE: &str = "elicitation/create";
@@ -78,6 +80,9 @@ pub const NOTIFICATIONS_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_cha
 pub const NOTIFICATIONS_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// `notifications/tasks/status` (2025-11-25 only, experimental).
 pub const NOTIFICATIONS_TASKS_STATUS: &str = "notifications/tasks/status";
+/// `notifications/tasks` (the tasks extension: a task's state, pushed on a
+/// `subscriptions/listen` stream).
+pub const NOTIFICATIONS_TASKS: &str = "notifications/tasks";
 
 /// Which revisions define a method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +93,11 @@ pub enum Revisions {
     Modern,
     /// 2025-11-25 (and earlier) only.
     Legacy,
+    /// An extension of 2026-07-28 (tasks), not the core schema.
+    Extension,
+    /// An extension of 2026-07-28, and 2025-11-25's experimental feature of
+    /// the same name (tasks/get, tasks/cancel).
+    LegacyAndExtension,
 }
 
 /// Who sends a message with this method.
@@ -186,13 +196,15 @@ method_table! {
     /// `subscriptions/listen`.
     SubscriptionsListen = SUBSCRIPTIONS_LISTEN, false, Client, Modern;
     /// `tasks/get`.
-    TasksGet = TASKS_GET, false, Either, Legacy;
+    TasksGet = TASKS_GET, false, Either, LegacyAndExtension;
+    /// `tasks/update`.
+    TasksUpdate = TASKS_UPDATE, false, Client, Extension;
     /// `tasks/result`.
     TasksResult = TASKS_RESULT, false, Either, Legacy;
     /// `tasks/list`.
     TasksList = TASKS_LIST, false, Either, Legacy;
     /// `tasks/cancel`.
-    TasksCancel = TASKS_CANCEL, false, Either, Legacy;
+    TasksCancel = TASKS_CANCEL, false, Either, LegacyAndExtension;
     /// `elicitation/create`.
     ElicitationCreate = ELICITATION_CREATE, false, Server, Both;
     /// `sampling/createMessage`.
@@ -223,6 +235,8 @@ method_table! {
     NotificationsElicitationComplete = NOTIFICATIONS_ELICITATION_COMPLETE, true, Server, Legacy;
     /// `notifications/tasks/status`.
     NotificationsTasksStatus = NOTIFICATIONS_TASKS_STATUS, true, Either, Legacy;
+    /// `notifications/tasks`.
+    NotificationsTasks = NOTIFICATIONS_TASKS, true, Server, Extension;
 }
 
 impl Method {
@@ -232,6 +246,9 @@ impl Method {
         match self {
             Method::ToolsCall | Method::PromptsGet => Some("name"),
             Method::ResourcesRead => Some("uri"),
+            // SEP-2663, "Streamable HTTP: Routing Headers": a load balancer
+            // routes a task's requests by its id.
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Some("taskId"),
             _ => None,
         }
     }
@@ -373,11 +390,14 @@ mod tests {
         assert_eq!(Method::ToolsCall.name_param(), Some("name"));
         assert_eq!(Method::PromptsGet.name_param(), Some("name"));
         assert_eq!(Method::ResourcesRead.name_param(), Some("uri"));
+        for task_method in [Method::TasksGet, Method::TasksUpdate, Method::TasksCancel] {
+            assert_eq!(task_method.name_param(), Some("taskId"));
+        }
         let with_field: Vec<_> = Method::ALL
             .iter()
             .filter(|m| m.name_param().is_some())
             .collect();
-        assert_eq!(with_field.len(), 3);
+        assert_eq!(with_field.len(), 6);
     }
 
     #[test]
@@ -444,7 +464,7 @@ mod tests {
             .collect();
         let in_table: std::collections::BTreeSet<&str> = Method::ALL
             .iter()
-            .filter(|m| m.revisions() != Revisions::Legacy)
+            .filter(|m| matches!(m.revisions(), Revisions::Both | Revisions::Modern))
             .map(|m| m.as_str())
             .collect();
         assert_eq!(in_table, in_schema);

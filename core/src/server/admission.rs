@@ -10,71 +10,19 @@
 //! forth in between.
 
 use http::HeaderMap;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 
 use super::Server;
 use super::auth::AuthInfo;
-use super::context::{RequestMeta, parse_request_meta};
+use super::context::parse_request_meta;
 use super::dispatch::Route;
 use super::mirrored_headers::{check_headers, check_param_headers};
+use super::prepared::{Prepared, Rejection};
 use super::registry::ListKind;
 use crate::McpError;
-use crate::protocol::jsonrpc::{CallMembers, MetaMembers, Request, RequestId, error_value};
+use crate::protocol::jsonrpc::{CallMembers, MetaMembers, Request};
 use crate::protocol::{MODERN_PROTOCOL_VERSIONS, Method, codes};
-
-/// A request whose `_meta` has been read.
-#[derive(Debug)]
-pub(crate) struct Prepared {
-    pub(crate) request: Request,
-    pub(crate) meta: RequestMeta,
-    /// The method table's entry for `request.method`, looked up once
-    /// (`None` for a method no revision defines).
-    pub(crate) method: Option<Method>,
-    /// A `tools/call`'s `name` and `arguments` when they were read apart
-    /// from `request.params` (see [`CallMembers`]); empty otherwise.
-    pub(crate) call: CallMembers,
-}
-
-impl Prepared {
-    /// Whether this is a long-lived `subscriptions/listen` request.
-    pub(crate) fn is_listen(&self) -> bool {
-        self.method == Some(Method::SubscriptionsListen)
-    }
-
-    /// A member of the request's params, wherever it was read to.
-    pub(crate) fn param(&self, name: &str) -> Option<&Value> {
-        let split = match name {
-            "name" => self.call.name.as_ref(),
-            "arguments" => self.call.arguments.as_ref(),
-            _ => None,
-        };
-        split.or_else(|| self.request.params.as_ref()?.get(name))
-    }
-}
-
-/// A request refused before it ran, with the HTTP status it maps to.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Rejection {
-    pub(crate) id: Option<RequestId>,
-    pub(crate) error: McpError,
-    pub(crate) http_status: u16,
-}
-
-impl Rejection {
-    pub(crate) fn new(id: Option<RequestId>, error: McpError, http_status: u16) -> Self {
-        Rejection {
-            id,
-            error,
-            http_status,
-        }
-    }
-
-    /// The JSON-RPC error response.
-    pub(crate) fn to_message(&self) -> Value {
-        error_value(self.id.as_ref(), &self.error)
-    }
-}
 
 impl Server {
     /// Reads and checks the per-request `_meta`.
@@ -119,6 +67,7 @@ impl Server {
             }
             Route::List(ListKind::Prompts) | Route::PromptsGet => offered.prompts,
             Route::Complete => registry.completion.is_some(),
+            Route::Tasks(_) => offered.tasks,
         }
     }
 

@@ -3,7 +3,7 @@
 //! cancellation).
 
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -67,6 +67,7 @@ pub struct RequestMeta {
 }
 
 pub(crate) use super::sink::{NotificationSink, notification_channel};
+use super::tasks::TaskHandoff;
 
 /// A live channel for server-to-client requests (the legacy 2025-11-25
 /// wire, where the server asks mid-call and waits for the answer).
@@ -103,6 +104,8 @@ struct ContextInner {
     sink: Option<NotificationSink>,
     input: InputMode,
     close_stream: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// A call the handler may turn into a task ([`RequestContext::start_task`]).
+    task: OnceLock<Arc<TaskHandoff>>,
 }
 
 /// What a handler gets besides its arguments. Cheap to clone.
@@ -139,8 +142,30 @@ impl RequestContext {
                 sink,
                 input,
                 close_stream,
+                task: OnceLock::new(),
             }),
         }
+    }
+
+    /// This call's context for its handler running in a task: questions go
+    /// through the task (`inputRequests`, answered by `tasks/update`), the
+    /// token is the task's (`tasks/cancel`), and nothing reaches the
+    /// request's stream, which ended with the task handle (SEP-2663:
+    /// progress and log messages are not carried for tasks).
+    pub(crate) fn for_task(
+        &self,
+        requester: Arc<dyn LiveRequester>,
+        cancel: CancellationToken,
+    ) -> RequestContext {
+        RequestContext::new(
+            self.inner.request_id.clone(),
+            self.inner.method,
+            self.inner.meta.clone(),
+            cancel,
+            None,
+            InputMode::Live(requester),
+            None,
+        )
     }
 
     /// On the legacy HTTP wire, ends the current SSE connection without
@@ -154,6 +179,65 @@ impl RequestContext {
                 true
             }
             None => false,
+        }
+    }
+
+    /// How this request asks for input now: through its task once the
+    /// handler started one, as it arrived otherwise.
+    fn input(&self) -> InputMode {
+        match self.inner.task.get().and_then(|t| t.started()) {
+            Some(started) => InputMode::Live(started.requester.clone()),
+            None => self.inner.input.clone(),
+        }
+    }
+
+    /// Lets the handler turn this call into a task (see
+    /// [`RequestContext::start_task`]).
+    pub(crate) fn offer_task(&self, handoff: Arc<TaskHandoff>) {
+        let _ = self.inner.task.set(handoff);
+    }
+
+    /// The same call with its own cancellation token: a call that may
+    /// become a task outlives its request, so its handler must not hold
+    /// the request's token.
+    pub(crate) fn with_cancel(&self, cancel: CancellationToken) -> RequestContext {
+        RequestContext::new(
+            self.inner.request_id.clone(),
+            self.inner.method,
+            self.inner.meta.clone(),
+            cancel,
+            self.inner.sink.clone(),
+            self.inner.input.clone(),
+            self.inner.close_stream.clone(),
+        )
+    }
+
+    /// Turns this `tools/call` into a task (the tasks extension) and
+    /// returns `true`: the client gets the task handle now and the handler
+    /// goes on; from here its questions go through the task (`tasks/update`)
+    /// and its token is the task's (`tasks/cancel`). Questions asked before
+    /// were multi round-trip, so a handler can gather what it needs first.
+    ///
+    /// Returns `false`, and the call goes on as a plain request, when the
+    /// tool was not registered with [`TaskStart::ByHandler`] or the client
+    /// did not declare the extension. Calling it again once the task runs
+    /// returns `true` at once.
+    ///
+    /// [`TaskStart::ByHandler`]: crate::server::TaskStart::ByHandler
+    ///
+    /// ```
+    /// use ferromcp::server::{HandlerError, RequestContext, ToolOutput};
+    /// async fn handler(ctx: RequestContext) -> Result<ToolOutput, HandlerError> {
+    ///     if ctx.start_task().await? {
+    ///         // The client polls the task from here on.
+    ///     }
+    ///     Ok(ToolOutput::text("done"))
+    /// }
+    /// ```
+    pub async fn start_task(&self) -> Result<bool, HandlerError> {
+        match self.inner.task.get() {
+            Some(handoff) => handoff.request().await.map(|()| true),
+            None => Ok(false),
         }
     }
 
@@ -301,7 +385,7 @@ impl RequestContext {
         kind: InputKind,
         params: Value,
     ) -> Result<AskOutcome, HandlerError> {
-        match &self.inner.input {
+        match &self.input() {
             InputMode::Rounds(round) => {
                 let key = match key {
                     Some(k) => k.to_owned(),
@@ -328,7 +412,7 @@ impl RequestContext {
         kind: InputKind,
         params: Value,
     ) -> Result<AskOutcome, HandlerError> {
-        match &self.inner.input {
+        match &self.input() {
             InputMode::Live(live) => {
                 let answer = self.live_request(live, kind, params.clone())?;
                 live_answer(answer.blocking_recv(), kind, &params).map(AskOutcome::Answered)
@@ -368,13 +452,13 @@ impl RequestContext {
         kind: InputKind,
         params: Value,
     ) -> Result<AskStart, HandlerError> {
-        if let InputMode::Live(live) = &self.inner.input {
+        if let InputMode::Live(live) = &self.input() {
             let answer = self.live_request(live, kind, params.clone())?;
             return Ok(AskStart::Live(Box::pin(async move {
                 live_answer(answer.await, kind, &params)
             })));
         }
-        let outcome = match &self.inner.input {
+        let outcome = match &self.input() {
             InputMode::Rounds(round) => {
                 let key = match key {
                     Some(k) => k.to_owned(),
@@ -402,7 +486,7 @@ impl RequestContext {
         kind: InputKind,
         params: Value,
     ) -> Result<Value, HandlerError> {
-        if let InputMode::Live(live) = &self.inner.input {
+        if let InputMode::Live(live) = &self.input() {
             let answer = self.live_request(live, kind, params.clone())?;
             return live_answer(answer.await, kind, &params);
         }
@@ -424,7 +508,7 @@ impl RequestContext {
         &self,
         asks: Vec<(Option<String>, InputKind, Value)>,
     ) -> Vec<Result<Value, HandlerError>> {
-        match &self.inner.input {
+        match &self.input() {
             InputMode::Rounds(round) => {
                 let outcomes: Vec<_> = asks
                     .into_iter()

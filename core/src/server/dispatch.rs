@@ -13,9 +13,10 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
-use super::admission::Prepared;
 use super::context::{InputMode, LiveRequester, NotificationSink, RequestContext, RequestMeta};
 use super::input::InputRound;
+use super::prepared::Prepared;
+use super::primitives::TaskMethod;
 use super::registry::ListKind;
 use super::reply::{Reply, ReplyMessage, ResultObject};
 use super::subscriptions::{Filter, listen};
@@ -33,6 +34,8 @@ pub(crate) enum Route {
     PromptsGet,
     Complete,
     Listen,
+    /// `tasks/get`, `tasks/update`, `tasks/cancel` (the tasks extension).
+    Tasks(TaskMethod),
 }
 
 impl Route {
@@ -48,6 +51,9 @@ impl Route {
             Method::PromptsGet => Route::PromptsGet,
             Method::CompletionComplete => Route::Complete,
             Method::SubscriptionsListen => Route::Listen,
+            Method::TasksGet => Route::Tasks(TaskMethod::Get),
+            Method::TasksUpdate => Route::Tasks(TaskMethod::Update),
+            Method::TasksCancel => Route::Tasks(TaskMethod::Cancel),
             _ => return None,
         })
     }
@@ -142,7 +148,8 @@ impl Server {
         let method = Method::from_name(&request.method);
         let allowed = method
             .and_then(Route::of)
-            .filter(|r| !matches!(r, Route::Discover | Route::Listen))
+            // 2025-11-25's experimental tasks are not the extension's.
+            .filter(|r| !matches!(r, Route::Discover | Route::Listen | Route::Tasks(_)))
             .is_some_and(|r| self.serves(r));
         let outcome = if allowed {
             self.route(
@@ -251,6 +258,9 @@ impl Server {
             Route::Complete => Box::pin(self.complete(ctx, params_of(&request)))
                 .await
                 .map(Into::into),
+            Route::Tasks(method) => {
+                Box::pin(self.task_request(method, ctx.meta(), params_of(&request))).await
+            }
             Route::Listen => {
                 let offered = self.registry_read().offered;
                 let filter = Filter::parse(Some(params_of(&request)))?.honoured(offered);

@@ -10,7 +10,7 @@ use http::header::{AsHeaderName, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::Server;
-use super::admission::{Prepared, Rejection};
+use super::prepared::{Prepared, Rejection};
 use crate::McpError;
 use crate::protocol::Method;
 use crate::protocol::mcp_headers::{

@@ -14,12 +14,14 @@ mod input;
 mod mirrored_headers;
 pub mod output;
 mod panic;
+mod prepared;
 mod primitives;
 mod registry;
 mod reply;
 pub(crate) mod seal;
 mod sink;
 mod subscriptions;
+pub mod tasks;
 pub(crate) mod tool_result;
 pub mod uri_template;
 mod validation;
@@ -28,7 +30,6 @@ mod validation;
 /// [`crate::protocol`] and named here too because handlers use it.
 pub use crate::protocol::InputKind;
 pub use crate::protocol::LoggingLevel;
-pub(crate) use admission::{Prepared, Rejection};
 #[allow(deprecated)]
 pub use context::LogLevel;
 pub use context::{AskStart, RequestContext, RequestMeta};
@@ -42,9 +43,14 @@ pub use handler::{
 };
 pub use input::{AskOutcome, input_kind_for_method};
 pub use output::{FromHost, OutputError, WRAPPED_RESULT_KEY};
+pub(crate) use prepared::{Prepared, Rejection};
 pub use seal::SealKey;
 pub(crate) use sink::{NotificationReader, lazy_notification_channel};
 pub(crate) use subscriptions::ServerEvent as ServerEventView;
+pub use tasks::{
+    MemoryTaskLimits, MemoryTaskStore, StoredTask, TaskOptions, TaskStart, TaskStore,
+    TaskStoreError, TaskSupport, ToolTaskOptions,
+};
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -110,6 +116,9 @@ pub struct ServerOptions {
     pub request_state_ttl: Duration,
     /// Whether every result carries `_meta["io.modelcontextprotocol/serverInfo"]`.
     pub include_server_info: bool,
+    /// Tasks (the tasks extension): where they are kept, their TTL and
+    /// polling interval.
+    pub tasks: tasks::TaskOptions,
 }
 
 impl Default for ServerOptions {
@@ -121,6 +130,7 @@ impl Default for ServerOptions {
             seal_key: SealKey::random(),
             request_state_ttl: Duration::from_secs(600),
             include_server_info: true,
+            tasks: tasks::TaskOptions::default(),
         }
     }
 }
@@ -134,6 +144,8 @@ pub(crate) struct ServerShared {
     pub(crate) events: broadcast::Sender<ServerEvent>,
     /// Cancelled to end every open `subscriptions/listen` gracefully.
     pub(crate) closing: CancellationToken,
+    /// The tasks running in this process.
+    pub(crate) runners: Arc<tasks::Runners>,
 }
 
 /// An MCP server. Cheap to clone: clones share the registry, so a tool added
@@ -170,6 +182,7 @@ impl Server {
                 registry: RwLock::new(Registry::default()),
                 events,
                 closing: CancellationToken::new(),
+                runners: Arc::default(),
             }),
         }
     }
@@ -188,10 +201,38 @@ impl Server {
     /// are unacceptable (invalid JSON Schema, a network `$ref`, a bad name,
     /// an invalid `x-mcp-header` annotation).
     pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<(), Error> {
-        self.register(Entry::Tool(Arc::new(ToolEntry::new(
-            tool,
-            Arc::new(handler),
-        )?)));
+        self.add_tool_with(tool, ToolTaskOptions::default(), handler)
+    }
+
+    /// Registers (or replaces) a tool whose calls may become tasks (the
+    /// tasks extension, SEP-2663): with [`TaskSupport::Optional`] a call
+    /// from a client that declared the extension is answered with a task
+    /// handle while the handler goes on; [`TaskSupport::Required`] refuses
+    /// other clients with `-32021`. The server then declares the extension
+    /// in `server/discover`.
+    ///
+    /// ```
+    /// use ferromcp::server::{HandlerError, RequestContext, TaskSupport, ToolOutput, ToolTaskOptions};
+    /// use ferromcp::{Server, protocol::Tool};
+    /// let server = Server::new("demo", "1.0");
+    /// server.add_tool_with(
+    ///     Tool::new("slow", serde_json::json!({"type": "object"})),
+    ///     ToolTaskOptions { support: TaskSupport::Optional, ..Default::default() },
+    ///     |_ctx: RequestContext, _args: serde_json::Value| async move {
+    ///         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    ///         Ok::<_, HandlerError>(ToolOutput::text("done"))
+    ///     },
+    /// ).unwrap();
+    /// ```
+    pub fn add_tool_with(
+        &self,
+        tool: Tool,
+        task: ToolTaskOptions,
+        handler: impl ToolHandler,
+    ) -> Result<(), Error> {
+        let mut entry = ToolEntry::new(tool, Arc::new(handler))?;
+        entry.task = task;
+        self.register(Entry::Tool(Arc::new(entry)));
         Ok(())
     }
 

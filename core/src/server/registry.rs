@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::CacheHint;
 use super::handler::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 use super::subscriptions::{Offered, ServerEvent};
+use super::tasks::{TaskSupport, ToolTaskOptions};
 use super::uri_template::UriTemplate;
 use super::validation::CompiledSchema;
 use crate::Error;
@@ -23,6 +24,8 @@ pub(crate) struct ToolEntry {
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) header_params: Vec<HeaderParam>,
     pub(crate) handler: Arc<dyn ToolHandler>,
+    /// Whether and when its calls become tasks.
+    pub(crate) task: ToolTaskOptions,
 }
 
 /// Tool names the spec recommends (SEP-986): 1–64 of `A-Za-z0-9_./-`.
@@ -64,6 +67,7 @@ impl ToolEntry {
             output,
             header_params,
             handler,
+            task: ToolTaskOptions::default(),
         })
     }
 }
@@ -236,6 +240,7 @@ impl Registry {
         match entry {
             Entry::Tool(entry) => {
                 let mirrors = !entry.header_params.is_empty();
+                let task_capable = entry.task.support != TaskSupport::Forbidden;
                 if let Some(old) = self.tools.insert(entry.tool.name.clone(), entry)
                     && !old.header_params.is_empty()
                 {
@@ -243,6 +248,7 @@ impl Registry {
                 }
                 self.header_param_tools += usize::from(mirrors);
                 self.offered.tools = true;
+                self.offered.tasks |= task_capable;
                 ServerEvent::ToolsChanged
             }
             Entry::Resource(entry) => {

@@ -21,6 +21,8 @@ pub(crate) struct Offered {
     pub(crate) tools: bool,
     pub(crate) resources: bool,
     pub(crate) prompts: bool,
+    /// Some tool's calls may become tasks (the tasks extension).
+    pub(crate) tasks: bool,
 }
 
 /// A change worth telling subscribers about.

@@ -29,6 +29,12 @@ impl Server {
             caps.insert("completions".into(), json!({}));
         }
         caps.insert("logging".into(), json!({}));
+        if offered.tasks {
+            caps.insert(
+                "extensions".into(),
+                json!({ crate::protocol::tasks::TASKS_EXTENSION: {} }),
+            );
+        }
         Value::Object(caps)
     }
 

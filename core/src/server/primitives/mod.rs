@@ -13,21 +13,46 @@ mod discover;
 mod lists;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
+
+pub(crate) use tasks::TaskMethod;
 
 use serde_json::{Map, Value};
 
 use super::handler::{BoxFuture, HandlerError};
 use super::input::InputRound;
-use super::panic::{catch_panic, panic_message};
+use super::panic::{CatchUnwind, catch_panic, panic_message};
+use super::tasks::TaskHandoff;
 use super::{CacheHint, Server};
 use crate::McpError;
 
 /// How a handler round ended.
-enum Ran<O> {
+pub(crate) enum Ran<O> {
     Done(Result<O, HandlerError>),
     Panicked(String),
     InputRequired,
+}
+
+/// A handler's future, its panics caught.
+pub(crate) type Running<O> = CatchUnwind<BoxFuture<Result<O, HandlerError>>>;
+
+/// How [`drive_round`] stopped.
+pub(crate) enum RoundEnd<O> {
+    /// The round ended.
+    Ran(Ran<O>),
+    /// The handler asked to become a task; its future goes on elsewhere.
+    TaskAsked,
+}
+
+/// Starts a handler, isolating a panic while its future is built.
+fn start_handler<O>(
+    start: impl FnOnce() -> BoxFuture<Result<O, HandlerError>>,
+) -> Result<Running<O>, Ran<O>> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(start)) {
+        Ok(future) => Ok(catch_panic(future)),
+        Err(payload) => Err(Ran::Panicked(panic_message(payload.as_ref()))),
+    }
 }
 
 /// Runs a handler, isolating panics (while building its future or while
@@ -38,36 +63,63 @@ async fn run_handler<O>(
     input: Option<&InputRound>,
     start: impl FnOnce() -> BoxFuture<Result<O, HandlerError>>,
 ) -> Ran<O> {
-    let future = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(start)) {
+    let mut future = match start_handler(start) {
         Ok(future) => future,
-        Err(payload) => return Ran::Panicked(panic_message(payload.as_ref())),
+        Err(ran) => return ran,
     };
-    let mut future = catch_panic(future);
-    let outcome = match input {
-        Some(round) => {
+    match drive_round(input, &mut future, None).await {
+        RoundEnd::Ran(ran) => ran,
+        // Without a handoff nobody can ask.
+        RoundEnd::TaskAsked => {
+            Ran::Panicked("a task was asked for outside a task-capable call".into())
+        }
+    }
+}
+
+/// Polls a started handler until its round ends, or until it asks through
+/// `handoff` to become a task (its future is then left running).
+async fn drive_round<O>(
+    input: Option<&InputRound>,
+    future: &mut Running<O>,
+    handoff: Option<&TaskHandoff>,
+) -> RoundEnd<O> {
+    let outcome = match (input, handoff) {
+        (None, None) => future.await,
+        (input, handoff) => {
             let out = tokio::select! {
                 biased;
-                out = &mut future => Some(out),
-                _ = round.pending() => None,
+                out = &mut *future => Some(out),
+                _ = async { match input { Some(round) => round.pending().await, None => std::future::pending().await } } => None,
+                _ = async { match handoff { Some(h) => h.asked().await, None => std::future::pending().await } } => {
+                    return RoundEnd::TaskAsked;
+                }
             };
-            // An answer that did not fit ends the request with its error,
-            // whatever the handler did with it and whatever else is still
-            // unanswered: asking again would only repeat the same question.
-            if let Some(error) = round.invalid_answer() {
-                return Ran::Done(Err(HandlerError::Protocol(error)));
-            }
-            match out {
-                Some(_) if round.has_pending() => return Ran::InputRequired,
-                Some(out) => out,
-                None => return Ran::InputRequired,
+            match input {
+                Some(round) => {
+                    // An answer that did not fit ends the request with its
+                    // error, whatever the handler did with it and whatever
+                    // else is still unanswered: asking again would only
+                    // repeat the same question.
+                    if let Some(error) = round.invalid_answer() {
+                        return RoundEnd::Ran(Ran::Done(Err(HandlerError::Protocol(error))));
+                    }
+                    match out {
+                        Some(_) if round.has_pending() => return RoundEnd::Ran(Ran::InputRequired),
+                        Some(out) => out,
+                        None => return RoundEnd::Ran(Ran::InputRequired),
+                    }
+                }
+                None => match out {
+                    Some(out) => out,
+                    None => return RoundEnd::Ran(Ran::InputRequired),
+                },
             }
         }
-        None => future.await,
     };
-    match outcome {
+    RoundEnd::Ran(match outcome {
         Ok(result) => Ran::Done(result),
         Err(panic) => Ran::Panicked(panic),
-    }
+    })
 }
 
 impl Server {

@@ -5,16 +5,24 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Ran, expect_round, run_handler};
+use super::tasks::tasks_required;
+use super::{Ran, RoundEnd, drive_round, expect_round, run_handler, start_handler};
 use crate::McpError;
 use crate::protocol::jsonrpc::CallMembers;
 use crate::protocol::methods::TOOLS_CALL;
+use crate::protocol::tasks::{TASKS_EXTENSION, declares_tasks};
 use crate::server::HandlerError;
 use crate::server::Server;
+use crate::server::ToolOutput;
 use crate::server::context::RequestContext;
 use crate::server::input::InputRound;
+use crate::server::registry::ToolEntry;
 use crate::server::reply::ResultObject;
+use crate::server::tasks::TaskHandoff;
+use crate::server::tasks::{TaskStart, TaskSupport};
 use crate::server::tool_result::{error_result, into_call_tool_result};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 impl Server {
     /// Answers `tools/call`, or ends the round with `InputRequiredResult`.
@@ -44,6 +52,15 @@ impl Server {
                 .with_data(json!({ "name": name })));
         };
         let name = entry.tool.name.as_str();
+        // The tasks extension: whether this call becomes a task is the
+        // server's to decide, before the handler runs (SEP-2663).
+        let as_task = entry.task.support != TaskSupport::Forbidden
+            && declares_tasks(&ctx.meta().client_capabilities);
+        if entry.task.support == TaskSupport::Required && !as_task {
+            return Err(tasks_required(format!(
+                "Tool '{name}' runs as a task: the client must declare the {TASKS_EXTENSION} extension"
+            )));
+        }
         // The handler owns its arguments. They are copied only when the
         // round may end in an `InputRequiredResult`, whose `requestState`
         // digest covers the request's arguments as sent; a client that
@@ -70,9 +87,83 @@ impl Server {
                 error_result(&format!("Invalid arguments for tool '{name}': {problems}")).into(),
             );
         }
+        if as_task && entry.task.start == TaskStart::OnCall {
+            return self.call_as_task(ctx, entry, arguments).await;
+        }
+        if as_task {
+            return self
+                .call_until_task(ctx, entry, arguments, input, params)
+                .await;
+        }
         let handler = entry.handler.clone();
         match run_handler(input, move || handler.call(ctx, arguments)).await {
             Ran::InputRequired => Ok(self.input_required(expect_round(input)?, &*params).into()),
+            ran => Server::tool_outcome(&entry, ran),
+        }
+    }
+
+    /// A call whose handler may make it a task ([`TaskStart::ByHandler`]):
+    /// a plain call (multi round-trip questions included) until the handler
+    /// calls `ctx.start_task()`, then a task carrying on with the same
+    /// future.
+    async fn call_until_task(
+        &self,
+        ctx: RequestContext,
+        entry: Arc<ToolEntry>,
+        arguments: Value,
+        input: Option<&InputRound>,
+        params: &Map<String, Value>,
+    ) -> Result<ResultObject, McpError> {
+        // The handler's token outlives the request if the call becomes a
+        // task; until then, ending the request (dropping this future)
+        // cancels it.
+        let own = CancellationToken::new();
+        let guard = own.clone().drop_guard();
+        let ctx = ctx.with_cancel(own.clone());
+        let handoff = Arc::new(TaskHandoff::default());
+        ctx.offer_task(handoff.clone());
+        let meta = ctx.meta().clone();
+        let handler = entry.handler.clone();
+        let mut running = match start_handler(move || handler.call(ctx, arguments)) {
+            Ok(running) => running,
+            Err(ran) => return Server::tool_outcome(&entry, ran),
+        };
+        let ran = match drive_round(input, &mut running, Some(&handoff)).await {
+            RoundEnd::Ran(ran) => ran,
+            RoundEnd::TaskAsked => {
+                match self
+                    .continue_as_task(&meta, entry.clone(), running, &handoff, own)
+                    .await
+                {
+                    Ok(created) => {
+                        guard.disarm();
+                        return Ok(created);
+                    }
+                    // Not created: the handler was told, and finishes here.
+                    Err(mut running) => match drive_round(input, &mut running, None).await {
+                        RoundEnd::Ran(ran) => ran,
+                        RoundEnd::TaskAsked => Ran::Panicked("asked twice for a task".into()),
+                    },
+                }
+            }
+        };
+        match ran {
+            Ran::InputRequired => Ok(self.input_required(expect_round(input)?, params).into()),
+            ran => Server::tool_outcome(&entry, ran),
+        }
+    }
+
+    /// What a tool handler's round that did not end for input answers: its
+    /// `CallToolResult` (checked against the output schema), an `isError`
+    /// result for a tool failure or a panic, or the JSON-RPC error it
+    /// raised.
+    pub(in crate::server) fn tool_outcome(
+        entry: &ToolEntry,
+        ran: Ran<ToolOutput>,
+    ) -> Result<ResultObject, McpError> {
+        let name = entry.tool.name.as_str();
+        match ran {
+            Ran::InputRequired => Err(McpError::internal("input required outside a round")),
             Ran::Done(Ok(output)) => {
                 let result = into_call_tool_result(output, entry.output.is_some());
                 if let (Some(schema), ResultObject::Map(map)) = (&entry.output, &result)

@@ -5,10 +5,11 @@
 //! Usage: `everything-server PORT` serves Streamable HTTP at
 //! `http://127.0.0.1:PORT/mcp`; `everything-server --stdio` serves stdio.
 
+use ferromcp::McpError;
 use ferromcp::protocol::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
 use ferromcp::server::{
     CompletionOutput, HandlerError, InputKind, LoggingLevel, PromptOutput, RequestContext,
-    ResourceOutput, ResourceRequest, Server, ToolOutput,
+    ResourceOutput, ResourceRequest, Server, TaskStart, TaskSupport, ToolOutput, ToolTaskOptions,
 };
 use ferromcp::transport::http::HttpOptions;
 use serde_json::{Map, Value, json};
@@ -705,6 +706,131 @@ fn add_completion(server: &Server) {
     });
 }
 
+/// The tasks extension's fixtures (SEP-2663; the suite's `tasks-*`
+/// scenarios name them).
+fn add_task_tools(server: &Server) -> Result<(), ferromcp::Error> {
+    let optional = ToolTaskOptions {
+        support: TaskSupport::Optional,
+        start: TaskStart::OnCall,
+    };
+    server.add_tool(
+        Tool::new("greet", name_schema()).with_description("Says hello (never a task)"),
+        |_ctx, args: Value| async move {
+            let name = args["name"].as_str().unwrap_or("world");
+            Ok(ToolOutput::text(format!("Hello, {name}!")))
+        },
+    )?;
+    server.add_tool_with(
+        Tool::new(
+            "slow_compute",
+            json!({"type": "object", "properties": {
+                "seconds": {"type": "number", "minimum": 0},
+                "label": {"type": "string"}
+            }}),
+        )
+        .with_description(
+            "Sleeps `seconds` seconds, then answers (a task when the client can take one)",
+        ),
+        optional,
+        |_ctx, args: Value| async move {
+            let seconds = args["seconds"].as_f64().unwrap_or(1.0).clamp(0.0, 3600.0);
+            let label = args["label"].as_str().unwrap_or("job").to_owned();
+            tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+            Ok(ToolOutput::text(format!(
+                "Computed {label} after {seconds} s"
+            )))
+        },
+    )?;
+    server.add_tool_with(
+        Tool::new("failing_job", no_args())
+            .with_description("Fails as a tool after about a second (only as a task)"),
+        ToolTaskOptions {
+            support: TaskSupport::Required,
+            start: TaskStart::OnCall,
+        },
+        |_ctx, _args| async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Err(HandlerError::tool(
+                "The job failed: the input could not be processed",
+            ))
+        },
+    )?;
+    server.add_tool_with(
+        Tool::new("protocol_error_job", no_args())
+            .with_description("Ends with a JSON-RPC error (a failed task)"),
+        optional,
+        |_ctx, _args| async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Err(HandlerError::Protocol(McpError::internal(
+                "The job hit an internal error",
+            )))
+        },
+    )?;
+    server.add_tool_with(
+        Tool::new("confirm_delete", string_args(&["filename"]))
+            .with_description("Asks the user to confirm, then deletes (pretend)"),
+        optional,
+        |ctx: RequestContext, args: Value| async move {
+            let filename = args["filename"].as_str().unwrap_or("").to_owned();
+            let schema = json!({"type": "object", "properties": {"confirm": {"type": "boolean"}}});
+            let answer = ctx.elicit(&format!("Delete {filename}?"), schema).await?;
+            let verdict = match answer["action"].as_str() {
+                Some("accept") => format!("Deleted {filename}"),
+                _ => format!("Kept {filename}"),
+            };
+            Ok(ToolOutput::text(verdict))
+        },
+    )?;
+    server.add_tool_with(
+        Tool::new("multi_input", no_args())
+            .with_description("Asks two questions at once, then answers with both"),
+        optional,
+        |ctx: RequestContext, _args| async move {
+            let schema = json!({"type": "object", "properties": {"value": {"type": "string"}}});
+            let answers = ctx
+                .ask_all(vec![
+                    (
+                        None,
+                        InputKind::Elicitation,
+                        elicit_params("First value?", schema.clone()),
+                    ),
+                    (
+                        None,
+                        InputKind::Elicitation,
+                        elicit_params("Second value?", schema),
+                    ),
+                ])
+                .await;
+            let mut texts = Vec::new();
+            for answer in answers {
+                texts.push(answer?["content"].to_string());
+            }
+            Ok(ToolOutput::text(format!("Got {}", texts.join(" and "))))
+        },
+    )?;
+    server.add_tool_with(
+        Tool::new("test_tool_with_task", no_args())
+            .with_description("Asks for a name (multi round-trip), then finishes as a task"),
+        ToolTaskOptions {
+            support: TaskSupport::Required,
+            start: TaskStart::ByHandler,
+        },
+        |ctx: RequestContext, _args| async move {
+            let answer = ctx.elicit("What is your name?", name_schema()).await?;
+            let name = answer["content"]["name"]
+                .as_str()
+                .unwrap_or("stranger")
+                .to_owned();
+            ctx.start_task().await?;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Ok(ToolOutput::text(format!(
+                "Hello, {name}! (finished as a task)"
+            )))
+        },
+    )?;
+    Ok(())
+}
+
 fn build() -> Result<Server, ferromcp::Error> {
     let server = Server::new("ferromcp-everything-server", env!("CARGO_PKG_VERSION"));
     add_content_tools(&server)?;
@@ -714,6 +840,7 @@ fn build() -> Result<Server, ferromcp::Error> {
     add_resources(&server)?;
     add_prompts(&server)?;
     add_completion(&server);
+    add_task_tools(&server)?;
     Ok(server)
 }
 
