@@ -213,7 +213,7 @@ impl Server {
     ///
     /// ```
     /// use ferromcp::server::{HandlerError, RequestContext, TaskSupport, ToolOutput, ToolTaskOptions};
-    /// use ferromcp::{Server, protocol::Tool};
+    /// use ferromcp::{protocol::Tool, server::Server};
     /// let server = Server::new("demo", "1.0");
     /// server.add_tool_with(
     ///     Tool::new("slow", serde_json::json!({"type": "object"})),
