@@ -55,7 +55,7 @@ pub enum TaskStart {
     ByHandler,
 }
 
-/// How a tool's calls relate to tasks; see [`crate::Server::add_tool_with`].
+/// How a tool's calls relate to tasks; see [`Server::add_tool_with`](crate::server::Server::add_tool_with).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ToolTaskOptions {
     /// Whether calls may become tasks.
