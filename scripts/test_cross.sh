@@ -295,9 +295,13 @@ if wants win32-x64-gnu; then
   static_libs=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs ferromcp-static)
   x86_64-w64-mingw32-gcc -std=c11 -Wall -Werror "$tmp/app.c" -I"$prefix/include" $libs -o "$tmp/app-shared.exe"
   x86_64-w64-mingw32-gcc -std=c11 -Wall -Werror "$tmp/app.c" -I"$prefix/include" $static_libs -o "$tmp/app-static.exe"
-  x86_64-w64-mingw32-objdump -p "$tmp/app-shared.exe" | grep -q "DLL Name: ferromcp.dll" \
+  # Read into files first: with pipefail, `objdump | grep -q` fails when
+  # grep stops reading before objdump is done writing (SIGPIPE).
+  x86_64-w64-mingw32-objdump -p "$tmp/app-shared.exe" >"$tmp/app-shared.imports"
+  x86_64-w64-mingw32-objdump -p "$tmp/app-static.exe" >"$tmp/app-static.imports"
+  grep -q "DLL Name: ferromcp.dll" "$tmp/app-shared.imports" \
     || fail "the shared build does not load ferromcp.dll"
-  ! x86_64-w64-mingw32-objdump -p "$tmp/app-static.exe" | grep -q "DLL Name: ferromcp.dll" \
+  ! grep -q "DLL Name: ferromcp.dll" "$tmp/app-static.imports" \
     || fail "the static build loads ferromcp.dll"
   # As a user would: the archive's bin/ on PATH.
   export WINEPATH
@@ -318,7 +322,8 @@ if wants linux-x64-musl; then
   tar -xzf "$dir/ferromcp-$version-linux-x86_64-musl.tar.gz" -C "$prefix" --strip-components=1
   musl-gcc -std=c11 -Wall -Werror "$tmp/app.c" -I"$prefix/include" -L"$prefix/lib" -lferromcp \
     -Wl,-rpath,"$prefix/lib" -o "$tmp/app-musl"
-  readelf -l "$tmp/app-musl" | grep -q "ld-musl-x86_64" || fail "the musl program does not use musl's loader"
+  readelf -l "$tmp/app-musl" >"$tmp/app-musl.segments"
+  grep -q "ld-musl-x86_64" "$tmp/app-musl.segments" || fail "the musl program does not use musl's loader"
   # The client: this machine's wheel, in a venv.
   "$python" -m venv "$tmp/venv"
   "$tmp/venv/bin/pip" install --quiet --disable-pip-version-check --no-index \
