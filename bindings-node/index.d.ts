@@ -194,6 +194,18 @@ export interface ToolDefinition<S extends Schema = Schema> extends Decorations {
     openWorldHint?: boolean;
     [key: string]: unknown;
   };
+  /**
+   * Whether calls may become tasks (the tasks extension, SEP-2663): `true`
+   * or `'optional'` answers a client that declared the extension with a task
+   * handle while the handler goes on, other clients with the result;
+   * `'required'` refuses those with -32021.
+   */
+  task?: boolean | 'optional' | 'required';
+  /**
+   * When a call becomes a task: `'call'` (default) as it arrives, `'handler'`
+   * when the handler calls `ctx.startTask()`, so it can ask the client first.
+   */
+  taskStart?: 'call' | 'handler';
 }
 
 /**

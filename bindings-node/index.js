@@ -149,9 +149,24 @@ class Server {
    * `"<ErrorName>: <message>"`, except an {@link McpError}, which becomes a
    * JSON-RPC error.
    *
+   * `task` lets calls become tasks (the tasks extension, SEP-2663): `true`
+   * or `'optional'` answers a client that declared the extension with a task
+   * handle at once while the handler goes on (its questions then go through
+   * the task, its `ctx.signal` follows `tasks/cancel`), other clients with
+   * the result; `'required'` refuses those with -32021. `taskStart:
+   * 'handler'` waits until the handler calls `ctx.startTask()`, so it can
+   * ask first.
+   *
+   * @example
+   * server.tool('render', { task: true }, async () => {
+   *   await new Promise((done) => setTimeout(done, 60_000));
+   *   return 'done';
+   * });
+   *
    * @param {string} name
    * @param {{ description?: string, title?: string, inputSchema?: object,
-   *   outputSchema?: object, annotations?: object, icons?: object[], _meta?: object }} definition
+   *   outputSchema?: object, annotations?: object, icons?: object[], _meta?: object,
+   *   task?: boolean | 'optional' | 'required', taskStart?: 'call' | 'handler' }} definition
    * @param {(args: any, ctx: import('./native').RequestContext) => unknown} handler
    * @returns {this}
    */
@@ -163,14 +178,21 @@ class Server {
     if (typeof handler !== 'function') {
       throw new TypeError(`tool(${JSON.stringify(name)}): handler must be a function`);
     }
-    const { inputSchema = { type: 'object' }, outputSchema, scopes, ...rest } = definition ?? {};
+    const { inputSchema = { type: 'object' }, outputSchema, scopes, task, taskStart, ...rest } = definition ?? {};
     const what = `tool ${JSON.stringify(name)}`;
     const tool = { ...rest, name, inputSchema: toJsonSchema(inputSchema, 'input', `${what} inputSchema`) };
     if (outputSchema !== undefined) {
       tool.outputSchema = toJsonSchema(outputSchema, 'output', `${what} outputSchema`);
     }
     const parse = parser(inputSchema, `arguments of ${what}`);
-    this.#native.add('tool', tool, parse ? parsingFirst(parse, handler) : handler);
+    this.#native.add(
+      'tool',
+      tool,
+      parse ? parsingFirst(parse, handler) : handler,
+      null,
+      task === true ? 'optional' : task || null,
+      taskStart ?? null,
+    );
     this.#native.requireScopes('tool', name, scopesOf(scopes, what));
     return this;
   }

@@ -45,7 +45,7 @@ AUTH_EXTENSIONS="auth/client-credentials-jwt auth/client-credentials-basic auth/
 # required, as asked-for, of the languages in TASKS_LANGS, whose
 # everything-server has the tasks fixtures. The others still run them; their
 # results are reported apart until their binding has tasks.
-TASKS_LANGS="rust"
+TASKS_LANGS="rust python node c"
 TASKS_SCENARIOS="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications tasks-required-task-error tasks-mrtr-composition"
 
 expected_failures() { # language leg -> the scenarios listed for them

@@ -37,6 +37,30 @@
 #define FERROMCP_TOOL_NONBLOCKING 1
 
 /**
+ * Flag for ferromcp_server_add_tool_ex() / _json(): a call from a client
+ * that declared the tasks extension (SEP-2663) becomes a task. The client
+ * gets a task handle at once and follows it with `tasks/get`; the callback
+ * runs as usual, its asks (ferromcp_context_ask()) wait for answers sent
+ * with `tasks/update`, and `tasks/cancel` cancels it like a cancelled
+ * request (ferromcp_context_is_cancelled(), ferromcp_context_on_cancel()).
+ * Other clients get the plain result.
+ */
+#define FERROMCP_TOOL_TASK_OPTIONAL 2
+
+/**
+ * Flag: like FERROMCP_TOOL_TASK_OPTIONAL, but a client that did not declare
+ * the extension is refused with -32021 before the callback runs.
+ */
+#define FERROMCP_TOOL_TASK_REQUIRED 4
+
+/**
+ * Flag, with one of the two above: the call becomes a task only when the
+ * callback calls ferromcp_context_start_task(), so it can ask the client
+ * first (multi round-trip).
+ */
+#define FERROMCP_TOOL_TASK_BY_CALLBACK 8
+
+/**
  * The outcome of a ferromcp function. The numeric values are stable: new
  * codes are only ever added, and existing values never change meaning.
  *
@@ -1207,6 +1231,33 @@ enum ferromcp_status ferromcp_client_call_tool_async(const struct ferromcp_clien
                                                      const struct ferromcp_cancel_handle *cancel,
                                                      ferromcp_call_done_callback done,
                                                      void *userdata);
+
+/**
+ * Turns this `tools/call` into a task, for a tool registered with
+ * FERROMCP_TOOL_TASK_BY_CALLBACK: the client gets the task handle and
+ * follows the task with `tasks/get` while the callback goes on; its later
+ * asks wait for answers sent with `tasks/update`, and `tasks/cancel`
+ * cancels it. Asks made before were multi round-trip, so a callback can
+ * gather what it needs first.
+ *
+ * - `context`: borrowed.
+ * - `out_started`: receives true once the task runs (at once when it
+ *   already did), false when the call cannot become a task (the tool was
+ *   not registered so, or the client did not declare the extension): the
+ *   call then goes on as a plain request.
+ *
+ * Returns FERROMCP_OK; FERROMCP_INTERNAL when the task could not be stored
+ * (the message says why, e.g. the server's task limit; the call goes on as
+ * a plain request); FERROMCP_INVALID_STATE on a ferromcp runtime thread (a
+ * FERROMCP_TOOL_NONBLOCKING callback); FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: a thread that may block, while the call is uncompleted.
+ *
+ * # Safety
+ * `context` NULL or live; `out_started` NULL or writable.
+ */
+enum ferromcp_status ferromcp_context_start_task(const struct ferromcp_context *context,
+                                                 bool *out_started);
 
 /**
  * Whether the client cancelled the request (or went away), or the request
@@ -2382,8 +2433,9 @@ enum ferromcp_status ferromcp_server_add_tool(const struct ferromcp_server *serv
                                               ferromcp_userdata_free userdata_free);
 
 /**
- * ferromcp_server_add_tool() with flags (see FERROMCP_TOOL_NONBLOCKING;
- * 0 behaves exactly like ferromcp_server_add_tool()).
+ * ferromcp_server_add_tool() with flags (FERROMCP_TOOL_NONBLOCKING, the
+ * FERROMCP_TOOL_TASK_* flags; 0 behaves exactly like
+ * ferromcp_server_add_tool()).
  *
  * Returns FERROMCP_INVALID_ARGUMENT for unknown flag bits, and otherwise
  * what ferromcp_server_add_tool() returns. Ownership, callback and

@@ -168,6 +168,54 @@ impl ferromcp_context {
     }
 }
 
+/// Turns this `tools/call` into a task, for a tool registered with
+/// FERROMCP_TOOL_TASK_BY_CALLBACK: the client gets the task handle and
+/// follows the task with `tasks/get` while the callback goes on; its later
+/// asks wait for answers sent with `tasks/update`, and `tasks/cancel`
+/// cancels it. Asks made before were multi round-trip, so a callback can
+/// gather what it needs first.
+///
+/// - `context`: borrowed.
+/// - `out_started`: receives true once the task runs (at once when it
+///   already did), false when the call cannot become a task (the tool was
+///   not registered so, or the client did not declare the extension): the
+///   call then goes on as a plain request.
+///
+/// Returns FERROMCP_OK; FERROMCP_INTERNAL when the task could not be stored
+/// (the message says why, e.g. the server's task limit; the call goes on as
+/// a plain request); FERROMCP_INVALID_STATE on a ferromcp runtime thread (a
+/// FERROMCP_TOOL_NONBLOCKING callback); FERROMCP_NULL_ARGUMENT.
+///
+/// Threads: a thread that may block, while the call is uncompleted.
+///
+/// # Safety
+/// `context` NULL or live; `out_started` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_context_start_task(
+    context: *const ferromcp_context,
+    out_started: *mut bool,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let context = unsafe { try_from(context, "context") }?;
+        check_out(out_started, "out_started")?;
+        if tokio::task::try_id().is_some() {
+            return Err(FfiError::new(
+                ferromcp_status::FERROMCP_INVALID_STATE,
+                "cannot wait for the task on a ferromcp runtime thread \
+                 (a FERROMCP_TOOL_NONBLOCKING callback): call this from a host or own thread",
+            ));
+        }
+        let ctx = context.ctx.clone();
+        let started = ferromcp_core::runtime::get()
+            .block_on(async move { ctx.start_task().await })
+            .map_err(handler_error)?;
+        // SAFETY: checked writable above.
+        unsafe { out_started.write(started) };
+        Ok(())
+    })
+}
+
 /// Whether the client cancelled the request (or went away), or the request
 /// ended: a long-running callback should stop early (and still complete
 /// its call).

@@ -8,7 +8,9 @@ use std::ffi::{CString, c_char, c_void};
 use std::sync::Arc;
 
 use ferromcp_core::protocol::Tool;
-use ferromcp_core::server::{HandlerError, HandlerResult, RequestContext, Server, ToolOutput};
+use ferromcp_core::server::{
+    HandlerError, HandlerResult, RequestContext, Server, ToolOutput, ToolTaskOptions,
+};
 
 use crate::error::FfiError;
 use crate::ffi::Userdata;
@@ -64,6 +66,7 @@ pub(crate) fn add_tool(
     callback: ToolFn,
     userdata: Userdata,
     nonblocking: bool,
+    tasks: ToolTaskOptions,
 ) -> Result<(), FfiError> {
     let registration = Arc::new(CallbackTool {
         callback,
@@ -74,7 +77,7 @@ pub(crate) fn add_tool(
     let handler = move |context: RequestContext, arguments: Value| {
         Arc::clone(&handler_registration).call(context, arguments)
     };
-    server.add_tool(tool, handler).map_err(|error| {
+    server.add_tool_with(tool, tasks, handler).map_err(|error| {
         // Core dropped the handler; ours is now the last reference.
         registration.userdata.release();
         FfiError::from(error)

@@ -10,7 +10,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 
 use ferromcp_core::protocol::{Implementation, Tool};
-use ferromcp_core::server::{Server, ServerOptions};
+use ferromcp_core::server::{Server, ServerOptions, ToolTaskOptions};
 use ferromcp_core::transport::http::{HttpOptions, HttpServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -309,19 +309,57 @@ pub unsafe extern "C" fn ferromcp_server_add_tool(
 /// does block stalls other requests for as long as it blocks.
 pub const FERROMCP_TOOL_NONBLOCKING: u32 = 1;
 
-/// Whether `flags` ask for a non-blocking tool; unknown bits are refused.
-fn nonblocking(flags: u32) -> Result<bool, FfiError> {
-    if flags & !FERROMCP_TOOL_NONBLOCKING != 0 {
-        return Err(FfiError::new(
-            ferromcp_status::FERROMCP_INVALID_ARGUMENT,
-            format!("unknown flags {flags:#x}"),
-        ));
+/// Flag for ferromcp_server_add_tool_ex() / _json(): a call from a client
+/// that declared the tasks extension (SEP-2663) becomes a task. The client
+/// gets a task handle at once and follows it with `tasks/get`; the callback
+/// runs as usual, its asks (ferromcp_context_ask()) wait for answers sent
+/// with `tasks/update`, and `tasks/cancel` cancels it like a cancelled
+/// request (ferromcp_context_is_cancelled(), ferromcp_context_on_cancel()).
+/// Other clients get the plain result.
+pub const FERROMCP_TOOL_TASK_OPTIONAL: u32 = 2;
+
+/// Flag: like FERROMCP_TOOL_TASK_OPTIONAL, but a client that did not declare
+/// the extension is refused with -32021 before the callback runs.
+pub const FERROMCP_TOOL_TASK_REQUIRED: u32 = 4;
+
+/// Flag, with one of the two above: the call becomes a task only when the
+/// callback calls ferromcp_context_start_task(), so it can ask the client
+/// first (multi round-trip).
+pub const FERROMCP_TOOL_TASK_BY_CALLBACK: u32 = 8;
+
+/// What a tool's `flags` ask for: non-blocking, and its task settings;
+/// unknown bits and contradictions are refused.
+fn tool_flags(flags: u32) -> Result<(bool, ToolTaskOptions), FfiError> {
+    let known = FERROMCP_TOOL_NONBLOCKING
+        | FERROMCP_TOOL_TASK_OPTIONAL
+        | FERROMCP_TOOL_TASK_REQUIRED
+        | FERROMCP_TOOL_TASK_BY_CALLBACK;
+    let invalid = |why: String| FfiError::new(ferromcp_status::FERROMCP_INVALID_ARGUMENT, why);
+    if flags & !known != 0 {
+        return Err(invalid(format!("unknown flags {:#x}", flags & !known)));
     }
-    Ok(flags & FERROMCP_TOOL_NONBLOCKING != 0)
+    let support = match (
+        flags & FERROMCP_TOOL_TASK_OPTIONAL != 0,
+        flags & FERROMCP_TOOL_TASK_REQUIRED != 0,
+    ) {
+        (false, false) => None,
+        (true, false) => Some("optional"),
+        (false, true) => Some("required"),
+        (true, true) => {
+            return Err(invalid(
+                "FERROMCP_TOOL_TASK_OPTIONAL and FERROMCP_TOOL_TASK_REQUIRED exclude each other"
+                    .into(),
+            ));
+        }
+    };
+    let start = (flags & FERROMCP_TOOL_TASK_BY_CALLBACK != 0).then_some("handler");
+    let tasks = ToolTaskOptions::from_names(support, start).map_err(invalid)?;
+    Ok((flags & FERROMCP_TOOL_NONBLOCKING != 0, tasks))
 }
 
-/// ferromcp_server_add_tool() with flags (see FERROMCP_TOOL_NONBLOCKING;
-/// 0 behaves exactly like ferromcp_server_add_tool()).
+/// ferromcp_server_add_tool() with flags (FERROMCP_TOOL_NONBLOCKING, the
+/// FERROMCP_TOOL_TASK_* flags; 0 behaves exactly like
+/// ferromcp_server_add_tool()).
 ///
 /// Returns FERROMCP_INVALID_ARGUMENT for unknown flag bits, and otherwise
 /// what ferromcp_server_add_tool() returns. Ownership, callback and
@@ -395,12 +433,12 @@ unsafe fn add_tool(
     userdata: *mut c_void,
     userdata_free: ferromcp_userdata_free,
 ) -> Result<(), FfiError> {
-    let nonblocking = nonblocking(flags)?;
+    let (nonblocking, tasks) = tool_flags(flags)?;
     // SAFETY: forwarded contract.
     let server = unsafe { try_from(server, "server") }?;
     let tool = tool()?;
     let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
-    handler::add_tool(&server.server, tool, callback, userdata, nonblocking)
+    handler::add_tool(&server.server, tool, callback, userdata, nonblocking, tasks)
 }
 
 /// Registers a tool from its full definition, replacing the tool with the

@@ -398,6 +398,40 @@ static void test_elicitation_timeout_and_cancel(ferromcp_client *client) {
     ferromcp_string_free(text);
 }
 
+/* The server answers task-capable tools with a task; the client follows it
+ * to the tool's result, answering its question with the C callback. */
+static void test_tasks(ferromcp_client *client) {
+    char *text = NULL;
+    CHECK_STATUS(ferromcp_client_call_tool(client, "slow_compute",
+                                           "{\"seconds\":0.05,\"label\":\"c\"}", 0, NULL,
+                                           NULL, NULL, &text),
+                 FERROMCP_OK);
+    CHECK_CONTAINS(text, "Computed c after 0.05 s");
+    ferromcp_string_free(text);
+    text = NULL;
+    int before = atomic_load(&asked);
+    CHECK_STATUS(ferromcp_client_call_tool(client, "confirm_delete", "{\"filename\":\"a.txt\"}",
+                                           0, NULL, NULL, NULL, &text),
+                 FERROMCP_OK);
+    CHECK_CONTAINS(text, "Deleted a.txt");
+    CHECK(atomic_load(&asked) == before + 1);
+    ferromcp_string_free(text);
+    text = NULL;
+    /* A tool that fails as a tool inside its task: an isError result. */
+    CHECK_STATUS(ferromcp_client_call_tool(client, "failing_job", NULL, 0, NULL, NULL, NULL,
+                                           &text),
+                 FERROMCP_OK);
+    CHECK_CONTAINS(text, "\"isError\":true");
+    ferromcp_string_free(text);
+    text = NULL;
+    /* A JSON-RPC error ends the task failed: the call's peer error. */
+    CHECK_STATUS(ferromcp_client_call_tool(client, "protocol_error_job", NULL, 0, NULL, NULL,
+                                           NULL, &text),
+                 FERROMCP_PEER_ERROR);
+    CHECK(ferromcp_last_error_code() == -32603);
+    CHECK(text == NULL);
+}
+
 int main(void) {
     test_options_are_checked();
     test_server_exit_is_connection_closed();
@@ -423,6 +457,7 @@ int main(void) {
         test_listen(client);
         test_async(client);
         test_elicitation_timeout_and_cancel(client);
+        test_tasks(client);
         ferromcp_client_free(client);
     }
     /* Released once the connection's last task ended: soon, not at once. */

@@ -481,6 +481,22 @@ int main(void) {
                      server, "{\"name\":\"facts\",\"inputSchema\":{\"type\":\"object\"}}", 0,
                      facts, NULL, count_finalizer),
                  FERROMCP_OK);
+    /* Task flags that contradict each other, or a start without support:
+     * refused, and the userdata stays ours. */
+    CHECK_STATUS(ferromcp_server_add_tool_json(
+                     server, "{\"name\":\"both\",\"inputSchema\":{\"type\":\"object\"}}",
+                     FERROMCP_TOOL_TASK_OPTIONAL | FERROMCP_TOOL_TASK_REQUIRED, facts, NULL,
+                     count_finalizer),
+                 FERROMCP_INVALID_ARGUMENT);
+    CHECK_CONTAINS(ferromcp_last_error_message(), "exclude each other");
+    CHECK_STATUS(ferromcp_server_add_tool_json(
+                     server, "{\"name\":\"later\",\"inputSchema\":{\"type\":\"object\"}}",
+                     FERROMCP_TOOL_TASK_BY_CALLBACK, facts, NULL, count_finalizer),
+                 FERROMCP_INVALID_ARGUMENT);
+    CHECK_STATUS(ferromcp_server_add_tool_json(
+                     server, "{\"name\":\"odd\",\"inputSchema\":{\"type\":\"object\"}}", 16,
+                     facts, NULL, count_finalizer),
+                 FERROMCP_INVALID_ARGUMENT);
     /* A definition that is not a Tool: refused, and the userdata stays ours. */
     CHECK_STATUS(ferromcp_server_add_tool_json(server, "{\"title\":\"no name\"}", 0, facts, NULL,
                                                count_finalizer),

@@ -294,6 +294,42 @@ impl JsRequestContext {
         Ok(promise)
     }
 
+    /// Turns this `tools/call` into a task (a tool registered with
+    /// `taskStart: 'handler'`, for a client that declared the tasks
+    /// extension): resolves `true` once the client has the task handle,
+    /// from when the handler's questions go through the task and its
+    /// `signal` follows `tasks/cancel`; `false` when the call cannot become
+    /// a task (it goes on as a plain request).
+    ///
+    /// @example
+    /// server.tool('deploy', { task: 'optional', taskStart: 'handler' }, async (args, ctx) => {
+    ///   await ctx.elicit('Deploy?', { type: 'object', properties: {} });
+    ///   await ctx.startTask(); // the client polls from here on
+    ///   return 'deployed';
+    /// });
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn start_task<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        let ctx = self.live.context();
+        let (deferred, promise) = env.create_deferred()?;
+        ferromcp::runtime::handle().spawn(async move {
+            let outcome = match ctx {
+                Some(ctx) => Some(ctx.start_task().await),
+                None => None,
+            };
+            deferred.resolve(move |env| match outcome {
+                Some(Ok(started)) => Ok(started),
+                Some(Err(HandlerError::Protocol(mcp))) => {
+                    Err(error::to_js(&env, &ferromcp::Error::Mcp(mcp)))
+                }
+                Some(Err(HandlerError::Tool(message))) => {
+                    Err(napi::Error::new(Status::GenericFailure, message))
+                }
+                None => Err(error::to_js(&env, &ferromcp::Error::Cancelled)),
+            });
+        });
+        Ok(promise)
+    }
+
     /// On the 2025-11-25 HTTP wire, ends the SSE connection carrying this
     /// request without ending its stream: the client reconnects with
     /// `Last-Event-ID` and gets what follows. Returns whether there was such

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 
 use ferromcp::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use ferromcp::server::auth::ScopeTarget;
-use ferromcp::server::{Server, ServerOptions};
+use ferromcp::server::{Server, ServerOptions, ToolTaskOptions};
 use ferromcp::transport::http::{HttpLimits, HttpOptions, HttpServer};
 use napi::bindgen_prelude::{Function, Object};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -170,10 +170,14 @@ impl JsServer {
     /// messages or a `GetPromptResult`; a resource's returns the contents
     /// (a string, bytes, a contents item, a list of them or `{ contents }`).
     /// `cache` is the caching hint of a resource's reads (default: the
-    /// server-wide one).
+    /// server-wide one). `task` (`'optional'`, `'required'`) lets a tool's
+    /// calls become tasks (the tasks extension); `taskStart` (`'call'`,
+    /// `'handler'`) says whether at once or when the handler calls
+    /// `ctx.startTask()`.
     #[napi(
-        ts_args_type = "kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', definition: { name: string; [key: string]: unknown }, handler: (input: any, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null"
+        ts_args_type = "kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', definition: { name: string; [key: string]: unknown }, handler: (input: any, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null, task?: 'optional' | 'required' | undefined | null, taskStart?: 'call' | 'handler' | undefined | null"
     )]
+    #[allow(clippy::too_many_arguments)]
     pub fn add(
         &self,
         env: &Env,
@@ -181,13 +185,24 @@ impl JsServer {
         definition: Unknown<'_>,
         handler: Function<'_, HostCallArgs, Unknown<'static>>,
         cache: Option<JsCacheHint>,
+        task: Option<String>,
+        task_start: Option<String>,
     ) -> napi::Result<()> {
+        let target = scope_target(&kind)?;
+        if (task.is_some() || task_start.is_some()) && !matches!(target, ScopeTarget::Tool) {
+            return Err(napi::Error::new(
+                Status::InvalidArg,
+                format!("a {kind} cannot run as a task: task and taskStart are a tool's"),
+            ));
+        }
+        let tasks = ToolTaskOptions::from_names(task.as_deref(), task_start.as_deref())
+            .map_err(|why| napi::Error::new(Status::InvalidArg, why))?;
         let callback = || JsCallback::new(&handler);
-        let registration = Registration::read(env, scope_target(&kind)?, definition, callback)?;
+        let registration = Registration::read(env, target, definition, callback)?;
         let cache = cache.map(|hint| hint.to_core(env)).transpose()?;
         let server = &self.server;
         let added = match (registration, cache) {
-            (Registration::Tool(tool, handler), None) => server.add_tool(tool, handler),
+            (Registration::Tool(tool, handler), None) => server.add_tool_with(tool, tasks, handler),
             (Registration::Prompt(prompt, handler), None) => server.add_prompt(prompt, handler),
             (Registration::Resource(resource, handler), None) => {
                 server.add_resource(resource, handler)

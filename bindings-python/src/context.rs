@@ -244,6 +244,30 @@ impl PyContext {
         Ok(future)
     }
 
+    /// Turns this `tools/call` into a task (a tool registered with
+    /// `task_start="handler"`, for a client that declared the tasks
+    /// extension) and returns `True` once the client has the task handle;
+    /// `False` when the call cannot become a task. Blocks without the GIL:
+    /// for plain `def` handlers.
+    fn start_task(&self, py: Python<'_>) -> PyResult<bool> {
+        let ctx = self.inner.clone();
+        py.detach(|| ferromcp::runtime::get().block_on(async move { ctx.start_task().await }))
+            .map_err(|e| error::from_handler_error(py, e))
+    }
+
+    /// Like `start_task`, for `async def` handlers: an `asyncio.Future` of
+    /// `event_loop` resolving with the same answer.
+    fn start_task_async<'py>(&self, event_loop: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let future = event_loop.call_method0("create_future")?;
+        let target = (event_loop.clone().unbind(), future.clone().unbind());
+        let ctx = self.inner.clone();
+        ferromcp::runtime::get().spawn(async move {
+            let outcome = ctx.start_task().await.map(Value::Bool);
+            workers::submit(move |py| settle(py, target, Some(outcome)));
+        });
+        Ok(future)
+    }
+
     fn __repr__(&self) -> String {
         format!("<ferromcp.Context request_id={}>", self.inner.request_id())
     }

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use ferromcp::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use ferromcp::server::auth::ScopeTarget;
-use ferromcp::server::{CacheHint, Server, ServerOptions};
+use ferromcp::server::{CacheHint, Server, ServerOptions, ToolTaskOptions};
 use ferromcp::transport::http::{HttpLimits, HttpOptions, HttpServer};
 
 use crate::auth::PyProtection;
@@ -125,7 +125,9 @@ impl PyServer {
             &name,
             handler,
             is_async,
-            |server, native| Definition::Tool(tool).add(server, None, native),
+            |server, native| {
+                Definition::Tool(tool).add(server, None, ToolTaskOptions::default(), native)
+            },
         )
     }
 
@@ -154,7 +156,8 @@ impl PyServer {
     /// hint of a resource's reads (the missing half from the server's).
     /// Raises `ferromcp.InvalidDefinitionError` for a definition core
     /// refuses.
-    #[pyo3(signature = (kind, definition, handler, is_async, *, ttl_ms=None, cache_scope=None))]
+    #[pyo3(signature = (kind, definition, handler, is_async, *, ttl_ms=None, cache_scope=None, task=None, task_start=None))]
+    #[allow(clippy::too_many_arguments)]
     fn register(
         &self,
         kind: &str,
@@ -163,6 +166,8 @@ impl PyServer {
         is_async: bool,
         ttl_ms: Option<u64>,
         cache_scope: Option<&str>,
+        task: Option<&str>,
+        task_start: Option<&str>,
     ) -> PyResult<()> {
         let target = scope_target(kind)?;
         let cache = primitives::cache_hint(&self.server, ttl_ms, cache_scope)?;
@@ -171,10 +176,16 @@ impl PyServer {
                 "a {kind} has no caching hint: ttl_ms and cache_scope are a resource's"
             )));
         }
+        if (task.is_some() || task_start.is_some()) && !matches!(target, ScopeTarget::Tool) {
+            return Err(PyValueError::new_err(format!(
+                "a {kind} cannot run as a task: task and task_start are a tool's"
+            )));
+        }
+        let tasks = ToolTaskOptions::from_names(task, task_start).map_err(PyValueError::new_err)?;
         let definition = Definition::read(target, definition)?;
         let (handler_kind, key) = definition.key();
         self.install(handler_kind, &key, handler, is_async, |server, native| {
-            definition.add(server, cache, native)
+            definition.add(server, cache, tasks, native)
         })
     }
 
@@ -445,15 +456,19 @@ impl Definition {
     }
 
     /// Registers it in core; a resource's or a template's reads carry
-    /// `cache` when given (the server's `resource_read` hint otherwise).
+    /// `cache` when given (the server's `resource_read` hint otherwise), a
+    /// tool's calls may become tasks as `tasks` says.
     fn add(
         self,
         server: &Server,
         cache: Option<CacheHint>,
+        tasks: ToolTaskOptions,
         handler: PyHandler,
     ) -> Result<(), ferromcp::Error> {
         match (self, cache) {
-            (Self::Tool(tool), _) => server.add_tool(tool, PyToolHandler::from(handler)),
+            (Self::Tool(tool), _) => {
+                server.add_tool_with(tool, tasks, PyToolHandler::from(handler))
+            }
             (Self::Prompt(prompt), _) => server.add_prompt(prompt, handler),
             (Self::Resource(resource), None) => server.add_resource(resource, handler),
             (Self::Resource(resource), Some(hint)) => {

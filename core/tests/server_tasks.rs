@@ -431,3 +431,43 @@ async fn a_handler_starts_its_task_after_multi_round_trip_questions() {
         .await;
     assert_eq!(plain["result"]["content"][0]["text"], "plain Bo", "{plain}");
 }
+
+#[tokio::test]
+async fn listeners_hear_the_status_of_the_tasks_they_name() {
+    let mut io = Stdio::start(server(ServerOptions::default(), Flag::default()));
+    let created = io.call(call(1, "sleepy", json!({"ms": 300}))).await;
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    io.send(&request_with_meta(
+        2,
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": [task_id]}}),
+        tasks_meta(),
+    ))
+    .await;
+    let ack = io.recv().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([task_id]));
+    let done = loop {
+        let note = io.recv().await;
+        assert_eq!(note["method"], "notifications/tasks", "{note}");
+        assert_eq!(note["params"]["taskId"], task_id.as_str());
+        if note["params"]["status"] == "completed" {
+            break note;
+        }
+    };
+    assert_eq!(done["params"]["result"]["content"][0]["text"], "slept 300");
+
+    // Naming tasks needs the extension.
+    let refused = io
+        .call(request_with_meta(
+            3,
+            "subscriptions/listen",
+            json!({"notifications": {"taskIds": [task_id]}}),
+            meta(),
+        ))
+        .await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+}

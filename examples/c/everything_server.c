@@ -752,6 +752,121 @@ static void complete(void *userdata, const char *params, ferromcp_call *call) {
     free(value);
 }
 
+/* ---- the tasks extension (SEP-2663; the suite's tasks-* scenarios) ---- */
+
+TOOL(greet) {
+    UNUSED_TOOL_ARGS;
+    char *name = get(args, "/name", "world");
+    respond_text(call, format("Hello, %s!", name));
+    free(name);
+}
+
+/* Sleeps `seconds` seconds in small steps, stopping early once the call is
+ * cancelled (tasks/cancel, or the client going away). */
+TOOL(slow_compute) {
+    UNUSED_TOOL_ARGS;
+    char *seconds_text = get(args, "/seconds", "1");
+    char *label = get(args, "/label", "job");
+    double seconds = strtod(seconds_text, NULL);
+    if (!(seconds >= 0)) {
+        seconds = 0;
+    }
+    if (seconds > 3600) {
+        seconds = 3600;
+    }
+    const ferromcp_context *context = ferromcp_call_context(call);
+    for (long waited = 0; waited < (long)(seconds * 1000) && !ferromcp_context_is_cancelled(context);
+         waited += 10) {
+        sleep_ms(10);
+    }
+    respond_text(call, format("Computed %s after %s s", label, seconds_text));
+    free(seconds_text);
+    free(label);
+}
+
+TOOL(failing_job) {
+    UNUSED_TOOL_ARGS;
+    sleep_ms(1000);
+    ferromcp_call_fail(call, "The job failed: the input could not be processed");
+}
+
+TOOL(protocol_error_job) {
+    UNUSED_TOOL_ARGS;
+    sleep_ms(100);
+    ferromcp_call_fail_jsonrpc(call, -32603, "The job hit an internal error", NULL);
+}
+
+TOOL(confirm_delete) {
+    UNUSED_TOOL_ARGS;
+    char *filename = get(args, "/filename", "");
+    char *message = format("Delete %s?", filename);
+    char *answer = NULL;
+    ferromcp_status status = ferromcp_context_elicit(
+        ferromcp_call_context(call), NULL, message,
+        "{\"type\":\"object\",\"properties\":{\"confirm\":{\"type\":\"boolean\"}}}", &answer);
+    free(message);
+    if (status != FERROMCP_OK) {
+        free(filename);
+        fail_after(call, status);
+        return;
+    }
+    char *action = get(answer, "/action", "");
+    ferromcp_string_free(answer);
+    respond_text(call, format("%s %s", strcmp(action, "accept") == 0 ? "Deleted" : "Kept", filename));
+    free(action);
+    free(filename);
+}
+
+/* Two questions at once: both are asked before either answer is awaited. */
+TOOL(multi_input) {
+    UNUSED_TOOL_ARGS;
+    char *answers = NULL;
+    ferromcp_status status = ferromcp_context_ask_all(
+        ferromcp_call_context(call),
+        "[{\"kind\":\"elicitation\",\"params\":{\"mode\":\"form\",\"message\":\"First value?\","
+        "\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"value\":{\"type\":\"string\"}}}}},"
+        "{\"kind\":\"elicitation\",\"params\":{\"mode\":\"form\",\"message\":\"Second value?\","
+        "\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"value\":{\"type\":\"string\"}}}}}]",
+        &answers);
+    if (status != FERROMCP_OK) {
+        fail_after(call, status);
+        return;
+    }
+    char *first = get(answers, "/0/content", "{}");
+    char *second = get(answers, "/1/content", "{}");
+    ferromcp_string_free(answers);
+    respond_text(call, format("Got %s and %s", first, second));
+    free(first);
+    free(second);
+}
+
+/* Asks for a name (multi round-trip), then goes on as a task. */
+TOOL(tool_with_task) {
+    UNUSED_TOOL_ARGS;
+    char *answer = NULL;
+    ferromcp_status status = ferromcp_context_elicit(
+        ferromcp_call_context(call), NULL, "What is your name?",
+        "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"
+        "\"required\":[\"name\"]}",
+        &answer);
+    if (status != FERROMCP_OK) {
+        fail_after(call, status);
+        return;
+    }
+    char *name = get(answer, "/content/name", "stranger");
+    ferromcp_string_free(answer);
+    bool started = false;
+    status = ferromcp_context_start_task(ferromcp_call_context(call), &started);
+    if (status != FERROMCP_OK) {
+        free(name);
+        fail_after(call, status);
+        return;
+    }
+    sleep_ms(200);
+    respond_text(call, format("Hello, %s! (finished as a task)", name));
+    free(name);
+}
+
 /* ---- registration ---- */
 
 struct tool_def {
@@ -835,6 +950,30 @@ static const struct tool_def TOOLS[] = {
     {SIMPLE("test_trigger_prompt_change", "Adds or removes a prompt"), trigger_prompt_change},
 };
 
+struct task_tool_def {
+    const char *json;
+    uint32_t flags;
+    ferromcp_tool_callback callback;
+};
+
+static const struct task_tool_def TASK_TOOLS[] = {
+    {STRING_ARG("greet", "Says hello (never a task)", "name"), 0, greet},
+    {"{\"name\":\"slow_compute\",\"description\":\"Sleeps `seconds` seconds, then answers (a task "
+     "when the client can take one)\",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+     "\"seconds\":{\"type\":\"number\",\"minimum\":0},\"label\":{\"type\":\"string\"}}}}",
+     FERROMCP_TOOL_TASK_OPTIONAL, slow_compute},
+    {SIMPLE("failing_job", "Fails as a tool after about a second (only as a task)"),
+     FERROMCP_TOOL_TASK_REQUIRED, failing_job},
+    {SIMPLE("protocol_error_job", "Ends with a JSON-RPC error (a failed task)"),
+     FERROMCP_TOOL_TASK_OPTIONAL, protocol_error_job},
+    {STRING_ARG("confirm_delete", "Asks the user to confirm, then deletes (pretend)", "filename"),
+     FERROMCP_TOOL_TASK_OPTIONAL, confirm_delete},
+    {SIMPLE("multi_input", "Asks two questions at once, then answers with both"),
+     FERROMCP_TOOL_TASK_OPTIONAL, multi_input},
+    {SIMPLE("test_tool_with_task", "Asks for a name (multi round-trip), then finishes as a task"),
+     FERROMCP_TOOL_TASK_REQUIRED | FERROMCP_TOOL_TASK_BY_CALLBACK, tool_with_task},
+};
+
 struct prompt_def {
     const char *json;
     ferromcp_json_callback callback;
@@ -880,6 +1019,10 @@ static ferromcp_status register_all(void) {
     for (size_t i = 0; status == FERROMCP_OK && i < sizeof TOOLS / sizeof TOOLS[0]; i++) {
         status = ferromcp_server_add_tool_json(g_server, TOOLS[i].json, 0, TOOLS[i].callback,
                                                NULL, NULL);
+    }
+    for (size_t i = 0; status == FERROMCP_OK && i < sizeof TASK_TOOLS / sizeof TASK_TOOLS[0]; i++) {
+        status = ferromcp_server_add_tool_json(g_server, TASK_TOOLS[i].json, TASK_TOOLS[i].flags,
+                                               TASK_TOOLS[i].callback, NULL, NULL);
     }
     for (size_t i = 0; status == FERROMCP_OK && i < sizeof RESOURCES / sizeof RESOURCES[0]; i++) {
         status = ferromcp_server_add_resource(g_server, RESOURCES[i].json, NULL,

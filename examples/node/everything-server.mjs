@@ -11,7 +11,7 @@
 // handler that asked for input, with the answers, when the client retries)
 // and 2025-11-25 sessions (the core sends a live request to the client).
 
-import { Server, ToolResult } from '../../bindings-node/index.mjs';
+import { McpError, Server, ToolResult } from '../../bindings-node/index.mjs';
 
 /** A 1x1 transparent PNG. */
 const PNG_BASE64 =
@@ -441,6 +441,77 @@ server.prompt(
     const schema = { type: 'object', properties: { context: { type: 'string' } }, required: ['context'] };
     const answer = await ctx.elicit(form('What context should the prompt use?', schema), { key: 'user_context' });
     return `Prompt with context: ${answer.content?.context ?? ''}`;
+  },
+);
+
+// The tasks extension's fixtures (SEP-2663; the suite's tasks-* scenarios).
+server.tool('greet', { description: 'Says hello (never a task)', inputSchema: nameSchema }, ({ name }) => `Hello, ${name}!`);
+server.tool(
+  'slow_compute',
+  {
+    description: 'Sleeps `seconds` seconds, then answers (a task when the client can take one)',
+    inputSchema: { type: 'object', properties: { seconds: { type: 'number', minimum: 0 }, label: { type: 'string' } } },
+    task: true,
+  },
+  async ({ seconds = 1, label = 'job' }, ctx) => {
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, Math.min(seconds, 3600) * 1000);
+      ctx.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); });
+    });
+    return `Computed ${label} after ${seconds} s`;
+  },
+);
+server.tool(
+  'failing_job',
+  { description: 'Fails as a tool after about a second (only as a task)', inputSchema: noArgs, task: 'required' },
+  async () => {
+    await sleep(1000);
+    throw new Error('The job failed: the input could not be processed');
+  },
+);
+server.tool(
+  'protocol_error_job',
+  { description: 'Ends with a JSON-RPC error (a failed task)', inputSchema: noArgs, task: true },
+  async () => {
+    await sleep(100);
+    throw new McpError('The job hit an internal error', { code: -32603 });
+  },
+);
+server.tool(
+  'confirm_delete',
+  { description: 'Asks the user to confirm, then deletes (pretend)', inputSchema: stringArgs('filename'), task: true },
+  async ({ filename }, ctx) => {
+    const schema = { type: 'object', properties: { confirm: { type: 'boolean' } } };
+    const answer = await ctx.elicit(form(`Delete ${filename}?`, schema));
+    return answer.action === 'accept' ? `Deleted ${filename}` : `Kept ${filename}`;
+  },
+);
+server.tool(
+  'multi_input',
+  { description: 'Asks two questions at once, then answers with both', inputSchema: noArgs, task: true },
+  async (_, ctx) => {
+    const schema = { type: 'object', properties: { value: { type: 'string' } } };
+    const [first, second] = await Promise.all([
+      ctx.elicit(form('First value?', schema)),
+      ctx.elicit(form('Second value?', schema)),
+    ]);
+    return `Got ${JSON.stringify(first.content)} and ${JSON.stringify(second.content)}`;
+  },
+);
+server.tool(
+  'test_tool_with_task',
+  {
+    description: 'Asks for a name (multi round-trip), then finishes as a task',
+    inputSchema: noArgs,
+    task: 'required',
+    taskStart: 'handler',
+  },
+  async (_, ctx) => {
+    const answer = await ctx.elicit(form('What is your name?', nameSchema));
+    const name = answer.content?.name ?? 'stranger';
+    await ctx.startTask();
+    await sleep(200);
+    return `Hello, ${name}! (finished as a task)`;
   },
 );
 

@@ -462,6 +462,62 @@ async def test_input_required_result_prompt(ctx: Context) -> str:
     return f"Prompt with context: {(answer.content or {}).get('context', '')}"
 
 
+# -- the tasks extension's fixtures (SEP-2663; the suite's tasks-* scenarios) --
+
+
+@server.tool
+def greet(name: str) -> str:
+    """Says hello (never a task)"""
+    return f"Hello, {name}!"
+
+
+@server.tool(task=True)
+async def slow_compute(seconds: float = 1.0, label: str = "job") -> str:
+    """Sleeps `seconds` seconds, then answers (a task when the client can take one)"""
+    await asyncio.sleep(max(0.0, min(seconds, 3600.0)))
+    return f"Computed {label} after {seconds} s"
+
+
+@server.tool(task="required")
+def failing_job() -> str:
+    """Fails as a tool after about a second (only as a task)"""
+    time.sleep(1)
+    raise RuntimeError("The job failed: the input could not be processed")
+
+
+@server.tool(task=True)
+async def protocol_error_job() -> str:
+    """Ends with a JSON-RPC error (a failed task)"""
+    await asyncio.sleep(0.1)
+    raise ferromcp.McpError("The job hit an internal error")
+
+
+@server.tool(task=True)
+def confirm_delete(filename: str, ctx: Context) -> str:
+    """Asks the user to confirm, then deletes (pretend)"""
+    answer = ctx.elicit(f"Delete {filename}?", {"confirm": bool})
+    return f"Deleted {filename}" if answer.accepted else f"Kept {filename}"
+
+
+@server.tool(task=True)
+async def multi_input(ctx: Context) -> str:
+    """Asks two questions at once, then answers with both"""
+    first, second = await asyncio.gather(
+        ctx.elicit("First value?", {"value": str}), ctx.elicit("Second value?", {"value": str})
+    )
+    return f"Got {first.content} and {second.content}"
+
+
+@server.tool(task="required", task_start="handler")
+async def test_tool_with_task(ctx: Context) -> str:
+    """Asks for a name (multi round-trip), then finishes as a task"""
+    answer = await ctx.elicit("What is your name?", {"name": str})
+    name = (answer.content or {}).get("name", "stranger")
+    await ctx.start_task()
+    await asyncio.sleep(0.2)
+    return f"Hello, {name}! (finished as a task)"
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--stdio"]:
         server.run()

@@ -177,6 +177,8 @@ class Server:
         *,
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
+        task: str | None = None,
+        task_start: str | None = None,
     ) -> None: ...
     def remove_tool(self, name: str) -> bool: ...
     def tool_names(self) -> list[str]: ...
@@ -251,6 +253,11 @@ class Context:
         key: str | None = None,
     ) -> asyncio.Future[Any]:
         """A future of ``event_loop`` resolving with the answer."""
+    def start_task(self) -> bool:
+        """Blocks until the call is a task (``True``), or returns ``False``
+        when it cannot become one."""
+    def start_task_async(self, event_loop: asyncio.AbstractEventLoop) -> asyncio.Future[bool]:
+        """A future of ``event_loop`` resolving as ``start_task`` returns."""
 
 @final
 class ToolResult:

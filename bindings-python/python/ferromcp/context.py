@@ -482,6 +482,39 @@ class Context:
 
         return self._ask("roots", {}, key, convert)
 
+    # -- tasks --------------------------------------------------------------
+
+    def start_task(self) -> Any:
+        """Turns this call into a task; returns ``True`` once the client has
+        the task handle (awaitable in ``async def`` handlers, blocking in
+        plain ones).
+
+        For a tool registered with ``task_start="handler"``: until the
+        handler calls this, the call is a plain request, so it can first
+        ask the client (multi round-trip) and then go on as a task, asking
+        further questions through it (``tasks/update``). Returns ``False``,
+        and the call stays plain, when the tool was not registered so or the
+        client did not declare the tasks extension::
+
+            @server.tool(task="optional", task_start="handler")
+            async def deploy(env: str, ctx: ferromcp.Context) -> str:
+                answer = await ctx.elicit(f"Deploy to {env}?", {"ok": bool})
+                await ctx.start_task()  # the client polls from here on
+                await rollout(env)
+                return "deployed"
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def plain(ctx: ferromcp.Context) -> str:
+        ...     return f"task: {ctx.start_task()}"
+        >>> _example_call(server, "plain")
+        'task: False'
+        """
+        if not self._asynchronous:
+            return self._native.start_task()
+        return self._native.start_task_async(asyncio.get_running_loop())
+
     def _ask(self, kind: str, params: dict[str, Any], key: str | None, convert: Callable[[Any], T]) -> Any:
         if not self._asynchronous:
             return convert(self._native.ask(kind, params, key))

@@ -107,6 +107,8 @@ class _ToolOptions(_Options, total=False):
     input_schema: JsonSchema | None
     output_schema: JsonSchema | None
     annotations: Mapping[str, Any] | None
+    task: bool | Literal["optional", "required"] | None
+    task_start: Literal["call", "handler"] | None
 
 
 class _ResourceOptions(_Options, total=False):
@@ -283,6 +285,21 @@ class Server:
         ``auth=`` (:class:`ferromcp.Protection`); a token without them gets
         HTTP 403 ``insufficient_scope``.
 
+        ``task`` lets calls become tasks (the tasks extension, SEP-2663):
+        ``True`` or ``"optional"`` answers a client that declared the
+        extension with a task handle at once while the handler goes on (its
+        questions then go through the task, answered with ``tasks/update``;
+        its cancellation is ``tasks/cancel``), and other clients with the
+        result; ``"required"`` refuses those with
+        :class:`ferromcp.MissingRequiredClientCapabilityError`.
+        ``task_start="handler"`` waits instead until the handler calls
+        :meth:`ferromcp.Context.start_task`, so it can ask first::
+
+            @server.tool(task=True)
+            async def render(scene: str) -> str:
+                await asyncio.sleep(60)
+                return "done"
+
         A handler's exception becomes a tool result with ``isError: true``
         (``"ValueError: message"``); raise :class:`ferromcp.McpError` to
         answer with a JSON-RPC error instead.
@@ -310,7 +327,15 @@ class Server:
         _put(definition, "description", _given(options.get("description"), signature.description))
         _put(definition, "outputSchema", _given(options.get("output_schema"), signature.output_schema))
         _put_common(definition, options)
-        self._native.register("tool", definition, tool_handler(fn, signature, is_async), is_async)
+        task = options.get("task")
+        self._native.register(
+            "tool",
+            definition,
+            tool_handler(fn, signature, is_async),
+            is_async,
+            task="optional" if task is True else (task or None),
+            task_start=options.get("task_start"),
+        )
         self._native.require_scopes("tool", tool_name, list(options.get("scopes") or ()))
         self._mark_async(("tool", tool_name), is_async)
 

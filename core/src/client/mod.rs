@@ -38,6 +38,7 @@ mod options;
 mod pages;
 mod relay;
 mod rounds;
+mod tasks;
 #[cfg(test)]
 mod testing;
 mod timer;
@@ -62,6 +63,7 @@ pub use options::{
 };
 pub use pages::{ListKind, PageDemand, Pages};
 pub use relay::CallbackRelay;
+pub use tasks::ToolTask;
 
 /// One request as a transport sends it.
 pub(crate) struct OutgoingRequest {

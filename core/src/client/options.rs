@@ -192,6 +192,12 @@ pub struct ClientOptions {
     pub startup_timeout: Duration,
     /// What the client accepts from a server (sizes, queues, concurrency).
     pub limits: ClientLimits,
+    /// Whether the client declares the tasks extension (SEP-2663) and
+    /// follows a task a server answers `tools/call` with: polls it, answers
+    /// its questions with the input handlers, and returns the tool's result
+    /// (on by default). Off, servers answer with the result itself (or
+    /// `-32021` for a tool that only runs as a task).
+    pub follow_tasks: bool,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -225,6 +231,7 @@ impl Default for ClientOptions {
             probe_timeout: Duration::from_secs(5),
             startup_timeout: Duration::from_secs(30),
             limits: ClientLimits::default(),
+            follow_tasks: true,
         }
     }
 }
@@ -286,6 +293,15 @@ impl ClientOptions {
     /// server never asks for input the application cannot give.
     pub fn capabilities(&self) -> Map<String, Value> {
         let mut caps = self.extra_capabilities.clone();
+        if self.follow_tasks
+            && let Value::Object(extensions) = caps
+                .entry("extensions")
+                .or_insert_with(|| Value::Object(Map::new()))
+        {
+            extensions
+                .entry(crate::protocol::tasks::TASKS_EXTENSION)
+                .or_insert_with(|| json!({}));
+        }
         for kind in InputKind::ALL {
             if self.handler(kind).is_some() {
                 caps.insert(kind.capability().into(), json!({}));
@@ -407,14 +423,24 @@ mod tests {
             .insert("experimental".into(), json!({"x": {}}));
         assert_eq!(
             Value::Object(options.capabilities()),
-            json!({"experimental": {"x": {}}})
+            json!({"experimental": {"x": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
         );
-        let options = options
+        let mut options = options
             .on_sampling(|_| async { Ok(json!({})) })
             .on_roots(|_| async { Ok(json!({})) });
+        options.follow_tasks = false;
         assert_eq!(
             Value::Object(options.capabilities()),
             json!({"experimental": {"x": {}}, "sampling": {}, "roots": {}})
+        );
+        // Extensions the application declares are kept beside tasks.
+        options.follow_tasks = true;
+        options
+            .extra_capabilities
+            .insert("extensions".into(), json!({"a/b": {"x": 1}}));
+        assert_eq!(
+            options.capabilities()["extensions"],
+            json!({"a/b": {"x": 1}, "io.modelcontextprotocol/tasks": {}})
         );
     }
 

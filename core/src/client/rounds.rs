@@ -9,7 +9,7 @@ use super::notes::{self, NoteSender, NotificationRoute};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::Ordering;
 
-use super::{CacheMode, CallOptions, Client, OutgoingRequest, cache, era::Era};
+use super::{CacheMode, CallOptions, Client, OutgoingRequest, cache, era::Era, tasks};
 use crate::Error;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::methods::{self, Method};
@@ -33,6 +33,30 @@ impl Client {
         params: Map<String, Value>,
         options: &CallOptions,
     ) -> Result<Value, Error> {
+        let result = self.send_unfollowed(method, params, options).await?;
+        if !tasks::is_task(&result) {
+            return Ok(result);
+        }
+        // Boxed: a rare path whose future is large.
+        let follow = Box::pin(self.follow_task(result, options));
+        match &options.cancel {
+            Some(token) => tokio::select! {
+                biased;
+                _ = token.cancelled() => Err(Error::Cancelled),
+                result = follow => result,
+            },
+            None => follow.await,
+        }
+    }
+
+    /// [`Client::send`] without following a task: a `CreateTaskResult` is
+    /// returned as it came (only `tools/call` may answer with one).
+    pub(super) async fn send_unfollowed(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
         let limit = options.timeout.or(self.shared.options.timeout);
         let work = self.send_inner(method, params, options);
         let timed = async {
@@ -44,7 +68,7 @@ impl Client {
                 None => work.await,
             }
         };
-        match &options.cancel {
+        let result = match &options.cancel {
             // Cancellation first: a token fired before the call cancels it
             // even when the answer would be ready on the first poll (an
             // unbiased select picks either at random).
@@ -54,7 +78,14 @@ impl Client {
                 result = timed => result,
             },
             None => timed.await,
+        }?;
+        // A task handle (SEP-2663): only `tools/call` may answer with one.
+        if tasks::is_task(&result) && method != methods::TOOLS_CALL {
+            return Err(Error::Protocol(format!(
+                "{method} was answered with a task, which only tools/call may be"
+            )));
         }
+        Ok(result)
     }
 
     async fn send_inner(
@@ -151,7 +182,7 @@ impl Client {
         }
     }
 
-    async fn answer_input_requests(
+    pub(super) async fn answer_input_requests(
         &self,
         requests: Option<&Value>,
     ) -> Result<Map<String, Value>, Error> {

@@ -183,10 +183,13 @@ impl Session {
 
     fn notification_for(&self, event: &crate::server::ServerEventView) -> Option<Value> {
         use crate::server::ServerEventView as E;
-        if let E::ResourceUpdated(uri) = event
-            && !lock_unpoisoned(&self.subscriptions).contains(uri)
-        {
-            return None;
+        match event {
+            E::ResourceUpdated(uri) if !lock_unpoisoned(&self.subscriptions).contains(uri) => {
+                return None;
+            }
+            // The tasks extension is not defined under 2025-11-25.
+            E::Task(_) => return None,
+            _ => {}
         }
         let (method, params) = event.notification();
         // list_changed notifications carry no params at all

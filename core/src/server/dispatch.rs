@@ -263,7 +263,20 @@ impl Server {
             }
             Route::Listen => {
                 let offered = self.registry_read().offered;
-                let filter = Filter::parse(Some(params_of(&request)))?.honoured(offered);
+                let filter = Filter::parse(Some(params_of(&request)))?;
+                // SEP-2663: task notifications need the extension.
+                if filter.wants_tasks()
+                    && !crate::protocol::tasks::declares_tasks(&ctx.meta().client_capabilities)
+                {
+                    return Err(super::primitives::tasks_required(format!(
+                        "taskIds in {} need the client to declare the {} extension",
+                        crate::protocol::methods::SUBSCRIPTIONS_LISTEN,
+                        crate::protocol::tasks::TASKS_EXTENSION
+                    )));
+                }
+                let filter = filter
+                    .for_owner(super::primitives::task_owner(ctx.meta()))
+                    .honoured(offered);
                 let events = self.shared.events.subscribe();
                 // Boxed: a future is as large as its largest branch, and
                 // every request's future is allocated (see the HTTP

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 
 use super::context::RequestContext;
+use super::tasks::StoredTask;
 use crate::McpError;
 use crate::protocol::{meta, methods};
 
@@ -32,6 +33,9 @@ pub(crate) enum ServerEvent {
     PromptsChanged,
     ResourcesChanged,
     ResourceUpdated(String),
+    /// A task's new state (the tasks extension), for the listeners of its
+    /// owner that named it.
+    Task(std::sync::Arc<StoredTask>),
 }
 
 impl ServerEvent {
@@ -51,6 +55,8 @@ impl ServerEvent {
                 params.insert("uri".into(), Value::from(uri.clone()));
                 (methods::NOTIFICATIONS_RESOURCES_UPDATED, params)
             }
+            // The whole task, as `tasks/get` would answer it.
+            ServerEvent::Task(stored) => (methods::NOTIFICATIONS_TASKS, stored.task.to_map()),
         }
     }
 }
@@ -66,6 +72,10 @@ pub(crate) struct Filter {
     prompts: bool,
     resources: bool,
     uris: Vec<String>,
+    /// Tasks whose status changes are wanted (`taskIds`), of `owner`.
+    task_ids: Vec<String>,
+    /// Whose tasks the listener may hear about (see `primitives/tasks.rs`).
+    owner: Option<String>,
 }
 
 impl Filter {
@@ -99,12 +109,37 @@ impl Filter {
                 ));
             }
         };
+        let task_ids = match n.get("taskIds") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|t| {
+                    t.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| McpError::invalid_params("taskIds must be strings"))
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(McpError::invalid_params("taskIds must be an array")),
+        };
         Ok(Filter {
             tools: flag("toolsListChanged")?,
             prompts: flag("promptsListChanged")?,
             resources: flag("resourcesListChanged")?,
             uris,
+            task_ids,
+            owner: None,
         })
+    }
+
+    /// The tasks it names, if any (they need the tasks extension).
+    pub(crate) fn wants_tasks(&self) -> bool {
+        !self.task_ids.is_empty()
+    }
+
+    /// Task events are heard for `owner`'s tasks only.
+    pub(crate) fn for_owner(mut self, owner: Option<String>) -> Filter {
+        self.owner = owner;
+        self
     }
 
     /// The subset the server honours: only primitives it offers.
@@ -118,6 +153,12 @@ impl Filter {
             } else {
                 Vec::new()
             },
+            task_ids: if offered.tasks {
+                self.task_ids
+            } else {
+                Vec::new()
+            },
+            owner: self.owner,
         }
     }
 
@@ -135,6 +176,9 @@ impl Filter {
         if !self.uris.is_empty() {
             n.insert("resourceSubscriptions".into(), json!(self.uris));
         }
+        if !self.task_ids.is_empty() {
+            n.insert("taskIds".into(), json!(self.task_ids));
+        }
         Value::Object(n)
     }
 
@@ -145,6 +189,10 @@ impl Filter {
             ServerEvent::PromptsChanged => self.prompts,
             ServerEvent::ResourcesChanged => self.resources,
             ServerEvent::ResourceUpdated(uri) => self.uris.iter().any(|u| u == uri),
+            ServerEvent::Task(stored) => {
+                stored.owner == self.owner
+                    && self.task_ids.iter().any(|t| *t == stored.task.task_id)
+            }
         };
         admitted.then(|| event.notification())
     }

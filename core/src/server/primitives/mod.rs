@@ -16,7 +16,7 @@ mod resources;
 mod tasks;
 mod tools;
 
-pub(crate) use tasks::TaskMethod;
+pub(crate) use tasks::{TaskMethod, task_owner, tasks_required};
 
 use serde_json::{Map, Value};
 

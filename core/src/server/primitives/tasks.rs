@@ -53,7 +53,7 @@ pub(crate) fn tasks_required(why: String) -> McpError {
 
 /// Whose tasks a request may touch: the token's subject (or client id) on
 /// a protected server, as for legacy sessions; `None` when unprotected.
-fn task_owner(meta: &RequestMeta) -> Option<String> {
+pub(crate) fn task_owner(meta: &RequestMeta) -> Option<String> {
     meta.auth
         .as_ref()
         .and_then(|a| a.subject.clone().or_else(|| a.client_id.clone()))
@@ -203,6 +203,7 @@ impl Server {
                 store: options.store.clone(),
                 ttl: options.ttl,
                 keep_finished: options.keep_finished,
+                events: self.shared.events.clone(),
             },
             created_ms: now,
         };

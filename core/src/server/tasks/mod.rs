@@ -64,6 +64,45 @@ pub struct ToolTaskOptions {
     pub start: TaskStart,
 }
 
+impl ToolTaskOptions {
+    /// Reads a tool's task settings as hosts spell them: `support` one of
+    /// `"forbidden"` (or `None`), `"optional"`, `"required"`; `start` one of
+    /// `"call"` (or `None`), `"handler"`. The error names what was wrong.
+    ///
+    /// ```
+    /// use ferromcp::server::{TaskStart, TaskSupport, ToolTaskOptions};
+    /// let options = ToolTaskOptions::from_names(Some("required"), Some("handler")).unwrap();
+    /// assert_eq!(options.support, TaskSupport::Required);
+    /// assert_eq!(options.start, TaskStart::ByHandler);
+    /// assert!(ToolTaskOptions::from_names(Some("always"), None).is_err());
+    /// ```
+    pub fn from_names(support: Option<&str>, start: Option<&str>) -> Result<Self, String> {
+        let support = match support {
+            None | Some("forbidden") => TaskSupport::Forbidden,
+            Some("optional") => TaskSupport::Optional,
+            Some("required") => TaskSupport::Required,
+            Some(other) => {
+                return Err(format!(
+                    "task must be \"optional\", \"required\" or \"forbidden\", not {other:?}"
+                ));
+            }
+        };
+        let start = match start {
+            None | Some("call") => TaskStart::OnCall,
+            Some("handler") => TaskStart::ByHandler,
+            Some(other) => {
+                return Err(format!(
+                    "task start must be \"call\" or \"handler\", not {other:?}"
+                ));
+            }
+        };
+        if support == TaskSupport::Forbidden && start == TaskStart::ByHandler {
+            return Err("a task start needs task support (\"optional\" or \"required\")".into());
+        }
+        Ok(ToolTaskOptions { support, start })
+    }
+}
+
 /// The server's task settings (part of [`ServerOptions`](super::ServerOptions)).
 #[derive(Clone)]
 pub struct TaskOptions {

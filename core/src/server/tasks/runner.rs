@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::{StoredTask, TaskStore, now_ms};
@@ -23,6 +23,7 @@ use crate::protocol::tasks::{DetailedTask, TaskStatus, iso8601_utc};
 use crate::protocol::{InputKind, methods};
 use crate::rpc::lock_unpoisoned;
 use crate::server::context::{LiveRequester, NotificationSink};
+use crate::server::subscriptions::ServerEvent;
 
 /// Questions and answers waiting in a task's inbox. Small: a handler asks a
 /// few questions at once and the client's answers wait for the runner only
@@ -112,6 +113,8 @@ pub(crate) struct TaskWriter {
     pub(crate) ttl: Option<Duration>,
     /// `TaskOptions::keep_finished`.
     pub(crate) keep_finished: Duration,
+    /// Where listen streams hear of each change (`notifications/tasks`).
+    pub(crate) events: broadcast::Sender<ServerEvent>,
 }
 
 /// A task about to run: its first state, already in the store.
@@ -322,6 +325,11 @@ impl Run {
         if let Err(error) = self.writer.store.put(self.stored.clone()).await {
             tracing::warn!(task = %self.stored.task.task_id, %error, "task state not written");
         }
+        // No listener is no error.
+        let _ = self
+            .writer
+            .events
+            .send(ServerEvent::Task(Arc::new(self.stored.clone())));
     }
 }
 

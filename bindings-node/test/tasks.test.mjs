@@ -1,0 +1,86 @@
+// Tasks (SEP-2663) in Node: tools registered with `task` and `taskStart`,
+// served in-process and called by the Node client, which follows the task
+// to the tool's result; cancelling the call aborts the handler's signal.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { Client, Server } from '../index.mjs';
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const nameSchema = { type: 'object', properties: { name: { type: 'string' } } };
+
+let server;
+let served;
+let url;
+let aborted = false;
+
+before(async () => {
+  server = new Server({ name: 'tasks', version: '1.0.0' });
+  server.tool('slow', { inputSchema: { type: 'object', properties: { ms: { type: 'number' } } }, task: true }, async ({ ms = 10 }, ctx) => {
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      ctx.signal.addEventListener('abort', () => {
+        aborted = true;
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    return `slept ${ms}`;
+  });
+  server.tool('confirm', { task: 'optional' }, async (_, ctx) => {
+    const answer = await ctx.elicit({ mode: 'form', message: 'Name?', requestedSchema: nameSchema });
+    return `hello ${answer.content?.name}`;
+  });
+  server.tool('later', { task: 'required', taskStart: 'handler' }, async (_, ctx) => {
+    const answer = await ctx.elicit({ mode: 'form', message: 'Name?', requestedSchema: nameSchema });
+    const started = await ctx.startTask();
+    await sleep(20);
+    return `${answer.content?.name} started=${started}`;
+  });
+  server.tool('plain', {}, async (_, ctx) => `started=${await ctx.startTask()}`);
+  await new Promise((resolve, reject) => {
+    served = server.serveHttp({ port: 0, onListening: (address) => resolve((url = address.url)) });
+    served.catch(reject);
+  });
+});
+
+after(async () => {
+  server.close();
+  await served;
+});
+
+const onElicitation = async () => ({ action: 'accept', content: { name: 'Ada' } });
+
+test('the client follows tasks to their results and answers their questions', async () => {
+  const client = await Client.http(url, { onElicitation });
+  try {
+    assert.equal((await client.callTool('slow', { ms: 30 })).content[0].text, 'slept 30');
+    assert.equal((await client.callTool('confirm')).content[0].text, 'hello Ada');
+    assert.equal((await client.callTool('later')).content[0].text, 'Ada started=true');
+    assert.equal((await client.callTool('plain')).content[0].text, 'started=false');
+  } finally {
+    await client.close();
+  }
+});
+
+test('aborting the call cancels the task and aborts the handler', async () => {
+  const client = await Client.http(url);
+  try {
+    const controller = new AbortController();
+    const call = client.callTool('slow', { ms: 60_000 }, { signal: controller.signal });
+    await sleep(300);
+    controller.abort();
+    await assert.rejects(call);
+    for (let i = 0; i < 200 && !aborted; i++) await sleep(25);
+    assert.ok(aborted, 'tasks/cancel reached the handler');
+  } finally {
+    await client.close();
+  }
+});
+
+test('task options are checked', () => {
+  const bad = new Server({ name: 'bad', version: '1' });
+  assert.throws(() => bad.tool('x', { task: 'always' }, () => 'x'), /task must be/);
+  assert.throws(() => bad.tool('y', { task: true, taskStart: 'later' }, () => 'y'), /task start/);
+});

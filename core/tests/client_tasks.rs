@@ -1,0 +1,217 @@
+//! The Rust client following tasks (SEP-2663) of the Rust server, over
+//! stdio and Streamable HTTP: `call_tool` gives the tool's result whether the
+//! server answered with it or with a task, answers the task's questions with
+//! the input handlers, and cancelling the call cancels the task.
+
+use ferromcp::client::{CallOptions, Client, ClientOptions};
+use ferromcp::protocol::Tool;
+use ferromcp::server::{
+    HandlerError, InputKind, RequestContext, Server, TaskStart, TaskSupport, ToolOutput,
+    ToolTaskOptions,
+};
+use ferromcp::transport::http::{HttpOptions, HttpServer};
+use ferromcp_testkit::Flag;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+fn task(support: TaskSupport) -> ToolTaskOptions {
+    ToolTaskOptions {
+        support,
+        start: TaskStart::OnCall,
+    }
+}
+
+/// `slow` (an optional task sleeping `ms`, flagging when its future is
+/// dropped), `ask` (a task that asks the user a question) and `only_task`.
+fn server(dropped: Flag) -> Server {
+    let server = Server::new("tasks-test", "1.0.0");
+    server
+        .add_tool_with(
+            Tool::new("slow", json!({"type": "object"})),
+            task(TaskSupport::Optional),
+            move |_ctx: RequestContext, args: Value| {
+                let dropped = dropped.clone();
+                async move {
+                    let _guard = dropped.on_drop();
+                    let ms = args["ms"].as_u64().unwrap_or(10);
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok::<_, HandlerError>(ToolOutput::text(format!("slept {ms}")))
+                }
+            },
+        )
+        .unwrap();
+    server
+        .add_tool_with(
+            Tool::new("ask", json!({"type": "object"})),
+            task(TaskSupport::Optional),
+            |ctx: RequestContext, _args| async move {
+                let answer = ctx
+                    .ask(
+                        None,
+                        InputKind::Elicitation,
+                        json!({"mode": "form", "message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}),
+                    )
+                    .await?;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Ok::<_, HandlerError>(ToolOutput::text(format!(
+                    "hello {}",
+                    answer["content"]["name"].as_str().unwrap_or("?")
+                )))
+            },
+        )
+        .unwrap();
+    server
+        .add_tool_with(
+            Tool::new("only_task", json!({"type": "object"})),
+            task(TaskSupport::Required),
+            |_ctx, _args| async { Ok(ToolOutput::text("as a task")) },
+        )
+        .unwrap();
+    server
+}
+
+fn options() -> ClientOptions {
+    ClientOptions::default().on_elicitation(|_params| async {
+        Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+    })
+}
+
+async fn clients(server: &Server, options: ClientOptions) -> Vec<(&'static str, Client)> {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    tokio::spawn(ferromcp::transport::stdio::serve(
+        server.clone(),
+        server_read,
+        server_write,
+    ));
+    let (client_read, client_write) = tokio::io::split(client_io);
+    let stdio = Client::connect_stream(client_read, client_write, options.clone());
+    let bound = HttpServer::bind(server.clone(), HttpOptions::localhost(0))
+        .await
+        .unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        bound.local_addr().unwrap().port()
+    );
+    tokio::spawn(bound.run());
+    let http = Client::connect_http_with(&url, options).await.unwrap();
+    vec![("stdio", stdio), ("http", http)]
+}
+
+fn text(result: &ferromcp::protocol::CallToolResult) -> String {
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn call_tool_follows_a_task_to_its_result_and_answers_its_questions() {
+    let server = server(Flag::default());
+    for (wire, client) in clients(&server, options()).await {
+        let result = client.call_tool("slow", json!({"ms": 30})).await.unwrap();
+        assert_eq!(text(&result), "slept 30", "{wire}");
+        let result = client.call_tool("ask", json!({})).await.unwrap();
+        assert_eq!(text(&result), "hello Ada", "{wire}");
+        let result = client.call_tool("only_task", json!({})).await.unwrap();
+        assert_eq!(text(&result), "as a task", "{wire}");
+    }
+}
+
+#[tokio::test]
+async fn cancelling_the_call_cancels_the_task() {
+    let dropped = Flag::default();
+    let server = server(dropped.clone());
+    let (_, client) = clients(&server, options()).await.remove(1);
+    let cancel = CancellationToken::new();
+    let call_options = CallOptions {
+        cancel: Some(cancel.clone()),
+        ..CallOptions::default()
+    };
+    let call = client.call_tool_with("slow", json!({"ms": 60_000}), &call_options);
+    let canceller = async {
+        // Long enough for the task to exist and be polled once.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(call, canceller);
+    assert!(
+        matches!(result, Err(ferromcp::Error::Cancelled)),
+        "{result:?}"
+    );
+    dropped
+        .wait("the server dropped the cancelled task's handler")
+        .await;
+}
+
+#[tokio::test]
+async fn a_client_that_does_not_follow_tasks_gets_plain_results() {
+    let server = server(Flag::default());
+    let mut plain = options();
+    plain.follow_tasks = false;
+    for (wire, client) in clients(&server, plain).await {
+        let result = client.call_tool("slow", json!({"ms": 1})).await.unwrap();
+        assert_eq!(text(&result), "slept 1", "{wire}");
+        let refused = client.call_tool("only_task", json!({})).await.unwrap_err();
+        match refused {
+            ferromcp::Error::Mcp(e) => assert_eq!(e.code, -32021, "{wire}"),
+            other => panic!("{wire}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_task_handle_shows_the_status_takes_answers_and_cancels() {
+    let server = server(Flag::default());
+    // No input handler, but the capability: the caller answers the task's
+    // question itself.
+    let mut options = ClientOptions::default();
+    options
+        .extra_capabilities
+        .insert("elicitation".into(), json!({}));
+    let (_, client) = clients(&server, options).await.remove(1);
+    let task = client
+        .start_tool_task("ask", json!({}), &CallOptions::default())
+        .await
+        .unwrap();
+    let id = task.id().expect("a task").to_owned();
+    let state = loop {
+        let state = task.refresh().await.unwrap();
+        match state["status"].as_str() {
+            Some("input_required") => break state,
+            Some("working") => tokio::time::sleep(Duration::from_millis(10)).await,
+            _ => panic!("{state}"),
+        }
+    };
+    let key = state["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let mut answers = serde_json::Map::new();
+    answers.insert(key, json!({"action": "accept", "content": {"name": "Bo"}}));
+    task.respond(answers).await.unwrap();
+    // Followed to the end (the answered question is not asked again).
+    assert_eq!(text(&task.result().await.unwrap()), "hello Bo");
+    // Resumed by id: the final state.
+    let resumed = client.tool_task(&id);
+    assert_eq!(resumed.refresh().await.unwrap()["status"], "completed");
+    assert_eq!(text(&resumed.result().await.unwrap()), "hello Bo");
+
+    let slow = client
+        .start_tool_task("slow", json!({"ms": 60_000}), &CallOptions::default())
+        .await
+        .unwrap();
+    slow.cancel().await.unwrap();
+    for _ in 0..1000 {
+        if slow.refresh().await.unwrap()["status"] == "cancelled" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(slow.last()["status"], "cancelled");
+    assert!(slow.result().await.is_err());
+}
