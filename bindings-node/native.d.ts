@@ -223,6 +223,22 @@ export declare class RequestContext {
    */
   requestInputs(asks: Array<{ kind: 'elicitation' | 'sampling' | 'roots'; params: Record<string, unknown>; key?: string | null }>): Promise<Array<{ value?: Record<string, unknown>; error?: { message: string; code: number | null; kind: string | null; data?: unknown } }>>
   /**
+   * Turns this `tools/call` into a task (a tool registered with
+   * `taskStart: 'handler'`, for a client that declared the tasks
+   * extension): resolves `true` once the client has the task handle,
+   * from when the handler's questions go through the task and its
+   * `signal` follows `tasks/cancel`; `false` when the call cannot become
+   * a task (it goes on as a plain request).
+   *
+   * @example
+   * server.tool('deploy', { task: 'optional', taskStart: 'handler' }, async (args, ctx) => {
+   *   await ctx.elicit('Deploy?', { type: 'object', properties: {} });
+   *   await ctx.startTask(); // the client polls from here on
+   *   return 'deployed';
+   * });
+   */
+  startTask(): Promise<boolean>
+  /**
    * On the 2025-11-25 HTTP wire, ends the SSE connection carrying this
    * request without ending its stream: the client reconnects with
    * `Last-Event-ID` and gets what follows. Returns whether there was such
@@ -275,9 +291,12 @@ export declare class Server {
    * messages or a `GetPromptResult`; a resource's returns the contents
    * (a string, bytes, a contents item, a list of them or `{ contents }`).
    * `cache` is the caching hint of a resource's reads (default: the
-   * server-wide one).
+   * server-wide one). `task` (`'optional'`, `'required'`) lets a tool's
+   * calls become tasks (the tasks extension); `taskStart` (`'call'`,
+   * `'handler'`) says whether at once or when the handler calls
+   * `ctx.startTask()`.
    */
-  add(kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', definition: { name: string; [key: string]: unknown }, handler: (input: any, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null): void
+  add(kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', definition: { name: string; [key: string]: unknown }, handler: (input: any, ctx: RequestContext) => unknown, cache?: CacheHint | undefined | null, task?: 'optional' | 'required' | undefined | null, taskStart?: 'call' | 'handler' | undefined | null): void
   /**
    * Requires `scopes` of the bearer token of requests that use the
    * `kind` (`"tool"`, `"resource"`, `"resourceTemplate"`, `"prompt"`)

@@ -454,9 +454,13 @@ server.tool(
     task: true,
   },
   async ({ seconds = 1, label = 'job' }, ctx) => {
-    await new Promise((resolve) => {
+    // Stops early once cancelled (tasks/cancel aborts the signal).
+    await new Promise((/** @type {(value?: unknown) => void} */ resolve) => {
       const timer = setTimeout(resolve, Math.min(seconds, 3600) * 1000);
-      ctx.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); });
+      ctx.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
     });
     return `Computed ${label} after ${seconds} s`;
   },
