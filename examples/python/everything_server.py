@@ -502,9 +502,9 @@ def confirm_delete(filename: str, ctx: Context) -> str:
 @server.tool(task=True)
 async def multi_input(ctx: Context) -> str:
     """Asks two questions at once, then answers with both"""
-    first, second = await asyncio.gather(
-        ctx.elicit("First value?", {"value": str}), ctx.elicit("Second value?", {"value": str})
-    )
+    # A JSON Schema with nothing required: the suite answers with fields of its own.
+    schema = {"type": "object", "properties": {"value": {"type": "string"}}}
+    first, second = await asyncio.gather(ctx.elicit("First value?", schema), ctx.elicit("Second value?", schema))
     return f"Got {first.content} and {second.content}"
 
 
