@@ -654,9 +654,13 @@ async fn answers_input_requests_over_several_rounds() {
 
 #[tokio::test]
 async fn declares_capabilities_only_for_registered_handlers() {
+    // Without handlers: only the tasks extension (the client follows tasks).
     let h = harness(Kind::Stdio, ClientOptions::default()).await;
     let none = h.client.call_tool("caps", json!({})).await.unwrap();
-    assert_eq!(serde_json::to_value(&none.content).unwrap()[0]["text"], "");
+    assert_eq!(
+        serde_json::to_value(&none.content).unwrap()[0]["text"],
+        "extensions"
+    );
     let err = h
         .client
         .call_tool("interview", json!({}))
@@ -670,8 +674,13 @@ async fn declares_capabilities_only_for_registered_handlers() {
     let all = h.client.call_tool("caps", json!({})).await.unwrap();
     assert_eq!(
         serde_json::to_value(&all.content).unwrap()[0]["text"],
-        "elicitation,roots,sampling"
+        "elicitation,extensions,roots,sampling"
     );
+    let mut plain = ClientOptions::default();
+    plain.follow_tasks = false;
+    let h = harness(Kind::Stdio, plain).await;
+    let none = h.client.call_tool("caps", json!({})).await.unwrap();
+    assert_eq!(serde_json::to_value(&none.content).unwrap()[0]["text"], "");
 }
 
 #[tokio::test]
