@@ -676,8 +676,10 @@ async fn declares_capabilities_only_for_registered_handlers() {
         serde_json::to_value(&all.content).unwrap()[0]["text"],
         "elicitation,extensions,roots,sampling"
     );
-    let mut plain = ClientOptions::default();
-    plain.follow_tasks = false;
+    let plain = ClientOptions {
+        follow_tasks: false,
+        ..ClientOptions::default()
+    };
     let h = harness(Kind::Stdio, plain).await;
     let none = h.client.call_tool("caps", json!({})).await.unwrap();
     assert_eq!(serde_json::to_value(&none.content).unwrap()[0]["text"], "");
