@@ -48,6 +48,13 @@ AUTH_EXTENSIONS="auth/client-credentials-jwt auth/client-credentials-basic auth/
 TASKS_LANGS="rust python node c"
 TASKS_SCENARIOS="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications tasks-required-task-error tasks-mrtr-composition"
 
+# The skills extension's server scenarios (issue 28): not part of a
+# revision's requirements run, so each runs on its own
+# (`conformance server --scenario`) against the languages in SKILLS_LANGS,
+# whose everything-server publishes examples/skills.
+SKILLS_LANGS="rust"
+SKILLS_SERVER_SCENARIOS="sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest"
+
 expected_failures() { # language leg -> the scenarios listed for them
   grep -v '^\s*#' "$suite_dir/expected-failures.txt" 2>/dev/null \
     | awk -v lang="$1" -v leg="$2" 'NF >= 3 && $1 == lang && $2 == leg {print $3}' || true
@@ -152,6 +159,21 @@ run_server_leg() { # language revision label pending
       pending="${pending:+$pending }$TASKS_SCENARIOS"
     else
       echo "$lang $3: the tasks extension scenarios are not implemented yet in this language and not counted"
+    fi
+    if grep -qw "$lang" <<<"$SKILLS_LANGS"; then
+      local s
+      for s in $SKILLS_SERVER_SCENARIOS; do
+        conformance server --url "http://127.0.0.1:$port/mcp" --scenario "$s" >"$out.$s" 2>&1 || true
+        # A single scenario's run prints no summary: its "Passed" line says it.
+        if grep -Eq '^Passed: ([0-9]+)/\1, 0 failed' "$out.$s"; then
+          echo "✓ $s: $(grep -E '^Passed:' "$out.$s")" >>"$out.summary"
+        else
+          echo "✗ $s: $(grep -E '^Passed:' "$out.$s" || echo 'no result')" >>"$out.summary"
+        fi
+      done
+      pending="${pending:+$pending }$SKILLS_SERVER_SCENARIOS"
+    else
+      echo "$lang $3: the skills extension scenarios are not implemented yet in this language and not counted"
     fi
   fi
   score "$lang" "$3" "$out.summary" "$(required_scenarios "$revision" Server)" "$pending"

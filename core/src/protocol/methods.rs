@@ -48,6 +48,12 @@ pub const TASKS_RESULT: &str = "tasks/result";
 pub const TASKS_LIST: &str = "tasks/list";
 /// `tasks/cancel` (the tasks extension; also 2025-11-25's experimental tasks).
 pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// `skills/list` (the skills extension: the skills a server publishes).
+pub const SKILLS_LIST: &str = "skills/list";
+/// `skills/get` (the skills extension: one skill's entry by URI).
+pub const SKILLS_GET: &str = "skills/get";
+/// `resources/directory/read` (the skills extension: a directory's children).
+pub const RESOURCES_DIRECTORY_READ: &str = "resources/directory/read";
 /// `elicitation/create` (server -> client).
 pub const ELICITATION_CREATE: &str = "elicitation/create";
 /// `sampling/createMessage` (server -> client).
@@ -205,6 +211,12 @@ method_table! {
     TasksList = TASKS_LIST, false, Either, Legacy;
     /// `tasks/cancel`.
     TasksCancel = TASKS_CANCEL, false, Either, LegacyAndExtension;
+    /// `skills/list`.
+    SkillsList = SKILLS_LIST, false, Client, Extension;
+    /// `skills/get`.
+    SkillsGet = SKILLS_GET, false, Client, Extension;
+    /// `resources/directory/read`.
+    ResourcesDirectoryRead = RESOURCES_DIRECTORY_READ, false, Client, Extension;
     /// `elicitation/create`.
     ElicitationCreate = ELICITATION_CREATE, false, Server, Both;
     /// `sampling/createMessage`.

@@ -11,6 +11,7 @@ pub mod mcp_headers;
 pub mod meta;
 mod meta_members;
 pub mod methods;
+pub mod skills;
 pub mod tasks;
 mod types;
 pub mod versions;

@@ -68,6 +68,7 @@ impl Server {
             Route::List(ListKind::Prompts) | Route::PromptsGet => offered.prompts,
             Route::Complete => registry.completion.is_some(),
             Route::Tasks(_) => offered.tasks,
+            Route::Skills(_) => offered.skills,
         }
     }
 

@@ -16,7 +16,7 @@ use super::Server;
 use super::context::{InputMode, LiveRequester, NotificationSink, RequestContext, RequestMeta};
 use super::input::InputRound;
 use super::prepared::Prepared;
-use super::primitives::TaskMethod;
+use super::primitives::{SkillMethod, TaskMethod};
 use super::registry::ListKind;
 use super::reply::{Reply, ReplyMessage, ResultObject};
 use super::subscriptions::{Filter, listen};
@@ -36,6 +36,9 @@ pub(crate) enum Route {
     Listen,
     /// `tasks/get`, `tasks/update`, `tasks/cancel` (the tasks extension).
     Tasks(TaskMethod),
+    /// `skills/list`, `skills/get`, `resources/directory/read` (the skills
+    /// extension).
+    Skills(SkillMethod),
 }
 
 impl Route {
@@ -54,6 +57,9 @@ impl Route {
             Method::TasksGet => Route::Tasks(TaskMethod::Get),
             Method::TasksUpdate => Route::Tasks(TaskMethod::Update),
             Method::TasksCancel => Route::Tasks(TaskMethod::Cancel),
+            Method::SkillsList => Route::Skills(SkillMethod::List),
+            Method::SkillsGet => Route::Skills(SkillMethod::Get),
+            Method::ResourcesDirectoryRead => Route::Skills(SkillMethod::DirectoryRead),
             _ => return None,
         })
     }
@@ -257,6 +263,9 @@ impl Server {
             }
             Route::Complete => Box::pin(self.complete(ctx, params_of(&request)))
                 .await
+                .map(Into::into),
+            Route::Skills(method) => self
+                .skill_request(method, params_of(&request))
                 .map(Into::into),
             Route::Tasks(method) => {
                 Box::pin(self.task_request(method, ctx.meta(), params_of(&request))).await

@@ -20,6 +20,7 @@ mod registry;
 mod reply;
 pub(crate) mod seal;
 mod sink;
+mod skills;
 mod subscriptions;
 pub mod tasks;
 pub(crate) mod tool_result;
@@ -46,6 +47,7 @@ pub use output::{FromHost, OutputError, WRAPPED_RESULT_KEY};
 pub(crate) use prepared::{Prepared, Rejection};
 pub use seal::SealKey;
 pub(crate) use sink::{NotificationReader, lazy_notification_channel};
+pub use skills::SkillFile;
 pub(crate) use subscriptions::ServerEvent as ServerEventView;
 pub use tasks::{
     MemoryTaskLimits, MemoryTaskStore, StoredTask, TaskOptions, TaskStart, TaskStore,

@@ -195,6 +195,9 @@ pub(crate) struct Registry {
     pub(crate) header_param_tools: usize,
     /// Scopes a bearer token needs per primitive (protected HTTP servers).
     pub(crate) scopes: super::auth::RequiredScopes,
+    /// Published skills by their `SKILL.md` URI, in registration order
+    /// (their files are in `resources`).
+    pub(crate) skills: Keyed<super::skills::SkillEntry>,
 }
 
 fn page<'a, T: 'a>(

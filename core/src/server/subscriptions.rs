@@ -24,6 +24,8 @@ pub(crate) struct Offered {
     pub(crate) prompts: bool,
     /// Some tool's calls may become tasks (the tasks extension).
     pub(crate) tasks: bool,
+    /// Skills are published (the skills extension).
+    pub(crate) skills: bool,
 }
 
 /// A change worth telling subscribers about.

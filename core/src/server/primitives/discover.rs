@@ -29,11 +29,19 @@ impl Server {
             caps.insert("completions".into(), json!({}));
         }
         caps.insert("logging".into(), json!({}));
+        let mut extensions = Map::new();
         if offered.tasks {
-            caps.insert(
-                "extensions".into(),
-                json!({ crate::protocol::tasks::TASKS_EXTENSION: {} }),
+            extensions.insert(crate::protocol::tasks::TASKS_EXTENSION.into(), json!({}));
+        }
+        if offered.skills {
+            // Settings inline under the identifier (SEP-2133).
+            extensions.insert(
+                crate::protocol::skills::SKILLS_EXTENSION.into(),
+                json!({"directoryRead": true}),
             );
+        }
+        if !extensions.is_empty() {
+            caps.insert("extensions".into(), Value::Object(extensions));
         }
         Value::Object(caps)
     }

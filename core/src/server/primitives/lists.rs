@@ -48,14 +48,18 @@ impl Server {
 
     /// Cursors are sealed offsets bound to the list they page through, so a
     /// client cannot forge one or reuse one across lists.
-    fn make_cursor(&self, list: &str, offset: usize) -> String {
+    pub(super) fn make_cursor(&self, list: &str, offset: usize) -> String {
         self.shared
             .options
             .seal_key
             .seal(&format!("cursor:{list}"), offset.to_string().as_bytes())
     }
 
-    fn read_cursor(&self, list: &str, params: &Map<String, Value>) -> Result<usize, McpError> {
+    pub(super) fn read_cursor(
+        &self,
+        list: &str,
+        params: &Map<String, Value>,
+    ) -> Result<usize, McpError> {
         let cursor = match params.get("cursor") {
             None | Some(Value::Null) => return Ok(0),
             Some(Value::String(c)) => c,

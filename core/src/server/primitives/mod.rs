@@ -13,9 +13,11 @@ mod discover;
 mod lists;
 mod prompts;
 mod resources;
+mod skills;
 mod tasks;
 mod tools;
 
+pub(crate) use skills::SkillMethod;
 pub(crate) use tasks::{TaskMethod, task_owner, tasks_required};
 
 use serde_json::{Map, Value};

@@ -841,6 +841,8 @@ fn build() -> Result<Server, ferromcp::Error> {
     add_prompts(&server)?;
     add_completion(&server);
     add_task_tools(&server)?;
+    // The skills extension's fixture (SEP-2640): examples/skills.
+    server.add_skills_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../skills"))?;
     Ok(server)
 }
 
