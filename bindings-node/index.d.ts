@@ -417,6 +417,20 @@ export declare class Server {
   removePrompt(name: string): boolean;
 
   /**
+   * Publishes every skill under `path` (the skills extension, SEP-2640) and
+   * returns their `SKILL.md` URIs: each directory holding a `SKILL.md`
+   * whose YAML frontmatter names it is a skill; its files become `skill://`
+   * resources and `skills/list` lists it with each file's digest and size.
+   * Throws an {@link McpError} naming what is wrong.
+   *
+   * @example
+   * ```js
+   * server.addSkills('./skills'); // ['skill://git-workflow/SKILL.md', ...]
+   * ```
+   */
+  addSkills(path: string): string[];
+
+  /**
    * Sets the completion provider for arguments and variables without a
    * completer of their own; returns the server, for chaining.
    *

@@ -353,6 +353,22 @@ class Server {
   }
 
   /**
+   * Publishes every skill under `path` (the skills extension, SEP-2640) and
+   * returns their `SKILL.md` URIs: each directory holding a `SKILL.md`
+   * (YAML frontmatter with `name` equal to the directory's name and a
+   * `description`) is a skill; its files become `skill://` resources, read
+   * once now, and `skills/list` lists it with each file's digest and size.
+   * Throws an {@link McpError} (kind `invalidDefinition`) naming what is wrong.
+   * @example
+   * server.addSkills('./skills'); // ['skill://git-workflow/SKILL.md', ...]
+   * @param {string} path
+   * @returns {string[]}
+   */
+  addSkills(path) {
+    return this.#native.addSkills(String(path));
+  }
+
+  /**
    * Sets the completion provider for every argument and variable that has
    * no completer of its own: `handler(params, ctx)` gets the whole
    * `completion/complete` params (`ref`, `argument`, `context`). Returns

@@ -322,6 +322,13 @@ export declare class Server {
    * streams, and to 2025-11-25 sessions that subscribed).
    */
   notifyResourceUpdated(uri: string): void
+  /**
+   * Publishes every skill (a directory holding a `SKILL.md`) under `path`
+   * (the skills extension, SEP-2640): its files become `skill://`
+   * resources and `skills/list` lists it. Returns the `SKILL.md` URIs;
+   * throws an `McpError` (kind `invalidDefinition`) naming what is wrong.
+   */
+  addSkills(path: string): Array<string>
   /** Names of the registered tools, in listing order. */
   get toolNames(): Array<string>
   /**

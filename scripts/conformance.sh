@@ -52,7 +52,7 @@ TASKS_SCENARIOS="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields 
 # revision's requirements run, so each runs on its own
 # (`conformance server --scenario`) against the languages in SKILLS_LANGS,
 # whose everything-server publishes examples/skills.
-SKILLS_LANGS="rust"
+SKILLS_LANGS="rust python node c"
 SKILLS_SERVER_SCENARIOS="sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest"
 
 expected_failures() { # language leg -> the scenarios listed for them

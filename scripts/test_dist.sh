@@ -31,7 +31,7 @@ fail() { echo "test-dist: FAILED: $*" >&2; exit 1; }
 # by relative path; a user's copy imports the package.
 examples=$tmp/examples
 mkdir -p "$examples"
-cp -r examples/python examples/node "$examples/"
+cp -r examples/python examples/node examples/skills "$examples/"
 sed -i "s#'\.\./\.\./bindings-node/index\.mjs'#'ferromcp'#g" "$examples"/node/*.mjs
 if grep -rn "bindings-node\|bindings-python" "$examples" >/dev/null; then
   grep -rn "bindings-node\|bindings-python" "$examples" >&2

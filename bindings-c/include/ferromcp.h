@@ -2485,6 +2485,35 @@ enum ferromcp_status ferromcp_server_add_tool_json(const struct ferromcp_server 
                                                    ferromcp_userdata_free userdata_free);
 
 /**
+ * Publishes every skill under a directory (the skills extension,
+ * SEP-2640): each directory holding a `SKILL.md` (YAML frontmatter with
+ * `name` equal to the directory's name and a `description`) is a skill,
+ * its path below `dir` its `skill://` path; its files become resources,
+ * read once now (hidden files and symbolic links skipped), and
+ * `skills/list` lists it with each file's digest and size. The server
+ * then declares the extension.
+ *
+ * - `server`: borrowed.
+ * - `dir`: the directory, NUL-terminated UTF-8, copied.
+ * - `out_uris_json`: NULL, or receives the published `SKILL.md` URIs as a
+ *   JSON array (new text; free it with ferromcp_string_free()).
+ *
+ * Returns FERROMCP_INVALID_DEFINITION naming what is wrong (an unreadable
+ * directory, a skill without frontmatter, a name that does not match its
+ * directory, more than 512 files or 16 MiB in a skill);
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread, also while serving.
+ *
+ * # Safety
+ * `server` NULL or live; `dir` NULL or NUL-terminated; `out_uris_json`
+ * NULL or writable.
+ */
+enum ferromcp_status ferromcp_server_add_skills_dir(const struct ferromcp_server *server,
+                                                    const char *dir,
+                                                    char **out_uris_json);
+
+/**
  * Registers a resource with a fixed URI (replacing one with the same URI).
  *
  * - `server`: borrowed.

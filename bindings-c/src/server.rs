@@ -22,8 +22,8 @@ use crate::args::{
 use crate::auth::{CallbackVerifier, VerifierSlot, ferromcp_scope_target, ferromcp_token_verifier};
 use crate::error::{FfiError, ferromcp_status};
 use crate::ffi::{
-    Castable, OwnershipBox, Userdata, ferromcp_userdata_free, free_box, set_boxed_mut_ptr,
-    take_callback, try_from,
+    Castable, OwnershipBox, Userdata, ferromcp_userdata_free, free_box, give_string,
+    set_boxed_mut_ptr, take_callback, try_from,
 };
 use crate::handler::{self, ferromcp_tool_callback};
 use crate::options::{bind_address, http_options, server_options};
@@ -473,6 +473,47 @@ pub unsafe extern "C" fn ferromcp_server_add_tool_json(
     // SAFETY (all): forwarded contract; `tool` runs during this call.
     let tool = || unsafe { definition(tool_json, "tool_json") };
     ffi_boundary(|| unsafe { add_tool(server, flags, tool, callback, userdata, userdata_free) })
+}
+
+/// Publishes every skill under a directory (the skills extension,
+/// SEP-2640): each directory holding a `SKILL.md` (YAML frontmatter with
+/// `name` equal to the directory's name and a `description`) is a skill,
+/// its path below `dir` its `skill://` path; its files become resources,
+/// read once now (hidden files and symbolic links skipped), and
+/// `skills/list` lists it with each file's digest and size. The server
+/// then declares the extension.
+///
+/// - `server`: borrowed.
+/// - `dir`: the directory, NUL-terminated UTF-8, copied.
+/// - `out_uris_json`: NULL, or receives the published `SKILL.md` URIs as a
+///   JSON array (new text; free it with ferromcp_string_free()).
+///
+/// Returns FERROMCP_INVALID_DEFINITION naming what is wrong (an unreadable
+/// directory, a skill without frontmatter, a name that does not match its
+/// directory, more than 512 files or 16 MiB in a skill);
+/// FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+///
+/// Threads: any thread, also while serving.
+///
+/// # Safety
+/// `server` NULL or live; `dir` NULL or NUL-terminated; `out_uris_json`
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_add_skills_dir(
+    server: *const ferromcp_server,
+    dir: *const c_char,
+    out_uris_json: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let dir = unsafe { required_str(dir, "dir") }?;
+        let published = server.server.add_skills_dir(dir)?;
+        if out_uris_json.is_null() {
+            return Ok(());
+        }
+        give_string(Value::from(published).to_string(), out_uris_json)
+    })
 }
 
 /// Registers a resource with a fixed URI (replacing one with the same URI).

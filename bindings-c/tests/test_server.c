@@ -497,6 +497,16 @@ int main(void) {
                      server, "{\"name\":\"odd\",\"inputSchema\":{\"type\":\"object\"}}", 16,
                      facts, NULL, count_finalizer),
                  FERROMCP_INVALID_ARGUMENT);
+    /* Skills from a directory: the published SKILL.md URIs; a directory
+     * that is not there names itself. */
+    char *skills = NULL;
+    CHECK_STATUS(ferromcp_server_add_skills_dir(server, "examples/skills", &skills), FERROMCP_OK);
+    CHECK_CONTAINS(skills, "\"skill://pdf-processing/SKILL.md\"");
+    CHECK_CONTAINS(skills, "\"skill://acme/billing/refunds/SKILL.md\"");
+    ferromcp_string_free(skills);
+    CHECK_STATUS(ferromcp_server_add_skills_dir(server, "no/such/dir", NULL),
+                 FERROMCP_INVALID_DEFINITION);
+    CHECK_CONTAINS(ferromcp_last_error_message(), "no/such/dir");
     /* A definition that is not a Tool: refused, and the userdata stays ours. */
     CHECK_STATUS(ferromcp_server_add_tool_json(server, "{\"title\":\"no name\"}", 0, facts, NULL,
                                                count_finalizer),

@@ -256,6 +256,17 @@ impl JsServer {
         })
     }
 
+    /// Publishes every skill (a directory holding a `SKILL.md`) under `path`
+    /// (the skills extension, SEP-2640): its files become `skill://`
+    /// resources and `skills/list` lists it. Returns the `SKILL.md` URIs;
+    /// throws an `McpError` (kind `invalidDefinition`) naming what is wrong.
+    #[napi]
+    pub fn add_skills(&self, env: &Env, path: String) -> napi::Result<Vec<String>> {
+        self.server
+            .add_skills_dir(&path)
+            .map_err(|e| error::to_js(env, &e))
+    }
+
     /// Names of the registered tools, in listing order.
     #[napi(getter)]
     pub fn tool_names(&self) -> Vec<String> {

@@ -197,6 +197,15 @@ impl PyServer {
         existed
     }
 
+    /// Publishes every skill (a directory holding a `SKILL.md`) under
+    /// `path` (the skills extension); returns the `SKILL.md` URIs. Raises
+    /// `ferromcp.InvalidDefinitionError` naming what is wrong.
+    fn add_skills_dir(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<Vec<String>> {
+        let server = self.server.clone();
+        py.detach(|| server.add_skills_dir(&path))
+            .map_err(|e| error::to_py_err(py, &e))
+    }
+
     /// Removes a prompt; returns whether it existed.
     fn remove_prompt(&self, name: &str) -> bool {
         let existed = self.server.remove_prompt(name);

@@ -1078,6 +1078,13 @@ int main(int argc, char **argv) {
         return fail("creating the server", status);
     }
     status = register_all();
+    if (status == FERROMCP_OK) {
+        /* The skills extension's fixture (SEP-2640), from the repository
+         * root, or FERROMCP_SKILLS_DIR. */
+        const char *skills = getenv("FERROMCP_SKILLS_DIR");
+        status = ferromcp_server_add_skills_dir(g_server, skills != NULL ? skills : "examples/skills",
+                                                NULL);
+    }
     if (status != FERROMCP_OK) {
         ferromcp_server_free(g_server);
         return fail("registering", status);

@@ -11,6 +11,8 @@
 // handler that asked for input, with the answers, when the client retries)
 // and 2025-11-25 sessions (the core sends a live request to the client).
 
+import { fileURLToPath } from 'node:url';
+
 import { McpError, Server, ToolResult } from '../../bindings-node/index.mjs';
 
 /** A 1x1 transparent PNG. */
@@ -518,6 +520,9 @@ server.tool(
     return `Hello, ${name}! (finished as a task)`;
   },
 );
+
+// The skills extension's fixture (SEP-2640): examples/skills.
+server.addSkills(fileURLToPath(new URL('../skills', import.meta.url)));
 
 function usage() {
   console.error('usage: node examples/node/everything-server.mjs PORT | --stdio');

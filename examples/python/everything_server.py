@@ -19,6 +19,7 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import ferromcp
@@ -516,6 +517,10 @@ async def test_tool_with_task(ctx: Context) -> str:
     await ctx.start_task()
     await asyncio.sleep(0.2)
     return f"Hello, {name}! (finished as a task)"
+
+
+# The skills extension's fixture (SEP-2640): examples/skills.
+server.add_skills(Path(__file__).resolve().parent.parent / "skills")
 
 
 def main(argv: list[str]) -> int:

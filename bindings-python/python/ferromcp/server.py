@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -565,6 +566,30 @@ class Server:
         self._mark_async(("prompt", name), False)
         self._completions.discard("ref/prompt", name)
         return self._native.remove_prompt(name)
+
+    def add_skills(self, path: str | os.PathLike[str]) -> list[str]:
+        """Publishes every skill under ``path`` (the skills extension, SEP-2640)
+        and returns their ``SKILL.md`` URIs.
+
+        A skill is a directory holding a ``SKILL.md`` whose YAML frontmatter
+        names it (``name`` equal to the directory's name) and describes it;
+        its path below ``path`` is its ``skill://`` path. Every file of it
+        becomes a resource, and ``skills/list`` lists it with each file's
+        digest and size. Files are read once, now; hidden files and
+        symbolic links are skipped.
+
+        >>> import pathlib, tempfile
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> (root / "git-workflow").mkdir()
+        >>> _ = (root / "git-workflow" / "SKILL.md").write_text(
+        ...     "---\nname: git-workflow\ndescription: Our Git conventions\n---\n# Branches\n")
+        >>> Server("demo").add_skills(root)
+        ['skill://git-workflow/SKILL.md']
+
+        Raises:
+            ferromcp.InvalidDefinitionError: a skill is malformed (the message names it).
+        """
+        return self._native.add_skills_dir(os.fspath(path))
 
     def prompt_names(self) -> list[str]:
         """Names of the registered prompts, in registration order.
