@@ -38,6 +38,7 @@ mod options;
 mod pages;
 mod relay;
 mod rounds;
+mod skills;
 mod tasks;
 #[cfg(test)]
 mod testing;
@@ -63,6 +64,7 @@ pub use options::{
 };
 pub use pages::{ListKind, PageDemand, Pages};
 pub use relay::CallbackRelay;
+pub use skills::{LoadedSkill, Skill, SkillResource, SkillResources};
 pub use tasks::ToolTask;
 
 /// One request as a transport sends it.

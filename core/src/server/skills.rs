@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::Server;
 use super::handler::{ResourceOutput, ResourceRequest};
-use super::registry::{Entry, ResourceEntry};
+use super::registry::{Entry, ListKind, ResourceEntry};
 use crate::Error;
 use crate::protocol::Resource;
 use crate::protocol::skills::{
@@ -218,6 +218,12 @@ impl Server {
         let event = {
             let mut registry = self.registry_write();
             let mut event = None;
+            // A skill replaced: the files it no longer has go too.
+            if let Some(old) = registry.skills.get(&uri).cloned() {
+                for gone in old.files.difference(&skill.files) {
+                    let _ = registry.remove(ListKind::Resources, &format!("{}/{gone}", old.root));
+                }
+            }
             for entry in entries {
                 event = Some(registry.insert(Entry::Resource(Arc::new(entry))));
             }

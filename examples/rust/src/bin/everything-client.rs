@@ -4,7 +4,7 @@
 //! `MCP_CONFORMANCE_CONTEXT` (JSON), as the official suite runs clients.
 
 use ferromcp::client::auth::{EnterpriseIdp, OAuthOptions, headless_authorize};
-use ferromcp::client::{Client, ClientOptions, EraPreference, TlsOptions};
+use ferromcp::client::{Client, ClientOptions, EraPreference, SkillResources, TlsOptions};
 use ferromcp::protocol::{LATEST_PROTOCOL_VERSION, Tool};
 use serde_json::{Map, Value, json};
 use std::process::ExitCode;
@@ -271,6 +271,25 @@ async fn run(scenario: &str, url: &str, version: &str, context: &Value) -> Resul
             client
                 .call_tool("json_schema_echo", json!({"schema": focal.input_schema}))
                 .await?;
+        }
+        // The skills extension (SEP-2640): listing reads no file.
+        "sep-2640-client-no-prefetch" => {
+            client.list_skills().await?;
+        }
+        // Loading checks SKILL.md against the entry (digest, size,
+        // frontmatter) and refuses it on a mismatch; only a verified skill's
+        // other files are read, each checked too.
+        "sep-2640-client-verify-digest"
+        | "sep-2640-client-verify-size"
+        | "sep-2640-client-verify-frontmatter" => {
+            for skill in client.list_skills().await? {
+                let loaded = client.load_skill(&skill).await?;
+                if let SkillResources::Files(files) = &skill.resources {
+                    for file in files.iter().filter(|f| f.uri != skill.uri) {
+                        loaded.read(&file.uri).await?;
+                    }
+                }
+            }
         }
         other => return Err(format!("unknown scenario {other:?}").into()),
     }
