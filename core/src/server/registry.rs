@@ -28,6 +28,17 @@ pub(crate) struct ToolEntry {
     pub(crate) task: ToolTaskOptions,
 }
 
+/// A published skill, as the registry keeps it.
+pub(crate) struct SkillEntry {
+    /// `skill://<skill-path>` (no trailing slash): the skill's root
+    /// directory resource.
+    pub(crate) root: String,
+    /// The entry `skills/list` and `skills/get` answer with, serialised once.
+    pub(crate) listing: Value,
+    /// The files' paths relative to the root, for directory reads.
+    pub(crate) files: std::collections::BTreeSet<String>,
+}
+
 /// Tool names the spec recommends (SEP-986): 1–64 of `A-Za-z0-9_./-`.
 pub(crate) fn is_valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
@@ -197,7 +208,7 @@ pub(crate) struct Registry {
     pub(crate) scopes: super::auth::RequiredScopes,
     /// Published skills by their `SKILL.md` URI, in registration order
     /// (their files are in `resources`).
-    pub(crate) skills: Keyed<super::skills::SkillEntry>,
+    pub(crate) skills: Keyed<SkillEntry>,
 }
 
 fn page<'a, T: 'a>(

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::Server;
 use super::handler::{ResourceOutput, ResourceRequest};
-use super::registry::{Entry, ListKind, ResourceEntry};
+use super::registry::{Entry, ListKind, ResourceEntry, SkillEntry};
 use crate::Error;
 use crate::protocol::Resource;
 use crate::protocol::skills::{
@@ -38,17 +38,6 @@ impl SkillFile {
             content: content.into(),
         }
     }
-}
-
-/// A published skill, as the registry keeps it.
-pub(crate) struct SkillEntry {
-    /// `skill://<skill-path>` (no trailing slash): the skill's root
-    /// directory resource.
-    pub(crate) root: String,
-    /// The entry `skills/list` and `skills/get` answer with, serialised once.
-    pub(crate) listing: Value,
-    /// The files' paths relative to the root, for directory reads.
-    pub(crate) files: BTreeSet<String>,
 }
 
 fn invalid(why: String) -> Error {
