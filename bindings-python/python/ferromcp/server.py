@@ -702,7 +702,16 @@ class Server:
                 asyncio.run(self._serve_until_sigterm(transport, http))
                 return
             with _sigterm_as_interrupt(), _stdout_reserved(transport):
-                self.start(transport, **http)._block()
+                serving = self.start(transport, **http)
+                try:
+                    serving._block()
+                except KeyboardInterrupt:
+                    # An interrupt raised before `_block` took over (the
+                    # server may already be answering) skips its graceful
+                    # stop: stop here the same way (again is harmless).
+                    serving.stop()
+                    serving.wait(10)
+                    raise
         except KeyboardInterrupt:
             pass
         except ConnectionClosedError:
