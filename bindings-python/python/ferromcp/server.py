@@ -582,7 +582,7 @@ class Server:
         >>> root = pathlib.Path(tempfile.mkdtemp())
         >>> (root / "git-workflow").mkdir()
         >>> _ = (root / "git-workflow" / "SKILL.md").write_text(
-        ...     "---\nname: git-workflow\ndescription: Our Git conventions\n---\n# Branches\n")
+        ...     "---\\nname: git-workflow\\ndescription: Our Git conventions\\n---\\n# Branches\\n")
         >>> Server("demo").add_skills(root)
         ['skill://git-workflow/SKILL.md']
 
