@@ -113,15 +113,7 @@ impl ferromcp_context {
         &self,
         asks: Vec<(Option<String>, InputKind, Value)>,
     ) -> Result<Vec<Value>, FfiError> {
-        // Host threads enter the runtime (so `Handle::current` works there)
-        // but run no task: only code inside a task must not block.
-        if tokio::task::try_id().is_some() {
-            return Err(FfiError::new(
-                ferromcp_status::FERROMCP_INVALID_STATE,
-                "cannot wait for the client on a ferromcp runtime thread \
-                 (a FERROMCP_TOOL_NONBLOCKING callback): call this from a host or own thread",
-            ));
-        }
+        may_wait("the client")?;
         // Start every ask before waiting for any, so a round records all
         // of them and a live session sends them together.
         let mut started = Vec::with_capacity(asks.len());
@@ -199,13 +191,7 @@ pub unsafe extern "C" fn ferromcp_context_start_task(
         // SAFETY: forwarded contract.
         let context = unsafe { try_from(context, "context") }?;
         check_out(out_started, "out_started")?;
-        if tokio::task::try_id().is_some() {
-            return Err(FfiError::new(
-                ferromcp_status::FERROMCP_INVALID_STATE,
-                "cannot wait for the task on a ferromcp runtime thread \
-                 (a FERROMCP_TOOL_NONBLOCKING callback): call this from a host or own thread",
-            ));
-        }
+        may_wait("the task")?;
         let ctx = context.ctx.clone();
         let started = ferromcp_core::runtime::get()
             .block_on(async move { ctx.start_task().await })
@@ -214,6 +200,22 @@ pub unsafe extern "C" fn ferromcp_context_start_task(
         unsafe { out_started.write(started) };
         Ok(())
     })
+}
+
+/// Refuses to wait for `what` on a ferromcp runtime thread. Host threads
+/// enter the runtime (so `Handle::current` works there) but run no task:
+/// only code inside a task must not block.
+fn may_wait(what: &str) -> Result<(), FfiError> {
+    if tokio::task::try_id().is_some() {
+        return Err(FfiError::new(
+            ferromcp_status::FERROMCP_INVALID_STATE,
+            format!(
+                "cannot wait for {what} on a ferromcp runtime thread \
+                 (a FERROMCP_TOOL_NONBLOCKING callback): call this from a host or own thread"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether the client cancelled the request (or went away), or the request

@@ -182,8 +182,13 @@ impl Client {
     }
 
     async fn read_skill_bytes(&self, uri: &str) -> Result<Vec<u8>, Error> {
-        let result = self.read_resource(uri).await?;
-        let value = serde_json::to_value(&result)?;
+        // The raw result: decoding it to a typed result only to encode it
+        // back would copy every file twice.
+        let mut params = Map::new();
+        params.insert("uri".into(), Value::from(uri));
+        let value = self
+            .send(methods::RESOURCES_READ, params, &CallOptions::default())
+            .await?;
         let item = value["contents"]
             .as_array()
             .and_then(|c| c.first())

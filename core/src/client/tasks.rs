@@ -9,7 +9,7 @@
 //! [`ClientOptions::follow_tasks`](super::ClientOptions::follow_tasks) is
 //! off, since it can take a task wherever it calls a tool.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -185,10 +185,9 @@ impl Client {
         }
         let responses = Box::pin(self.answer_input_requests(Some(&Value::Object(fresh)))).await?;
         answered.extend(responses.keys().cloned());
-        let params = json!({"taskId": task_id, "inputResponses": responses});
-        let Value::Object(params) = params else {
-            return Ok(());
-        };
+        let mut params = Map::new();
+        params.insert("taskId".into(), Value::from(task_id));
+        params.insert("inputResponses".into(), Value::Object(responses));
         Box::pin(self.send(methods::TASKS_UPDATE, params, options)).await?;
         Ok(())
     }
