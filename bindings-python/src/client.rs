@@ -35,6 +35,8 @@ use ferromcp::protocol::{
 };
 
 use crate::client_future::{self, Event, Events, ToPy};
+use crate::client_skill::PyLoadedSkill;
+use crate::client_task::PyToolTask;
 use crate::host_call::HostCall;
 use crate::refs::{HandlerKind, PyRefs};
 use crate::values;
@@ -106,14 +108,14 @@ fn identity<const N: usize>(
 /// ([`client_options`]); each handler is registered through
 /// `ClientOptions::on_input`, which also declares its capability.
 #[allow(clippy::too_many_arguments)]
-fn settings(
+fn read_settings(
     py: Python<'_>,
     given: Map<String, Value>,
     timeout: Option<f64>,
     handlers: Option<&Bound<'_, PyDict>>,
     handler_loop: Option<Py<PyAny>>,
     json_default: Option<Py<PyAny>>,
-    limits: Option<&Bound<'_, PyDict>>,
+    more: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Settings> {
     let mut given = given;
     // Seconds here, milliseconds in core's settings; None waits indefinitely.
@@ -122,8 +124,10 @@ fn settings(
         "timeout_ms".into(),
         timeout_ms.map_or(Value::Null, Value::from),
     );
-    if let Some(limits) = limits {
-        given.insert("limits".into(), values::from_python(limits.as_any(), None)?);
+    // Settings the Python side passes through as core names them
+    // (`limits`, `capabilities`, `follow_tasks`): core reads and checks them.
+    for (key, value) in more.into_iter().flat_map(|m| m.iter()) {
+        given.insert(key.extract()?, values::from_python(&value, None)?);
     }
     let mut options = client_options(&Value::Object(given)).map_err(PyValueError::new_err)?;
     let refs = Arc::new(PyRefs::new(json_default));
@@ -179,7 +183,7 @@ impl PyClient {
     #[pyo3(signature = (
         program, args, event_loop, *, env=None, cwd=None, stderr="capture", name=None,
         version=None, protocol_version=None, era="auto", timeout=None, handlers=None,
-        handler_loop=None, json_default=None, limits=None,
+        handler_loop=None, json_default=None, settings=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn connect_stdio(
@@ -198,7 +202,7 @@ impl PyClient {
         handlers: Option<&Bound<'_, PyDict>>,
         handler_loop: Option<Py<PyAny>>,
         json_default: Option<Py<PyAny>>,
-        limits: Option<&Bound<'_, PyDict>>,
+        settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let given = identity(
             name,
@@ -207,14 +211,14 @@ impl PyClient {
             era,
             [("stderr", Value::from(stderr))],
         );
-        let Settings { options, refs } = settings(
+        let Settings { options, refs } = read_settings(
             py,
             given,
             timeout,
             handlers,
             handler_loop,
             json_default,
-            limits,
+            settings,
         )?;
         let mut command = StdioCommand::new(program, args);
         command.env = env
@@ -237,7 +241,7 @@ impl PyClient {
     #[pyo3(signature = (
         url, event_loop, *, headers=None, name=None, version=None, protocol_version=None,
         era="auto", timeout=None, handlers=None, handler_loop=None, json_default=None,
-        tls_roots="native", ca_certs=None, client_cert=None, oauth=None, limits=None,
+        tls_roots="native", ca_certs=None, client_cert=None, oauth=None, settings=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn connect_http(
@@ -257,7 +261,7 @@ impl PyClient {
         ca_certs: Option<Vec<String>>,
         client_cert: Option<(String, String)>,
         oauth: Option<&Bound<'_, PyDict>>,
-        limits: Option<&Bound<'_, PyDict>>,
+        settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let tls = [
             ("tls_roots", Value::from(tls_roots)),
@@ -276,14 +280,14 @@ impl PyClient {
             ),
         ];
         let given = identity(name, version, protocol_version, era, tls);
-        let Settings { mut options, refs } = settings(
+        let Settings { mut options, refs } = read_settings(
             py,
             given,
             timeout,
             handlers,
             handler_loop,
             json_default,
-            limits,
+            settings,
         )?;
         options.http_headers = headers.unwrap_or_default();
         if let Some(oauth) = oauth {
@@ -352,6 +356,63 @@ impl PyClient {
             async move { client.call(&method, params, &options).await },
             json_to_py::<CallResult>(),
             events,
+        )
+    }
+
+    /// `tools/call` without following a task: a handle on the task the
+    /// server makes of it (or on the result it answered with at once).
+    #[pyo3(signature = (name, arguments, timeout, meta, event_loop))]
+    fn start_tool_task(
+        &self,
+        py: Python<'_>,
+        name: String,
+        arguments: &Bound<'_, PyDict>,
+        timeout: Option<f64>,
+        meta: Option<&Bound<'_, PyDict>>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let default = self.refs.json_default(py);
+        let arguments =
+            values::from_python(arguments.as_any(), default.as_ref().map(|d| d.bind(py)))?;
+        let mut options = CallOptions {
+            timeout: seconds("timeout", timeout)?,
+            ..CallOptions::default()
+        };
+        if let Some(meta) = meta {
+            options.meta = values::from_python_object(meta, None, "meta")?;
+        }
+        let client = self.client.clone();
+        client_future::run(
+            py,
+            event_loop,
+            async move { client.start_tool_task(&name, arguments, &options).await },
+            Box::new(|py, task| Ok(Py::new(py, PyToolTask { task })?.into_any())),
+        )
+    }
+
+    /// A handle on a task started earlier (its id kept).
+    fn tool_task(&self, task_id: &str) -> PyToolTask {
+        PyToolTask {
+            task: self.client.tool_task(task_id),
+        }
+    }
+
+    /// Loads a skill: `skill` is its entry (a `skills/list` item) or its
+    /// `SKILL.md` URI (then `skills/get` fetches the entry first). Core
+    /// reads `SKILL.md` and checks it against the entry.
+    fn load_skill(
+        &self,
+        py: Python<'_>,
+        skill: &Bound<'_, PyAny>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let skill = values::from_python(skill, None)?;
+        let client = self.client.clone();
+        client_future::run(
+            py,
+            event_loop,
+            async move { client.load_skill_value(skill).await },
+            Box::new(|py, loaded| Ok(Py::new(py, PyLoadedSkill { loaded })?.into_any())),
         )
     }
 
@@ -442,6 +503,7 @@ fn parse_list_kind(kind: &str) -> PyResult<ListKind> {
         "resources" => ListKind::Resources,
         "resource_templates" => ListKind::ResourceTemplates,
         "prompts" => ListKind::Prompts,
+        "skills" => ListKind::Skills,
         other => return Err(PyValueError::new_err(format!("unknown list {other:?}"))),
     })
 }
@@ -522,6 +584,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyClient>()?;
     m.add_class::<PyPages>()?;
     m.add_class::<PySubscription>()?;
+    m.add_class::<PyToolTask>()?;
+    m.add_class::<PyLoadedSkill>()?;
     m.add(
         "LEGACY_PROTOCOL_VERSIONS",
         ferromcp::protocol::LEGACY_PROTOCOL_VERSIONS.to_vec(),

@@ -9,6 +9,8 @@
 mod auth;
 mod client;
 mod client_future;
+mod client_skill;
+mod client_task;
 mod context;
 mod error;
 mod host_call;

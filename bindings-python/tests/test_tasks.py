@@ -135,3 +135,54 @@ def test_task_options_are_checked() -> None:
         server.add_tool(lambda: "x", name="x", task="always")  # type: ignore[typeddict-item]
     with pytest.raises(ValueError, match="task start"):
         server.add_tool(lambda: "x", name="y", task=True, task_start="later")  # type: ignore[typeddict-item]
+
+
+def test_a_task_handle_shows_answers_and_cancels(served: Served) -> None:
+    # No input handler: the caller answers the task's question itself.
+    with ferromcp.SyncClient.http(served.url, capabilities={"elicitation": {}}) as client:
+        task = client.start_tool_task("confirm")
+        assert task.id is not None
+        deadline = time.monotonic() + TIMEOUT
+        while (state := task.refresh()) is not None and state.status != "input_required":
+            assert time.monotonic() < deadline, state
+            time.sleep(0.01)
+        assert state is not None and len(state.input_requests) == 1
+        (key,) = state.input_requests
+        task.respond({key: {"action": "accept", "content": {"ok": True}}})
+        assert task.result().text == "confirmed"
+        # A task resumed by id from another handle sees the same end.
+        resumed = client.tool_task(task.id)
+        final = resumed.refresh()
+        assert final is not None and final.done and final.result is not None
+        assert final.result.text == "confirmed"
+
+        slow = client.start_tool_task("slow", {"ms": 60_000})
+        slow.cancel()
+        state = slow.refresh()
+        assert state is not None and state.status == "cancelled"
+        # A tool without task support answers at once: no id, no state.
+        plain = client.start_tool_task("plain")
+        assert plain.id is None and plain.state is None
+        assert plain.result().text == "plain"
+
+
+def test_an_async_task_handle_is_awaitable(served: Served) -> None:
+    async def main() -> None:
+        async with ferromcp.Client.http(served.url) as client:
+            task = await client.start_tool_task("slow", {"ms": 20})
+            assert task.state is not None and task.state.status == "working"
+            assert (await task).text == "slept 20"
+            # Cancelling the awaiting asyncio task cancels the server's task.
+            slow = await client.start_tool_task("slow", {"ms": 60_000})
+            waiting = asyncio.ensure_future(slow.result())
+            await asyncio.sleep(0.05)
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            deadline = time.monotonic() + TIMEOUT
+            while (state := await slow.refresh()) is not None and state.status != "cancelled":
+                assert time.monotonic() < deadline, state
+                await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    assert served.cancelled.wait(TIMEOUT)

@@ -78,7 +78,9 @@ fn server(options: ServerOptions, dropped: Flag) -> ferromcp::server::Server {
                 let asks = (0..count)
                     .map(|i| {
                         (
-                            None,
+                            // The first question named by the handler, the
+                            // others named by the task.
+                            (i == 0).then(|| "first".to_owned()),
                             ferromcp::server::InputKind::Elicitation,
                             json!({"mode": "form", "message": format!("value {i}?"), "requestedSchema": value_schema()}),
                         )
@@ -171,6 +173,7 @@ async fn questions_wait_in_the_task_until_tasks_update_answers_them() {
         .cloned()
         .collect();
     assert_eq!(keys.len(), 2, "{waiting}");
+    assert!(keys.contains(&"first".to_owned()), "{waiting}");
     assert_eq!(
         waiting["inputRequests"][&keys[0]]["method"],
         "elicitation/create"

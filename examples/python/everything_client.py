@@ -183,6 +183,22 @@ async def run(scenario: str, url: str, version: str, context: Any) -> None:
             if focal is None:
                 raise RuntimeError("json_schema_2020_12_tool not listed")
             await client.call_tool("json_schema_echo", {"schema": focal.input_schema})
+        # The skills extension (SEP-2640): listing reads no file.
+        elif scenario == "sep-2640-client-no-prefetch":
+            await client.list_skills()
+        # Loading checks SKILL.md against the entry (digest, size,
+        # frontmatter) and refuses it on a mismatch; only a verified skill's
+        # other files are read, each checked too.
+        elif scenario in (
+            "sep-2640-client-verify-digest",
+            "sep-2640-client-verify-size",
+            "sep-2640-client-verify-frontmatter",
+        ):
+            for skill in await client.list_skills():
+                loaded = await client.load_skill(skill)
+                for file in skill.files or []:
+                    if file.uri != skill.uri:
+                        await loaded.read(file.uri)
         else:
             raise RuntimeError(f"unknown scenario {scenario!r}")
 

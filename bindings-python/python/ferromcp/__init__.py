@@ -26,7 +26,8 @@ import atexit as _atexit
 
 from ._native import PROTOCOL_VERSION, VERSION, Serving, ToolResult, _close_host_threads
 from .auth import AuthInfo, InvalidToken, JwtVerifier, Protection
-from .client import Client, ClientLimits, SyncClient
+from .client import Client, ClientLimits, LoadedSkill, SyncClient, SyncLoadedSkill, SyncToolTask, ToolTask
+from .client_types import Skill, SkillFile, TaskState
 from .context import Context, ElicitResult, InputRequired, Root
 from .errors import (
     AuthError,
@@ -80,6 +81,7 @@ __all__ = [
     "InvalidRequestError",
     "InvalidToken",
     "JwtVerifier",
+    "LoadedSkill",
     "LoopbackRedirect",
     "McpError",
     "MethodNotFoundError",
@@ -94,9 +96,15 @@ __all__ = [
     "Root",
     "Server",
     "Serving",
+    "Skill",
+    "SkillFile",
     "SyncClient",
+    "SyncLoadedSkill",
+    "SyncToolTask",
+    "TaskState",
     "TokenStore",
     "ToolResult",
+    "ToolTask",
     "Transport",
     "TransportError",
     "UnsupportedProtocolVersionError",

@@ -17,12 +17,14 @@ __all__ = [
     "HttpEndpoint",
     "JwtVerifier",
     "LoopbackRedirect",
+    "LoadedSkill",
     "Pages",
     "Protection",
     "Server",
     "Serving",
     "Subscription",
     "ToolResult",
+    "ToolTask",
     "_close_host_threads",
     "_probe_host_call",
     "codes",
@@ -89,7 +91,7 @@ class Client:
         handlers: dict[str, tuple[Callable[[Any, None], Any], bool]] | None = None,
         handler_loop: asyncio.AbstractEventLoop | None = None,
         json_default: Callable[[Any], Any] | None = None,
-        limits: Mapping[str, int] | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> Any: ...
     @staticmethod
     def connect_http(
@@ -109,7 +111,7 @@ class Client:
         ca_certs: list[str] | None = None,
         client_cert: tuple[str, str] | None = None,
         oauth: dict[str, Any] | None = None,
-        limits: Mapping[str, int] | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> Any: ...
     @property
     def protocol_version(self) -> str: ...
@@ -127,6 +129,41 @@ class Client:
     ) -> Any: ...
     def listen(self, filter: dict[str, Any], event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
     def close(self, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+    def start_tool_task(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        timeout: float | None,
+        meta: dict[str, Any] | None,
+        event_loop: asyncio.AbstractEventLoop | None,
+    ) -> Any:
+        """A ``ToolTask`` (awaitable with a loop, else blocking)."""
+    def tool_task(self, task_id: str) -> ToolTask: ...
+    def load_skill(self, skill: str | dict[str, Any], event_loop: asyncio.AbstractEventLoop | None) -> Any:
+        """A ``LoadedSkill`` (awaitable with a loop, else blocking)."""
+
+@final
+class ToolTask:
+    """A ``tools/call`` the server runs as a task (core's ``ToolTask``)."""
+
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def last(self) -> Any: ...
+    def refresh(self, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+    def respond(self, responses: dict[str, Any], event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+    def cancel(self, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+    def result(self, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+
+@final
+class LoadedSkill:
+    """A skill whose ``SKILL.md`` core read and checked (core's ``LoadedSkill``)."""
+
+    @property
+    def skill(self) -> dict[str, Any]: ...
+    @property
+    def skill_md(self) -> str: ...
+    def read(self, file: str, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
 
 @final
 class Pages:

@@ -73,6 +73,8 @@ from .client_types import (
     ReadResourceResult,
     Resource,
     ResourceTemplate,
+    Skill,
+    TaskState,
     Tool,
 )
 from .oauth import OAuth
@@ -84,11 +86,15 @@ __all__ = [
     "InputHandler",
     "ItemIterator",
     "ItemStream",
+    "LoadedSkill",
     "ProgressCallback",
     "StderrMode",
     "Subscription",
     "SyncClient",
+    "SyncLoadedSkill",
     "SyncSubscription",
+    "SyncToolTask",
+    "ToolTask",
 ]
 
 Era = Literal["auto", "modern", "legacy"]
@@ -160,15 +166,22 @@ LEGACY_PROTOCOL_VERSIONS: tuple[str, ...] = tuple(_native.LEGACY_PROTOCOL_VERSIO
 """The revisions of the ``initialize`` era (2025-11-25 and earlier), newest
 first, from the core: a server speaking one of them gets a session."""
 
-_Kind = Literal["tools", "resources", "resource_templates", "prompts"]
+_Kind = Literal["tools", "resources", "resource_templates", "prompts", "skills"]
 
 _BUILDERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "tools": Tool.from_dict,
     "resources": Resource.from_dict,
     "resource_templates": ResourceTemplate.from_dict,
     "prompts": Prompt.from_dict,
+    "skills": Skill.from_dict,
 }
-_FIELDS = {"tools": "tools", "resources": "resources", "resource_templates": "resourceTemplates", "prompts": "prompts"}
+_FIELDS = {
+    "tools": "tools",
+    "resources": "resources",
+    "resource_templates": "resourceTemplates",
+    "prompts": "prompts",
+    "skills": "skills",
+}
 
 # The server the docstring examples start over stdio (`python -c`), so that
 # each example runs on its own.
@@ -212,6 +225,32 @@ def review(code: str, language: str = "python") -> str:
 def languages(value: str) -> list[str]:
     return [lang for lang in ("python", "rust") if lang.startswith(value)]
 
+server.run()
+"""
+
+# The server the tasks and skills examples start over stdio: a skill
+# (`git-workflow`), a tool that runs as a task (`render`) and one whose
+# task asks first (`deploy`).
+_EXTENSIONS_SERVER = """
+import asyncio, pathlib, tempfile, ferromcp
+server = ferromcp.Server("extensions-example")
+
+@server.tool(task=True)
+async def render(pages: int) -> str:
+    await asyncio.sleep(0.01 * pages)
+    return f"rendered {pages} pages"
+
+@server.tool(task=True)
+async def deploy(env: str, ctx: ferromcp.Context) -> str:
+    answer = await ctx.elicit(f"Deploy to {env}?", {"ok": bool}, key="confirm")
+    return f"deployed to {env}" if answer.accepted else "kept"
+
+with tempfile.TemporaryDirectory() as root:
+    skill = pathlib.Path(root, "git-workflow")
+    (skill / "references").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\\nname: git-workflow\\ndescription: Our Git conventions\\n---\\n# Branches\\n")
+    (skill / "references" / "HOOKS.md").write_text("Run the hooks.\\n")
+    server.add_skills(root)  # read once, now
 server.run()
 """
 
@@ -272,6 +311,15 @@ def _filter(tools: bool, prompts: bool, resources: bool, resource_uris: Iterable
     return wanted
 
 
+def _meta(meta: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if meta is None else dict(meta)
+
+
+def _skill_ref(skill: str | Skill) -> str | dict[str, Any]:
+    """What core's ``load_skill`` reads: the URI, or the entry as sent."""
+    return skill if isinstance(skill, str) else skill.raw or {"uri": skill.uri}
+
+
 def _era_name(is_legacy: bool | None) -> Literal["modern", "legacy"] | None:
     """The :attr:`Client.era` of the native flag.
 
@@ -303,16 +351,27 @@ _LIST_METHODS = {
     "resources": "resources/list",
     "resource_templates": "resources/templates/list",
     "prompts": "prompts/list",
+    "skills": "skills/list",
 }
 
 
-class _Call(Generic[T]):
+class _Op(Generic[T]):
+    """One call of a client or of a handle (a task, a loaded skill): how its
+    result reads. :class:`_Method` makes each declared op a method."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, read: Callable[[Any], T]) -> None:
+        self.read = read
+
+
+class _Call(_Op[T]):
     """One request of the client: the method (a row of core's client calls),
     its params as the wire has them, how its result reads, and the call's
     own timeout, ``_meta`` and progress callback. :class:`Client` awaits it,
     :class:`SyncClient` blocks on it, both through the native ``request``."""
 
-    __slots__ = ("meta", "method", "params", "progress", "read", "timeout")
+    __slots__ = ("meta", "method", "params", "progress", "timeout")
 
     def __init__(
         self,
@@ -323,9 +382,9 @@ class _Call(Generic[T]):
         meta: Mapping[str, Any] | None = None,
         progress: ProgressCallback | None = None,
     ) -> None:
+        super().__init__(read)
         self.method = method
         self.params = params
-        self.read = read
         self.timeout = timeout
         self.meta = None if meta is None else dict(meta)
         self.progress = progress
@@ -528,6 +587,98 @@ def _complete(
     return _Call("completion/complete", params, CompleteResult.from_dict)
 
 
+def _list_skills_page(cursor: str | None = None) -> _Call[Page[Skill]]:
+    """One page of ``skills/list`` (the skills extension; see
+    ``list_tools_page``). Reads no skill file.
+
+    >>> import sys
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+    ...     print([s.name for s in client.list_skills_page()])
+    ['git-workflow']
+    """
+    return _list_page("skills", cursor)
+
+
+def _get_skill(uri: str) -> _Call[Skill]:
+    """One skill's entry by its ``SKILL.md`` URI (``skills/get``).
+
+    >>> import sys
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+    ...     skill = client.get_skill("skill://git-workflow/SKILL.md")
+    ...     print(skill.description, [f.uri for f in skill.files or []])
+    Our Git conventions ['skill://git-workflow/SKILL.md', 'skill://git-workflow/references/HOOKS.md']
+    """
+    return _Call("skills/get", {"uri": uri}, lambda result: Skill.from_dict(result["skill"]))
+
+
+class _HandleCall(_Op[T]):
+    """One call on a native handle: the native method's name and arguments
+    (the event loop, or ``None`` to block, is added by the handle's ``_run``)."""
+
+    __slots__ = ("args", "name")
+
+    def __init__(self, name: str, args: tuple[Any, ...], read: Callable[[Any], T]) -> None:
+        super().__init__(read)
+        self.name = name
+        self.args = args
+
+
+def _none(_: Any) -> None:
+    return None
+
+
+# A task's calls, declared once for ToolTask and SyncToolTask.
+
+
+def _refresh() -> _HandleCall[TaskState | None]:
+    """Asks the server for the task's state now (``tasks/get``); ``None``
+    when the server answered the call at once (no task).
+    """
+    return _HandleCall("refresh", (), _state)
+
+
+def _respond(responses: Mapping[str, Any]) -> _HandleCall[None]:
+    """Answers some of the task's ``input_requests`` by key
+    (``tasks/update``): an elicitation's ``{"action": "accept", "content":
+    {...}}``, a sampling result, a roots list. Questions answered here are
+    not answered again by the client's handlers when :meth:`result` follows
+    the task.
+    """
+    return _HandleCall("respond", (dict(responses),), _none)
+
+
+def _cancel() -> _HandleCall[None]:
+    """Asks the server to cancel the task (``tasks/cancel``); the next
+    :meth:`refresh` shows whether it did. Nothing to do without a task.
+    """
+    return _HandleCall("cancel", (), _none)
+
+
+def _result() -> _HandleCall[CallToolResult]:
+    """Follows the task to its end, answering its questions with the
+    client's input handlers, and returns the tool's result (a failed task
+    raises its error). Cancelling the awaiting asyncio task (or Ctrl-C
+    while blocked) cancels the task on the server.
+    """
+    return _HandleCall("result", (), CallToolResult.from_dict)
+
+
+def _state(value: Any) -> TaskState | None:
+    """A native task state: ``None`` for a call answered without a task."""
+    if isinstance(value, dict) and "taskId" in value and "status" in value:
+        return TaskState.from_dict(value)
+    return None
+
+
+def _read(file: str) -> _HandleCall[bytes]:
+    """Reads one file of the skill: its path inside the skill
+    (``"references/FORMS.md"``) or its URI. The bytes are checked against
+    the entry's digest and size; a file the entry does not list is refused
+    unread (:class:`ferromcp.ProtocolError`).
+    """
+    return _HandleCall("read", (file,), bytes)
+
+
 class _Connection:
     """How to connect: the native constructor and its keyword arguments."""
 
@@ -572,15 +723,23 @@ def _common(
     protocol_version: str | None,
     era: Era,
     timeout: float | None,
-    limits: ClientLimits | None = None,
+    limits: ClientLimits | None,
+    capabilities: Mapping[str, Any] | None,
+    follow_tasks: bool,
 ) -> dict[str, Any]:
+    # `settings` goes to core as it names them; core checks each.
+    settings: dict[str, Any] = {"follow_tasks": follow_tasks}
+    if limits is not None:
+        settings["limits"] = dict(limits)
+    if capabilities is not None:
+        settings["capabilities"] = dict(capabilities)
     return {
         "name": name,
         "version": version,
         "protocol_version": protocol_version,
         "era": era,
         "timeout": timeout,
-        "limits": None if limits is None else dict(limits),
+        "settings": settings,
     }
 
 
@@ -739,17 +898,26 @@ P = ParamSpec("P")
 _C = TypeVar("_C", bound="_ClientBase")
 
 
-class _Method(Generic[P, T]):
-    """A call declared once (by its ``_Call`` function, whose signature and
-    docstring it takes) as a method of both clients: a coroutine on a
-    :class:`Client`, a blocking call on a :class:`SyncClient`. Each client's
-    ``_run`` says how it is sent."""
+class _Awaits:
+    """A client or handle whose calls are coroutines of the running loop."""
 
-    def __init__(self, declared: Callable[P, _Call[T]]) -> None:
+
+class _Blocks:
+    """A client or handle whose calls block (the GIL released)."""
+
+
+class _Method(Generic[P, T]):
+    """A call declared once (by its ``_Op`` function, whose signature and
+    docstring it takes) as a method of the asyncio object and of its
+    blocking twin: a coroutine on a :class:`Client` (:class:`ToolTask`...),
+    a blocking call on a :class:`SyncClient` (:class:`SyncToolTask`...).
+    Each object's ``_run`` says how it is sent."""
+
+    def __init__(self, declared: Callable[P, _Op[T]]) -> None:
         self.__doc__ = declared.__doc__
 
-        def method(client: _ClientBase, /, *args: P.args, **kwargs: P.kwargs) -> Any:
-            return client._run(declared(*args, **kwargs))
+        def method(owner: Any, /, *args: P.args, **kwargs: P.kwargs) -> Any:
+            return owner._run(declared(*args, **kwargs))
 
         method.__doc__ = declared.__doc__
         method.__name__ = method.__qualname__ = declared.__name__.lstrip("_")
@@ -761,10 +929,10 @@ class _Method(Generic[P, T]):
     @overload
     def __get__(self, client: None, owner: type[Any]) -> _Method[P, T]: ...
     @overload
-    def __get__(self, client: Client, owner: type[Any]) -> Callable[P, Coroutine[Any, Any, T]]: ...
+    def __get__(self, client: _Awaits, owner: type[Any]) -> Callable[P, Coroutine[Any, Any, T]]: ...
     @overload
-    def __get__(self, client: SyncClient, owner: type[Any]) -> Callable[P, T]: ...
-    def __get__(self, client: _ClientBase | None, owner: type[Any]) -> Any:
+    def __get__(self, client: _Blocks, owner: type[Any]) -> Callable[P, T]: ...
+    def __get__(self, client: object, owner: type[Any]) -> Any:
         if client is None:
             return self
         return MethodType(self._method, client)
@@ -833,6 +1001,8 @@ class _ClientBase:
         on_sampling: InputHandler | None = None,
         on_roots: InputHandler | None = None,
         limits: ClientLimits | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        follow_tasks: bool = True,
     ) -> _C:
         """A client that spawns ``command args...`` and speaks over its
         stdin/stdout (``env`` adds variables; the server is stopped on close).
@@ -847,6 +1017,14 @@ class _ClientBase:
             timeout: Default seconds per call; ``None`` waits indefinitely.
             limits: What the client accepts from the server (see
                 :class:`ClientLimits`).
+            capabilities: Further client capabilities to declare, beside
+                those the ``on_*`` handlers declare (``{"elicitation": {}}``
+                for a caller that answers a task's questions itself with
+                :meth:`ToolTask.respond`).
+            follow_tasks: Whether :meth:`call_tool` follows a task the
+                server makes of a call to its result (the tasks extension,
+                declared while on); :meth:`start_tool_task` gives the
+                handle instead.
 
         >>> import asyncio, sys
         >>> async def main() -> None:
@@ -855,7 +1033,7 @@ class _ClientBase:
         >>> asyncio.run(main())
         3
         """
-        common = _common(name, version, protocol_version, era, timeout, limits)
+        common = _common(name, version, protocol_version, era, timeout, limits, capabilities, follow_tasks)
         return cls(_stdio(command, args, env, cwd, stderr, common, _handlers(on_elicitation, on_sampling, on_roots)))
 
     @classmethod
@@ -877,6 +1055,8 @@ class _ClientBase:
         on_roots: InputHandler | None = None,
         oauth: OAuth | None = None,
         limits: ClientLimits | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        follow_tasks: bool = True,
     ) -> _C:
         """A client of the Streamable HTTP endpoint ``url``
         (``http://host:port/mcp`` or ``https://``); ``headers`` go with every
@@ -903,7 +1083,7 @@ class _ClientBase:
         >>> serving.stop(); serving.wait(10)
         True
         """
-        common = _common(name, version, protocol_version, era, timeout, limits)
+        common = _common(name, version, protocol_version, era, timeout, limits, capabilities, follow_tasks)
         tls = _tls(tls_roots, ca_certs, client_cert)
         return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots), oauth))
 
@@ -941,6 +1121,8 @@ class _ClientBase:
     read_resource = _Method(_read_resource)
     get_prompt = _Method(_get_prompt)
     complete = _Method(_complete)
+    list_skills_page = _Method(_list_skills_page)
+    get_skill = _Method(_get_skill)
     list_tools: _Items[Tool] = _Items(
         "tools",
         """Every tool, across pages: ``async for tool in client.list_tools()``
@@ -982,6 +1164,20 @@ class _ClientBase:
         ['users://{id}/profile']
         """,
     )
+    list_skills: _Items[Skill] = _Items(
+        "skills",
+        """Every skill the server offers (the skills extension, SEP-2640),
+        across pages (see ``list_tools``). Listing reads no skill file; load
+        one with :meth:`Client.load_skill`.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+        ...         print([(s.name, s.description) for s in await client.list_skills()])
+        >>> asyncio.run(main())
+        [('git-workflow', 'Our Git conventions')]
+        """,
+    )
     list_prompts: _Items[Prompt] = _Items(
         "prompts",
         """Every prompt, across pages (see ``list_tools``).
@@ -996,7 +1192,151 @@ class _ClientBase:
     )
 
 
-class Client(_ClientBase):
+class _AwaitsNative(_Awaits):
+    """A handle whose native calls are awaited on the running loop."""
+
+    _native: Any
+
+    async def _run(self, call: _HandleCall[T]) -> T:
+        method = getattr(self._native, call.name)
+        return call.read(await method(*call.args, asyncio.get_running_loop()))
+
+
+class _BlocksNative(_Blocks):
+    """A handle whose native calls block (the GIL released)."""
+
+    _native: Any
+
+    def _run(self, call: _HandleCall[T]) -> T:
+        return call.read(getattr(self._native, call.name)(*call.args, None))
+
+
+class _ToolTaskBase:
+    """What :class:`ToolTask` and :class:`SyncToolTask` share."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @property
+    def id(self) -> str | None:
+        """The task's id (keep it to resume with ``client.tool_task(id)``);
+        ``None`` when the server answered the call at once."""
+        task_id: str | None = self._native.id
+        return task_id
+
+    @property
+    def state(self) -> TaskState | None:
+        """The last state seen (at start, or by :meth:`refresh`); ``None``
+        without a task."""
+        return _state(self._native.last)
+
+    refresh = _Method(_refresh)
+    respond = _Method(_respond)
+    cancel = _Method(_cancel)
+    result = _Method(_result)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.id or '(answered at once)'}>"
+
+
+class ToolTask(_ToolTaskBase, _AwaitsNative):
+    """A ``tools/call`` the server runs as a task (the tasks extension,
+    SEP-2663), from :meth:`Client.start_tool_task`: its state, answers to
+    its questions, cancellation, and its result (``await task`` is
+    ``await task.result()``). ``call_tool`` does all of it for you; take a
+    handle to show status, answer from your own UI, or resume later by id.
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     command = (sys.executable, ["-c", _EXTENSIONS_SERVER])
+    ...     async with Client.stdio(*command, capabilities={"elicitation": {}}) as client:
+    ...         task = await client.start_tool_task("render", {"pages": 2})
+    ...         print(task.state.status, (await task).text)
+    ...         deploy = await client.start_tool_task("deploy", {"env": "prod"})
+    ...         while (state := await deploy.refresh()).status != "input_required":
+    ...             await asyncio.sleep(0.02)
+    ...         print(list(state.input_requests))
+    ...         await deploy.respond({"confirm": {"action": "accept", "content": {"ok": True}}})
+    ...         print((await deploy.result()).text)
+    ...         slow = await client.start_tool_task("render", {"pages": 1000})
+    ...         await slow.cancel()
+    ...         print((await slow.refresh()).status)
+    >>> asyncio.run(main())
+    working rendered 2 pages
+    ['confirm']
+    deployed to prod
+    cancelled
+    """
+
+    def __await__(self) -> Generator[Any, None, CallToolResult]:
+        return self.result().__await__()
+
+
+class SyncToolTask(_ToolTaskBase, _BlocksNative):
+    """:class:`ToolTask` for :class:`SyncClient`: every method blocks.
+
+    >>> import sys
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+    ...     task = client.start_tool_task("render", {"pages": 1})
+    ...     print(task.id is not None, task.result().text)
+    ...     print(client.tool_task(task.id).refresh().status)  # resumed by id
+    True rendered 1 pages
+    completed
+    """
+
+
+class _LoadedSkillBase:
+    """What :class:`LoadedSkill` and :class:`SyncLoadedSkill` share."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @property
+    def skill(self) -> Skill:
+        """The entry the skill was loaded from."""
+        return Skill.from_dict(self._native.skill)
+
+    @property
+    def skill_md(self) -> str:
+        """The ``SKILL.md`` text, frontmatter included, checked against the
+        entry (digest, size and frontmatter)."""
+        text: str = self._native.skill_md
+        return text
+
+    read = _Method(_read)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.skill.uri}>"
+
+
+class LoadedSkill(_LoadedSkillBase, _AwaitsNative):
+    """A skill loaded with :meth:`Client.load_skill`: its ``SKILL.md``,
+    checked, and its other files read on demand, each checked.
+
+    >>> import asyncio, sys
+    >>> async def main() -> None:
+    ...     async with Client.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+    ...         skill = await client.load_skill("skill://git-workflow/SKILL.md")
+    ...         print(skill.skill_md.splitlines()[-1])
+    ...         print(await skill.read("references/HOOKS.md"))
+    >>> asyncio.run(main())
+    # Branches
+    b'Run the hooks.\\n'
+    """
+
+
+class SyncLoadedSkill(_LoadedSkillBase, _BlocksNative):
+    """:class:`LoadedSkill` for :class:`SyncClient`.
+
+    >>> import sys
+    >>> with SyncClient.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+    ...     skill = client.load_skill(next(iter(client.list_skills())))
+    ...     print(skill.skill.name, skill.read("skill://git-workflow/references/HOOKS.md"))
+    git-workflow b'Run the hooks.\\n'
+    """
+
+
+class Client(_ClientBase, _Awaits):
     """An asyncio MCP client; build one with :meth:`stdio` or :meth:`http`
     and use it with ``async with`` (or ``await client.connect()`` and
     ``await client.close()``).
@@ -1079,6 +1419,38 @@ class Client(_ClientBase):
 
     def _items(self, kind: _Kind) -> ItemStream[Any]:
         return ItemStream(self, kind)
+
+    async def start_tool_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ToolTask:
+        """Calls a tool and returns a handle on the task the server makes
+        of it, instead of following it as :meth:`call_tool` does (a server
+        may also answer at once: then :attr:`ToolTask.id` is ``None`` and
+        the result is there). See :class:`ToolTask`."""
+        native = await self._connected().start_tool_task(
+            name, dict(arguments or {}), timeout, _meta(meta), asyncio.get_running_loop()
+        )
+        return ToolTask(native)
+
+    def tool_task(self, task_id: str) -> ToolTask:
+        """A handle on a task started earlier (by this client or another
+        run of it: task ids are meant to be kept). See :class:`ToolTask`."""
+        return ToolTask(self._connected().tool_task(task_id))
+
+    async def load_skill(self, skill: str | Skill) -> LoadedSkill:
+        """Loads a skill (the skills extension, SEP-2640): ``skill`` is an
+        entry of :meth:`list_skills` or its ``SKILL.md`` URI (then
+        ``skills/get`` fetches the entry). ``SKILL.md`` is read and checked
+        against the entry (digest, size, frontmatter): a mismatch raises
+        :class:`ferromcp.ProtocolError` and nothing is returned. See
+        :class:`LoadedSkill`."""
+        native = await self._connected().load_skill(_skill_ref(skill), asyncio.get_running_loop())
+        return LoadedSkill(native)
 
     async def _run(self, call: _Call[T]) -> T:
         """Sends ``call`` and reads its result; its progress callback runs on this loop."""
@@ -1205,7 +1577,7 @@ class SyncSubscription:
         self.close()
 
 
-class SyncClient(_ClientBase):
+class SyncClient(_ClientBase, _Blocks):
     """The same client without asyncio, for scripts and notebooks: every
     method blocks (with the GIL released; Ctrl-C interrupts and cancels the
     call). Connected on creation; ``with`` closes it.
@@ -1265,6 +1637,25 @@ class SyncClient(_ClientBase):
 
     def _items(self, kind: _Kind) -> ItemIterator[Any]:
         return ItemIterator(self._connected(), kind)
+
+    def start_tool_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> SyncToolTask:
+        """:meth:`Client.start_tool_task`, blocking. See :class:`SyncToolTask`."""
+        return SyncToolTask(self._connected().start_tool_task(name, dict(arguments or {}), timeout, _meta(meta), None))
+
+    def tool_task(self, task_id: str) -> SyncToolTask:
+        """:meth:`Client.tool_task` for this client."""
+        return SyncToolTask(self._connected().tool_task(task_id))
+
+    def load_skill(self, skill: str | Skill) -> SyncLoadedSkill:
+        """:meth:`Client.load_skill`, blocking. See :class:`SyncLoadedSkill`."""
+        return SyncLoadedSkill(self._connected().load_skill(_skill_ref(skill), None))
 
     def _run(self, call: _Call[T]) -> T:
         """Sends ``call`` and reads its result; its progress callback runs on this thread."""

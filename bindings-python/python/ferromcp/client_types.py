@@ -32,6 +32,9 @@ __all__ = [
     "Resource",
     "ResourceContents",
     "ResourceTemplate",
+    "Skill",
+    "SkillFile",
+    "TaskState",
     "Tool",
 ]
 
@@ -565,3 +568,133 @@ class Notification:
         """
         uri = self.params.get("uri")
         return uri if isinstance(uri, str) else None
+
+
+@dataclass(frozen=True)
+class SkillFile:
+    """One file of a skill as its entry lists it: URI, ``sha256:`` digest
+    and size of the raw bytes.
+
+    >>> SkillFile.from_dict({"uri": "skill://a/SKILL.md", "digest": "sha256:00", "size": 3}).size
+    3
+    """
+
+    uri: str
+    digest: str
+    size: int
+
+    @classmethod
+    def from_dict(cls, d: JsonObject) -> SkillFile:
+        """Builds it from the wire form.
+
+        >>> SkillFile.from_dict({"uri": "skill://a/x.md", "digest": "sha256:00", "size": 0}).uri
+        'skill://a/x.md'
+        """
+        return cls(uri=d["uri"], digest=d["digest"], size=int(d["size"]))
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A skill a server offers (the skills extension, SEP-2640), as
+    ``skills/list`` and ``skills/get`` describe it. Listing reads no file:
+    :meth:`ferromcp.Client.load_skill` reads and checks ``SKILL.md``.
+
+    >>> s = Skill.from_dict({"uri": "skill://pdf/SKILL.md",
+    ...     "frontmatter": {"name": "pdf", "description": "PDF forms"}, "resources": "dynamic"})
+    >>> s.name, s.description, s.files
+    ('pdf', 'PDF forms', None)
+    """
+
+    uri: str
+    """The ``SKILL.md`` URI: the skill's identity on this server."""
+    frontmatter: JsonObject
+    """The ``SKILL.md`` YAML frontmatter, as written."""
+    files: list[SkillFile] | None
+    """Every file with its digest and size; ``None`` for a skill whose
+    content is generated (``"dynamic"``: no integrity offered)."""
+    raw: JsonObject = field(default_factory=dict, repr=False, compare=False)
+    """The entry as the server sent it."""
+
+    @classmethod
+    def from_dict(cls, d: JsonObject) -> Skill:
+        """Builds it from the wire form.
+
+        >>> Skill.from_dict({"uri": "skill://a/SKILL.md", "frontmatter": {"name": "a"},
+        ...     "resources": [{"uri": "skill://a/SKILL.md", "digest": "sha256:00", "size": 1}]}).files[0].size
+        1
+        """
+        resources = d.get("resources")
+        files = [SkillFile.from_dict(f) for f in resources] if isinstance(resources, list) else None
+        return cls(uri=d["uri"], frontmatter=dict(d.get("frontmatter") or {}), files=files, raw=d)
+
+    @property
+    def name(self) -> str:
+        """``frontmatter["name"]``."""
+        return str(self.frontmatter.get("name", ""))
+
+    @property
+    def description(self) -> str | None:
+        """``frontmatter["description"]``, if any."""
+        description = self.frontmatter.get("description")
+        return description if isinstance(description, str) else None
+
+
+@dataclass(frozen=True)
+class TaskState:
+    """A task's state as ``tasks/get`` answers it (the tasks extension,
+    SEP-2663): its status and, by status, the questions it waits on
+    (``input_required``), its result (``completed``) or its error
+    (``failed``).
+
+    >>> t = TaskState.from_dict({"taskId": "t1", "status": "input_required", "ttlMs": None,
+    ...     "inputRequests": {"confirm": {"method": "elicitation/create", "params": {}}}})
+    >>> t.task_id, t.status, list(t.input_requests), t.done
+    ('t1', 'input_required', ['confirm'], False)
+    """
+
+    task_id: str
+    status: str
+    """``working``, ``input_required``, ``completed``, ``failed`` or ``cancelled``."""
+    status_message: str | None = None
+    input_requests: JsonObject = field(default_factory=dict)
+    """``input_required``: the outstanding requests by key; answer them with
+    :meth:`ferromcp.ToolTask.respond`."""
+    result: CallToolResult | None = None
+    """``completed``: the tool's result."""
+    error: JsonObject | None = None
+    """``failed``: the JSON-RPC error object."""
+    poll_interval_ms: int | None = None
+    ttl_ms: int | None = None
+    raw: JsonObject = field(default_factory=dict, repr=False, compare=False)
+    """The task as the server sent it."""
+
+    @classmethod
+    def from_dict(cls, d: JsonObject) -> TaskState:
+        """Builds it from the wire form.
+
+        >>> TaskState.from_dict({"taskId": "t", "status": "completed",
+        ...     "result": {"content": [{"type": "text", "text": "ok"}]}}).result.text
+        'ok'
+        """
+        result = d.get("result")
+        error = d.get("error")
+        return cls(
+            task_id=str(d.get("taskId", "")),
+            status=str(d.get("status", "")),
+            status_message=d.get("statusMessage"),
+            input_requests=dict(d.get("inputRequests") or {}),
+            result=CallToolResult.from_dict(result) if isinstance(result, dict) else None,
+            error=error if isinstance(error, dict) else None,
+            poll_interval_ms=d.get("pollIntervalMs"),
+            ttl_ms=d.get("ttlMs"),
+            raw=d,
+        )
+
+    @property
+    def done(self) -> bool:
+        """Whether the task has ended (``completed``, ``failed`` or ``cancelled``).
+
+        >>> TaskState.from_dict({"taskId": "t", "status": "cancelled"}).done
+        True
+        """
+        return self.status in ("completed", "failed", "cancelled")

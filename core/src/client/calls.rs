@@ -28,6 +28,7 @@ use serde::de::DeserializeOwned;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
+use super::skills::{GetSkillResult, ListSkillsResult};
 use super::{CallOptions, Client};
 use crate::Error;
 use crate::protocol::{
@@ -84,6 +85,12 @@ pub static CLIENT_CALLS: &[ClientCall] = &[
     row(methods::COMPLETION_COMPLETE, |m, v| {
         decode(m, v).map(CallResult::Complete)
     }),
+    row(methods::SKILLS_LIST, |m, v| {
+        decode(m, v).map(CallResult::ListSkills)
+    }),
+    row(methods::SKILLS_GET, |m, v| {
+        decode(m, v).map(CallResult::GetSkill)
+    }),
 ];
 
 const fn row(method: &'static str, decode: Decode) -> ClientCall {
@@ -128,6 +135,10 @@ pub enum CallResult {
     GetPrompt(GetPromptResult),
     /// `completion/complete`.
     Complete(CompleteResult),
+    /// `skills/list` (the skills extension).
+    ListSkills(ListSkillsResult),
+    /// `skills/get` (the skills extension).
+    GetSkill(GetSkillResult),
 }
 
 impl Serialize for CallResult {
@@ -143,6 +154,8 @@ impl Serialize for CallResult {
             CallResult::ReadResource(r) => r.serialize(serializer),
             CallResult::GetPrompt(r) => r.serialize(serializer),
             CallResult::Complete(r) => r.serialize(serializer),
+            CallResult::ListSkills(r) => r.serialize(serializer),
+            CallResult::GetSkill(r) => r.serialize(serializer),
         }
     }
 }

@@ -64,7 +64,9 @@ pub use options::{
 };
 pub use pages::{ListKind, PageDemand, Pages};
 pub use relay::CallbackRelay;
-pub use skills::{LoadedSkill, Skill, SkillResource, SkillResources};
+pub use skills::{
+    GetSkillResult, ListSkillsResult, LoadedSkill, Skill, SkillResource, SkillResources,
+};
 pub use tasks::ToolTask;
 
 /// One request as a transport sends it.

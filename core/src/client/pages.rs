@@ -97,6 +97,8 @@ pub enum ListKind {
     ResourceTemplates,
     /// `prompts/list`
     Prompts,
+    /// `skills/list` (the skills extension)
+    Skills,
 }
 
 /// One request for the next page of a [`Client::serve_pages`] walk,
@@ -133,6 +135,7 @@ impl Client {
                 serve_pages(self.resource_template_pages(), demands).await
             }
             ListKind::Prompts => serve_pages(self.prompt_pages(), demands).await,
+            ListKind::Skills => serve_pages(self.skill_pages(), demands).await,
         }
     }
 }

@@ -8,10 +8,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{CallOptions, Client};
+use super::{CacheMode, CallOptions, Client, Pages};
 use crate::Error;
-use crate::protocol::methods;
 use crate::protocol::skills::{SKILL_MD, digest, frontmatter};
+use crate::protocol::{McpError, methods};
 
 /// One file of a skill as its entry lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +72,24 @@ impl Skill {
     }
 }
 
+/// A `skills/list` page, as [`Client::call`] decodes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListSkillsResult {
+    /// The skills of this page.
+    pub skills: Vec<Skill>,
+    /// The cursor of the next page, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// A `skills/get` answer, as [`Client::call`] decodes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GetSkillResult {
+    /// The skill's entry.
+    pub skill: Skill,
+}
+
 /// A skill loaded from a server: its entry and its `SKILL.md`, checked.
 #[derive(Clone)]
 pub struct LoadedSkill {
@@ -118,26 +136,40 @@ impl Client {
     /// Every skill the server lists (`skills/list`, all pages). Reads no
     /// skill file.
     pub async fn list_skills(&self) -> Result<Vec<Skill>, Error> {
+        let mut pages = self.skill_pages();
         let mut skills = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = std::collections::HashSet::new();
-        loop {
-            let mut params = Map::new();
-            if let Some(c) = &cursor {
-                params.insert("cursor".into(), Value::from(c.clone()));
-            }
-            let page = self
-                .send(methods::SKILLS_LIST, params, &CallOptions::default())
-                .await?;
-            let entries: Vec<Skill> =
-                serde_json::from_value(page.get("skills").cloned().unwrap_or(Value::Null))
-                    .map_err(|e| Error::Protocol(format!("skills/list: {e}")))?;
-            skills.extend(entries);
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if !next.is_empty() && seen.insert(next.to_owned()) => {
-                    cursor = Some(next.to_owned());
-                }
-                _ => return Ok(skills),
+        while let Some(page) = pages.next_page().await {
+            skills.extend(page?);
+        }
+        Ok(skills)
+    }
+
+    /// The skills, a page at a time (`skills/list`), as the other lists.
+    pub fn skill_pages(&self) -> Pages<'_, Skill> {
+        Pages::new(self, methods::SKILLS_LIST, "skills", CacheMode::Use)
+    }
+
+    /// Loads the skill whose `SKILL.md` is at `uri`: its entry from
+    /// `skills/get`, then [`Client::load_skill`].
+    pub async fn load_skill_at(&self, uri: &str) -> Result<LoadedSkill, Error> {
+        let skill = self.get_skill(uri).await?;
+        self.load_skill(&skill).await
+    }
+
+    /// Loads a skill a host names as JSON: its `SKILL.md` URI (a string:
+    /// [`Client::load_skill_at`]) or its entry (an object as `skills/list`
+    /// gives it: [`Client::load_skill`], no `skills/get` round trip). The
+    /// one way every binding's `load_skill` reads its argument.
+    pub async fn load_skill_value(&self, skill: Value) -> Result<LoadedSkill, Error> {
+        match skill {
+            Value::String(uri) => self.load_skill_at(&uri).await,
+            entry => {
+                let skill: Skill = serde_json::from_value(entry).map_err(|e| {
+                    Error::Mcp(McpError::invalid_params(format!(
+                        "a skill is its SKILL.md URI or its skills/list entry: {e}"
+                    )))
+                })?;
+                self.load_skill(&skill).await
             }
         }
     }

@@ -20,7 +20,7 @@ use crate::client::{
 use crate::protocol::Implementation;
 
 /// The members, camelCase first and the snake_case alias second.
-const MEMBERS: [(&str, &str); 12] = [
+const MEMBERS: [(&str, &str); 14] = [
     ("name", "name"),
     ("version", "version"),
     ("protocolVersion", "protocol_version"),
@@ -33,6 +33,8 @@ const MEMBERS: [(&str, &str); 12] = [
     ("clientCert", "client_cert"),
     ("clientKey", "client_key"),
     ("limits", "limits"),
+    ("capabilities", "capabilities"),
+    ("followTasks", "follow_tasks"),
 ];
 
 /// Reads client settings into core's [`ClientOptions`]; what is absent
@@ -49,7 +51,12 @@ const MEMBERS: [(&str, &str); 12] = [
 /// - `tlsRoots`: `"native"` (default), `"webpki"` or `"none"`; `caCerts`:
 ///   extra CA certificates (PEM texts); `clientCert` with `clientKey`: a
 ///   client certificate and its key (PEM texts);
-/// - `limits`: [`ClientLimits`] (read by [`ClientLimits::from_json`]).
+/// - `limits`: [`ClientLimits`] (read by [`ClientLimits::from_json`]);
+/// - `capabilities`: further capabilities to declare, an object beside the
+///   ones the input handlers declare (a client that answers a task's input
+///   requests itself declares `elicitation` here);
+/// - `followTasks`: whether `tools/call` follows a task to its result
+///   (default `true`; declares the tasks extension).
 ///
 /// A member that is `null` is absent, except `timeoutMs`. An unknown
 /// member or a value of the wrong type is an error naming the member.
@@ -117,6 +124,17 @@ pub fn client_options(settings: &Value) -> Result<ClientOptions, String> {
     options.tls = tls_options(&given)?;
     if let Some((_, limits)) = given.present("limits") {
         options.limits = ClientLimits::from_json(limits)?;
+    }
+    if let Some((key, value)) = given.present("capabilities") {
+        options.extra_capabilities = value
+            .as_object()
+            .cloned()
+            .ok_or_else(|| format!("{key:?} must be an object, not {value}"))?;
+    }
+    if let Some((key, value)) = given.present("followTasks") {
+        options.follow_tasks = value
+            .as_bool()
+            .ok_or_else(|| format!("{key:?} must be true or false, not {value}"))?;
     }
     Ok(options)
 }
@@ -273,13 +291,15 @@ mod tests {
             "name": "n", "version": "2", "protocolVersion": "2025-11-25", "era": "modern",
             "timeoutMs": 1500, "probeTimeoutMs": 200, "stderr": "null", "tlsRoots": "none",
             "caCerts": ["PEM"], "clientCert": "CERT", "clientKey": "KEY",
-            "limits": {"maxMessageBytes": 1024}
+            "limits": {"maxMessageBytes": 1024},
+            "capabilities": {"elicitation": {}}, "followTasks": false
         });
         let snake = json!({
             "name": "n", "version": "2", "protocol_version": "2025-11-25", "era": "modern",
             "timeout_ms": 1500, "probe_timeout_ms": 200, "stderr": "null", "tls_roots": "none",
             "ca_certs": ["PEM"], "client_cert": "CERT", "client_key": "KEY",
-            "limits": {"max_message_bytes": 1024}
+            "limits": {"max_message_bytes": 1024},
+            "capabilities": {"elicitation": {}}, "follow_tasks": false
         });
         for settings in [camel, snake] {
             let o = client_options(&settings).unwrap();
@@ -297,6 +317,11 @@ mod tests {
                 ("CERT", "KEY")
             );
             assert_eq!(o.limits.max_message_bytes, 1024);
+            assert_eq!(
+                Value::Object(o.extra_capabilities),
+                json!({"elicitation": {}})
+            );
+            assert!(!o.follow_tasks);
         }
     }
 

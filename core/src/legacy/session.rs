@@ -215,6 +215,7 @@ impl LiveRequester for Session {
 
     fn start(
         &self,
+        _key: Option<&str>,
         method: &str,
         params: Value,
         sink: Option<&NotificationSink>,

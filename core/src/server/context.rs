@@ -75,9 +75,12 @@ pub(crate) trait LiveRequester: Send + Sync {
     /// Whether the client declared a capability at initialization.
     fn has_capability(&self, capability: &str) -> bool;
     /// Sends a request to the client through `sink` and returns where its
-    /// answer will arrive.
+    /// answer will arrive. `key` is the name the handler gave the question,
+    /// if any: a task shows it in `inputRequests`; a session's request does
+    /// not carry one.
     fn start(
         &self,
+        key: Option<&str>,
         method: &str,
         params: Value,
         sink: Option<&NotificationSink>,
@@ -251,6 +254,7 @@ impl RequestContext {
     fn live_request(
         &self,
         live: &Arc<dyn LiveRequester>,
+        key: Option<&str>,
         kind: InputKind,
         params: Value,
     ) -> Result<oneshot::Receiver<Result<Value, McpError>>, HandlerError> {
@@ -264,7 +268,7 @@ impl RequestContext {
                 .with_data(json!({"requiredCapabilities": {capability: {}}})),
             ));
         }
-        live.start(kind.method(), params, self.inner.sink.as_ref())
+        live.start(key, kind.method(), params, self.inner.sink.as_ref())
             .map_err(HandlerError::Protocol)
     }
 
@@ -414,7 +418,7 @@ impl RequestContext {
     ) -> Result<AskOutcome, HandlerError> {
         match &self.input() {
             InputMode::Live(live) => {
-                let answer = self.live_request(live, kind, params.clone())?;
+                let answer = self.live_request(live, key, kind, params.clone())?;
                 live_answer(answer.blocking_recv(), kind, &params).map(AskOutcome::Answered)
             }
             _ => self.ask_now(key, kind, params),
@@ -453,7 +457,7 @@ impl RequestContext {
         params: Value,
     ) -> Result<AskStart, HandlerError> {
         if let InputMode::Live(live) = &self.input() {
-            let answer = self.live_request(live, kind, params.clone())?;
+            let answer = self.live_request(live, key, kind, params.clone())?;
             return Ok(AskStart::Live(Box::pin(async move {
                 live_answer(answer.await, kind, &params)
             })));
@@ -487,7 +491,7 @@ impl RequestContext {
         params: Value,
     ) -> Result<Value, HandlerError> {
         if let InputMode::Live(live) = &self.input() {
-            let answer = self.live_request(live, kind, params.clone())?;
+            let answer = self.live_request(live, key, kind, params.clone())?;
             return live_answer(answer.await, kind, &params);
         }
         match self.ask_now(key, kind, params)? {
@@ -541,8 +545,8 @@ impl RequestContext {
                 // this waits for the slowest answer, not their sum.
                 let started: Vec<_> = asks
                     .into_iter()
-                    .map(|(_, kind, params)| {
-                        let answer = self.live_request(live, kind, params.clone());
+                    .map(|(key, kind, params)| {
+                        let answer = self.live_request(live, key.as_deref(), kind, params.clone());
                         (answer, kind, params)
                     })
                     .collect();

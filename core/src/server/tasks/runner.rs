@@ -34,6 +34,8 @@ const INBOX: usize = 64;
 pub(crate) enum RunnerEvent {
     /// The handler asks the client: `method` with `params`.
     Ask {
+        /// The key the handler named the question with, if any.
+        key: Option<String>,
         method: String,
         params: Value,
         reply: oneshot::Sender<Result<Value, McpError>>,
@@ -85,6 +87,7 @@ impl LiveRequester for TaskInput {
 
     fn start(
         &self,
+        key: Option<&str>,
         method: &str,
         params: Value,
         _sink: Option<&NotificationSink>,
@@ -92,6 +95,7 @@ impl LiveRequester for TaskInput {
         let (reply, answer) = oneshot::channel();
         self.inbox
             .try_send(RunnerEvent::Ask {
+                key: key.map(str::to_owned),
                 method: method.to_owned(),
                 params,
                 reply,
@@ -198,8 +202,8 @@ impl Run {
             tokio::select! {
                 biased;
                 event = inbox.recv() => match event {
-                    Some(RunnerEvent::Ask { method, params, reply }) => {
-                        self.ask(method, params, reply);
+                    Some(RunnerEvent::Ask { key, method, params, reply }) => {
+                        self.ask(key, method, params, reply);
                         self.write().await;
                     }
                     Some(RunnerEvent::Answers(answers)) => {
@@ -232,15 +236,24 @@ impl Run {
         runners.remove(&task_id);
     }
 
+    /// Records a question under the handler's key, or under a key of its
+    /// own when the handler named none (or one already waiting: an answer
+    /// must reach exactly one question).
     fn ask(
         &mut self,
+        key: Option<String>,
         method: String,
         params: Value,
         reply: oneshot::Sender<Result<Value, McpError>>,
     ) {
         let kind = InputKind::from_method(&method).map_or("input", InputKind::capability);
-        self.next_key += 1;
-        let key = format!("{kind}-{}", self.next_key);
+        let key = match key {
+            Some(key) if !self.asked.contains_key(&key) => key,
+            _ => {
+                self.next_key += 1;
+                format!("{kind}-{}", self.next_key)
+            }
+        };
         let request = serde_json::json!({"method": method, "params": params});
         self.asked.insert(key, (request, reply));
         self.show_questions();
