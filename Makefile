@@ -140,7 +140,7 @@ test-oidc: build-python build-node build-c
 lint-workflows: $(NODE_NPM_STAMP)
 	$(NODE) scripts/lint_workflows.mjs
 
-test: lint test-rust test-python test-node test-c test-readme conformance test-dist-host test-oidc test-cross check-platforms
+test: lint test-rust test-rmcp-tasks test-python test-node test-c test-readme conformance test-dist-host test-oidc test-cross check-platforms
 	@echo "make test: all suites passed"
 
 # The first result: builds the demo, the Rust echo server and the three

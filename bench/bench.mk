@@ -112,3 +112,11 @@ bench-client-c:
 	rm -f $(C_BIN_DIR)/bench-client-c
 	$(C_CC) $(C_WARNINGS) -O2 $(C_INCLUDE) bench/clients/c_client.c target/release/libferromcp.a \
 		$(C_LDLIBS) -o $(C_BIN_DIR)/bench-client-c
+
+# The tasks extension against the official Rust SDK, both ways (part of
+# `make test`): bench/sdk/rmcp-tasks' task server and client, built into the
+# same target directory as rmcp-echo. See scripts/test_rmcp_tasks.sh.
+.PHONY: test-rmcp-tasks
+test-rmcp-tasks:
+	RMCP_TARGET=$(BENCH_RMCP_TARGET) CARGO_PROFILE_FLAG="$(CARGO_PROFILE_FLAG)" PROFILE_DIR=$(PROFILE_DIR) \
+		bash scripts/test_rmcp_tasks.sh
