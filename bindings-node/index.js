@@ -78,7 +78,7 @@ require('./lib/context.js').install(native, McpError);
 const { ToolResult } = require('./lib/tool-result.js');
 native.registerToolResultClass(ToolResult);
 const { toJsonSchema, parser, parsingFirst } = require('./lib/schema.js');
-const { Client, Subscription, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS } = require('./lib/client.js');
+const { Client, Subscription, ToolTask, LoadedSkill, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS } = require('./lib/client.js');
 const { LoopbackRedirect, headlessAuthorize } = require('./lib/oauth.js');
 
 /** Signals that stop a serving server gracefully (see `handleSignals`). */
@@ -519,4 +519,4 @@ class Server {
   }
 }
 
-module.exports = { Server, Client, JwtVerifier, InvalidToken, Subscription, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS };
+module.exports = { Server, Client, JwtVerifier, InvalidToken, Subscription, ToolTask, LoadedSkill, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS };

@@ -577,10 +577,76 @@ export declare class Client {
    * object) once the server acknowledged it.
    */
   listen(filter: any): Promise<Subscription>
+  /**
+   * `tools/call` without following a task: a handle on the task the
+   * server makes of it (or on the result it answered with at once).
+   */
+  startToolTask(name: string, args?: Record<string, any> | null, options?: CallNativeOptions | null): Promise<ToolTask>
+  /** A handle on a task started earlier (its id kept). */
+  toolTask(taskId: string): ToolTask
+  /**
+   * Loads a skill: its `SKILL.md` URI, or its entry as `skills/list`
+   * gave it. Core reads `SKILL.md` and checks it against the entry.
+   */
+  loadSkill(skill: string | Record<string, any>): Promise<LoadedSkill>
   /** Ends the connection (a spawned server is stopped). */
   close(): Promise<void>
 }
 export type JsClient = Client
+
+/**
+ * A task handle. Use the facade's `client.startToolTask(...)`.
+ *
+ * @example
+ * ```js
+ * const task = await native.startToolTask("render", {}, null, null);
+ * console.log(task.id, (await task.refresh()).status);
+ * console.log(await task.result(null));
+ * ```
+ */
+export declare class ToolTask {
+  /** The task's id; `null` when the server answered at once. */
+  get id(): string | null
+  /**
+   * The last state seen (a task as `tasks/get` gives it), or the result
+   * when there was no task.
+   */
+  get last(): any
+  /** `tasks/get` now. */
+  refresh(): Promise<any>
+  /** `tasks/update` with `responses` (input responses by request key). */
+  respond(responses: Record<string, any>): Promise<void>
+  /** `tasks/cancel`. */
+  cancel(): Promise<void>
+  /**
+   * Follows the task to its end and answers with the tool's result;
+   * cancelling `cancel` stops following and cancels the task.
+   */
+  result(cancel?: CancelToken | null): Promise<any>
+}
+export type JsToolTask = ToolTask
+
+/**
+ * A loaded skill. Use the facade's `client.loadSkill(...)`.
+ *
+ * @example
+ * ```js
+ * const skill = await native.loadSkill("skill://git-workflow/SKILL.md");
+ * console.log(skill.skillMd, (await skill.read("references/HOOKS.md")).toString());
+ * ```
+ */
+export declare class LoadedSkill {
+  /** The entry the skill was loaded from. */
+  get skill(): any
+  /** The `SKILL.md` text, frontmatter included. */
+  get skillMd(): string
+  /**
+   * Reads one file of the skill (a path inside it, or its URI), checked
+   * against the entry.
+   */
+  read(file: string): Promise<Buffer>
+}
+export type JsLoadedSkill = LoadedSkill
 
 /** Every page of a list, one `next()` at a time. */
 export declare class Pages {
@@ -651,6 +717,10 @@ export interface ClientConnectOptions {
    * `maxMessageBytes`, `maxQueuedNotifications`, ...).
    */
   limits?: any
+  /** Further capabilities to declare, beside those the handlers declare. */
+  capabilities?: any
+  /** Whether `tools/call` follows a task to its result (default `true`). */
+  followTasks?: boolean
 }
 
 /**

@@ -201,6 +201,17 @@ export interface ClientOptions {
   onRoots?: InputHandler<Record<string, unknown>, ListRootsResult>;
   /** What the client accepts from the server; see {@link ClientLimits}. */
   limits?: ClientLimits;
+  /**
+   * Further capabilities to declare, beside those the handlers declare
+   * (`{ elicitation: {} }` for a caller that answers a task's questions
+   * itself with `ToolTask.respond`).
+   */
+  capabilities?: Record<string, unknown>;
+  /**
+   * Whether `callTool` follows a task the server makes of a call to its
+   * result (default `true`; declares the tasks extension).
+   */
+  followTasks?: boolean;
 }
 
 /**
@@ -355,6 +366,31 @@ export declare class Client {
   /** Every prompt, over every page. */
   prompts(): AsyncIterableIterator<Prompt>;
 
+  /** One page of `skills/list` (the skills extension, SEP-2640). */
+  listSkills(params?: { cursor?: string }): Promise<ListSkillsResult>;
+  /** Every skill, over every page. Listing reads no skill file. */
+  skills(): AsyncIterableIterator<Skill>;
+  /** One skill's entry by its `SKILL.md` URI (`skills/get`). */
+  getSkill(uri: string): Promise<Skill>;
+  /**
+   * Loads a skill (an entry of `skills()` or its `SKILL.md` URI): reads
+   * `SKILL.md` and checks it against the entry (digest, size,
+   * frontmatter); a mismatch rejects.
+   */
+  loadSkill(skill: string | Skill): Promise<LoadedSkill>;
+
+  /**
+   * `tools/call`, returning a handle on the task the server makes of it
+   * (the tasks extension, SEP-2663) instead of following it.
+   */
+  startToolTask(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: { timeout?: number; meta?: Meta },
+  ): Promise<ToolTask>;
+  /** A handle on a task started earlier (task ids are meant to be kept). */
+  toolTask(taskId: string): ToolTask;
+
   /** `tools/call`. */
   callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>;
   /** `resources/read`. */
@@ -367,6 +403,95 @@ export declare class Client {
   listen(filter: SubscriptionFilter): Subscription;
   /** Ends the connection (a spawned server is stopped). */
   close(): Promise<void>;
+}
+
+/** One file of a skill as its entry lists it. */
+export interface SkillFile {
+  uri: string;
+  /** `sha256:` and 64 lowercase hex digits of the raw bytes. */
+  digest: string;
+  size: number;
+}
+
+/** A skill as `skills/list` and `skills/get` describe it. */
+export interface Skill {
+  /** The `SKILL.md` URI: the skill's identity on this server. */
+  uri: string;
+  /** The `SKILL.md` YAML frontmatter (`name`, `description`...). */
+  frontmatter: { name: string; description?: string; [key: string]: unknown };
+  /** Every file with digest and size, or `"dynamic"` (generated, no integrity). */
+  resources: SkillFile[] | 'dynamic';
+}
+
+export interface ListSkillsResult extends ListPage {
+  skills: Skill[];
+}
+
+/**
+ * A skill loaded with `client.loadSkill(...)`: its `SKILL.md`, checked,
+ * and its other files read on demand, each checked.
+ *
+ * @example
+ * ```js
+ * const skill = await client.loadSkill('skill://git-workflow/SKILL.md');
+ * console.log(skill.skillMd, (await skill.read('references/HOOKS.md')).toString());
+ * ```
+ */
+export declare class LoadedSkill {
+  private constructor();
+  /** The entry the skill was loaded from. */
+  readonly skill: Skill;
+  /** The `SKILL.md` text, frontmatter included. */
+  readonly skillMd: string;
+  /** Reads a file of the skill (its path inside it, or its URI), checked; unlisted files are refused. */
+  read(file: string): Promise<Buffer>;
+}
+
+/** A task's status (the tasks extension, SEP-2663). */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** A task's state, as `tasks/get` answers it. */
+export interface TaskState {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt?: string;
+  lastUpdatedAt?: string;
+  ttlMs?: number | null;
+  pollIntervalMs?: number;
+  /** `input_required`: the outstanding requests by key; answer with `respond`. */
+  inputRequests?: Record<string, { method: string; params: Record<string, unknown> }>;
+  /** `completed`: the tool's result. */
+  result?: CallToolResult;
+  /** `failed`: the JSON-RPC error. */
+  error?: { code: number; message: string; data?: unknown };
+  [key: string]: unknown;
+}
+
+/**
+ * A `tools/call` the server runs as a task, from `client.startToolTask`.
+ *
+ * @example
+ * ```js
+ * const task = await client.startToolTask('render', { pages: 2 });
+ * console.log(task.id, (await task.refresh())?.status);
+ * const result = await task.result({ signal: AbortSignal.timeout(60_000) });
+ * ```
+ */
+export declare class ToolTask {
+  private constructor();
+  /** The task's id; `null` when the server answered the call at once. */
+  readonly id: string | null;
+  /** The last state seen; `null` without a task. */
+  readonly state: TaskState | null;
+  /** `tasks/get` now; `null` without a task. */
+  refresh(): Promise<TaskState | null>;
+  /** Answers some of the task's `inputRequests` by key (`tasks/update`). */
+  respond(responses: Record<string, unknown>): Promise<void>;
+  /** `tasks/cancel`. */
+  cancel(): Promise<void>;
+  /** Follows the task to its end; aborting `signal` cancels the task. */
+  result(options?: { signal?: AbortSignal }): Promise<CallToolResult>;
 }
 
 /** The protocol revision a client declares by default. */

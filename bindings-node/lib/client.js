@@ -25,6 +25,7 @@ const LISTS = Object.freeze({
   resources: 'resources',
   resourceTemplates: 'resourceTemplates',
   prompts: 'prompts',
+  skills: 'skills',
 });
 
 /**
@@ -84,7 +85,137 @@ function connectOptions(options = {}) {
     cwd: options.cwd,
     stderr: options.stderr,
     limits: options.limits,
+    capabilities: options.capabilities,
+    followTasks: options.followTasks,
   };
+}
+
+/**
+ * A native cancel token that `signal` cancels when it aborts, and the
+ * function that stops listening once the call is over.
+ * @param {AbortSignal | undefined} signal
+ */
+function abortToken(signal) {
+  if (signal == null) return { token: null, unlisten: () => {} };
+  const token = new native.CancelToken();
+  if (signal.aborted) {
+    token.cancel();
+    return { token, unlisten: () => {} };
+  }
+  const abort = () => token.cancel();
+  signal.addEventListener('abort', abort, { once: true });
+  return { token, unlisten: () => signal.removeEventListener('abort', abort) };
+}
+
+/**
+ * The task state of a native `last`/`refresh` value: `null` when the
+ * server answered without a task.
+ * @param {any} value
+ */
+function taskState(value) {
+  return value != null && typeof value === 'object' && 'taskId' in value && 'status' in value ? value : null;
+}
+
+/**
+ * A `tools/call` the server runs as a task (the tasks extension,
+ * SEP-2663), from `client.startToolTask(...)`: its state, answers to its
+ * questions, cancellation, and its result. `callTool` does all of it for
+ * you; take a handle to show status, answer from your own UI, or resume
+ * later by id (`client.toolTask(id)`).
+ *
+ * @example
+ * const task = await client.startToolTask('render', { pages: 2 });
+ * console.log(task.id, (await task.refresh()).status); // "working"
+ * const result = await task.result({ signal: AbortSignal.timeout(60_000) });
+ */
+class ToolTask {
+  /** @type {InstanceType<typeof native.ToolTask>} */
+  #native;
+
+  /** @param {InstanceType<typeof native.ToolTask>} task */
+  constructor(task) {
+    this.#native = task;
+  }
+
+  /** The task's id; `null` when the server answered the call at once. */
+  get id() {
+    return this.#native.id;
+  }
+
+  /** The last state seen (at start, or by `refresh()`); `null` without a task. */
+  get state() {
+    return taskState(this.#native.last);
+  }
+
+  /** Asks the server for the task's state now (`tasks/get`); `null` without a task. */
+  async refresh() {
+    return taskState(await this.#native.refresh());
+  }
+
+  /**
+   * Answers some of the task's `inputRequests` by key (`tasks/update`);
+   * questions answered here are not answered again by the client's
+   * handlers when `result()` follows the task.
+   * @param {Record<string, unknown>} responses
+   */
+  respond(responses) {
+    return this.#native.respond(responses);
+  }
+
+  /** Asks the server to cancel the task (`tasks/cancel`). */
+  cancel() {
+    return this.#native.cancel();
+  }
+
+  /**
+   * Follows the task to its end (answering its questions with the
+   * client's handlers) and resolves with the tool's result; a failed task
+   * rejects with its error. Aborting `signal` cancels the task.
+   * @param {{ signal?: AbortSignal }} [options]
+   */
+  result(options = {}) {
+    const { token, unlisten } = abortToken(options.signal);
+    return this.#native.result(token).finally(unlisten);
+  }
+}
+
+/**
+ * A skill loaded with `client.loadSkill(...)` (the skills extension,
+ * SEP-2640): its `SKILL.md`, checked against the entry (digest, size,
+ * frontmatter), and its other files read on demand, each checked.
+ *
+ * @example
+ * const skill = await client.loadSkill('skill://git-workflow/SKILL.md');
+ * console.log(skill.skillMd);
+ * const hooks = await skill.read('references/HOOKS.md'); // a Buffer
+ */
+class LoadedSkill {
+  /** @type {InstanceType<typeof native.LoadedSkill>} */
+  #native;
+
+  /** @param {InstanceType<typeof native.LoadedSkill>} loaded */
+  constructor(loaded) {
+    this.#native = loaded;
+  }
+
+  /** The entry the skill was loaded from. */
+  get skill() {
+    return this.#native.skill;
+  }
+
+  /** The `SKILL.md` text, frontmatter included. */
+  get skillMd() {
+    return this.#native.skillMd;
+  }
+
+  /**
+   * Reads one file of the skill: its path inside the skill or its URI.
+   * A file the entry does not list is refused unread.
+   * @param {string} file
+   */
+  read(file) {
+    return this.#native.read(file);
+  }
 }
 
 /**
@@ -277,6 +408,51 @@ class Client {
     return items(this.#native, LISTS.prompts);
   }
 
+  /** One page of `skills/list` (the skills extension). @param {{ cursor?: string }} [params] */
+  listSkills(params) {
+    return this.#native.request('skills/list', page(params));
+  }
+
+  /** Every skill, over every page. Listing reads no skill file. */
+  skills() {
+    return items(this.#native, LISTS.skills);
+  }
+
+  /** One skill's entry by its `SKILL.md` URI (`skills/get`). @param {string} uri */
+  async getSkill(uri) {
+    return (await this.#native.request('skills/get', { uri })).skill;
+  }
+
+  /**
+   * Loads a skill: an entry of `skills()` or its `SKILL.md` URI (then
+   * `skills/get` fetches the entry). `SKILL.md` is read and checked
+   * against the entry; a mismatch rejects and nothing is returned.
+   * @param {string | Record<string, unknown>} skill
+   */
+  async loadSkill(skill) {
+    return new LoadedSkill(await this.#native.loadSkill(skill));
+  }
+
+  /**
+   * `tools/call`, returning a handle on the task the server makes of it
+   * instead of following it as `callTool` does.
+   * @param {string} name
+   * @param {Record<string, unknown>} [args]
+   * @param {{ timeout?: number, meta?: Record<string, unknown> }} [options]
+   */
+  async startToolTask(name, args = {}, options = {}) {
+    const { timeout, meta } = options;
+    return new ToolTask(await this.#native.startToolTask(name, args ?? {}, { timeout, meta }));
+  }
+
+  /**
+   * A handle on a task started earlier (task ids are meant to be kept).
+   * @param {string} taskId
+   */
+  toolTask(taskId) {
+    return new ToolTask(this.#native.toolTask(taskId));
+  }
+
   /**
    * `tools/call`. A tool that fails answers with `isError: true` (no
    * throw); a JSON-RPC error, a timeout or an abort rejects with an
@@ -288,18 +464,7 @@ class Client {
    */
   callTool(name, args = {}, options = {}) {
     const { timeout, onProgress, signal, meta } = options;
-    let token = null;
-    let unlisten = () => {};
-    if (signal != null) {
-      token = new native.CancelToken();
-      if (signal.aborted) {
-        token.cancel();
-      } else {
-        const abort = () => token?.cancel();
-        signal.addEventListener('abort', abort, { once: true });
-        unlisten = () => signal.removeEventListener('abort', abort);
-      }
-    }
+    const { token, unlisten } = abortToken(signal);
     const progress =
       typeof onProgress === 'function'
         ? (/** @type {any} */ update) => {
@@ -362,4 +527,4 @@ const PROTOCOL_VERSION = versions.latest;
 /** The revisions that speak the `initialize` handshake (2025-11-25 and earlier). */
 const LEGACY_PROTOCOL_VERSIONS = Object.freeze([...versions.legacy]);
 
-module.exports = { Client, Subscription, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS };
+module.exports = { Client, Subscription, ToolTask, LoadedSkill, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS };

@@ -34,6 +34,8 @@ use serde_json::{Map, Value};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::client_skill::JsLoadedSkill;
+use crate::client_task::{JsToolTask, tool_arguments};
 use crate::host_call::{self, HostCallArgs, JsCallback};
 use crate::runtime::spawn;
 use ferromcp::host::input::input_answer;
@@ -129,6 +131,10 @@ pub struct JsClientOptions {
     /// What the client accepts from the server (core's `ClientLimits`:
     /// `maxMessageBytes`, `maxQueuedNotifications`, ...).
     pub limits: Option<Value>,
+    /// Further capabilities to declare, beside those the handlers declare.
+    pub capabilities: Option<Value>,
+    /// Whether `tools/call` follows a task to its result (default `true`).
+    pub follow_tasks: Option<bool>,
 }
 
 /// A JS function as one input handler.
@@ -315,15 +321,7 @@ impl JsClient {
         cancel: Option<ClassInstance<'_, CancelToken>>,
     ) -> napi::Result<Object<'env>> {
         let params = object(env, "params", params)?;
-        let mut call = CallOptions::default();
-        if let Some(options) = options {
-            call.timeout = millis(env, "timeout", options.timeout)?;
-            match options.meta {
-                None | Some(Value::Null) => {}
-                Some(Value::Object(meta)) => call.meta = meta,
-                Some(_) => return Err(invalid(env, "meta must be an object".into())),
-            }
-        }
+        let mut call = call_options(env, options)?;
         call.cancel = cancel.map(|c| c.token.clone());
         let progress = match on_progress {
             Some(f) => Some(Progress::new(f)?),
@@ -357,6 +355,52 @@ impl JsClient {
         })
     }
 
+    /// `tools/call` without following a task: a handle on the task the
+    /// server makes of it (or on the result it answered with at once).
+    #[napi(
+        ts_args_type = "name: string, args?: Record<string, any> | null, options?: CallNativeOptions | null",
+        ts_return_type = "Promise<ToolTask>"
+    )]
+    pub fn start_tool_task<'env>(
+        &self,
+        env: &'env Env,
+        name: String,
+        args: Option<Value>,
+        options: Option<JsCallOptions>,
+    ) -> napi::Result<Object<'env>> {
+        let arguments = tool_arguments(args).map_err(|e| invalid(env, e))?;
+        let call = call_options(env, options)?;
+        let client = self.client.clone();
+        spawn(
+            env,
+            async move { client.start_tool_task(&name, arguments, &call).await },
+            |task| Ok(JsToolTask { task }),
+        )
+    }
+
+    /// A handle on a task started earlier (its id kept).
+    #[napi]
+    pub fn tool_task(&self, task_id: String) -> JsToolTask {
+        JsToolTask {
+            task: self.client.tool_task(&task_id),
+        }
+    }
+
+    /// Loads a skill: its `SKILL.md` URI, or its entry as `skills/list`
+    /// gave it. Core reads `SKILL.md` and checks it against the entry.
+    #[napi(
+        ts_args_type = "skill: string | Record<string, any>",
+        ts_return_type = "Promise<LoadedSkill>"
+    )]
+    pub fn load_skill<'env>(&self, env: &'env Env, skill: Value) -> napi::Result<Object<'env>> {
+        let client = self.client.clone();
+        spawn(
+            env,
+            async move { client.load_skill_value(skill).await },
+            |loaded| Ok(JsLoadedSkill { loaded }),
+        )
+    }
+
     /// Ends the connection (a spawned server is stopped).
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
@@ -370,6 +414,20 @@ impl JsClient {
             Ok,
         )
     }
+}
+
+/// A call's own timeout and `_meta`.
+fn call_options(env: &Env, options: Option<JsCallOptions>) -> napi::Result<CallOptions> {
+    let mut call = CallOptions::default();
+    if let Some(options) = options {
+        call.timeout = millis(env, "timeout", options.timeout)?;
+        match options.meta {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(meta)) => call.meta = meta,
+            Some(_) => return Err(invalid(env, "meta must be an object".into())),
+        }
+    }
+    Ok(call)
 }
 
 fn object(env: &Env, what: &str, value: Option<Value>) -> napi::Result<Map<String, Value>> {
@@ -400,7 +458,7 @@ pub struct JsCallOptions {
 /// ```
 #[napi]
 pub struct CancelToken {
-    token: CancellationToken,
+    pub(crate) token: CancellationToken,
 }
 
 #[napi]
@@ -517,6 +575,7 @@ fn parse_list_kind(env: &Env, kind: &str) -> napi::Result<ListKind> {
         "resources" => ListKind::Resources,
         "resourceTemplates" => ListKind::ResourceTemplates,
         "prompts" => ListKind::Prompts,
+        "skills" => ListKind::Skills,
         other => return Err(invalid(env, format!("unknown list {other:?}"))),
     })
 }

@@ -35,6 +35,8 @@ mod server;
 mod abort;
 mod auth;
 mod client;
+mod client_skill;
+mod client_task;
 mod context;
 mod error;
 mod host_call;

@@ -4,6 +4,10 @@
 import {
   Client,
   Subscription,
+  ToolTask,
+  LoadedSkill,
+  type Skill,
+  type TaskState,
   McpError,
   PROTOCOL_VERSION,
   LEGACY_PROTOCOL_VERSIONS,
@@ -132,6 +136,28 @@ export async function usage(): Promise<void> {
       void kind;
     }
   }
+  const withCaps = await Client.http('http://127.0.0.1:8000/mcp', { capabilities: { elicitation: {} }, followTasks: true });
+  const task: ToolTask = await withCaps.startToolTask('render', { pages: 2 }, { timeout: 1000 });
+  const id: string | null = task.id;
+  const state: TaskState | null = await task.refresh();
+  if (state?.status === 'input_required') {
+    for (const key of Object.keys(state.inputRequests ?? {})) await task.respond({ [key]: { action: 'accept' } });
+  }
+  await task.cancel();
+  const done: CallToolResult = await task.result({ signal: AbortSignal.timeout(1000) });
+  void withCaps.toolTask(id ?? '').state;
+  void done;
+  for await (const skill of withCaps.skills()) {
+    const entry: Skill = await withCaps.getSkill(skill.uri);
+    const loaded: LoadedSkill = await withCaps.loadSkill(entry);
+    const text: string = loaded.skillMd;
+    const bytes: Buffer = await loaded.read('references/A.md');
+    void text;
+    void bytes;
+  }
+  const skillPage = await withCaps.listSkills({ cursor: "c" });
+  void skillPage.skills.length;
+  await withCaps.close();
   await stdio.close();
   await http.close();
 }

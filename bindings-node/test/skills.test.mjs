@@ -8,7 +8,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { Server, McpError } from '../index.mjs';
+import { Client, Server, McpError } from '../index.mjs';
 
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -71,6 +71,48 @@ test('a malformed skill is refused with the reason', () => {
     writeFileSync(path.join(dir, 'pdf', 'SKILL.md'), '---\nname: other\ndescription: x\n---\n');
     const server = new Server({ name: 'skills', version: '1.0.0' });
     assert.throws(() => server.addSkills(dir), (error) => error instanceof McpError && /ends in "pdf"/.test(error.message));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the client lists, loads and reads skills, each file checked', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ferromcp-skills-'));
+  const skillMd = '---\nname: release\ndescription: How we release\n---\n# Steps\n';
+  try {
+    mkdirSync(path.join(dir, 'ops', 'release', 'scripts'), { recursive: true });
+    writeFileSync(path.join(dir, 'ops', 'release', 'SKILL.md'), skillMd);
+    writeFileSync(path.join(dir, 'ops', 'release', 'scripts', 'tag.sh'), '#!/bin/sh\ngit tag "$1"\n');
+    const server = new Server({ name: 'skills', version: '1.0.0' });
+    server.addSkills(dir);
+    let url;
+    const served = server.serveHttp({ port: 0, onListening: (address) => (url = address.url) });
+    try {
+      while (!url) await new Promise((resolve) => setTimeout(resolve, 10));
+      const client = await Client.http(url);
+      try {
+        const skills = [];
+        for await (const skill of client.skills()) skills.push(skill);
+        assert.equal(skills.length, 1);
+        const [skill] = skills;
+        assert.equal(skill.frontmatter.description, 'How we release');
+        assert.deepEqual(await client.getSkill(skill.uri), skill);
+        const loaded = await client.loadSkill(skill);
+        assert.equal(loaded.skillMd, skillMd);
+        assert.equal((await loaded.read('scripts/tag.sh')).toString(), '#!/bin/sh\ngit tag "$1"\n');
+        // Unlisted files are refused unread; an entry that does not match
+        // SKILL.md is refused.
+        await assert.rejects(loaded.read('scripts/other.sh'), /does not list it/);
+        const wrong = { ...skill, frontmatter: { name: 'release', description: 'changed' } };
+        await assert.rejects(client.loadSkill(wrong), /frontmatter differs/);
+        assert.equal((await client.loadSkill(skill.uri)).skill.uri, skill.uri);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      server.close();
+      await served;
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

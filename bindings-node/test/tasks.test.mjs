@@ -84,3 +84,49 @@ test('task options are checked', () => {
   assert.throws(() => bad.tool('x', { task: 'always' }, () => 'x'), /task must be/);
   assert.throws(() => bad.tool('y', { task: true, taskStart: 'later' }, () => 'y'), /task start/);
 });
+
+test('a task handle shows the task, takes answers, cancels and resumes by id', async () => {
+  // No handler: the caller answers the task's question itself.
+  const client = await Client.http(url, { capabilities: { elicitation: {} } });
+  try {
+    const task = await client.startToolTask('confirm');
+    assert.ok(task.id);
+    assert.equal(task.state.status, 'working');
+    let state = await task.refresh();
+    for (let i = 0; state.status !== 'input_required' && i < 500; i += 1) {
+      await sleep(10);
+      state = await task.refresh();
+    }
+    const keys = Object.keys(state.inputRequests);
+    assert.equal(keys.length, 1);
+    assert.equal(state.inputRequests[keys[0]].method, 'elicitation/create');
+    await task.respond({ [keys[0]]: { action: 'accept', content: { name: 'Grace' } } });
+    assert.equal((await task.result()).content[0].text, 'hello Grace');
+    const resumed = await client.toolTask(task.id).refresh();
+    assert.equal(resumed.status, 'completed');
+    assert.equal(resumed.result.content[0].text, 'hello Grace');
+
+    // Aborting the signal of result() cancels the task on the server.
+    aborted = false;
+    const slow = await client.startToolTask('slow', { ms: 60_000 });
+    const controller = new AbortController();
+    const following = slow.result({ signal: controller.signal });
+    await sleep(50);
+    controller.abort();
+    await assert.rejects(following, (error) => error.kind === 'cancelled');
+    let end = await slow.refresh();
+    for (let i = 0; end.status !== 'cancelled' && i < 500; i += 1) {
+      await sleep(10);
+      end = await slow.refresh();
+    }
+    assert.equal(end.status, 'cancelled');
+
+    // A tool without task support answers at once: no id, no state.
+    const plain = await client.startToolTask('plain');
+    assert.equal(plain.id, null);
+    assert.equal(plain.state, null);
+    assert.equal((await plain.result()).content[0].text, 'started=false');
+  } finally {
+    await client.close();
+  }
+});

@@ -234,6 +234,22 @@ async function run(scenario, url, version, context) {
         await client.callTool('json_schema_echo', { schema: focal.inputSchema });
         break;
       }
+      // The skills extension (SEP-2640): listing reads no file.
+      case 'sep-2640-client-no-prefetch':
+        await all(client.skills());
+        break;
+      // Loading checks SKILL.md against the entry (digest, size,
+      // frontmatter) and refuses it on a mismatch; only a verified skill's
+      // other files are read, each checked too.
+      case 'sep-2640-client-verify-digest':
+      case 'sep-2640-client-verify-size':
+      case 'sep-2640-client-verify-frontmatter':
+        for (const skill of await all(client.skills())) {
+          const loaded = await client.loadSkill(skill);
+          const files = Array.isArray(skill.resources) ? skill.resources : [];
+          for (const file of files.filter((f) => f.uri !== skill.uri)) await loaded.read(file.uri);
+        }
+        break;
       default:
         throw new Error(`unknown scenario ${JSON.stringify(scenario)}`);
     }
