@@ -215,3 +215,29 @@ async fn a_task_handle_shows_the_status_takes_answers_and_cancels() {
     assert_eq!(slow.last()["status"], "cancelled");
     assert!(slow.result().await.is_err());
 }
+
+#[tokio::test]
+async fn a_2025_11_25_session_gets_results_never_tasks() {
+    // A legacy result carries no `resultType`, so a task handle there would
+    // read as a malformed tool result: the server answers such calls at
+    // once, and refuses a task-only tool with the reason.
+    let server = server(Flag::default());
+    let mut legacy = options();
+    legacy.era = ferromcp::client::EraPreference::Legacy;
+    for (wire, client) in clients(&server, legacy).await {
+        assert_eq!(client.is_legacy(), None, "{wire}");
+        let result = client.call_tool("slow", json!({"ms": 5})).await.unwrap();
+        assert_eq!(text(&result), "slept 5", "{wire}");
+        assert_eq!(client.is_legacy(), Some(true), "{wire}");
+        let task = client
+            .start_tool_task("slow", json!({"ms": 5}), &CallOptions::default())
+            .await
+            .unwrap();
+        assert!(task.id().is_none(), "{wire}");
+        let refused = client.call_tool("only_task", json!({})).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("needs protocol 2026-07-28"),
+            "{wire}: {refused}"
+        );
+    }
+}

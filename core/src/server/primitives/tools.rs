@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::tasks::tasks_required;
 use super::{Ran, RoundEnd, drive_round, expect_round, run_handler, start_handler};
 use crate::McpError;
+use crate::protocol::LEGACY_PROTOCOL_VERSIONS;
 use crate::protocol::jsonrpc::CallMembers;
 use crate::protocol::methods::TOOLS_CALL;
 use crate::protocol::tasks::{TASKS_EXTENSION, declares_tasks};
@@ -53,12 +54,22 @@ impl Server {
         };
         let name = entry.tool.name.as_str();
         // The tasks extension: whether this call becomes a task is the
-        // server's to decide, before the handler runs (SEP-2663).
+        // server's to decide, before the handler runs (SEP-2663). Never on
+        // a 2025-11-25 session, even one that declared the extension: its
+        // results carry no `resultType`, so a task handle would read as a
+        // malformed tool result.
+        let legacy = LEGACY_PROTOCOL_VERSIONS.contains(&ctx.meta().protocol_version.as_str());
         let as_task = entry.task.support != TaskSupport::Forbidden
+            && !legacy
             && declares_tasks(&ctx.meta().client_capabilities);
         if entry.task.support == TaskSupport::Required && !as_task {
+            let needs = if legacy {
+                "protocol 2026-07-28 and"
+            } else {
+                "the client to declare"
+            };
             return Err(tasks_required(format!(
-                "Tool '{name}' runs as a task: the client must declare the {TASKS_EXTENSION} extension"
+                "Tool '{name}' runs as a task: it needs {needs} the {TASKS_EXTENSION} extension"
             )));
         }
         // The handler owns its arguments. They are copied only when the

@@ -14,7 +14,8 @@
 //! every request's `_meta`), where the extension lives: one client declares
 //! `io.modelcontextprotocol/tasks` and elicitation, one declares nothing and
 //! must never be handed a task. A third client opens a 2025-11-25 session
-//! (`initialize`) for a known gap, reported but not counted (see `gaps`).
+//! (`initialize`) declaring the extension: a legacy result has no
+//! `resultType`, so the server must answer it at once, never with a task.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -418,18 +419,11 @@ async fn main() -> ExitCode {
             "without the extension: no task (plain result, -32021)",
             Box::pin(undeclared(plain_peer)),
         ),
+        (
+            "2025-11-25 session with the extension: no task (plain result, -32021)",
+            Box::pin(undeclared(legacy_peer)),
+        ),
     ];
-    // Known gaps: run and reported, not counted as failures (see
-    // docs/ARCHITECTURE.md, "Tasks"). On a 2025-11-25 session ferromcp still
-    // makes a task for a client that declared the extension at `initialize`,
-    // but drops the 2026-07-28 members from every result there, `resultType`
-    // included (core/src/server/dispatch.rs), and rmcp recognises a
-    // CreateTaskResult only by `resultType: "task"` (rmcp model/task.rs).
-    let gaps: Vec<(&str, &str, Pending)> = vec![(
-        "2025-11-25 session (initialize): slow_compute as a task",
-        "ferromcp drops resultType from 2025-11-25 results, rmcp needs resultType \"task\"",
-        Box::pin(task_completes(legacy_peer)),
-    )];
     let mut failed = 0;
     for (name, check) in checks {
         let outcome = match tokio::time::timeout(CHECK_TIMEOUT, check).await {
@@ -442,13 +436,6 @@ async fn main() -> ExitCode {
                 failed += 1;
                 println!("FAIL {name}: {why}");
             }
-        }
-    }
-    for (name, known, check) in gaps {
-        match tokio::time::timeout(CHECK_TIMEOUT, check).await {
-            Ok(Ok(())) => println!("gap  {name}: passes now, make it a check"),
-            Ok(Err(why)) => println!("gap  {name} (known: {known}): {why}"),
-            Err(_) => println!("gap  {name} (known: {known}): no end within {CHECK_TIMEOUT:?}"),
         }
     }
     println!(
