@@ -56,7 +56,7 @@ SKILLS_LANGS="rust python node c"
 SKILLS_SERVER_SCENARIOS="sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest"
 # Its client scenarios, asked of the languages in SKILLS_CLIENT_LANGS, whose
 # everything-client lists, loads and verifies skills.
-SKILLS_CLIENT_LANGS="rust python node"
+SKILLS_CLIENT_LANGS="rust python node c"
 SKILLS_CLIENT_SCENARIOS="sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size sep-2640-client-verify-frontmatter"
 
 # Runs one scenario the requirements run leaves out and adds its line to

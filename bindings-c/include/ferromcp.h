@@ -203,6 +203,10 @@ typedef enum ferromcp_list_kind {
      * `prompts/list`: `{"prompts":[...],"nextCursor":...}`.
      */
     FERROMCP_LIST_PROMPTS = 3,
+    /**
+     * `skills/list` (the skills extension): `{"skills":[...],"nextCursor":...}`.
+     */
+    FERROMCP_LIST_SKILLS = 4,
 } ferromcp_list_kind;
 
 /**
@@ -359,6 +363,25 @@ typedef struct ferromcp_oauth_reply ferromcp_oauth_reply;
 typedef struct ferromcp_server ferromcp_server;
 
 /**
+ * A loaded skill.
+ *
+ * Opaque. Created by ferromcp_client_load_skill(), freed by
+ * ferromcp_skill_free(). Its functions may be called from several threads
+ * at once; it keeps its client's connection in use until freed.
+ */
+typedef struct ferromcp_skill ferromcp_skill;
+
+/**
+ * A task started by ferromcp_client_start_tool_task() (or resumed by
+ * ferromcp_client_tool_task()).
+ *
+ * Opaque. Freed by ferromcp_task_free(); freeing it does not cancel the
+ * task (ferromcp_task_cancel() does). Its functions may be called from
+ * several threads at once.
+ */
+typedef struct ferromcp_task ferromcp_task;
+
+/**
  * Answers one request the server sends to the client (`elicitation/create`,
  * `sampling/createMessage` or `roots/list`), both in a 2026-07-28
  * `input_required` round and as a live request of a 2025-11-25 session.
@@ -447,6 +470,23 @@ typedef void (*ferromcp_notification_callback)(void *userdata,
 typedef void (*ferromcp_call_done_callback)(void *userdata,
                                             enum ferromcp_status status,
                                             const char *result_json);
+
+/**
+ * Called by ferromcp_task_result() each time the followed task's status
+ * or status message changes, on the thread that called it, before it
+ * returns.
+ *
+ * - `userdata`: the pointer given to ferromcp_task_result().
+ * - `status`: `"working"`, `"input_required"`, `"completed"`, `"failed"`
+ *   or `"cancelled"`, borrowed for the call.
+ * - `state_json`: the task as `tasks/get` answers it (`statusMessage`,
+ *   `inputRequests`...), borrowed for the call.
+ *
+ * It must not call ferromcp_task_result() on the same task.
+ */
+typedef void (*ferromcp_task_status_callback)(void *userdata,
+                                              const char *status,
+                                              const char *state_json);
 
 /**
  * Called when the client cancels a request (or goes away) before its
@@ -1233,6 +1273,347 @@ enum ferromcp_status ferromcp_client_call_tool_async(const struct ferromcp_clien
                                                      void *userdata);
 
 /**
+ * Loads a skill: reads its `SKILL.md` and checks it against the skill's
+ * entry (digest and size when the entry lists files, and the
+ * frontmatter); a mismatch is an error and nothing is returned.
+ *
+ * - `client`: a connected client.
+ * - `skill`: the skill's `SKILL.md` URI (then `skills/get` fetches its
+ *   entry first), or its entry as JSON object text, as `skills/list`
+ *   gave it (no extra request), borrowed.
+ * - `out_skill`: receives the skill; free it with ferromcp_skill_free().
+ *   Written only on FERROMCP_OK.
+ *
+ * Returns FERROMCP_OK; FERROMCP_PROTOCOL_ERROR when the content does not
+ * match the entry (the message names the file and why); FERROMCP_PEER_ERROR
+ * (e.g. an unknown skill, or a malformed entry: -32602); otherwise as
+ * ferromcp_client_discover().
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * ferromcp_skill *skill = NULL;
+ * if (ferromcp_client_load_skill(client, "skill://git-workflow/SKILL.md", &skill) == FERROMCP_OK) {
+ *     puts(ferromcp_skill_md(skill));
+ *     ferromcp_skill_free(skill);
+ * }
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_client_load_skill(const struct ferromcp_client *client,
+                                                const char *skill,
+                                                struct ferromcp_skill **out_skill);
+
+/**
+ * The skill's `SKILL.md` text, frontmatter included, as checked.
+ * Borrowed: valid until ferromcp_skill_free(); NULL for a NULL `skill`.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * printf("%s\n", ferromcp_skill_md(skill));
+ * ```
+ *
+ * # Safety
+ * `skill` NULL or live.
+ */
+const char *ferromcp_skill_md(const struct ferromcp_skill *skill);
+
+/**
+ * The entry the skill was loaded from (`uri`, `frontmatter`,
+ * `resources`), as JSON text.
+ *
+ * - `skill`: a live skill.
+ * - `out_entry_json`: receives it; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * char *entry = NULL, *name = NULL;
+ * ferromcp_skill_entry(skill, &entry);
+ * ferromcp_json_get(entry, "/frontmatter/name", &name);
+ * ferromcp_string_free(name);
+ * ferromcp_string_free(entry);
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_skill_entry(const struct ferromcp_skill *skill,
+                                          char **out_entry_json);
+
+/**
+ * Reads one file of the skill, checked against the entry's digest and
+ * size; a file the entry does not list is refused without a request.
+ *
+ * - `skill`: a live skill.
+ * - `file`: the file's path inside the skill (`"references/FORMS.md"`) or
+ *   its URI, borrowed.
+ * - `out_data`, `out_len`: receive the file's bytes; free them with
+ *   ferromcp_bytes_free(). Written only on FERROMCP_OK.
+ *
+ * Returns FERROMCP_OK; FERROMCP_PROTOCOL_ERROR for a file the entry does
+ * not list or whose content does not match it; otherwise as
+ * ferromcp_client_discover().
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * uint8_t *data = NULL; size_t len = 0;
+ * if (ferromcp_skill_read(skill, "references/HOOKS.md", &data, &len) == FERROMCP_OK) {
+ *     fwrite(data, 1, len, stdout);
+ *     ferromcp_bytes_free(data, len);
+ * }
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_skill_read(const struct ferromcp_skill *skill,
+                                         const char *file,
+                                         uint8_t **out_data,
+                                         size_t *out_len);
+
+/**
+ * Frees a skill.
+ *
+ * - `skill`: from ferromcp_client_load_skill(), or NULL. No call may
+ *   still be using it; pointers from ferromcp_skill_md() end with it.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `skill` NULL or live and not freed yet.
+ */
+void ferromcp_skill_free(struct ferromcp_skill *skill);
+
+/**
+ * Calls a tool and hands back a handle on the task the server makes of
+ * it, instead of following it as ferromcp_client_call_tool() does. A
+ * server may answer at once instead: then ferromcp_task_id() is NULL and
+ * ferromcp_task_result() gives the result.
+ *
+ * - `client`: a connected client.
+ * - `name`: the tool's name, borrowed.
+ * - `arguments_json`: NULL (`{}`) or a JSON object, borrowed.
+ * - `timeout_ms`: the timeout of this request; 0 uses the client's.
+ * - `cancel`: NULL, or a handle another thread may fire to abandon the
+ *   request.
+ * - `out_task`: receives the handle; free it with ferromcp_task_free().
+ *   Written only on FERROMCP_OK.
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON for bad `arguments_json`;
+ * FERROMCP_REQUEST_CANCELLED; otherwise as ferromcp_client_discover().
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * ferromcp_task *task = NULL;
+ * if (ferromcp_client_start_tool_task(client, "render", "{\"pages\":2}", 0, NULL, &task) == FERROMCP_OK) {
+ *     printf("task %s\n", ferromcp_task_id(task) ? ferromcp_task_id(task) : "(answered at once)");
+ *     char *result = NULL;
+ *     ferromcp_task_result(task, 0, NULL, NULL, NULL, &result);
+ *     ferromcp_string_free(result);
+ *     ferromcp_task_free(task);
+ * }
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_client_start_tool_task(const struct ferromcp_client *client,
+                                                     const char *name,
+                                                     const char *arguments_json,
+                                                     uint64_t timeout_ms,
+                                                     const struct ferromcp_cancel_handle *cancel,
+                                                     struct ferromcp_task **out_task);
+
+/**
+ * A handle on a task started earlier (by this client or another run of
+ * the program: task ids are meant to be kept). Sends nothing.
+ *
+ * - `client`: a connected client.
+ * - `task_id`: the id ferromcp_task_id() gave, borrowed.
+ * - `out_task`: receives the handle; free it with ferromcp_task_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_task *again = NULL;
+ * ferromcp_client_tool_task(client, saved_id, &again);
+ * char *state = NULL;
+ * ferromcp_task_refresh(again, &state);
+ * ferromcp_string_free(state);
+ * ferromcp_task_free(again);
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_client_tool_task(const struct ferromcp_client *client,
+                                               const char *task_id,
+                                               struct ferromcp_task **out_task);
+
+/**
+ * The task's id, or NULL when the server answered the call at once (no
+ * task). Borrowed: valid until ferromcp_task_free().
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * const char *id = ferromcp_task_id(task);
+ * if (id != NULL) save_for_later(id);
+ * ```
+ *
+ * # Safety
+ * `task` NULL or live.
+ */
+const char *ferromcp_task_id(const struct ferromcp_task *task);
+
+/**
+ * Asks the server for the task's state now (`tasks/get`): a JSON object
+ * with `taskId`, `status`, and by status `inputRequests` (answer them with
+ * ferromcp_task_respond()), `result` or `error`. Without a task, the
+ * result the server answered with.
+ *
+ * - `task`: a live handle.
+ * - `out_state_json`: receives the state; free it with
+ *   ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_PEER_ERROR (e.g. an unknown or expired
+ * task); otherwise as ferromcp_client_discover().
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * char *state = NULL, *status = NULL;
+ * ferromcp_task_refresh(task, &state);
+ * ferromcp_json_get(state, "/status", &status);
+ * ferromcp_string_free(status);
+ * ferromcp_string_free(state);
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_task_refresh(const struct ferromcp_task *task, char **out_state_json);
+
+/**
+ * Answers some of the task's `inputRequests` by key (`tasks/update`).
+ * Questions answered here are not answered again by the client's input
+ * callbacks when ferromcp_task_result() follows the task. (The client
+ * must declare the capabilities the questions need: an input callback,
+ * or `"capabilities"` in its options JSON.)
+ *
+ * - `task`: a live handle.
+ * - `responses_json`: a JSON object of answers by request key, e.g.
+ *   `{"confirm":{"action":"accept","content":{"ok":true}}}`, borrowed.
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_JSON; FERROMCP_PROTOCOL_ERROR
+ * when the call was answered without a task; otherwise as
+ * ferromcp_client_discover().
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * ferromcp_task_respond(task, "{\"confirm\":{\"action\":\"accept\",\"content\":{\"ok\":true}}}");
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described.
+ */
+enum ferromcp_status ferromcp_task_respond(const struct ferromcp_task *task,
+                                           const char *responses_json);
+
+/**
+ * Asks the server to cancel the task (`tasks/cancel`); the next
+ * ferromcp_task_refresh() shows whether it did. Nothing is sent without a
+ * task.
+ *
+ * - `task`: a live handle.
+ *
+ * Returns FERROMCP_OK; otherwise as ferromcp_client_discover().
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * ferromcp_task_cancel(task);
+ * ```
+ *
+ * # Safety
+ * `task` NULL or live.
+ */
+enum ferromcp_status ferromcp_task_cancel(const struct ferromcp_task *task);
+
+/**
+ * Follows the task to its end and gives the tool's result (the
+ * CallToolResult as JSON text), answering the task's questions with the
+ * client's input callbacks, as ferromcp_client_call_tool() does.
+ *
+ * - `task`: a live handle.
+ * - `timeout_ms`: the timeout of each poll; 0 uses the client's. The task
+ *   itself may run far longer.
+ * - `on_status`: NULL, or called each time the task's status or status
+ *   message changes (see ferromcp_task_status_callback), first with the
+ *   state seen last; never after this returns.
+ * - `userdata`: passed to `on_status`, borrowed for the call.
+ * - `cancel`: NULL, or a handle another thread may fire: this returns
+ *   FERROMCP_REQUEST_CANCELLED and the task is cancelled on the server.
+ * - `out_result_json`: receives the result; free it with
+ *   ferromcp_string_free(). Written only on FERROMCP_OK.
+ *
+ * Returns FERROMCP_OK (a tool's own failure is a result with
+ * `"isError":true`); FERROMCP_PEER_ERROR for a failed task (its JSON-RPC
+ * error through ferromcp_last_error_code()); FERROMCP_PROTOCOL_ERROR for a
+ * task the server cancelled; FERROMCP_REQUEST_CANCELLED; otherwise as
+ * ferromcp_client_discover().
+ *
+ * Threads: any thread that may block; `on_status` runs on it.
+ *
+ * ```c
+ * static void shown(void *ud, const char *status, const char *state) {
+ *     (void)ud; (void)state;
+ *     fprintf(stderr, "task: %s\n", status);
+ * }
+ * char *result = NULL;
+ * if (ferromcp_task_result(task, 0, shown, NULL, NULL, &result) == FERROMCP_OK) {
+ *     puts(result);
+ *     ferromcp_string_free(result);
+ * }
+ * ```
+ *
+ * # Safety
+ * Pointers NULL or valid as described; `on_status` callable with
+ * `userdata` on this thread.
+ */
+enum ferromcp_status ferromcp_task_result(const struct ferromcp_task *task,
+                                          uint64_t timeout_ms,
+                                          ferromcp_task_status_callback on_status,
+                                          void *userdata,
+                                          const struct ferromcp_cancel_handle *cancel,
+                                          char **out_result_json);
+
+/**
+ * Frees a task handle. The task goes on on the server (cancel it first
+ * with ferromcp_task_cancel() if it should not).
+ *
+ * - `task`: from ferromcp_client_start_tool_task() or
+ *   ferromcp_client_tool_task(), or NULL. No call may still be using it.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * `task` NULL or live and not freed yet.
+ */
+void ferromcp_task_free(struct ferromcp_task *task);
+
+/**
  * Turns this `tools/call` into a task, for a tool registered with
  * FERROMCP_TOOL_TASK_BY_CALLBACK: the client gets the task handle and
  * follows the task with `tasks/get` while the callback goes on; its later
@@ -1642,6 +2023,31 @@ const char *ferromcp_last_error_data_json(void);
  * `text` is NULL or a string from ferromcp not freed yet.
  */
 void ferromcp_string_free(char *text);
+
+/**
+ * Frees bytes ferromcp returned through an output pointer and length
+ * (documented as "free them with ferromcp_bytes_free()").
+ *
+ * - `data`: such bytes, or NULL (then nothing happens). Invalid after the
+ *   call.
+ * - `len`: the length returned with them.
+ *
+ * Returns nothing: it cannot fail.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * uint8_t *data = NULL; size_t len = 0;
+ * if (ferromcp_skill_read(skill, "scripts/tag.sh", &data, &len) == FERROMCP_OK) {
+ *     fwrite(data, 1, len, stdout);
+ *     ferromcp_bytes_free(data, len);
+ * }
+ * ```
+ *
+ * # Safety
+ * `data` is NULL or bytes from ferromcp not freed yet, with their `len`.
+ */
+void ferromcp_bytes_free(uint8_t *data, size_t len);
 
 /**
  * Completes a call with a JSON value, which ferromcp turns into the

@@ -47,7 +47,7 @@ use crate::threads::{C_THREADS, block};
 /// client may be used from several threads at once: each blocking call is
 /// its own request.
 pub struct ferromcp_client {
-    client: Client,
+    pub(crate) client: Client,
 }
 
 impl Castable for ferromcp_client {
@@ -92,7 +92,7 @@ impl Castable for ferromcp_client_options {
 /// ferromcp_cancel_handle_cancel() may be called from any thread, any
 /// number of times; once fired it stays fired.
 pub struct ferromcp_cancel_handle {
-    token: CancellationToken,
+    pub(crate) token: CancellationToken,
 }
 
 impl Castable for ferromcp_cancel_handle {
@@ -153,6 +153,8 @@ pub enum ferromcp_list_kind {
     FERROMCP_LIST_RESOURCE_TEMPLATES = 2,
     /// `prompts/list`: `{"prompts":[...],"nextCursor":...}`.
     FERROMCP_LIST_PROMPTS = 3,
+    /// `skills/list` (the skills extension): `{"skills":[...],"nextCursor":...}`.
+    FERROMCP_LIST_SKILLS = 4,
 }
 
 fn bad_option(why: impl std::fmt::Display) -> FfiError {
@@ -591,7 +593,7 @@ pub unsafe extern "C" fn ferromcp_client_free(client: *mut ferromcp_client) {
 }
 
 /// Runs one blocking call and hands its JSON result to C.
-fn call_json<T: Serialize>(
+pub(crate) fn call_json<T: Serialize>(
     out: *mut *mut c_char,
     work: impl Future<Output = Result<T, ferromcp_core::Error>>,
 ) -> Result<(), FfiError> {
@@ -843,6 +845,7 @@ pub unsafe extern "C" fn ferromcp_client_list(
                 methods::RESOURCES_TEMPLATES_LIST
             }
             ferromcp_list_kind::FERROMCP_LIST_PROMPTS => methods::PROMPTS_LIST,
+            ferromcp_list_kind::FERROMCP_LIST_SKILLS => methods::SKILLS_LIST,
         };
         request(
             client,
@@ -933,7 +936,7 @@ pub unsafe extern "C" fn ferromcp_client_call_tool(
 ///
 /// # Safety
 /// Both NULL or NUL-terminated.
-unsafe fn named_call(
+pub(crate) unsafe fn named_call(
     name: *const c_char,
     arguments_json: *const c_char,
 ) -> Result<Map<String, Value>, FfiError> {

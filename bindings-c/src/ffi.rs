@@ -176,6 +176,55 @@ pub unsafe extern "C" fn ferromcp_string_free(text: *mut c_char) {
     });
 }
 
+/// Hands bytes to C through `out_data`/`out_len`; C frees them with
+/// ferromcp_bytes_free() (an empty result is a non-NULL pointer of
+/// length 0, which ferromcp_bytes_free() takes as well).
+///
+/// Both outputs must have been checked with `check_out` (not NULL) and be
+/// writable, as the exported function's contract says.
+pub(crate) fn give_bytes(bytes: Vec<u8>, out_data: *mut *mut u8, out_len: *mut usize) {
+    let bytes = bytes.into_boxed_slice();
+    let len = bytes.len();
+    let data = Box::into_raw(bytes).cast::<u8>();
+    // SAFETY: checked non-NULL by the caller; writable per the contract.
+    unsafe {
+        out_data.write(data);
+        out_len.write(len);
+    }
+}
+
+/// Frees bytes ferromcp returned through an output pointer and length
+/// (documented as "free them with ferromcp_bytes_free()").
+///
+/// - `data`: such bytes, or NULL (then nothing happens). Invalid after the
+///   call.
+/// - `len`: the length returned with them.
+///
+/// Returns nothing: it cannot fail.
+///
+/// Threads: any thread.
+///
+/// ```c
+/// uint8_t *data = NULL; size_t len = 0;
+/// if (ferromcp_skill_read(skill, "scripts/tag.sh", &data, &len) == FERROMCP_OK) {
+///     fwrite(data, 1, len, stdout);
+///     ferromcp_bytes_free(data, len);
+/// }
+/// ```
+///
+/// # Safety
+/// `data` is NULL or bytes from ferromcp not freed yet, with their `len`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_bytes_free(data: *mut u8, len: usize) {
+    let _ = ffi_boundary(|| {
+        if !data.is_null() {
+            // SAFETY: allocated as a boxed slice of `len` bytes by `give_bytes`.
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(data, len)) });
+        }
+        Ok(())
+    });
+}
+
 /// Releases a tool's userdata. Called exactly once, with the tool's
 /// `userdata`, when ferromcp drops the tool: when a later tool with the same
 /// name replaces it, or when the server is freed and no request that uses

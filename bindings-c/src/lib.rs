@@ -34,6 +34,8 @@
 mod args;
 mod auth;
 mod client;
+mod client_skill;
+mod client_task;
 mod context;
 mod error;
 mod ffi;

@@ -432,6 +432,163 @@ static void test_tasks(ferromcp_client *client) {
     CHECK(text == NULL);
 }
 
+/* ---- task handles ---- */
+
+static atomic_int status_changes = 0;
+static char last_status[32];
+
+static void on_status(void *userdata, const char *status, const char *state_json) {
+    CHECK(userdata == (void *)&status_changes);
+    CHECK_CONTAINS(state_json, "\"taskId\"");
+    CHECK(strstr(state_json, status) != NULL);
+    /* Each call a change: never the same status and message twice. */
+    atomic_fetch_add(&status_changes, 1);
+    snprintf(last_status, sizeof last_status, "%s", status);
+}
+
+static void wait_for_status(ferromcp_task *task, const char *wanted, char **out_state) {
+    for (int i = 0; i < 500; i++) {
+        char *state = NULL, *status = NULL;
+        CHECK_STATUS(ferromcp_task_refresh(task, &state), FERROMCP_OK);
+        CHECK_STATUS(ferromcp_json_get(state, "/status", &status), FERROMCP_OK);
+        bool done = status != NULL && strcmp(status, wanted) == 0;
+        ferromcp_string_free(status);
+        if (done) {
+            *out_state = state;
+            return;
+        }
+        ferromcp_string_free(state);
+        sleep_ms(10);
+    }
+    CHECK(!"the task never reached the status");
+}
+
+/* A handle on a task: its id, its state, answers given by the caller,
+ * the result with a status callback, resumption by id, cancellation. */
+static void test_task_handles(ferromcp_client *client) {
+    ferromcp_task *task = NULL;
+    CHECK_STATUS(ferromcp_client_start_tool_task(client, "confirm_delete",
+                                                 "{\"filename\":\"b.txt\"}", 0, NULL, &task),
+                 FERROMCP_OK);
+    const char *id = ferromcp_task_id(task);
+    CHECK(id != NULL && strlen(id) > 0);
+    char *state = NULL;
+    wait_for_status(task, "input_required", &state);
+    CHECK_CONTAINS(state, "\"inputRequests\"");
+    CHECK_CONTAINS(state, "elicitation/create");
+    /* The question's key, answered by the caller itself. */
+    char *requests = NULL;
+    CHECK_STATUS(ferromcp_json_get(state, "/inputRequests", &requests), FERROMCP_OK);
+    const char *open = strchr(requests, '"');
+    const char *close = open ? strchr(open + 1, '"') : NULL;
+    CHECK(open != NULL && close != NULL);
+    char responses[256];
+    snprintf(responses, sizeof responses,
+             "{\"%.*s\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}",
+             (int)(close - open - 1), open + 1);
+    int before = atomic_load(&asked);
+    CHECK_STATUS(ferromcp_task_respond(task, responses), FERROMCP_OK);
+    ferromcp_string_free(requests);
+    ferromcp_string_free(state);
+    char *result = NULL;
+    atomic_store(&status_changes, 0);
+    CHECK_STATUS(ferromcp_task_result(task, 0, on_status, &status_changes, NULL, &result),
+                 FERROMCP_OK);
+    CHECK_CONTAINS(result, "Deleted b.txt");
+    /* Answered by the caller: the input callback was not asked. */
+    CHECK(atomic_load(&asked) == before);
+    CHECK(atomic_load(&status_changes) >= 1);
+    CHECK(strcmp(last_status, "completed") == 0);
+    ferromcp_string_free(result);
+
+    /* Resumed by id: the same task, completed. */
+    ferromcp_task *again = NULL;
+    CHECK_STATUS(ferromcp_client_tool_task(client, id, &again), FERROMCP_OK);
+    CHECK(strcmp(ferromcp_task_id(again), id) == 0);
+    wait_for_status(again, "completed", &state);
+    CHECK_CONTAINS(state, "Deleted b.txt");
+    ferromcp_string_free(state);
+    ferromcp_task_free(again);
+    ferromcp_task_free(task);
+
+    /* Cancelled through the handle. */
+    CHECK_STATUS(ferromcp_client_start_tool_task(client, "slow_compute",
+                                                 "{\"seconds\":30,\"label\":\"x\"}", 0, NULL,
+                                                 &task),
+                 FERROMCP_OK);
+    CHECK_STATUS(ferromcp_task_cancel(task), FERROMCP_OK);
+    wait_for_status(task, "cancelled", &state);
+    ferromcp_string_free(state);
+    CHECK_STATUS(ferromcp_task_result(task, 0, NULL, NULL, NULL, &result),
+                 FERROMCP_PROTOCOL_ERROR);
+    ferromcp_task_free(task);
+
+    /* A tool without task support answers at once: no id. */
+    CHECK_STATUS(ferromcp_client_start_tool_task(client, "test_simple_text", NULL, 0, NULL, &task),
+                 FERROMCP_OK);
+    CHECK(ferromcp_task_id(task) == NULL);
+    CHECK_STATUS(ferromcp_task_result(task, 0, NULL, NULL, NULL, &result), FERROMCP_OK);
+    CHECK_CONTAINS(result, "\"content\"");
+    ferromcp_string_free(result);
+    CHECK_STATUS(ferromcp_task_respond(task, "{}"), FERROMCP_PROTOCOL_ERROR);
+    ferromcp_task_free(task);
+    ferromcp_task_free(NULL);
+}
+
+/* ---- skills ---- */
+
+/* The everything-server publishes examples/skills: listed, loaded (checked
+ * against the entry), their files read and checked. */
+static void test_skills(ferromcp_client *client) {
+    char *page = NULL;
+    CHECK_STATUS(ferromcp_client_list(client, FERROMCP_LIST_SKILLS, NULL, &page), FERROMCP_OK);
+    CHECK_CONTAINS(page, "skill://pdf-processing/SKILL.md");
+    char *entry = NULL;
+    CHECK_STATUS(ferromcp_client_request(client, "skills/get",
+                                         "{\"uri\":\"skill://pdf-processing/SKILL.md\"}", 0,
+                                         NULL, NULL, NULL, &entry),
+                 FERROMCP_OK);
+    char *skill_json = NULL;
+    CHECK_STATUS(ferromcp_json_get(entry, "/skill", &skill_json), FERROMCP_OK);
+    ferromcp_skill *skill = NULL;
+    /* By entry (no skills/get) and by URI. */
+    CHECK_STATUS(ferromcp_client_load_skill(client, skill_json, &skill), FERROMCP_OK);
+    CHECK_CONTAINS(ferromcp_skill_md(skill), "name: pdf-processing");
+    char *held = NULL;
+    CHECK_STATUS(ferromcp_skill_entry(skill, &held), FERROMCP_OK);
+    CHECK_CONTAINS(held, "references/FORMS.md");
+    ferromcp_string_free(held);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    CHECK_STATUS(ferromcp_skill_read(skill, "references/FORMS.md", &data, &len), FERROMCP_OK);
+    CHECK(data != NULL && len > 0);
+    ferromcp_bytes_free(data, len);
+    data = NULL;
+    CHECK_STATUS(ferromcp_skill_read(skill, "references/NOT-LISTED.md", &data, &len),
+                 FERROMCP_PROTOCOL_ERROR);
+    CHECK(data == NULL);
+    ferromcp_skill_free(skill);
+    skill = NULL;
+    CHECK_STATUS(ferromcp_client_load_skill(client, "skill://pdf-processing/SKILL.md", &skill),
+                 FERROMCP_OK);
+    ferromcp_skill_free(skill);
+    skill = NULL;
+    /* An entry that does not match SKILL.md is refused. */
+    CHECK_STATUS(ferromcp_client_load_skill(
+                     client,
+                     "{\"uri\":\"skill://pdf-processing/SKILL.md\","
+                     "\"frontmatter\":{\"name\":\"pdf-processing\"},\"resources\":\"dynamic\"}",
+                     &skill),
+                 FERROMCP_PROTOCOL_ERROR);
+    CHECK(skill == NULL);
+    CHECK_STATUS(ferromcp_client_load_skill(client, "{not json", &skill), FERROMCP_INVALID_JSON);
+    ferromcp_string_free(skill_json);
+    ferromcp_string_free(entry);
+    ferromcp_string_free(page);
+    ferromcp_skill_free(NULL);
+    ferromcp_bytes_free(NULL, 0);
+}
+
 int main(void) {
     test_options_are_checked();
     test_server_exit_is_connection_closed();
@@ -458,6 +615,8 @@ int main(void) {
         test_async(client);
         test_elicitation_timeout_and_cancel(client);
         test_tasks(client);
+        test_task_handles(client);
+        test_skills(client);
         ferromcp_client_free(client);
     }
     /* Released once the connection's last task ended: soon, not at once. */

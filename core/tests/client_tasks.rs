@@ -241,3 +241,67 @@ async fn a_2025_11_25_session_gets_results_never_tasks() {
         );
     }
 }
+
+#[tokio::test]
+async fn on_task_state_sees_each_change_of_a_followed_task() {
+    let server = server(Flag::default());
+    for (wire, client) in clients(&server, options()).await {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let record = seen.clone();
+        let call_options = CallOptions {
+            on_task_state: Some(std::sync::Arc::new(move |state: &Value| {
+                let status = state["status"].as_str().unwrap_or("?").to_owned();
+                record.lock().unwrap().push(status);
+            })),
+            ..CallOptions::default()
+        };
+        let task = client
+            .start_tool_task("ask", json!({}), &CallOptions::default())
+            .await
+            .unwrap();
+        let result = task.result_with(&call_options).await.unwrap();
+        assert_eq!(text(&result), "hello Ada", "{wire}");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(
+            seen.first().map(String::as_str),
+            Some("working"),
+            "{wire}: {seen:?}"
+        );
+        assert_eq!(
+            seen.last().map(String::as_str),
+            Some("completed"),
+            "{wire}: {seen:?}"
+        );
+        assert!(
+            seen.iter().any(|s| s == "input_required"),
+            "{wire}: {seen:?}"
+        );
+        // Each change once: no state reported twice in a row.
+        assert!(seen.windows(2).all(|w| w[0] != w[1]), "{wire}: {seen:?}");
+
+        // Cancelling the options' token stops following and cancels the task.
+        let cancel = CancellationToken::new();
+        let slow = client
+            .start_tool_task("slow", json!({"ms": 60_000}), &CallOptions::default())
+            .await
+            .unwrap();
+        let following = {
+            let slow = slow.clone();
+            let options = CallOptions::default().with_cancel(cancel.clone());
+            tokio::spawn(async move { slow.result_with(&options).await })
+        };
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        cancel.cancel();
+        let outcome = following.await.unwrap();
+        assert!(matches!(outcome, Err(ferromcp::Error::Cancelled)), "{wire}");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let state = slow.refresh().await.unwrap();
+            if state["status"] == "cancelled" {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{wire}: {state}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}

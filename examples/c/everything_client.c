@@ -506,6 +506,39 @@ static bool schema_preservation(void) {
     return ok && found;
 }
 
+/* The skills extension (SEP-2640): loads every listed skill (core checks
+ * SKILL.md against the entry: digest, size, frontmatter) and reads its
+ * other listed files, each checked; a mismatch fails the run. */
+static bool load_every_skill(void) {
+    char **skills;
+    size_t n;
+    bool ok = list_all(FERROMCP_LIST_SKILLS, "skills", &skills, &n);
+    for (size_t i = 0; ok && i < n; i++) {
+        ferromcp_skill *skill = NULL;
+        ok = check(ferromcp_client_load_skill(g_client, skills[i], &skill), "load skill");
+        char *uri = get(skills[i], "/uri");
+        for (size_t f = 0; ok; f++) {
+            char *p = pointer_index("/resources", f);
+            char *up = pointer_key(p, "uri");
+            char *file = get(skills[i], up);
+            free(p);
+            free(up);
+            if (file == NULL) break;
+            if (uri == NULL || strcmp(file, uri) != 0) {
+                uint8_t *data = NULL;
+                size_t len = 0;
+                ok = check(ferromcp_skill_read(skill, file, &data, &len), "read skill file");
+                ferromcp_bytes_free(data, len);
+            }
+            ferromcp_string_free(file);
+        }
+        ferromcp_string_free(uri);
+        ferromcp_skill_free(skill);
+    }
+    free_items(skills, n);
+    return ok;
+}
+
 static bool run(const char *scenario, const char *context) {
     /* Every authorization scenario ends the same way once logged in: list
      * the tools and call the first (`test-tool`). */
@@ -549,6 +582,18 @@ static bool run(const char *scenario, const char *context) {
     if (strcmp(scenario, "http-custom-headers") == 0) return custom_headers(context);
     if (strcmp(scenario, "http-invalid-tool-headers") == 0) return call_each_listed_tool();
     if (strcmp(scenario, "json-schema-2020-12-preservation") == 0) return schema_preservation();
+    if (strcmp(scenario, "sep-2640-client-no-prefetch") == 0) {
+        char **skills;
+        size_t n;
+        bool ok = list_all(FERROMCP_LIST_SKILLS, "skills", &skills, &n);
+        free_items(skills, n);
+        return ok;
+    }
+    if (strcmp(scenario, "sep-2640-client-verify-digest") == 0 ||
+        strcmp(scenario, "sep-2640-client-verify-size") == 0 ||
+        strcmp(scenario, "sep-2640-client-verify-frontmatter") == 0) {
+        return load_every_skill();
+    }
     fprintf(stderr, "unknown scenario \"%s\"\n", scenario);
     return false;
 }

@@ -60,7 +60,7 @@ pub use command::{StderrMode, StdioCommand};
 pub use listen::{Subscription, SubscriptionNotification};
 pub use options::{
     CallOptions, ClientLimits, ClientOptions, EraPreference, InputHandler, NotificationCallback,
-    ProgressCallback, ProgressUpdate,
+    ProgressCallback, ProgressUpdate, TaskStateCallback,
 };
 pub use pages::{ListKind, PageDemand, Pages};
 pub use relay::CallbackRelay;

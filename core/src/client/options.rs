@@ -23,6 +23,9 @@ pub type NotificationCallback = Arc<dyn Fn(&str, &Value) + Send + Sync>;
 /// Receives progress updates of one call.
 pub type ProgressCallback = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 
+/// Receives a followed task's state (see [`CallOptions::on_task_state`]).
+pub type TaskStateCallback = Arc<dyn Fn(&Value) + Send + Sync>;
+
 /// One `notifications/progress` update.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProgressUpdate {
@@ -375,6 +378,11 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
     /// Extra `_meta` entries for the request (e.g. trace context).
     pub meta: Map<String, Value>,
+    /// Receives the state of the task the server made of the call, each
+    /// time its status or status message changes while the call follows
+    /// it (the tasks extension): a `DetailedTask` object as `tasks/get`
+    /// answers it.
+    pub on_task_state: Option<TaskStateCallback>,
 }
 
 impl CallOptions {

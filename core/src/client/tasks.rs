@@ -103,7 +103,15 @@ impl Client {
         let mut backoff = FIRST_POLL;
         let mut state = created;
         let mut last_status = None;
+        let mut last_shown: Option<(Value, Value)> = None;
         loop {
+            if let Some(on_state) = &options.on_task_state {
+                let shown = (state["status"].clone(), state["statusMessage"].clone());
+                if last_shown.as_ref() != Some(&shown) {
+                    on_state(&state);
+                    last_shown = Some(shown);
+                }
+            }
             let status: TaskStatus =
                 serde_json::from_value(state["status"].clone()).map_err(|_| {
                     Error::Protocol(format!(
@@ -291,6 +299,25 @@ impl ToolTask {
     /// client's input handlers, as `call_tool` does; dropping this future
     /// cancels the task.
     pub async fn result(&self) -> Result<CallToolResult, Error> {
+        self.result_with(&CallOptions::default()).await
+    }
+
+    /// [`ToolTask::result`] with the call's options: each poll's timeout and
+    /// `_meta`, [`CallOptions::on_task_state`] for every change of state,
+    /// and [`CallOptions::cancel`], which stops following and cancels the
+    /// task ([`Error::Cancelled`]).
+    pub async fn result_with(&self, options: &CallOptions) -> Result<CallToolResult, Error> {
+        let follow = self.follow(options);
+        match &options.cancel {
+            Some(cancel) => tokio::select! {
+                result = follow => result,
+                () = cancel.cancelled() => Err(Error::Cancelled),
+            },
+            None => follow.await,
+        }
+    }
+
+    async fn follow(&self, options: &CallOptions) -> Result<CallToolResult, Error> {
         let value = match &self.task_id {
             None => self.last(),
             Some(_) => {
@@ -301,8 +328,12 @@ impl ToolTask {
                     self.refresh().await?
                 };
                 let answered = lock_unpoisoned(&self.answered).clone();
+                let follow_options = CallOptions {
+                    cancel: None,
+                    ..options.clone()
+                };
                 self.client
-                    .follow_task_answered(state, &CallOptions::default(), answered)
+                    .follow_task_answered(state, &follow_options, answered)
                     .await?
             }
         };
