@@ -71,6 +71,18 @@ fn server(options: ServerOptions, dropped: Flag) -> ferromcp::server::Server {
         .unwrap();
     server
         .add_tool_with(
+            Tool::new("report", schema()),
+            optional(),
+            |ctx: RequestContext, _args: Value| async move {
+                ctx.progress(1.0, Some(3.0), Some("Rendering"));
+                // Until cancelled.
+                ctx.cancelled().await;
+                Ok::<_, HandlerError>(ToolOutput::text("stopped"))
+            },
+        )
+        .unwrap();
+    server
+        .add_tool_with(
             Tool::new("ask", schema()),
             optional(),
             |ctx: RequestContext, args: Value| async move {
@@ -475,4 +487,30 @@ async fn listeners_hear_the_status_of_the_tasks_they_name() {
         ))
         .await;
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
+}
+
+#[tokio::test]
+async fn progress_in_a_task_is_its_status_message() {
+    let mut io = Stdio::start(server(ServerOptions::default(), Flag::default()));
+    let created = io.call(call(1, "report", json!({}))).await;
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let deadline = tokio::time::Instant::now() + common::TIMEOUT;
+    let mut id = 100;
+    loop {
+        id += 1;
+        let got = io
+            .call(task_request(id, "tasks/get", &task_id, json!({})))
+            .await;
+        if got["result"]["statusMessage"] == "Rendering (1/3)" {
+            assert_eq!(got["result"]["status"], "working");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{got}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let cancelled = io
+        .call(task_request(id + 1, "tasks/cancel", &task_id, json!({})))
+        .await;
+    assert!(cancelled["result"].is_object(), "{cancelled}");
+    wait_for(&mut io, &task_id, "cancelled").await;
 }

@@ -67,6 +67,19 @@ pub struct RequestMeta {
 }
 
 pub(crate) use super::sink::{NotificationSink, notification_channel};
+
+/// Progress as a task's status message: `"Rendering (3/10)"`, `"3/10"`,
+/// `"Rendering (3)"`.
+fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+    let count = match total {
+        Some(total) => format!("{progress}/{total}"),
+        None => format!("{progress}"),
+    };
+    match message {
+        Some(message) => format!("{message} ({count})"),
+        None => count,
+    }
+}
 use super::tasks::TaskHandoff;
 
 /// A live channel for server-to-client requests (the legacy 2025-11-25
@@ -85,6 +98,12 @@ pub(crate) trait LiveRequester: Send + Sync {
         params: Value,
         sink: Option<&NotificationSink>,
     ) -> Result<oneshot::Receiver<Result<Value, McpError>>, McpError>;
+    /// Takes the handler's progress as text, when this requester reports
+    /// it its own way (a task: as its status message); `false` sends
+    /// `notifications/progress` as usual.
+    fn progress(&self, _message: String) -> bool {
+        false
+    }
 }
 
 /// How a request can ask the client for input.
@@ -339,7 +358,17 @@ impl RequestContext {
     /// Returns whether a notification was sent: not when the client is so
     /// far behind reading that 1,024 messages already wait for it (progress
     /// reports on work that goes on, so a late one is not worth queueing).
+    /// In a task it becomes the task's status message instead
+    /// (`"Rendering (3/10)"`) while no question waits.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        // In a task, the request that carried the progress token has been
+        // answered already: the progress becomes the task's status message,
+        // which `tasks/get` and `notifications/tasks` show.
+        if let InputMode::Live(live) = &self.input()
+            && live.progress(progress_text(progress, total, message))
+        {
+            return true;
+        }
         let Some(token) = &self.inner.meta.progress_token else {
             return false;
         };

@@ -10,7 +10,7 @@
 //! ends `cancelled`.
 
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -42,6 +42,9 @@ pub(crate) enum RunnerEvent {
     },
     /// `tasks/update`'s `inputResponses`.
     Answers(Map<String, Value>),
+    /// The handler reported progress: the task's status message while it
+    /// works.
+    Progress(String),
     /// `tasks/cancel`.
     Cancel,
 }
@@ -107,6 +110,13 @@ impl LiveRequester for TaskInput {
             })?;
         Ok(answer)
     }
+
+    fn progress(&self, message: String) -> bool {
+        // A full inbox drops the update: a newer one follows, and a
+        // status message is only ever the latest word.
+        let _ = self.inbox.try_send(RunnerEvent::Progress(message));
+        true
+    }
 }
 
 /// How a task's state is written.
@@ -171,7 +181,9 @@ impl NewRun {
             writer: self.writer,
             created_ms: self.created_ms,
             asked: HashMap::new(),
+            used_keys: HashSet::new(),
             next_key: 0,
+            progress: None,
         };
         tokio::spawn(run.drive(handler, inbox, cancel, runners));
     }
@@ -184,8 +196,12 @@ struct Run {
     /// Questions waiting for an answer, by key: the request as
     /// `inputRequests` shows it, and where its answer goes.
     asked: HashMap<String, (Value, oneshot::Sender<Result<Value, McpError>>)>,
-    /// Keys are never reused over a task's life (SEP-2663).
+    /// Keys are never reused over a task's life (SEP-2663): every key
+    /// asked so far, and the counter of the keys the task names itself.
+    used_keys: HashSet<String>,
     next_key: u64,
+    /// The handler's last progress, the status message while it works.
+    progress: Option<String>,
 }
 
 impl Run {
@@ -208,6 +224,11 @@ impl Run {
                     }
                     Some(RunnerEvent::Answers(answers)) => {
                         if self.answer(answers) {
+                            self.write().await;
+                        }
+                    }
+                    Some(RunnerEvent::Progress(message)) => {
+                        if self.show_progress(message) {
                             self.write().await;
                         }
                     }
@@ -248,12 +269,16 @@ impl Run {
     ) {
         let kind = InputKind::from_method(&method).map_or("input", InputKind::capability);
         let key = match key {
-            Some(key) if !self.asked.contains_key(&key) => key,
-            _ => {
+            Some(key) if !self.used_keys.contains(&key) => key,
+            _ => loop {
                 self.next_key += 1;
-                format!("{kind}-{}", self.next_key)
-            }
+                let key = format!("{kind}-{}", self.next_key);
+                if !self.used_keys.contains(&key) {
+                    break key;
+                }
+            },
         };
+        self.used_keys.insert(key.clone());
         let request = serde_json::json!({"method": method, "params": params});
         self.asked.insert(key, (request, reply));
         self.show_questions();
@@ -284,7 +309,7 @@ impl Run {
         if self.asked.is_empty() {
             task.status = TaskStatus::Working;
             task.input_requests = None;
-            task.status_message = None;
+            task.status_message = self.progress.clone();
         } else {
             task.status = TaskStatus::InputRequired;
             task.input_requests = Some(
@@ -299,6 +324,17 @@ impl Run {
                 methods::TASKS_UPDATE
             ));
         }
+    }
+
+    /// Records the handler's progress; whether the status shown changed
+    /// (while questions wait, the status message says so instead).
+    fn show_progress(&mut self, message: String) -> bool {
+        self.progress = Some(message);
+        if !self.asked.is_empty() || self.stored.task.status_message == self.progress {
+            return false;
+        }
+        self.stored.task.status_message = self.progress.clone();
+        true
     }
 
     async fn finish(
