@@ -170,6 +170,30 @@ export interface ServerInfo {
    * resource registered with its own `cache` keeps it.
    */
   caching?: Caching;
+  /** How tasks are kept (the tasks extension); see {@link TaskSettings}. */
+  tasks?: TaskSettings;
+}
+
+/**
+ * How a server keeps tasks. Every key is optional; core reads them, so the
+ * defaults are the same in every language; a bad value throws naming it.
+ *
+ * @example
+ * ```js
+ * const server = new Server({ name: 'jobs', version: '1.0.0', tasks: { ttlMs: 60_000, maxTasksPerClient: 100 } });
+ * ```
+ */
+export interface TaskSettings {
+  /** How long after its creation a task is kept at least (default one hour); `null`: until the limits push it out. */
+  ttlMs?: number | null;
+  /** How long a finished task stays readable at least (default 60 s). */
+  keepFinishedMs?: number;
+  /** The `pollIntervalMs` suggested to clients (default 500). */
+  pollIntervalMs?: number;
+  /** Tasks kept at once (default 10,000); past it creating a task fails with an error naming the limit. */
+  maxTasks?: number;
+  /** Tasks kept at once for one client (default 1,000). */
+  maxTasksPerClient?: number;
 }
 
 /** A tool's definition, besides its name. */

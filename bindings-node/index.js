@@ -127,14 +127,16 @@ class Server {
   /**
    * @param {{ name: string, version: string, title?: string, description?: string,
    *   websiteUrl?: string, icons?: object[], instructions?: string, pageSize?: number,
-   *   caching?: Record<string, { ttlMs: number, cacheScope?: 'public' | 'private' }> }} info
+   *   caching?: Record<string, { ttlMs: number, cacheScope?: 'public' | 'private' }>,
+   *   tasks?: { ttlMs?: number | null, keepFinishedMs?: number, pollIntervalMs?: number,
+   *     maxTasks?: number, maxTasksPerClient?: number } }} info
    */
   constructor(info) {
     if (info === null || typeof info !== 'object') {
       throw new TypeError('new Server(info): info must be an object like { name, version }');
     }
-    const { instructions, pageSize, caching, ...implementation } = info;
-    this.#native = new native.Server(implementation, { instructions, pageSize, caching });
+    const { instructions, pageSize, caching, tasks, ...implementation } = info;
+    this.#native = new native.Server(implementation, { instructions, pageSize, caching, tasks });
   }
 
   /**

@@ -513,6 +513,11 @@ export interface ServerOptions {
    * result immediately stale, `"public"`).
    */
   caching?: Caching
+  /**
+   * Task settings (core's `task_options`: `ttlMs`, `keepFinishedMs`,
+   * `pollIntervalMs`, `maxTasks`, `maxTasksPerClient`).
+   */
+  tasks?: any
 }
 
 // The client (src/client.rs).

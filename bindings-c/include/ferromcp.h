@@ -2759,7 +2759,12 @@ enum ferromcp_status ferromcp_server_new(const char *name,
  *   - `"requestStateTtlMs"`: how long a `requestState` stays valid
  *     (default 600000);
  *   - `"includeServerInfo"`: whether results carry serverInfo in `_meta`
- *     (default true).
+ *     (default true);
+ *   - `"tasks"`: the tasks extension's settings, `{"ttlMs":3600000,
+ *     "keepFinishedMs":60000,"pollIntervalMs":500,"maxTasks":10000,
+ *     "maxTasksPerClient":1000}` (the defaults; `"ttlMs":null` keeps
+ *     finished tasks until the limits push them out; past a limit,
+ *     creating a task fails with a message naming it).
  * - `out_server`: receives the server; free it with ferromcp_server_free().
  *
  * Returns FERROMCP_INVALID_JSON for unparsable text, a non-object, an

@@ -27,6 +27,7 @@ pub(crate) fn server_options(map: &Map<String, Value>) -> Result<ServerOptions, 
             "sealKey",
             "requestStateTtlMs",
             "includeServerInfo",
+            "tasks",
         ],
         NAME,
     )?;
@@ -58,6 +59,10 @@ pub(crate) fn server_options(map: &Map<String, Value>) -> Result<ServerOptions, 
             Duration::from_millis(value.as_u64().ok_or_else(|| {
                 bad(NAME, "\"requestStateTtlMs\" must be a non-negative integer")
             })?);
+    }
+    if let Some(value) = map.get("tasks") {
+        options.tasks = ferromcp_core::host::task_settings::task_options(value)
+            .map_err(|e| bad(NAME, format!("\"tasks\": {e}")))?;
     }
     if let Some(value) = map.get("includeServerInfo") {
         options.include_server_info = value

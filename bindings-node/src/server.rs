@@ -49,6 +49,9 @@ pub struct JsServerOptions {
     /// Caching hints of the cacheable results, by kind (default: every
     /// result immediately stale, `"public"`).
     pub caching: Option<JsCaching>,
+    /// Task settings (core's `task_options`: `ttlMs`, `keepFinishedMs`,
+    /// `pollIntervalMs`, `maxTasks`, `maxTasksPerClient`).
+    pub tasks: Option<serde_json::Value>,
 }
 
 /// Where and how to serve Streamable HTTP.
@@ -127,6 +130,12 @@ impl JsServer {
         })?;
         let mut server_options = ServerOptions::default();
         if let Some(options) = options {
+            if let Some(tasks) = &options.tasks {
+                server_options.tasks =
+                    ferromcp::host::task_settings::task_options(tasks).map_err(|e| {
+                        napi::Error::new(napi::Status::InvalidArg, format!("invalid tasks: {e}"))
+                    })?;
+            }
             server_options.instructions = options.instructions;
             if let Some(page_size) = options.page_size {
                 server_options.page_size = page_size.max(1) as usize;

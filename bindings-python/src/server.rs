@@ -50,19 +50,28 @@ impl PyServer {
     /// result kind (`"discover"`, `"tools"`, `"resources"`,
     /// `"resource_templates"`, `"resource_read"`, `"prompts"`) to its
     /// `(ttl_ms, cache_scope)` hint; unnamed kinds keep core's (0, public).
+    /// `tasks` are the task settings core reads (`ttl_ms`,
+    /// `keep_finished_ms`, `poll_interval_ms`, `max_tasks`,
+    /// `max_tasks_per_client`).
     #[new]
-    #[pyo3(signature = (name, version, *, instructions=None, json_default=None, caching=None))]
+    #[pyo3(signature = (name, version, *, instructions=None, json_default=None, caching=None, tasks=None))]
     fn new(
         name: String,
         version: String,
         instructions: Option<String>,
         json_default: Option<Py<PyAny>>,
         caching: Option<std::collections::HashMap<String, (u64, String)>>,
+        tasks: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Self> {
         let mut options = ServerOptions {
             instructions,
             ..ServerOptions::default()
         };
+        if let Some(tasks) = tasks {
+            let settings = crate::values::from_python(tasks.as_any(), None)?;
+            options.tasks = ferromcp::host::task_settings::task_options(&settings)
+                .map_err(|e| PyValueError::new_err(format!("invalid tasks: {e}")))?;
+        }
         for (kind, (ttl_ms, scope)) in caching.unwrap_or_default() {
             let hint = primitives::cache_hint_of(ttl_ms, &scope)?;
             let slot = match kind.as_str() {

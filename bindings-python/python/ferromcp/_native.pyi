@@ -192,6 +192,7 @@ class Server:
         instructions: str | None = None,
         json_default: Callable[[Any], Any] | None = None,
         caching: dict[str, tuple[int, str]] | None = None,
+        tasks: dict[str, Any] | None = None,
     ) -> Server: ...
     @property
     def name(self) -> str: ...

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     # which ship typing_extensions' stubs, import it.
     from typing_extensions import Unpack
 
-__all__ = ["HttpLimits", "Server", "Transport"]
+__all__ = ["HttpLimits", "Server", "TaskSettings", "Transport"]
 
 Transport = Literal["stdio", "http"]
 """How a server is reached: ``"stdio"`` (newline-delimited JSON-RPC on
@@ -71,6 +71,33 @@ class HttpLimits(TypedDict, total=False):
     (default 60); a streaming response is never cut."""
     max_body_bytes: int
     """Largest request body (default 16 MiB)."""
+
+
+class TaskSettings(TypedDict, total=False):
+    """How a server keeps tasks (the tasks extension; ``tasks=`` of
+    :class:`Server`). Every key is optional; a missing one keeps the
+    default. Core reads them, so they and their defaults are the same in
+    every language; an unknown key or a bad value raises ``ValueError``
+    naming it.
+
+    >>> settings: TaskSettings = {"ttl_ms": 60_000, "max_tasks_per_client": 100}
+    >>> Server("demo", tasks=settings).name
+    'demo'
+    """
+
+    ttl_ms: int | None
+    """How long after its creation a task is kept at least (default one
+    hour); ``None`` keeps finished tasks until the limits push them out. A
+    running task is never dropped."""
+    keep_finished_ms: int
+    """How long a finished task stays readable at least (default 60 s)."""
+    poll_interval_ms: int
+    """The ``pollIntervalMs`` suggested to clients (default 500)."""
+    max_tasks: int
+    """Tasks kept at once (default 10,000); finished ones make room first,
+    and past the limit creating a task fails with an error naming it."""
+    max_tasks_per_client: int
+    """Tasks kept at once for one client (default 1,000)."""
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -174,6 +201,7 @@ class Server:
             ``(ttl_ms, "public" | "private")`` pair. Unnamed kinds are
             immediately stale and public (``(0, "public")``), since
             registrations can change at run time.
+        tasks: How tasks are kept (see :class:`TaskSettings`).
 
     >>> Server("demo", caching={"tools": (60_000, "public")}).name
     'demo'
@@ -186,6 +214,7 @@ class Server:
         *,
         instructions: str | None = None,
         caching: Mapping[str, tuple[int, CacheScope]] | None = None,
+        tasks: TaskSettings | None = None,
     ) -> None:
         self._native = _native.Server(
             name,
@@ -193,6 +222,7 @@ class Server:
             instructions=instructions,
             json_default=json_default,
             caching=dict(caching) if caching is not None else None,
+            tasks=dict(tasks) if tasks is not None else None,
         )
         # (kind, name) of every async handler: run() needs an asyncio loop for them.
         self._async_handlers: set[tuple[str, str]] = set()

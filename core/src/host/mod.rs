@@ -20,4 +20,5 @@ pub mod input;
 pub mod listen;
 pub mod oauth;
 pub mod settings;
+pub mod task_settings;
 pub mod threads;

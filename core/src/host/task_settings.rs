@@ -1,0 +1,148 @@
+//! A server's task settings (the tasks extension) as every binding
+//! receives them from its host: one JSON object, camelCase or the
+//! snake_case a Python host uses, read once here into core's
+//! [`TaskOptions`] with one message per mistake.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::server::{MemoryTaskLimits, MemoryTaskStore, TaskOptions};
+
+/// The members, camelCase first and the snake_case alias second.
+const MEMBERS: [(&str, &str); 5] = [
+    ("ttlMs", "ttl_ms"),
+    ("keepFinishedMs", "keep_finished_ms"),
+    ("pollIntervalMs", "poll_interval_ms"),
+    ("maxTasks", "max_tasks"),
+    ("maxTasksPerClient", "max_tasks_per_client"),
+];
+
+/// Reads task settings into [`TaskOptions`] over a [`MemoryTaskStore`];
+/// what is absent keeps its default.
+///
+/// - `ttlMs`: how long after its creation a task is kept at least
+///   (default one hour); `null` keeps finished tasks until the limits push
+///   them out;
+/// - `keepFinishedMs`: how long a finished task stays readable at least
+///   (default 60 s);
+/// - `pollIntervalMs`: the `pollIntervalMs` suggested to clients (default
+///   500);
+/// - `maxTasks`, `maxTasksPerClient`: the store's limits (default 10,000
+///   and 1,000): past them, creating a task fails with a message naming
+///   the limit, and finished tasks make room first.
+///
+/// ```
+/// use ferromcp::host::task_settings::task_options;
+/// use serde_json::json;
+///
+/// let options = task_options(&json!({"ttlMs": 2000, "poll_interval_ms": 50}))?;
+/// assert_eq!(options.ttl, Some(std::time::Duration::from_secs(2)));
+/// assert_eq!(options.poll_interval, std::time::Duration::from_millis(50));
+///
+/// let error = task_options(&json!({"maxTasks": 0})).unwrap_err();
+/// assert_eq!(error, r#""maxTasks" must be a positive integer, not 0"#);
+/// # Ok::<(), String>(())
+/// ```
+pub fn task_options(settings: &Value) -> Result<TaskOptions, String> {
+    let map = match settings {
+        Value::Null => return Ok(TaskOptions::default()),
+        Value::Object(map) => map,
+        other => return Err(format!("task settings must be an object, got {other}")),
+    };
+    let given = read(map)?;
+    let mut options = TaskOptions::default();
+    let mut limits = MemoryTaskLimits::default();
+    for (camel, key, value) in given {
+        match camel {
+            "ttlMs" => {
+                options.ttl = match value {
+                    Value::Null => None,
+                    value => Some(millis(key, value)?),
+                }
+            }
+            "keepFinishedMs" => options.keep_finished = millis(key, value)?,
+            "pollIntervalMs" => options.poll_interval = millis(key, value)?,
+            "maxTasks" => limits.max_tasks = positive(key, value)?,
+            _ => limits.max_tasks_per_owner = positive(key, value)?,
+        }
+    }
+    options.store = Arc::new(MemoryTaskStore::new(limits));
+    Ok(options)
+}
+
+/// Each member given as `(camelCase name, the host's spelling, value)`.
+fn read(map: &Map<String, Value>) -> Result<Vec<(&'static str, &str, &Value)>, String> {
+    let mut given: Vec<(&'static str, &str, &Value)> = Vec::new();
+    for (key, value) in map {
+        let Some((camel, _)) = MEMBERS
+            .iter()
+            .find(|(camel, snake)| key == camel || key == snake)
+        else {
+            return Err(format!("unknown task setting {key:?}"));
+        };
+        if given.iter().any(|(c, _, _)| c == camel) {
+            return Err(format!("task setting {camel:?} is given twice"));
+        }
+        given.push((camel, key.as_str(), value));
+    }
+    Ok(given)
+}
+
+fn millis(key: &str, value: &Value) -> Result<Duration, String> {
+    value
+        .as_u64()
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("{key:?} must be a whole number of milliseconds, not {value}"))
+}
+
+fn positive(key: &str, value: &Value) -> Result<usize, String> {
+    value
+        .as_u64()
+        .filter(|n| *n > 0)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| format!("{key:?} must be a positive integer, not {value}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_member_is_read_in_both_spellings() {
+        for settings in [
+            json!({"ttlMs": null, "keepFinishedMs": 5, "pollIntervalMs": 7, "maxTasks": 3, "maxTasksPerClient": 2}),
+            json!({"ttl_ms": null, "keep_finished_ms": 5, "poll_interval_ms": 7, "max_tasks": 3, "max_tasks_per_client": 2}),
+        ] {
+            let options = task_options(&settings).unwrap();
+            assert_eq!(options.ttl, None);
+            assert_eq!(options.keep_finished, Duration::from_millis(5));
+            assert_eq!(options.poll_interval, Duration::from_millis(7));
+        }
+        assert_eq!(
+            task_options(&json!({})).unwrap().ttl,
+            TaskOptions::default().ttl
+        );
+    }
+
+    #[test]
+    fn mistakes_name_the_member() {
+        let cases = [
+            (json!({"ttl": 5}), r#"unknown task setting "ttl""#),
+            (
+                json!({"ttlMs": 1, "ttl_ms": 2}),
+                r#"task setting "ttlMs" is given twice"#,
+            ),
+            (
+                json!({"keep_finished_ms": -1}),
+                r#""keep_finished_ms" must be a whole number of milliseconds, not -1"#,
+            ),
+            (json!([]), "task settings must be an object, got []"),
+        ];
+        for (settings, message) in cases {
+            assert_eq!(task_options(&settings).unwrap_err(), message);
+        }
+    }
+}
