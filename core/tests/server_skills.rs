@@ -249,3 +249,81 @@ fn a_directory_publishes_every_skill_under_it() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[tokio::test]
+async fn paths_that_escape_a_skill_read_nothing_and_the_server_keeps_serving() {
+    let mut io = Stdio::start(server(10));
+    let mut id = 100;
+    for uri in [
+        "skill://../../etc/passwd",
+        "skill://pdf/../../etc/passwd",
+        "skill://pdf/%2e%2e/%2e%2e/etc/passwd",
+        "skill://pdf/templates/../../../etc/passwd",
+        "file:///etc/passwd",
+    ] {
+        id += 1;
+        let read = io
+            .call(req(id, "resources/read", json!({"uri": uri})))
+            .await;
+        // Resource not found is -32602 in 2026-07-28 (server/resources.mdx).
+        assert_eq!(read["error"]["code"], -32602, "{uri}: {read}");
+        assert!(!read.to_string().contains("root:"), "{uri}: {read}");
+        id += 1;
+        let got = io.call(req(id, "skills/get", json!({"uri": uri}))).await;
+        assert_eq!(got["error"]["code"], -32602, "{uri}: {got}");
+        id += 1;
+        let listed = io
+            .call(req(id, "resources/directory/read", json!({"uri": uri})))
+            .await;
+        assert!(listed["error"].is_object(), "{uri}: {listed}");
+        // Still serving: a real file reads.
+        id += 1;
+        let fine = io
+            .call(req(
+                id,
+                "resources/read",
+                json!({"uri": "skill://pdf/templates/a.md"}),
+            ))
+            .await;
+        assert_eq!(fine["result"]["contents"][0]["text"], "A", "{fine}");
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_directory_never_publishes_what_a_link_points_outside_it() {
+    let base = std::env::temp_dir().join(format!("ferromcp-skills-links-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (root, outside) = (base.join("skills"), base.join("outside"));
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+    std::fs::write(root.join("notes/SKILL.md"), skill_md("notes", "Notes")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("notes/secret.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("notes/escape")).unwrap();
+    let server = server_with(ServerOptions::default());
+    server.add_skills_dir(&root).unwrap();
+    let mut io = Stdio::start(server);
+    let got = io
+        .call(req(
+            1,
+            "skills/get",
+            json!({"uri": "skill://notes/SKILL.md"}),
+        ))
+        .await;
+    let files: Vec<&str> = got["result"]["skill"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["skill://notes/SKILL.md"], "{got}");
+    for uri in [
+        "skill://notes/secret.txt",
+        "skill://notes/escape/secret.txt",
+    ] {
+        let read = io.call(req(2, "resources/read", json!({"uri": uri}))).await;
+        assert!(read["error"].is_object(), "{uri}: {read}");
+    }
+    std::fs::remove_dir_all(&base).unwrap();
+}

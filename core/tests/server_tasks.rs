@@ -514,3 +514,68 @@ async fn progress_in_a_task_is_its_status_message() {
     assert!(cancelled["result"].is_object(), "{cancelled}");
     wait_for(&mut io, &task_id, "cancelled").await;
 }
+
+#[tokio::test]
+async fn bad_task_ids_and_late_updates_get_the_spec_answers() {
+    let mut io = Stdio::start(server(ServerOptions::default(), Flag::default()));
+    let created = io.call(call(1, "ask", json!({"count": 1}))).await;
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let waiting = wait_for(&mut io, &task_id, "input_required").await;
+    let key = waiting["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let answer = json!({"action": "accept", "content": {"value": "v"}});
+    io.call(task_request(
+        2,
+        "tasks/update",
+        &task_id,
+        json!({"inputResponses": {key.clone(): answer.clone()}}),
+    ))
+    .await;
+    let done = wait_for(&mut io, &task_id, "completed").await;
+
+    // An unknown id and a tampered one (one character changed): -32602
+    // for each method (SEP-2663, "Protocol Errors").
+    let mut tampered = task_id.clone().into_bytes();
+    tampered[5] = if tampered[5] == b'0' { b'1' } else { b'0' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    let mut id = 10;
+    for bad in ["no-such-task", tampered.as_str(), ""] {
+        for (method, extra) in [
+            ("tasks/get", json!({})),
+            ("tasks/update", json!({"inputResponses": {}})),
+            ("tasks/cancel", json!({})),
+        ] {
+            id += 1;
+            let got = io.call(task_request(id, method, bad, extra)).await;
+            assert_eq!(got["error"]["code"], -32602, "{method} {bad:?}: {got}");
+        }
+    }
+    // A late answer to a finished task is acknowledged and changes nothing;
+    // so is a cancel.
+    let late = io
+        .call(task_request(
+            50,
+            "tasks/update",
+            &task_id,
+            json!({"inputResponses": {key: answer}}),
+        ))
+        .await;
+    assert!(late["result"].is_object(), "{late}");
+    let cancel = io
+        .call(task_request(51, "tasks/cancel", &task_id, json!({})))
+        .await;
+    assert!(cancel["result"].is_object(), "{cancel}");
+    let after = io
+        .call(task_request(52, "tasks/get", &task_id, json!({})))
+        .await;
+    assert_eq!(after["result"]["status"], "completed", "{after}");
+    assert_eq!(after["result"]["result"], done["result"], "{after}");
+    // Still serving.
+    let plain = io.call(call(53, "plain", json!({}))).await;
+    assert_eq!(plain["result"]["content"][0]["text"], "plain", "{plain}");
+}
