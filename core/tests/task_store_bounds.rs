@@ -68,7 +68,7 @@ async fn a_hundred_thousand_tasks_from_one_client_stay_within_the_limits() {
     server
         .add_tool_with(
             Tool::new("quick", json!({"type": "object"})),
-            task.clone(),
+            task,
             |_ctx, _args| async { Ok::<_, HandlerError>(ToolOutput::text("done")) },
         )
         .unwrap();
