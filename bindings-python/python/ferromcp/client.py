@@ -1431,7 +1431,16 @@ class Client(_ClientBase, _Awaits):
         """Calls a tool and returns a handle on the task the server makes
         of it, instead of following it as :meth:`call_tool` does (a server
         may also answer at once: then :attr:`ToolTask.id` is ``None`` and
-        the result is there). See :class:`ToolTask`."""
+        the result is there). See :class:`ToolTask`.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+        ...         task = await client.start_tool_task("render", {"pages": 1})
+        ...         print(task.id is not None, (await task.result()).text)
+        >>> asyncio.run(main())
+        True rendered 1 pages
+        """
         native = await self._connected().start_tool_task(
             name, dict(arguments or {}), timeout, _meta(meta), asyncio.get_running_loop()
         )
@@ -1439,7 +1448,16 @@ class Client(_ClientBase, _Awaits):
 
     def tool_task(self, task_id: str) -> ToolTask:
         """A handle on a task started earlier (by this client or another
-        run of it: task ids are meant to be kept). See :class:`ToolTask`."""
+        run of it: task ids are meant to be kept). See :class:`ToolTask`.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+        ...         started = await client.start_tool_task("render", {"pages": 1})
+        ...         print((await client.tool_task(started.id)).text)
+        >>> asyncio.run(main())
+        rendered 1 pages
+        """
         return ToolTask(self._connected().tool_task(task_id))
 
     async def load_skill(self, skill: str | Skill) -> LoadedSkill:
@@ -1448,7 +1466,17 @@ class Client(_ClientBase, _Awaits):
         ``skills/get`` fetches the entry). ``SKILL.md`` is read and checked
         against the entry (digest, size, frontmatter): a mismatch raises
         :class:`ferromcp.ProtocolError` and nothing is returned. See
-        :class:`LoadedSkill`."""
+        :class:`LoadedSkill`.
+
+        >>> import asyncio, sys
+        >>> async def main() -> None:
+        ...     async with Client.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+        ...         (entry,) = await client.list_skills()
+        ...         skill = await client.load_skill(entry)  # no skills/get: the entry is at hand
+        ...         print(skill.skill.name, len(skill.skill_md) > 0)
+        >>> asyncio.run(main())
+        git-workflow True
+        """
         native = await self._connected().load_skill(_skill_ref(skill), asyncio.get_running_loop())
         return LoadedSkill(native)
 
@@ -1646,15 +1674,34 @@ class SyncClient(_ClientBase, _Blocks):
         timeout: float | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> SyncToolTask:
-        """:meth:`Client.start_tool_task`, blocking. See :class:`SyncToolTask`."""
+        """:meth:`Client.start_tool_task`, blocking. See :class:`SyncToolTask`.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+        ...     print(client.start_tool_task("render", {"pages": 2}).result().text)
+        rendered 2 pages
+        """
         return SyncToolTask(self._connected().start_tool_task(name, dict(arguments or {}), timeout, _meta(meta), None))
 
     def tool_task(self, task_id: str) -> SyncToolTask:
-        """:meth:`Client.tool_task` for this client."""
+        """:meth:`Client.tool_task` for this client.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+        ...     task_id = client.start_tool_task("render", {"pages": 1}).id
+        ...     print(client.tool_task(task_id).result().text)
+        rendered 1 pages
+        """
         return SyncToolTask(self._connected().tool_task(task_id))
 
     def load_skill(self, skill: str | Skill) -> SyncLoadedSkill:
-        """:meth:`Client.load_skill`, blocking. See :class:`SyncLoadedSkill`."""
+        """:meth:`Client.load_skill`, blocking. See :class:`SyncLoadedSkill`.
+
+        >>> import sys
+        >>> with SyncClient.stdio(sys.executable, ["-c", _EXTENSIONS_SERVER]) as client:
+        ...     print(client.load_skill("skill://git-workflow/SKILL.md").skill_md.splitlines()[1])
+        name: git-workflow
+        """
         return SyncLoadedSkill(self._connected().load_skill(_skill_ref(skill), None))
 
     def _run(self, call: _Call[T]) -> T:

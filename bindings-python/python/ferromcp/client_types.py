@@ -629,12 +629,20 @@ class Skill:
 
     @property
     def name(self) -> str:
-        """``frontmatter["name"]``."""
+        """``frontmatter["name"]``.
+
+        >>> Skill.from_dict({"uri": "skill://a/SKILL.md", "frontmatter": {"name": "a"}, "resources": []}).name
+        'a'
+        """
         return str(self.frontmatter.get("name", ""))
 
     @property
     def description(self) -> str | None:
-        """``frontmatter["description"]``, if any."""
+        """``frontmatter["description"]``, if any.
+
+        >>> Skill.from_dict({"uri": "skill://a/SKILL.md", "frontmatter": {"name": "a"}, "resources": []}).description is None
+        True
+        """
         description = self.frontmatter.get("description")
         return description if isinstance(description, str) else None
 
