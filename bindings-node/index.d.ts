@@ -188,7 +188,7 @@ export interface TaskSettings {
   ttlMs?: number | null;
   /** How long a finished task stays readable at least (default 60 s). */
   keepFinishedMs?: number;
-  /** The `pollIntervalMs` suggested to clients (default 500). */
+  /** The `pollIntervalMs` suggested to clients (default 500; at most half of `ttlMs`). */
   pollIntervalMs?: number;
   /** Tasks kept at once (default 10,000); past it creating a task fails with an error naming the limit. */
   maxTasks?: number;

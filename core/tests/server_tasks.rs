@@ -372,6 +372,8 @@ async fn finished_tasks_expire_after_their_ttl() {
     let mut io = Stdio::start(server(options, Flag::default()));
     let created = io.call(call(1, "sleepy", json!({"ms": 1}))).await;
     assert_eq!(created["result"]["ttlMs"], 50);
+    // Polling at the suggested pace sees the task before it expires.
+    assert_eq!(created["result"]["pollIntervalMs"], 25);
     let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
     wait_for(&mut io, &task_id, "completed").await;
     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -92,7 +92,7 @@ class TaskSettings(TypedDict, total=False):
     keep_finished_ms: int
     """How long a finished task stays readable at least (default 60 s)."""
     poll_interval_ms: int
-    """The ``pollIntervalMs`` suggested to clients (default 500)."""
+    """The ``pollIntervalMs`` suggested to clients (default 500; at most half of ``ttl_ms``)."""
     max_tasks: int
     """Tasks kept at once (default 10,000); finished ones make room first,
     and past the limit creating a task fails with an error naming it."""

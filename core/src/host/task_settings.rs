@@ -28,7 +28,7 @@ const MEMBERS: [(&str, &str); 5] = [
 /// - `keepFinishedMs`: how long a finished task stays readable at least
 ///   (default 60 s);
 /// - `pollIntervalMs`: the `pollIntervalMs` suggested to clients (default
-///   500);
+///   500; at most half of `ttlMs`);
 /// - `maxTasks`, `maxTasksPerClient`: the store's limits (default 10,000
 ///   and 1,000): past them, creating a task fails with a message naming
 ///   the limit, and finished tasks make room first.

@@ -116,7 +116,9 @@ pub struct TaskOptions {
     pub ttl: Option<Duration>,
     /// How long a finished task stays readable at least.
     pub keep_finished: Duration,
-    /// `pollIntervalMs` suggested to clients.
+    /// `pollIntervalMs` suggested to clients; at most half of
+    /// [`TaskOptions::ttl`], so that a client polling at that pace sees a
+    /// quick task's result before it expires.
     pub poll_interval: Duration,
 }
 

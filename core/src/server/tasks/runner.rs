@@ -395,6 +395,12 @@ pub(crate) fn new_task(
     now: u64,
 ) -> StoredTask {
     let stamp = iso8601_utc(now);
+    // A client polling at the suggested interval must see a quick task
+    // before its TTL passes: at most half the TTL.
+    let poll_interval = match ttl {
+        Some(ttl) => poll_interval.min(ttl / 2),
+        None => poll_interval,
+    };
     StoredTask {
         task: DetailedTask {
             task_id,
