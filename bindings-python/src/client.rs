@@ -54,6 +54,18 @@ fn seconds(what: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
         .map_err(|e| PyValueError::new_err(format!("invalid {what}: {e}")))
 }
 
+/// A call's own timeout (seconds) and extra `_meta`.
+fn call_options(timeout: Option<f64>, meta: Option<&Bound<'_, PyDict>>) -> PyResult<CallOptions> {
+    let mut options = CallOptions {
+        timeout: seconds("timeout", timeout)?,
+        ..CallOptions::default()
+    };
+    if let Some(meta) = meta {
+        options.meta = values::from_python_object(meta, None, "meta")?;
+    }
+    Ok(options)
+}
+
 /// Runs the Python handler of `kind` through the host-call adapter, typed
 /// by core's rule for that kind's result.
 async fn answer_input(
@@ -337,13 +349,7 @@ impl PyClient {
         let default = self.refs.json_default(py);
         let params =
             values::from_python_object(params, default.as_ref().map(|d| d.bind(py)), "params")?;
-        let mut options = CallOptions {
-            timeout: seconds("timeout", timeout)?,
-            ..CallOptions::default()
-        };
-        if let Some(meta) = meta {
-            options.meta = values::from_python_object(meta, None, "meta")?;
-        }
+        let mut options = call_options(timeout, meta)?;
         let events = progress.map(|progress| {
             let (on_progress, events) = progress_events(progress);
             options.on_progress = Some(on_progress);
@@ -374,13 +380,7 @@ impl PyClient {
         let default = self.refs.json_default(py);
         let arguments =
             values::from_python(arguments.as_any(), default.as_ref().map(|d| d.bind(py)))?;
-        let mut options = CallOptions {
-            timeout: seconds("timeout", timeout)?,
-            ..CallOptions::default()
-        };
-        if let Some(meta) = meta {
-            options.meta = values::from_python_object(meta, None, "meta")?;
-        }
+        let options = call_options(timeout, meta)?;
         let client = self.client.clone();
         client_future::run(
             py,

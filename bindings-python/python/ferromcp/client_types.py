@@ -640,7 +640,8 @@ class Skill:
     def description(self) -> str | None:
         """``frontmatter["description"]``, if any.
 
-        >>> Skill.from_dict({"uri": "skill://a/SKILL.md", "frontmatter": {"name": "a"}, "resources": []}).description is None
+        >>> entry = {"uri": "skill://a/SKILL.md", "frontmatter": {"name": "a"}, "resources": []}
+        >>> Skill.from_dict(entry).description is None
         True
         """
         description = self.frontmatter.get("description")
