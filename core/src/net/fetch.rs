@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::pool::Pool;
+use super::pool::{Pool, Sent};
 use super::tls::{TlsConnect, TlsOptions};
 use crate::Error;
 use crate::rpc::lock_unpoisoned;
@@ -148,12 +148,10 @@ impl Fetcher {
         let request = builder
             .body(Full::new(bytes))
             .map_err(|e| Error::Http(e.to_string()))?;
-        let mut conn = pool.get().await?;
-        let sent = conn.sender.send_request(request);
-        let response = conn
-            .drive(sent)
-            .await
-            .map_err(|e| Error::Http(format!("{url}: {e}")))?;
+        let (mut conn, response) = match pool.send(request).await? {
+            Sent::Answered(conn, response) => (conn, response),
+            Sent::Failed(_, e) => return Err(Error::Http(format!("{url}: {e}"))),
+        };
         let status = response.status().as_u16();
         let location = response
             .headers()

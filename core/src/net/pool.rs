@@ -39,6 +39,18 @@ use crate::{BoxFuture, Error};
 /// Idle connections kept per endpoint.
 const MAX_IDLE: usize = 64;
 
+/// Connections a request is offered to when each gives it back unsent.
+const SEND_ATTEMPTS: usize = 3;
+
+/// What became of a request [`Pool::send`] sent.
+pub(crate) enum Sent {
+    /// The response's head, and the connection its body arrives on.
+    Answered(PooledConnection, hyper::Response<hyper::body::Incoming>),
+    /// The request failed once written (or on the last connection tried):
+    /// it may have reached the server, so it is not sent again.
+    Failed(PooledConnection, hyper::Error),
+}
+
 /// One HTTP/1.1 connection: the request handle and the connection's I/O.
 pub(crate) struct PooledConnection {
     pub(crate) sender: SendRequest<Full<Bytes>>,
@@ -209,6 +221,32 @@ impl Pool {
         Ok(ClientSocket::new(
             TcpStream::connect((host, self.port)).await?,
         ))
+    }
+
+    /// Sends `request` on an idle connection or a new one. A request the
+    /// connection gave back unwritten (the server closed a kept-alive
+    /// connection just as the pool handed it out: hyper returns the request
+    /// it never wrote) goes on another connection, at most
+    /// [`SEND_ATTEMPTS`] in all: it cannot have reached the server, so it
+    /// cannot run twice.
+    pub(crate) async fn send(&self, request: hyper::Request<Full<Bytes>>) -> Result<Sent, Error> {
+        let mut request = request;
+        let mut attempt = 1;
+        loop {
+            let mut conn = self.get().await?;
+            let sent = conn.sender.try_send_request(request);
+            match conn.drive(sent).await {
+                Ok(response) => return Ok(Sent::Answered(conn, response)),
+                Err(mut failed) => match failed.take_message() {
+                    Some(unsent) if attempt < SEND_ATTEMPTS => {
+                        tracing::debug!(error = %failed.error(), "a pooled connection closed before the request was written: sending it on another");
+                        request = unsent;
+                        attempt += 1;
+                    }
+                    _ => return Ok(Sent::Failed(conn, failed.into_error())),
+                },
+            }
+        }
     }
 
     /// Returns a connection whose response was read to the end.

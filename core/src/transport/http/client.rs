@@ -21,7 +21,7 @@ use crate::client::{
     Client, ClientLimits, ClientOptions, ClientTransport, NotificationCallback, OutgoingRequest,
     ServerRequestHandler,
 };
-use crate::net::pool::{Pool, PooledConnection};
+use crate::net::pool::{Pool, PooledConnection, Sent};
 use crate::net::sse::SseParser;
 use crate::net::tls::{TlsConnect, TlsOptions, classify};
 use crate::protocol::jsonrpc::{Message, RequestId, RequestOut, notification_value};
@@ -314,11 +314,9 @@ impl HttpInner {
         &self,
         request: Request<Full<Bytes>>,
     ) -> Result<(PooledConnection, http::Response<Incoming>), Error> {
-        let mut conn = self.pool.get().await?;
-        let sent = conn.sender.send_request(request);
-        let response = match conn.drive(sent).await {
-            Ok(response) => response,
-            Err(e) => {
+        let (conn, response) = match self.pool.send(request).await? {
+            Sent::Answered(conn, response) => (conn, response),
+            Sent::Failed(mut conn, e) => {
                 // A TLS 1.3 server checks the client certificate after the
                 // handshake: its refusal surfaces on the first request,
                 // either in this error or in the connection's own.
