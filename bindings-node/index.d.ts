@@ -172,6 +172,18 @@ export interface ServerInfo {
   caching?: Caching;
   /** How tasks are kept (the tasks extension); see {@link TaskSettings}. */
   tasks?: TaskSettings;
+  /**
+   * Keys protecting cursors and `requestState`: base64 secrets of at least
+   * 16 bytes, the first sealing, every one opening (rotation: put the new
+   * key first). Replicas with the same keys accept each other's state.
+   * Default: `FERROMCP_SEAL_KEYS` (comma-separated), else a random key.
+   *
+   * @example
+   * ```js
+   * new Server({ name: 'api', version: '1.0.0', sealKeys: [process.env.NEW_KEY, process.env.OLD_KEY] });
+   * ```
+   */
+  sealKeys?: string[];
 }
 
 /**

@@ -129,14 +129,14 @@ class Server {
    *   websiteUrl?: string, icons?: object[], instructions?: string, pageSize?: number,
    *   caching?: Record<string, { ttlMs: number, cacheScope?: 'public' | 'private' }>,
    *   tasks?: { ttlMs?: number | null, keepFinishedMs?: number, pollIntervalMs?: number,
-   *     maxTasks?: number, maxTasksPerClient?: number } }} info
+   *     maxTasks?: number, maxTasksPerClient?: number }, sealKeys?: string[] }} info
    */
   constructor(info) {
     if (info === null || typeof info !== 'object') {
       throw new TypeError('new Server(info): info must be an object like { name, version }');
     }
-    const { instructions, pageSize, caching, tasks, ...implementation } = info;
-    this.#native = new native.Server(implementation, { instructions, pageSize, caching, tasks });
+    const { instructions, pageSize, caching, tasks, sealKeys, ...implementation } = info;
+    this.#native = new native.Server(implementation, { instructions, pageSize, caching, tasks, sealKeys });
   }
 
   /**

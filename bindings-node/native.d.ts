@@ -518,6 +518,11 @@ export interface ServerOptions {
    * `pollIntervalMs`, `maxTasks`, `maxTasksPerClient`).
    */
   tasks?: any
+  /**
+   * Base64 secrets protecting cursors and `requestState`, the first
+   * sealing (core's `SealKey::from_base64_list`).
+   */
+  sealKeys?: Array<string>
 }
 
 // The client (src/client.rs).

@@ -25,6 +25,7 @@ pub(crate) fn server_options(map: &Map<String, Value>) -> Result<ServerOptions, 
             "instructions",
             "pageSize",
             "sealKey",
+            "sealKeys",
             "requestStateTtlMs",
             "includeServerInfo",
             "tasks",
@@ -53,6 +54,14 @@ pub(crate) fn server_options(map: &Map<String, Value>) -> Result<ServerOptions, 
             .filter(|s| !s.is_empty())
             .ok_or_else(|| bad(NAME, "\"sealKey\" must be a non-empty string"))?;
         options.seal_key = SealKey::from_secret(secret.as_bytes());
+    }
+    if let Some(value) = map.get("sealKeys") {
+        if map.contains_key("sealKey") {
+            return Err(bad(NAME, "give \"sealKey\" or \"sealKeys\", not both"));
+        }
+        let keys = strings(value, NAME, "sealKeys")?;
+        options.seal_key = SealKey::from_base64_list(keys.iter().map(String::as_str))
+            .map_err(|e| bad(NAME, format!("\"sealKeys\": {e}")))?;
     }
     if let Some(value) = map.get("requestStateTtlMs") {
         options.request_state_ttl =
@@ -152,5 +161,29 @@ mod tests {
         assert_eq!(error.status, ferromcp_status::FERROMCP_INVALID_JSON);
         let map = parse_json_object(r#"{"pageSize":0}"#, "o").expect("object");
         assert!(server_options(&map).is_err());
+    }
+
+    #[test]
+    fn seal_keys_rotate_and_are_checked() {
+        let (old, new) = ("b2xkLXNlY3JldC0yMDI2LTEx", "bmV3LXNlY3JldC0yMDI2LTEy");
+        let read = |json: String| {
+            let map = parse_json_object(&json, "o").expect("object");
+            server_options(&map)
+        };
+        let before = read(format!(r#"{{"sealKeys":["{old}"]}}"#)).expect("valid");
+        let rotated = read(format!(r#"{{"sealKeys":["{new}","{old}"]}}"#)).expect("valid");
+        let sealed = before.seal_key.seal("state", b"x");
+        assert!(rotated.seal_key.open("state", &sealed).is_some());
+        assert!(!rotated.seal_key.is_random());
+        for (json, why) in [
+            (r#"{"sealKeys":["c2hvcnQ="]}"#, "seal key 1 is 5 bytes"),
+            (r#"{"sealKeys":[]}"#, "no seal key given"),
+            (r#"{"sealKeys":"x"}"#, "sealKeys"),
+            (r#"{"sealKey":"s","sealKeys":["b2xkLXNlY3JldC0yMDI2LTEx"]}"#, "not both"),
+        ] {
+            let error = read(json.to_owned()).expect_err(json);
+            assert_eq!(error.status, ferromcp_status::FERROMCP_INVALID_JSON);
+            assert!(error.message.contains(why), "{json}: {}", error.message);
+        }
     }
 }

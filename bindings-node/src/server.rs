@@ -52,6 +52,9 @@ pub struct JsServerOptions {
     /// Task settings (core's `task_options`: `ttlMs`, `keepFinishedMs`,
     /// `pollIntervalMs`, `maxTasks`, `maxTasksPerClient`).
     pub tasks: Option<serde_json::Value>,
+    /// Base64 secrets protecting cursors and `requestState`, the first
+    /// sealing (core's `SealKey::from_base64_list`).
+    pub seal_keys: Option<Vec<String>>,
 }
 
 /// Where and how to serve Streamable HTTP.
@@ -130,6 +133,11 @@ impl JsServer {
         })?;
         let mut server_options = ServerOptions::default();
         if let Some(options) = options {
+            if let Some(keys) = &options.seal_keys {
+                server_options.seal_key =
+                    ferromcp::server::SealKey::from_base64_list(keys.iter().map(String::as_str))
+                        .map_err(|e| napi::Error::new(napi::Status::InvalidArg, e))?;
+            }
             if let Some(tasks) = &options.tasks {
                 server_options.tasks =
                     ferromcp::host::task_settings::task_options(tasks).map_err(|e| {

@@ -50,11 +50,13 @@ impl PyServer {
     /// result kind (`"discover"`, `"tools"`, `"resources"`,
     /// `"resource_templates"`, `"resource_read"`, `"prompts"`) to its
     /// `(ttl_ms, cache_scope)` hint; unnamed kinds keep core's (0, public).
-    /// `tasks` are the task settings core reads (`ttl_ms`,
+    /// `seal_keys` are base64 secrets, the first sealing (see core's
+    /// `SealKey::from_base64_list`). `tasks` are the task settings core
+    /// reads (`ttl_ms`,
     /// `keep_finished_ms`, `poll_interval_ms`, `max_tasks`,
     /// `max_tasks_per_client`).
     #[new]
-    #[pyo3(signature = (name, version, *, instructions=None, json_default=None, caching=None, tasks=None))]
+    #[pyo3(signature = (name, version, *, instructions=None, json_default=None, caching=None, tasks=None, seal_keys=None))]
     fn new(
         name: String,
         version: String,
@@ -62,11 +64,17 @@ impl PyServer {
         json_default: Option<Py<PyAny>>,
         caching: Option<std::collections::HashMap<String, (u64, String)>>,
         tasks: Option<&Bound<'_, pyo3::types::PyDict>>,
+        seal_keys: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let mut options = ServerOptions {
             instructions,
             ..ServerOptions::default()
         };
+        if let Some(keys) = seal_keys {
+            options.seal_key =
+                ferromcp::server::SealKey::from_base64_list(keys.iter().map(String::as_str))
+                    .map_err(PyValueError::new_err)?;
+        }
         if let Some(tasks) = tasks {
             let settings = crate::values::from_python(tasks.as_any(), None)?;
             options.tasks = ferromcp::host::task_settings::task_options(&settings)

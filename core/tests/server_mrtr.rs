@@ -705,6 +705,33 @@ async fn mrtr_retry_works_on_another_replica_sharing_the_seal_key() {
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
 }
 
+// Rotating the keys: a replica that seals with a new key and still opens
+// with the old one accepts state sealed before the rotation; one that only
+// has the old key refuses state sealed with the new.
+#[tokio::test]
+async fn mrtr_state_survives_a_key_rotation() {
+    let (old, new) = ("b2xkLXNlY3JldC0yMDI2LTEx", "bmV3LXNlY3JldC0yMDI2LTEy");
+    let with = |keys: &[&str]| ServerOptions {
+        seal_key: SealKey::from_base64_list(keys.iter().copied()).unwrap(),
+        ..ServerOptions::default()
+    };
+    let mut before = Stdio::start(mrtr_server(with(&[old])));
+    let mut rotated = Stdio::start(mrtr_server(with(&[new, old])));
+    let mut after = Stdio::start(mrtr_server(with(&[new])));
+    let first = call(1, "ask_name");
+    let answer = json!({"user_name": accept(json!({"name": "Ada"}))});
+    let sealed_old = input_required(&before.call(first.clone()).await)["requestState"].clone();
+    let done = rotated
+        .call(retry(&first, 2, answer.clone(), &sealed_old))
+        .await;
+    assert_eq!(text_of(&done["result"]), "Hello, Ada!", "{done}");
+    let sealed_new = input_required(&rotated.call(first.clone()).await)["requestState"].clone();
+    let done = after.call(retry(&first, 3, answer.clone(), &sealed_new)).await;
+    assert_eq!(text_of(&done["result"]), "Hello, Ada!", "{done}");
+    let refused = before.call(retry(&first, 4, answer, &sealed_new)).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}
+
 // docs/basic/patterns/mrtr.mdx "Server Requirements" 7 and docs/basic/index.mdx `_meta`: a
 // needed capability the client did not declare -> -32021 with data.requiredCapabilities
 #[tokio::test]

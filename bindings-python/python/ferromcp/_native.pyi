@@ -193,6 +193,7 @@ class Server:
         json_default: Callable[[Any], Any] | None = None,
         caching: dict[str, tuple[int, str]] | None = None,
         tasks: dict[str, Any] | None = None,
+        seal_keys: list[str] | None = None,
     ) -> Server: ...
     @property
     def name(self) -> str: ...

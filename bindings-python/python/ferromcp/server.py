@@ -202,6 +202,11 @@ class Server:
             immediately stale and public (``(0, "public")``), since
             registrations can change at run time.
         tasks: How tasks are kept (see :class:`TaskSettings`).
+        seal_keys: Keys protecting cursors and ``requestState``: base64
+            secrets of at least 16 bytes, the first sealing, every one
+            opening (to rotate, put the new key first). Replicas with the
+            same keys accept each other's state. Default: the
+            comma-separated ``FERROMCP_SEAL_KEYS``, else a random key.
 
     >>> Server("demo", caching={"tools": (60_000, "public")}).name
     'demo'
@@ -215,6 +220,7 @@ class Server:
         instructions: str | None = None,
         caching: Mapping[str, tuple[int, CacheScope]] | None = None,
         tasks: TaskSettings | None = None,
+        seal_keys: Sequence[str] | None = None,
     ) -> None:
         self._native = _native.Server(
             name,
@@ -223,6 +229,7 @@ class Server:
             json_default=json_default,
             caching=dict(caching) if caching is not None else None,
             tasks=dict(tasks) if tasks is not None else None,
+            seal_keys=list(seal_keys) if seal_keys is not None else None,
         )
         # (kind, name) of every async handler: run() needs an asyncio loop for them.
         self._async_handlers: set[tuple[str, str]] = set()

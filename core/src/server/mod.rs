@@ -45,7 +45,7 @@ pub use handler::{
 pub use input::{AskOutcome, input_kind_for_method};
 pub use output::{FromHost, OutputError, WRAPPED_RESULT_KEY};
 pub(crate) use prepared::{Prepared, Rejection};
-pub use seal::SealKey;
+pub use seal::{SEAL_KEYS_ENV, SealKey};
 pub(crate) use sink::{NotificationReader, lazy_notification_channel};
 pub use skills::SkillFile;
 pub(crate) use subscriptions::ServerEvent as ServerEventView;
@@ -112,7 +112,9 @@ pub struct ServerOptions {
     pub page_size: usize,
     /// Caching hints for every cacheable result.
     pub caching: Caching,
-    /// Key protecting cursors and `requestState`; share it between replicas.
+    /// Keys protecting cursors and `requestState`; share them between
+    /// replicas (rotation: [`SealKey::ring`]). Default: the keys of
+    /// `FERROMCP_SEAL_KEYS` ([`SEAL_KEYS_ENV`]), else a random key.
     pub seal_key: SealKey,
     /// How long a `requestState` stays valid.
     pub request_state_ttl: Duration,
@@ -129,7 +131,7 @@ impl Default for ServerOptions {
             instructions: None,
             page_size: 100,
             caching: Caching::default(),
-            seal_key: SealKey::random(),
+            seal_key: SealKey::from_env_or_random(),
             request_state_ttl: Duration::from_secs(600),
             include_server_info: true,
             tasks: tasks::TaskOptions::default(),
@@ -173,6 +175,14 @@ impl Server {
 
     /// A server with explicit identity and options.
     pub fn with_options(info: Implementation, options: ServerOptions) -> Server {
+        if options.seal_key.is_random() {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                tracing::info!(
+                    "no seal keys set ({SEAL_KEYS_ENV} or the server's seal key option): cursors and requestState are valid in this process only"
+                );
+            });
+        }
         let (events, _) = broadcast::channel(subscriptions::EVENT_BUFFER);
         Server {
             shared: Arc::new(ServerShared {
