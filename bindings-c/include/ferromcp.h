@@ -2754,8 +2754,11 @@ enum ferromcp_status ferromcp_server_new(const char *name,
  *   - `"instructions"`: guidance for the model, returned by discovery;
  *   - `"pageSize"`: items per page of every list result (default 100);
  *   - `"sealKey"`: a secret string protecting cursors and `requestState`;
- *     give every replica behind a load balancer the same one (default: a
- *     random key per server);
+ *     give every replica behind a load balancer the same one (default:
+ *     the keys of `FERROMCP_SEAL_KEYS`, else a random key per server);
+ *   - `"sealKeys"`: instead, base64 secrets of at least 16 bytes, the
+ *     first sealing and every one opening (to rotate, put the new key
+ *     first), e.g. `["c2VjcmV0LW9mLTIwMjYtMTI="]`;
  *   - `"requestStateTtlMs"`: how long a `requestState` stays valid
  *     (default 600000);
  *   - `"includeServerInfo"`: whether results carry serverInfo in `_meta`

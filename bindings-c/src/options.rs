@@ -179,7 +179,10 @@ mod tests {
             (r#"{"sealKeys":["c2hvcnQ="]}"#, "seal key 1 is 5 bytes"),
             (r#"{"sealKeys":[]}"#, "no seal key given"),
             (r#"{"sealKeys":"x"}"#, "sealKeys"),
-            (r#"{"sealKey":"s","sealKeys":["b2xkLXNlY3JldC0yMDI2LTEx"]}"#, "not both"),
+            (
+                r#"{"sealKey":"s","sealKeys":["b2xkLXNlY3JldC0yMDI2LTEx"]}"#,
+                "not both",
+            ),
         ] {
             let error = read(json.to_owned()).expect_err(json);
             assert_eq!(error.status, ferromcp_status::FERROMCP_INVALID_JSON);

@@ -726,7 +726,9 @@ async fn mrtr_state_survives_a_key_rotation() {
         .await;
     assert_eq!(text_of(&done["result"]), "Hello, Ada!", "{done}");
     let sealed_new = input_required(&rotated.call(first.clone()).await)["requestState"].clone();
-    let done = after.call(retry(&first, 3, answer.clone(), &sealed_new)).await;
+    let done = after
+        .call(retry(&first, 3, answer.clone(), &sealed_new))
+        .await;
     assert_eq!(text_of(&done["result"]), "Hello, Ada!", "{done}");
     let refused = before.call(retry(&first, 4, answer, &sealed_new)).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");

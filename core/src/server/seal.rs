@@ -136,11 +136,11 @@ impl SealKey {
     /// is unset or empty.
     pub fn from_env() -> Result<Option<SealKey>, String> {
         match std::env::var(SEAL_KEYS_ENV) {
-            Ok(list) if !list.trim().is_empty() => SealKey::from_base64_list(
-                list.split(',').filter(|k| !k.trim().is_empty()),
-            )
-            .map(Some)
-            .map_err(|e| format!("{SEAL_KEYS_ENV}: {e}")),
+            Ok(list) if !list.trim().is_empty() => {
+                SealKey::from_base64_list(list.split(',').filter(|k| !k.trim().is_empty()))
+                    .map(Some)
+                    .map_err(|e| format!("{SEAL_KEYS_ENV}: {e}"))
+            }
             _ => Ok(None),
         }
     }
@@ -199,7 +199,11 @@ impl SealKey {
         let tag = URL_SAFE_NO_PAD.decode(tag_b64).ok()?;
         self.keys
             .iter()
-            .any(|key| SealKey::mac(key, purpose, &payload).verify_slice(&tag).is_ok())
+            .any(|key| {
+                SealKey::mac(key, purpose, &payload)
+                    .verify_slice(&tag)
+                    .is_ok()
+            })
             .then_some(payload)
     }
 }
