@@ -190,7 +190,10 @@ if wants linux-arm64-gnu; then
   (cd "$tmp" && arm64 "$arm64_python" call_echo.py qemu-aarch64-static -L "$rootfs" "$arm64_python" \
     "$examples/python/echo_server.py")
   port=$(free_port)
-  arm64 "$arm64_python" "$examples/python/echo_server.py" --http "$port" >"$tmp/py-http.log" 2>&1 &
+  # exec: `$!` must be the server itself (a function run in the background
+  # is a subshell whose qemu child a kill of `$!` would leave running).
+  (exec qemu-aarch64-static -L "$rootfs" "$arm64_python" "$examples/python/echo_server.py" --http "$port") \
+    >"$tmp/py-http.log" 2>&1 &
   servers+=($!)
   wait_port "$port"
   (cd "$tmp" && arm64 "$arm64_python" call_echo.py --http "http://127.0.0.1:$port/mcp")

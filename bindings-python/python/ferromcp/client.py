@@ -316,8 +316,12 @@ def _meta(meta: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _skill_ref(skill: str | Skill) -> str | dict[str, Any]:
-    """What core's ``load_skill`` reads: the URI, or the entry as sent."""
-    return skill if isinstance(skill, str) else skill.raw or {"uri": skill.uri}
+    """What core's ``load_skill`` reads: the entry as the server sent it, or
+    the URI (then core fetches the entry), for a string or a ``Skill`` built
+    by hand."""
+    if isinstance(skill, str):
+        return skill
+    return skill.raw or skill.uri
 
 
 def _era_name(is_legacy: bool | None) -> Literal["modern", "legacy"] | None:
