@@ -112,6 +112,8 @@ PemSource = str | os.PathLike[str]
 """PEM text (it contains ``-----BEGIN``) or the path of a PEM file."""
 
 StderrMode = Literal["capture", "inherit", "null"]
+"""What happens to a spawned server's stderr: kept in the log (and quoted
+if it crashes), passed through to this process's stderr, or discarded."""
 
 
 class ClientLimits(TypedDict, total=False):
@@ -146,9 +148,6 @@ class ClientLimits(TypedDict, total=False):
     """A stdio server's stderr is read in lines of at most this many bytes
     (default 8 KiB); longer lines are split."""
 
-
-"""What happens to a spawned server's stderr: kept in the log (and quoted
-if it crashes), passed through to this process's stderr, or discarded."""
 
 InputHandler = Callable[[dict[str, Any]], Any]
 """Answers one kind of server request: receives its params
@@ -1742,6 +1741,7 @@ class SyncClient(_ClientBase, _Blocks):
         """
         wanted = _filter(tools, prompts, resources, resource_uris)
         return SyncSubscription(self._connected().listen(wanted, None))
+
 
 # The item lists' examples are docstrings of `_Items` objects, not of
 # functions: doctest runs them from here.
