@@ -603,24 +603,40 @@ const PROGRESS_IN_FLIGHT: usize = 16;
 /// Python `progress` callable: bounded, so a server flooding progress
 /// cannot queue work without limit, and the newest update always runs.
 fn progress_events(progress: Py<PyAny>) -> (ferromcp::client::ProgressCallback, Events) {
+    relayed(progress, |update: ProgressUpdate| {
+        (update.progress, update.total, update.message)
+    })
+}
+
+/// A core callback of one call (progress, a task's state) and the
+/// [`Events`] that run the Python `callable` with `args(value)`: at most
+/// [`PROGRESS_IN_FLIGHT`] queued at once (`CallbackRelay`), the newest
+/// always run, all of them before the call's outcome.
+pub(crate) fn relayed<T, A>(
+    callable: Py<PyAny>,
+    args: impl Fn(T) -> A + Send + Sync + 'static,
+) -> (Arc<dyn Fn(T) + Send + Sync>, Events)
+where
+    T: Send + 'static,
+    A: for<'py> pyo3::call::PyCallArgs<'py> + Send + 'static,
+{
     let (queue, queued) = mpsc::unbounded_channel::<Event>();
-    let progress = Arc::new(progress);
-    let call = move |update: ProgressUpdate| -> Event {
-        let progress = progress.clone();
+    let callable = Arc::new(callable);
+    let args = Arc::new(args);
+    let call = move |value: T| -> Event {
+        let callable = callable.clone();
+        let args = args(value);
         Box::new(move |py| {
-            let called = progress
-                .bind(py)
-                .call1((update.progress, update.total, update.message));
-            if let Err(e) = called {
+            if let Err(e) = callable.bind(py).call1(args) {
                 e.write_unraisable(py, None);
             }
         })
     };
     let last = call.clone();
-    let relay = Arc::new_cyclic(|relay: &std::sync::Weak<CallbackRelay<ProgressUpdate>>| {
+    let relay = Arc::new_cyclic(|relay: &std::sync::Weak<CallbackRelay<T>>| {
         let relay = relay.clone();
-        CallbackRelay::new(PROGRESS_IN_FLIGHT, move |update| {
-            let run = call(update);
+        CallbackRelay::new(PROGRESS_IN_FLIGHT, move |value| {
+            let run = call(value);
             let relay = relay.clone();
             // Closed once the call is over: nobody to tell any more.
             let _ = queue.send(Box::new(move |py| {
@@ -636,5 +652,5 @@ fn progress_events(progress: Py<PyAny>) -> (ferromcp::client::ProgressCallback, 
         queue: queued,
         finish: Box::new(move || finishing.finish().map(last)),
     };
-    (Arc::new(move |update| relay.push(update)), events)
+    (Arc::new(move |value| relay.push(value)), events)
 }

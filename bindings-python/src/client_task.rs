@@ -8,8 +8,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 
-use ferromcp::client::{CallResult, ToolTask};
+use std::sync::Arc;
 
+use ferromcp::client::{CallOptions, CallResult, ToolTask};
+
+use crate::client::relayed;
 use crate::client_future::{self, ToPy};
 use crate::values;
 
@@ -82,13 +85,30 @@ impl PyToolTask {
 
     /// Follows the task to its end (answering its questions with the
     /// client's handlers) and answers with the tool's result.
-    fn result(&self, py: Python<'_>, event_loop: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    /// `on_state(state_json)` is called with the task's state each time its
+    /// status or status message changes, in order and before the result
+    /// (on a worker thread when awaited, on the calling thread when
+    /// blocking).
+    #[pyo3(signature = (event_loop, on_state=None))]
+    fn result(
+        &self,
+        py: Python<'_>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+        on_state: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let task = self.task.clone();
-        client_future::run(
+        let mut options = CallOptions::default();
+        let events = on_state.map(|callable| {
+            let (show, events) = relayed(callable, |state: String| (state,));
+            options.on_task_state = Some(Arc::new(move |state: &Value| show(state.to_string())));
+            events
+        });
+        client_future::run_with_events(
             py,
             event_loop,
-            async move { task.result().await.map(CallResult::CallTool) },
+            async move { task.result_with(&options).await.map(CallResult::CallTool) },
             Box::new(|py, result: CallResult| Ok(values::to_python(py, &result)?.unbind())),
+            events,
         )
     }
 

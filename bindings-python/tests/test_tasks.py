@@ -186,3 +186,38 @@ def test_an_async_task_handle_is_awaitable(served: Served) -> None:
 
     asyncio.run(main())
     assert served.cancelled.wait(TIMEOUT)
+
+
+def test_on_state_sees_each_change_of_the_followed_task(served: Served) -> None:
+    seen: list[str] = []
+    with ferromcp.SyncClient.http(served.url, on_elicitation=on_elicitation) as client:
+        thread = threading.get_ident()
+
+        def shown(state: ferromcp.TaskState) -> None:
+            assert threading.get_ident() == thread  # on the calling thread
+            seen.append(state.status)
+
+        task = client.start_tool_task("confirm")
+        assert task.result(on_state=shown).text == "confirmed"
+    assert seen[0] == "working" and seen[-1] == "completed", seen
+    assert "input_required" in seen, seen
+    assert all(a != b for a, b in zip(seen, seen[1:])), seen
+
+
+def test_on_state_runs_on_the_loop_and_may_be_async(served: Served) -> None:
+    async def main() -> list[str]:
+        seen: list[str] = []
+        loop = asyncio.get_running_loop()
+
+        async def shown(state: ferromcp.TaskState) -> None:
+            assert asyncio.get_running_loop() is loop
+            seen.append(state.status)
+
+        async with ferromcp.Client.http(served.url) as client:
+            task = await client.start_tool_task("slow", {"ms": 50})
+            assert (await task.result(on_state=shown)).text == "slept 50"
+            await asyncio.sleep(0.05)  # an async callback runs as a task of the loop
+        return seen
+
+    seen = asyncio.run(main())
+    assert seen[0] == "working" and seen[-1] == "completed", seen

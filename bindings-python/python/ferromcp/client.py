@@ -54,6 +54,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterable, Iterator, Mapping, Sequence
@@ -616,14 +617,24 @@ def _get_skill(uri: str) -> _Call[Skill]:
 
 class _HandleCall(_Op[T]):
     """One call on a native handle: the native method's name and arguments
-    (the event loop, or ``None`` to block, is added by the handle's ``_run``)."""
+    (the event loop, or ``None`` to block, is added by the handle's
+    ``_run``), and the callback the native call makes while it runs (its
+    ``on_state``: run on the caller's loop for an asyncio handle, on the
+    calling thread for a blocking one)."""
 
-    __slots__ = ("args", "name")
+    __slots__ = ("args", "callback", "name")
 
-    def __init__(self, name: str, args: tuple[Any, ...], read: Callable[[Any], T]) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: tuple[Any, ...],
+        read: Callable[[Any], T],
+        callback: Callable[..., Any] | None = None,
+    ) -> None:
         super().__init__(read)
         self.name = name
         self.args = args
+        self.callback = callback
 
 
 def _none(_: Any) -> None:
@@ -657,13 +668,25 @@ def _cancel() -> _HandleCall[None]:
     return _HandleCall("cancel", (), _none)
 
 
-def _result() -> _HandleCall[CallToolResult]:
+def _result(on_state: Callable[[TaskState], Any] | None = None) -> _HandleCall[CallToolResult]:
     """Follows the task to its end, answering its questions with the
     client's input handlers, and returns the tool's result (a failed task
     raises its error). Cancelling the awaiting asyncio task (or Ctrl-C
     while blocked) cancels the task on the server.
+
+    Args:
+        on_state: Called with the :class:`TaskState` each time the task's
+            status or status message (its progress) changes, in order, all
+            before the result (on the client's loop, or on the calling
+            thread for a :class:`SyncToolTask`); plain or ``async``.
     """
-    return _HandleCall("result", (), CallToolResult.from_dict)
+    if on_state is None:
+        return _HandleCall("result", (), CallToolResult.from_dict, None)
+
+    def shown(state_json: str) -> Any:
+        return on_state(TaskState.from_dict(json.loads(state_json)))
+
+    return _HandleCall("result", (), CallToolResult.from_dict, shown)
 
 
 def _state(value: Any) -> TaskState | None:
@@ -1202,7 +1225,10 @@ class _AwaitsNative(_Awaits):
 
     async def _run(self, call: _HandleCall[T]) -> T:
         method = getattr(self._native, call.name)
-        return call.read(await method(*call.args, asyncio.get_running_loop()))
+        loop = asyncio.get_running_loop()
+        if call.callback is None:
+            return call.read(await method(*call.args, loop))
+        return call.read(await method(*call.args, loop, on_state=_on_loop(loop, call.callback)))
 
 
 class _BlocksNative(_Blocks):
@@ -1211,7 +1237,10 @@ class _BlocksNative(_Blocks):
     _native: Any
 
     def _run(self, call: _HandleCall[T]) -> T:
-        return call.read(getattr(self._native, call.name)(*call.args, None))
+        method = getattr(self._native, call.name)
+        if call.callback is None:
+            return call.read(method(*call.args, None))
+        return call.read(method(*call.args, None, on_state=call.callback))
 
 
 class _ToolTaskBase:
@@ -1521,21 +1550,27 @@ class Client(_ClientBase, _Awaits):
 def _progress_on_loop(loop: asyncio.AbstractEventLoop, progress: ProgressCallback) -> Callable[..., None]:
     """The native progress callback (called on a worker thread): runs
     ``progress`` on ``loop``, as a task when it is ``async``."""
+    return _on_loop(loop, progress)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any]) -> Callable[..., None]:
+    """A native callback (called on a worker thread) that runs ``callback``
+    on ``loop`` with its arguments, as a task when it is ``async``."""
 
     # Tasks of async callbacks, kept until done (the loop holds only weak
     # references to tasks).
     running: set[asyncio.Future[Any]] = set()
 
-    def on_loop(value: float, total: float | None, message: str | None) -> None:
-        returned = progress(value, total, message)
+    def on_loop(*args: Any) -> None:
+        returned = callback(*args)
         if inspect.isawaitable(returned):
             task = asyncio.ensure_future(returned)
             running.add(task)
             task.add_done_callback(running.discard)
 
-    def from_worker(value: float, total: float | None, message: str | None) -> None:
+    def from_worker(*args: Any) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody listens
-            loop.call_soon_threadsafe(on_loop, value, total, message)
+            loop.call_soon_threadsafe(on_loop, *args)
 
     return from_worker
 
