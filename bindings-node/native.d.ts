@@ -630,9 +630,12 @@ export declare class ToolTask {
   cancel(): Promise<void>
   /**
    * Follows the task to its end and answers with the tool's result;
-   * cancelling `cancel` stops following and cancels the task.
+   * cancelling `cancel` stops following and cancels the task (dropping
+   * the follow sends `tasks/cancel`). `onState(state)` is called with
+   * the task's state each time its status or status message changes,
+   * in order, all before the promise settles.
    */
-  result(cancel?: CancelToken | null): Promise<any>
+  result(cancel?: CancelToken | null, onState?: ((state: any) => unknown) | null): Promise<any>
 }
 export type JsToolTask = ToolTask
 

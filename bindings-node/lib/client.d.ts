@@ -490,8 +490,12 @@ export declare class ToolTask {
   respond(responses: Record<string, unknown>): Promise<void>;
   /** `tasks/cancel`. */
   cancel(): Promise<void>;
-  /** Follows the task to its end; aborting `signal` cancels the task. */
-  result(options?: { signal?: AbortSignal }): Promise<CallToolResult>;
+  /**
+   * Follows the task to its end; aborting `signal` cancels the task.
+   * `onState` sees each change of its status or status message (its
+   * progress), in order, before the promise settles.
+   */
+  result(options?: { signal?: AbortSignal; onState?: (state: TaskState) => void }): Promise<CallToolResult>;
 }
 
 /** The protocol revision a client declares by default. */

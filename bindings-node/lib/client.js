@@ -171,11 +171,25 @@ class ToolTask {
    * Follows the task to its end (answering its questions with the
    * client's handlers) and resolves with the tool's result; a failed task
    * rejects with its error. Aborting `signal` cancels the task.
-   * @param {{ signal?: AbortSignal }} [options]
+   * `onState(state)` is called each time the task's status or status
+   * message (its progress) changes, in order, all before the promise
+   * settles.
+   * @param {{ signal?: AbortSignal, onState?: (state: any) => void }} [options]
    */
   result(options = {}) {
     const { token, unlisten } = abortToken(options.signal);
-    return this.#native.result(token).finally(unlisten);
+    const { onState } = options;
+    const shown =
+      typeof onState === 'function'
+        ? (/** @type {any} */ state) => {
+            try {
+              onState(state);
+            } catch (error) {
+              process.emitWarning(`onState threw: ${error}`, 'McpClientWarning');
+            }
+          }
+        : null;
+    return this.#native.result(token, shown).finally(unlisten);
   }
 }
 

@@ -324,12 +324,14 @@ impl JsClient {
         let mut call = call_options(env, options)?;
         call.cancel = cancel.map(|c| c.token.clone());
         let progress = match on_progress {
-            Some(f) => Some(Progress::new(f)?),
+            Some(f) => Some(JsRelay::new(f)?),
             None => None,
         };
         if let Some(progress) = &progress {
             let progress = progress.clone();
-            call.on_progress = Some(Arc::new(move |update| progress.send(update)));
+            call.on_progress = Some(Arc::new(move |update| {
+                progress.send(progress_value(update))
+            }));
         }
         let client = self.client.clone();
         spawn_json(env, async move {
@@ -478,43 +480,49 @@ impl CancelToken {
     }
 }
 
-/// `onProgress` of one call, reachable from any thread. At most
-/// [`PROGRESS_IN_FLIGHT`] updates are queued to JS at once; past that only
-/// the newest waits (`CallbackRelay`), so a server flooding progress cannot
-/// grow the JS queue, and the result waits until the last update ran.
+/// A JS callback of one call (`onProgress`, a task's `onState`),
+/// reachable from any thread. At most [`PROGRESS_IN_FLIGHT`] values are
+/// queued to JS at once; past that only the newest waits
+/// (`CallbackRelay`), so a server flooding updates cannot grow the JS
+/// queue, and the result waits until the last one ran.
 #[derive(Clone)]
-struct Progress {
-    relay: Arc<CallbackRelay<ProgressUpdate>>,
+pub(crate) struct JsRelay {
+    relay: Arc<CallbackRelay<Value>>,
     drained: Arc<Notify>,
 }
 
-/// Progress updates queued to JS and not yet run, at most.
+/// `{progress, total?, message?}`, as `onProgress` receives it.
+fn progress_value(update: ProgressUpdate) -> Value {
+    let mut value = Map::new();
+    value.insert("progress".into(), Value::from(update.progress));
+    if let Some(total) = update.total {
+        value.insert("total".into(), Value::from(total));
+    }
+    if let Some(message) = update.message {
+        value.insert("message".into(), Value::from(message));
+    }
+    Value::Object(value)
+}
+
+/// Updates queued to JS and not yet run, at most.
 const PROGRESS_IN_FLIGHT: usize = 16;
 
-impl Progress {
-    fn new(f: Function<'_, Value, Unknown<'static>>) -> napi::Result<Progress> {
+impl JsRelay {
+    pub(crate) fn new(f: Function<'_, Value, Unknown<'static>>) -> napi::Result<JsRelay> {
         let callback: Arc<ThreadsafeFunction<Value, Unknown<'static>, Value, Status, false, true>> =
             Arc::new(f.build_threadsafe_function().weak::<true>().build()?);
         let drained = Arc::new(Notify::new());
         let notify = drained.clone();
-        let relay = Arc::new_cyclic(|relay: &std::sync::Weak<CallbackRelay<ProgressUpdate>>| {
+        let relay = Arc::new_cyclic(|relay: &std::sync::Weak<CallbackRelay<Value>>| {
             let relay = relay.clone();
-            CallbackRelay::new(PROGRESS_IN_FLIGHT, move |update: ProgressUpdate| {
-                let mut value = Map::new();
-                value.insert("progress".into(), Value::from(update.progress));
-                if let Some(total) = update.total {
-                    value.insert("total".into(), Value::from(total));
-                }
-                if let Some(message) = update.message {
-                    value.insert("message".into(), Value::from(message));
-                }
+            CallbackRelay::new(PROGRESS_IN_FLIGHT, move |value: Value| {
                 let done = Done {
                     relay: relay.clone(),
                     drained: notify.clone(),
                 };
                 let ran = done.clone();
                 let status = callback.call_with_return_value(
-                    Value::Object(value),
+                    value,
                     ThreadsafeFunctionCallMode::NonBlocking,
                     // What the callback returned or threw is of no interest
                     // (the facade reports a throw as a warning).
@@ -528,15 +536,15 @@ impl Progress {
                 }
             })
         });
-        Ok(Progress { relay, drained })
+        Ok(JsRelay { relay, drained })
     }
 
-    fn send(&self, update: ProgressUpdate) {
-        self.relay.push(update);
+    pub(crate) fn send(&self, value: Value) {
+        self.relay.push(value);
     }
 
-    /// Resolves once every update reached JS.
-    async fn delivered(&self) {
+    /// Resolves once every value reached JS.
+    pub(crate) async fn delivered(&self) {
         loop {
             // Registered before the check: a `notify_waiters` in between
             // still wakes it.
@@ -553,7 +561,7 @@ impl Progress {
 /// the next, and a waiting result learns when none is left.
 #[derive(Clone)]
 struct Done {
-    relay: std::sync::Weak<CallbackRelay<ProgressUpdate>>,
+    relay: std::sync::Weak<CallbackRelay<Value>>,
     drained: Arc<Notify>,
 }
 

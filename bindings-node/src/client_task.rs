@@ -2,14 +2,15 @@
 //! a `tools/call` the server runs as a task (SEP-2663). The facade's
 //! `ToolTask` (`lib/client.js`) wraps it and wires `AbortSignal`s.
 
-use ferromcp::Error;
-use ferromcp::client::{CallResult, ToolTask};
-use napi::bindgen_prelude::{ClassInstance, Object};
-use napi::{Env, Status};
+use std::sync::Arc;
+
+use ferromcp::client::{CallOptions, CallResult, ToolTask};
+use napi::bindgen_prelude::{ClassInstance, Function, Object};
+use napi::{Env, Status, Unknown};
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
-use crate::client::CancelToken;
+use crate::client::{CancelToken, JsRelay};
 use crate::runtime::spawn;
 
 /// A task handle. Use the facade's `client.startToolTask(...)`.
@@ -71,30 +72,38 @@ impl JsToolTask {
     }
 
     /// Follows the task to its end and answers with the tool's result;
-    /// cancelling `cancel` stops following and cancels the task.
+    /// cancelling `cancel` stops following and cancels the task (dropping
+    /// the follow sends `tasks/cancel`). `onState(state)` is called with
+    /// the task's state each time its status or status message changes,
+    /// in order, all before the promise settles.
     #[napi(
-        ts_args_type = "cancel?: CancelToken | null",
+        ts_args_type = "cancel?: CancelToken | null, onState?: ((state: any) => unknown) | null",
         ts_return_type = "Promise<any>"
     )]
     pub fn result<'env>(
         &self,
         env: &'env Env,
         cancel: Option<ClassInstance<'_, CancelToken>>,
+        on_state: Option<Function<'_, Value, Unknown<'static>>>,
     ) -> napi::Result<Object<'env>> {
         let task = self.task.clone();
-        let token = cancel.map(|c| c.token.clone());
+        let mut options = CallOptions {
+            cancel: cancel.map(|c| c.token.clone()),
+            ..CallOptions::default()
+        };
+        let relay = on_state.map(JsRelay::new).transpose()?;
+        if let Some(relay) = &relay {
+            let relay = relay.clone();
+            options.on_task_state = Some(Arc::new(move |state: &Value| relay.send(state.clone())));
+        }
         spawn(
             env,
             async move {
-                let result = match token {
-                    // Dropping `result()` sends `tasks/cancel`.
-                    Some(token) => tokio::select! {
-                        result = task.result() => result,
-                        () = token.cancelled() => Err(Error::Cancelled),
-                    },
-                    None => task.result().await,
-                }?;
-                Ok(serde_json::to_value(CallResult::CallTool(result))?)
+                let result = task.result_with(&options).await;
+                if let Some(relay) = relay {
+                    relay.delivered().await;
+                }
+                Ok(serde_json::to_value(CallResult::CallTool(result?))?)
             },
             Ok,
         )

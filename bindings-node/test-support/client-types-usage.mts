@@ -144,7 +144,10 @@ export async function usage(): Promise<void> {
     for (const key of Object.keys(state.inputRequests ?? {})) await task.respond({ [key]: { action: 'accept' } });
   }
   await task.cancel();
-  const done: CallToolResult = await task.result({ signal: AbortSignal.timeout(1000) });
+  const done: CallToolResult = await task.result({
+    signal: AbortSignal.timeout(1000),
+    onState: (state) => console.log(state.status, state.statusMessage),
+  });
   void withCaps.toolTask(id ?? '').state;
   void done;
   for await (const skill of withCaps.skills()) {

@@ -130,3 +130,19 @@ test('a task handle shows the task, takes answers, cancels and resumes by id', a
     await client.close();
   }
 });
+
+test('onState sees each change of the followed task, before the result', async () => {
+  const client = await Client.http(url, { onElicitation });
+  try {
+    const seen = [];
+    const task = await client.startToolTask('confirm');
+    const result = await task.result({ onState: (state) => seen.push(state.status) });
+    assert.equal(result.content[0].text, 'hello Ada');
+    assert.equal(seen[0], 'working');
+    assert.equal(seen.at(-1), 'completed');
+    assert.ok(seen.includes('input_required'), seen.join(','));
+    assert.ok(seen.every((s, i) => i === 0 || s !== seen[i - 1]), seen.join(','));
+  } finally {
+    await client.close();
+  }
+});

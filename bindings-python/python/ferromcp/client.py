@@ -1291,8 +1291,10 @@ class ToolTask(_ToolTaskBase, _AwaitsNative):
     ...         await deploy.respond({"confirm": {"action": "accept", "content": {"ok": True}}})
     ...         print((await deploy.result()).text)
     ...         slow = await client.start_tool_task("render", {"pages": 1000})
-    ...         await slow.cancel()
-    ...         print((await slow.refresh()).status)
+    ...         await slow.cancel()  # acknowledged at once; the status follows
+    ...         while (state := await slow.refresh()).status == "working":
+    ...             await asyncio.sleep(0.01)
+    ...         print(state.status)
     >>> asyncio.run(main())
     working rendered 2 pages
     ['confirm']
