@@ -569,7 +569,7 @@ export declare class Client {
   get isLegacy(): boolean | null
   /**
    * Walks every page of `kind` with core's [`Pages`] (which follows
-   * `nextCursor` and stops on a repeated one), one page per `next()`.
+   * `nextCursor` and stops at a cursor seen before), one page per `next()`.
    */
   pages(kind: string): JsPages
   /**

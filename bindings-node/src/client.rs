@@ -290,7 +290,7 @@ impl JsClient {
     }
 
     /// Walks every page of `kind` with core's [`Pages`] (which follows
-    /// `nextCursor` and stops on a repeated one), one page per `next()`.
+    /// `nextCursor` and stops at a cursor seen before), one page per `next()`.
     #[napi]
     pub fn pages(&self, env: &Env, kind: String) -> napi::Result<JsPages> {
         let kind = parse_list_kind(env, &kind)?;

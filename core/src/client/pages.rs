@@ -9,14 +9,17 @@ use super::{CacheMode, Client};
 use crate::Error;
 
 /// Walks a paginated list, following `nextCursor` (spec:
-/// server/utilities/pagination.mdx). A cursor that repeats ends the walk, so
-/// a misbehaving server cannot loop it forever.
+/// server/utilities/pagination.mdx). A cursor seen before ends the walk, so
+/// a misbehaving server cannot loop it forever, not even through a cycle of
+/// several cursors (A, B, A, ...).
 pub struct Pages<'a, T> {
     client: &'a Client,
     method: &'static str,
     field: &'static str,
     cache: CacheMode,
     cursor: Option<String>,
+    /// Every cursor this walk has followed.
+    seen: std::collections::HashSet<String>,
     done: bool,
     _items: std::marker::PhantomData<fn() -> T>,
 }
@@ -34,6 +37,7 @@ impl<'a, T: DeserializeOwned> Pages<'a, T> {
             field,
             cache,
             cursor: None,
+            seen: std::collections::HashSet::new(),
             done: false,
             _items: std::marker::PhantomData,
         }
@@ -77,9 +81,7 @@ impl<'a, T: DeserializeOwned> Pages<'a, T> {
             }
         }
         match page.get("nextCursor").and_then(Value::as_str) {
-            Some(next) if self.cursor.as_deref() != Some(next) => {
-                self.cursor = Some(next.to_owned())
-            }
+            Some(next) if self.seen.insert(next.to_owned()) => self.cursor = Some(next.to_owned()),
             _ => self.done = true,
         }
         Some(Ok(items))
@@ -198,6 +200,27 @@ mod tests {
             .map(|s| s.params.get("cursor").cloned())
             .collect();
         assert_eq!(cursors, [None, Some(json!("c1")), Some(json!("c2"))]);
+    }
+
+    #[tokio::test]
+    async fn a_cycle_of_cursors_ends_the_walk() {
+        let transport = Scripted::new([
+            Ok(json!({"tools": [tool("a")], "nextCursor": "A"})),
+            Ok(json!({"tools": [tool("b")], "nextCursor": "B"})),
+            // Back to A: following it would cycle A, B, A, ... for ever.
+            Ok(json!({"tools": [tool("c")], "nextCursor": "A"})),
+            Ok(json!({"tools": [tool("never")]})),
+        ]);
+        let client = transport.client(modern());
+        let names: Vec<String> = client
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(transport.sent().len(), 3);
     }
 
     #[tokio::test]
