@@ -936,7 +936,7 @@ pub unsafe extern "C" fn ferromcp_client_call_tool(
 ///
 /// # Safety
 /// Both NULL or NUL-terminated.
-pub(crate) unsafe fn named_call(
+unsafe fn named_call(
     name: *const c_char,
     arguments_json: *const c_char,
 ) -> Result<Map<String, Value>, FfiError> {

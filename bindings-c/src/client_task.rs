@@ -12,8 +12,8 @@ use std::time::Duration;
 use ferromcp_core::client::{CallOptions, CallResult, ToolTask};
 use serde_json::Value;
 
-use crate::args::{check_out, parse_json_object, required_str};
-use crate::client::{call_json, ferromcp_cancel_handle, ferromcp_client, named_call};
+use crate::args::{check_out, optional_object, parse_json_object, required_str};
+use crate::client::{call_json, ferromcp_cancel_handle, ferromcp_client};
 use crate::error::{FfiError, ferromcp_status};
 use crate::ffi::{Castable, OwnershipBox, free_box, set_boxed_mut_ptr, try_from};
 use crate::panic::ffi_boundary;
@@ -109,7 +109,9 @@ pub unsafe extern "C" fn ferromcp_client_start_tool_task(
     ffi_boundary(|| {
         // SAFETY (all): forwarded contract.
         let client = unsafe { try_from(client, "client") }?;
-        let mut params = unsafe { named_call(name, arguments_json) }?;
+        let name = unsafe { required_str(name, "name") }?.to_owned();
+        let arguments =
+            Value::Object(unsafe { optional_object(arguments_json, "arguments_json") }?);
         let cancel = unsafe { cancel.as_ref() }.map(|c| c.token.clone());
         check_out(out_task, "out_task")?;
         let options = CallOptions {
@@ -117,11 +119,6 @@ pub unsafe extern "C" fn ferromcp_client_start_tool_task(
             cancel,
             ..CallOptions::default()
         };
-        let name = params
-            .remove("name")
-            .and_then(|n| n.as_str().map(str::to_owned))
-            .unwrap_or_default();
-        let arguments = params.remove("arguments").unwrap_or(Value::Null);
         let client = client.client.clone();
         let task = block(async move { client.start_tool_task(&name, arguments, &options).await })?;
         // SAFETY: checked non-NULL; writable per the contract.

@@ -417,7 +417,7 @@ impl PyClient {
     }
 
     /// Walks every page of `kind` with core's [`Pages`] (which follows
-    /// `nextCursor` and stops on a repeated one).
+    /// `nextCursor` and stops at a cursor seen before).
     fn pages(&self, kind: &str) -> PyResult<PyPages> {
         let kind = parse_list_kind(kind)?;
         let (demand, demands) = mpsc::unbounded_channel();
@@ -603,31 +603,33 @@ const PROGRESS_IN_FLIGHT: usize = 16;
 /// Python `progress` callable: bounded, so a server flooding progress
 /// cannot queue work without limit, and the newest update always runs.
 fn progress_events(progress: Py<PyAny>) -> (ferromcp::client::ProgressCallback, Events) {
-    relayed(progress, |update: ProgressUpdate| {
-        (update.progress, update.total, update.message)
+    relayed(progress, |_py, update: ProgressUpdate| {
+        Ok((update.progress, update.total, update.message))
     })
 }
 
 /// A core callback of one call (progress, a task's state) and the
-/// [`Events`] that run the Python `callable` with `args(value)`: at most
+/// [`Events`] that run the Python `callable` with `args(py, value)`: at most
 /// [`PROGRESS_IN_FLIGHT`] queued at once (`CallbackRelay`), the newest
 /// always run, all of them before the call's outcome.
 pub(crate) fn relayed<T, A>(
     callable: Py<PyAny>,
-    args: impl Fn(T) -> A + Send + Sync + 'static,
+    args: impl Fn(Python<'_>, T) -> PyResult<A> + Send + Sync + 'static,
 ) -> (Arc<dyn Fn(T) + Send + Sync>, Events)
 where
     T: Send + 'static,
-    A: for<'py> pyo3::call::PyCallArgs<'py> + Send + 'static,
+    A: for<'py> pyo3::call::PyCallArgs<'py>,
 {
     let (queue, queued) = mpsc::unbounded_channel::<Event>();
     let callable = Arc::new(callable);
     let args = Arc::new(args);
     let call = move |value: T| -> Event {
         let callable = callable.clone();
-        let args = args(value);
+        let args = args.clone();
+        // The arguments are made with the GIL held, where the callable runs:
+        // a value becomes Python objects once, with no text in between.
         Box::new(move |py| {
-            if let Err(e) = callable.bind(py).call1(args) {
+            if let Err(e) = args(py, value).and_then(|args| callable.bind(py).call1(args)) {
                 e.write_unraisable(py, None);
             }
         })

@@ -85,7 +85,7 @@ impl PyToolTask {
 
     /// Follows the task to its end (answering its questions with the
     /// client's handlers) and answers with the tool's result.
-    /// `on_state(state_json)` is called with the task's state each time its
+    /// `on_state(state)` is called with the task's state (a dict) each time its
     /// status or status message changes, in order and before the result
     /// (on a worker thread when awaited, on the calling thread when
     /// blocking).
@@ -99,8 +99,10 @@ impl PyToolTask {
         let task = self.task.clone();
         let mut options = CallOptions::default();
         let events = on_state.map(|callable| {
-            let (show, events) = relayed(callable, |state: String| (state,));
-            options.on_task_state = Some(Arc::new(move |state: &Value| show(state.to_string())));
+            let (show, events) = relayed(callable, |py, state: Value| {
+                Ok((values::to_python(py, &state)?.unbind(),))
+            });
+            options.on_task_state = Some(Arc::new(move |state: &Value| show(state.clone())));
             events
         });
         client_future::run_with_events(

@@ -246,12 +246,16 @@ async fn a_2025_11_25_session_gets_results_never_tasks() {
 async fn on_task_state_sees_each_change_of_a_followed_task() {
     let server = server(Flag::default());
     for (wire, client) in clients(&server, options()).await {
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        // (status, statusMessage) of each report.
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, Value)>::new()));
         let record = seen.clone();
         let call_options = CallOptions {
             on_task_state: Some(std::sync::Arc::new(move |state: &Value| {
                 let status = state["status"].as_str().unwrap_or("?").to_owned();
-                record.lock().unwrap().push(status);
+                record
+                    .lock()
+                    .unwrap()
+                    .push((status, state["statusMessage"].clone()));
             })),
             ..CallOptions::default()
         };
@@ -262,21 +266,12 @@ async fn on_task_state_sees_each_change_of_a_followed_task() {
         let result = task.result_with(&call_options).await.unwrap();
         assert_eq!(text(&result), "hello Ada", "{wire}");
         let seen = seen.lock().unwrap().clone();
-        assert_eq!(
-            seen.first().map(String::as_str),
-            Some("working"),
-            "{wire}: {seen:?}"
-        );
-        assert_eq!(
-            seen.last().map(String::as_str),
-            Some("completed"),
-            "{wire}: {seen:?}"
-        );
-        assert!(
-            seen.iter().any(|s| s == "input_required"),
-            "{wire}: {seen:?}"
-        );
-        // Each change once: no state reported twice in a row.
+        let statuses: Vec<&str> = seen.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(statuses.first(), Some(&"working"), "{wire}: {seen:?}");
+        assert_eq!(statuses.last(), Some(&"completed"), "{wire}: {seen:?}");
+        assert!(statuses.contains(&"input_required"), "{wire}: {seen:?}");
+        // Each change once: no (status, statusMessage) reported twice in a
+        // row (a new message with the same status is a change).
         assert!(seen.windows(2).all(|w| w[0] != w[1]), "{wire}: {seen:?}");
 
         // Cancelling the options' token stops following and cancels the task.

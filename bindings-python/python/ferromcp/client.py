@@ -54,7 +54,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterable, Iterator, Mapping, Sequence
@@ -618,9 +617,9 @@ def _get_skill(uri: str) -> _Call[Skill]:
 class _HandleCall(_Op[T]):
     """One call on a native handle: the native method's name and arguments
     (the event loop, or ``None`` to block, is added by the handle's
-    ``_run``), and the callback the native call makes while it runs (its
-    ``on_state``: run on the caller's loop for an asyncio handle, on the
-    calling thread for a blocking one)."""
+    ``_run``), and the callback the native call makes while it runs, with
+    the keyword the native method takes it by (run on the caller's loop for
+    an asyncio handle, on the calling thread for a blocking one)."""
 
     __slots__ = ("args", "callback", "name")
 
@@ -629,7 +628,7 @@ class _HandleCall(_Op[T]):
         name: str,
         args: tuple[Any, ...],
         read: Callable[[Any], T],
-        callback: Callable[..., Any] | None = None,
+        callback: tuple[str, Callable[..., Any]] | None = None,
     ) -> None:
         super().__init__(read)
         self.name = name
@@ -683,10 +682,10 @@ def _result(on_state: Callable[[TaskState], Any] | None = None) -> _HandleCall[C
     if on_state is None:
         return _HandleCall("result", (), CallToolResult.from_dict, None)
 
-    def shown(state_json: str) -> Any:
-        return on_state(TaskState.from_dict(json.loads(state_json)))
+    def shown(state: dict[str, Any]) -> Any:
+        return on_state(TaskState.from_dict(state))
 
-    return _HandleCall("result", (), CallToolResult.from_dict, shown)
+    return _HandleCall("result", (), CallToolResult.from_dict, ("on_state", shown))
 
 
 def _state(value: Any) -> TaskState | None:
@@ -841,7 +840,7 @@ class ItemStream(Generic[T]):
 
     async def pages(self) -> AsyncIterator[Page[T]]:
         """Each page, in order (core follows ``nextCursor`` and stops on a
-        repeated cursor)."""
+        cursor seen before)."""
         native = self._client._connected().pages(self._kind)
         loop = asyncio.get_running_loop()
         while (page := await native.next(loop)) is not None:
@@ -1228,7 +1227,8 @@ class _AwaitsNative(_Awaits):
         loop = asyncio.get_running_loop()
         if call.callback is None:
             return call.read(await method(*call.args, loop))
-        return call.read(await method(*call.args, loop, on_state=_on_loop(loop, call.callback)))
+        keyword, callback = call.callback
+        return call.read(await method(*call.args, loop, **{keyword: _on_loop(loop, callback)}))
 
 
 class _BlocksNative(_Blocks):
@@ -1240,7 +1240,8 @@ class _BlocksNative(_Blocks):
         method = getattr(self._native, call.name)
         if call.callback is None:
             return call.read(method(*call.args, None))
-        return call.read(method(*call.args, None, on_state=call.callback))
+        keyword, callback = call.callback
+        return call.read(method(*call.args, None, **{keyword: callback}))
 
 
 class _ToolTaskBase:

@@ -14,6 +14,7 @@
 //! [`crate::runtime::host_reactor`]): the client's sockets use them, so they
 //! sit below the client, where this kit sits above it.
 
+mod given;
 pub mod headers;
 pub mod http_body;
 pub mod input;

@@ -12,12 +12,14 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::client::{
     ClientCertificate, ClientLimits, ClientOptions, EraPreference, StderrMode, TlsOptions, TlsRoots,
 };
 use crate::protocol::Implementation;
+
+use super::given::Given;
 
 /// The members, camelCase first and the snake_case alias second.
 const MEMBERS: [(&str, &str); 14] = [
@@ -84,7 +86,7 @@ pub fn client_options(settings: &Value) -> Result<ClientOptions, String> {
         Value::Object(map) => map,
         other => return Err(format!("client settings must be an object, got {other}")),
     };
-    let given = Given::read(map)?;
+    let given = Given::read(map, &MEMBERS, "client setting")?;
     let mut options = ClientOptions::default();
     let name = given.string("name")?;
     let version = given.string("version")?;
@@ -185,89 +187,6 @@ fn millis(key: &str, value: &Value) -> Result<Duration, String> {
         .ok_or_else(|| {
             format!("{key:?} must be a non-negative number of milliseconds, got {value}")
         })
-}
-
-/// The members a host gave, by their camelCase name, each with the
-/// spelling it used.
-struct Given<'a> {
-    members: Vec<(&'static str, &'a str, &'a Value)>,
-    snake_case: bool,
-}
-
-impl<'a> Given<'a> {
-    fn read(map: &'a Map<String, Value>) -> Result<Given<'a>, String> {
-        let mut members = Vec::with_capacity(map.len());
-        let mut snake_case = false;
-        for (key, value) in map {
-            let Some((camel, snake)) = MEMBERS
-                .iter()
-                .find(|(camel, snake)| key == camel || key == snake)
-            else {
-                return Err(format!("unknown client setting {key:?}"));
-            };
-            if members.iter().any(|(c, _, _)| c == camel) {
-                return Err(format!("client setting {camel:?} is given twice"));
-            }
-            snake_case |= key == snake && camel != snake;
-            members.push((*camel, key.as_str(), value));
-        }
-        Ok(Given {
-            members,
-            snake_case,
-        })
-    }
-
-    /// The member, `null` included.
-    fn get(&self, camel: &'static str) -> Option<(&'a str, &'a Value)> {
-        self.members
-            .iter()
-            .find(|(c, _, _)| *c == camel)
-            .map(|(_, key, value)| (*key, *value))
-    }
-
-    /// The member unless absent or `null`.
-    fn present(&self, camel: &'static str) -> Option<(&'a str, &'a Value)> {
-        self.get(camel).filter(|(_, value)| !value.is_null())
-    }
-
-    fn string(&self, camel: &'static str) -> Result<Option<&'a str>, String> {
-        self.present(camel)
-            .map(|(key, value)| {
-                value
-                    .as_str()
-                    .ok_or_else(|| format!("{key:?} must be a string, got {value}"))
-            })
-            .transpose()
-    }
-
-    /// A string that must be one of `choices`.
-    fn one_of(&self, camel: &'static str, choices: &[&str]) -> Result<Option<&'a str>, String> {
-        let Some(text) = self.string(camel)? else {
-            return Ok(None);
-        };
-        if choices.contains(&text) {
-            return Ok(Some(text));
-        }
-        let mut quoted: Vec<String> = choices.iter().map(|c| format!("{c:?}")).collect();
-        let last = quoted.pop().unwrap_or_default();
-        Err(format!(
-            "{:?} must be {} or {last}, not {text:?}",
-            self.spelling(camel),
-            quoted.join(", ")
-        ))
-    }
-
-    /// How the host spells a member: as it gave it, else in the case it
-    /// used for the others.
-    fn spelling(&self, camel: &'static str) -> &'a str {
-        if let Some((_, key, _)) = self.members.iter().find(|(c, _, _)| *c == camel) {
-            return key;
-        }
-        match (self.snake_case, MEMBERS.iter().find(|(c, _)| *c == camel)) {
-            (true, Some((_, snake))) => snake,
-            _ => camel,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::given::Given;
 use crate::server::{MemoryTaskLimits, MemoryTaskStore, TaskOptions};
 
 /// The members, camelCase first and the snake_case alias second.
@@ -51,7 +52,7 @@ pub fn task_options(settings: &Value) -> Result<TaskOptions, String> {
         Value::Object(map) => map,
         other => return Err(format!("task settings must be an object, got {other}")),
     };
-    let given = read(map)?;
+    let given = Given::read(map, &MEMBERS, "task setting")?.members;
     let mut options = TaskOptions::default();
     let mut limits = MemoryTaskLimits::default();
     for (camel, key, value) in given {
@@ -70,24 +71,6 @@ pub fn task_options(settings: &Value) -> Result<TaskOptions, String> {
     }
     options.store = Arc::new(MemoryTaskStore::new(limits));
     Ok(options)
-}
-
-/// Each member given as `(camelCase name, the host's spelling, value)`.
-fn read(map: &Map<String, Value>) -> Result<Vec<(&'static str, &str, &Value)>, String> {
-    let mut given: Vec<(&'static str, &str, &Value)> = Vec::new();
-    for (key, value) in map {
-        let Some((camel, _)) = MEMBERS
-            .iter()
-            .find(|(camel, snake)| key == camel || key == snake)
-        else {
-            return Err(format!("unknown task setting {key:?}"));
-        };
-        if given.iter().any(|(c, _, _)| c == camel) {
-            return Err(format!("task setting {camel:?} is given twice"));
-        }
-        given.push((camel, key.as_str(), value));
-    }
-    Ok(given)
 }
 
 fn millis(key: &str, value: &Value) -> Result<Duration, String> {

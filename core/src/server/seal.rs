@@ -154,7 +154,12 @@ impl SealKey {
             Ok(Some(keys)) => keys,
             Ok(None) => SealKey::random(),
             Err(error) => {
-                tracing::error!(%error, "ignoring the seal keys: using a random key");
+                // Every `ServerOptions::default()` comes here: say it once
+                // per process, not once per server.
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    tracing::error!(%error, "ignoring the seal keys: using a random key");
+                });
                 SealKey::random()
             }
         }
