@@ -3,16 +3,17 @@
 //! snake_case a Python host uses, read once here into core's
 //! [`TaskOptions`] with one message per mistake.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::given::Given;
 use crate::server::{MemoryTaskLimits, MemoryTaskStore, TaskOptions};
+use std::sync::Arc;
 
 /// The members, camelCase first and the snake_case alias second.
-const MEMBERS: [(&str, &str); 5] = [
+const MEMBERS: [(&str, &str); 6] = [
+    ("store", "store"),
     ("ttlMs", "ttl_ms"),
     ("keepFinishedMs", "keep_finished_ms"),
     ("pollIntervalMs", "poll_interval_ms"),
@@ -32,7 +33,9 @@ const MEMBERS: [(&str, &str); 5] = [
 ///   500; at most half of `ttlMs`);
 /// - `maxTasks`, `maxTasksPerClient`: the store's limits (default 10,000
 ///   and 1,000): past them, creating a task fails with a message naming
-///   the limit, and finished tasks make room first.
+///   the limit, and finished tasks make room first;
+/// - `store`: `"memory"` (this process) or a `redis://` URL, where every
+///   replica finds the tasks (default: `FERROMCP_TASK_STORE`, else memory).
 ///
 /// ```
 /// use ferromcp::host::task_settings::task_options;
@@ -55,8 +58,14 @@ pub fn task_options(settings: &Value) -> Result<TaskOptions, String> {
     let given = Given::read(map, &MEMBERS, "task setting")?.members;
     let mut options = TaskOptions::default();
     let mut limits = MemoryTaskLimits::default();
+    let mut store = None;
     for (camel, key, value) in given {
         match camel {
+            "store" => {
+                store = Some(value.as_str().ok_or_else(|| {
+                    format!("{key:?} must be \"memory\" or a redis:// URL, not {value}")
+                })?)
+            }
             "ttlMs" => {
                 options.ttl = match value {
                     Value::Null => None,
@@ -69,8 +78,34 @@ pub fn task_options(settings: &Value) -> Result<TaskOptions, String> {
             _ => limits.max_tasks_per_owner = positive(key, value)?,
         }
     }
-    options.store = Arc::new(MemoryTaskStore::new(limits));
+    options.store = match store {
+        None => crate::server::tasks::store_for_limits(limits),
+        Some("memory") => Arc::new(MemoryTaskStore::new(limits)),
+        Some(url) => redis_store(url, limits)?,
+    };
     Ok(options)
+}
+
+#[cfg(feature = "redis")]
+fn redis_store(
+    url: &str,
+    limits: MemoryTaskLimits,
+) -> Result<Arc<dyn crate::server::TaskStore>, String> {
+    let options = crate::server::RedisTaskOptions {
+        limits,
+        ..Default::default()
+    };
+    Ok(Arc::new(crate::server::RedisTaskStore::new(url, options)?))
+}
+
+#[cfg(not(feature = "redis"))]
+fn redis_store(
+    url: &str,
+    _: MemoryTaskLimits,
+) -> Result<Arc<dyn crate::server::TaskStore>, String> {
+    Err(format!(
+        "task store {url:?}: this build of ferromcp has no Redis support"
+    ))
 }
 
 fn millis(key: &str, value: &Value) -> Result<Duration, String> {

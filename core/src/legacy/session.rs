@@ -191,7 +191,8 @@ impl Session {
             E::Task(_) => return None,
             _ => {}
         }
-        let (method, params) = event.notification();
+        // A gap (events lost between replicas) is let go like a lag.
+        let (method, params) = event.notification()?;
         // list_changed notifications carry no params at all
         let params = (!params.is_empty()).then_some(params);
         Some(notification_value(method, params.as_ref()))
@@ -348,6 +349,16 @@ impl SessionStore {
         SessionStore {
             table: Mutex::default(),
             limits,
+        }
+    }
+
+    /// A fresh session id for a server named `replica`: the name and a dot
+    /// first, so a load balancer can route the session's requests back to
+    /// the replica that holds it (docs/DEPLOYING.md).
+    pub(crate) fn new_id_on(replica: Option<&str>) -> String {
+        match replica {
+            Some(replica) => format!("{replica}.{}", SessionStore::new_id()),
+            None => SessionStore::new_id(),
         }
     }
 

@@ -118,6 +118,19 @@ pub fn handle() -> Handle {
     get().handle().clone()
 }
 
+/// Spawns `task` on the runtime the caller runs in (a Rust program's own),
+/// or on the shared one when called from outside any (a host's thread).
+pub(crate) fn spawn_here_or_shared<F>(task: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match Handle::try_current() {
+        Ok(current) => current.spawn(task),
+        Err(_) => get().spawn(task),
+    }
+}
+
 /// Starts `task` on the calling thread and lets the runtime finish it.
 ///
 /// The task is polled once here, inside the runtime's context; only if it

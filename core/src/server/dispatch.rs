@@ -292,11 +292,15 @@ impl Server {
                 // endpoint's `run`); past about 1 KiB glibc's malloc takes
                 // its slow path (about 700 instructions more per request),
                 // so the listen loop must not set that size for every call.
-                Ok(
-                    Box::pin(listen(ctx, filter, events, self.shared.closing.clone()))
-                        .await
-                        .into(),
-                )
+                Ok(Box::pin(listen(
+                    ctx,
+                    filter,
+                    events,
+                    self.shared.options.tasks.store.clone(),
+                    self.shared.closing.clone(),
+                ))
+                .await
+                .into())
             }
         }
     }

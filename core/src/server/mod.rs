@@ -6,6 +6,7 @@
 
 mod admission;
 pub mod auth;
+mod bus;
 mod context;
 mod dispatch;
 mod error;
@@ -31,6 +32,9 @@ mod validation;
 /// [`crate::protocol`] and named here too because handlers use it.
 pub use crate::protocol::InputKind;
 pub use crate::protocol::LoggingLevel;
+#[cfg(feature = "redis")]
+pub use bus::redis::RedisBus;
+pub use bus::{BusDelivery, BusInbox, BusReceiver, EVENT_BUS_ENV, EventBus, LocalBus, bus_for_url};
 #[allow(deprecated)]
 pub use context::LogLevel;
 pub use context::{AskStart, RequestContext, RequestMeta};
@@ -53,10 +57,11 @@ pub use tasks::{
     MemoryTaskLimits, MemoryTaskStore, StoredTask, TaskOptions, TaskStart, TaskStore,
     TaskStoreError, TaskSupport, ToolTaskOptions,
 };
+#[cfg(feature = "redis")]
+pub use tasks::{RedisTaskOptions, RedisTaskStore, TASK_STORE_ENV};
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::Error;
@@ -123,6 +128,41 @@ pub struct ServerOptions {
     /// Tasks (the tasks extension): where they are kept, their TTL and
     /// polling interval.
     pub tasks: tasks::TaskOptions,
+    /// Carries change events (and task messages) to the other replicas.
+    /// Default: the bus `FERROMCP_EVENT_BUS` names ([`EVENT_BUS_ENV`],
+    /// `redis://...`), else none (one process).
+    pub event_bus: Option<Arc<dyn EventBus>>,
+    /// This replica's name: legacy (2025-11-25) session ids start with it
+    /// and a dot, so a load balancer can route a session back to the
+    /// replica holding it (docs/DEPLOYING.md). Letters, digits, `-` and
+    /// `_`. Default: `FERROMCP_REPLICA` ([`REPLICA_ENV`]), else none.
+    pub replica: Option<String>,
+}
+
+/// The environment variable naming this replica (see [`ServerOptions::replica`]).
+pub const REPLICA_ENV: &str = "FERROMCP_REPLICA";
+
+/// A replica name is safe in a session id and a routing pattern.
+fn valid_replica(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+pub(crate) fn replica_from_env() -> Option<String> {
+    let name = std::env::var(REPLICA_ENV).ok().filter(|n| !n.is_empty())?;
+    if valid_replica(&name) {
+        return Some(name);
+    }
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        tracing::error!(
+            "{REPLICA_ENV}={name:?} ignored: a replica name is letters, digits, '-' and '_' (at most 64)"
+        );
+    });
+    None
 }
 
 impl Default for ServerOptions {
@@ -135,6 +175,8 @@ impl Default for ServerOptions {
             request_state_ttl: Duration::from_secs(600),
             include_server_info: true,
             tasks: tasks::TaskOptions::default(),
+            event_bus: bus::from_env(),
+            replica: replica_from_env(),
         }
     }
 }
@@ -145,7 +187,9 @@ pub(crate) struct ServerShared {
     pub(crate) identity: reply::ServerIdentity,
     pub(crate) options: ServerOptions,
     pub(crate) registry: RwLock<Registry>,
-    pub(crate) events: broadcast::Sender<ServerEvent>,
+    /// Where changes are published: this server's listeners, and the
+    /// other replicas over the event bus.
+    pub(crate) events: bus::Events,
     /// Cancelled to end every open `subscriptions/listen` gracefully.
     pub(crate) closing: CancellationToken,
     /// The tasks running in this process.
@@ -183,7 +227,20 @@ impl Server {
                 );
             });
         }
-        let (events, _) = broadcast::channel(subscriptions::EVENT_BUFFER);
+        let runners: Arc<tasks::Runners> = Arc::default();
+        let events = bus::Events::new(options.event_bus.clone(), Arc::downgrade(&runners));
+        let mut options = options;
+        if options
+            .replica
+            .as_deref()
+            .is_some_and(|r| !valid_replica(r))
+        {
+            tracing::error!(
+                replica = ?options.replica,
+                "replica name ignored: letters, digits, '-' and '_' (at most 64)"
+            );
+            options.replica = None;
+        }
         Server {
             shared: Arc::new(ServerShared {
                 identity: reply::ServerIdentity::new(
@@ -194,7 +251,7 @@ impl Server {
                 registry: RwLock::new(Registry::default()),
                 events,
                 closing: CancellationToken::new(),
-                runners: Arc::default(),
+                runners,
             }),
         }
     }
@@ -389,13 +446,12 @@ impl Server {
         self.shared.closing.cancel();
     }
 
-    pub(crate) fn subscribe_events(&self) -> broadcast::Receiver<ServerEvent> {
+    pub(crate) fn subscribe_events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
         self.shared.events.subscribe()
     }
 
     fn publish(&self, event: ServerEvent) {
-        // No receiver just means nobody listens right now.
-        let _ = self.shared.events.send(event);
+        self.shared.events.publish(event);
     }
 
     /// The `x-mcp-header` parameters of a tool, for header validation.

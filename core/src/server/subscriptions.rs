@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 
 use super::context::RequestContext;
-use super::tasks::StoredTask;
+use super::tasks::{StoredTask, TaskStore};
 use crate::McpError;
 use crate::protocol::{meta, methods};
 
@@ -38,13 +38,17 @@ pub(crate) enum ServerEvent {
     /// A task's new state (the tasks extension), for the listeners of its
     /// owner that named it.
     Task(std::sync::Arc<StoredTask>),
+    /// Events may have been lost on the way from another replica (the event
+    /// bus was disconnected): anything may have changed.
+    Gap,
 }
 
 impl ServerEvent {
     /// The notification that tells a client about the change, in both eras
-    /// (a `subscriptions/listen` stream and a legacy session's stream).
-    pub(crate) fn notification(&self) -> (&'static str, Map<String, Value>) {
-        match self {
+    /// (a `subscriptions/listen` stream and a legacy session's stream);
+    /// none for a gap, which each reader turns into the changes it watches.
+    pub(crate) fn notification(&self) -> Option<(&'static str, Map<String, Value>)> {
+        Some(match self {
             ServerEvent::ToolsChanged => (methods::NOTIFICATIONS_TOOLS_LIST_CHANGED, Map::new()),
             ServerEvent::PromptsChanged => {
                 (methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED, Map::new())
@@ -59,7 +63,8 @@ impl ServerEvent {
             }
             // The whole task, as `tasks/get` would answer it.
             ServerEvent::Task(stored) => (methods::NOTIFICATIONS_TASKS, stored.task.to_map()),
-        }
+            ServerEvent::Gap => return None,
+        })
     }
 }
 
@@ -195,12 +200,14 @@ impl Filter {
                 stored.owner == self.owner
                     && self.task_ids.iter().any(|t| *t == stored.task.task_id)
             }
+            ServerEvent::Gap => false,
         };
-        admitted.then(|| event.notification())
+        admitted.then(|| event.notification()).flatten()
     }
 
     /// After missing events, everything the subscription watches may have
-    /// changed: tell it so rather than silently dropping changes.
+    /// changed: tell it so rather than silently dropping changes (the
+    /// tasks it watches are read again from the store: see `listen`).
     fn everything(&self) -> Vec<ServerEvent> {
         let mut all = vec![
             ServerEvent::ToolsChanged,
@@ -209,6 +216,21 @@ impl Filter {
         ];
         all.extend(self.uris.iter().cloned().map(ServerEvent::ResourceUpdated));
         all
+    }
+}
+
+impl Filter {
+    /// The current state of each task the subscription watches, as events
+    /// (after a gap: a task may have changed meanwhile). A task gone or
+    /// unreadable is left out; the client's `tasks/get` will say why.
+    async fn tasks_now(&self, store: &dyn TaskStore) -> Vec<ServerEvent> {
+        let mut events = Vec::new();
+        for task_id in &self.task_ids {
+            if let Ok(stored) = store.get(task_id.clone(), self.owner.clone()).await {
+                events.push(ServerEvent::Task(std::sync::Arc::new(stored)));
+            }
+        }
+        events
     }
 }
 
@@ -226,6 +248,7 @@ pub(crate) async fn listen(
     ctx: RequestContext,
     filter: Filter,
     mut events: broadcast::Receiver<ServerEvent>,
+    store: std::sync::Arc<dyn TaskStore>,
     closing: tokio_util::sync::CancellationToken,
 ) -> Map<String, Value> {
     let id = serde_json::to_value(ctx.request_id()).unwrap_or(Value::Null);
@@ -248,8 +271,12 @@ pub(crate) async fn listen(
             _ = closing.cancelled() => break 'serve,
         };
         let batch = match event {
+            Ok(ServerEvent::Gap) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                let mut batch = filter.everything();
+                batch.extend(filter.tasks_now(store.as_ref()).await);
+                batch
+            }
             Ok(event) => vec![event],
-            Err(broadcast::error::RecvError::Lagged(_)) => filter.everything(),
             Err(broadcast::error::RecvError::Closed) => break 'serve,
         };
         for event in batch {

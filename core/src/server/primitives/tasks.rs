@@ -97,7 +97,6 @@ impl Server {
                 )),
                 other => McpError::internal(other.to_string()),
             })?;
-        let runners = &self.shared.runners;
         match method {
             TaskMethod::Get => Ok(ResultObject::Map(stored.task.to_map())),
             // Acknowledgements only (eventually consistent): the next
@@ -105,17 +104,27 @@ impl Server {
             // on another replica, has nothing here to deliver to.
             TaskMethod::Update => {
                 if let Some(answers) = answers.filter(|a| !a.is_empty()) {
-                    runners.send(task_id, RunnerEvent::Answers(answers)).await;
+                    self.to_runner(task_id, RunnerEvent::Answers(answers)).await;
                 }
                 Ok(ResultObject::Map(Map::new()))
             }
             TaskMethod::Cancel => {
                 if !stored.task.status.is_terminal() {
-                    runners.send(task_id, RunnerEvent::Cancel).await;
+                    self.to_runner(task_id, RunnerEvent::Cancel).await;
                 }
                 Ok(ResultObject::Map(Map::new()))
             }
         }
+    }
+
+    /// Delivers answers or a cancel to the task's runner: here if it runs
+    /// here, else over the event bus to the replica where it runs.
+    async fn to_runner(&self, task_id: &str, event: RunnerEvent) {
+        if !self.shared.runners.has(task_id) {
+            self.shared.events.forward_to_runner(task_id, &event);
+            return;
+        }
+        self.shared.runners.send(task_id, event).await;
     }
 
     /// Makes a `tools/call` a task from its start: stores it (so a

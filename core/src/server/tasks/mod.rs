@@ -13,10 +13,14 @@
 
 mod handoff;
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 mod runner;
 
 pub(crate) use handoff::{Started, TaskHandoff};
 pub use memory::{MemoryTaskLimits, MemoryTaskStore};
+#[cfg(feature = "redis")]
+pub use redis::{RedisTaskOptions, RedisTaskStore, TASK_STORE_ENV};
 pub(crate) use runner::{NewRun, RunInputs, RunnerEvent, Runners, TaskWriter, new_task};
 
 use std::sync::Arc;
@@ -123,9 +127,11 @@ pub struct TaskOptions {
 }
 
 impl Default for TaskOptions {
+    /// The store `FERROMCP_TASK_STORE` names (`redis://...`), else
+    /// memory.
     fn default() -> Self {
         TaskOptions {
-            store: Arc::new(MemoryTaskStore::new(MemoryTaskLimits::default())),
+            store: store_for_limits(MemoryTaskLimits::default()),
             ttl: Some(Duration::from_secs(3600)),
             keep_finished: Duration::from_secs(60),
             poll_interval: Duration::from_millis(500),
@@ -143,8 +149,19 @@ impl std::fmt::Debug for TaskOptions {
     }
 }
 
-/// A task as a store keeps it.
-#[derive(Debug, Clone, PartialEq)]
+/// The store for these limits: the one `FERROMCP_TASK_STORE` names,
+/// else a [`MemoryTaskStore`].
+pub(crate) fn store_for_limits(limits: MemoryTaskLimits) -> Arc<dyn TaskStore> {
+    #[cfg(feature = "redis")]
+    if let Some(store) = redis::from_env(limits) {
+        return store;
+    }
+    Arc::new(MemoryTaskStore::new(limits))
+}
+
+/// A task as a store keeps it (and as replicas tell each other of it: it
+/// serialises as JSON, the task in `tasks/get`'s camelCase).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StoredTask {
     /// What `tasks/get` answers.
     pub task: DetailedTask,

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::{StoredTask, TaskStore, now_ms};
@@ -65,6 +65,11 @@ impl Runners {
             Some(inbox) => inbox.send(event).await.is_ok(),
             None => false,
         }
+    }
+
+    /// Whether the task runs in this process.
+    pub(crate) fn has(&self, task_id: &str) -> bool {
+        lock_unpoisoned(&self.inboxes).contains_key(task_id)
     }
 
     fn insert(&self, task_id: String, inbox: mpsc::Sender<RunnerEvent>) {
@@ -127,8 +132,9 @@ pub(crate) struct TaskWriter {
     pub(crate) ttl: Option<Duration>,
     /// `TaskOptions::keep_finished`.
     pub(crate) keep_finished: Duration,
-    /// Where listen streams hear of each change (`notifications/tasks`).
-    pub(crate) events: broadcast::Sender<ServerEvent>,
+    /// Where listen streams, here and on other replicas, hear of each
+    /// change (`notifications/tasks`).
+    pub(crate) events: crate::server::bus::Events,
 }
 
 /// A task about to run: its first state, already in the store.
@@ -374,11 +380,9 @@ impl Run {
         if let Err(error) = self.writer.store.put(self.stored.clone()).await {
             tracing::warn!(task = %self.stored.task.task_id, %error, "task state not written");
         }
-        // No listener is no error.
-        let _ = self
-            .writer
+        self.writer
             .events
-            .send(ServerEvent::Task(Arc::new(self.stored.clone())));
+            .publish(ServerEvent::Task(Arc::new(self.stored.clone())));
     }
 }
 

@@ -198,6 +198,25 @@ pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<McpBody>
     response
 }
 
+/// A health probe's answer: `{"status": "..."}`, never cached.
+pub(super) fn health_answer(status: StatusCode, state: &'static str) -> Response<McpBody> {
+    let body = match state {
+        "ok" => &br#"{"status":"ok"}"#[..],
+        "ready" => br#"{"status":"ready"}"#,
+        _ => br#"{"status":"draining"}"#,
+    };
+    let mut response = Response::new(McpBody(Inner::Full(Some(Bytes::from_static(body)))));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
 /// A response without a body.
 pub(super) fn empty(status: StatusCode) -> Response<McpBody> {
     let mut response = Response::new(McpBody(Inner::Full(None)));

@@ -16,8 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth;
 use super::body::{
-    McpBody, empty, is_json_content_type, json_bytes_response, jsonrpc_error, plain, read_limited,
-    rejection_response, sse_response,
+    McpBody, empty, health_answer, is_json_content_type, json_bytes_response, jsonrpc_error, plain,
+    read_limited, rejection_response, sse_response,
 };
 use super::guard::check_host_and_origin;
 use super::legacy::{LegacyHttp, session_not_found};
@@ -129,6 +129,20 @@ impl Endpoint {
     /// server metadata this endpoint serves, the path, `Host` and `Origin`,
     /// the bearer token, and whose session `Mcp-Session-Id` names.
     async fn gate<B>(&self, req: &http::Request<B>) -> Result<Caller, Response<McpBody>> {
+        if let Some(health) = &self.options.health
+            && req.method() == Method::GET
+        {
+            match req.uri().path() {
+                "/healthz" => return Err(health_answer(StatusCode::OK, "ok")),
+                "/readyz" if health.is_ready() => {
+                    return Err(health_answer(StatusCode::OK, "ready"));
+                }
+                "/readyz" => {
+                    return Err(health_answer(StatusCode::SERVICE_UNAVAILABLE, "draining"));
+                }
+                _ => {}
+            }
+        }
         let protection = self.options.auth.as_ref();
         if let Some(metadata) = protection.and_then(|p| {
             auth::serve_metadata(

@@ -60,7 +60,11 @@ impl LegacyHttp<'_> {
         peer: Option<IpAddr>,
         owner: Option<String>,
     ) -> Response<McpBody> {
-        let initialized = match legacy::initialize(self.server, request, SessionStore::new_id()) {
+        let initialized = match legacy::initialize(
+            self.server,
+            request,
+            SessionStore::new_id_on(self.server.options().replica.as_deref()),
+        ) {
             Ok(init) => init,
             Err(message) => return json_response(StatusCode::BAD_REQUEST, &message),
         };

@@ -17,7 +17,7 @@ use super::connection::{self, Activity, Deadlines};
 use super::embed::HttpEndpoint;
 use super::hangup::HangupWatcher;
 use super::live::{Cause, Live, Shed};
-use super::options::EndpointOptions;
+use super::options::{EndpointOptions, Health};
 use crate::legacy::SessionLimits;
 use crate::protocol::jsonrpc::error_value;
 use crate::server::Server;
@@ -69,9 +69,20 @@ pub struct HttpOptions {
     /// `Origin` values accepted (exact, e.g. `https://app.example`);
     /// `None` means loopback origins only.
     pub allowed_origins: Option<Vec<String>>,
-    /// Cancelled to stop accepting connections and return from `run`; open
-    /// `subscriptions/listen` streams end with their completion result.
+    /// Cancelled to shut down: the server turns unready (`/readyz`), keeps
+    /// serving for [`HttpOptions::drain_delay`], then stops accepting
+    /// connections, ends open `subscriptions/listen` streams with their
+    /// completion result (clients listen again elsewhere), gives requests
+    /// in flight up to 10 s to finish, and `run` returns.
     pub shutdown: CancellationToken,
+    /// How long the server goes on serving, unready, after `shutdown`
+    /// fires: long enough for a load balancer to see `/readyz` fail and
+    /// stop sending (a probe period or two). Default zero.
+    pub drain_delay: Duration,
+    /// Serve `GET /healthz` (200 while the process serves) and
+    /// `GET /readyz` (200, then 503 once shutdown begins), for a load
+    /// balancer or Kubernetes probes. Default off.
+    pub health: bool,
     /// Interval of SSE comment lines on streams with nothing to say, so
     /// proxies and client idle timeouts do not cut them.
     pub keep_alive: Duration,
@@ -126,6 +137,8 @@ impl Default for HttpOptions {
             allowed_hosts: None,
             allowed_origins: None,
             shutdown: CancellationToken::new(),
+            drain_delay: Duration::ZERO,
+            health: false,
             keep_alive: Duration::from_secs(15),
             session_limits: SessionLimits::default(),
             header_read_timeout: Duration::from_secs(10),
@@ -150,8 +163,9 @@ impl HttpOptions {
 
 impl HttpOptions {
     /// What the endpoint behind the listener checks.
-    fn endpoint_options(&self) -> EndpointOptions {
+    fn endpoint_options(&self, health: Option<Health>) -> EndpointOptions {
         EndpointOptions {
+            health,
             path: Some(self.path.clone()),
             max_body_bytes: self.max_body_bytes,
             allowed_hosts: self.allowed_hosts.clone(),
@@ -197,16 +211,38 @@ impl HttpServer {
         let local = self.listener.local_addr()?;
         // One code path with embedded endpoints: the listener only owns the
         // sockets, the endpoint answers each exchange.
+        let health = Health::default();
         let endpoint = HttpEndpoint::with_loopback_default(
             self.server,
-            self.options.endpoint_options(),
+            self.options
+                .endpoint_options(self.options.health.then(|| health.clone())),
             local.ip().is_loopback(),
         );
         let deadlines = Deadlines {
             header_read: self.options.header_read_timeout,
             idle: self.options.idle_timeout,
         };
-        let shutdown = self.options.shutdown.clone();
+        // Shutdown turns the server unready at once; it stops accepting
+        // (`shutdown` below) only after the drain delay.
+        let shutdown = CancellationToken::new();
+        let draining = tokio::spawn({
+            let requested = self.options.shutdown.clone();
+            let stop = shutdown.clone();
+            let delay = self.options.drain_delay;
+            async move {
+                requested.cancelled().await;
+                health.set_ready(false);
+                if !delay.is_zero() {
+                    tracing::info!(
+                        ?delay,
+                        "shutting down: unready, serving until the drain delay passes"
+                    );
+                    tokio::time::sleep(delay).await;
+                }
+                stop.cancel();
+            }
+        });
+        let _stop_draining = AbortOnDrop(draining);
         tracing::info!(address = %local, path = %self.options.path, "serving MCP over HTTP");
         let cap = connection_cap(self.options.max_connections);
         let per_address = self.options.max_connections_per_address.map(|n| n.max(1));
@@ -305,6 +341,16 @@ impl HttpServer {
         }
         live.flush_report();
         Ok(())
+    }
+}
+
+/// Aborts a spawned task when dropped (`run` returning, or its future
+/// dropped).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

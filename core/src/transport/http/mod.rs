@@ -48,4 +48,4 @@ pub use body::McpBody;
 pub use embed::{BodyAborted, BodySender, ExchangeInfo, HttpEndpoint, RequestBody};
 pub use limits::{HttpLimits, HttpLimitsError};
 pub use listener::{HttpOptions, HttpServer, serve};
-pub use options::EndpointOptions;
+pub use options::{EndpointOptions, Health};

@@ -47,6 +47,47 @@ pub struct EndpointOptions {
     /// (`/.well-known/oauth-protected-resource[/path]`): a host routing
     /// only `path` to the endpoint routes those too.
     pub auth: Option<super::ProtectedResource>,
+    /// Liveness and readiness endpoints (`GET /healthz`, `GET /readyz`),
+    /// answered before any `Host`, `Origin` or token check (a probe
+    /// connects by address); `None` serves neither.
+    pub health: Option<Health>,
+}
+
+/// The state `/healthz` and `/readyz` report: live while the process
+/// serves; ready until shutdown begins (a load balancer stops sending new
+/// requests while in-flight ones finish). Cheap to clone: clones share it.
+///
+/// ```
+/// use ferromcp::transport::http::Health;
+/// let health = Health::default();
+/// assert!(health.is_ready());
+/// health.set_ready(false); // draining
+/// assert!(!health.is_ready());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Health {
+    ready: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Health {
+            ready: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        }
+    }
+}
+
+impl Health {
+    /// Whether `/readyz` answers 200.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Turns readiness on or off (off: `/readyz` answers 503).
+    pub fn set_ready(&self, ready: bool) {
+        self.ready
+            .store(ready, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Default for EndpointOptions {
@@ -60,6 +101,7 @@ impl Default for EndpointOptions {
             session_limits: SessionLimits::default(),
             body_read_timeout: Duration::from_secs(30),
             auth: None,
+            health: None,
         }
     }
 }

@@ -6,10 +6,13 @@
 //! `http://127.0.0.1:PORT/mcp`; `everything-server --stdio` serves stdio.
 
 use ferromcp::McpError;
-use ferromcp::protocol::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
+use ferromcp::protocol::{
+    Implementation, Prompt, PromptArgument, Resource, ResourceTemplate, Tool,
+};
 use ferromcp::server::{
     CompletionOutput, HandlerError, InputKind, LoggingLevel, PromptOutput, RequestContext,
-    ResourceOutput, ResourceRequest, Server, TaskStart, TaskSupport, ToolOutput, ToolTaskOptions,
+    ResourceOutput, ResourceRequest, Server, ServerOptions, TaskStart, TaskSupport, ToolOutput,
+    ToolTaskOptions,
 };
 use ferromcp::transport::http::HttpOptions;
 use serde_json::{Map, Value, json};
@@ -573,6 +576,21 @@ fn add_resources(server: &Server) -> Result<(), ferromcp::Error> {
     server.add_resource(watched, |_ctx, _req: ResourceRequest| async {
         Ok(ResourceOutput::Text("Watched resource content".into()))
     })?;
+    // Tells subscribers of a URI that it changed: on this replica and,
+    // over the event bus, on every other (tests/scale).
+    let handle = server.clone();
+    server.add_tool(
+        Tool::new("test_notify_resource_updated", string_args(&["uri"]))
+            .with_description("Announces that a resource changed"),
+        move |_ctx, args: Value| {
+            let server = handle.clone();
+            async move {
+                let uri = args["uri"].as_str().unwrap_or_default().to_owned();
+                server.notify_resource_updated(&uri);
+                Ok(ToolOutput::text(format!("updated {uri}")))
+            }
+        },
+    )?;
 
     let mut template = ResourceTemplate::new("test://template/{id}/data", "Template resource");
     template.description = Some("A resource template with an id parameter".into());
@@ -832,7 +850,19 @@ fn add_task_tools(server: &Server) -> Result<(), ferromcp::Error> {
 }
 
 fn build() -> Result<Server, ferromcp::Error> {
-    let server = Server::new("ferromcp-everything-server", env!("CARGO_PKG_VERSION"));
+    // `EVERYTHING_PAGE_SIZE`: small pages, for tests that page across
+    // replicas (tests/scale).
+    let mut options = ServerOptions::default();
+    if let Some(size) = std::env::var("EVERYTHING_PAGE_SIZE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        options.page_size = size;
+    }
+    let server = Server::with_options(
+        Implementation::new("ferromcp-everything-server", env!("CARGO_PKG_VERSION")),
+        options,
+    );
     add_content_tools(&server)?;
     add_client_input_tools(&server)?;
     add_input_required_tools(&server)?;
@@ -860,7 +890,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         [flag] if flag == "--stdio" => server.serve_stdio().await?,
         [port] => {
             let port: u16 = port.parse().map_err(|_| format!("invalid port {port:?}"))?;
-            server.serve_http(HttpOptions::localhost(port)).await?
+            // SIGTERM drains: unready at once (`/readyz`), serving on for
+            // `EVERYTHING_DRAIN_DELAY_MS`, then in-flight requests finish.
+            let drain_delay = std::env::var("EVERYTHING_DRAIN_DELAY_MS")
+                .ok()
+                .and_then(|ms| ms.parse().ok())
+                .map_or(Duration::ZERO, Duration::from_millis);
+            let options = HttpOptions {
+                health: true,
+                drain_delay,
+                shutdown: ferromcp::transport::shutdown_on_signals()?,
+                ..HttpOptions::localhost(port)
+            };
+            server.serve_http(options).await?
         }
         _ => return Err("usage: everything-server PORT | everything-server --stdio".into()),
     }
