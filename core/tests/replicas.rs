@@ -339,3 +339,80 @@ async fn raw_get(url: &str) -> Option<(u16, String)> {
     let body = response.split("\r\n\r\n").nth(1)?.to_owned();
     Some((status, body))
 }
+
+/// A replica that goes away and another that takes its address: the
+/// client's listen stream is opened again with its filter (and its reader
+/// told what may have changed), and an idempotent call made while nobody
+/// answers succeeds once someone does.
+#[tokio::test]
+async fn the_client_listens_again_and_resends_idempotent_calls_when_a_replica_goes_away() {
+    let bus: Arc<dyn EventBus> = Arc::new(LocalBus::default());
+    let store = Arc::new(MemoryTaskStore::new(MemoryTaskLimits::default()));
+    let first = serve(
+        server(
+            "first",
+            options(bus.clone(), store.clone()),
+            Flag::default(),
+        ),
+        HttpOptions::localhost(0),
+    )
+    .await;
+    let port: u16 = first
+        .url
+        .trim_end_matches("/mcp")
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap();
+    let client = client(&first.url).await;
+    let mut sub = client
+        .listen(SubscriptionFilter {
+            resource_subscriptions: Some(vec!["mem://watched".into()]),
+            ..SubscriptionFilter::default()
+        })
+        .await
+        .unwrap();
+    first.server.notify_resource_updated("mem://watched");
+    assert!(
+        tokio::time::timeout(WAIT, sub.next())
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    // The replica shuts down: its stream ends gracefully, its port closes.
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Meanwhile a list call is sent, refused, and sent again.
+    let listing = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_all_resources().await }
+    });
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Another replica takes the address.
+    let second = serve(
+        server("second", options(bus, store), Flag::default()),
+        HttpOptions::localhost(port),
+    )
+    .await;
+    let resources = tokio::time::timeout(WAIT, listing)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(resources.len(), 1);
+    // Listening again, the reader is told its resource may have changed...
+    let note = tokio::time::timeout(WAIT, sub.next()).await.unwrap();
+    let note = note.unwrap_or_else(|| panic!("ended: {:?}", sub.ended()));
+    assert_eq!(note.method, "notifications/resources/updated");
+    assert_eq!(note.params["uri"], "mem://watched");
+    // ...and hears later changes, from the new replica.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    second.server.notify_resource_updated("mem://watched");
+    let note = tokio::time::timeout(WAIT, sub.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(note.params["uri"], "mem://watched");
+    assert!(sub.ended().is_none());
+}

@@ -84,6 +84,11 @@ fn is_progress(note: &Value) -> bool {
 }
 
 impl NoteSender {
+    /// Whether the reader is gone (nothing sent will be read).
+    pub(crate) fn receiver_gone(&self) -> bool {
+        lock_unpoisoned(&self.0.state).receiver_gone
+    }
+
     /// Queues `note`, or makes room for it as the module doc says.
     pub(crate) fn send(&self, note: Value) {
         let mut state = lock_unpoisoned(&self.0.state);

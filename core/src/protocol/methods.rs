@@ -289,6 +289,27 @@ impl Method {
         )
     }
 
+    /// Whether sending the request twice is harmless: it reads and changes
+    /// nothing. A client may resend such a request that failed before any
+    /// answer arrived (a replica gone, a connection refused or reset).
+    pub const fn is_idempotent(self) -> bool {
+        matches!(
+            self,
+            Method::ServerDiscover
+                | Method::Ping
+                | Method::ToolsList
+                | Method::PromptsList
+                | Method::PromptsGet
+                | Method::ResourcesList
+                | Method::ResourcesTemplatesList
+                | Method::ResourcesRead
+                | Method::CompletionComplete
+                | Method::TasksGet
+                | Method::SkillsList
+                | Method::SkillsGet
+        )
+    }
+
     /// The input kind, for the server -> client requests that ask for input.
     pub const fn input_kind(self) -> Option<InputKind> {
         match self {

@@ -29,10 +29,11 @@ use crate::protocol::mcp_headers::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER, encode_header_value,
     mcp_name_value,
 };
-use crate::protocol::methods;
+use crate::protocol::methods::{self, Method};
 use crate::{BoxFuture, Error, McpError};
 use serde_json::Map;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 impl Client {
     /// Talks to a Streamable HTTP endpoint (`http://host:port/mcp`, or
@@ -91,6 +92,23 @@ const YIELD_EVERY_BYTES: usize = 256 * 1024;
 
 /// At most this many reconnections to resume one legacy SSE stream.
 const MAX_RESUMES: usize = 8;
+
+/// How many times an idempotent request is sent at most when it fails
+/// before any answer (see `exchange_resending`): with the backoff below,
+/// about 3 s of trying, enough for a load balancer to route around a
+/// replica that died.
+const RESEND_ATTEMPTS: u32 = 6;
+
+/// The wait before the `attempt + 1`th send: 100 ms doubling up to 1 s,
+/// each with up to half again of random jitter, so the clients of a replica
+/// that died do not all come back at the same instant.
+fn resend_backoff(attempt: u32) -> Duration {
+    let base = Duration::from_millis(100u64 << attempt.min(4).saturating_sub(1))
+        .min(Duration::from_secs(1));
+    let mut byte = [0u8; 1];
+    let _ = getrandom::fill(&mut byte);
+    base + base.mul_f64(f64::from(byte[0]) / 510.0)
+}
 
 /// The shortest wait before reconnecting, whatever `retry` the server sent:
 /// a server saying `retry: 0` and ending its streams at once must not turn
@@ -250,6 +268,49 @@ impl HttpInner {
             // would be part of every request's future, copied with it
             // whether or not the client authorizes.
             Some(auth) => Box::pin(self.exchange_authorized(auth, request)).await,
+        }
+    }
+
+    /// [`HttpInner::exchange`] for a request that is harmless to send
+    /// twice: sent again, after a backoff with jitter, when it failed before
+    /// any answer arrived (refused, reset: a replica that went away) or a
+    /// proxy answered that no replica could (502, 503, 504), at most
+    /// [`RESEND_ATTEMPTS`] times in all.
+    async fn exchange_resending(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<(PooledConnection, http::Response<Incoming>), Error> {
+        let (parts, body) = request.into_parts();
+        let copy = || {
+            let mut request = Request::new(body.clone());
+            *request.method_mut() = parts.method.clone();
+            *request.uri_mut() = parts.uri.clone();
+            *request.version_mut() = parts.version;
+            *request.headers_mut() = parts.headers.clone();
+            request
+        };
+        let mut attempt = 1;
+        loop {
+            let failure = match self.exchange(copy()).await {
+                Ok((mut conn, response))
+                    if attempt < RESEND_ATTEMPTS
+                        && matches!(response.status().as_u16(), 502..=504) =>
+                {
+                    let status = response.status();
+                    let _ = conn.drive(response.into_body().collect()).await;
+                    self.pool.put(conn);
+                    format!("HTTP {status}")
+                }
+                Ok(answered) => return Ok(answered),
+                Err(error @ (Error::Io(_) | Error::Http(_))) if attempt < RESEND_ATTEMPTS => {
+                    error.to_string()
+                }
+                Err(error) => return Err(error),
+            };
+            let wait = resend_backoff(attempt);
+            tracing::debug!(%failure, attempt, ?wait, "an idempotent request failed before any answer: sending it again");
+            tokio::time::sleep(wait).await;
+            attempt += 1;
         }
     }
 
@@ -523,7 +584,14 @@ impl ClientTransport for HttpTransport {
             let http_request = builder
                 .body(Full::new(Bytes::from(body?)))
                 .map_err(|e| Error::Http(e.to_string()))?;
-            let (mut conn, response) = inner.exchange(http_request).await?;
+            let idempotent = Method::from_name(&method).is_some_and(Method::is_idempotent);
+            let (mut conn, response) = if idempotent {
+                // Boxed: retrying is rare, and its state would otherwise be
+                // part of every request's future.
+                Box::pin(inner.exchange_resending(http_request)).await?
+            } else {
+                inner.exchange(http_request).await?
+            };
             let mut reader = ResponseReader {
                 inner: &inner,
                 id: &id,

@@ -576,6 +576,16 @@ fn add_resources(server: &Server) -> Result<(), ferromcp::Error> {
     server.add_resource(watched, |_ctx, _req: ResourceRequest| async {
         Ok(ResourceOutput::Text("Watched resource content".into()))
     })?;
+    // The benchmark's load generator calls `echo` (tests/scale puts load
+    // on replicas of this server).
+    server.add_tool(
+        Tool::new(
+            "echo",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        )
+        .with_description("Returns the text unchanged"),
+        |_ctx, args: Value| async move { Ok(ToolOutput::Value(args["text"].clone())) },
+    )?;
     // Tells subscribers of a URI that it changed: on this replica and,
     // over the event bus, on every other (tests/scale).
     let handle = server.clone();
