@@ -100,6 +100,7 @@ include bindings-python/build.mk
 include bindings-node/build.mk
 include bindings-c/build.mk
 include scripts/dist.mk
+include tests/scale/scale.mk
 
 lint: lint-rust lint-python lint-node lint-workflows
 
@@ -140,7 +141,7 @@ test-oidc: build-python build-node build-c
 lint-workflows: $(NODE_NPM_STAMP)
 	$(NODE) scripts/lint_workflows.mjs
 
-test: lint test-rust test-rmcp-tasks test-python test-node test-c test-readme conformance test-dist-host test-oidc test-cross check-platforms
+test: lint test-rust test-rmcp-tasks test-python test-node test-c test-readme conformance test-dist-host test-oidc test-scale test-manifests test-cross check-platforms
 	@echo "make test: all suites passed"
 
 # The first result: builds the demo, the Rust echo server and the three

@@ -505,7 +505,15 @@ impl Caller {
         };
         let (verdict, close) = match conn.send(&self.template.bytes).await {
             Ok(response) => (
-                check_response(&response, counter, self.template.expected_text()),
+                check_response(&response, counter, self.template.expected_text()).map_err(|why| {
+                    // Answered (200) but not with the echoed text: wrong,
+                    // not just failed.
+                    if response.status == 200 {
+                        format!("{WRONG}{why}")
+                    } else {
+                        why
+                    }
+                }),
                 response.close,
             ),
             Err(e) => (Err(format!("I/O: {e}")), true),
@@ -516,6 +524,10 @@ impl Caller {
         verdict
     }
 }
+
+/// How an error message starts when the call was answered wrongly (see
+/// `LoadResult::wrong`).
+pub const WRONG: &str = "wrong answer: ";
 
 /// Closed-loop load: `concurrency` connections each send the next call as
 /// soon as the previous one is answered, until `duration` has passed.

@@ -10,6 +10,9 @@ pub struct LoadResult {
     pub ok: u64,
     /// Calls that failed: I/O error, HTTP error, or a wrong reply.
     pub errors: u64,
+    /// Of `errors`, the calls answered (HTTP 200) with a wrong reply: a
+    /// server (or proxy) that answers wrongly, not one that failed.
+    pub wrong: u64,
     pub first_error: Option<String>,
     /// Latency of every correct call, in nanoseconds.
     pub latencies_ns: Vec<u64>,
@@ -25,6 +28,9 @@ impl LoadResult {
 
     pub fn record_error(&mut self, why: String) {
         self.errors += 1;
+        if why.starts_with(crate::http::WRONG) {
+            self.wrong += 1;
+        }
         if self.first_error.is_none() {
             self.first_error = Some(why);
         }
@@ -33,6 +39,7 @@ impl LoadResult {
     pub fn merge(&mut self, other: LoadResult) {
         self.ok += other.ok;
         self.errors += other.errors;
+        self.wrong += other.wrong;
         if self.first_error.is_none() {
             self.first_error = other.first_error;
         }

@@ -128,10 +128,11 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 fn print_load(label: &str, r: &mut ferromcp_bench::stats::LoadResult) {
     let l = r.latency();
     println!(
-        "{label}: {:.0} calls/s, {} ok, {} errors, p50 {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+        "{label}: {:.0} calls/s, {} ok, {} errors ({} wrong answers), p50 {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
         r.rate(),
         r.ok,
         r.errors,
+        r.wrong,
         l.p50_us,
         l.p90_us,
         l.p99_us,
