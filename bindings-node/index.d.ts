@@ -184,6 +184,23 @@ export interface ServerInfo {
    * ```
    */
   sealKeys?: string[];
+  /**
+   * Where replicas tell each other of changes (list changes, resource
+   * updates, tasks): a `redis://host:port` URL. Default:
+   * `FERROMCP_EVENT_BUS`, else none (one process). See docs/DEPLOYING.md.
+   *
+   * @example
+   * ```js
+   * new Server({ name: 'api', version: '1.0.0', eventBus: 'redis://redis:6379', replica: 'r1' });
+   * ```
+   */
+  eventBus?: string;
+  /**
+   * This replica's name (letters, digits, `-`, `_`): 2025-11-25 session ids
+   * start with it and a dot, for a load balancer to route on. Default:
+   * `FERROMCP_REPLICA`.
+   */
+  replica?: string;
 }
 
 /**
@@ -206,6 +223,11 @@ export interface TaskSettings {
   maxTasks?: number;
   /** Tasks kept at once for one client (default 1,000). */
   maxTasksPerClient?: number;
+  /**
+   * Where tasks are kept: `'memory'` (this process) or a `redis://` URL, where
+   * every replica finds them. Default: `FERROMCP_TASK_STORE`, else memory.
+   */
+  store?: string;
 }
 
 /** A tool's definition, besides its name. */

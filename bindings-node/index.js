@@ -129,14 +129,23 @@ class Server {
    *   websiteUrl?: string, icons?: object[], instructions?: string, pageSize?: number,
    *   caching?: Record<string, { ttlMs: number, cacheScope?: 'public' | 'private' }>,
    *   tasks?: { ttlMs?: number | null, keepFinishedMs?: number, pollIntervalMs?: number,
-   *     maxTasks?: number, maxTasksPerClient?: number }, sealKeys?: string[] }} info
+   *     maxTasks?: number, maxTasksPerClient?: number, store?: string }, sealKeys?: string[],
+   *   eventBus?: string, replica?: string }} info
    */
   constructor(info) {
     if (info === null || typeof info !== 'object') {
       throw new TypeError('new Server(info): info must be an object like { name, version }');
     }
-    const { instructions, pageSize, caching, tasks, sealKeys, ...implementation } = info;
-    this.#native = new native.Server(implementation, { instructions, pageSize, caching, tasks, sealKeys });
+    const { instructions, pageSize, caching, tasks, sealKeys, eventBus, replica, ...implementation } = info;
+    this.#native = new native.Server(implementation, {
+      instructions,
+      pageSize,
+      caching,
+      tasks,
+      sealKeys,
+      eventBus,
+      replica,
+    });
   }
 
   /**
@@ -468,7 +477,7 @@ class Server {
    * throws, naming it:
    * `serveHttp({ port: 8000, limits: { maxConnectionsPerAddress: 32, idleTimeout: 30 } })`.
    * @param {{ port?: number, host?: string, path?: string, allowedHosts?: string[],
-   *   allowedOrigins?: string[], handleSignals?: boolean,
+   *   allowedOrigins?: string[], handleSignals?: boolean, health?: boolean, drainDelayMs?: number,
    *   limits?: { maxConnections?: number, maxConnectionsPerAddress?: number | null,
    *     headerReadTimeout?: number, bodyReadTimeout?: number, idleTimeout?: number,
    *     maxBodyBytes?: number },

@@ -454,6 +454,10 @@ export interface HttpOptions {
    * or a bad value throws, naming it.
    */
   limits?: Record<string, number | null>
+  /** Serve `GET /healthz` and `GET /readyz` (default false). */
+  health?: boolean
+  /** Milliseconds a stopping server goes on serving, unready (default 0). */
+  drainDelayMs?: number
 }
 
 /**
@@ -523,6 +527,16 @@ export interface ServerOptions {
    * sealing (core's `SealKey::from_base64_list`).
    */
   sealKeys?: Array<string>
+  /**
+   * Where replicas tell each other of changes: a `redis://` URL (core's
+   * `ServerOptions::with_event_bus_url`).
+   */
+  eventBus?: string
+  /**
+   * This replica's name: legacy session ids start with it (core's
+   * `ServerOptions::with_replica`).
+   */
+  replica?: string
 }
 
 // The client (src/client.rs).

@@ -29,6 +29,8 @@ pub(crate) fn server_options(map: &Map<String, Value>) -> Result<ServerOptions, 
             "requestStateTtlMs",
             "includeServerInfo",
             "tasks",
+            "eventBus",
+            "replica",
         ],
         NAME,
     )?;
@@ -73,6 +75,22 @@ pub(crate) fn server_options(map: &Map<String, Value>) -> Result<ServerOptions, 
         options.tasks = ferromcp_core::host::task_settings::task_options(value)
             .map_err(|e| bad(NAME, format!("\"tasks\": {e}")))?;
     }
+    if let Some(value) = map.get("eventBus") {
+        let url = value
+            .as_str()
+            .ok_or_else(|| bad(NAME, "\"eventBus\" must be a redis:// URL string"))?;
+        options = options
+            .with_event_bus_url(url)
+            .map_err(|e| bad(NAME, format!("\"eventBus\": {e}")))?;
+    }
+    if let Some(value) = map.get("replica") {
+        let name = value
+            .as_str()
+            .ok_or_else(|| bad(NAME, "\"replica\" must be a string"))?;
+        options = options
+            .with_replica(name)
+            .map_err(|e| bad(NAME, format!("\"replica\": {e}")))?;
+    }
     if let Some(value) = map.get("includeServerInfo") {
         options.include_server_info = value
             .as_bool()
@@ -93,7 +111,15 @@ pub(crate) fn http_options(
     const NAME: &str = "options_json";
     only_known(
         map,
-        &["path", "allowedHosts", "allowedOrigins", "auth", "limits"],
+        &[
+            "path",
+            "allowedHosts",
+            "allowedOrigins",
+            "auth",
+            "limits",
+            "health",
+            "drainDelayMs",
+        ],
         NAME,
     )?;
     let mut options = HttpOptions {
@@ -121,6 +147,18 @@ pub(crate) fn http_options(
     }
     if let Some(auth) = map.get("auth") {
         options.auth = Some(protection(verifier, auth)?);
+    }
+    if let Some(health) = map.get("health") {
+        options.health = health
+            .as_bool()
+            .ok_or_else(|| bad(NAME, "\"health\" must be a boolean"))?;
+    }
+    if let Some(delay) = map.get("drainDelayMs") {
+        options.drain_delay = Duration::from_millis(
+            delay
+                .as_u64()
+                .ok_or_else(|| bad(NAME, "\"drainDelayMs\" must be a non-negative integer"))?,
+        );
     }
     Ok(options)
 }

@@ -189,7 +189,14 @@ pub unsafe extern "C" fn ferromcp_server_new(
 ///     "keepFinishedMs":60000,"pollIntervalMs":500,"maxTasks":10000,
 ///     "maxTasksPerClient":1000}` (the defaults; `"ttlMs":null` keeps
 ///     finished tasks until the limits push them out; past a limit,
-///     creating a task fails with a message naming it).
+///     creating a task fails with a message naming it; `"store"`:
+///     `"memory"` or a `redis://` URL where every replica finds the tasks,
+///     default `FERROMCP_TASK_STORE`, else memory);
+///   - `"eventBus"`: a `redis://host:port` URL where replicas tell each
+///     other of changes (default: `FERROMCP_EVENT_BUS`, else none);
+///   - `"replica"`: this replica's name (letters, digits, `-`, `_`): legacy
+///     session ids start with it and a dot, for a load balancer to route
+///     on (default: `FERROMCP_REPLICA`). See docs/DEPLOYING.md.
 /// - `out_server`: receives the server; free it with ferromcp_server_free().
 ///
 /// Returns FERROMCP_INVALID_JSON for unparsable text, a non-object, an
@@ -963,7 +970,12 @@ pub unsafe extern "C" fn ferromcp_server_serve_http(
 ///     - `"bodyReadTimeout"`: seconds for a body after its head (default 30);
 ///     - `"idleTimeout"`: seconds a kept-alive connection may wait for its
 ///       next request (default 60); a streaming response is never cut;
-///     - `"maxBodyBytes"`: largest request body (default 16777216).
+///     - `"maxBodyBytes"`: largest request body (default 16777216);
+///   - `"health"`: true to serve `GET /healthz` (200 while serving) and
+///     `GET /readyz` (200, then 503 once shutdown begins), default false;
+///   - `"drainDelayMs"`: how long a server told to shut down
+///     (ferromcp_server_shutdown()) goes on serving, unready, before it
+///     stops accepting (default 0): time for a load balancer to notice.
 ///
 /// Returns what ferromcp_server_serve_http() returns, and
 /// FERROMCP_INVALID_JSON for bad options (unknown members included; the

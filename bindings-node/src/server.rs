@@ -55,6 +55,12 @@ pub struct JsServerOptions {
     /// Base64 secrets protecting cursors and `requestState`, the first
     /// sealing (core's `SealKey::from_base64_list`).
     pub seal_keys: Option<Vec<String>>,
+    /// Where replicas tell each other of changes: a `redis://` URL (core's
+    /// `ServerOptions::with_event_bus_url`).
+    pub event_bus: Option<String>,
+    /// This replica's name: legacy session ids start with it (core's
+    /// `ServerOptions::with_replica`).
+    pub replica: Option<String>,
 }
 
 /// Where and how to serve Streamable HTTP.
@@ -79,6 +85,10 @@ pub struct JsHttpOptions {
     /// or a bad value throws, naming it.
     #[napi(ts_type = "Record<string, number | null>")]
     pub limits: Option<serde_json::Value>,
+    /// Serve `GET /healthz` and `GET /readyz` (default false).
+    pub health: Option<bool>,
+    /// Milliseconds a stopping server goes on serving, unready (default 0).
+    pub drain_delay_ms: Option<u32>,
 }
 
 /// The address an HTTP server listens on.
@@ -133,6 +143,15 @@ impl JsServer {
         })?;
         let mut server_options = ServerOptions::default();
         if let Some(options) = options {
+            let invalid = |e: String| napi::Error::new(napi::Status::InvalidArg, e);
+            if let Some(url) = &options.event_bus {
+                server_options = server_options
+                    .with_event_bus_url(url)
+                    .map_err(|e| invalid(format!("invalid eventBus: {e}")))?;
+            }
+            if let Some(name) = &options.replica {
+                server_options = server_options.with_replica(name).map_err(invalid)?;
+            }
             if let Some(keys) = &options.seal_keys {
                 server_options.seal_key =
                     ferromcp::server::SealKey::from_base64_list(keys.iter().map(String::as_str))
@@ -353,6 +372,8 @@ impl JsServer {
             allowed_hosts: None,
             allowed_origins: None,
             limits: None,
+            health: None,
+            drain_delay_ms: None,
         });
         // Read before the promise: a bad limit is the caller's mistake,
         // thrown at the call like a wrong argument type.
@@ -378,6 +399,9 @@ impl JsServer {
             http.allowed_hosts = options.allowed_hosts;
             http.allowed_origins = options.allowed_origins;
             http.auth = auth;
+            http.health = options.health.unwrap_or(false);
+            http.drain_delay =
+                std::time::Duration::from_millis(u64::from(options.drain_delay_ms.unwrap_or(0)));
             limits.apply(&mut http);
             let path = http.path.clone();
             let bound = HttpServer::bind(server, http).await?;

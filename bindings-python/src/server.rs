@@ -3,6 +3,7 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
+use std::time::Duration;
 
 use pyo3::PyTraverseError;
 use pyo3::exceptions::{PyOSError, PyValueError};
@@ -54,9 +55,12 @@ impl PyServer {
     /// `SealKey::from_base64_list`). `tasks` are the task settings core
     /// reads (`ttl_ms`,
     /// `keep_finished_ms`, `poll_interval_ms`, `max_tasks`,
-    /// `max_tasks_per_client`).
+    /// `max_tasks_per_client`, `store`). `event_bus` (a `redis://` URL)
+    /// and `replica` (this replica's name) are core's
+    /// `ServerOptions::with_event_bus_url` and `with_replica`.
     #[new]
-    #[pyo3(signature = (name, version, *, instructions=None, json_default=None, caching=None, tasks=None, seal_keys=None))]
+    #[pyo3(signature = (name, version, *, instructions=None, json_default=None, caching=None, tasks=None, seal_keys=None, event_bus=None, replica=None))]
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python constructor
     fn new(
         name: String,
         version: String,
@@ -65,11 +69,21 @@ impl PyServer {
         caching: Option<std::collections::HashMap<String, (u64, String)>>,
         tasks: Option<&Bound<'_, pyo3::types::PyDict>>,
         seal_keys: Option<Vec<String>>,
+        event_bus: Option<String>,
+        replica: Option<String>,
     ) -> PyResult<Self> {
         let mut options = ServerOptions {
             instructions,
             ..ServerOptions::default()
         };
+        if let Some(url) = event_bus {
+            options = options
+                .with_event_bus_url(&url)
+                .map_err(|e| PyValueError::new_err(format!("invalid event_bus: {e}")))?;
+        }
+        if let Some(name) = replica {
+            options = options.with_replica(&name).map_err(PyValueError::new_err)?;
+        }
         if let Some(keys) = seal_keys {
             options.seal_key =
                 ferromcp::server::SealKey::from_base64_list(keys.iter().map(String::as_str))
@@ -279,7 +293,7 @@ impl PyServer {
         // flight get core's grace period.
         let serve = async move { server.serve_stdio_until(stopped).await };
         PyServing {
-            inner: serving::spawn(serve, stop, None, on_finish),
+            inner: serving::spawn(serve, stop, None, Duration::ZERO, on_finish),
         }
     }
 
@@ -293,8 +307,9 @@ impl PyServer {
     /// `header_read_timeout`, `body_read_timeout`, `idle_timeout` in
     /// seconds, `max_body_bytes`; camelCase accepted too); a missing key
     /// keeps its default, an unknown key or a bad value raises ValueError
-    /// naming it.
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None, limits=None))]
+    /// naming it. `health` serves `/healthz` and `/readyz`; `drain_delay`
+    /// (seconds) is how long a stopping server serves on, unready.
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None, limits=None, health=false, drain_delay=None))]
     #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python method
     fn start_http(
         slf: &Bound<'_, Self>,
@@ -306,8 +321,18 @@ impl PyServer {
         allowed_origins: Option<Vec<String>>,
         auth: Option<PyRef<'_, PyProtection>>,
         limits: Option<Bound<'_, PyAny>>,
+        health: bool,
+        drain_delay: Option<f64>,
     ) -> PyResult<PyServing> {
         let py = slf.py();
+        let drain_delay = match drain_delay {
+            None => Duration::ZERO,
+            Some(secs) => Duration::try_from_secs_f64(secs).map_err(|_| {
+                PyValueError::new_err(format!(
+                    "drain_delay must be a non-negative number of seconds, got {secs}"
+                ))
+            })?,
+        };
         // Read before anything binds or registers: a bad limit is the
         // caller's mistake and must leave nothing behind.
         let limits = match limits {
@@ -332,10 +357,13 @@ impl PyServer {
             allowed_hosts,
             allowed_origins,
             auth,
+            health,
+            drain_delay,
             ..defaults
         };
         limits.apply(&mut options);
         let server = slf.get().server.clone();
+        let drain_delay = options.drain_delay;
         let bound = py
             .detach(|| ferromcp::runtime::get().block_on(HttpServer::bind(server, options)))
             .map_err(|e| error::to_py_err(py, &e))?;
@@ -351,7 +379,7 @@ impl PyServer {
             release(py);
         };
         Ok(PyServing {
-            inner: serving::spawn(bound.run(), stop, Some(local_addr), on_finish),
+            inner: serving::spawn(bound.run(), stop, Some(local_addr), drain_delay, on_finish),
         })
     }
 

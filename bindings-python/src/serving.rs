@@ -36,6 +36,8 @@ pub(crate) struct ServingInner {
     changed: Condvar,
     stop: CancellationToken,
     local_addr: Option<SocketAddr>,
+    /// How long a stop waits: [`STOP_GRACE`] plus the HTTP drain delay.
+    stop_grace: Duration,
 }
 
 impl ServingInner {
@@ -96,18 +98,20 @@ impl ServingInner {
     fn block(&self, py: Python<'_>) -> PyResult<()> {
         self.wait(py, None).map(|_| ()).inspect_err(|_| {
             self.stop();
-            py.detach(|| self.wait_finished(STOP_GRACE));
+            py.detach(|| self.wait_finished(self.stop_grace));
         })
     }
 }
 
-/// Spawns `serve` on the shared runtime. `stop` must end it; `on_finish`
-/// runs with the GIL once it has ended, before waiters are woken, so that
-/// Python references it releases are gone by the time `wait()` returns.
+/// Spawns `serve` on the shared runtime. `stop` must end it (after
+/// `drain_delay`, serving on meanwhile); `on_finish` runs with the GIL once
+/// it has ended, before waiters are woken, so that Python references it
+/// releases are gone by the time `wait()` returns.
 pub(crate) fn spawn(
     serve: impl Future<Output = Result<(), Error>> + Send + 'static,
     stop: CancellationToken,
     local_addr: Option<SocketAddr>,
+    drain_delay: Duration,
     on_finish: impl FnOnce(Python<'_>) + Send + 'static,
 ) -> Arc<ServingInner> {
     let inner = Arc::new(ServingInner {
@@ -115,6 +119,7 @@ pub(crate) fn spawn(
         changed: Condvar::new(),
         stop,
         local_addr,
+        stop_grace: STOP_GRACE + drain_delay,
     });
     let task_inner = inner.clone();
     ferromcp::runtime::get().spawn(async move {

@@ -5,6 +5,10 @@
 #
 #   make test-scale      core's Redis tests (core/tests/redis_replicas.rs:
 #                        the bus and the task store on a real redis-server),
+#                        two replicas of a Python, a Node and a C server on
+#                        Redis, set through each language's options
+#                        (tests/scale/test_replicas_python.py,
+#                        replicas-node.test.mjs, replicas_c.c under valgrind),
 #                        then a real redis-server, three replicas of the Rust
 #                        everything-server and a real nginx in front of them
 #                        (tests/scale/nginx.conf.in, the config
@@ -37,7 +41,19 @@ SCALE_BENCH := target/$(PROFILE_DIR)/mcp-bench
 SCALE_ARGS ?=
 
 test-scale: build system-tools-scale
-	PATH="$$PATH:/usr/sbin" cargo test -p ferromcp $(CARGO_PROFILE_FLAG) --test redis_replicas -- --ignored
+	cargo test -p ferromcp $(CARGO_PROFILE_FLAG) --test redis_replicas -- --ignored
+	$(VENV)/bin/python -m pytest -q tests/scale/test_replicas_python.py
+	$(NODE) --test tests/scale/replicas-node.test.mjs
+	@mkdir -p $(C_TEST_DIR)
+	$(C_CC) $(C_WARNINGS) -O0 -g $(C_INCLUDE) tests/scale/replicas_c.c $(C_LIB) $(C_LDLIBS) \
+		-o $(C_TEST_DIR)/replicas_c
+	@# A redis-server of its own for the C test, on a free port, stopped on exit.
+	@set -e; port=$$($(VENV)/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
+		redis-server --port $$port --bind 127.0.0.1 --save '' --appendonly no >/dev/null & redis=$$!; \
+		trap "kill $$redis" EXIT; \
+		for i in $$(seq 200); do redis-cli -p $$port ping >/dev/null 2>&1 && break; sleep 0.05; done; \
+		echo "valgrind $(C_TEST_DIR)/replicas_c redis://127.0.0.1:$$port"; \
+		$(C_VALGRIND) $(C_TEST_DIR)/replicas_c redis://127.0.0.1:$$port
 	PATH="$$PATH:/usr/sbin" $(VENV)/bin/python tests/scale/run.py \
 		--server target/bin/everything-server --bench $(SCALE_BENCH) $(SCALE_ARGS)
 

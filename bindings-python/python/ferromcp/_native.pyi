@@ -196,6 +196,8 @@ class Server:
         caching: dict[str, tuple[int, str]] | None = None,
         tasks: dict[str, Any] | None = None,
         seal_keys: list[str] | None = None,
+        event_bus: str | None = None,
+        replica: str | None = None,
     ) -> Server: ...
     @property
     def name(self) -> str: ...
@@ -242,6 +244,8 @@ class Server:
         allowed_origins: list[str] | None = None,
         auth: Protection | None = None,
         limits: Mapping[str, Any] | None = None,
+        health: bool = False,
+        drain_delay: float | None = None,
     ) -> Serving: ...
 
 @final

@@ -98,6 +98,10 @@ class TaskSettings(TypedDict, total=False):
     and past the limit creating a task fails with an error naming it."""
     max_tasks_per_client: int
     """Tasks kept at once for one client (default 1,000)."""
+    store: str
+    """Where tasks are kept: ``"memory"`` (this process) or a ``redis://``
+    URL, where every replica finds them. Default: ``FERROMCP_TASK_STORE``,
+    else memory."""
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -170,6 +174,14 @@ class _HttpOptions(TypedDict, total=False):
     allowed_origins: Sequence[str] | None
     auth: Protection | None
     limits: HttpLimits | None
+    health: bool
+    """Serve ``GET /healthz`` (200 while serving) and ``GET /readyz`` (200,
+    then 503 once the server starts stopping), for a load balancer or
+    Kubernetes probes (default ``False``)."""
+    drain_delay: float
+    """Seconds a stopping server goes on serving, unready, before it stops
+    accepting (default 0): time for a load balancer to see ``/readyz``
+    fail. See ``docs/DEPLOYING.md``."""
 
 
 class Server:
@@ -207,6 +219,13 @@ class Server:
             opening (to rotate, put the new key first). Replicas with the
             same keys accept each other's state. Default: the
             comma-separated ``FERROMCP_SEAL_KEYS``, else a random key.
+        event_bus: Where replicas tell each other of changes (list changes,
+            resource updates, tasks): a ``redis://host:port`` URL. Default:
+            ``FERROMCP_EVENT_BUS``, else none (one process). See
+            ``docs/DEPLOYING.md``.
+        replica: This replica's name (letters, digits, ``-``, ``_``):
+            2025-11-25 session ids start with it and a dot, for a load
+            balancer to route on. Default: ``FERROMCP_REPLICA``.
 
     >>> Server("demo", caching={"tools": (60_000, "public")}).name
     'demo'
@@ -221,6 +240,8 @@ class Server:
         caching: Mapping[str, tuple[int, CacheScope]] | None = None,
         tasks: TaskSettings | None = None,
         seal_keys: Sequence[str] | None = None,
+        event_bus: str | None = None,
+        replica: str | None = None,
     ) -> None:
         self._native = _native.Server(
             name,
@@ -230,6 +251,8 @@ class Server:
             caching=dict(caching) if caching is not None else None,
             tasks=dict(tasks) if tasks is not None else None,
             seal_keys=list(seal_keys) if seal_keys is not None else None,
+            event_bus=event_bus,
+            replica=replica,
         )
         # (kind, name) of every async handler: run() needs an asyncio loop for them.
         self._async_handlers: set[tuple[str, str]] = set()
@@ -747,7 +770,7 @@ class Server:
                     # server may already be answering) skips its graceful
                     # stop: stop here the same way (again is harmless).
                     serving.stop()
-                    serving.wait(10)
+                    serving.wait(_STOP_GRACE + http.get("drain_delay", 0.0))
                     raise
         except KeyboardInterrupt:
             pass
@@ -796,7 +819,7 @@ class Server:
                 await asyncio.to_thread(serving.wait)
             except asyncio.CancelledError:
                 serving.stop()
-                await asyncio.to_thread(serving.wait, _STOP_GRACE)
+                await asyncio.to_thread(serving.wait, _STOP_GRACE + http.get("drain_delay", 0.0))
                 raise
 
     def start(
@@ -844,6 +867,8 @@ class Server:
             allowed_origins=list(allowed_origins) if allowed_origins is not None else None,
             auth=auth._native() if auth is not None else None,
             limits=dict(limits) if limits is not None else None,
+            health=http.get("health", False),
+            drain_delay=http.get("drain_delay"),
         )
 
     def asgi_app(

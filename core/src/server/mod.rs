@@ -139,6 +139,43 @@ pub struct ServerOptions {
     pub replica: Option<String>,
 }
 
+impl ServerOptions {
+    /// These options on the event bus at `url` (`redis://host:port[/db]`,
+    /// see [`bus_for_url`]): what every binding's event bus option does.
+    ///
+    /// ```
+    /// use ferromcp::server::ServerOptions;
+    /// let options = ServerOptions::default().with_event_bus_url("redis://127.0.0.1:6379")?;
+    /// assert!(options.event_bus.is_some());
+    /// assert!(ServerOptions::default().with_event_bus_url("kafka://x").is_err());
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn with_event_bus_url(mut self, url: &str) -> Result<ServerOptions, String> {
+        self.event_bus = Some(bus_for_url(url)?);
+        Ok(self)
+    }
+
+    /// These options for the replica named `name` (see
+    /// [`ServerOptions::replica`]); a name that is not letters, digits, `-`
+    /// and `_` (at most 64) is refused.
+    ///
+    /// ```
+    /// use ferromcp::server::ServerOptions;
+    /// assert_eq!(ServerOptions::default().with_replica("r1")?.replica.as_deref(), Some("r1"));
+    /// assert!(ServerOptions::default().with_replica("r1.x").is_err());
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn with_replica(mut self, name: &str) -> Result<ServerOptions, String> {
+        if !valid_replica(name) {
+            return Err(format!(
+                "replica name {name:?}: letters, digits, '-' and '_' only (at most 64)"
+            ));
+        }
+        self.replica = Some(name.to_owned());
+        Ok(self)
+    }
+}
+
 /// The environment variable naming this replica (see [`ServerOptions::replica`]).
 pub const REPLICA_ENV: &str = "FERROMCP_REPLICA";
 

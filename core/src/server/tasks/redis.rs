@@ -181,8 +181,8 @@ impl Inner {
     }
 
     /// Renews this replica's heartbeat every second from now on, for as
-    /// long as the process runs (a replica that created a task).
-    async fn beat(&self) -> Result<(), TaskStoreError> {
+    /// long as the store lives (a replica that created a task).
+    async fn beat(self: &Arc<Self>) -> Result<(), TaskStoreError> {
         let key = self.heartbeat_key(&self.replica);
         let connection = self.connection().await?;
         let beat = |mut connection: ConnectionManager, key: String| async move {
@@ -198,11 +198,22 @@ impl Inner {
             .await
             .map_err(failed)?;
         if self.heartbeat.set(()).is_ok() {
+            // Weak: a dropped store (its server freed) stops beating, and
+            // its connection closes.
+            let store = Arc::downgrade(self);
+            drop(connection);
             crate::runtime::spawn_here_or_shared(async move {
                 let mut every = tokio::time::interval(HEARTBEAT_EVERY);
+                every.tick().await;
                 loop {
                     every.tick().await;
-                    if let Err(error) = beat(connection.clone(), key.clone()).await {
+                    let Some(connection) = store
+                        .upgrade()
+                        .and_then(|store| store.connection.get().cloned())
+                    else {
+                        return;
+                    };
+                    if let Err(error) = beat(connection, key.clone()).await {
                         tracing::warn!(%error, "task store: heartbeat not renewed");
                     }
                 }
@@ -211,7 +222,7 @@ impl Inner {
         Ok(())
     }
 
-    async fn create_now(&self, task: StoredTask) -> Result<(), TaskStoreError> {
+    async fn create_now(self: &Arc<Self>, task: StoredTask) -> Result<(), TaskStoreError> {
         self.beat().await?;
         let mut connection = self.connection().await?;
         let id = task.task.task_id.clone();
