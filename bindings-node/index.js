@@ -478,6 +478,7 @@ class Server {
    * `serveHttp({ port: 8000, limits: { maxConnectionsPerAddress: 32, idleTimeout: 30 } })`.
    * @param {{ port?: number, host?: string, path?: string, allowedHosts?: string[],
    *   allowedOrigins?: string[], handleSignals?: boolean, health?: boolean, drainDelayMs?: number,
+   *   tls?: { certFile: string, keyFile: string, clientCaFile?: string, clientAuthOptional?: boolean },
    *   limits?: { maxConnections?: number, maxConnectionsPerAddress?: number | null,
    *     headerReadTimeout?: number, bodyReadTimeout?: number, idleTimeout?: number,
    *     maxBodyBytes?: number },

@@ -458,6 +458,11 @@ export interface HttpOptions {
   health?: boolean
   /** Milliseconds a stopping server goes on serving, unready (default 0). */
   drainDelayMs?: number
+  /**
+   * Serve `https://`: core's TLS settings (`certFile`, `keyFile`,
+   * `clientCaFile`, `clientAuthOptional`; `host::server_tls`).
+   */
+  tls?: { certFile: string; keyFile: string; clientCaFile?: string; clientAuthOptional?: boolean }
 }
 
 /**

@@ -3220,7 +3220,13 @@ enum ferromcp_status ferromcp_server_serve_http(const struct ferromcp_server *se
  *     `GET /readyz` (200, then 503 once shutdown begins), default false;
  *   - `"drainDelayMs"`: how long a server told to shut down
  *     (ferromcp_server_shutdown()) goes on serving, unready, before it
- *     stops accepting (default 0): time for a load balancer to notice.
+ *     stops accepting (default 0): time for a load balancer to notice;
+ *   - `"tls"`: serve `https://`: `{"certFile":"cert.pem","keyFile":
+ *     "key.pem"}` (PEM, read when serving starts: a bad file fails the
+ *     call with FERROMCP_HTTP, the message naming the file; read again
+ *     when they change), with `"clientCaFile"` to require client certificates
+ *     it signed and `"clientAuthOptional":true` to serve clients without
+ *     one too.
  *
  * Returns what ferromcp_server_serve_http() returns, and
  * FERROMCP_INVALID_JSON for bad options (unknown members included; the

@@ -119,6 +119,7 @@ pub(crate) fn http_options(
             "limits",
             "health",
             "drainDelayMs",
+            "tls",
         ],
         NAME,
     )?;
@@ -152,6 +153,10 @@ pub(crate) fn http_options(
         options.health = health
             .as_bool()
             .ok_or_else(|| bad(NAME, "\"health\" must be a boolean"))?;
+    }
+    if let Some(tls) = map.get("tls") {
+        options.tls = ferromcp_core::host::server_tls::server_tls(tls)
+            .map_err(|e| bad(NAME, format!("\"tls\": {e}")))?;
     }
     if let Some(delay) = map.get("drainDelayMs") {
         options.drain_delay = Duration::from_millis(

@@ -89,6 +89,12 @@ pub struct JsHttpOptions {
     pub health: Option<bool>,
     /// Milliseconds a stopping server goes on serving, unready (default 0).
     pub drain_delay_ms: Option<u32>,
+    /// Serve `https://`: core's TLS settings (`certFile`, `keyFile`,
+    /// `clientCaFile`, `clientAuthOptional`; `host::server_tls`).
+    #[napi(
+        ts_type = "{ certFile: string; keyFile: string; clientCaFile?: string; clientAuthOptional?: boolean }"
+    )]
+    pub tls: Option<serde_json::Value>,
 }
 
 /// The address an HTTP server listens on.
@@ -374,6 +380,7 @@ impl JsServer {
             limits: None,
             health: None,
             drain_delay_ms: None,
+            tls: None,
         });
         // Read before the promise: a bad limit is the caller's mistake,
         // thrown at the call like a wrong argument type.
@@ -382,9 +389,16 @@ impl JsServer {
                 .map_err(|e| napi::Error::new(Status::InvalidArg, e.to_string()))?,
             None => HttpLimits::default(),
         };
+        let tls = match &options.tls {
+            Some(tls) => ferromcp::host::server_tls::server_tls(tls)
+                .map_err(|e| napi::Error::new(Status::InvalidArg, format!("invalid tls: {e}")))?,
+            None => None,
+        };
         runtime::spawn_promise(env, async move {
+            let scheme = if tls.is_some() { "https" } else { "http" };
             let mut http = HttpOptions {
                 shutdown,
+                tls,
                 ..HttpOptions::default()
             };
             let port = options.port.unwrap_or(http.bind.port());
@@ -410,7 +424,7 @@ impl JsServer {
                 let address = JsHttpAddress {
                     host: local.ip().to_string(),
                     port: local.port(),
-                    url: format!("http://{local}{path}"),
+                    url: format!("{scheme}://{local}{path}"),
                 };
                 on_listening.call(address, ThreadsafeFunctionCallMode::NonBlocking);
             }

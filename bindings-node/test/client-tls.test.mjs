@@ -93,3 +93,35 @@ test('https with a private CA; refused without it', { skip: !hasOpenssl() && 'ne
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the server serves https itself with its own certificate', { skip: !hasOpenssl() && 'needs openssl' }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferromcp-node-server-tls-'));
+  try {
+    makePki(dir);
+    const server = new Server({ name: 'tls-server', version: '1.0.0' }).tool(
+      'hello',
+      { inputSchema: { type: 'object' } },
+      () => 'hi from a tls server',
+    );
+    const tlsFiles = { certFile: join(dir, 'server.pem'), keyFile: join(dir, 'server.key') };
+    let url;
+    const served = new Promise((resolve, reject) => {
+      server
+        .serveHttp({ port: 0, tls: tlsFiles, handleSignals: false, onListening: (address) => resolve((url = address.url)) })
+        .catch(reject);
+    });
+    await served;
+    assert.match(url, /^https:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const client = await Client.http(url.replace('127.0.0.1', 'localhost'), { caCerts: [join(dir, 'ca.pem')] });
+    try {
+      assert.equal((await client.callTool('hello')).content[0].text, 'hi from a tls server');
+    } finally {
+      await client.close();
+    }
+    server.close();
+    // A settings mistake throws at the call, naming the member.
+    assert.throws(() => server.serveHttp({ port: 0, tls: { certFile: 'x.pem' }, handleSignals: false }), /keyFile/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -308,8 +308,9 @@ impl PyServer {
     /// seconds, `max_body_bytes`; camelCase accepted too); a missing key
     /// keeps its default, an unknown key or a bad value raises ValueError
     /// naming it. `health` serves `/healthz` and `/readyz`; `drain_delay`
-    /// (seconds) is how long a stopping server serves on, unready.
-    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None, limits=None, health=false, drain_delay=None))]
+    /// (seconds) is how long a stopping server serves on, unready. `tls`
+    /// is a dict of core's TLS settings (`host::server_tls`).
+    #[pyo3(signature = (host="127.0.0.1", port=8000, event_loop=None, *, path=None, allowed_hosts=None, allowed_origins=None, auth=None, limits=None, health=false, drain_delay=None, tls=None))]
     #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python method
     fn start_http(
         slf: &Bound<'_, Self>,
@@ -323,8 +324,14 @@ impl PyServer {
         limits: Option<Bound<'_, PyAny>>,
         health: bool,
         drain_delay: Option<f64>,
+        tls: Option<Bound<'_, PyAny>>,
     ) -> PyResult<PyServing> {
         let py = slf.py();
+        let tls = match tls {
+            Some(tls) => ferromcp::host::server_tls::server_tls(&values::from_python(&tls, None)?)
+                .map_err(|e| PyValueError::new_err(format!("invalid tls: {e}")))?,
+            None => None,
+        };
         let drain_delay = match drain_delay {
             None => Duration::ZERO,
             Some(secs) => Duration::try_from_secs_f64(secs).map_err(|_| {
@@ -359,6 +366,7 @@ impl PyServer {
             auth,
             health,
             drain_delay,
+            tls,
             ..defaults
         };
         limits.apply(&mut options);

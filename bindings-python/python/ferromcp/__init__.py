@@ -50,7 +50,7 @@ from .errors import (
     UrlElicitationRequiredError,
 )
 from .oauth import LoopbackRedirect, OAuth, TokenStore
-from .server import HttpLimits, Server, TaskSettings, Transport
+from .server import HttpLimits, Server, ServerTls, TaskSettings, Transport
 
 # The version compiled into the extension, which is the wheel's (both come
 # from Cargo.toml). Not importlib.metadata: importing it costs about 60 ms,
@@ -95,6 +95,7 @@ __all__ = [
     "ResourceNotFoundError",
     "Root",
     "Server",
+    "ServerTls",
     "Serving",
     "Skill",
     "SkillFile",

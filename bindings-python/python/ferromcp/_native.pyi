@@ -246,6 +246,7 @@ class Server:
         limits: Mapping[str, Any] | None = None,
         health: bool = False,
         drain_delay: float | None = None,
+        tls: Mapping[str, Any] | None = None,
     ) -> Serving: ...
 
 @final

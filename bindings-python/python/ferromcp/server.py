@@ -40,6 +40,28 @@ Transport = Literal["stdio", "http"]
 stdin/stdout) or ``"http"`` (Streamable HTTP at ``http://host:port/mcp``)."""
 
 
+class ServerTls(TypedDict, total=False):
+    """TLS on the server itself (``tls=`` of :meth:`Server.run`,
+    :meth:`Server.serve` and :meth:`Server.start`), for deployments without
+    a proxy that terminates it. The files are PEM, read when the server
+    starts (a bad file raises ``ferromcp.TransportError`` then) and read
+    again when they change, so a renewed certificate is served without a
+    restart. Core reads the keys (``host::server_tls``), the same in every
+    language.
+
+    >>> tls: ServerTls = {"cert_file": "cert.pem", "key_file": "key.pem"}
+    """
+
+    cert_file: str
+    """The certificate chain (required)."""
+    key_file: str
+    """The private key (required)."""
+    client_ca_file: str
+    """CAs of the client certificates accepted: mutual TLS."""
+    client_auth_optional: bool
+    """With ``client_ca_file``: serve clients without a certificate too."""
+
+
 class HttpLimits(TypedDict, total=False):
     """Limits of the HTTP server against clients that hold it without using
     it (``limits=`` of :meth:`Server.run`, :meth:`Server.serve` and
@@ -182,6 +204,8 @@ class _HttpOptions(TypedDict, total=False):
     """Seconds a stopping server goes on serving, unready, before it stops
     accepting (default 0): time for a load balancer to see ``/readyz``
     fail. See ``docs/DEPLOYING.md``."""
+    tls: ServerTls | None
+    """Serve ``https://`` (see :class:`ServerTls`)."""
 
 
 class Server:
@@ -869,6 +893,7 @@ class Server:
             limits=dict(limits) if limits is not None else None,
             health=http.get("health", False),
             drain_delay=http.get("drain_delay"),
+            tls=dict(tls) if (tls := http.get("tls")) is not None else None,
         )
 
     def asgi_app(

@@ -2,6 +2,7 @@
 //! that a binding only adapts values and callbacks:
 //!
 //! - [`settings`]: a client's settings read once from the host's value;
+//! - `server_tls`: a server's TLS settings (certificate files, client CAs);
 //! - [`input`]: what a host's input handler answered, as the request's answer;
 //! - [`listen`]: an open `subscriptions/listen` stream a host object holds;
 //! - [`headers`], [`http_body`]: a request's headers as a handler sees them,
@@ -20,6 +21,8 @@ pub mod http_body;
 pub mod input;
 pub mod listen;
 pub mod oauth;
+#[cfg(feature = "tls")]
+pub mod server_tls;
 pub mod settings;
 pub mod task_settings;
 pub mod threads;

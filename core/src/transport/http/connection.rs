@@ -55,15 +55,30 @@ pub(super) struct Deadlines {
 /// Serves one connection until it ends, a deadline passes, the listener
 /// sheds it (through `activity`), or shutdown (then gracefully: the request
 /// in progress finishes).
+#[allow(clippy::too_many_arguments)] // one connection's parts, handed over once
 pub(super) async fn serve(
     endpoint: HttpEndpoint,
     deadlines: Deadlines,
     stream: TcpStream,
+    tls: Option<TlsAcceptor>,
     peer: SocketAddr,
     hangup: Hangup,
     shutdown: CancellationToken,
     activity: Arc<Activity>,
 ) {
+    let stream = match tls {
+        None => Io::Plain(stream),
+        Some(acceptor) => {
+            tokio::select! {
+                io = handshake(acceptor, stream, deadlines.header_read, peer) => match io {
+                    Some(io) => io,
+                    None => return,
+                },
+                _ = shutdown.cancelled() => return,
+                _ = activity.shed_requested() => return,
+            }
+        }
+    };
     let peer_gone = hangup.token().clone();
     let service_activity = activity.clone();
     let service = service_fn(move |req: http::Request<Incoming>| {
@@ -370,8 +385,101 @@ impl<B: Body + Unpin> Body for Tracked<B> {
 }
 
 /// The connection's stream, noting when request bytes arrive.
-struct Watched {
+/// What a connection reads and writes: the socket, or TLS over it.
+enum Io {
+    Plain(TcpStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+#[cfg(feature = "tls")]
+pub(super) type TlsAcceptor = tokio_rustls::TlsAcceptor;
+
+/// Without the `tls` feature there is no acceptor to give.
+#[cfg(not(feature = "tls"))]
+#[derive(Clone)]
+pub(super) enum TlsAcceptor {}
+
+/// The TLS side of a new connection: the handshake, within the deadline of
+/// a new connection (as a request head would be), so a client that
+/// connects and stalls holds nothing for long; `None` if it failed.
+#[cfg(feature = "tls")]
+async fn handshake(
+    acceptor: TlsAcceptor,
     stream: TcpStream,
+    deadline: Duration,
+    peer: SocketAddr,
+) -> Option<Io> {
+    match tokio::time::timeout(deadline, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => Some(Io::Tls(Box::new(tls))),
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, error = %e, "TLS handshake failed");
+            None
+        }
+        Err(_) => {
+            tracing::debug!(%peer, "TLS handshake timed out");
+            None
+        }
+    }
+}
+
+#[cfg(not(feature = "tls"))]
+async fn handshake(acceptor: TlsAcceptor, _: TcpStream, _: Duration, _: SocketAddr) -> Option<Io> {
+    match acceptor {}
+}
+
+macro_rules! both {
+    ($io:expr, $s:ident => $e:expr) => {
+        match $io {
+            Io::Plain($s) => $e,
+            #[cfg(feature = "tls")]
+            Io::Tls($s) => $e,
+        }
+    };
+}
+
+impl AsyncRead for Io {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        both!(self.get_mut(), s => Pin::new(s).poll_read(cx, buf))
+    }
+}
+
+impl AsyncWrite for Io {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        both!(self.get_mut(), s => Pin::new(s).poll_write(cx, buf))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        both!(self.get_mut(), s => Pin::new(s).poll_write_vectored(cx, bufs))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        both!(self, s => s.is_write_vectored())
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        both!(self.get_mut(), s => Pin::new(s).poll_flush(cx))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        both!(self.get_mut(), s => Pin::new(s).poll_shutdown(cx))
+    }
+}
+
+struct Watched {
+    stream: Io,
     activity: Arc<Activity>,
 }
 

@@ -126,6 +126,11 @@ pub struct HttpOptions {
     /// Protection by OAuth bearer tokens (see [`super::ProtectedResource`]);
     /// `None` serves everyone.
     pub auth: Option<super::ProtectedResource>,
+    /// Serve `https://` (see [`super::ServerTls`]: PEM files reloaded when
+    /// they change, optional client certificates); `None` serves plain
+    /// HTTP, as behind a proxy that terminates TLS.
+    #[cfg(feature = "tls")]
+    pub tls: Option<super::ServerTls>,
 }
 
 impl Default for HttpOptions {
@@ -147,6 +152,8 @@ impl Default for HttpOptions {
             max_connections: 1024,
             max_connections_per_address: None,
             auth: None,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
@@ -183,6 +190,8 @@ pub struct HttpServer {
     listener: TcpListener,
     server: Server,
     options: HttpOptions,
+    /// Wraps each connection in TLS (`options.tls`), built once at bind.
+    tls: Option<connection::TlsAcceptor>,
 }
 
 /// Binds and serves until `options.shutdown` is cancelled.
@@ -192,12 +201,23 @@ pub async fn serve(server: Server, options: HttpOptions) -> Result<(), Error> {
 
 impl HttpServer {
     /// Binds the listening socket.
+    /// Fails when the address cannot be bound, or the TLS files cannot be
+    /// read (a misconfigured server does not start).
     pub async fn bind(server: Server, options: HttpOptions) -> Result<HttpServer, Error> {
+        #[cfg(feature = "tls")]
+        let tls = options
+            .tls
+            .as_ref()
+            .map(super::ServerTls::acceptor)
+            .transpose()?;
+        #[cfg(not(feature = "tls"))]
+        let tls = None;
         let listener = listen(options.bind)?;
         Ok(HttpServer {
             listener,
             server,
             options,
+            tls,
         })
     }
 
@@ -309,6 +329,7 @@ impl HttpServer {
                 }
             };
             let endpoint = endpoint.clone();
+            let tls = self.tls.clone();
             let conn_shutdown = shutdown.clone();
             let activity = Arc::new(Activity::new());
             let registration = live.register(peer.ip(), activity.clone());
@@ -317,6 +338,7 @@ impl HttpServer {
                     endpoint,
                     deadlines,
                     stream,
+                    tls,
                     peer,
                     hangup,
                     conn_shutdown,

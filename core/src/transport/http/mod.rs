@@ -42,6 +42,8 @@ mod limits;
 mod listener;
 mod live;
 mod options;
+#[cfg(feature = "tls")]
+mod tls;
 
 pub use auth::ProtectedResource;
 pub use body::McpBody;
@@ -49,3 +51,5 @@ pub use embed::{BodyAborted, BodySender, ExchangeInfo, HttpEndpoint, RequestBody
 pub use limits::{HttpLimits, HttpLimitsError};
 pub use listener::{HttpOptions, HttpServer, serve};
 pub use options::{EndpointOptions, Health};
+#[cfg(feature = "tls")]
+pub use tls::ServerTls;
