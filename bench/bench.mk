@@ -5,8 +5,13 @@
 # Builds every ferromcp artifact optimised, installs the official SDKs pinned
 # in bench/sdk/ into the git-ignored .cache/bench/, then measures every server
 # of bench/servers.json round by round with the load generator (mcp-bench),
-# which pins itself to CPU 0 and the servers to CPU 1. Then the clients of
-# bench/clients.json, each calling the Rust echo server (see
+# which pins itself to CPU 0 and the servers to CPU 1. Then the scale-out
+# rows (bench/src/scale.rs, issue 29: the Rust everything-server without and
+# with the Redis event bus, and a change's fan-out to 1,000 listen streams
+# over 3 replicas, on a real redis-server, which system-tools-scale of
+# tests/scale/scale.mk installs; about 30 s, 12 s short;
+# `target/release/mcp-bench scale [--short]` runs them alone). Then the
+# clients of bench/clients.json, each calling the Rust echo server (see
 # bench/src/clients.rs). Prints the figures, ratios and targets tables and
 # writes bench/results/latest.{json,md}.
 # BENCH_ARGS passes more options to `mcp-bench run` (e.g. --only a,b).
@@ -28,7 +33,7 @@ BENCH_ARGS ?=
 # instead of stopping the run, and is not measured from a stale artifact.
 BENCH_BUILD_PARTS := build-rust build-python build-node build-c
 
-bench: bench-tools bench-sdks
+bench: bench-tools bench-sdks system-tools-scale
 	@failed=""; \
 	for part in $(BENCH_BUILD_PARTS); do \
 		$(MAKE) --no-print-directory $$part RELEASE=1 || failed="$$failed $$part"; \

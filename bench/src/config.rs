@@ -102,6 +102,16 @@ fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
         .collect()
 }
 
+/// Only the targets of the config (the scale rows are not servers of it,
+/// so their manifest entries need not resolve).
+pub fn load_targets(config_path: &Path) -> Result<Vec<Target>, String> {
+    let text = std::fs::read_to_string(config_path)
+        .map_err(|e| format!("cannot read {}: {e}", config_path.display()))?;
+    let config: Config =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", config_path.display()))?;
+    Ok(config.targets)
+}
+
 /// Reads the config and resolves manifest references.
 pub fn load(config_path: &Path, manifest_path: &Path) -> Result<(Config, Vec<Server>), String> {
     let text = std::fs::read_to_string(config_path)

@@ -2,7 +2,9 @@
 //!
 //! `mcp-bench run` drives every server of bench/servers.json round by round
 //! and prints figures, ratios and target checks; `mcp-bench http`, `stdio`
-//! and `cold` measure one server. `baseline-server` is the physical-limit
+//! and `cold` measure one server; `scale` (also part of `run`) measures the
+//! Redis event bus's cost to plain calls and the fan-out of a change to
+//! 1,000 listen streams over 3 replicas. `baseline-server` is the physical-limit
 //! reference: hyper + serde_json answering just the echo tool.
 
 pub mod clients;
@@ -12,6 +14,7 @@ pub mod http;
 pub mod proc;
 pub mod report;
 pub mod runner;
+pub mod scale;
 pub mod soak;
 pub mod stats;
 pub mod stdio;

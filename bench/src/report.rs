@@ -133,6 +133,9 @@ pub struct Report {
     pub clients: Vec<Outcome>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub client_targets: Vec<TargetResult>,
+    /// The scale-out figures (issue 29), measured in the same run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale: Option<crate::scale::ScaleReport>,
 }
 
 /// `1234567.8` → `1,234,568`.
@@ -381,7 +384,15 @@ pub fn markdown(report: &Report) -> String {
         crate::proc::MACHINE_ONLY_ENV
     );
     if report.servers.is_empty() {
-        // `--clients-only`: no server tables full of dashes.
+        // `--clients-only` (or `--only scale`): no server tables full of
+        // dashes.
+        if let Some(scale) = &report.scale {
+            m.push_str(&crate::scale::markdown(scale, &report.plan));
+            if !report.targets.is_empty() {
+                let _ = writeln!(m, "\n### Targets\n");
+                m.push_str(&targets_table(&report.targets));
+            }
+        }
         m.push_str(&crate::clients::markdown(
             &report.clients,
             &report.client_targets,
@@ -397,8 +408,11 @@ pub fn markdown(report: &Report) -> String {
     );
     m.push_str(&ratios_table(&report.servers));
     m.push_str(&event_loop_table(&report.servers));
+    if let Some(scale) = &report.scale {
+        m.push_str(&crate::scale::markdown(scale, &report.plan));
+    }
     if !report.targets.is_empty() {
-        let _ = writeln!(m, "\n### Targets (issue #6, item 4)\n");
+        let _ = writeln!(m, "\n### Targets (issue #6, item 4; issue 29)\n");
         m.push_str(&targets_table(&report.targets));
     }
     let noted: Vec<&Outcome> = report

@@ -36,6 +36,9 @@ pub struct Plan {
     pub cold_starts_per_round: usize,
     pub payload_bytes: usize,
     pub payload_reps: usize,
+    /// Listen streams and measured triggers of the fan-out (`scale`).
+    pub fan_out_streams: usize,
+    pub fan_out_triggers: usize,
     /// Core the servers are pinned to (`taskset`), if pinning.
     pub server_cpu: Option<usize>,
     /// Core the load generator is pinned to, if pinning.
@@ -56,6 +59,8 @@ impl Plan {
             cold_starts_per_round: 4,
             payload_bytes: 1 << 20,
             payload_reps: 5,
+            fan_out_streams: 1000,
+            fan_out_triggers: 20,
             server_cpu: None,
             generator_cpu: None,
         }
@@ -69,15 +74,16 @@ impl Plan {
             warmup_secs: 0.3,
             cold_starts_per_round: 2,
             payload_reps: 3,
+            fan_out_triggers: 8,
             ..Plan::full(root)
         }
     }
 
-    fn phase(&self) -> Duration {
+    pub(crate) fn phase(&self) -> Duration {
         Duration::from_secs_f64(self.phase_secs)
     }
 
-    fn warmup(&self) -> Duration {
+    pub(crate) fn warmup(&self) -> Duration {
         Duration::from_secs_f64(self.warmup_secs)
     }
 }
@@ -113,7 +119,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn new(server: &Server) -> Outcome {
+    pub(crate) fn new(server: &Server) -> Outcome {
         Outcome {
             name: server.spec.name.clone(),
             kind: server.spec.kind.clone(),
@@ -133,7 +139,7 @@ impl Outcome {
         }
     }
 
-    fn note_error(&mut self, phase: &str, why: &str) {
+    pub(crate) fn note_error(&mut self, phase: &str, why: &str) {
         let line = format!("{phase}: {why}");
         if self.error_messages.len() < 8 && !self.error_messages.contains(&line) {
             self.error_messages.push(line);
@@ -147,7 +153,7 @@ impl Outcome {
         }
     }
 
-    fn count(&mut self, phase: &str, r: &LoadResult) {
+    pub(crate) fn count(&mut self, phase: &str, r: &LoadResult) {
         self.checked_replies += r.ok;
         self.errors += r.errors;
         if let Some(why) = &r.first_error {
@@ -160,7 +166,7 @@ impl Outcome {
         self.median.get(metric).copied()
     }
 
-    fn summarise(&mut self) {
+    pub(crate) fn summarise(&mut self) {
         let mut keys: Vec<&String> = self.rounds.iter().flat_map(|r| r.keys()).collect();
         keys.sort_unstable();
         keys.dedup();
@@ -199,11 +205,11 @@ fn launch(plan: &Plan, argv: Vec<String>, log: Option<PathBuf>) -> Launch {
 }
 
 /// CPU time of the load generator itself, to show what it costs per call.
-fn own_cpu_seconds() -> f64 {
+pub(crate) fn own_cpu_seconds() -> f64 {
     proc::cpu_seconds(&[std::process::id()])
 }
 
-fn record_generator(figures: &mut Figures, prefix: &str, r: &LoadResult, cpu_secs: f64) {
+pub(crate) fn record_generator(figures: &mut Figures, prefix: &str, r: &LoadResult, cpu_secs: f64) {
     if r.ok > 0 {
         figures.insert(
             format!("{prefix}_generator_cpu_us"),
@@ -212,7 +218,12 @@ fn record_generator(figures: &mut Figures, prefix: &str, r: &LoadResult, cpu_sec
     }
 }
 
-fn record_load(figures: &mut Figures, prefix: &str, r: &mut LoadResult, cpu_secs: Option<f64>) {
+pub(crate) fn record_load(
+    figures: &mut Figures,
+    prefix: &str,
+    r: &mut LoadResult,
+    cpu_secs: Option<f64>,
+) {
     figures.insert(format!("{prefix}_rps"), r.rate());
     let l: Latency = r.latency();
     figures.insert(format!("{prefix}_p50_us"), l.p50_us);

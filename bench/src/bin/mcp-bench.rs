@@ -4,6 +4,10 @@
 //! mcp-bench run   [--short] [--rounds N] [--phase SECS] [--only a,b] [--config FILE]
 //!                 [--manifest FILE] [--root DIR] [--out DIR] [--no-pin]
 //!                 [--generator-cpu N] [--server-cpu N] [--strict] [--clients FILE|none] [--clients-only]
+//!                 [--no-scale]
+//! mcp-bench scale [--short] [--rounds N] [--phase SECS] [--streams N] [--triggers N]
+//!                 [--config FILE] [--manifest FILE] [--root DIR] [--no-pin]
+//!                 [--generator-cpu N] [--server-cpu N] [--json FILE]
 //! mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
 //! mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS…
 //! mcp-bench cold  [--times N] -- CMD ARGS…
@@ -17,6 +21,12 @@
 //! `ferromcp_bench::clients`): read by default only when --config is not
 //! given, so a custom server list runs no clients unless --clients names a
 //! file; `--clients none` skips them, `--clients-only` skips the servers.
+//! `run` also measures the scale-out rows (`ferromcp_bench::scale`: the
+//! Redis event bus's cost to plain calls, the fan-out of a change to 1,000
+//! listen streams over 3 replicas) unless `--no-scale`, `--clients-only`,
+//! or an `--only` list without `scale`; `scale` measures them alone and
+//! prints them (with their targets from bench/servers.json) without
+//! touching bench/results.
 //! `soak` drives every echo server of examples/manifest.json and fails if its
 //! memory or descriptors grow after warm-up (see `ferromcp_bench::soak`).
 
@@ -26,6 +36,7 @@ use ferromcp_bench::http::{self, Endpoint};
 use ferromcp_bench::proc::{self, Launch};
 use ferromcp_bench::report::{self, Machine, Report};
 use ferromcp_bench::runner::{self, Plan};
+use ferromcp_bench::scale;
 use ferromcp_bench::soak;
 use ferromcp_bench::stdio::{self, StdioServer, Stop};
 use std::net::ToSocketAddrs;
@@ -37,6 +48,10 @@ const USAGE: &str = "usage:
   mcp-bench run   [--short] [--rounds N] [--phase SECS] [--only a,b] [--config FILE]
                   [--manifest FILE] [--root DIR] [--out DIR] [--no-pin]
                   [--generator-cpu N] [--server-cpu N] [--strict] [--clients FILE|none] [--clients-only]
+                  [--no-scale]
+  mcp-bench scale [--short] [--rounds N] [--phase SECS] [--streams N] [--triggers N]
+                  [--config FILE] [--manifest FILE] [--root DIR] [--no-pin]
+                  [--generator-cpu N] [--server-cpu N] [--json FILE]
   mcp-bench http  URL [--concurrency N] [--duration SECS] [--pad BYTES]
   mcp-bench stdio [--in-flight N] [--duration SECS] [--pad BYTES] -- CMD ARGS...
   mcp-bench cold  [--times N] -- CMD ARGS...
@@ -50,12 +65,13 @@ struct Args {
     command: Vec<String>,
 }
 
-const FLAGS: [&str; 5] = [
+const FLAGS: [&str; 6] = [
     "--short",
     "--no-pin",
     "--strict",
     "--help",
     "--clients-only",
+    "--no-scale",
 ];
 
 impl Args {
@@ -313,6 +329,113 @@ fn cmd_soak(args: &Args) -> Result<ExitCode, String> {
     })
 }
 
+/// Pins the load generator (this thread, before the runtime starts, so
+/// every thread inherits the mask) and says where servers go; returns the
+/// number of CPUs.
+fn pin(args: &Args, plan: &mut Plan) -> Result<usize, String> {
+    let cpus = proc::cpus();
+    if !args.flag("--no-pin") && cpus >= 2 {
+        let generator: usize = args.number("--generator-cpu", 0)?;
+        let server: usize = args.number("--server-cpu", 1)?;
+        if proc::which("taskset").is_none() {
+            eprintln!("mcp-bench: taskset (util-linux) not found; servers are not pinned");
+        } else {
+            plan.server_cpu = Some(server);
+        }
+        match proc::pin_self(generator) {
+            Ok(()) => plan.generator_cpu = Some(generator),
+            Err(e) => eprintln!("mcp-bench: cannot pin the load generator: {e}"),
+        }
+    }
+    Ok(cpus)
+}
+
+fn is_scale_row(name: &str) -> bool {
+    name == scale::PLAIN_ROW || name == scale::BUS_ROW
+}
+
+fn root_dir(args: &Args) -> Result<PathBuf, String> {
+    match args.value("--root") {
+        Some(r) => Ok(PathBuf::from(r)),
+        None => std::env::current_dir().map_err(|e| e.to_string()),
+    }
+}
+
+/// The scale-out rows alone: printed, with their targets, and written as
+/// JSON only where `--json` says (bench/results is left to `run`).
+fn cmd_scale(args: &Args) -> Result<ExitCode, String> {
+    args.reject_unknown(&[
+        "--short",
+        "--rounds",
+        "--phase",
+        "--streams",
+        "--triggers",
+        "--config",
+        "--manifest",
+        "--root",
+        "--no-pin",
+        "--generator-cpu",
+        "--server-cpu",
+        "--json",
+    ])?;
+    let root = root_dir(args)?;
+    let config_path = args
+        .value("--config")
+        .map_or_else(|| root.join("bench/servers.json"), PathBuf::from);
+    let manifest_path = args
+        .value("--manifest")
+        .map_or_else(|| root.join("examples/manifest.json"), PathBuf::from);
+    let config_targets = config::load_targets(&config_path)?;
+    let argv = scale::server_argv(&manifest_path)?;
+    let short = args.flag("--short") || std::env::var("BENCH_SHORT").is_ok_and(|v| v == "1");
+    let mut plan = if short {
+        Plan::short(root.clone())
+    } else {
+        Plan::full(root.clone())
+    };
+    plan.rounds = args.number("--rounds", plan.rounds)?.max(1);
+    plan.phase_secs = args.number("--phase", plan.phase_secs)?;
+    plan.fan_out_streams = args.number("--streams", plan.fan_out_streams)?.max(1);
+    plan.fan_out_triggers = args.number("--triggers", plan.fan_out_triggers)?.max(1);
+    pin(args, &mut plan)?;
+    let log_dir = std::env::temp_dir().join(format!("mcp-bench-scale-{}", std::process::id()));
+    std::fs::create_dir_all(&log_dir)
+        .map_err(|e| format!("cannot create {}: {e}", log_dir.display()))?;
+    plan.log_dir = Some(log_dir.clone());
+    eprintln!(
+        "mcp-bench scale: {} rounds of {} s phases, {} listen streams, {} triggers; server logs in {}",
+        plan.rounds,
+        plan.phase_secs,
+        plan.fan_out_streams,
+        plan.fan_out_triggers,
+        log_dir.display()
+    );
+    let scale = runtime()?.block_on(scale::run(&plan, &argv));
+    let mut targets = report::evaluate(&config_targets, &scale.bus);
+    targets.retain(|t| is_scale_row(&t.server));
+    let mut markdown = scale::markdown(&scale, &plan);
+    if !targets.is_empty() {
+        markdown.push_str("\n### Targets\n\n");
+        markdown.push_str(&report::targets_table(&targets));
+    }
+    println!("{markdown}");
+    if let Some(path) = args.value("--json") {
+        let json = serde_json::to_string_pretty(&serde_json::json!({
+            "plan": plan,
+            "scale": scale,
+            "targets": targets,
+        }))
+        .map_err(|e| e.to_string())?;
+        std::fs::write(path, json).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    // A missed target is reported, not a failure: as with `run`.
+    Ok(if scale.failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
     args.reject_unknown(&[
         "--short",
@@ -329,11 +452,9 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         "--strict",
         "--clients",
         "--clients-only",
+        "--no-scale",
     ])?;
-    let root = match args.value("--root") {
-        Some(r) => PathBuf::from(r),
-        None => std::env::current_dir().map_err(|e| e.to_string())?,
-    };
+    let root = root_dir(args)?;
     let config_path = args
         .value("--config")
         .map_or_else(|| root.join("bench/servers.json"), PathBuf::from);
@@ -351,17 +472,24 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         Some(path) => Some(clients::load(path)?),
         None => None,
     };
+    // The scale rows by default with the default server list, like the
+    // clients; `--only` runs them when it names `scale`.
+    let mut with_scale = args.value("--config").is_none();
     if let Some(only) = args.value("--only") {
         let wanted: Vec<&str> = only.split(',').map(str::trim).collect();
+        with_scale = wanted.contains(&scale::KEY);
         let client_names: Vec<&str> = clients_config
             .iter()
             .flat_map(|c| c.clients.iter().map(|c| c.name.as_str()))
             .collect();
-        if let Some(unknown) = wanted
-            .iter()
-            .find(|w| !servers.iter().any(|s| s.name() == **w) && !client_names.contains(w))
-        {
-            return Err(format!("--only: no server or client named {unknown}"));
+        if let Some(unknown) = wanted.iter().find(|w| {
+            **w != scale::KEY
+                && !servers.iter().any(|s| s.name() == **w)
+                && !client_names.contains(w)
+        }) {
+            return Err(format!(
+                "--only: no server or client named {unknown} (nor `scale`)"
+            ));
         }
         servers.retain(|s| wanted.contains(&s.name()));
         if let Some(c) = &mut clients_config {
@@ -370,6 +498,10 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
     }
     if args.flag("--clients-only") {
         servers.clear();
+        with_scale = false;
+    }
+    if args.flag("--no-scale") {
+        with_scale = false;
     }
     let short = args.flag("--short") || std::env::var("BENCH_SHORT").is_ok_and(|v| v == "1");
     let mut plan = if short {
@@ -384,6 +516,13 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
     if let Ok(failed) = std::env::var("MCP_BENCH_FAILED_BUILDS") {
         for part in failed.split_whitespace() {
             let language = part.strip_prefix("build-").unwrap_or(part);
+            if language == "rust" {
+                // The everything-server of the scale rows is a Rust example.
+                plan.known_unavailable.insert(
+                    scale::KEY.to_owned(),
+                    format!("`make {part} RELEASE=1` failed"),
+                );
+            }
             for s in servers
                 .iter()
                 .filter(|s| s.spec.kind == "ferromcp" && s.spec.language == language)
@@ -404,22 +543,7 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         }
     }
 
-    // Pin before the runtime starts, so every thread inherits the mask.
-    let cpus = proc::cpus();
-    let machine = Machine::probe(cpus);
-    if !args.flag("--no-pin") && cpus >= 2 {
-        let generator: usize = args.number("--generator-cpu", 0)?;
-        let server: usize = args.number("--server-cpu", 1)?;
-        if proc::which("taskset").is_none() {
-            eprintln!("mcp-bench: taskset (util-linux) not found; servers are not pinned");
-        } else {
-            plan.server_cpu = Some(server);
-        }
-        match proc::pin_self(generator) {
-            Ok(()) => plan.generator_cpu = Some(generator),
-            Err(e) => eprintln!("mcp-bench: cannot pin the load generator: {e}"),
-        }
-    }
+    let machine = Machine::probe(pin(args, &mut plan)?);
 
     let out_dir = args
         .value("--out")
@@ -443,7 +567,20 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
     );
     let rt = runtime()?;
     let outcomes = rt.block_on(runner::run(&plan, &servers));
-    let targets = report::evaluate(&config.targets, &outcomes);
+    let scale = if with_scale {
+        let argv = scale::server_argv(&manifest_path)?;
+        eprintln!("mcp-bench: scale-out rows (Redis event bus, listen fan-out)");
+        Some(rt.block_on(scale::run(&plan, &argv)))
+    } else {
+        None
+    };
+    let mut rows = outcomes.clone();
+    rows.extend(scale.iter().flat_map(|s| s.bus.iter().cloned()));
+    let mut targets = report::evaluate(&config.targets, &rows);
+    if outcomes.is_empty() {
+        // `--only scale`: the server targets would all read "not measured".
+        targets.retain(|t| is_scale_row(&t.server));
+    }
     let (client_outcomes, client_targets) = match &clients_config {
         Some(c) if !c.clients.is_empty() => {
             eprintln!("mcp-bench: {} clients", c.clients.len());
@@ -477,6 +614,7 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         targets,
         clients: client_outcomes,
         client_targets,
+        scale,
     };
     let markdown = report::markdown(&report);
     println!("{markdown}");
@@ -499,12 +637,20 @@ fn cmd_run(args: &Args, raw: &[String]) -> Result<ExitCode, String> {
         .iter()
         .chain(&report.clients)
         .filter(|o| o.unavailable.is_none())
-        .count();
+        .count()
+        + report
+            .scale
+            .as_ref()
+            .map_or(0, scale::ScaleReport::measured);
     let failed = report
         .servers
         .iter()
         .chain(&report.clients)
-        .any(|o| o.errors > 0 || o.unavailable.is_some());
+        .any(|o| o.errors > 0 || o.unavailable.is_some())
+        || report
+            .scale
+            .as_ref()
+            .is_some_and(scale::ScaleReport::failed);
     if measured == 0 || (args.flag("--strict") && failed) {
         return Ok(ExitCode::FAILURE);
     }
@@ -528,6 +674,7 @@ fn main() -> ExitCode {
             "stdio" => cmd_stdio(&args),
             "cold" => cmd_cold(&args),
             "soak" => cmd_soak(&args),
+            "scale" => cmd_scale(&args),
             _ => Err(format!("unknown command {sub}")),
         }
     });
