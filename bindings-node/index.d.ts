@@ -324,6 +324,13 @@ export interface HttpLimits {
   idleTimeout?: number;
   /** Largest request body in bytes (default 16 MiB). */
   maxBodyBytes?: number;
+  /** Legacy (2025-11-25) sessions at once (default 10,000). */
+  maxSessions?: number;
+  /**
+   * Legacy sessions of one client address (default 64). Behind a reverse
+   * proxy every client has the proxy's address: raise it there.
+   */
+  maxSessionsPerAddress?: number;
 }
 
 /** Where and how to serve Streamable HTTP. */

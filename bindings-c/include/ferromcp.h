@@ -3216,6 +3216,10 @@ enum ferromcp_status ferromcp_server_serve_http(const struct ferromcp_server *se
  *     - `"idleTimeout"`: seconds a kept-alive connection may wait for its
  *       next request (default 60); a streaming response is never cut;
  *     - `"maxBodyBytes"`: largest request body (default 16777216);
+ *     - `"maxSessions"`: legacy 2025-11-25 sessions at once (default
+ *       10000);
+ *     - `"maxSessionsPerAddress"`: legacy sessions of one client address
+ *       (default 64; behind a reverse proxy, raise it);
  *   - `"health"`: true to serve `GET /healthz` (200 while serving) and
  *     `GET /readyz` (200, then 503 once shutdown begins), default false;
  *   - `"drainDelayMs"`: how long a server told to shut down

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import http.client
 import json
 import socket
 import threading
@@ -122,6 +123,34 @@ def test_http_limits_are_applied() -> None:
             assert silent.recv(1) == b""  # closed by the server
             assert time.monotonic() - started < 5
         assert post(port, "/mcp")[0] == 200
+    finally:
+        serving.stop()
+        assert serving.wait(10)
+
+
+def test_legacy_sessions_per_address_follow_the_limit() -> None:
+    """Behind a proxy every client has one address: the per-address cap of
+    legacy sessions (64 by default) is an HTTP limit, here 2."""
+    server = ferromcp.Server("sessions")
+    serving = server.start("http", port=0, limits={"max_sessions_per_address": 2})
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    try:
+        assert serving.port is not None
+        statuses = []
+        for _ in range(3):
+            conn = http.client.HTTPConnection("127.0.0.1", serving.port, timeout=10)
+            headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+            conn.request("POST", "/mcp", json.dumps(body), headers)
+            response = conn.getresponse()
+            response.read()
+            statuses.append(response.status)
+            conn.close()
+        assert statuses == [200, 200, 429]
     finally:
         serving.stop()
         assert serving.wait(10)

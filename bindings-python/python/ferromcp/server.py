@@ -93,6 +93,11 @@ class HttpLimits(TypedDict, total=False):
     (default 60); a streaming response is never cut."""
     max_body_bytes: int
     """Largest request body (default 16 MiB)."""
+    max_sessions: int
+    """Legacy (2025-11-25) sessions at once (default 10,000)."""
+    max_sessions_per_address: int
+    """Legacy sessions of one client address (default 64). Behind a reverse
+    proxy every client has the proxy's address: raise it there."""
 
 
 class TaskSettings(TypedDict, total=False):

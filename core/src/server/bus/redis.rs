@@ -25,7 +25,7 @@ use super::{BusDelivery, BusInbox, EventBus};
 use crate::rpc::lock_unpoisoned;
 
 /// The channel every replica of a server publishes on, unless named.
-pub const DEFAULT_CHANNEL: &str = "ferromcp:events";
+pub(crate) const DEFAULT_CHANNEL: &str = "ferromcp:events";
 
 /// Payloads waiting to be published; past this, new ones are dropped (and
 /// counted as a gap for the replicas: they will re-list).
@@ -63,7 +63,7 @@ impl std::fmt::Debug for RedisBus {
 
 impl RedisBus {
     /// A bus on the Redis at `url` (`redis://[user:password@]host:port[/db]`),
-    /// on [`DEFAULT_CHANNEL`]. Checks the URL only; connects when used.
+    /// on the channel `ferromcp:events`. Checks the URL only; connects when used.
     pub fn new(url: &str) -> Result<RedisBus, String> {
         RedisBus::on_channel(url, DEFAULT_CHANNEL)
     }

@@ -28,6 +28,8 @@ use super::listener::HttpOptions;
 /// | `bodyReadTimeout` | 30 | `body_read_timeout` |
 /// | `idleTimeout` | 60 | `idle_timeout` |
 /// | `maxBodyBytes` | 16777216 | `max_body_bytes` |
+/// | `maxSessions` | 10000 | `session_limits.max_sessions` (legacy 2025-11-25 sessions) |
+/// | `maxSessionsPerAddress` | 64 | `session_limits.max_sessions_per_peer` (behind a proxy every client has its address: raise it there) |
 ///
 /// Unknown members and bad values are refused with an error naming the
 /// member (a misspelt limit must not be silently ignored).
@@ -74,6 +76,12 @@ pub struct HttpLimits {
     pub idle_timeout: Duration,
     /// [`HttpOptions::max_body_bytes`].
     pub max_body_bytes: usize,
+    /// [`SessionLimits::max_sessions`](crate::legacy::SessionLimits) of
+    /// [`HttpOptions::session_limits`].
+    pub max_sessions: usize,
+    /// `SessionLimits::max_sessions_per_peer` of
+    /// [`HttpOptions::session_limits`].
+    pub max_sessions_per_address: usize,
 }
 
 /// Why a JSON value is not valid [`HttpLimits`]; the message names the
@@ -119,13 +127,15 @@ pub enum HttpLimitsError {
 }
 
 /// The members: camelCase name, snake_case alias.
-const NAMES: [(&str, &str); 6] = [
+const NAMES: [(&str, &str); 8] = [
     ("maxConnections", "max_connections"),
     ("maxConnectionsPerAddress", "max_connections_per_address"),
     ("headerReadTimeout", "header_read_timeout"),
     ("bodyReadTimeout", "body_read_timeout"),
     ("idleTimeout", "idle_timeout"),
     ("maxBodyBytes", "max_body_bytes"),
+    ("maxSessions", "max_sessions"),
+    ("maxSessionsPerAddress", "max_sessions_per_address"),
 ];
 
 fn known_names() -> String {
@@ -149,6 +159,8 @@ impl From<&HttpOptions> for HttpLimits {
             body_read_timeout: options.body_read_timeout,
             idle_timeout: options.idle_timeout,
             max_body_bytes: options.max_body_bytes,
+            max_sessions: options.session_limits.max_sessions,
+            max_sessions_per_address: options.session_limits.max_sessions_per_peer,
         }
     }
 }
@@ -202,6 +214,8 @@ impl HttpLimits {
                 "bodyReadTimeout" => limits.body_read_timeout = seconds_of(key, value)?,
                 "idleTimeout" => limits.idle_timeout = seconds_of(key, value)?,
                 "maxBodyBytes" => limits.max_body_bytes = count(key, value)?,
+                "maxSessions" => limits.max_sessions = count(key, value)?,
+                "maxSessionsPerAddress" => limits.max_sessions_per_address = count(key, value)?,
                 _ => unreachable!("every name in NAMES is matched"),
             }
         }
@@ -230,6 +244,8 @@ impl HttpLimits {
         options.body_read_timeout = self.body_read_timeout;
         options.idle_timeout = self.idle_timeout;
         options.max_body_bytes = self.max_body_bytes;
+        options.session_limits.max_sessions = self.max_sessions;
+        options.session_limits.max_sessions_per_peer = self.max_sessions_per_address;
     }
 }
 
@@ -304,6 +320,8 @@ mod tests {
             "bodyReadTimeout": 4,
             "idleTimeout": 5.5,
             "maxBodyBytes": 1000.0,
+            "maxSessions": 50,
+            "maxSessionsPerAddress": 1000,
         }))
         .unwrap();
         let snake = HttpLimits::from_json(&json!({
@@ -313,6 +331,8 @@ mod tests {
             "body_read_timeout": 4,
             "idle_timeout": 5.5,
             "max_body_bytes": 1000,
+            "max_sessions": 50,
+            "max_sessions_per_address": 1000,
         }))
         .unwrap();
         assert_eq!(camel, snake);
@@ -321,6 +341,7 @@ mod tests {
         assert_eq!(HttpLimits::from(&options), camel);
         assert_eq!(options.header_read_timeout, Duration::from_millis(300));
         assert_eq!(options.max_body_bytes, 1000);
+        assert_eq!(options.session_limits.max_sessions_per_peer, 1000);
         // serde reads the same, and writes camelCase seconds
         let read: HttpLimits =
             serde_json::from_value(serde_json::to_value(camel).unwrap()).unwrap();
@@ -385,7 +406,7 @@ mod tests {
             (
                 json!({"timeout": 1}),
                 "unknown HTTP limit \"timeout\" (known: maxConnections, maxConnectionsPerAddress, \
-                 headerReadTimeout, bodyReadTimeout, idleTimeout, maxBodyBytes)",
+                 headerReadTimeout, bodyReadTimeout, idleTimeout, maxBodyBytes, maxSessions, maxSessionsPerAddress)",
             ),
         ] {
             let error = HttpLimits::from_json(&value).unwrap_err();
