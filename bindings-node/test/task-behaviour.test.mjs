@@ -161,7 +161,8 @@ test('a task running ~3 s shows its progress while it works, then its result', a
   try {
     const started = Date.now();
     const task = await client.startToolTask('steps', { steps: 30, ms: 100 });
-    assert.match(task.id, /^[0-9a-f]{32}$/);
+    // 128 random bits sealed with the server's key: payload.tag, base64url.
+    assert.match(task.id, /^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
     assert.equal(task.state.status, 'working');
     const seen = [];
     let state = await task.refresh();

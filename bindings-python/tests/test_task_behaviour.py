@@ -147,7 +147,7 @@ def wait_until(check: Callable[[], bool], what: str) -> None:
 
 
 def tamper(task_id: str) -> str:
-    """``task_id`` with its last character changed (to another hex digit)."""
+    """``task_id`` with its last character changed."""
     last = task_id[-1]
     return task_id[:-1] + ("0" if last != "0" else "1")
 

@@ -21,7 +21,7 @@ use ferromcp::protocol::tasks::TaskStatus;
 use ferromcp::protocol::{Implementation, Resource, SubscriptionFilter, Tool};
 use ferromcp::server::{
     HandlerError, RedisBus, RedisTaskOptions, RedisTaskStore, RequestContext, ResourceOutput,
-    Server, ServerOptions, TaskOptions, TaskStart, TaskStore, TaskStoreError, TaskSupport,
+    SealKey, Server, ServerOptions, TaskOptions, TaskStart, TaskStore, TaskStoreError, TaskSupport,
     ToolOutput, ToolTaskOptions,
 };
 use ferromcp::transport::http::{HttpOptions, HttpServer};
@@ -92,6 +92,8 @@ impl Drop for Replica {
 /// another process would have.
 async fn replica(name: &str, redis: &str, prefix: &str) -> Replica {
     let options = ServerOptions {
+        // Shared by the replicas: a task id one made, the other opens.
+        seal_key: SealKey::from_secret(b"redis-replicas-test-seal-key"),
         event_bus: Some(Arc::new(RedisBus::on_channel(redis, prefix).unwrap())),
         tasks: TaskOptions {
             store: Arc::new(store(redis, prefix, name)),

@@ -13,8 +13,8 @@ use ferromcp::client::{CallOptions, Client, ClientOptions};
 use ferromcp::protocol::{Implementation, Resource, SubscriptionFilter, Tool};
 use ferromcp::server::{
     BusDelivery, BusInbox, EventBus, HandlerError, InputKind, LocalBus, MemoryTaskLimits,
-    MemoryTaskStore, RequestContext, ResourceOutput, Server, ServerOptions, TaskOptions, TaskStart,
-    TaskSupport, ToolOutput, ToolTaskOptions,
+    MemoryTaskStore, RequestContext, ResourceOutput, SealKey, Server, ServerOptions, TaskOptions,
+    TaskStart, TaskSupport, ToolOutput, ToolTaskOptions,
 };
 use ferromcp::transport::http::{HttpOptions, HttpServer};
 use ferromcp_testkit::Flag;
@@ -36,8 +36,11 @@ impl Drop for Replica {
     }
 }
 
+/// Replicas share their seal key: a task id (or cursor) one made, the
+/// other opens.
 fn options(bus: Arc<dyn EventBus>, store: Arc<MemoryTaskStore>) -> ServerOptions {
     ServerOptions {
+        seal_key: SealKey::from_secret(b"replicas-test-seal-key"),
         event_bus: Some(bus),
         tasks: TaskOptions {
             store,

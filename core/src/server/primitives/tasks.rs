@@ -22,8 +22,8 @@ use crate::server::context::{RequestContext, RequestMeta};
 use crate::server::registry::ToolEntry;
 use crate::server::reply::ResultObject;
 use crate::server::tasks::{
-    NewRun, RunInputs, RunnerEvent, Started, TaskHandoff, TaskStoreError, TaskWriter, new_task,
-    new_task_id, now_ms,
+    NewRun, RunInputs, RunnerEvent, Started, TASK_ID_PURPOSE, TaskHandoff, TaskStoreError,
+    TaskWriter, new_task, now_ms, sealed_task_id,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -87,14 +87,28 @@ impl Server {
             }
             _ => None,
         };
+        let not_found = || {
+            McpError::invalid_params(format!(
+                "Failed to retrieve task: Task not found ({task_id})"
+            ))
+        };
+        // Not sealed by these keys: no replica made it, the store has
+        // nothing to say.
+        if self
+            .shared
+            .options
+            .seal_key
+            .open(TASK_ID_PURPOSE, task_id)
+            .is_none()
+        {
+            return Err(not_found());
+        }
         let store = &self.shared.options.tasks.store;
         let stored = store
             .get(task_id.clone(), task_owner(meta))
             .await
             .map_err(|e| match e {
-                TaskStoreError::NotFound => McpError::invalid_params(format!(
-                    "Failed to retrieve task: Task not found ({task_id})"
-                )),
+                TaskStoreError::NotFound => not_found(),
                 other => McpError::internal(other.to_string()),
             })?;
         match method {
@@ -193,7 +207,7 @@ impl Server {
         let options = &self.shared.options.tasks;
         let now = now_ms();
         let stored = new_task(
-            new_task_id(),
+            sealed_task_id(&self.shared.options.seal_key),
             task_owner(meta),
             options.ttl,
             options.poll_interval,

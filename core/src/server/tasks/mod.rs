@@ -219,8 +219,22 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// A new, unguessable task id: 128 random bits as 32 hex digits.
+/// What a task id is sealed for (see [`sealed_task_id`]).
+pub(crate) const TASK_ID_PURPOSE: &str = "task-id";
+
+/// A new task id: 128 random bits sealed with the server's key, so every
+/// replica with the same keys knows an id it made from one it did not (a
+/// forged or mistyped id is refused before the store is asked).
+pub(crate) fn sealed_task_id(key: &crate::server::SealKey) -> String {
+    key.seal(TASK_ID_PURPOSE, &random_128())
+}
+
+/// A new, unguessable id: 128 random bits as 32 hex digits.
 pub(crate) fn new_task_id() -> String {
+    random_128().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn random_128() -> [u8; 16] {
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {
         // No entropy source: ids must still be unique and hard to guess, so
@@ -231,5 +245,5 @@ pub(crate) fn new_task_id() -> String {
         let seed = format!("{:?}{}{n}", SystemTime::now(), std::process::id());
         bytes.copy_from_slice(&sha2::Sha256::digest(seed.as_bytes())[..16]);
     }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    bytes
 }
