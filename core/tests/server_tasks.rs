@@ -164,7 +164,9 @@ async fn a_call_becomes_a_task_that_completes_with_the_result() {
     assert!(result["pollIntervalMs"].as_u64().is_some_and(|ms| ms > 0));
     assert!(result.get("requestState").is_none() && result.get("task").is_none());
     let task_id = result["taskId"].as_str().unwrap().to_owned();
-    assert_eq!(task_id.len(), 32, "128 random bits as hex");
+    // 128 random bits and their seal, base64url: payload "." tag.
+    let (payload, tag) = task_id.split_once('.').unwrap();
+    assert_eq!((payload.len(), tag.len()), (22, 43), "{task_id}");
     // Found at once (durable creation), then finished with the result.
     let done = wait_for(&mut io, &task_id, "completed").await;
     assert_eq!(done["resultType"], "complete");
