@@ -419,3 +419,49 @@ async fn the_client_listens_again_and_resends_idempotent_calls_when_a_replica_go
     assert_eq!(note.params["uri"], "mem://watched");
     assert!(sub.ended().is_none());
 }
+
+/// A legacy (2025-11-25) session hears of a gap too: its GET stream gets
+/// the list changes of what the server offers.
+#[tokio::test]
+async fn after_a_gap_a_legacy_session_is_told_its_lists_may_have_changed() {
+    let bus = Arc::new(GappyBus::default());
+    let (a, _b, _) = replicas(bus.clone()).await;
+    let heard = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let record = heard.clone();
+    let options = ClientOptions {
+        era: ferromcp::client::EraPreference::Legacy,
+        on_notification: Some(Arc::new(move |method: &str, _params: &Value| {
+            record.lock().unwrap().push(method.to_owned());
+        })),
+        ..ClientOptions::default()
+    };
+    let client = Client::connect_http_with(&a.url, options).await.unwrap();
+    assert!(client.list_all_tools().await.is_ok());
+    let deadline = std::time::Instant::now() + WAIT;
+    // The session's GET stream opens in the background: gap until heard.
+    loop {
+        bus.gap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let heard = heard.lock().unwrap().clone();
+        if heard
+            .iter()
+            .any(|m| m == "notifications/tools/list_changed")
+        {
+            assert!(
+                heard
+                    .iter()
+                    .any(|m| m == "notifications/resources/list_changed"),
+                "{heard:?}"
+            );
+            // Prompts are not offered by this server: not announced.
+            assert!(
+                !heard
+                    .iter()
+                    .any(|m| m == "notifications/prompts/list_changed"),
+                "{heard:?}"
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{heard:?}");
+    }
+}

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::McpError;
 use crate::protocol::jsonrpc::{RawJson, RequestId, notification_value, request_value};
+use crate::protocol::methods;
 use crate::rpc::{DuplicateId, InFlight, Tracked, lock_unpoisoned};
 use crate::server::{LiveRequester, LoggingLevel, NotificationSink, Server};
 
@@ -157,6 +158,7 @@ impl Session {
         let mut events = server.subscribe_events();
         let session = Arc::downgrade(self);
         let closed = self.closed.clone();
+        let server = server.clone();
         tokio::spawn(async move {
             loop {
                 let event = tokio::select! {
@@ -166,19 +168,51 @@ impl Session {
                 let Some(session) = session.upgrade() else {
                     return;
                 };
-                let note = match event {
-                    Ok(event) => session.notification_for(&event),
-                    Err(broadcast::error::RecvError::Lagged(_)) => None,
+                let notes = match event {
+                    Ok(crate::server::ServerEventView::Gap)
+                    | Err(broadcast::error::RecvError::Lagged(_)) => {
+                        session.everything(server.registry_read().offered)
+                    }
+                    Ok(event) => session.notification_for(&event).into_iter().collect(),
                     Err(broadcast::error::RecvError::Closed) => return,
                 };
-                if let Some(note) = note
-                    && let Some(sink) = lock_unpoisoned(&session.standalone).as_ref()
-                {
-                    // Dropped while the client's GET stream is not read.
-                    let _ = sink.try_send(note);
+                if let Some(sink) = lock_unpoisoned(&session.standalone).as_ref() {
+                    for note in notes {
+                        // Dropped while the client's GET stream is not read.
+                        let _ = sink.try_send(note);
+                    }
                 }
             }
         });
+    }
+
+    /// After missed events (a lag, or a gap on the bus between replicas):
+    /// every list the server offers may have changed, and every resource
+    /// the session subscribed to.
+    fn everything(&self, offered: crate::server::OfferedKinds) -> Vec<Value> {
+        let mut notes = Vec::new();
+        let lists = [
+            (offered.tools, methods::NOTIFICATIONS_TOOLS_LIST_CHANGED),
+            (offered.prompts, methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED),
+            (
+                offered.resources,
+                methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+            ),
+        ];
+        for (offered, method) in lists {
+            if offered {
+                notes.push(notification_value(method, None));
+            }
+        }
+        for uri in lock_unpoisoned(&self.subscriptions).iter() {
+            let mut params = Map::new();
+            params.insert("uri".into(), Value::from(uri.clone()));
+            notes.push(notification_value(
+                methods::NOTIFICATIONS_RESOURCES_UPDATED,
+                Some(&params),
+            ));
+        }
+        notes
     }
 
     fn notification_for(&self, event: &crate::server::ServerEventView) -> Option<Value> {
@@ -191,7 +225,7 @@ impl Session {
             E::Task(_) => return None,
             _ => {}
         }
-        // A gap (events lost between replicas) is let go like a lag.
+        // (A gap has no notification of its own: see `everything`.)
         let (method, params) = event.notification()?;
         // list_changed notifications carry no params at all
         let params = (!params.is_empty()).then_some(params);

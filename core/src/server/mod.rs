@@ -52,7 +52,7 @@ pub(crate) use prepared::{Prepared, Rejection};
 pub use seal::{SEAL_KEYS_ENV, SealKey};
 pub(crate) use sink::{NotificationReader, lazy_notification_channel};
 pub use skills::SkillFile;
-pub(crate) use subscriptions::ServerEvent as ServerEventView;
+pub(crate) use subscriptions::{Offered as OfferedKinds, ServerEvent as ServerEventView};
 pub use tasks::{
     MemoryTaskLimits, MemoryTaskStore, StoredTask, TaskOptions, TaskStart, TaskStore,
     TaskStoreError, TaskSupport, ToolTaskOptions,
