@@ -79,35 +79,54 @@ pub(crate) fn stored_logins(url: &str, store: Arc<FileTokenStore>) -> OAuthOptio
     oauth
 }
 
-/// `client_name` in dynamic registrations.
-const CLIENT_NAME: &str = "ferromcp CLI";
-
-pub(crate) async fn login(args: LoginArgs) -> Result<(), Failure> {
-    let store = token_store(&args.http)?;
-    let listener = LoopbackRedirect::bind(args.redirect_port, REDIRECT_PATH)
+/// OAuth that logs in when the server asks: the authorization URL on
+/// stderr (and in a browser when `browser`), the redirect back to a
+/// listener on 127.0.0.1, the tokens kept in `store` and refreshed.
+pub(crate) async fn interactive(
+    store: Arc<FileTokenStore>,
+    redirect_port: u16,
+    wait: Duration,
+    browser: bool,
+) -> Result<OAuthOptions, Failure> {
+    let listener = LoopbackRedirect::bind(redirect_port, REDIRECT_PATH)
         .await
         .map_err(|e| {
             format!(
-                "cannot listen for the redirect on 127.0.0.1:{}: {e} (try --redirect-port)",
-                args.redirect_port
+                "cannot listen for the redirect on 127.0.0.1:{redirect_port}: {e} (try --redirect-port)"
             )
         })?;
     let listener = Arc::new(listener);
     let redirect = listener.redirect_uri().to_owned();
-    let wait = Duration::from_secs(args.wait);
-    let start_browser = !args.no_browser;
     let mut oauth = OAuthOptions::new(redirect, move |url: String| {
         let listener = listener.clone();
         async move {
             eprintln!("ferromcp: open this URL to log in:\n  {url}");
-            if start_browser {
+            if browser {
                 open_in_browser(&url);
             }
             listener.wait(wait).await
         }
     })
-    .with_store(store.clone());
+    .with_store(store);
     oauth.client_name = CLIENT_NAME.into();
+    Ok(oauth)
+}
+
+/// The redirect listener's port of an interactive login.
+pub(crate) const REDIRECT_PORT: u16 = DEFAULT_REDIRECT_PORT;
+
+/// `client_name` in dynamic registrations.
+const CLIENT_NAME: &str = "ferromcp CLI";
+
+pub(crate) async fn login(args: LoginArgs) -> Result<(), Failure> {
+    let store = token_store(&args.http)?;
+    let mut oauth = interactive(
+        store.clone(),
+        args.redirect_port,
+        Duration::from_secs(args.wait),
+        !args.no_browser,
+    )
+    .await?;
     if let Some(id) = args.client_id {
         oauth = oauth.with_pre_registered(None, id, args.client_secret);
     }

@@ -9,6 +9,7 @@
 //! ```
 
 mod login;
+mod proxy;
 
 use clap::{Args, Parser, Subcommand};
 use ferromcp::client::{Client, ClientOptions, StderrMode, StdioCommand, TlsOptions, TlsRoots};
@@ -119,6 +120,9 @@ enum Command {
     /// comes back to a listener on 127.0.0.1) and keep its tokens for the
     /// other commands
     Login(login::LoginArgs),
+    /// Bridge transports and eras: serve on stdio or HTTP what another
+    /// server (or several, merged under their names) serves
+    Proxy(proxy::ProxyArgs),
     /// Forget the tokens kept for a server
     Logout {
         /// The MCP server's URL, as given to `login`
@@ -236,15 +240,15 @@ fn print_line(name: &str, detail: Option<&str>) {
 async fn run(command: Command) -> Result<(), Failure> {
     match command {
         Command::Login(args) => login::login(args).await?,
+        Command::Proxy(args) => proxy::proxy(args).await?,
         Command::Logout { url, http } => login::logout(&url, &http)?,
         Command::Discover { target } => {
             let client = connect(&target).await?;
             let discovered = client.discover().await;
             match (discovered, client.legacy_initialize_result()) {
-                (Ok(result), _) => print_json(&result)?,
-                // A legacy-only server has no `server/discover` ("Method not
-                // found"): say so, and show what it described itself with.
-                (Err(_), Some(initialized)) if client.is_legacy() == Some(true) => {
+                // A legacy-only server has no `server/discover`: say so, and
+                // show what it described itself with.
+                (Ok(_), Some(initialized)) if client.is_legacy() == Some(true) => {
                     let version = initialized
                         .get("protocolVersion")
                         .and_then(Value::as_str)
@@ -255,6 +259,7 @@ async fn run(command: Command) -> Result<(), Failure> {
                     );
                     print_json(&initialized)?;
                 }
+                (Ok(result), _) => print_json(&result)?,
                 (Err(e), _) => {
                     client.close().await;
                     return Err(e.into());

@@ -41,6 +41,7 @@
 
 pub mod client;
 mod error;
+pub mod gateway;
 // Entry points for the fuzz targets in fuzz/: not API (see the module).
 #[doc(hidden)]
 pub mod fuzzing;

@@ -262,6 +262,11 @@ impl Http {
         Http { port, options }
     }
 
+    /// The MCP endpoint's URL.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
     /// Stops accepting and ends open subscriptions gracefully.
     pub fn shutdown(&self) {
         self.options.shutdown.cancel();

@@ -53,7 +53,22 @@ impl Answerer {
         D: FnOnce(Value) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let Some(handler) = self.handler.clone() else {
+        self.answer_with(request, None, deliver)
+    }
+
+    /// [`Answerer::answer`] with `handler` in place of the client's (the
+    /// call's own input handler, for requests on the call's stream).
+    pub(crate) fn answer_with<D, Fut>(
+        &self,
+        request: Request,
+        handler: Option<ServerRequestHandler>,
+        deliver: D,
+    ) -> Result<(), Refused>
+    where
+        D: FnOnce(Value) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let Some(handler) = handler.or_else(|| self.handler.clone()) else {
             tracing::warn!(method = %request.method, "server request ignored: no handler");
             return Ok(());
         };

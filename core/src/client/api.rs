@@ -14,8 +14,17 @@ use crate::protocol::{
 };
 
 impl Client {
-    /// `server/discover`: supported versions, capabilities, identity.
+    /// `server/discover`: supported versions, capabilities, identity. A
+    /// 2025-11-25 server, which has no `server/discover`, is described by
+    /// what it answered to `initialize` (its version as the one supported,
+    /// its capabilities, instructions and `serverInfo`), so a caller reads
+    /// either era the same way.
     pub async fn discover(&self) -> Result<DiscoverResult, Error> {
+        if let super::era::Era::Legacy { version } = self.era().await?
+            && let Some(initialized) = self.legacy_initialize_result()
+        {
+            return Ok(discovered_from_initialize(version, initialized));
+        }
         decode(
             methods::SERVER_DISCOVER,
             self.request(methods::SERVER_DISCOVER, Map::new()).await?,
@@ -234,6 +243,28 @@ impl Client {
     /// acknowledgement. Dropping the subscription ends it.
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
         listen::open(self.clone(), filter).await
+    }
+}
+
+/// A 2025-11-25 server's `initialize` result read as a `DiscoverResult`.
+fn discovered_from_initialize(version: String, initialized: Map<String, Value>) -> DiscoverResult {
+    let read = |key: &str| initialized.get(key).cloned();
+    DiscoverResult {
+        result_type: Default::default(),
+        supported_versions: vec![version],
+        capabilities: read("capabilities")
+            .and_then(|caps| serde_json::from_value(caps).ok())
+            .unwrap_or_default(),
+        instructions: read("instructions").and_then(|i| i.as_str().map(str::to_owned)),
+        // What `initialize` said holds for the session.
+        ttl_ms: 0,
+        cache_scope: Default::default(),
+        meta: read("serverInfo")
+            .and_then(|info| serde_json::from_value(info).ok())
+            .map(|info| crate::protocol::ResultMetaObject {
+                server_info: Some(info),
+                extra: Map::new(),
+            }),
     }
 }
 

@@ -37,11 +37,12 @@ impl Client {
     /// the first request.
     ///
     /// ```no_run
-    /// # async fn show(client: ferromcp::client::Client) {
-    /// if client.discover().await.is_err() && client.is_legacy() == Some(true) {
+    /// # async fn show(client: ferromcp::client::Client) -> Result<(), ferromcp::Error> {
+    /// client.discover().await?; // connects: the era is known after it
+    /// if client.is_legacy() == Some(true) {
     ///     println!("{:?}", client.legacy_initialize_result());
     /// }
-    /// # }
+    /// # Ok(()) }
     /// ```
     pub fn legacy_initialize_result(&self) -> Option<Map<String, Value>> {
         read_unpoisoned(&self.shared.legacy_initialize).clone()
@@ -167,6 +168,7 @@ impl Client {
                 headers: Vec::new(),
                 notifications: None,
                 version: String::new(),
+                input: None,
             })
             .await?;
         let version = result
@@ -219,6 +221,7 @@ impl Client {
             headers: Vec::new(),
             notifications,
             version: version.to_owned(),
+            input: options.input.clone(),
         });
         super::notes::NotificationRoute::deliver_while(route, sent).await
     }

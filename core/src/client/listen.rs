@@ -48,6 +48,9 @@ pub(crate) async fn open(
     client: Client,
     filter: SubscriptionFilter,
 ) -> Result<Subscription, Error> {
+    if matches!(client.era().await?, super::era::Era::Legacy { .. }) {
+        return open_legacy(client, filter).await;
+    }
     let mut params = Map::new();
     params.insert("notifications".into(), serde_json::to_value(&filter)?);
     let (out, notifications) = notes::channel(client.options().limits.max_queued_notifications);
@@ -59,6 +62,75 @@ pub(crate) async fn open(
         request,
         ended: None,
     })
+}
+
+/// A listen stream on a 2025-11-25 server, which has no
+/// `subscriptions/listen`: `resources/subscribe` for each URI, then what the
+/// server sends outside any call, as the filter wants it. The server sends
+/// list changes to every session, so the acknowledged filter is the one
+/// asked for. Dropping the subscription stops the delivery; the
+/// server-side subscriptions last as long as the session.
+async fn open_legacy(client: Client, filter: SubscriptionFilter) -> Result<Subscription, Error> {
+    // Listening before subscribing: an update right after the subscription
+    // is not missed.
+    let mut heard = client.shared.unsolicited.listen();
+    for uri in filter.resource_subscriptions.iter().flatten() {
+        let mut params = Map::new();
+        params.insert("uri".into(), Value::from(uri.as_str()));
+        client.request(methods::RESOURCES_SUBSCRIBE, params).await?;
+    }
+    let (out, notifications) = notes::channel(client.options().limits.max_queued_notifications);
+    let wanted = filter.clone();
+    let request = tokio::spawn(async move {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            let (method, params) = match heard.recv().await {
+                Ok(heard) => heard,
+                Err(RecvError::Lagged(_)) => {
+                    for note in catch_up(&wanted) {
+                        out.send(note);
+                    }
+                    continue;
+                }
+                Err(RecvError::Closed) => return Ok(Value::Object(Map::new())),
+            };
+            if legacy_wants(&wanted, &method, &params) {
+                client.invalidate_for(&method, &params);
+                let mut note = Map::new();
+                note.insert("method".into(), Value::from(method));
+                note.insert("params".into(), params);
+                out.send(Value::Object(note));
+            }
+            if out.receiver_gone() {
+                return Ok(Value::Object(Map::new()));
+            }
+        }
+    });
+    Ok(Subscription {
+        acknowledged: filter,
+        notifications,
+        request,
+        ended: None,
+    })
+}
+
+/// Whether a notification a legacy server sent is one `filter` asks for.
+fn legacy_wants(filter: &SubscriptionFilter, method: &str, params: &Value) -> bool {
+    let on = |flag: Option<bool>| flag == Some(true);
+    match method {
+        methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => on(filter.tools_list_changed),
+        methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => on(filter.prompts_list_changed),
+        methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => on(filter.resources_list_changed),
+        methods::NOTIFICATIONS_RESOURCES_UPDATED => {
+            let uri = params.get("uri").and_then(Value::as_str);
+            filter
+                .resource_subscriptions
+                .iter()
+                .flatten()
+                .any(|wanted| Some(wanted.as_str()) == uri)
+        }
+        _ => false,
+    }
 }
 
 /// One `subscriptions/listen` request, acknowledged.

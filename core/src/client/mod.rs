@@ -59,8 +59,8 @@ pub use calls::{CLIENT_CALLS, CallResult, ClientCall, complete_params};
 pub use command::{StderrMode, StdioCommand};
 pub use listen::{Subscription, SubscriptionNotification};
 pub use options::{
-    CallOptions, ClientLimits, ClientOptions, EraPreference, InputHandler, NotificationCallback,
-    ProgressCallback, ProgressUpdate, TaskStateCallback,
+    CallInput, CallOptions, ClientLimits, ClientOptions, EraPreference, InputHandler,
+    NotificationCallback, ProgressCallback, ProgressUpdate, TaskStateCallback,
 };
 pub use pages::{ListKind, PageDemand, Pages};
 pub use relay::CallbackRelay;
@@ -81,6 +81,9 @@ pub(crate) struct OutgoingRequest {
     pub(crate) notifications: Option<notes::NoteSender>,
     /// The `MCP-Protocol-Version` header value (HTTP).
     pub(crate) version: String,
+    /// Answers a 2025-11-25 server's requests on this request's own
+    /// stream (HTTP), in place of the client's handlers.
+    pub(crate) input: Option<CallInput>,
 }
 
 /// Answers a request a legacy server sends to the client (`ping`,
@@ -140,6 +143,8 @@ struct ClientShared {
     /// once per request.
     info_value: Value,
     capabilities_value: Value,
+    /// What the server sends outside any call (see [`notes::Unsolicited`]).
+    unsolicited: notes::Unsolicited,
 }
 
 /// An MCP client connected to one server. Cheap to clone.
@@ -162,6 +167,7 @@ impl Client {
     pub(crate) fn from_transport(
         transport: Arc<dyn ClientTransport>,
         options: ClientOptions,
+        unsolicited: notes::Unsolicited,
     ) -> Client {
         let info_value = serde_json::to_value(&options.info).unwrap_or(Value::Null);
         let capabilities_value = Value::Object(options.capabilities());
@@ -181,6 +187,7 @@ impl Client {
                 tool_headers: headers::ToolHeaders::default(),
                 info_value,
                 capabilities_value,
+                unsolicited,
             }),
         }
     }

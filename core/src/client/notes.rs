@@ -277,3 +277,38 @@ mod tests {
         assert!(lock_unpoisoned(&tx.0.state).queue.is_empty());
     }
 }
+
+/// What a server sends outside any call (a 2025-11-25 server's list
+/// changes and resource updates, on stdio or its session's GET stream):
+/// handed to the application's callback and to every listener
+/// ([`Unsolicited::listen`]: the legacy form of a listen stream).
+#[derive(Clone)]
+pub(crate) struct Unsolicited(tokio::sync::broadcast::Sender<(String, Value)>);
+
+/// Notifications kept for a listener that is behind; past them it hears of
+/// the gap (as a reopened listen stream does).
+const UNSOLICITED_BACKLOG: usize = 256;
+
+impl Unsolicited {
+    pub(crate) fn new() -> Unsolicited {
+        Unsolicited(tokio::sync::broadcast::channel(UNSOLICITED_BACKLOG).0)
+    }
+
+    /// The callback a transport calls: the application's, then the
+    /// listeners (none listening costs one atomic load).
+    pub(crate) fn callback(&self, user: Option<NotificationCallback>) -> NotificationCallback {
+        let sender = self.0.clone();
+        Arc::new(move |method: &str, params: &Value| {
+            if let Some(user) = &user {
+                user(method, params);
+            }
+            if sender.receiver_count() > 0 {
+                let _ = sender.send((method.to_owned(), params.clone()));
+            }
+        })
+    }
+
+    pub(crate) fn listen(&self) -> tokio::sync::broadcast::Receiver<(String, Value)> {
+        self.0.subscribe()
+    }
+}

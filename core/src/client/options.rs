@@ -26,6 +26,10 @@ pub type ProgressCallback = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 /// Receives a followed task's state (see [`CallOptions::on_task_state`]).
 pub type TaskStateCallback = Arc<dyn Fn(&Value) + Send + Sync>;
 
+/// Answers the input one call's server asks for (see [`CallOptions::input`]):
+/// the kind (elicitation, sampling, roots) and the request's params.
+pub type CallInput = Arc<dyn Fn(InputKind, Value) -> BoxFuture<Result<Value, Error>> + Send + Sync>;
+
 /// One `notifications/progress` update.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProgressUpdate {
@@ -333,6 +337,26 @@ impl ClientOptions {
         })
     }
 
+    /// The handler answering a legacy server's requests on one call's
+    /// stream with that call's own input handler.
+    pub(crate) fn call_request_handler(input: CallInput) -> ServerRequestHandler {
+        Arc::new(move |method: String, params: Value| {
+            let input = input.clone();
+            Box::pin(async move {
+                if method == methods::PING {
+                    return Ok(json!({}));
+                }
+                match InputKind::from_method(&method) {
+                    Some(kind) => input(kind, params).await.map_err(|e| match e {
+                        Error::Mcp(e) => e,
+                        other => McpError::internal(other.to_string()),
+                    }),
+                    None => Err(McpError::method_not_found(&method)),
+                }
+            })
+        })
+    }
+
     /// The handler for a server request method, if it is an input kind
     /// the application answers.
     pub(super) fn handler_for(&self, method: &str) -> Option<&InputHandler> {
@@ -383,6 +407,19 @@ pub struct CallOptions {
     /// it (the tasks extension): a `DetailedTask` object as `tasks/get`
     /// answers it.
     pub on_task_state: Option<TaskStateCallback>,
+    /// Answers the input this call's server asks for, in place of the
+    /// client's handlers: a gateway passes each question on to the client
+    /// whose request it is forwarding. It applies to the rounds of a
+    /// 2026-07-28 call and, over HTTP, to the requests a 2025-11-25 server
+    /// sends on the call's own stream; a 2025-11-25 server on stdio sends
+    /// its requests apart from any call, and the client's handlers answer
+    /// them.
+    pub input: Option<CallInput>,
+    /// The `clientCapabilities` this call declares instead of the client's
+    /// (2026-07-28: each request declares its own; a gateway declares what
+    /// the client it forwards for declared). A 2025-11-25 session keeps
+    /// what `initialize` declared.
+    pub capabilities: Option<Map<String, Value>>,
 }
 
 impl CallOptions {

@@ -13,7 +13,7 @@ use super::{CacheMode, CallOptions, Client, OutgoingRequest, cache, era::Era, ta
 use crate::Error;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::methods::{self, Method};
-use crate::protocol::{codes, meta};
+use crate::protocol::{InputKind, codes, meta};
 use crate::rpc::write_unpoisoned;
 
 impl Client {
@@ -177,14 +177,17 @@ impl Client {
                 )));
             }
             let responses =
-                Box::pin(self.answer_input_requests(result.get("inputRequests"))).await?;
+                Box::pin(self.answer_input_requests(result.get("inputRequests"), options)).await?;
             retry = Some(retry_params(original, &result, responses));
         }
     }
 
+    /// Answers a round's `inputRequests` with the call's own input
+    /// handler ([`CallOptions::input`]) or else the client's.
     pub(super) async fn answer_input_requests(
         &self,
         requests: Option<&Value>,
+        options: &CallOptions,
     ) -> Result<Map<String, Value>, Error> {
         let mut responses = Map::new();
         let Some(Value::Object(requests)) = requests else {
@@ -192,13 +195,27 @@ impl Client {
         };
         for (key, request) in requests {
             let method = request.get("method").and_then(Value::as_str).unwrap_or("");
-            let handler = self.shared.options.handler_for(method).ok_or_else(|| {
+            let unanswerable = || {
                 Error::Protocol(format!(
                     "the server asked for {method:?} (key {key:?}) but no handler for it is registered"
                 ))
-            })?;
+            };
             let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-            responses.insert(key.clone(), handler(params).await?);
+            let answer = match &options.input {
+                Some(input) => {
+                    let kind = InputKind::from_method(method).ok_or_else(unanswerable)?;
+                    input(kind, params).await?
+                }
+                None => {
+                    let handler = self
+                        .shared
+                        .options
+                        .handler_for(method)
+                        .ok_or_else(unanswerable)?;
+                    handler(params).await?
+                }
+            };
+            responses.insert(key.clone(), answer);
         }
         Ok(responses)
     }
@@ -234,7 +251,7 @@ impl Client {
             }
             p.insert(
                 "_meta".into(),
-                Value::Object(self.request_meta(&extra_meta)),
+                Value::Object(self.request_meta(&extra_meta, options.capabilities.as_ref())),
             );
             let headers =
                 if method == methods::TOOLS_CALL && self.shared.transport.mirrors_headers() {
@@ -253,6 +270,7 @@ impl Client {
                 headers,
                 notifications,
                 version: self.protocol_version(),
+                input: options.input.clone(),
             });
             let outcome = NotificationRoute::deliver_while(route, sent).await;
             match outcome {
@@ -270,7 +288,11 @@ impl Client {
         }
     }
 
-    pub(super) fn request_meta(&self, extra: &Map<String, Value>) -> Map<String, Value> {
+    pub(super) fn request_meta(
+        &self,
+        extra: &Map<String, Value>,
+        capabilities: Option<&Map<String, Value>>,
+    ) -> Map<String, Value> {
         let mut meta = extra.clone();
         meta.insert(
             meta::PROTOCOL_VERSION.into(),
@@ -279,7 +301,10 @@ impl Client {
         meta.insert(meta::CLIENT_INFO.into(), self.shared.info_value.clone());
         meta.insert(
             meta::CLIENT_CAPABILITIES.into(),
-            self.shared.capabilities_value.clone(),
+            match capabilities {
+                Some(declared) => Value::Object(declared.clone()),
+                None => self.shared.capabilities_value.clone(),
+            },
         );
         meta
     }

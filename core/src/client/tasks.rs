@@ -191,7 +191,8 @@ impl Client {
         if fresh.is_empty() {
             return Ok(());
         }
-        let responses = Box::pin(self.answer_input_requests(Some(&Value::Object(fresh)))).await?;
+        let responses =
+            Box::pin(self.answer_input_requests(Some(&Value::Object(fresh)), options)).await?;
         answered.extend(responses.keys().cloned());
         let mut params = Map::new();
         params.insert("taskId".into(), Value::from(task_id));

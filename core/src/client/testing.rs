@@ -66,7 +66,11 @@ impl Scripted {
 
     /// A client over this transport.
     pub(super) fn client(&self, options: ClientOptions) -> Client {
-        Client::from_transport(Arc::new(self.clone()), options)
+        Client::from_transport(
+            Arc::new(self.clone()),
+            options,
+            super::notes::Unsolicited::new(),
+        )
     }
 
     pub(super) fn sent(&self) -> Vec<Sent> {

@@ -471,6 +471,12 @@ impl Server {
         self.registry_write().completion = Some(Arc::new(handler));
     }
 
+    /// The provider answering `completion/complete`, if one is set (a mount
+    /// puts its own in front of it and hands it what is not its own).
+    pub fn completion_handler(&self) -> Option<Arc<dyn CompletionHandler>> {
+        self.registry_read().completion.clone()
+    }
+
     /// Tells subscribers of `uri` that it changed.
     pub fn notify_resource_updated(&self, uri: &str) {
         self.publish(ServerEvent::ResourceUpdated(uri.to_owned()));

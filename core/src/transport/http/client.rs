@@ -16,7 +16,7 @@ use crate::client::answers::Answerer;
 use crate::client::auth::flow::{self, Authorizer};
 use crate::client::auth::{AuthError, OAuthOptions};
 use crate::client::deadline::InteractionClock;
-use crate::client::notes::NoteSender;
+use crate::client::notes::{NoteSender, Unsolicited};
 use crate::client::{
     Client, ClientLimits, ClientOptions, ClientTransport, NotificationCallback, OutgoingRequest,
     ServerRequestHandler,
@@ -44,16 +44,21 @@ impl Client {
 
     /// [`Client::connect_http`] with explicit options.
     pub async fn connect_http_with(url: &str, options: ClientOptions) -> Result<Client, Error> {
+        let unsolicited = Unsolicited::new();
         let transport = HttpTransport::new(
             url,
             &options.http_headers,
             &options.tls,
             Some(options.server_request_handler()),
-            options.on_notification.clone(),
+            Some(unsolicited.callback(options.on_notification.clone())),
             options.limits,
         )?
         .with_oauth(url, options.oauth.clone(), &options.tls);
-        Ok(Self::from_transport(Arc::new(transport), options))
+        Ok(Self::from_transport(
+            Arc::new(transport),
+            options,
+            unsolicited,
+        ))
     }
 }
 
@@ -526,8 +531,15 @@ impl HttpInner {
     /// `max_pending_server_requests` is refused rather than waited for, and
     /// not answered, since that would take a connection too; the warning
     /// says why).
-    fn answer(self: &Arc<Self>, request: crate::protocol::jsonrpc::Request, version: String) {
-        let _refused = self.answers.answer(request, self.deliverer(version));
+    fn answer(
+        self: &Arc<Self>,
+        request: crate::protocol::jsonrpc::Request,
+        handler: Option<ServerRequestHandler>,
+        version: String,
+    ) {
+        let _refused = self
+            .answers
+            .answer_with(request, handler, self.deliverer(version));
     }
 
     /// POSTs one answer to a server request, once one of the `posting`
@@ -562,6 +574,7 @@ impl ClientTransport for HttpTransport {
             headers,
             notifications,
             version,
+            input,
         } = request;
         let name = name_header(&method, &params);
         let body = serde_json::to_vec(&RequestOut {
@@ -597,6 +610,7 @@ impl ClientTransport for HttpTransport {
                 id: &id,
                 notifications,
                 version: &version,
+                input: input.map(ClientOptions::call_request_handler),
                 last_event_id: None,
                 retry_ms: None,
             };
@@ -660,6 +674,8 @@ struct ResponseReader<'a> {
     id: &'a RequestId,
     notifications: Option<NoteSender>,
     version: &'a str,
+    /// The call's own answers to a legacy server's requests.
+    input: Option<ServerRequestHandler>,
     last_event_id: Option<String>,
     retry_ms: Option<u64>,
 }
@@ -763,7 +779,8 @@ impl ResponseReader<'_> {
                 None
             }
             Ok(Message::Request(request)) => {
-                self.inner.answer(request, self.version.to_owned());
+                self.inner
+                    .answer(request, self.input.clone(), self.version.to_owned());
                 None
             }
             Ok(_) => None,

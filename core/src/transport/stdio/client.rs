@@ -28,6 +28,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::lines::{LineRead, read_line_bounded};
 use crate::client::answers::{Answerer, Refused};
 use crate::client::notes::NoteSender;
+use crate::client::notes::Unsolicited;
 use crate::client::{
     Client, ClientLimits, ClientOptions, ClientTransport, NotificationCallback, OutgoingRequest,
     ServerRequestHandler, StderrMode, StdioCommand,
@@ -48,14 +49,19 @@ impl Client {
         command: StdioCommand,
         options: ClientOptions,
     ) -> Result<Client, Error> {
+        let unsolicited = Unsolicited::new();
         let transport = StdioTransport::spawn(
             command,
             options.stderr.clone(),
-            options.on_notification.clone(),
+            Some(unsolicited.callback(options.on_notification.clone())),
             Some(options.server_request_handler()),
             options.limits,
         )?;
-        Ok(Self::from_transport(Arc::new(transport), options))
+        Ok(Self::from_transport(
+            Arc::new(transport),
+            options,
+            unsolicited,
+        ))
     }
 
     /// Speaks newline-delimited JSON-RPC over any byte stream (a Unix
@@ -66,14 +72,15 @@ impl Client {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
+        let unsolicited = Unsolicited::new();
         let transport = StdioTransport::over_stream(
             reader,
             writer,
-            options.on_notification.clone(),
+            Some(unsolicited.callback(options.on_notification.clone())),
             Some(options.server_request_handler()),
             options.limits,
         );
-        Self::from_transport(Arc::new(transport), options)
+        Self::from_transport(Arc::new(transport), options, unsolicited)
     }
 }
 

@@ -1,0 +1,306 @@
+//! `ferromcp proxy`: a gateway between transports and eras, a thin user of
+//! `Server::proxy` and `Server::mount` (core `gateway/`).
+//!
+//! ```text
+//! ferromcp proxy --stdio https://mcp.example.com/mcp          # stdio -> HTTP
+//! ferromcp proxy --http 8000 -- npx -y @modelcontextprotocol/server-everything
+//! ferromcp proxy --config servers.json --http 8000             # many, prefixed
+//! ```
+
+use clap::Args;
+use ferromcp::client::{Client, ClientOptions, StderrMode, StdioCommand};
+use ferromcp::gateway::upstream_options;
+use ferromcp::server::Server;
+use ferromcp::transport::http::HttpOptions;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::{Failure, HttpArgs, TlsArgs, login};
+
+#[derive(Args)]
+pub(crate) struct ProxyArgs {
+    /// Serve MCP on stdin/stdout; with a URL, forward to the Streamable
+    /// HTTP server there (either era)
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+    stdio: Option<String>,
+    /// Serve Streamable HTTP (both eras) at http://HOST:PORT/mcp
+    #[arg(long = "http", value_name = "PORT", conflicts_with = "stdio")]
+    http_port: Option<u16>,
+    /// Address the HTTP server listens on
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "127.0.0.1",
+        requires = "http_port"
+    )]
+    host: IpAddr,
+    /// Servers to merge, in the `mcpServers` format desktop hosts use: each
+    /// server's tools, prompts and resources appear under its name
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    tls: TlsArgs,
+    #[command(flatten)]
+    http: HttpArgs,
+    /// Do not log in interactively when the upstream asks (use only the
+    /// tokens `ferromcp login` kept)
+    #[arg(long)]
+    no_login: bool,
+    /// The stdio server to share among HTTP clients (after `--`)
+    #[arg(last = true, value_name = "COMMAND [ARGS]...")]
+    command: Vec<String>,
+}
+
+pub(crate) async fn proxy(args: ProxyArgs) -> Result<(), Failure> {
+    let server = match (&args.config, args.stdio.as_deref(), args.command.is_empty()) {
+        (Some(file), None | Some(""), true) => gateway_from_config(file, &args).await?,
+        (Some(_), _, _) => {
+            return Err("--config takes no URL and no command: the file names the servers".into());
+        }
+        (None, Some(url), true) if !url.is_empty() => {
+            Server::proxy(http_upstream(url, &args, &BTreeMap::new()).await?).await?
+        }
+        (None, None, false) if args.http_port.is_some() => {
+            let mut argv = args.command.iter();
+            let program = argv.next().map(String::as_str).unwrap_or_default();
+            let options = upstream_options(ClientOptions {
+                // The shared child's stderr is the proxy's.
+                stderr: StderrMode::Inherit,
+                ..ClientOptions::default()
+            });
+            let child =
+                Client::connect_stdio_with(StdioCommand::new(program, argv), options).await?;
+            Server::proxy(child).await?
+        }
+        _ => {
+            return Err("give --stdio URL, --http PORT -- COMMAND [ARGS...], \
+                        or --config FILE with --stdio or --http PORT"
+                .into());
+        }
+    };
+    match args.http_port {
+        Some(port) => {
+            let options = HttpOptions {
+                bind: SocketAddr::new(args.host, port),
+                ..HttpOptions::default()
+            };
+            eprintln!("ferromcp proxy: serving http://{}/mcp", options.bind);
+            server.run_http(options).await?;
+        }
+        None => server.run_stdio().await?,
+    }
+    Ok(())
+}
+
+/// A client of the HTTP server at `url`, with the command line's TLS and
+/// headers (and `headers` besides), and OAuth: the kept login, refreshed,
+/// or an interactive one when the server asks for it.
+async fn http_upstream(
+    url: &str,
+    args: &ProxyArgs,
+    headers: &BTreeMap<String, String>,
+) -> Result<Client, Failure> {
+    let mut http_headers = args.http.headers()?;
+    http_headers.extend(headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let mut options = upstream_options(ClientOptions {
+        tls: args.tls.options()?,
+        http_headers,
+        ..ClientOptions::default()
+    });
+    if let Ok(store) = login::token_store(&args.http) {
+        options.oauth = Some(if args.no_login {
+            login::stored_logins(url, store)
+        } else {
+            match login::interactive(
+                store.clone(),
+                login::REDIRECT_PORT,
+                Duration::from_secs(300),
+                true,
+            )
+            .await
+            {
+                Ok(oauth) => oauth,
+                Err(error) => {
+                    eprintln!("ferromcp proxy: {error}; using kept logins only");
+                    login::stored_logins(url, store)
+                }
+            }
+        });
+    }
+    Ok(Client::connect_http_with(url, options).await?)
+}
+
+/// One server of a config file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerEntry {
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    /// `stdio`, `http`, `streamable-http` or `sse` in some hosts' files;
+    /// the fields say which already.
+    #[serde(rename = "type")]
+    _kind: Option<String>,
+    #[serde(default)]
+    disabled: bool,
+    /// Hosts' own settings, which the proxy has no use for.
+    #[serde(rename = "autoApprove", alias = "alwaysAllow", default)]
+    _approved: Option<serde_json::Value>,
+    #[serde(rename = "timeout", default)]
+    _timeout: Option<serde_json::Value>,
+    #[serde(rename = "description", default)]
+    _description: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(rename = "mcpServers")]
+    servers: BTreeMap<String, ServerEntry>,
+}
+
+/// Reads a config file; an error names the file, the line and the key.
+fn read_config(file: &Path) -> Result<Vec<(String, ServerEntry)>, Failure> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
+    let config: ConfigFile =
+        serde_json::from_str(&text).map_err(|e| format!("{}:{}: {e}", file.display(), e.line()))?;
+    let mut servers = Vec::new();
+    for (name, entry) in config.servers {
+        let at = |problem: String| -> Failure {
+            format!(
+                "{}:{}: mcpServers.{name}: {problem}",
+                file.display(),
+                line_of(&text, &name)
+            )
+            .into()
+        };
+        if let Err(problem) = ferromcp::gateway::check_prefix(&name) {
+            return Err(at(problem));
+        }
+        match (&entry.command, &entry.url) {
+            (Some(_), Some(_)) => return Err(at("give `command` or `url`, not both".into())),
+            (None, None) => {
+                return Err(at(
+                    "needs `command` (a stdio server) or `url` (an HTTP server)".into(),
+                ));
+            }
+            _ => {}
+        }
+        if !entry.disabled {
+            servers.push((name, entry));
+        }
+    }
+    Ok(servers)
+}
+
+/// The line of the first `"key":` in `text` (1-based), where the key of a
+/// server is defined.
+fn line_of(text: &str, key: &str) -> usize {
+    let quoted = format!("\"{key}\"");
+    text.find(&quoted)
+        .map(|at| text[..at].matches('\n').count() + 1)
+        .unwrap_or(1)
+}
+
+/// A server merging every server of the config file under its name. An
+/// upstream that cannot be reached is reported and left out; the others
+/// are served.
+async fn gateway_from_config(file: &Path, args: &ProxyArgs) -> Result<Server, Failure> {
+    let servers = read_config(file)?;
+    let gateway = Server::new("ferromcp-proxy", env!("CARGO_PKG_VERSION"));
+    let mut mounted = 0;
+    for (name, entry) in servers {
+        let connected = match (&entry.command, &entry.url) {
+            (Some(program), _) => {
+                let mut command = StdioCommand::new(program, &entry.args);
+                command.env = entry
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.into(), v.into()))
+                    .collect();
+                command.cwd = entry.cwd.clone();
+                let options = upstream_options(ClientOptions {
+                    stderr: StderrMode::Inherit,
+                    ..ClientOptions::default()
+                });
+                Client::connect_stdio_with(command, options)
+                    .await
+                    .map_err(Failure::from)
+            }
+            (None, Some(url)) => http_upstream(url, args, &entry.headers).await,
+            (None, None) => continue,
+        };
+        let outcome = match connected {
+            Ok(client) => gateway.mount(&name, client).await.map_err(Failure::from),
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(_mount) => mounted += 1,
+            Err(error) => eprintln!("ferromcp proxy: {name}: left out: {error}"),
+        }
+    }
+    eprintln!("ferromcp proxy: {mounted} upstream server(s) mounted");
+    Ok(gateway)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Result<Vec<(String, ServerEntry)>, String> {
+        let dir = std::env::temp_dir().join(format!("ferromcp-proxy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!("{}.json", text.len()));
+        std::fs::write(&file, text).unwrap();
+        read_config(&file).map_err(|e| e.to_string().replace(&file.display().to_string(), "F"))
+    }
+
+    #[test]
+    fn a_config_error_names_the_file_line_and_key() {
+        let typo =
+            "{\n  \"mcpServers\": {\n    \"files\": {\n      \"comand\": \"x\"\n    }\n  }\n}";
+        let error = config(typo).err().unwrap();
+        assert!(error.starts_with("F:4: unknown field `comand`"), "{error}");
+        let neither = "{\"mcpServers\": {\n\"a\": {\"command\": \"x\"},\n\"b\": {\"args\": []}}}";
+        assert_eq!(
+            config(neither).err().unwrap(),
+            "F:3: mcpServers.b: needs `command` (a stdio server) or `url` (an HTTP server)"
+        );
+        let bad_name = "{\"mcpServers\": {\"my server\": {\"url\": \"http://x\"}}}";
+        assert!(
+            config(bad_name)
+                .err()
+                .unwrap()
+                .starts_with("F:1: mcpServers.my server: invalid mount prefix")
+        );
+        let not_json = "{\"mcpServers\": {\n\"a\": {\"command\": 1}}}";
+        assert!(
+            config(not_json)
+                .err()
+                .unwrap()
+                .starts_with("F:2: invalid type")
+        );
+    }
+
+    #[test]
+    fn desktop_host_files_read_as_they_are() {
+        let file = r#"{"mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "server"], "env": {"A": "1"}, "type": "stdio"},
+            "remote": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer t"}},
+            "off": {"command": "x", "disabled": true, "autoApprove": []}
+        }}"#;
+        let servers = config(file).unwrap();
+        let names: Vec<_> = servers.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["files", "remote"]);
+    }
+}

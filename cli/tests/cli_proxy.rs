@@ -1,0 +1,229 @@
+//! `ferromcp proxy` end to end, as a user runs it: HTTP clients of either
+//! era sharing one stdio child (a 2025-11-25-only one and the Rust echo
+//! server), a stdio client reaching an HTTP server, and a config of three
+//! upstreams, one of them down.
+
+use ferromcp::client::{Client, ClientOptions, EraPreference, StdioCommand};
+use ferromcp::protocol::Tool;
+use ferromcp::server::{Server, ToolOutput};
+use ferromcp_testkit::Http;
+use ferromcp_tests::manifest::{Manifest, Transport, repo_root};
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A proxy process, killed when the test ends.
+struct Proxy {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `ferromcp proxy --http PORT ARGS...` and waits until it serves.
+async fn proxy_http(args: &[&str]) -> Proxy {
+    let port = free_port();
+    let port_text = port.to_string();
+    let mut argv = vec!["proxy", "--http", &port_text];
+    argv.extend_from_slice(args);
+    let child = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
+        .args(&argv)
+        .current_dir(repo_root())
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start ferromcp proxy");
+    let proxy = Proxy {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return proxy;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the proxy did not start serving on port {port}");
+}
+
+fn era(era: EraPreference) -> ClientOptions {
+    ClientOptions {
+        era,
+        ..ClientOptions::default()
+    }
+}
+
+fn text(result: &ferromcp::protocol::CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Twenty HTTP clients, half of each era, call through one shared stdio
+/// child at once; each gets its own answers.
+async fn twenty_clients_share_one_child(proxy: &Proxy, tool: &str, expect: fn(&str) -> String) {
+    let mut calls = Vec::new();
+    for n in 0..20 {
+        let url = proxy.url.clone();
+        let tool = tool.to_owned();
+        calls.push(tokio::spawn(async move {
+            let preference = if n % 2 == 0 {
+                EraPreference::Modern
+            } else {
+                EraPreference::Legacy
+            };
+            let client = Client::connect_http_with(&url, era(preference))
+                .await
+                .unwrap();
+            let mut answers = Vec::new();
+            for round in 0..5 {
+                let sent = format!("c{n}r{round}");
+                let result = client
+                    .call_tool(&tool, json!({"text": sent}))
+                    .await
+                    .unwrap();
+                answers.push((sent, text(&result)));
+            }
+            client.close().await;
+            answers
+        }));
+    }
+    for call in calls {
+        for (sent, answered) in call.await.unwrap() {
+            assert_eq!(answered, expect(&sent));
+        }
+    }
+}
+
+#[tokio::test]
+async fn http_clients_of_either_era_share_a_legacy_stdio_child() {
+    let proxy = proxy_http(&["--", "python3", "tests/fixtures/legacy_stdio_server.py"]).await;
+    twenty_clients_share_one_child(&proxy, "shout", |sent| sent.to_uppercase()).await;
+}
+
+#[tokio::test]
+async fn http_clients_share_the_rust_echo_server() {
+    let manifest = Manifest::load().unwrap();
+    let argv = manifest
+        .command("echo-server", "rust", Transport::Stdio, None)
+        .unwrap();
+    let mut args = vec!["--"];
+    args.extend(argv.iter().map(String::as_str));
+    let proxy = proxy_http(&args).await;
+    twenty_clients_share_one_child(&proxy, "echo", |sent| sent.to_owned()).await;
+}
+
+async fn http_upstream(name: &'static str) -> (String, Http) {
+    let server = Server::new(name, "1.0.0");
+    server
+        .add_tool(
+            Tool::new("whoami", json!({"type": "object"})),
+            move |_ctx, _args: Value| async move { Ok(ToolOutput::text(name)) },
+        )
+        .unwrap();
+    let served = Http::start(server).await;
+    (served.url(), served)
+}
+
+/// A desktop host's way: the host starts `ferromcp proxy --stdio URL` and
+/// speaks stdio to it.
+#[tokio::test]
+async fn a_stdio_client_reaches_an_http_server() {
+    let (url, _upstream) = http_upstream("remote").await;
+    for preference in [EraPreference::Modern, EraPreference::Legacy] {
+        let command = StdioCommand::new(
+            env!("CARGO_BIN_EXE_ferromcp"),
+            ["proxy", "--stdio", &url, "--no-login"],
+        );
+        let client = Client::connect_stdio_with(command, era(preference))
+            .await
+            .unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        assert_eq!(
+            tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            ["whoami"]
+        );
+        let result = client.call_tool("whoami", json!({})).await.unwrap();
+        assert_eq!(text(&result), "remote", "{preference:?}");
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn a_config_merges_upstreams_and_leaves_out_one_that_is_down() {
+    let (url, _upstream) = http_upstream("remote").await;
+    let down = format!("http://127.0.0.1:{}/mcp", free_port());
+    let dir = std::env::temp_dir().join(format!("ferromcp-cli-proxy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("servers.json");
+    let file = json!({"mcpServers": {
+        "legacy": {"command": "python3", "args": ["tests/fixtures/legacy_stdio_server.py"]},
+        "remote": {"url": url},
+        "gone": {"url": down},
+    }});
+    std::fs::write(&config, file.to_string()).unwrap();
+    let proxy = proxy_http(&["--config", config.to_str().unwrap(), "--no-login"]).await;
+    let client = Client::connect_http(&proxy.url).await.unwrap();
+    let mut names: Vec<String> = Vec::new();
+    for _ in 0..100 {
+        names = client
+            .list_all_tools()
+            .await
+            .map(|t| t.into_iter().map(|t| t.name).collect())
+            .unwrap_or_default();
+        if !names.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    names.sort();
+    assert_eq!(names, ["legacy_shout", "remote_whoami"]);
+    let shouted = client
+        .call_tool("legacy_shout", json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&shouted), "HI");
+    let remote = client.call_tool("remote_whoami", json!({})).await.unwrap();
+    assert_eq!(text(&remote), "remote");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_bad_config_is_refused_with_file_line_and_key() {
+    let dir = std::env::temp_dir().join(format!("ferromcp-cli-badconfig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("servers.json");
+    std::fs::write(
+        &config,
+        "{\"mcpServers\": {\n  \"a\": {\"comand\": \"x\"}\n}}",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
+        .args(["proxy", "--config", config.to_str().unwrap(), "--stdio"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}:2: unknown field `comand`", config.display())),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

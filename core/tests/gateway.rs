@@ -1,0 +1,386 @@
+//! Mounting and proxying (`core/src/gateway/`): upstream servers of either
+//! era, over stdio and HTTP, merged under prefixes and reached by clients of
+//! either era, with the interactive parts (elicitation) crossing the era
+//! boundary both ways and change notifications followed.
+
+use ferromcp::client::{Client, ClientOptions, EraPreference};
+use ferromcp::protocol::{Prompt, Resource, SubscriptionFilter, Tool};
+use ferromcp::server::{
+    CompletionOutput, InputKind, PromptOutput, RequestContext, ResourceOutput, Server, ToolOutput,
+};
+use ferromcp_testkit::Http;
+use serde_json::{Map, Value, json};
+use std::time::Duration;
+
+fn upstream(name: &str) -> Server {
+    let server = Server::new(name, "1.0.0");
+    let who = name.to_owned();
+    server
+        .add_tool(
+            Tool::new(
+                "echo",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            ),
+            move |_ctx, args: Value| {
+                let who = who.clone();
+                async move {
+                    Ok(ToolOutput::text(format!(
+                        "{who}: {}",
+                        args["text"].as_str().unwrap_or("")
+                    )))
+                }
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(Tool::new("ask", json!({"type": "object"})), |ctx: RequestContext, _args| async move {
+            ctx.progress(1.0, Some(2.0), Some("asking"));
+            let answer = ctx
+                .ask(
+                    Some("name"),
+                    InputKind::Elicitation,
+                    json!({"mode": "form", "message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}),
+                )
+                .await?;
+            Ok(ToolOutput::text(format!("hi {}", answer["content"]["name"].as_str().unwrap_or(""))))
+        })
+        .unwrap();
+    server
+        .add_resource(
+            Resource::new("mem://r", "r"),
+            |_ctx, req: ferromcp::server::ResourceRequest| async move {
+                Ok(ResourceOutput::Text(format!("content of {}", req.uri)))
+            },
+        )
+        .unwrap();
+    server
+        .add_resource_template(
+            ferromcp::protocol::ResourceTemplate::new("mem://items/{id}", "item"),
+            |_ctx, req: ferromcp::server::ResourceRequest| async move {
+                Ok(ResourceOutput::Text(format!(
+                    "item {}",
+                    req.variables["id"].as_str().unwrap_or("")
+                )))
+            },
+        )
+        .unwrap();
+    server
+        .add_prompt(
+            Prompt::new("greet"),
+            |_ctx, args: Map<String, Value>| async move {
+                Ok(PromptOutput::Text(format!(
+                    "hello {}",
+                    args.get("who").and_then(Value::as_str).unwrap_or("?")
+                )))
+            },
+        )
+        .unwrap();
+    server.set_completion_handler(|_ctx, params: Value| async move {
+        let name = params["ref"]["name"].as_str().unwrap_or("").to_owned();
+        Ok(CompletionOutput {
+            values: vec![format!("{name}-1")],
+            ..Default::default()
+        })
+    });
+    server
+}
+
+/// Serves `server` over HTTP until the returned handle drops.
+async fn serve_http(server: Server) -> (String, Http) {
+    let served = Http::start(server).await;
+    (served.url(), served)
+}
+
+fn over_stdio(server: Server, options: ClientOptions) -> Client {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    tokio::spawn(ferromcp::transport::stdio::serve(server, sr, sw));
+    let (cr, cw) = tokio::io::split(client_io);
+    Client::connect_stream(cr, cw, options)
+}
+
+fn era(era: EraPreference) -> ClientOptions {
+    ClientOptions {
+        era,
+        probe_timeout: Duration::from_millis(500),
+        ..ClientOptions::default()
+    }
+}
+
+fn answering(era_preference: EraPreference) -> ClientOptions {
+    era(era_preference).on_elicitation(|_params| async {
+        Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+    })
+}
+
+fn text(result: &ferromcp::protocol::CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn two_upstreams_merge_under_prefixes_for_clients_of_either_era() {
+    let (alpha_url, _alpha) = serve_http(upstream("alpha")).await;
+    let gateway = Server::new("gateway", "1.0.0");
+    gateway
+        .mount(
+            "alpha",
+            Client::connect_http_with(&alpha_url, era(EraPreference::Auto))
+                .await
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    gateway
+        .mount(
+            "beta",
+            over_stdio(upstream("beta"), era(EraPreference::Legacy)),
+        )
+        .await
+        .unwrap();
+    let mut names = gateway.tool_names();
+    names.sort();
+    assert_eq!(names, ["alpha_ask", "alpha_echo", "beta_ask", "beta_echo"]);
+    let (url, _gateway) = serve_http(gateway).await;
+    for preference in [EraPreference::Modern, EraPreference::Legacy] {
+        let client = Client::connect_http_with(&url, answering(preference))
+            .await
+            .unwrap();
+        let label = format!("{preference:?}");
+        let echoed = client
+            .call_tool("beta_echo", json!({"text": "x"}))
+            .await
+            .unwrap();
+        assert_eq!(text(&echoed), "beta: x", "{label}");
+        let echoed = client
+            .call_tool("alpha_echo", json!({"text": "y"}))
+            .await
+            .unwrap();
+        assert_eq!(text(&echoed), "alpha: y", "{label}");
+        for prefix in ["alpha", "beta"] {
+            let read = client
+                .read_resource(&format!("{prefix}+mem://r"))
+                .await
+                .unwrap();
+            let contents = serde_json::to_value(&read.contents).unwrap();
+            assert_eq!(contents[0]["uri"], format!("{prefix}+mem://r"), "{label}");
+            assert_eq!(contents[0]["text"], "content of mem://r", "{label}");
+            let item = client
+                .read_resource(&format!("{prefix}+mem://items/7"))
+                .await
+                .unwrap();
+            assert_eq!(
+                serde_json::to_value(&item.contents).unwrap()[0]["text"],
+                "item 7"
+            );
+            let prompt = client
+                .get_prompt(&format!("{prefix}_greet"), {
+                    let mut args = Map::new();
+                    args.insert("who".into(), json!("Ada"));
+                    args
+                })
+                .await
+                .unwrap();
+            assert_eq!(
+                serde_json::to_value(&prompt.messages).unwrap()[0]["content"]["text"],
+                "hello Ada"
+            );
+            let completed = client
+                .complete(
+                    json!({"type": "ref/prompt", "name": format!("{prefix}_greet")}),
+                    "who",
+                    "A",
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                completed.completion.values,
+                ["greet-1"],
+                "{label}: the upstream saw its own name"
+            );
+        }
+        let unknown = client.read_resource("gamma+mem://r").await;
+        assert!(unknown.is_err(), "{label}");
+    }
+}
+
+/// The elicitation an upstream asks for reaches the downstream client
+/// across the era boundary, both ways.
+#[tokio::test]
+async fn elicitation_crosses_the_era_boundary_both_ways() {
+    for (upstream_era, downstream_era) in [
+        (EraPreference::Modern, EraPreference::Legacy),
+        (EraPreference::Legacy, EraPreference::Modern),
+        (EraPreference::Modern, EraPreference::Modern),
+        (EraPreference::Legacy, EraPreference::Legacy),
+    ] {
+        let label = format!("upstream {upstream_era:?}, downstream {downstream_era:?}");
+        let (upstream_url, _upstream) = serve_http(upstream("alpha")).await;
+        let upstream_client = Client::connect_http_with(
+            &upstream_url,
+            ferromcp::gateway::upstream_options(era(upstream_era)),
+        )
+        .await
+        .unwrap();
+        let proxy = Server::proxy(upstream_client).await.unwrap();
+        let (url, _proxy) = serve_http(proxy).await;
+        let client = Client::connect_http_with(&url, answering(downstream_era))
+            .await
+            .unwrap();
+        let progress = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = progress.clone();
+        let options = ferromcp::client::CallOptions::default()
+            .with_progress(move |update| seen.lock().unwrap().push(update.progress));
+        let asked = client
+            .call_tool_with("ask", json!({}), &options)
+            .await
+            .expect(&label);
+        assert_eq!(text(&asked), "hi Ada", "{label}");
+        assert!(
+            !progress.lock().unwrap().is_empty(),
+            "{label}: progress crossed"
+        );
+    }
+}
+
+/// A downstream client that cannot answer gets the upstream's question
+/// refused, not a hang.
+#[tokio::test]
+async fn a_client_without_elicitation_gets_an_error_not_a_hang() {
+    let (upstream_url, _upstream) = serve_http(upstream("alpha")).await;
+    let proxy = Server::proxy(Client::connect_http(&upstream_url).await.unwrap())
+        .await
+        .unwrap();
+    let (url, _proxy) = serve_http(proxy).await;
+    for preference in [EraPreference::Modern, EraPreference::Legacy] {
+        let client = Client::connect_http_with(&url, era(preference))
+            .await
+            .unwrap();
+        let outcome =
+            tokio::time::timeout(Duration::from_secs(10), client.call_tool("ask", json!({}))).await;
+        assert!(matches!(outcome, Ok(Err(_))), "{preference:?}: {outcome:?}");
+    }
+}
+
+/// List changes and resource updates of an upstream reach the gateway's
+/// listeners, under the downstream names.
+#[tokio::test]
+async fn upstream_changes_reach_downstream_listeners() {
+    for upstream_era in [EraPreference::Modern, EraPreference::Legacy] {
+        let label = format!("{upstream_era:?} upstream");
+        let alpha = upstream("alpha");
+        let (upstream_url, _upstream) = serve_http(alpha.clone()).await;
+        let gateway = Server::new("gateway", "1.0.0");
+        gateway
+            .mount(
+                "alpha",
+                Client::connect_http_with(&upstream_url, era(upstream_era))
+                    .await
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let (url, _gateway) = serve_http(gateway.clone()).await;
+        let client = Client::connect_http(&url).await.unwrap();
+        let mut subscription = client
+            .listen(SubscriptionFilter {
+                tools_list_changed: Some(true),
+                resource_subscriptions: Some(vec!["alpha+mem://r".into()]),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        // The mount listens to its upstream on its own schedule: wait until
+        // an update gets through, then change the tools.
+        let updated = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                alpha.notify_resource_updated("mem://r");
+                tokio::select! {
+                    note = subscription.next() => break note,
+                    _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                }
+            }
+        })
+        .await
+        .expect(&label)
+        .expect(&label);
+        assert_eq!(updated.method, "notifications/resources/updated", "{label}");
+        assert_eq!(updated.params["uri"], "alpha+mem://r", "{label}");
+        alpha
+            .add_tool(
+                Tool::new("late", json!({"type": "object"})),
+                |_ctx, _args| async { Ok(ToolOutput::text("late")) },
+            )
+            .unwrap();
+        let changed = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                let note = subscription.next().await.expect("listening");
+                if note.method == "notifications/tools/list_changed"
+                    && gateway.tool_names().contains(&"alpha_late".to_owned())
+                {
+                    break note;
+                }
+            }
+        })
+        .await;
+        assert!(changed.is_ok(), "{label}: {:?}", gateway.tool_names());
+        let late = client.call_tool("alpha_late", json!({})).await.unwrap();
+        assert_eq!(text(&late), "late", "{label}");
+        alpha.remove_tool("late");
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while gateway.tool_names().contains(&"alpha_late".to_owned()) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect(&label);
+    }
+}
+
+/// One upstream gone: its calls fail with an error naming it; the others
+/// go on.
+#[tokio::test]
+async fn a_failing_upstream_does_not_take_the_others_down() {
+    let (alpha_url, alpha_guard) = serve_http(upstream("alpha")).await;
+    let (beta_url, _beta) = serve_http(upstream("beta")).await;
+    let gateway = Server::new("gateway", "1.0.0");
+    gateway
+        .mount("alpha", Client::connect_http(&alpha_url).await.unwrap())
+        .await
+        .unwrap();
+    gateway
+        .mount("beta", Client::connect_http(&beta_url).await.unwrap())
+        .await
+        .unwrap();
+    drop(alpha_guard);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (url, _gateway) = serve_http(gateway).await;
+    let client = Client::connect_http(&url).await.unwrap();
+    let failed = client.call_tool("alpha_echo", json!({"text": "x"})).await;
+    let message = format!("{failed:?}");
+    assert!(message.contains("alpha"), "{message}");
+    let echoed = client
+        .call_tool("beta_echo", json!({"text": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "beta: x");
+}
+
+#[tokio::test]
+async fn a_bad_prefix_is_refused_and_unmount_removes_everything() {
+    let (url, _upstream) = serve_http(upstream("alpha")).await;
+    let gateway = Server::new("gateway", "1.0.0");
+    let bad = gateway
+        .mount("al pha", Client::connect_http(&url).await.unwrap())
+        .await;
+    assert!(format!("{bad:?}").contains("invalid mount prefix"));
+    let mount = gateway
+        .mount("alpha", Client::connect_http(&url).await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(gateway.tool_names().len(), 2);
+    mount.unmount();
+    assert!(gateway.tool_names().is_empty());
+}
