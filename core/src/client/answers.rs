@@ -19,9 +19,10 @@ use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
-use super::{ClientLimits, ServerRequestHandler};
+use super::{CallInput, ClientLimits, ServerRequestHandler};
 use crate::McpError;
 use crate::protocol::jsonrpc::{Request, error_value, result_value};
+use crate::rpc::lock_unpoisoned;
 
 /// Runs the client's handler for server requests, a bounded number at once.
 #[derive(Clone)]
@@ -127,4 +128,84 @@ fn spawn_answer<D, Fut>(
         deliver(message).await;
         drop(slot);
     });
+}
+
+/// The calls in flight that answer their server's questions themselves
+/// ([`CallOptions::input`](super::CallOptions::input)), for the questions a
+/// 2025-11-25 server sends apart from any call (on stdio, or on an HTTP
+/// session's GET stream): such a question can only be the question of a
+/// call in flight, so while exactly one call may be asked it goes to that
+/// call. With several, nothing says whose it is, and giving it to the
+/// wrong one would show one user's question to another: it is refused.
+#[derive(Default)]
+pub(crate) struct CallInputs {
+    next: std::sync::atomic::AtomicU64,
+    waiting: std::sync::Mutex<Vec<(u64, CallInput)>>,
+}
+
+/// Who may answer a question sent apart from any call.
+pub(crate) enum Asked {
+    /// No call answers for itself: the client's handlers do.
+    Client,
+    /// The one call that answers for itself.
+    Call(CallInput),
+    /// This many calls answer for themselves: nobody can be asked.
+    Ambiguous(usize),
+}
+
+impl CallInputs {
+    /// Marks a call as answering for itself until the guard drops.
+    pub(crate) fn enter(self: &Arc<Self>, input: CallInput) -> CallInputGuard {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        lock_unpoisoned(&self.waiting).push((id, input));
+        CallInputGuard {
+            inputs: self.clone(),
+            id,
+        }
+    }
+
+    pub(crate) fn asked(&self) -> Asked {
+        let waiting = lock_unpoisoned(&self.waiting);
+        match waiting.as_slice() {
+            [] => Asked::Client,
+            [(_, input)] => Asked::Call(input.clone()),
+            several => Asked::Ambiguous(several.len()),
+        }
+    }
+}
+
+/// A call registered with [`CallInputs::enter`].
+pub(crate) struct CallInputGuard {
+    inputs: Arc<CallInputs>,
+    id: u64,
+}
+
+impl Drop for CallInputGuard {
+    fn drop(&mut self) {
+        lock_unpoisoned(&self.inputs.waiting).retain(|(id, _)| *id != self.id);
+    }
+}
+
+#[cfg(test)]
+mod call_input_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn input() -> CallInput {
+        Arc::new(|_kind, _params| Box::pin(async { Ok(json!({})) }))
+    }
+
+    #[test]
+    fn a_question_apart_from_calls_goes_to_the_only_call_that_may_be_asked() {
+        let inputs = Arc::new(CallInputs::default());
+        assert!(matches!(inputs.asked(), Asked::Client));
+        let first = inputs.enter(input());
+        assert!(matches!(inputs.asked(), Asked::Call(_)));
+        let second = inputs.enter(input());
+        assert!(matches!(inputs.asked(), Asked::Ambiguous(2)));
+        drop(first);
+        assert!(matches!(inputs.asked(), Asked::Call(_)));
+        drop(second);
+        assert!(matches!(inputs.asked(), Asked::Client));
+    }
 }

@@ -214,6 +214,11 @@ impl Client {
         legacy_meta(&mut params, &options.meta);
         let (notifications, route) = self.notification_router(options, &mut params);
         drop_empty_meta(&mut params);
+        // The server's questions during the call may come apart from it.
+        let _answering = options
+            .input
+            .clone()
+            .map(|input| self.shared.out_of_call.calls.enter(input));
         let sent = self.shared.transport.send(OutgoingRequest {
             id: self.next_id(),
             method: method.to_owned(),

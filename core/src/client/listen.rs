@@ -73,7 +73,7 @@ pub(crate) async fn open(
 async fn open_legacy(client: Client, filter: SubscriptionFilter) -> Result<Subscription, Error> {
     // Listening before subscribing: an update right after the subscription
     // is not missed.
-    let mut heard = client.shared.unsolicited.listen();
+    let mut heard = client.shared.out_of_call.unsolicited.listen();
     for uri in filter.resource_subscriptions.iter().flatten() {
         let mut params = Map::new();
         params.insert("uri".into(), Value::from(uri.as_str()));

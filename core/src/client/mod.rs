@@ -69,6 +69,35 @@ pub use skills::{
 };
 pub use tasks::ToolTask;
 
+/// What a server sends apart from any call, shared by the transport that
+/// receives it and the client: notifications (for the application's
+/// callback and legacy listen streams) and a 2025-11-25 server's requests
+/// (answered by the one call in flight that answers for itself, else the
+/// client's handlers). Each `connect_*` makes one before the transport.
+pub(crate) struct OutOfCall {
+    pub(crate) unsolicited: notes::Unsolicited,
+    pub(crate) calls: Arc<answers::CallInputs>,
+}
+
+impl OutOfCall {
+    pub(crate) fn new() -> OutOfCall {
+        OutOfCall {
+            unsolicited: notes::Unsolicited::new(),
+            calls: Arc::default(),
+        }
+    }
+
+    /// The notification callback a transport calls.
+    pub(crate) fn notifications(&self, options: &ClientOptions) -> NotificationCallback {
+        self.unsolicited.callback(options.on_notification.clone())
+    }
+
+    /// The handler a transport answers a server's requests with.
+    pub(crate) fn requests(&self, options: &ClientOptions) -> ServerRequestHandler {
+        options.server_request_handler(self.calls.clone())
+    }
+}
+
 /// One request as a transport sends it.
 pub(crate) struct OutgoingRequest {
     pub(crate) id: RequestId,
@@ -143,8 +172,8 @@ struct ClientShared {
     /// once per request.
     info_value: Value,
     capabilities_value: Value,
-    /// What the server sends outside any call (see [`notes::Unsolicited`]).
-    unsolicited: notes::Unsolicited,
+    /// What the server sends apart from any call.
+    out_of_call: OutOfCall,
 }
 
 /// An MCP client connected to one server. Cheap to clone.
@@ -167,7 +196,7 @@ impl Client {
     pub(crate) fn from_transport(
         transport: Arc<dyn ClientTransport>,
         options: ClientOptions,
-        unsolicited: notes::Unsolicited,
+        out_of_call: OutOfCall,
     ) -> Client {
         let info_value = serde_json::to_value(&options.info).unwrap_or(Value::Null);
         let capabilities_value = Value::Object(options.capabilities());
@@ -187,7 +216,7 @@ impl Client {
                 tool_headers: headers::ToolHeaders::default(),
                 info_value,
                 capabilities_value,
-                unsolicited,
+                out_of_call,
             }),
         }
     }

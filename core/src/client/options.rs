@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+use super::answers::{Asked, CallInputs};
 use super::{CacheMode, ServerRequestHandler, StderrMode, TlsOptions};
 use crate::protocol::{Implementation, InputKind, LATEST_PROTOCOL_VERSION, methods};
 use crate::{BoxFuture, Error, McpError};
@@ -317,22 +318,39 @@ impl ClientOptions {
         caps
     }
 
-    /// The handler answering a legacy server's requests.
-    pub(crate) fn server_request_handler(&self) -> ServerRequestHandler {
+    /// The handler answering a legacy server's requests that came apart
+    /// from any call: a question goes to the one call in flight that
+    /// answers for itself (see [`CallInputs`]), else to the client's
+    /// handler.
+    pub(crate) fn server_request_handler(&self, calls: Arc<CallInputs>) -> ServerRequestHandler {
         let options = self.clone();
         Arc::new(move |method: String, params: Value| {
             let options = options.clone();
+            let calls = calls.clone();
             Box::pin(async move {
                 if method == methods::PING {
                     return Ok(json!({}));
                 }
-                match options.handler_for(&method) {
-                    Some(handler) => handler(params).await.map_err(|e| match e {
-                        Error::Mcp(e) => e,
-                        other => McpError::internal(other.to_string()),
-                    }),
-                    None => Err(McpError::method_not_found(&method)),
-                }
+                let Some(kind) = InputKind::from_method(&method) else {
+                    return Err(McpError::method_not_found(&method));
+                };
+                let answer = match calls.asked() {
+                    Asked::Call(input) => input(kind, params).await,
+                    Asked::Client => match options.handler(kind) {
+                        Some(handler) => handler(params).await,
+                        None => return Err(McpError::method_not_found(&method)),
+                    },
+                    Asked::Ambiguous(waiting) => {
+                        return Err(McpError::internal(format!(
+                            "{method} came apart from any call while {waiting} calls wait \
+                             for answers: it cannot be told whose question it is"
+                        )));
+                    }
+                };
+                answer.map_err(|e| match e {
+                    Error::Mcp(e) => e,
+                    other => McpError::internal(other.to_string()),
+                })
             })
         })
     }
@@ -515,7 +533,7 @@ mod tests {
             })),
             ..ClientOptions::default()
         };
-        let handle = options.server_request_handler();
+        let handle = options.server_request_handler(Arc::default());
         assert_eq!(
             handle(methods::PING.into(), Value::Null).await,
             Ok(json!({}))

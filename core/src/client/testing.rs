@@ -66,11 +66,7 @@ impl Scripted {
 
     /// A client over this transport.
     pub(super) fn client(&self, options: ClientOptions) -> Client {
-        Client::from_transport(
-            Arc::new(self.clone()),
-            options,
-            super::notes::Unsolicited::new(),
-        )
+        Client::from_transport(Arc::new(self.clone()), options, super::OutOfCall::new())
     }
 
     pub(super) fn sent(&self) -> Vec<Sent> {

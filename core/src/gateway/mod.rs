@@ -51,8 +51,9 @@ pub fn check_prefix(prefix: &str) -> Result<(), String> {
 /// elicitation, sampling and roots, so a 2025-11-25 upstream (whose
 /// session fixes the capabilities at `initialize`) may ask for each; the
 /// questions asked during a forwarded call go to the downstream client that
-/// made it (over stdio, where a 2025-11-25 server's questions come apart
-/// from any call, they are refused). A 2026-07-28 upstream sees each
+/// made it. Over stdio a 2025-11-25 server's questions come apart from any
+/// call: one goes to the only forwarded call in flight, and is refused
+/// while several are (nothing says whose it is). A 2026-07-28 upstream sees each
 /// downstream client's own capabilities with each call, whatever these say.
 ///
 /// ```no_run
@@ -66,7 +67,7 @@ pub fn upstream_options(options: ClientOptions) -> ClientOptions {
     let refuse = |kind: InputKind| {
         move |_params: serde_json::Value| async move {
             Err(Error::Mcp(crate::McpError::internal(format!(
-                "{} asked outside a forwarded call: no client to ask",
+                "{} asked while no forwarded call waits: no client to ask",
                 kind.method()
             ))))
         }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crate::McpError;
 use crate::protocol::jsonrpc::{Request, error_value, result_value};
 use crate::protocol::methods::LOGGING_SET_LEVEL;
-use crate::protocol::{LEGACY_PROTOCOL_VERSIONS, Method};
+use crate::protocol::{LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, Method, codes};
 use crate::rpc::duplicate_id_error;
 use crate::server::{LoggingLevel, NotificationSink, RequestMeta, Server, Wire};
 use tokio_util::sync::CancellationToken;
@@ -58,6 +58,20 @@ pub(crate) fn initialize(
         let error = McpError::invalid_params("initialize requires a string \"protocolVersion\"");
         return Err(error_value(Some(&request.id), &error));
     };
+    if !server.options().legacy_sessions {
+        let error = McpError::new(
+            codes::UNSUPPORTED_PROTOCOL_VERSION,
+            format!(
+                "Unsupported protocol version: {requested}: this server speaks only {}",
+                MODERN_PROTOCOL_VERSIONS.join(", ")
+            ),
+        )
+        .with_data(serde_json::json!({
+            "supported": MODERN_PROTOCOL_VERSIONS,
+            "requested": requested,
+        }));
+        return Err(error_value(Some(&request.id), &error));
+    }
     let version = if LEGACY_PROTOCOL_VERSIONS.contains(&requested) {
         requested
     } else {

@@ -137,6 +137,12 @@ pub struct ServerOptions {
     /// replica holding it (docs/DEPLOYING.md). Letters, digits, `-` and
     /// `_`. Default: `FERROMCP_REPLICA` ([`REPLICA_ENV`]), else none.
     pub replica: Option<String>,
+    /// Whether 2025-11-25 clients are served (`initialize` opens a
+    /// session). Off, the server is 2026-07-28 only: `initialize` is
+    /// refused with `-32022` naming the versions it speaks (spec:
+    /// versioning, "a server that supports only modern versions SHOULD
+    /// name the protocol versions it supports"). Default: on.
+    pub legacy_sessions: bool,
 }
 
 impl ServerOptions {
@@ -214,6 +220,7 @@ impl Default for ServerOptions {
             tasks: tasks::TaskOptions::default(),
             event_bus: bus::from_env(),
             replica: replica_from_env(),
+            legacy_sessions: true,
         }
     }
 }

@@ -12,11 +12,12 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use serde_json::Value;
 
+use crate::client::OutOfCall;
 use crate::client::answers::Answerer;
 use crate::client::auth::flow::{self, Authorizer};
 use crate::client::auth::{AuthError, OAuthOptions};
 use crate::client::deadline::InteractionClock;
-use crate::client::notes::{NoteSender, Unsolicited};
+use crate::client::notes::NoteSender;
 use crate::client::{
     Client, ClientLimits, ClientOptions, ClientTransport, NotificationCallback, OutgoingRequest,
     ServerRequestHandler,
@@ -44,20 +45,20 @@ impl Client {
 
     /// [`Client::connect_http`] with explicit options.
     pub async fn connect_http_with(url: &str, options: ClientOptions) -> Result<Client, Error> {
-        let unsolicited = Unsolicited::new();
+        let out_of_call = OutOfCall::new();
         let transport = HttpTransport::new(
             url,
             &options.http_headers,
             &options.tls,
-            Some(options.server_request_handler()),
-            Some(unsolicited.callback(options.on_notification.clone())),
+            Some(out_of_call.requests(&options)),
+            Some(out_of_call.notifications(&options)),
             options.limits,
         )?
         .with_oauth(url, options.oauth.clone(), &options.tls);
         Ok(Self::from_transport(
             Arc::new(transport),
             options,
-            unsolicited,
+            out_of_call,
         ))
     }
 }

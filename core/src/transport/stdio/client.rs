@@ -26,9 +26,9 @@ use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::lines::{LineRead, read_line_bounded};
+use crate::client::OutOfCall;
 use crate::client::answers::{Answerer, Refused};
 use crate::client::notes::NoteSender;
-use crate::client::notes::Unsolicited;
 use crate::client::{
     Client, ClientLimits, ClientOptions, ClientTransport, NotificationCallback, OutgoingRequest,
     ServerRequestHandler, StderrMode, StdioCommand,
@@ -49,18 +49,18 @@ impl Client {
         command: StdioCommand,
         options: ClientOptions,
     ) -> Result<Client, Error> {
-        let unsolicited = Unsolicited::new();
+        let out_of_call = OutOfCall::new();
         let transport = StdioTransport::spawn(
             command,
             options.stderr.clone(),
-            Some(unsolicited.callback(options.on_notification.clone())),
-            Some(options.server_request_handler()),
+            Some(out_of_call.notifications(&options)),
+            Some(out_of_call.requests(&options)),
             options.limits,
         )?;
         Ok(Self::from_transport(
             Arc::new(transport),
             options,
-            unsolicited,
+            out_of_call,
         ))
     }
 
@@ -72,15 +72,15 @@ impl Client {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let unsolicited = Unsolicited::new();
+        let out_of_call = OutOfCall::new();
         let transport = StdioTransport::over_stream(
             reader,
             writer,
-            Some(unsolicited.callback(options.on_notification.clone())),
-            Some(options.server_request_handler()),
+            Some(out_of_call.notifications(&options)),
+            Some(out_of_call.requests(&options)),
             options.limits,
         );
-        Self::from_transport(Arc::new(transport), options, unsolicited)
+        Self::from_transport(Arc::new(transport), options, out_of_call)
     }
 }
 

@@ -869,6 +869,9 @@ fn build() -> Result<Server, ferromcp::Error> {
     {
         options.page_size = size;
     }
+    // `EVERYTHING_MODERN_ONLY=1`: a 2026-07-28-only server (initialize
+    // refused), the upstream of the gateway's era tests (tests/proxy).
+    options.legacy_sessions = std::env::var_os("EVERYTHING_MODERN_ONLY").is_none_or(|v| v != "1");
     let server = Server::with_options(
         Implementation::new("ferromcp-everything-server", env!("CARGO_PKG_VERSION")),
         options,
