@@ -141,7 +141,7 @@ test-oidc: build-python build-node build-c
 lint-workflows: $(NODE_NPM_STAMP)
 	$(NODE) scripts/lint_workflows.mjs
 
-test: lint test-rust test-rmcp-tasks test-python test-node test-c test-readme conformance test-dist-host test-oidc test-scale test-manifests test-cross check-platforms
+test: lint test-rust test-rmcp-tasks test-proxy test-python test-node test-c test-readme conformance test-dist-host test-oidc test-scale test-manifests test-cross check-platforms
 	@echo "make test: all suites passed"
 
 # The first result: builds the demo, the Rust echo server and the three
@@ -156,6 +156,7 @@ conformance: build
 	bash scripts/conformance.sh
 
 include bench/bench.mk
+include tests/proxy/proxy.mk
 
 # Fuzzing (cargo-fuzz, libFuzzer; needs the nightly toolchain, and installs
 # cargo-fuzz when it is missing): each target of fuzz/ for FUZZ_SECONDS,

@@ -26,6 +26,6 @@ test-python: build-python $(PY_TOOLS_STAMP)
 # ruff and mypy --strict over the package, the examples and scripts/; stubtest checks
 # the hand-written _native.pyi against the compiled module.
 lint-python: build-python $(PY_TOOLS_STAMP)
-	$(VENV)/bin/ruff check $(PY_BINDING_DIR) examples/python scripts tests/scale
-	$(VENV)/bin/mypy --strict $(PY_PACKAGE_DIR) examples/python scripts tests/scale/run.py
+	$(VENV)/bin/ruff check $(PY_BINDING_DIR) examples/python scripts tests/scale tests/proxy
+	$(VENV)/bin/mypy --strict $(PY_PACKAGE_DIR) examples/python scripts tests/scale/run.py tests/proxy/run.py
 	$(VENV)/bin/python -m mypy.stubtest ferromcp._native
