@@ -31,7 +31,7 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 use crate::Error;
-use crate::client::{Client, ClientOptions, ListKind};
+use crate::client::{Client, ClientOptions, EraPreference, ListKind};
 use crate::protocol::{DiscoverResult, Implementation, InputKind, SubscriptionFilter, methods};
 use crate::server::{Server, ServerOptions};
 use forward::Upstream;
@@ -146,6 +146,33 @@ impl Server {
         .await
     }
 
+    /// [`Server::mount`] for another server of this process: `upstream` is
+    /// reached over an in-memory pipe (no socket, no process), in the
+    /// 2026-07-28 era, with the calls' questions passed on as for any
+    /// mount. What every binding's `mount` of a server object does.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ferromcp::Error> {
+    /// use ferromcp::protocol::Tool;
+    /// use ferromcp::server::{Server, ToolOutput};
+    /// let weather = Server::new("weather", "1.0.0");
+    /// weather.add_tool(Tool::new("forecast", serde_json::json!({"type": "object"})), |_ctx, _args| async {
+    ///     Ok(ToolOutput::text("sunny"))
+    /// })?;
+    /// let app = Server::new("app", "1.0.0");
+    /// app.mount_server("weather", &weather).await?;
+    /// assert_eq!(app.tool_names(), ["weather_forecast"]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn mount_server(&self, prefix: &str, upstream: &Server) -> Result<Mount, Error> {
+        let options = upstream_options(ClientOptions {
+            era: EraPreference::Modern,
+            ..ClientOptions::default()
+        });
+        self.mount(prefix, in_memory(upstream.clone(), options)).await
+    }
+
     /// A server that serves what `upstream` serves, under the upstream's
     /// own names, in whichever era each of its clients speaks: what
     /// `ferromcp proxy` serves. Its identity and instructions are the
@@ -213,6 +240,19 @@ impl Server {
             .then(|| tokio::spawn(follow(mirror.clone(), filter)));
         Ok(Mount { mirror, watcher })
     }
+}
+
+/// A client of `server` over an in-memory pipe: the server serves it as
+/// it serves stdio, on a task of its own, until the client goes.
+fn in_memory(server: Server, options: ClientOptions) -> Client {
+    // Large enough that a big listing is one write, small enough to bound
+    // what a stalled side holds.
+    const PIPE_BYTES: usize = 1 << 20;
+    let (client_side, server_side) = tokio::io::duplex(PIPE_BYTES);
+    let (server_reader, server_writer) = tokio::io::split(server_side);
+    tokio::spawn(crate::transport::stdio::serve(server, server_reader, server_writer));
+    let (client_reader, client_writer) = tokio::io::split(client_side);
+    Client::connect_stream(client_reader, client_writer, options)
 }
 
 /// What a mount follows of its upstream: the list changes it announces and,
