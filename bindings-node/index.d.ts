@@ -19,6 +19,7 @@
 
 import type { HttpAddress, HttpOptions as NativeHttpOptions, Caching } from './native';
 import type { AuthOptions } from './lib/auth';
+import type { Client } from './lib/client';
 import type {
   RequestContext,
   Schema,
@@ -519,6 +520,54 @@ export declare class Server {
   notifyResourceUpdated(uri: string): void;
 
   /**
+   * Serves `upstream`'s tools, prompts, resources, resource templates and
+   * completions as part of this server, renamed with `prefix`: tool `echo`
+   * under `'alpha'` is `alpha_echo`, resource `mem://r` is `alpha+mem://r`
+   * (in URIs a `_` of the prefix is written `-`; `''` keeps the names).
+   * Calls are forwarded with their progress, logs, cancellation and
+   * questions; list changes the upstream announces are followed.
+   * `upstream` is a {@link Client} connected to any MCP server (stdio or
+   * HTTP, either protocol revision), or another `Server` of this process,
+   * reached in memory. Mounting sets up this server's completion provider
+   * (see {@link Server.completion}) so that both answer.
+   *
+   * @example
+   * ```js
+   * const weather = new Server({ name: 'weather', version: '1.0.0' });
+   * weather.tool('forecast', () => 'sunny');
+   * const app = new Server({ name: 'app', version: '1.0.0' });
+   * const mount = await app.mount('weather', weather);
+   * console.error(app.toolNames); // [ 'weather_forecast' ]
+   * mount.unmount();
+   * ```
+   *
+   * @returns a promise of the {@link Mount}, whose `unmount()` takes it out.
+   * @throws (as a rejection) an `Error` whose message starts with
+   *   `invalid mount prefix` when `prefix` is not a letter followed by
+   *   letters, digits, `-`, `_` and `.`; an {@link McpError} when the
+   *   upstream cannot be reached or listed; a `TypeError` when `upstream`
+   *   is neither a `Server` nor a `Client`.
+   */
+  mount(prefix: string, upstream: Server | Client): Promise<Mount>;
+
+  /**
+   * A new server serving exactly what `upstream` serves, under the
+   * upstream's names, with its identity and instructions, in whichever
+   * protocol revision each of its own clients speaks: serve it over stdio
+   * or HTTP to bridge transports or revisions.
+   *
+   * @example
+   * ```js
+   * const remote = await Client.http('https://mcp.example.com/mcp');
+   * const proxy = await Server.proxy(remote);
+   * await proxy.serveStdio();
+   * ```
+   *
+   * @throws {McpError} (as a rejection) when the upstream cannot be listed.
+   */
+  static proxy(upstream: Client): Promise<Server>;
+
+  /**
    * Serves this process's stdin/stdout (newline-delimited JSON-RPC) until
    * stdin ends, {@link Server.close} is called or (with `handleSignals`,
    * the default) SIGTERM/SIGINT arrives. Stopping is graceful: listen
@@ -565,4 +614,30 @@ export declare class Server {
    * ```
    */
   close(): void;
+}
+
+/**
+ * One upstream mounted in a server, from {@link Server.mount}. Dropping it
+ * leaves the mount in place; {@link Mount.unmount} takes it out.
+ *
+ * @example
+ * ```js
+ * const mount = await server.mount('alpha', other);
+ * mount.unmount(); // the alpha_* tools, prompts and resources are gone
+ * ```
+ */
+export declare class Mount {
+  private constructor();
+  /**
+   * Stops following the upstream and removes everything the mount added
+   * (clients listening hear of it as a list change); later calls do
+   * nothing.
+   *
+   * @example
+   * ```js
+   * mount.unmount();
+   * console.error(server.toolNames.some((name) => name.startsWith('alpha_'))); // false
+   * ```
+   */
+  unmount(): void;
 }

@@ -78,7 +78,15 @@ require('./lib/context.js').install(native, McpError);
 const { ToolResult } = require('./lib/tool-result.js');
 native.registerToolResultClass(ToolResult);
 const { toJsonSchema, parser, parsingFirst } = require('./lib/schema.js');
-const { Client, Subscription, ToolTask, LoadedSkill, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS } = require('./lib/client.js');
+const {
+  Client,
+  Subscription,
+  ToolTask,
+  LoadedSkill,
+  PROTOCOL_VERSION,
+  LEGACY_PROTOCOL_VERSIONS,
+  nativeOf: nativeClientOf,
+} = require('./lib/client.js');
 const { LoopbackRedirect, headlessAuthorize } = require('./lib/oauth.js');
 
 /** Signals that stop a serving server gracefully (see `handleSignals`). */
@@ -99,6 +107,35 @@ function scopesOf(scopes, what) {
 }
 
 const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'];
+
+/**
+ * One upstream mounted in a server, from {@link Server#mount}.
+ *
+ * @example
+ * const mount = await server.mount('alpha', other);
+ * mount.unmount(); // the alpha_* tools, prompts and resources are gone
+ */
+class Mount {
+  /** @type {InstanceType<typeof native.Mount>} */
+  #native;
+
+  /**
+   * Use {@link Server#mount}.
+   * @param {InstanceType<typeof native.Mount>} mounted
+   */
+  constructor(mounted) {
+    if (!(mounted instanceof native.Mount)) throw new TypeError('use server.mount(prefix, upstream)');
+    this.#native = mounted;
+  }
+
+  /**
+   * Stops following the upstream and removes everything the mount added;
+   * later calls do nothing.
+   */
+  unmount() {
+    this.#native.unmount();
+  }
+}
 
 /**
  * An MCP server: tools registered with `tool()`, served over stdio or
@@ -133,6 +170,12 @@ class Server {
    *   eventBus?: string, replica?: string }} info
    */
   constructor(info) {
+    // Server.proxy() wraps the native server core made, as Client's
+    // constructor wraps a connected native client.
+    if (info instanceof native.Server) {
+      this.#native = info;
+      return;
+    }
     if (info === null || typeof info !== 'object') {
       throw new TypeError('new Server(info): info must be an object like { name, version }');
     }
@@ -408,6 +451,54 @@ class Server {
     this.#native.notifyResourceUpdated(uri);
   }
 
+  /**
+   * Serves `upstream`'s tools, prompts, resources, resource templates and
+   * completions as part of this server, renamed with `prefix` (tool `echo`
+   * under `'alpha'` is `alpha_echo`, resource `mem://r` is `alpha+mem://r`;
+   * `''` keeps the names), following the changes it announces. `upstream`
+   * is a {@link Client} connected to any MCP server, or another `Server`
+   * of this process (reached in memory). Rejects when `prefix` is not a
+   * letter followed by letters, digits, `-`, `_` and `.`, or with an
+   * {@link McpError} when the upstream cannot be listed.
+   * @example
+   * const weather = new Server({ name: 'weather', version: '1.0.0' }).tool('forecast', () => 'sunny');
+   * const mount = await server.mount('weather', weather); // tool weather_forecast
+   * mount.unmount();
+   * @param {string} prefix
+   * @param {Server | Client} upstream
+   * @returns {Promise<Mount>}
+   */
+  async mount(prefix, upstream) {
+    if (typeof prefix !== 'string') throw new TypeError('mount(prefix, upstream): prefix must be a string');
+    const mountServer = upstream instanceof Server;
+    if (!mountServer && !(upstream instanceof Client)) {
+      throw new TypeError('mount(prefix, upstream): upstream must be a Server or a Client');
+    }
+    // A mount puts its completions in front of the provider in place and
+    // hands it the rest; installing the JS one later would replace the
+    // mount's, so it goes in first.
+    this.#enableCompletion();
+    const mounted = mountServer
+      ? await this.#native.mountServer(prefix, upstream.#native)
+      : await this.#native.mount(prefix, nativeClientOf(upstream));
+    return new Mount(mounted);
+  }
+
+  /**
+   * A new server serving exactly what `upstream` serves, under its names,
+   * with its identity and instructions: serve it over stdio or HTTP to
+   * bridge transports or protocol revisions.
+   * @example
+   * const remote = await Client.http('https://mcp.example.com/mcp');
+   * await (await Server.proxy(remote)).serveStdio();
+   * @param {Client} upstream
+   * @returns {Promise<Server>}
+   */
+  static async proxy(upstream) {
+    if (!(upstream instanceof Client)) throw new TypeError('Server.proxy(upstream): upstream must be a Client');
+    return new Server(await native.Server.proxy(nativeClientOf(upstream)));
+  }
+
   /** Completers by `"prompt\0<name>"` / `"resource\0<template>"`, then argument name. */
   #completerTable = new Map();
   /** @type {Function | null} */
@@ -531,4 +622,4 @@ class Server {
   }
 }
 
-module.exports = { Server, Client, JwtVerifier, InvalidToken, Subscription, ToolTask, LoadedSkill, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS };
+module.exports = { Server, Mount, Client, JwtVerifier, InvalidToken, Subscription, ToolTask, LoadedSkill, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS };

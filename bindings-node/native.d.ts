@@ -349,8 +349,47 @@ export declare class Server {
    * loop alive. The server may be served again later.
    */
   close(): void
+  /**
+   * Serves what `upstream` (a connected client) serves as part of this
+   * server, renamed with `prefix`: tool `echo` under `"alpha"` is
+   * `alpha_echo`, resource `mem://r` is `alpha+mem://r` (an empty
+   * prefix keeps the names). Changes the upstream announces are
+   * followed. Throws when `prefix` is not a letter followed by letters,
+   * digits, `-`, `_` and `.`; rejects with an `McpError` when the
+   * upstream cannot be listed.
+   */
+  mount(prefix: string, upstream: Client): Promise<Mount>
+  /**
+   * `mount` for another server object of this process, reached over an
+   * in-memory pipe (no socket, no process).
+   */
+  mountServer(prefix: string, upstream: Server): Promise<Mount>
+  /**
+   * A new server serving exactly what `upstream` serves, under its own
+   * names, with its identity and instructions.
+   */
+  static proxy(upstream: Client): Promise<Server>
 }
 export type JsServer = Server
+
+/**
+ * One upstream mounted in a server. Use the facade's `server.mount(...)`.
+ *
+ * @example
+ * ```js
+ * const mount = await nativeServer.mountServer("alpha", otherNativeServer);
+ * mount.unmount(); // the alpha_* tools are gone
+ * ```
+ */
+export declare class Mount {
+  /**
+   * Stops following the upstream and removes everything the mount
+   * registered (clients listening hear of it as a list change). Later
+   * calls do nothing.
+   */
+  unmount(): void
+}
+export type JsMount = Mount
 
 /**
  * How long a result may be reused, and by whom (`ttlMs` + `cacheScope`

@@ -319,6 +319,17 @@ typedef struct ferromcp_context ferromcp_context;
 typedef struct ferromcp_listener ferromcp_listener;
 
 /**
+ * An upstream mounted in a server by ferromcp_server_mount_server() or
+ * ferromcp_server_mount_client().
+ *
+ * Opaque. Released either by ferromcp_mount_unmount(), which takes the
+ * mount out of the server, or by ferromcp_mount_free(), which leaves it
+ * in place until the server is freed. Not to be released from two threads
+ * at once; otherwise any thread.
+ */
+typedef struct ferromcp_mount ferromcp_mount;
+
+/**
  * A one-shot listener on `127.0.0.1` for the browser coming back from the
  * authorization server (a desktop login, RFC 8252): core's
  * [`LoopbackRedirect`](ferromcp_core::client::auth::LoopbackRedirect).
@@ -2048,6 +2059,147 @@ void ferromcp_string_free(char *text);
  * `data` is NULL or bytes from ferromcp not freed yet, with their `len`.
  */
 void ferromcp_bytes_free(uint8_t *data, size_t len);
+
+/**
+ * Serves another server of this process as part of `server`: its tools,
+ * prompts, resources, resource templates and completions, renamed with
+ * `prefix` (tool `echo` under `"alpha"` is `alpha_echo`, resource
+ * `mem://r` is `alpha+mem://r`; in URIs a `_` of the prefix is written
+ * `-`; an empty prefix keeps the names). What `upstream` adds or removes
+ * later is followed (clients of `server` are told the list changed);
+ * calls are forwarded over an in-memory pipe, with their progress, logs,
+ * cancellation and questions to the client. Blocks until `upstream` has
+ * been listed.
+ *
+ * - `server`: the server that serves the mount, borrowed.
+ * - `prefix`: a letter, then letters, digits, `-`, `_` and `.`, or "";
+ *   borrowed.
+ * - `upstream`: the mounted server, borrowed; not `server` itself. The
+ *   mount holds its registrations, so it may be freed first: its
+ *   callbacks then go on serving the mount, and their finalizers run
+ *   once the mount is gone.
+ * - `out_mount`: receives the mount handle on FERROMCP_OK; release it
+ *   with ferromcp_mount_unmount() or ferromcp_mount_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_ARGUMENT for a bad prefix (the
+ * message, ferromcp_last_error_message(), says "invalid mount prefix")
+ * or `upstream` being `server`; FERROMCP_NULL_ARGUMENT;
+ * FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on a ferromcp runtime
+ * thread (a FERROMCP_TOOL_NONBLOCKING callback).
+ *
+ * Threads: any thread that may block, also while either server serves.
+ *
+ * ```c
+ * ferromcp_mount *mount = NULL;
+ * if (ferromcp_server_mount_server(gateway, "weather", weather, &mount) == FERROMCP_OK) {
+ *     // clients of `gateway` now see `weather_forecast`
+ *     ferromcp_mount_unmount(mount); // and now no longer
+ * }
+ * ```
+ *
+ * # Safety
+ * `server` and `upstream` NULL or live; `prefix` NULL or NUL-terminated;
+ * `out_mount` NULL or writable.
+ */
+enum ferromcp_status ferromcp_server_mount_server(const struct ferromcp_server *server,
+                                                  const char *prefix,
+                                                  const struct ferromcp_server *upstream,
+                                                  struct ferromcp_mount **out_mount);
+
+/**
+ * Serves what a connected client reaches as part of `server`, as
+ * ferromcp_server_mount_server() does for a server of this process: a
+ * program on stdio or a server on HTTP, of either protocol era (each
+ * client of `server` is spoken to in its own). Blocks until the upstream
+ * has been discovered and listed.
+ *
+ * - `server`: the server that serves the mount, borrowed.
+ * - `prefix`: as for ferromcp_server_mount_server().
+ * - `upstream`: a client from ferromcp_client_connect_stdio() or
+ *   ferromcp_client_connect_http(), borrowed: the mount shares its
+ *   connection (and its options: timeouts, OAuth). Keep it until the
+ *   mount is gone: ferromcp_client_free() closes that connection, and
+ *   forwarded calls fail from then on. Questions an upstream on the
+ *   2025-11-25 era asks during a forwarded call reach the downstream
+ *   client only if `upstream`'s options declared them (an
+ *   ferromcp_client_options_on_input() callback of each kind).
+ * - `out_mount`: receives the mount handle on FERROMCP_OK; release it
+ *   with ferromcp_mount_unmount() or ferromcp_mount_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_ARGUMENT for a bad prefix
+ * ("invalid mount prefix"); the upstream's failures as
+ * ferromcp_client_discover() returns them (FERROMCP_PEER_ERROR,
+ * FERROMCP_TIMEOUT, FERROMCP_CONNECTION_CLOSED, FERROMCP_HTTP...);
+ * FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE
+ * on a ferromcp runtime thread.
+ *
+ * Threads: any thread that may block, also while `server` serves.
+ *
+ * ```c
+ * ferromcp_client *files = NULL;
+ * const char *args[] = {"-y", "@modelcontextprotocol/server-filesystem", ".", NULL};
+ * ferromcp_client_connect_stdio("npx", args, NULL, NULL, NULL, &files);
+ * ferromcp_mount *mount = NULL;
+ * if (ferromcp_server_mount_client(gateway, "files", files, &mount) == FERROMCP_OK) {
+ *     ferromcp_mount_free(mount); // `files_read_file`... until `gateway` is freed
+ * }
+ * // after ferromcp_server_free(gateway): ferromcp_client_free(files);
+ * ```
+ *
+ * # Safety
+ * `server` and `upstream` NULL or live; `prefix` NULL or NUL-terminated;
+ * `out_mount` NULL or writable.
+ */
+enum ferromcp_status ferromcp_server_mount_client(const struct ferromcp_server *server,
+                                                  const char *prefix,
+                                                  const struct ferromcp_client *upstream,
+                                                  struct ferromcp_mount **out_mount);
+
+/**
+ * Takes a mount out of its server (clients listening are told the lists
+ * changed) and frees the handle. Calls already forwarded finish.
+ *
+ * - `mount`: from ferromcp_server_mount_server() or
+ *   ferromcp_server_mount_client(), or NULL (nothing happens). Invalid
+ *   after the call. Its server may already have been freed.
+ *
+ * Returns nothing: it cannot fail.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_mount_unmount(mount); // `alpha_echo` is gone
+ * ```
+ *
+ * # Safety
+ * `mount` NULL or live and not released yet.
+ */
+void ferromcp_mount_unmount(struct ferromcp_mount *mount);
+
+/**
+ * Frees a mount handle, leaving the mount in place: its server serves it
+ * until ferromcp_server_free() (which then takes it out). For a gateway
+ * that mounts once and never unmounts.
+ *
+ * - `mount`: from ferromcp_server_mount_server() or
+ *   ferromcp_server_mount_client(), or NULL (nothing happens). Invalid
+ *   after the call. If its server was already freed, the mount is taken
+ *   out now.
+ *
+ * Returns nothing: it cannot fail.
+ *
+ * Threads: any thread.
+ *
+ * ```c
+ * ferromcp_mount *mount = NULL;
+ * if (ferromcp_server_mount_server(gateway, "alpha", alpha, &mount) == FERROMCP_OK)
+ *     ferromcp_mount_free(mount); // `alpha_*` stays until ferromcp_server_free(gateway)
+ * ```
+ *
+ * # Safety
+ * `mount` NULL or live and not released yet.
+ */
+void ferromcp_mount_free(struct ferromcp_mount *mount);
 
 /**
  * Completes a call with a JSON value, which ferromcp turns into the

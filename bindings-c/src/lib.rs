@@ -22,7 +22,9 @@
 //! `context` (`ferromcp_context_*`, core `server::context`), `client`
 //! (`ferromcp_client_*` and its cancel handles and listeners), `oauth`
 //! (`ferromcp_oauth_*`), `json` (`ferromcp_json_*`), `result`
-//! (`ferromcp_result_*`) and `error` (statuses and the last error). Beside
+//! (`ferromcp_result_*`), `gateway` (`ferromcp_mount_*` and the
+//! `ferromcp_server_mount_*` functions, core `gateway`) and `error`
+//! (statuses and the last error). Beside
 //! them, the adapters of each kind of callback (`handler` for tools,
 //! `primitives` for resources, prompts and completion, `auth` for token
 //! checks) and the JSON `options`; `ffi` (ownership across the boundary),
@@ -39,6 +41,7 @@ mod client_task;
 mod context;
 mod error;
 mod ffi;
+mod gateway;
 mod handler;
 mod host_call;
 mod json;
@@ -56,6 +59,10 @@ pub use error::{
     ferromcp_status, ferromcp_status_message,
 };
 pub use ffi::{ferromcp_string_free, ferromcp_userdata_free};
+pub use gateway::{
+    ferromcp_mount, ferromcp_mount_free, ferromcp_mount_unmount, ferromcp_server_mount_client,
+    ferromcp_server_mount_server,
+};
 pub use handler::ferromcp_tool_callback;
 pub use host_call::{
     ferromcp_call, ferromcp_call_accept_token, ferromcp_call_context, ferromcp_call_fail,

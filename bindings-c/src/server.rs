@@ -7,6 +7,7 @@
 
 use std::ffi::{c_char, c_void};
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 
 use ferromcp_core::protocol::{Implementation, Tool};
@@ -25,6 +26,7 @@ use crate::ffi::{
     Castable, OwnershipBox, Userdata, ferromcp_userdata_free, free_box, give_string,
     set_boxed_mut_ptr, take_callback, try_from,
 };
+use crate::gateway::KeptMounts;
 use crate::handler::{self, ferromcp_tool_callback};
 use crate::options::{bind_address, http_options, server_options};
 use crate::panic::ffi_boundary;
@@ -40,17 +42,29 @@ use crate::shutdown::ShutdownSignal;
 /// threads at once (for example ferromcp_server_shutdown() while another
 /// thread is inside ferromcp_server_serve_http()).
 pub struct ferromcp_server {
-    server: Server,
+    pub(crate) server: Server,
     shutdown: ShutdownSignal,
     serving: AtomicBool,
     /// The bound HTTP port while serving HTTP, else 0.
     http_port: AtomicU16,
     /// The C token verifier of protected servings (crate::auth).
     verifier: VerifierSlot,
+    /// Mounts whose handle was freed, taken out when the server is freed
+    /// (crate::gateway).
+    pub(crate) kept_mounts: Arc<KeptMounts>,
 }
 
 impl Castable for ferromcp_server {
     type Ownership = OwnershipBox;
+}
+
+impl Drop for ferromcp_server {
+    /// ferromcp_server_free(): the mounts left in place go with the server.
+    /// Core would keep them, and through them the server, for as long as
+    /// their upstreams listen.
+    fn drop(&mut self) {
+        self.kept_mounts.unmount_all();
+    }
 }
 
 /// Clears `serving` (and the port) when a serve call ends, however it ends.
@@ -73,6 +87,7 @@ impl ferromcp_server {
             serving: AtomicBool::new(false),
             http_port: AtomicU16::new(0),
             verifier: VerifierSlot::default(),
+            kept_mounts: KeptMounts::new(),
         })
     }
 

@@ -301,6 +301,13 @@ class Subscription {
 }
 
 /**
+ * The native client a facade `Client` wraps, for the package's own use
+ * (`server.mount`, `Server.proxy` in index.js); not re-exported.
+ * @type {(client: Client) => InstanceType<typeof native.Client>}
+ */
+let nativeOf;
+
+/**
  * An MCP client connected to one server, over stdio (a spawned process)
  * or Streamable HTTP. The protocol revision is detected (2026-07-28
  * stateless, or the 2025-11-25 `initialize` handshake) unless `era` says.
@@ -313,6 +320,10 @@ class Subscription {
 class Client {
   /** @type {InstanceType<typeof native.Client>} */
   #native;
+
+  static {
+    nativeOf = (client) => client.#native;
+  }
 
   /**
    * Use {@link Client.stdio} or {@link Client.http}.
@@ -541,4 +552,4 @@ const PROTOCOL_VERSION = versions.latest;
 /** The revisions that speak the `initialize` handshake (2025-11-25 and earlier). */
 const LEGACY_PROTOCOL_VERSIONS = Object.freeze([...versions.legacy]);
 
-module.exports = { Client, Subscription, ToolTask, LoadedSkill, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS };
+module.exports = { Client, Subscription, ToolTask, LoadedSkill, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, nativeOf };

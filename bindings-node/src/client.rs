@@ -201,7 +201,7 @@ fn core_options(
 /// ```
 #[napi(js_name = "Client")]
 pub struct JsClient {
-    client: Client,
+    pub(crate) client: Client,
 }
 
 #[napi]

@@ -21,7 +21,8 @@
 //! `server` (the `Server` class), `tools` and `primitives` (which callable
 //! each kind of handler runs), `host_call` (the one adapter that runs a JS
 //! callable), `context` (the request context), `auth` (protected serving),
-//! `http_embed` (core's HTTP endpoint for a JS web server), `client` and
+//! `http_embed` (core's HTTP endpoint for a JS web server), `gateway`
+//! (`mount`, `mountServer` and `proxy` of `Server`, and `Mount`), `client` and
 //! `oauth`, `tool_result`, `abort` (`ctx.signal`), `error` (both directions
 //! of error conversion), `values` (JS values to JSON) and `runtime`
 //! (settling JS promises from ferromcp's one tokio runtime).
@@ -39,6 +40,7 @@ mod client_skill;
 mod client_task;
 mod context;
 mod error;
+mod gateway;
 mod host_call;
 mod http_embed;
 mod oauth;

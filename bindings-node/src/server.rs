@@ -128,6 +128,16 @@ pub struct JsServer {
     shutdown: RefCell<CancellationToken>,
 }
 
+impl JsServer {
+    /// A native server around a core one (`Server.proxy` makes one).
+    pub(crate) fn from_core(server: Server) -> Self {
+        JsServer {
+            server,
+            shutdown: RefCell::new(CancellationToken::new()),
+        }
+    }
+}
+
 #[napi]
 impl JsServer {
     /// A server named by an `Implementation` object (`name`, `version`, and
@@ -189,10 +199,10 @@ impl JsServer {
                 }
             }
         }
-        Ok(JsServer {
-            server: Server::with_options(info, server_options),
-            shutdown: RefCell::new(CancellationToken::new()),
-        })
+        Ok(JsServer::from_core(Server::with_options(
+            info,
+            server_options,
+        )))
     }
 
     /// Registers (or replaces) a primitive. `kind` names it as for

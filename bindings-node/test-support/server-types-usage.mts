@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import {
   Server,
+  Client,
+  Mount,
   ToolResult,
   McpError,
   RequestContext,
@@ -159,3 +161,21 @@ const args: Args = { n: 1, tags: ['a'] };
 const missing: Args = { tags: [] };
 
 console.error(removed, promptRemoved, args, missing, McpError);
+
+// Gateway: mount a Server or a Client, proxy a Client.
+async function gateway(client: Client): Promise<Server> {
+  const mount: Mount = await server.mount('alpha', new Server({ name: 'inner', version: '1' }));
+  mount.unmount();
+  (await server.mount('beta', client)).unmount();
+  // @ts-expect-error: a prefix is a string
+  await server.mount(1, client);
+  // @ts-expect-error: the upstream is a Server or a Client
+  await server.mount('gamma', { url: 'http://127.0.0.1/mcp' });
+  // @ts-expect-error: a Mount is made by mount(), not constructed
+  new Mount();
+  // @ts-expect-error: a proxy's upstream is a Client
+  await Server.proxy(server);
+  return Server.proxy(client);
+}
+console.error(gateway);
+

@@ -488,6 +488,14 @@ impl PyClient {
     }
 }
 
+impl PyClient {
+    /// The core client, shared (a clone is the same connection): what a
+    /// mount forwards through (`gateway.rs`).
+    pub(crate) fn core(&self) -> Client {
+        self.client.clone()
+    }
+}
+
 impl Drop for PyClient {
     /// A transport task that outlives the object finds no handlers rather
     /// than objects the collector may already have freed.

@@ -13,6 +13,7 @@ mod client_skill;
 mod client_task;
 mod context;
 mod error;
+mod gateway;
 mod host_call;
 mod http_embed;
 mod loop_dispatch;
@@ -39,6 +40,7 @@ use pyo3::prelude::*;
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::PyServer>()?;
+    m.add_class::<gateway::PyMount>()?;
     http_embed::register(m)?;
     auth::register(m)?;
     client::register(m)?;

@@ -71,7 +71,9 @@ pub(crate) fn _probe_host_call(
                 HandlerKind::Prompt => debug(call.run::<PromptOutput>().await),
                 HandlerKind::Completion => debug(call.run::<CompletionOutput>().await),
                 // Never probed: `handler_kind` comes from the names above.
-                HandlerKind::Verifier => Err("no probe for token verifiers".to_owned()),
+                HandlerKind::Verifier | HandlerKind::Upstream => {
+                    Err(format!("no probe for a {}", handler_kind.noun()))
+                }
                 HandlerKind::OAuth => debug(call.run::<CallbackText>().await),
                 HandlerKind::Input => match input_kind.as_str() {
                     "elicitation" => debug(call.run::<ElicitResult>().await),

@@ -3,7 +3,7 @@
 //! callable from, and the one place the garbage collector looks.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use pyo3::PyTraverseError;
 use pyo3::gc::PyVisit;
@@ -28,6 +28,10 @@ pub(crate) enum HandlerKind {
     Verifier,
     /// A client's OAuth callback (`authorize`, `assertion`) or token store.
     OAuth,
+    /// Not a callable: the native `Server` or `Client` a mount (or a proxy)
+    /// serves, held here so it lives as long as the mount and the collector
+    /// sees it (see `gateway.rs`).
+    Upstream,
 }
 
 impl HandlerKind {
@@ -41,6 +45,7 @@ impl HandlerKind {
             HandlerKind::Input => "input handler",
             HandlerKind::Verifier => "token verifier",
             HandlerKind::OAuth => "OAuth callback",
+            HandlerKind::Upstream => "mounted upstream",
         }
     }
 }
@@ -61,7 +66,17 @@ pub(crate) struct PyRefs {
     /// The serving asyncio loop and its job queue (see [`LoopDispatcher`]).
     event_loop: Mutex<Option<Arc<LoopDispatcher>>>,
     json_default: Mutex<Option<Py<PyAny>>>,
+    /// The references of the servers this one is mounted in, by mount key
+    /// (`gateway.rs`): a mounted server is served only through them, so
+    /// their serving loop runs its async handlers when it has none of its
+    /// own. Weak: a mount must not keep the server it is in alive.
+    lenders: Mutex<Vec<(String, Weak<PyRefs>)>>,
 }
+
+/// How many mounts deep [`PyRefs::loop_dispatcher`] looks for a loop: a
+/// chain of servers mounted in each other ends well before, and a cycle
+/// (which core would follow without end anyway) must not overflow the stack.
+const MAX_MOUNT_DEPTH: usize = 16;
 
 impl PyRefs {
     pub(crate) fn new(json_default: Option<Py<PyAny>>) -> Self {
@@ -110,9 +125,34 @@ impl PyRefs {
         }
     }
 
-    /// The serving loop's dispatcher; needs no GIL.
+    /// The serving loop's dispatcher, or else that of a server this one is
+    /// mounted in; needs no GIL.
     pub(crate) fn loop_dispatcher(&self) -> Option<Arc<LoopDispatcher>> {
-        lock(&self.event_loop).clone()
+        self.loop_within(MAX_MOUNT_DEPTH)
+    }
+
+    fn loop_within(&self, depth: usize) -> Option<Arc<LoopDispatcher>> {
+        if let Some(own) = lock(&self.event_loop).clone() {
+            return Some(own);
+        }
+        let depth = depth.checked_sub(1)?;
+        // Upgraded under the lock, searched after it is released: a
+        // lender's own lock is taken next.
+        let lenders: Vec<Arc<PyRefs>> = lock(&self.lenders)
+            .iter()
+            .filter_map(|(_, lender)| lender.upgrade())
+            .collect();
+        lenders.iter().find_map(|lender| lender.loop_within(depth))
+    }
+
+    /// This server is mounted (under `key`) in the server of `lender`.
+    pub(crate) fn add_lender(&self, key: &str, lender: &Arc<PyRefs>) {
+        lock(&self.lenders).push((key.to_owned(), Arc::downgrade(lender)));
+    }
+
+    /// The mount `key` was taken out.
+    pub(crate) fn remove_lender(&self, key: &str) {
+        lock(&self.lenders).retain(|(held, _)| held != key);
     }
 
     pub(crate) fn json_default(&self, py: Python<'_>) -> Option<Py<PyAny>> {

@@ -18,11 +18,12 @@ use ferromcp::server::{CacheHint, Server, ServerOptions, ToolTaskOptions};
 use ferromcp::transport::http::{HttpLimits, HttpOptions, HttpServer};
 
 use crate::auth::PyProtection;
+use crate::client::PyClient;
 use crate::primitives::{self, PyHandler};
 use crate::refs::{HandlerKind, PyRefs};
 use crate::serving::{self, PyServing};
 use crate::tools::PyToolHandler;
-use crate::{error, values};
+use crate::{error, gateway, values};
 
 /// The native MCP server. Use `ferromcp.Server`, which derives schemas from
 /// type hints; this class takes them ready-made.
@@ -278,6 +279,34 @@ impl PyServer {
     fn require_scopes(&self, kind: &str, key: &str, scopes: Vec<String>) -> PyResult<()> {
         self.server.require_scopes(scope_target(kind)?, key, scopes);
         Ok(())
+    }
+
+    /// Serves `upstream` (a native `Server` of this process, reached over
+    /// an in-memory pipe, or a connected native `Client`) as part of this
+    /// server, renamed with `prefix`: core's `Server::mount` /
+    /// `mount_server`, run with the GIL released. Raises `ValueError` for a
+    /// bad prefix, `TypeError` for another upstream, the upstream's
+    /// `ferromcp.McpError` when it cannot be reached or listed.
+    fn mount(
+        &self,
+        py: Python<'_>,
+        prefix: &str,
+        upstream: &Bound<'_, PyAny>,
+    ) -> PyResult<gateway::PyMount> {
+        gateway::mount(py, self, prefix, upstream)
+    }
+
+    /// A new server serving what the native `Client` `upstream` serves, as
+    /// the upstream names it: core's `Server::proxy`, run with the GIL
+    /// released. `json_default` is the constructor's.
+    #[staticmethod]
+    #[pyo3(signature = (upstream, *, json_default=None))]
+    fn proxy(
+        py: Python<'_>,
+        upstream: &Bound<'_, PyClient>,
+        json_default: Option<Py<PyAny>>,
+    ) -> PyResult<PyServer> {
+        gateway::proxy(py, upstream, json_default)
     }
 
     /// Starts serving stdin/stdout in the background. `event_loop` runs the

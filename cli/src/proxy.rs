@@ -49,9 +49,24 @@ pub(crate) struct ProxyArgs {
     /// tokens `ferromcp login` kept)
     #[arg(long)]
     no_login: bool,
+    /// Seconds an upstream may take to answer one request before the
+    /// client that made it gets a timeout error (0: no limit)
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    timeout: u64,
     /// The stdio server to share among HTTP clients (after `--`)
     #[arg(last = true, value_name = "COMMAND [ARGS]...")]
     command: Vec<String>,
+}
+
+impl ProxyArgs {
+    /// What every upstream client starts from: the gateway's input
+    /// forwarding and the `--timeout`.
+    fn upstream_options(&self, options: ClientOptions) -> ClientOptions {
+        upstream_options(ClientOptions {
+            timeout: (self.timeout > 0).then(|| Duration::from_secs(self.timeout)),
+            ..options
+        })
+    }
 }
 
 pub(crate) async fn proxy(args: ProxyArgs) -> Result<(), Failure> {
@@ -66,7 +81,7 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<(), Failure> {
         (None, None, false) if args.http_port.is_some() => {
             let mut argv = args.command.iter();
             let program = argv.next().map(String::as_str).unwrap_or_default();
-            let options = upstream_options(ClientOptions {
+            let options = args.upstream_options(ClientOptions {
                 // The shared child's stderr is the proxy's.
                 stderr: StderrMode::Inherit,
                 ..ClientOptions::default()
@@ -105,7 +120,7 @@ async fn http_upstream(
 ) -> Result<Client, Failure> {
     let mut http_headers = args.http.headers()?;
     http_headers.extend(headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let mut options = upstream_options(ClientOptions {
+    let mut options = args.upstream_options(ClientOptions {
         tls: args.tls.options()?,
         http_headers,
         ..ClientOptions::default()
@@ -229,7 +244,7 @@ async fn gateway_from_config(file: &Path, args: &ProxyArgs) -> Result<Server, Fa
                     .map(|(k, v)| (k.into(), v.into()))
                     .collect();
                 command.cwd = entry.cwd.clone();
-                let options = upstream_options(ClientOptions {
+                let options = args.upstream_options(ClientOptions {
                     stderr: StderrMode::Inherit,
                     ..ClientOptions::default()
                 });

@@ -117,6 +117,27 @@ async fn http_clients_of_either_era_share_a_legacy_stdio_child() {
     twenty_clients_share_one_child(&proxy, "shout", |sent| sent.to_uppercase()).await;
 }
 
+/// The shared child crashes: the call that crashed it fails, and the next
+/// one starts it again (a new 2025-11-25 session with it) and is answered.
+#[tokio::test]
+async fn a_crashed_child_is_started_again() {
+    let proxy = proxy_http(&["--", "python3", "tests/fixtures/legacy_stdio_server.py"]).await;
+    let client = Client::connect_http(&proxy.url).await.unwrap();
+    let crashed = client.call_tool("shout", json!({"text": "exit"})).await;
+    assert!(crashed.is_err(), "{crashed:?}");
+    let mut answered = None;
+    for _ in 0..50 {
+        match client.call_tool("shout", json!({"text": "again"})).await {
+            Ok(result) => {
+                answered = Some(text(&result));
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    assert_eq!(answered.as_deref(), Some("AGAIN"));
+}
+
 #[tokio::test]
 async fn http_clients_share_the_rust_echo_server() {
     let manifest = Manifest::load().unwrap();

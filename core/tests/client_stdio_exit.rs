@@ -43,3 +43,28 @@ async fn last_words_written_after_stdout_closed_are_still_reported() {
     assert_eq!(err.kind(), ErrorKind::Closed, "{err}");
     assert!(err.to_string().contains("fatal: late words"), "{err}");
 }
+
+/// A 2025-11-25 server that crashed is started again by the next call, which
+/// opens a new session with it (the old one ended with its process) and is
+/// answered.
+#[tokio::test]
+async fn a_legacy_server_started_again_gets_a_new_session() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/legacy_stdio_server.py");
+    let command = StdioCommand::new("python3", [fixture.as_os_str()]);
+    let client = Client::connect_stdio(command).await.unwrap();
+    let shout = |text: &'static str| {
+        let client = client.clone();
+        async move {
+            let result = client
+                .call_tool("shout", serde_json::json!({"text": text}))
+                .await?;
+            Ok::<_, ferromcp::Error>(serde_json::to_value(&result.content)?[0]["text"].clone())
+        }
+    };
+    assert_eq!(shout("a").await.unwrap(), "A");
+    let crashed = shout("exit").await.unwrap_err();
+    assert_eq!(crashed.kind(), ErrorKind::Closed, "{crashed}");
+    assert_eq!(shout("again").await.unwrap(), "AGAIN");
+    assert_eq!(client.is_legacy(), Some(true));
+}

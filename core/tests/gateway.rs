@@ -11,6 +11,7 @@ use ferromcp::server::{
 use ferromcp_testkit::Http;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 fn upstream(name: &str) -> Server {
     let server = Server::new(name, "1.0.0");
@@ -391,4 +392,115 @@ async fn a_bad_prefix_is_refused_and_unmount_removes_everything() {
     assert_eq!(gateway.tool_names().len(), 2);
     mount.unmount();
     assert!(gateway.tool_names().is_empty());
+}
+
+/// An upstream that hangs is bounded by the mount's client timeout, and
+/// does not hold up another upstream's calls meanwhile.
+#[tokio::test]
+async fn a_hanging_upstream_times_out_without_stalling_the_others() {
+    let slow = Server::new("slow", "1.0.0");
+    slow.add_tool(
+        Tool::new("hang", json!({"type": "object"})),
+        |_ctx, _args| async {
+            std::future::pending::<()>().await;
+            Ok(ToolOutput::text("never"))
+        },
+    )
+    .unwrap();
+    let (slow_url, _slow) = serve_http(slow).await;
+    let (beta_url, _beta) = serve_http(upstream("beta")).await;
+    let gateway = Server::new("gateway", "1.0.0");
+    let bounded = ClientOptions {
+        timeout: Some(Duration::from_millis(500)),
+        ..ClientOptions::default()
+    };
+    gateway
+        .mount(
+            "slow",
+            Client::connect_http_with(&slow_url, bounded).await.unwrap(),
+        )
+        .await
+        .unwrap();
+    gateway
+        .mount("beta", Client::connect_http(&beta_url).await.unwrap())
+        .await
+        .unwrap();
+    let (url, _gateway) = serve_http(gateway).await;
+    let client = Client::connect_http(&url).await.unwrap();
+    let hanging = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call_tool("slow_hang", json!({})).await })
+    };
+    let started = std::time::Instant::now();
+    for n in 0..10 {
+        let echoed = client
+            .call_tool("beta_echo", json!({"text": n.to_string()}))
+            .await
+            .unwrap();
+        assert_eq!(text(&echoed), format!("beta: {n}"));
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "the other upstream waited"
+    );
+    let outcome = tokio::time::timeout(Duration::from_secs(10), hanging)
+        .await
+        .unwrap()
+        .unwrap();
+    let message = format!("{outcome:?}");
+    assert!(
+        message.contains("slow") && message.contains("timed out"),
+        "{message}"
+    );
+}
+
+/// Tells when the handler holding it stops.
+struct Stopped(std::sync::Arc<tokio::sync::Notify>);
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+/// A downstream client that gives up cancels the upstream call.
+#[tokio::test]
+async fn cancelling_a_call_cancels_it_upstream() {
+    for upstream_era in [EraPreference::Modern, EraPreference::Legacy] {
+        let cancelled = std::sync::Arc::new(tokio::sync::Notify::new());
+        let upstream_server = Server::new("waiting", "1.0.0");
+        let seen = cancelled.clone();
+        upstream_server
+            .add_tool(
+                Tool::new("wait", json!({"type": "object"})),
+                move |ctx: RequestContext, _args| {
+                    // A cancelled handler is dropped (or, where the server
+                    // lets it finish, sees its token cancelled): either tells.
+                    let stopped = Stopped(seen.clone());
+                    async move {
+                        ctx.cancelled().await;
+                        drop(stopped);
+                        Ok(ToolOutput::text("cancelled"))
+                    }
+                },
+            )
+            .unwrap();
+        let (upstream_url, _upstream) = serve_http(upstream_server).await;
+        let upstream_client = Client::connect_http_with(&upstream_url, era(upstream_era))
+            .await
+            .unwrap();
+        let (url, _proxy) = serve_http(Server::proxy(upstream_client).await.unwrap()).await;
+        let client = Client::connect_http(&url).await.unwrap();
+        let token = CancellationToken::new();
+        let options = ferromcp::client::CallOptions::default().with_cancel(token.clone());
+        let call = {
+            let client = client.clone();
+            tokio::spawn(async move { client.call_tool_with("wait", json!({}), &options).await })
+        };
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), cancelled.notified())
+            .await
+            .unwrap_or_else(|_| panic!("{upstream_era:?}: the upstream handler was not cancelled"));
+        let _ = call.await;
+    }
 }

@@ -50,7 +50,7 @@ from .errors import (
     UrlElicitationRequiredError,
 )
 from .oauth import LoopbackRedirect, OAuth, TokenStore
-from .server import HttpLimits, Server, ServerTls, TaskSettings, Transport
+from .server import HttpLimits, Mount, Server, ServerTls, TaskSettings, Transport
 
 # The version compiled into the extension, which is the wheel's (both come
 # from Cargo.toml). Not importlib.metadata: importing it costs about 60 ms,
@@ -86,6 +86,7 @@ __all__ = [
     "McpError",
     "MethodNotFoundError",
     "MissingRequiredClientCapabilityError",
+    "Mount",
     "OAuth",
     "ParseError",
     "Protection",

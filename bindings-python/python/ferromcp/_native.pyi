@@ -18,6 +18,7 @@ __all__ = [
     "JwtVerifier",
     "LoadedSkill",
     "LoopbackRedirect",
+    "Mount",
     "Pages",
     "Protection",
     "Server",
@@ -232,6 +233,11 @@ class Server:
     def set_completion(self, handler: Callable[[dict[str, Any], Context], Any], is_async: bool) -> None: ...
     def notify_resource_updated(self, uri: str) -> None: ...
     def require_scopes(self, kind: str, key: str, scopes: list[str]) -> None: ...
+    def mount(self, prefix: str, upstream: Server | Client) -> Mount:
+        """Mounts ``upstream`` under ``prefix`` (blocks, GIL released); ``ValueError`` for a bad prefix."""
+    @staticmethod
+    def proxy(upstream: Client, *, json_default: Callable[[Any], Any] | None = None) -> Server:
+        """A new server serving what ``upstream`` serves (blocks, GIL released)."""
     def start_stdio(self, event_loop: asyncio.AbstractEventLoop | None = None) -> Serving: ...
     def start_http(
         self,
@@ -248,6 +254,16 @@ class Server:
         drain_delay: float | None = None,
         tls: Mapping[str, Any] | None = None,
     ) -> Serving: ...
+
+@final
+class Mount:
+    """One upstream mounted in a server (``ferromcp.Mount`` wraps it)."""
+
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def mounted(self) -> bool: ...
+    def unmount(self) -> None: ...
 
 @final
 class Serving:

@@ -24,6 +24,7 @@ from ._primitives import CompletionRouter, CompletionSource, prompt_handler, res
 from ._schema import JsonSchema, tool_signature
 from .asgi import McpAsgiApp
 from .auth import Protection
+from .client import Client, SyncClient
 from .context import Context
 from .errors import ConnectionClosedError
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     # which ship typing_extensions' stubs, import it.
     from typing_extensions import Unpack
 
-__all__ = ["HttpLimits", "Server", "TaskSettings", "Transport"]
+__all__ = ["HttpLimits", "Mount", "Server", "TaskSettings", "Transport"]
 
 Transport = Literal["stdio", "http"]
 """How a server is reached: ``"stdio"`` (newline-delimited JSON-RPC on
@@ -288,6 +289,21 @@ class Server:
         self._resources: dict[str, bool] = {}  # uri or template -> is a template
         self._prompts: list[str] = []
         self._completions = CompletionRouter()
+        # What is mounted in this server (see mount), to know whether a
+        # mounted server's async handlers need run() to start a loop.
+        self._mounts: list[Mount] = []
+
+    @classmethod
+    def _from_native(cls, native: _native.Server) -> Server:
+        """A server around a native one made elsewhere (:meth:`proxy`)."""
+        server = cls.__new__(cls)
+        server._native = native
+        server._async_handlers = set()
+        server._resources = {}
+        server._prompts = []
+        server._completions = CompletionRouter()
+        server._mounts = []
+        return server
 
     @property
     def name(self) -> str:
@@ -787,7 +803,7 @@ class Server:
         _check_transport(transport)
         auth = http.get("auth")
         try:
-            if self._async_handlers or (auth is not None and auth._is_async):
+            if self._has_async_handlers() or (auth is not None and auth._is_async):
                 asyncio.run(self._serve_until_sigterm(transport, http))
                 return
             with _sigterm_as_interrupt(), _stdout_reserved(transport):
@@ -901,6 +917,92 @@ class Server:
             tls=dict(tls) if (tls := http.get("tls")) is not None else None,
         )
 
+    def mount(self, prefix: str, upstream: Server | Client | SyncClient) -> Mount:
+        """Serves ``upstream``'s tools, prompts, resources, resource
+        templates and completions as part of this server, renamed with
+        ``prefix``: tool ``echo`` under ``"alpha"`` is ``alpha_echo``,
+        resource ``mem://r`` is ``alpha+mem://r`` (a ``_`` of the prefix is
+        written ``-`` in URIs; ``""`` keeps the names). Changes the upstream
+        announces are followed, and calls are forwarded with their
+        progress, logs, cancellation and questions for input.
+
+        ``upstream`` is another :class:`Server` of this process (reached
+        over an in-memory pipe; its ``async`` handlers run on the loop
+        serving this server), or a connected :class:`Client` or
+        :class:`SyncClient` (a process on stdio or a server on HTTP, of
+        either protocol era), which must stay open while mounted. Blocks,
+        with the GIL released, while the upstream is listed.
+
+        Register completions (``completions=``, :meth:`completion`) before
+        mounting: registering one replaces the mounted completions.
+
+        >>> from ferromcp.context import _example_call  # serves, calls, returns the text
+        >>> weather = Server("weather")
+        >>> @weather.tool
+        ... def forecast(city: str) -> str:
+        ...     return f"sunny in {city}"
+        >>> app = Server("app")
+        >>> mount = app.mount("weather", weather)
+        >>> app.tool_names()
+        ['weather_forecast']
+        >>> _example_call(app, "weather_forecast", {"city": "Oslo"})
+        'sunny in Oslo'
+        >>> app.mount("a b", weather)
+        Traceback (most recent call last):
+        ValueError: invalid mount prefix "a b": a letter, then letters, digits, '-', '_' and '.' ...
+
+        Raises:
+            ValueError: ``prefix`` is not a letter followed by letters,
+                digits, ``-``, ``_`` and ``.``, or ``upstream`` is this server.
+            TypeError: ``upstream`` is not a server or a client.
+            ferromcp.McpError: the upstream cannot be reached or listed.
+        """
+        if isinstance(upstream, Server):
+            native: Any = upstream._native
+        elif isinstance(upstream, (Client, SyncClient)):
+            native = upstream._connected()
+        else:
+            raise TypeError(
+                f"a mount's upstream is a ferromcp.Server, Client or SyncClient, not {type(upstream).__name__}"
+            )
+        mount = Mount(self._native.mount(prefix, native), self, upstream if isinstance(upstream, Server) else None)
+        self._mounts.append(mount)
+        return mount
+
+    @classmethod
+    def proxy(cls, upstream: Client | SyncClient) -> Server:
+        """A new server serving exactly what ``upstream`` serves, under its
+        own names, to clients of either protocol era: what ``ferromcp
+        proxy`` serves. Its name, version and instructions are the
+        upstream's. ``upstream`` must stay open while the proxy serves.
+        Blocks, with the GIL released, while the upstream is listed.
+
+        >>> import ferromcp
+        >>> remote = Server("remote", version="2.0")
+        >>> _ = remote.tool(name="hello")(lambda: "hi")
+        >>> serving = remote.start("http", port=0)
+        >>> with ferromcp.SyncClient.http(f"http://127.0.0.1:{serving.port}/mcp") as client:
+        ...     proxy = Server.proxy(client)
+        ...     print(proxy.name, proxy.version, proxy.tool_names())
+        remote 2.0 ['hello']
+        >>> serving.stop(); serving.wait(10)
+        True
+
+        Raises:
+            TypeError: ``upstream`` is not a client.
+            ferromcp.McpError: the upstream cannot be reached or listed.
+        """
+        if not isinstance(upstream, (Client, SyncClient)):
+            raise TypeError(f"a proxy's upstream is a ferromcp.Client or SyncClient, not {type(upstream).__name__}")
+        return cls._from_native(_native.Server.proxy(upstream._connected(), json_default=json_default))
+
+    def _has_async_handlers(self) -> bool:
+        """Whether serving needs an asyncio loop: an async handler here or
+        in a server mounted here."""
+        return bool(self._async_handlers) or any(
+            m._server is not None and m._server._has_async_handlers() for m in self._mounts
+        )
+
     def asgi_app(
         self,
         *,
@@ -945,6 +1047,66 @@ class Server:
 
     def __repr__(self) -> str:
         return f"<ferromcp.Server {self.name!r} {self.version} tools={self.tool_names()}>"
+
+
+class Mount:
+    """An upstream mounted in a server, returned by :meth:`Server.mount`.
+    Dropping it leaves the mount in place; :meth:`unmount` takes it out.
+
+    >>> inner, app = Server("inner"), Server("app")
+    >>> _ = inner.tool(name="ping")(lambda: "pong")
+    >>> mount = app.mount("inner", inner)
+    >>> mount
+    <ferromcp.Mount 'inner'>
+    >>> mount.prefix, mount.mounted
+    ('inner', True)
+    """
+
+    def __init__(self, native: _native.Mount, server: Server, upstream: Server | None) -> None:
+        self._native = native
+        self._in = server
+        # A mounted Server (not a client), whose async handlers need a loop.
+        self._server = upstream
+
+    @property
+    def prefix(self) -> str:
+        """The prefix the upstream's names are served under.
+
+        >>> Server("app").mount("files", Server("files")).prefix
+        'files'
+        """
+        return self._native.prefix
+
+    @property
+    def mounted(self) -> bool:
+        """Whether the upstream is still mounted (``False`` after :meth:`unmount`).
+
+        >>> mount = Server("app").mount("files", Server("files"))
+        >>> mount.unmount(); mount.mounted
+        False
+        """
+        return self._native.mounted
+
+    def unmount(self) -> None:
+        """Stops following the upstream and removes everything the mount
+        registered; clients listening hear of a list change. Again, does
+        nothing.
+
+        >>> inner, app = Server("inner"), Server("app")
+        >>> _ = inner.tool(name="ping")(lambda: "pong")
+        >>> mount = app.mount("inner", inner)
+        >>> app.tool_names()
+        ['inner_ping']
+        >>> mount.unmount(); app.tool_names()
+        []
+        """
+        self._native.unmount()
+        with contextlib.suppress(ValueError):
+            self._in._mounts.remove(self)
+
+    def __repr__(self) -> str:
+        state = "" if self.mounted else " (unmounted)"
+        return f"<ferromcp.Mount {self.prefix!r}{state}>"
 
 
 def _check_transport(transport: str) -> None:

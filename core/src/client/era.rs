@@ -53,8 +53,17 @@ impl Client {
     /// modern error means modern; anything else, or no answer in time on
     /// stdio, means legacy, and the client falls back to `initialize`.
     pub(super) async fn era(&self) -> Result<Era, Error> {
-        if let Some(era) = read_unpoisoned(&self.shared.era).clone() {
-            return Ok(era);
+        // Read apart from the `if let`: its guard would live through the
+        // block, which may write the lock.
+        let known = read_unpoisoned(&self.shared.era).clone();
+        if let Some(era) = known {
+            if !self.legacy_session_lost(&era) {
+                return Ok(era);
+            }
+            // The process holding the session ended: the next one needs
+            // its own `initialize`.
+            tracing::info!("the server was started again: a new legacy session");
+            *write_unpoisoned(&self.shared.era) = None;
         }
         // Boxed: detecting holds a whole probe exchange, which inline would
         // be part of every request's future (and copied with it) long
@@ -64,7 +73,9 @@ impl Client {
 
     async fn detect_era(&self) -> Result<Era, Error> {
         let _detecting = self.shared.detecting.lock().await;
-        if let Some(era) = read_unpoisoned(&self.shared.era).clone() {
+        if let Some(era) = read_unpoisoned(&self.shared.era).clone()
+            && !self.legacy_session_lost(&era)
+        {
             return Ok(era);
         }
         let era = match self.shared.options.era {
@@ -95,8 +106,22 @@ impl Client {
                 }
             }
         };
+        self.shared.era_generation.store(
+            self.shared.transport.generation(),
+            std::sync::atomic::Ordering::Release,
+        );
         *write_unpoisoned(&self.shared.era) = Some(era.clone());
         Ok(era)
+    }
+
+    /// Whether `era` is a 2025-11-25 session whose server process ended.
+    fn legacy_session_lost(&self, era: &Era) -> bool {
+        matches!(era, Era::Legacy { .. })
+            && self.shared.transport.generation()
+                != self
+                    .shared
+                    .era_generation
+                    .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Waits for the probe's answer: as long as the server takes to start

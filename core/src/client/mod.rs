@@ -151,6 +151,13 @@ pub(crate) trait ClientTransport: Send + Sync {
     fn legacy_session_started(&self, _version: &str) -> BoxFuture<()> {
         Box::pin(async {})
     }
+    /// Counts the server's ends: how many times the server process this
+    /// transport started ended (a 2025-11-25 session does not outlive its
+    /// process, so a change means a new `initialize`). 0 where there is no
+    /// process to end.
+    fn generation(&self) -> u64 {
+        0
+    }
     /// Stops the transport (for stdio: ends the server process).
     fn close(&self) -> BoxFuture<()>;
 }
@@ -159,6 +166,9 @@ struct ClientShared {
     transport: Arc<dyn ClientTransport>,
     options: ClientOptions,
     era: RwLock<Option<Era>>,
+    /// The transport's generation when the era was detected: a legacy
+    /// session belongs to that process only.
+    era_generation: std::sync::atomic::AtomicU64,
     /// Serialises era detection so concurrent first calls probe once.
     detecting: tokio::sync::Mutex<()>,
     /// What a legacy server answered to `initialize` (its only
@@ -209,6 +219,7 @@ impl Client {
                     _ => None,
                 }),
                 detecting: tokio::sync::Mutex::new(()),
+                era_generation: std::sync::atomic::AtomicU64::new(0),
                 legacy_initialize: RwLock::new(None),
                 options,
                 next_id: AtomicI64::new(1),

@@ -100,7 +100,7 @@ pub(crate) async fn send(
 }
 
 /// An upstream server as a mount knows it: its client and its name in
-/// messages.
+/// messages (the quoted prefix; empty for a proxy's one upstream).
 #[derive(Clone)]
 pub(crate) struct Upstream {
     pub(crate) client: Client,
@@ -114,6 +114,9 @@ impl Upstream {
     pub(crate) fn failed(&self, error: &Error) -> HandlerError {
         match error {
             Error::Mcp(e) => HandlerError::Protocol(e.clone()),
+            other if self.label.is_empty() => {
+                HandlerError::Protocol(McpError::internal(format!("upstream: {other}")))
+            }
             other => HandlerError::Protocol(McpError::internal(format!(
                 "upstream {}: {other}",
                 self.label

@@ -128,11 +128,12 @@ impl Server {
     /// # Ok(()) }
     /// ```
     pub async fn mount(&self, prefix: &str, upstream: Client) -> Result<Mount, Error> {
+        let prefix_text = prefix;
         let prefix = Prefix::new(prefix).map_err(Error::Protocol)?;
-        let label = if prefix == Prefix::new("").map_err(Error::Protocol)? {
-            "the upstream server".to_owned()
+        let label = if prefix_text.is_empty() {
+            String::new()
         } else {
-            format!("{prefix:?}")
+            format!("{prefix_text:?}")
         };
         let discovered = upstream.discover().await?;
         self.mount_discovered(
@@ -170,7 +171,8 @@ impl Server {
             era: EraPreference::Modern,
             ..ClientOptions::default()
         });
-        self.mount(prefix, in_memory(upstream.clone(), options)).await
+        self.mount(prefix, in_memory(upstream.clone(), options))
+            .await
     }
 
     /// A server that serves what `upstream` serves, under the upstream's
@@ -200,7 +202,7 @@ impl Server {
         let server = Server::with_options(info, options);
         let upstream = Upstream {
             client: upstream,
-            label: "the upstream server".into(),
+            label: String::new(),
         };
         server
             .mount_discovered(
@@ -250,7 +252,11 @@ fn in_memory(server: Server, options: ClientOptions) -> Client {
     const PIPE_BYTES: usize = 1 << 20;
     let (client_side, server_side) = tokio::io::duplex(PIPE_BYTES);
     let (server_reader, server_writer) = tokio::io::split(server_side);
-    tokio::spawn(crate::transport::stdio::serve(server, server_reader, server_writer));
+    tokio::spawn(crate::transport::stdio::serve(
+        server,
+        server_reader,
+        server_writer,
+    ));
     let (client_reader, client_writer) = tokio::io::split(client_side);
     Client::connect_stream(client_reader, client_writer, options)
 }
@@ -321,6 +327,19 @@ async fn follow(mirror: Arc<Mirror>, watch: Watch) {
             }
         };
         failures = 0;
+        // What changed between the last reading and this stream's
+        // acknowledgement was not heard: read the lists again.
+        mirror.upstream.client.clear_cache();
+        for (kind, watched_kind) in [
+            (ListKind::Tools, watch.tools),
+            (ListKind::Prompts, watch.prompts),
+            (ListKind::Resources, watch.resources),
+            (ListKind::ResourceTemplates, watch.resources),
+        ] {
+            if watched_kind && let Err(error) = mirror.sync(kind).await {
+                tracing::warn!(upstream = %mirror.upstream.label, %error, "cannot re-read the upstream's list");
+            }
+        }
         while let Some(note) = subscription.next().await {
             let kind = match note.method.as_str() {
                 methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => ListKind::Tools,

@@ -132,6 +132,8 @@ pub(crate) struct StdioTransport {
     answers: Answerer,
     limits: ClientLimits,
     connection: Mutex<Option<Arc<Connection>>>,
+    /// Server processes started again after one ended.
+    restarts: std::sync::atomic::AtomicU64,
     closed: AtomicBool,
 }
 
@@ -150,6 +152,7 @@ impl StdioTransport {
             answers: Answerer::new(server_requests, &limits),
             limits,
             connection: Mutex::new(None),
+            restarts: std::sync::atomic::AtomicU64::new(0),
             closed: AtomicBool::new(false),
         };
         // Start now so a bad command fails at connect time.
@@ -190,6 +193,7 @@ impl StdioTransport {
             answers,
             limits,
             connection: Mutex::new(Some(Arc::new(conn))),
+            restarts: std::sync::atomic::AtomicU64::new(0),
             closed: AtomicBool::new(false),
         }
     }
@@ -210,6 +214,7 @@ impl StdioTransport {
         };
         let conn = Arc::new(self.start(command)?);
         *slot = Some(conn.clone());
+        self.restarts.fetch_add(1, Ordering::AcqRel);
         Ok(conn)
     }
 
@@ -385,6 +390,15 @@ fn line_bytes(value: &impl serde::Serialize) -> Vec<u8> {
 }
 
 impl ClientTransport for StdioTransport {
+    /// Processes started again, plus one while the current one is dead
+    /// (it ended, and the next request starts another).
+    fn generation(&self) -> u64 {
+        let restarts = self.restarts.load(Ordering::Acquire);
+        let dead = lock_unpoisoned(&self.connection)
+            .as_ref()
+            .is_some_and(|conn| !conn.alive.load(Ordering::Acquire));
+        restarts + u64::from(dead)
+    }
     fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
         let conn = match self.connection() {
             Ok(conn) => conn,
