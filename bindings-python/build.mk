@@ -27,5 +27,5 @@ test-python: build-python $(PY_TOOLS_STAMP)
 # the hand-written _native.pyi against the compiled module.
 lint-python: build-python $(PY_TOOLS_STAMP)
 	$(VENV)/bin/ruff check $(PY_BINDING_DIR) examples/python scripts tests/scale tests/proxy
-	$(VENV)/bin/mypy --strict $(PY_PACKAGE_DIR) examples/python scripts tests/scale/run.py tests/proxy/run.py
+	$(VENV)/bin/mypy --strict $(PY_PACKAGE_DIR) examples/python scripts tests/scale/run.py tests/proxy/proxy_checks.py
 	$(VENV)/bin/python -m mypy.stubtest ferromcp._native

@@ -4,7 +4,7 @@
 # the Python SDK mcp 2.3.0 into .cache/bench/py); run from the repository
 # root.
 #
-#   make test-proxy   tests/proxy/run.py: the TypeScript SDK 1.32.2 client
+#   make test-proxy   tests/proxy/proxy_checks.py: the TypeScript SDK 1.32.2 client
 #                     (2025-11-25 only) through `ferromcp proxy --http` to a
 #                     2026-07-28-only server, and the Python SDK client at
 #                     2026-07-28 through `--http` and `--stdio` to a server
@@ -15,4 +15,4 @@
 .PHONY: test-proxy
 
 test-proxy: build $(BENCH_PY)/.installed $(BENCH_NODE_DIR)/.installed
-	NODE=$(NODE) $(VENV)/bin/python tests/proxy/run.py --ferromcp target/$(PROFILE_DIR)/ferromcp
+	NODE=$(NODE) $(VENV)/bin/python tests/proxy/proxy_checks.py --ferromcp target/$(PROFILE_DIR)/ferromcp

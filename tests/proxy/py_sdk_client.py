@@ -1,7 +1,7 @@
 """The official Python SDK client (mcp 2.3.0) at 2026-07-28 through
 ``ferromcp proxy`` to a 2025-11-25-only upstream: lists the tools, calls
 ``echo`` and answers the upstream's elicitation and sampling. Prints one
-JSON object for tests/proxy/run.py::
+JSON object for tests/proxy/proxy_checks.py::
 
     .cache/bench/py/bin/python tests/proxy/py_sdk_client.py http URL
     .cache/bench/py/bin/python tests/proxy/py_sdk_client.py stdio PROGRAM ARG...

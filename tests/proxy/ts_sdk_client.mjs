@@ -2,7 +2,7 @@
 // The official TypeScript SDK 1.32.2 client (npm @modelcontextprotocol/sdk,
 // 2025-11-25 only) through `ferromcp proxy`: lists the tools, calls a plain
 // one, and answers the upstream's elicitation and sampling. Prints one JSON
-// object for tests/proxy/run.py.
+// object for tests/proxy/proxy_checks.py.
 //
 //   node tests/proxy/ts_sdk_client.mjs http://127.0.0.1:PORT/mcp
 //

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // A server on the official TypeScript SDK 1.32.2 (2025-11-25 only), the
-// upstream of tests/proxy/run.py's Python SDK client: `echo`, and `ask` and
+// upstream of tests/proxy/proxy_checks.py's Python SDK client: `echo`, and `ask` and
 // `summarize`, which ask the client through the request they serve
 // (elicitation and sampling on the call's own stream).
 //

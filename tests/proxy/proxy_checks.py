@@ -15,7 +15,7 @@ the protocol eras (issue 30), with real processes on free ports:
 Prints ``PASS name`` / ``FAIL name: why`` per check and ``N passed, M
 failed``; exits 1 if any failed. Every process it starts is stopped.
 
-    python3 tests/proxy/run.py --ferromcp target/debug/ferromcp
+    python3 tests/proxy/proxy_checks.py --ferromcp target/debug/ferromcp
 """
 
 from __future__ import annotations
