@@ -23,6 +23,7 @@ BENCH_NODE_V2_DIR := $(BENCH_CACHE)/node-v2
 BENCH_RMCP_TARGET := $(BENCH_CACHE)/rmcp-target
 BENCH_PY_FASTMCP := $(BENCH_CACHE)/py-fastmcp
 BENCH_NODE_CLIENT_DIR := $(BENCH_CACHE)/node-client
+BENCH_BRIDGES_DIR := $(BENCH_CACHE)/bridges
 BENCH_SHORT ?=
 BENCH_ARGS ?=
 
@@ -53,7 +54,7 @@ bench-short:
 bench-tools:
 	cargo build --release --workspace --bin mcp-bench --bin baseline-server --bin ferromcp-bench-client
 
-bench-sdks: $(BENCH_PY)/.installed $(BENCH_NODE_DIR)/.installed $(BENCH_NODE_V2_DIR)/.installed bench-rmcp
+bench-sdks: $(BENCH_PY)/.installed $(BENCH_NODE_DIR)/.installed $(BENCH_NODE_V2_DIR)/.installed $(BENCH_BRIDGES_DIR)/.installed bench-rmcp
 
 # The official Python SDK, in its own venv with the same interpreter as the
 # project's .venv, so both Python servers run on one Python.
@@ -77,6 +78,14 @@ $(BENCH_NODE_V2_DIR)/.installed: bench/sdk/typescript-v2/package.json bench/sdk/
 	@mkdir -p $(BENCH_NODE_V2_DIR)
 	cp bench/sdk/typescript-v2/package.json bench/sdk/typescript-v2/package-lock.json $(BENCH_NODE_V2_DIR)/
 	cd $(BENCH_NODE_V2_DIR) && npm ci --no-audit --no-fund
+	@touch $@
+
+# The bridges `ferromcp proxy` is measured beside (supergateway, mcp-remote),
+# the same way, in a directory of their own.
+$(BENCH_BRIDGES_DIR)/.installed: bench/sdk/bridges/package.json bench/sdk/bridges/package-lock.json
+	@mkdir -p $(BENCH_BRIDGES_DIR)
+	cp bench/sdk/bridges/package.json bench/sdk/bridges/package-lock.json $(BENCH_BRIDGES_DIR)/
+	cd $(BENCH_BRIDGES_DIR) && npm ci --no-audit --no-fund
 	@touch $@
 
 # The official Rust SDK: its own cargo project and lock file, built into the
