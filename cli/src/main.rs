@@ -50,7 +50,7 @@ struct Endpoint {
 
 /// TLS settings for an https:// URL. The platform's trust store is used by
 /// default (SSL_CERT_FILE / SSL_CERT_DIR replace it, as for OpenSSL tools).
-#[derive(Args)]
+#[derive(Args, Clone)]
 struct TlsArgs {
     /// Also trust the CA certificate(s) in this PEM file (repeatable)
     #[arg(long, value_name = "FILE")]
@@ -68,7 +68,7 @@ struct TlsArgs {
 }
 
 /// HTTP settings beyond TLS: headers and where logins are kept.
-#[derive(Args)]
+#[derive(Args, Clone)]
 struct HttpArgs {
     /// Extra HTTP header sent with every request, as 'Name: value'
     /// (repeatable), e.g. an API key

@@ -16,11 +16,12 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{Failure, HttpArgs, TlsArgs, login};
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub(crate) struct ProxyArgs {
     /// Serve MCP on stdin/stdout; with a URL, forward to the Streamable
     /// HTTP server there (either era)
@@ -125,7 +126,10 @@ async fn http_upstream(
         http_headers,
         ..ClientOptions::default()
     });
-    if let Ok(store) = login::token_store(&args.http) {
+    // Bound first: the `Result` (its error is not `Send`) must not live
+    // across the awaits below.
+    let store = login::token_store(&args.http).ok();
+    if let Some(store) = store {
         options.oauth = Some(if args.no_login {
             login::stored_logins(url, store)
         } else {
@@ -149,7 +153,7 @@ async fn http_upstream(
 }
 
 /// One server of a config file.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct ServerEntry {
     command: Option<String>,
@@ -228,44 +232,73 @@ fn line_of(text: &str, key: &str) -> usize {
 }
 
 /// A server merging every server of the config file under its name. An
-/// upstream that cannot be reached is reported and left out; the others
-/// are served.
+/// upstream that cannot be reached is reported and tried again in the
+/// background (1 s, doubling to a minute); the others are served
+/// meanwhile, and its items appear (announced as a list change) once it
+/// answers.
 async fn gateway_from_config(file: &Path, args: &ProxyArgs) -> Result<Server, Failure> {
     let servers = read_config(file)?;
     let gateway = Server::new("ferromcp-proxy", env!("CARGO_PKG_VERSION"));
+    let args = Arc::new(args.clone());
     let mut mounted = 0;
     for (name, entry) in servers {
-        let connected = match (&entry.command, &entry.url) {
-            (Some(program), _) => {
-                let mut command = StdioCommand::new(program, &entry.args);
-                command.env = entry
-                    .env
-                    .iter()
-                    .map(|(k, v)| (k.into(), v.into()))
-                    .collect();
-                command.cwd = entry.cwd.clone();
-                let options = args.upstream_options(ClientOptions {
-                    stderr: StderrMode::Inherit,
-                    ..ClientOptions::default()
-                });
-                Client::connect_stdio_with(command, options)
-                    .await
-                    .map_err(Failure::from)
+        match mount_entry(&gateway, &name, &entry, &args).await {
+            Ok(()) => mounted += 1,
+            Err(error) => {
+                eprintln!("ferromcp proxy: {name}: left out for now: {error}");
+                tokio::spawn(retry_mount(gateway.clone(), name, entry, args.clone()));
             }
-            (None, Some(url)) => http_upstream(url, args, &entry.headers).await,
-            (None, None) => continue,
-        };
-        let outcome = match connected {
-            Ok(client) => gateway.mount(&name, client).await.map_err(Failure::from),
-            Err(error) => Err(error),
-        };
-        match outcome {
-            Ok(_mount) => mounted += 1,
-            Err(error) => eprintln!("ferromcp proxy: {name}: left out: {error}"),
         }
     }
     eprintln!("ferromcp proxy: {mounted} upstream server(s) mounted");
     Ok(gateway)
+}
+
+/// Connects to one server of the config file and mounts it under `name`.
+async fn mount_entry(
+    gateway: &Server,
+    name: &str,
+    entry: &ServerEntry,
+    args: &ProxyArgs,
+) -> Result<(), Failure> {
+    let client = match (&entry.command, &entry.url) {
+        (Some(program), _) => {
+            let mut command = StdioCommand::new(program, &entry.args);
+            command.env = entry
+                .env
+                .iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect();
+            command.cwd = entry.cwd.clone();
+            let options = args.upstream_options(ClientOptions {
+                stderr: StderrMode::Inherit,
+                ..ClientOptions::default()
+            });
+            Client::connect_stdio_with(command, options).await?
+        }
+        (None, Some(url)) => http_upstream(url, args, &entry.headers).await?,
+        // read_config refuses an entry with neither.
+        (None, None) => return Err(format!("{name}: no command and no url").into()),
+    };
+    // The mount lives as long as the upstream listens; nothing unmounts it.
+    gateway.mount(name, client).await?;
+    Ok(())
+}
+
+/// Tries a server left out at start again until it is mounted.
+async fn retry_mount(gateway: Server, name: String, entry: ServerEntry, args: Arc<ProxyArgs>) {
+    let mut wait = Duration::from_secs(1);
+    loop {
+        tokio::time::sleep(wait).await;
+        match mount_entry(&gateway, &name, &entry, &args).await {
+            Ok(()) => {
+                eprintln!("ferromcp proxy: {name}: mounted");
+                return;
+            }
+            // Said once at start; each later failure would only repeat it.
+            Err(_still_unreachable) => wait = (wait * 2).min(Duration::from_secs(60)),
+        }
+    }
 }
 
 #[cfg(test)]

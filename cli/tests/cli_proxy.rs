@@ -187,7 +187,7 @@ async fn a_stdio_client_reaches_an_http_server() {
 }
 
 #[tokio::test]
-async fn a_config_merges_upstreams_and_leaves_out_one_that_is_down() {
+async fn a_config_merges_upstreams_and_mounts_one_that_was_down_once_it_is_up() {
     let (url, _upstream) = http_upstream("remote").await;
     let down = format!("http://127.0.0.1:{}/mcp", free_port());
     let dir = std::env::temp_dir().join(format!("ferromcp-cli-proxy-{}", std::process::id()));
@@ -222,6 +222,32 @@ async fn a_config_merges_upstreams_and_leaves_out_one_that_is_down() {
     assert_eq!(text(&shouted), "HI");
     let remote = client.call_tool("remote_whoami", json!({})).await.unwrap();
     assert_eq!(text(&remote), "remote");
+    // The upstream that was down comes up: the proxy mounts it.
+    let gone_port: u16 = down
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let late = Server::new("gone", "1.0.0");
+    late.add_tool(
+        Tool::new("whoami", json!({"type": "object"})),
+        |_ctx, _args: Value| async { Ok(ToolOutput::text("back")) },
+    )
+    .unwrap();
+    let _late = Http::start_with(late, |options| {
+        options.bind = std::net::SocketAddr::from(([127, 0, 0, 1], gone_port));
+    })
+    .await;
+    let mut back = None;
+    for _ in 0..100 {
+        if let Ok(result) = client.call_tool("gone_whoami", json!({})).await {
+            back = Some(text(&result));
+            break;
+        }
+        client.clear_cache();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(back.as_deref(), Some("back"));
     std::fs::remove_dir_all(&dir).ok();
 }
 
