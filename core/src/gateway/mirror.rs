@@ -20,6 +20,7 @@ use crate::Error;
 use crate::client::ListKind;
 use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool, methods};
 use crate::rpc::lock_unpoisoned;
+use crate::server::WeakServer;
 use crate::server::{
     CompletionOutput, HandlerError, PromptOutput, RequestContext, ResourceOutput, ResourceRequest,
     Server, ToolOutput,
@@ -49,16 +50,18 @@ impl Registered {
 }
 
 pub(crate) struct Mirror {
-    pub(crate) server: Server,
+    /// Weak: the mount's follow task holds the mirror, and must not keep a
+    /// dropped server alive.
+    pub(crate) server: WeakServer,
     pub(crate) upstream: Upstream,
     pub(crate) prefix: Prefix,
     registered: Mutex<Registered>,
 }
 
 impl Mirror {
-    pub(crate) fn new(server: Server, upstream: Upstream, prefix: Prefix) -> Mirror {
+    pub(crate) fn new(server: &Server, upstream: Upstream, prefix: Prefix) -> Mirror {
         Mirror {
-            server,
+            server: server.downgrade(),
             upstream,
             prefix,
             registered: Mutex::new(Registered::default()),
@@ -67,6 +70,9 @@ impl Mirror {
 
     /// Brings the server's copy of one upstream list up to date.
     pub(crate) async fn sync(self: &Arc<Self>, kind: ListKind) -> Result<(), Error> {
+        let Some(server) = self.server.upgrade() else {
+            return Ok(());
+        };
         let client = &self.upstream.client;
         let items: Vec<(String, Value)> = match kind {
             ListKind::Tools => keyed(client.list_all_tools().await?, |t: &Tool| t.name.clone()),
@@ -92,7 +98,9 @@ impl Mirror {
                 .of(kind)
                 .get(&key)
                 .is_some_and(|old| *old == definition);
-            if !unchanged && let Err(error) = self.register(kind, &upstream_key, &definition) {
+            if !unchanged
+                && let Err(error) = self.register(&server, kind, &upstream_key, &definition)
+            {
                 tracing::warn!(
                     upstream = %self.upstream.label, item = %upstream_key, %error,
                     "upstream item left out"
@@ -114,10 +122,10 @@ impl Mirror {
         };
         for key in gone {
             match kind {
-                ListKind::Tools => self.server.remove_tool(&key),
-                ListKind::Prompts => self.server.remove_prompt(&key),
-                ListKind::Resources => self.server.remove_resource(&key),
-                ListKind::ResourceTemplates => self.server.remove_resource_template(&key),
+                ListKind::Tools => server.remove_tool(&key),
+                ListKind::Prompts => server.remove_prompt(&key),
+                ListKind::Resources => server.remove_resource(&key),
+                ListKind::ResourceTemplates => server.remove_resource_template(&key),
                 ListKind::Skills => false,
             };
         }
@@ -136,22 +144,26 @@ impl Mirror {
     /// Takes every mirrored item out of the server.
     pub(crate) fn clear(&self) {
         let registered = std::mem::take(&mut *lock_unpoisoned(&self.registered));
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
         for name in registered.tools.keys() {
-            self.server.remove_tool(name);
+            server.remove_tool(name);
         }
         for name in registered.prompts.keys() {
-            self.server.remove_prompt(name);
+            server.remove_prompt(name);
         }
         for uri in registered.resources.keys() {
-            self.server.remove_resource(uri);
+            server.remove_resource(uri);
         }
         for template in registered.templates.keys() {
-            self.server.remove_resource_template(template);
+            server.remove_resource_template(template);
         }
     }
 
     fn register(
         self: &Arc<Self>,
+        server: &Server,
         kind: ListKind,
         upstream_key: &str,
         definition: &Value,
@@ -163,24 +175,23 @@ impl Mirror {
             ListKind::Tools => {
                 let mut tool: Tool = serde_json::from_value(definition.clone())?;
                 tool.name = prefix.name(&tool.name);
-                self.server
-                    .add_tool(tool, move |ctx: RequestContext, arguments: Value| {
-                        let upstream = upstream.clone();
-                        let name = name.clone();
-                        async move {
-                            let mut params = Map::new();
-                            params.insert("name".into(), Value::from(name));
-                            params.insert("arguments".into(), arguments);
-                            forward::send(&upstream, &ctx, methods::TOOLS_CALL, params)
-                                .await
-                                .map(ToolOutput::Result)
-                        }
-                    })
+                server.add_tool(tool, move |ctx: RequestContext, arguments: Value| {
+                    let upstream = upstream.clone();
+                    let name = name.clone();
+                    async move {
+                        let mut params = Map::new();
+                        params.insert("name".into(), Value::from(name));
+                        params.insert("arguments".into(), arguments);
+                        forward::send(&upstream, &ctx, methods::TOOLS_CALL, params)
+                            .await
+                            .map(ToolOutput::Result)
+                    }
+                })
             }
             ListKind::Prompts => {
                 let mut prompt: Prompt = serde_json::from_value(definition.clone())?;
                 prompt.name = prefix.name(&prompt.name);
-                self.server.add_prompt(
+                server.add_prompt(
                     prompt,
                     move |ctx: RequestContext, arguments: Map<String, Value>| {
                         let upstream = upstream.clone();
@@ -199,14 +210,12 @@ impl Mirror {
             ListKind::Resources => {
                 let mut resource: Resource = serde_json::from_value(definition.clone())?;
                 resource.uri = prefix.uri(&resource.uri);
-                self.server
-                    .add_resource(resource, read_upstream(upstream, prefix))
+                server.add_resource(resource, read_upstream(upstream, prefix))
             }
             ListKind::ResourceTemplates => {
                 let mut template: ResourceTemplate = serde_json::from_value(definition.clone())?;
                 template.uri_template = prefix.uri(&template.uri_template);
-                self.server
-                    .add_resource_template(template, read_upstream(upstream, prefix))
+                server.add_resource_template(template, read_upstream(upstream, prefix))
             }
             ListKind::Skills => Ok(()),
         }

@@ -221,7 +221,7 @@ impl Server {
         discovered: &DiscoverResult,
     ) -> Result<Mount, Error> {
         let capabilities = &discovered.capabilities;
-        let mirror = Arc::new(Mirror::new(self.clone(), upstream, prefix));
+        let mirror = Arc::new(Mirror::new(self, upstream, prefix));
         if capabilities.tools.is_some() {
             mirror.sync(ListKind::Tools).await?;
         }
@@ -237,9 +237,18 @@ impl Server {
             self.set_completion_handler(mirror::complete(mirror.clone(), before));
         }
         let filter = Watch::from(discovered);
-        let watcher = filter
-            .wanted()
-            .then(|| tokio::spawn(follow(mirror.clone(), filter)));
+        let watcher = filter.wanted().then(|| {
+            let server = mirror.server.clone();
+            let following = follow(mirror.clone(), filter);
+            // Following ends with the server: a dropped server (a proxy
+            // nobody serves any more) lets its upstream go.
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = following => {}
+                    () = server.dropped() => {}
+                }
+            })
+        });
         Ok(Mount { mirror, watcher })
     }
 }
@@ -346,10 +355,10 @@ async fn follow(mirror: Arc<Mirror>, watch: Watch) {
                 methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => ListKind::Prompts,
                 methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => ListKind::Resources,
                 methods::NOTIFICATIONS_RESOURCES_UPDATED => {
-                    if let Some(uri) = note.params.get("uri").and_then(|u| u.as_str()) {
-                        mirror
-                            .server
-                            .notify_resource_updated(&mirror.prefix.uri(uri));
+                    if let Some(uri) = note.params.get("uri").and_then(|u| u.as_str())
+                        && let Some(server) = mirror.server.upgrade()
+                    {
+                        server.notify_resource_updated(&mirror.prefix.uri(uri));
                     }
                     continue;
                 }

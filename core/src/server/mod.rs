@@ -238,6 +238,35 @@ pub(crate) struct ServerShared {
     pub(crate) closing: CancellationToken,
     /// The tasks running in this process.
     pub(crate) runners: Arc<tasks::Runners>,
+    /// Cancelled when the last clone of the server is dropped: what holds
+    /// only a [`WeakServer`] (a gateway's follow task) stops then.
+    pub(crate) dropped: CancellationToken,
+}
+
+impl Drop for ServerShared {
+    fn drop(&mut self) {
+        self.dropped.cancel();
+    }
+}
+
+/// A server that is not kept alive by this reference (see
+/// [`Server::downgrade`]).
+#[derive(Clone)]
+pub(crate) struct WeakServer {
+    shared: std::sync::Weak<ServerShared>,
+    dropped: CancellationToken,
+}
+
+impl WeakServer {
+    /// The server, while a clone of it lives.
+    pub(crate) fn upgrade(&self) -> Option<Server> {
+        self.shared.upgrade().map(|shared| Server { shared })
+    }
+
+    /// Resolves once the server is dropped.
+    pub(crate) async fn dropped(&self) {
+        self.dropped.cancelled().await
+    }
 }
 
 /// An MCP server. Cheap to clone: clones share the registry, so a tool added
@@ -295,6 +324,7 @@ impl Server {
                 registry: RwLock::new(Registry::default()),
                 events,
                 closing: CancellationToken::new(),
+                dropped: CancellationToken::new(),
                 runners,
             }),
         }
@@ -476,6 +506,16 @@ impl Server {
     /// `completions` capability).
     pub fn set_completion_handler(&self, handler: impl CompletionHandler) {
         self.registry_write().completion = Some(Arc::new(handler));
+    }
+
+    /// A reference that does not keep the server alive: for what follows
+    /// it from a task of its own (a gateway's mount), which would otherwise
+    /// keep a dropped server serving nobody.
+    pub(crate) fn downgrade(&self) -> WeakServer {
+        WeakServer {
+            shared: Arc::downgrade(&self.shared),
+            dropped: self.shared.dropped.clone(),
+        }
     }
 
     /// The provider answering `completion/complete`, if one is set (a mount
