@@ -2081,7 +2081,7 @@ void ferromcp_bytes_free(uint8_t *data, size_t len);
  * - `out_mount`: receives the mount handle on FERROMCP_OK; release it
  *   with ferromcp_mount_unmount() or ferromcp_mount_free().
  *
- * Returns FERROMCP_OK; FERROMCP_INVALID_ARGUMENT for a bad prefix (the
+ * Returns FERROMCP_OK; FERROMCP_INVALID_DEFINITION for a bad prefix (the
  * message, ferromcp_last_error_message(), says "invalid mount prefix")
  * or `upstream` being `server`; FERROMCP_NULL_ARGUMENT;
  * FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on a ferromcp runtime
@@ -2126,7 +2126,7 @@ enum ferromcp_status ferromcp_server_mount_server(const struct ferromcp_server *
  * - `out_mount`: receives the mount handle on FERROMCP_OK; release it
  *   with ferromcp_mount_unmount() or ferromcp_mount_free().
  *
- * Returns FERROMCP_OK; FERROMCP_INVALID_ARGUMENT for a bad prefix
+ * Returns FERROMCP_OK; FERROMCP_INVALID_DEFINITION for a bad prefix
  * ("invalid mount prefix"); the upstream's failures as
  * ferromcp_client_discover() returns them (FERROMCP_PEER_ERROR,
  * FERROMCP_TIMEOUT, FERROMCP_CONNECTION_CLOSED, FERROMCP_HTTP...);

@@ -9,7 +9,7 @@
 use std::ffi::c_char;
 use std::sync::{Arc, Mutex};
 
-use ferromcp_core::gateway::{Mount, check_prefix};
+use ferromcp_core::gateway::Mount;
 
 use crate::args::{check_out, required_str};
 use crate::client::ferromcp_client;
@@ -90,18 +90,14 @@ impl Drop for ferromcp_mount {
     }
 }
 
-/// The prefix C passed in, refused with FERROMCP_INVALID_ARGUMENT before
-/// anything is sent when core would refuse it (core's own refusal is a
-/// protocol error, which would wrongly blame the upstream).
+/// The prefix C passed in. Core checks it (before anything is sent) and
+/// refuses a bad one as an invalid definition.
 ///
 /// # Safety
 /// `prefix` is NULL or NUL-terminated.
 unsafe fn mount_prefix<'a>(prefix: *const c_char) -> Result<&'a str, FfiError> {
     // SAFETY: forwarded contract.
-    let prefix = unsafe { required_str(prefix, "prefix") }?;
-    check_prefix(prefix)
-        .map_err(|why| FfiError::new(ferromcp_status::FERROMCP_INVALID_ARGUMENT, why))?;
-    Ok(prefix)
+    unsafe { required_str(prefix, "prefix") }
 }
 
 fn give_mount(server: &ferromcp_server, mount: Mount, out: *mut *mut ferromcp_mount) {
@@ -133,7 +129,7 @@ fn give_mount(server: &ferromcp_server, mount: Mount, out: *mut *mut ferromcp_mo
 /// - `out_mount`: receives the mount handle on FERROMCP_OK; release it
 ///   with ferromcp_mount_unmount() or ferromcp_mount_free().
 ///
-/// Returns FERROMCP_OK; FERROMCP_INVALID_ARGUMENT for a bad prefix (the
+/// Returns FERROMCP_OK; FERROMCP_INVALID_DEFINITION for a bad prefix (the
 /// message, ferromcp_last_error_message(), says "invalid mount prefix")
 /// or `upstream` being `server`; FERROMCP_NULL_ARGUMENT;
 /// FERROMCP_INVALID_UTF8; FERROMCP_INVALID_STATE on a ferromcp runtime
@@ -165,14 +161,6 @@ pub unsafe extern "C" fn ferromcp_server_mount_server(
         let prefix = unsafe { mount_prefix(prefix) }?;
         let upstream = unsafe { try_from(upstream, "upstream") }?;
         check_out(out_mount, "out_mount")?;
-        if std::ptr::eq(server, upstream) {
-            // It would list its own mirrored tools again at each change,
-            // each time under one more prefix.
-            return Err(FfiError::new(
-                ferromcp_status::FERROMCP_INVALID_ARGUMENT,
-                "a server cannot be mounted in itself",
-            ));
-        }
         let mount = block(server.server.mount_server(prefix, &upstream.server))?;
         give_mount(server, mount, out_mount);
         Ok(())
@@ -198,7 +186,7 @@ pub unsafe extern "C" fn ferromcp_server_mount_server(
 /// - `out_mount`: receives the mount handle on FERROMCP_OK; release it
 ///   with ferromcp_mount_unmount() or ferromcp_mount_free().
 ///
-/// Returns FERROMCP_OK; FERROMCP_INVALID_ARGUMENT for a bad prefix
+/// Returns FERROMCP_OK; FERROMCP_INVALID_DEFINITION for a bad prefix
 /// ("invalid mount prefix"); the upstream's failures as
 /// ferromcp_client_discover() returns them (FERROMCP_PEER_ERROR,
 /// FERROMCP_TIMEOUT, FERROMCP_CONNECTION_CLOSED, FERROMCP_HTTP...);

@@ -10,21 +10,15 @@
 
 use std::cell::RefCell;
 
-use ferromcp::gateway::{Mount, check_prefix};
+use ferromcp::gateway::Mount;
 use ferromcp::server::Server;
+use napi::Env;
 use napi::bindgen_prelude::Object;
-use napi::{Env, Status};
 use napi_derive::napi;
 
 use crate::client::JsClient;
 use crate::runtime;
 use crate::server::JsServer;
-
-/// A bad prefix is the caller's mistake, thrown at the call like a wrong
-/// argument type (as client.rs does), before anything is connected.
-fn checked(prefix: &str) -> napi::Result<()> {
-    check_prefix(prefix).map_err(|why| napi::Error::new(Status::InvalidArg, why))
-}
 
 #[napi]
 impl JsServer {
@@ -32,9 +26,9 @@ impl JsServer {
     /// server, renamed with `prefix`: tool `echo` under `"alpha"` is
     /// `alpha_echo`, resource `mem://r` is `alpha+mem://r` (an empty
     /// prefix keeps the names). Changes the upstream announces are
-    /// followed. Throws when `prefix` is not a letter followed by letters,
-    /// digits, `-`, `_` and `.`; rejects with an `McpError` when the
-    /// upstream cannot be listed.
+    /// followed. Rejects (core's invalid-definition error) when `prefix` is
+    /// not a letter followed by letters, digits, `-`, `_` and `.`, and with
+    /// an `McpError` when the upstream cannot be listed.
     #[napi(ts_return_type = "Promise<Mount>")]
     pub fn mount<'env>(
         &self,
@@ -42,7 +36,6 @@ impl JsServer {
         prefix: String,
         upstream: &JsClient,
     ) -> napi::Result<Object<'env>> {
-        checked(&prefix)?;
         let server = self.server.clone();
         let client = upstream.client.clone();
         runtime::spawn(
@@ -61,7 +54,6 @@ impl JsServer {
         prefix: String,
         upstream: &JsServer,
     ) -> napi::Result<Object<'env>> {
-        checked(&prefix)?;
         let server = self.server.clone();
         let upstream = upstream.server.clone();
         runtime::spawn(

@@ -177,6 +177,7 @@ test('gateway:mount:prefix: a bad prefix or upstream rejects, and nothing is mou
   const upstream = inner('inner');
   await assert.rejects(outer.mount('a b', upstream), /invalid mount prefix/);
   await assert.rejects(outer.mount('1abc', upstream), /invalid mount prefix/);
+  await assert.rejects(outer.mount('self', outer), /mounted in itself/);
   await assert.rejects(outer.mount('a b', /** @type {any} */ (null)), TypeError);
   await assert.rejects(outer.mount('ok', /** @type {any} */ ({ url: 'x' })), TypeError);
   await assert.rejects(Server.proxy(/** @type {any} */ (upstream)), TypeError);

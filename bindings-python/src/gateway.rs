@@ -10,11 +10,11 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 use ferromcp::client::Client;
-use ferromcp::gateway::{Mount, check_prefix};
+use ferromcp::gateway::Mount;
 use ferromcp::server::Server;
 
 use crate::client::PyClient;
@@ -60,9 +60,9 @@ fn hold(refs: &PyRefs, prefix: &str, upstream: &Bound<'_, PyAny>) -> String {
 
 /// `Server.mount`: mounts `upstream` (a native `Server` or `Client`) in
 /// `server` under `prefix`, listing it on the core runtime with the GIL
-/// released (as `start_http` binds). A bad prefix raises `ValueError`
-/// before anything is contacted, as every invalid argument of this binding
-/// does; a failure to reach or list the upstream raises its
+/// released (as `start_http` binds). A bad prefix or a server mounted in
+/// itself raises core's `InvalidDefinitionError` (a `ValueError`) before
+/// anything is contacted; a failure to reach or list the upstream raises its
 /// `ferromcp.McpError`.
 pub(crate) fn mount(
     py: Python<'_>,
@@ -70,16 +70,6 @@ pub(crate) fn mount(
     prefix: &str,
     upstream: &Bound<'_, PyAny>,
 ) -> PyResult<PyMount> {
-    check_prefix(prefix).map_err(PyValueError::new_err)?;
-    if let Ok(same) = upstream.cast::<PyServer>()
-        && std::ptr::eq(same.get(), server)
-    {
-        // Each listing would then include the last one's renamed copies,
-        // and each change re-list them: names without end.
-        return Err(PyValueError::new_err(
-            "a server cannot be mounted in itself",
-        ));
-    }
     let source = Upstream::of(upstream)?;
     let core = server.server.clone();
     let mounted = py

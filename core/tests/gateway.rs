@@ -384,7 +384,15 @@ async fn a_bad_prefix_is_refused_and_unmount_removes_everything() {
     let bad = gateway
         .mount("al pha", Client::connect_http(&url).await.unwrap())
         .await;
-    assert!(format!("{bad:?}").contains("invalid mount prefix"));
+    assert!(
+        matches!(&bad, Err(ferromcp::Error::InvalidDefinition(why)) if why.contains("invalid mount prefix")),
+        "{bad:?}"
+    );
+    let itself = gateway.mount_server("self", &gateway).await;
+    assert!(
+        matches!(&itself, Err(ferromcp::Error::InvalidDefinition(why)) if why.contains("mounted in itself")),
+        "{itself:?}"
+    );
     let mount = gateway
         .mount("alpha", Client::connect_http(&url).await.unwrap())
         .await
@@ -411,7 +419,7 @@ async fn a_hanging_upstream_times_out_without_stalling_the_others() {
     let (beta_url, _beta) = serve_http(upstream("beta")).await;
     let gateway = Server::new("gateway", "1.0.0");
     let bounded = ClientOptions {
-        timeout: Some(Duration::from_millis(500)),
+        timeout: Some(Duration::from_secs(3)),
         ..ClientOptions::default()
     };
     gateway
@@ -431,7 +439,6 @@ async fn a_hanging_upstream_times_out_without_stalling_the_others() {
         let client = client.clone();
         tokio::spawn(async move { client.call_tool("slow_hang", json!({})).await })
     };
-    let started = std::time::Instant::now();
     for n in 0..10 {
         let echoed = client
             .call_tool("beta_echo", json!({"text": n.to_string()}))
@@ -439,10 +446,9 @@ async fn a_hanging_upstream_times_out_without_stalling_the_others() {
             .unwrap();
         assert_eq!(text(&echoed), format!("beta: {n}"));
     }
-    assert!(
-        started.elapsed() < Duration::from_millis(500),
-        "the other upstream waited"
-    );
+    // Answered while the hanging call still waits: not held up behind it
+    // (no clock involved, only the order of events).
+    assert!(!hanging.is_finished(), "the other upstream waited");
     let outcome = tokio::time::timeout(Duration::from_secs(10), hanging)
         .await
         .unwrap()

@@ -949,11 +949,12 @@ class Server:
         'sunny in Oslo'
         >>> app.mount("a b", weather)
         Traceback (most recent call last):
-        ValueError: invalid mount prefix "a b": a letter, then letters, digits, '-', '_' and '.' ...
+        ferromcp.errors.InvalidDefinitionError: invalid definition: invalid mount prefix "a b": ...
 
         Raises:
-            ValueError: ``prefix`` is not a letter followed by letters,
-                digits, ``-``, ``_`` and ``.``, or ``upstream`` is this server.
+            ferromcp.InvalidDefinitionError: (a ``ValueError``) ``prefix`` is
+                not a letter followed by letters, digits, ``-``, ``_`` and
+                ``.``, or ``upstream`` is this server.
             TypeError: ``upstream`` is not a server or a client.
             ferromcp.McpError: the upstream cannot be reached or listed.
         """

@@ -28,7 +28,6 @@ pub(crate) fn call_options(ctx: &RequestContext) -> CallOptions {
         cancel: Some(ctx.cancellation_token()),
         input: Some(input(ctx.clone())),
         capabilities: Some(ctx.meta().client_capabilities.clone()),
-        on_notification: Some(notifications(ctx.clone())),
         ..CallOptions::default()
     };
     if ctx.meta().progress_token.is_some() {
@@ -37,10 +36,13 @@ pub(crate) fn call_options(ctx: &RequestContext) -> CallOptions {
             progress.progress(update.progress, update.total, update.message.as_deref());
         });
     }
+    // Log messages only for a client that asked for them: without one, the
+    // call needs no notification route (a queue per call) at all.
     if let Some(level) = ctx.meta().log_level
         && let Ok(level) = serde_json::to_value(level)
     {
         options.meta.insert(meta::LOG_LEVEL.into(), level);
+        options.on_notification = Some(notifications(ctx.clone()));
     }
     options
 }

@@ -112,9 +112,10 @@ impl Server {
     /// `alpha+file:///a`; an empty prefix keeps the names), and completions
     /// of their arguments. Changes the upstream announces are followed.
     ///
-    /// Fails when the prefix is not a letter followed by letters, digits,
-    /// `-`, `_` and `.` (in URIs a `_` is written `-`), or when the
-    /// upstream cannot be reached or listed.
+    /// Fails with [`Error::InvalidDefinition`] when the prefix is not a
+    /// letter followed by letters, digits, `-`, `_` and `.` (in URIs a `_`
+    /// is written `-`), before anything is sent; otherwise when the upstream
+    /// cannot be reached or listed.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), ferromcp::Error> {
@@ -129,7 +130,7 @@ impl Server {
     /// ```
     pub async fn mount(&self, prefix: &str, upstream: Client) -> Result<Mount, Error> {
         let prefix_text = prefix;
-        let prefix = Prefix::new(prefix).map_err(Error::Protocol)?;
+        let prefix = Prefix::new(prefix).map_err(Error::InvalidDefinition)?;
         let label = if prefix_text.is_empty() {
             String::new()
         } else {
@@ -167,6 +168,13 @@ impl Server {
     /// # Ok(()) }
     /// ```
     pub async fn mount_server(&self, prefix: &str, upstream: &Server) -> Result<Mount, Error> {
+        if Arc::ptr_eq(&self.shared, &upstream.shared) {
+            // Each listing would hold the last one's renamed copies, and
+            // each change list them again: names without end.
+            return Err(Error::InvalidDefinition(
+                "a server cannot be mounted in itself".into(),
+            ));
+        }
         let options = upstream_options(ClientOptions {
             era: EraPreference::Modern,
             ..ClientOptions::default()
@@ -206,7 +214,7 @@ impl Server {
         };
         server
             .mount_discovered(
-                Prefix::new("").map_err(Error::Protocol)?,
+                Prefix::new("").map_err(Error::InvalidDefinition)?,
                 upstream,
                 &discovered,
             )

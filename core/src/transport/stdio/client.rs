@@ -132,8 +132,9 @@ pub(crate) struct StdioTransport {
     answers: Answerer,
     limits: ClientLimits,
     connection: Mutex<Option<Arc<Connection>>>,
-    /// Server processes started again after one ended.
-    restarts: std::sync::atomic::AtomicU64,
+    /// How many server processes (or streams) ended: read by every
+    /// 2025-11-25 request, so an atomic the reader bumps, not a lock.
+    ends: Arc<std::sync::atomic::AtomicU64>,
     closed: AtomicBool,
 }
 
@@ -152,7 +153,7 @@ impl StdioTransport {
             answers: Answerer::new(server_requests, &limits),
             limits,
             connection: Mutex::new(None),
-            restarts: std::sync::atomic::AtomicU64::new(0),
+            ends: Arc::default(),
             closed: AtomicBool::new(false),
         };
         // Start now so a bad command fails at connect time.
@@ -174,12 +175,14 @@ impl StdioTransport {
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let answers = Answerer::new(server_requests, &limits);
+        let ends = Arc::<std::sync::atomic::AtomicU64>::default();
         let conn = start_connection(
             reader,
             writer,
             None,
             StderrTail::default(),
             Inbound {
+                ends: ends.clone(),
                 on_notification: on_notification.clone(),
                 answerer: answers.clone(),
                 max_message_bytes: limits.max_message_bytes,
@@ -193,7 +196,7 @@ impl StdioTransport {
             answers,
             limits,
             connection: Mutex::new(Some(Arc::new(conn))),
-            restarts: std::sync::atomic::AtomicU64::new(0),
+            ends,
             closed: AtomicBool::new(false),
         }
     }
@@ -214,7 +217,6 @@ impl StdioTransport {
         };
         let conn = Arc::new(self.start(command)?);
         *slot = Some(conn.clone());
-        self.restarts.fetch_add(1, Ordering::AcqRel);
         Ok(conn)
     }
 
@@ -267,6 +269,7 @@ impl StdioTransport {
             Some(child),
             tail,
             Inbound {
+                ends: self.ends.clone(),
                 on_notification: self.on_notification.clone(),
                 answerer: self.answers.clone(),
                 max_message_bytes: self.limits.max_message_bytes,
@@ -302,6 +305,8 @@ fn windows_program(command: &StdioCommand) -> Option<PathBuf> {
 
 /// What a connection does with what the server sends besides responses.
 struct Inbound {
+    /// Bumped when the server's output ends (the transport's generation).
+    ends: Arc<std::sync::atomic::AtomicU64>,
     on_notification: Option<NotificationCallback>,
     answerer: Answerer,
     max_message_bytes: usize,
@@ -390,14 +395,8 @@ fn line_bytes(value: &impl serde::Serialize) -> Vec<u8> {
 }
 
 impl ClientTransport for StdioTransport {
-    /// Processes started again, plus one while the current one is dead
-    /// (it ended, and the next request starts another).
     fn generation(&self) -> u64 {
-        let restarts = self.restarts.load(Ordering::Acquire);
-        let dead = lock_unpoisoned(&self.connection)
-            .as_ref()
-            .is_some_and(|conn| !conn.alive.load(Ordering::Acquire));
-        restarts + u64::from(dead)
+        self.ends.load(Ordering::Acquire)
     }
     fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>> {
         let conn = match self.connection() {
@@ -748,6 +747,7 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     serving: watch::Sender<bool>,
 ) {
     let Inbound {
+        ends,
         on_notification,
         answerer,
         max_message_bytes,
@@ -792,6 +792,7 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
         }
     }
     alive.store(false, Ordering::Release);
+    ends.fetch_add(1, Ordering::AcqRel);
     // Let the stderr reader catch the last words before reporting them: a
     // fixed pause lost them on a loaded machine.
     if let Some(mut ended) = stderr_tail.ended {
