@@ -474,10 +474,6 @@ class Server {
     if (!mountServer && !(upstream instanceof Client)) {
       throw new TypeError('mount(prefix, upstream): upstream must be a Server or a Client');
     }
-    // A mount puts its completions in front of the provider in place and
-    // hands it the rest; installing the JS one later would replace the
-    // mount's, so it goes in first.
-    this.#enableCompletion();
     const mounted = mountServer
       ? await this.#native.mountServer(prefix, upstream.#native)
       : await this.#native.mount(prefix, nativeClientOf(upstream));

@@ -2156,6 +2156,50 @@ enum ferromcp_status ferromcp_server_mount_client(const struct ferromcp_server *
                                                   struct ferromcp_mount **out_mount);
 
 /**
+ * Creates a server that serves what `upstream` serves, under the
+ * upstream's own names, to clients of either protocol era: what
+ * `ferromcp proxy` serves (a stdio program over HTTP, an HTTP server over
+ * stdio, a 2025-11-25 server to 2026-07-28 clients and back). Its name,
+ * version and instructions are the upstream's. Serve it like any server
+ * (ferromcp_server_serve_http(), ferromcp_server_serve_stdio()); add tools
+ * of its own beside the upstream's if you like. Blocks until the upstream
+ * has been discovered and listed.
+ *
+ * - `upstream`: a client from ferromcp_client_connect_stdio() or
+ *   ferromcp_client_connect_http(), borrowed: the proxy shares its
+ *   connection (and its options: timeouts, OAuth). Free it after the
+ *   proxy: ferromcp_client_free() closes that connection, and forwarded
+ *   calls fail from then on. Freeing the proxy lets the upstream go (it
+ *   stops following the upstream's changes).
+ * - `out_server`: receives the new server on FERROMCP_OK; free it with
+ *   ferromcp_server_free().
+ *
+ * Returns FERROMCP_OK; the upstream's failures as
+ * ferromcp_client_discover() returns them (FERROMCP_PEER_ERROR,
+ * FERROMCP_TIMEOUT, FERROMCP_CONNECTION_CLOSED, FERROMCP_HTTP...);
+ * FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on a ferromcp runtime
+ * thread.
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * ferromcp_client *remote = NULL;
+ * ferromcp_client_connect_http("https://mcp.example.com/mcp", NULL, NULL, &remote);
+ * ferromcp_server *proxy = NULL;
+ * if (ferromcp_server_proxy(remote, &proxy) == FERROMCP_OK) {
+ *     ferromcp_server_serve_stdio(proxy); // until stdin closes
+ *     ferromcp_server_free(proxy);
+ * }
+ * ferromcp_client_free(remote);
+ * ```
+ *
+ * # Safety
+ * `upstream` NULL or live; `out_server` NULL or writable.
+ */
+enum ferromcp_status ferromcp_server_proxy(const struct ferromcp_client *upstream,
+                                           struct ferromcp_server **out_server);
+
+/**
  * Takes a mount out of its server (clients listening are told the lists
  * changed) and frees the handle. Calls already forwarded finish.
  *

@@ -2,7 +2,7 @@
 //! server's tools, prompts, resources, templates and completions served as
 //! part of a `ferromcp_server` under a prefix, reached through a
 //! `ferromcp_client` or, for a server of the same process, an in-memory
-//! pipe. Core does the mirroring, renaming and forwarding; this file checks
+//! pipe; and a server that proxies one upstream (`ferromcp_server_proxy`). Core does the mirroring, renaming and forwarding; this file checks
 //! the arguments, blocks on core's runtime, and gives C a handle to take
 //! the mount out again.
 
@@ -10,6 +10,7 @@ use std::ffi::c_char;
 use std::sync::{Arc, Mutex};
 
 use ferromcp_core::gateway::Mount;
+use ferromcp_core::server::Server;
 
 use crate::args::{check_out, required_str};
 use crate::client::ferromcp_client;
@@ -224,6 +225,62 @@ pub unsafe extern "C" fn ferromcp_server_mount_client(
         check_out(out_mount, "out_mount")?;
         let mount = block(server.server.mount(prefix, upstream.client.clone()))?;
         give_mount(server, mount, out_mount);
+        Ok(())
+    })
+}
+
+/// Creates a server that serves what `upstream` serves, under the
+/// upstream's own names, to clients of either protocol era: what
+/// `ferromcp proxy` serves (a stdio program over HTTP, an HTTP server over
+/// stdio, a 2025-11-25 server to 2026-07-28 clients and back). Its name,
+/// version and instructions are the upstream's. Serve it like any server
+/// (ferromcp_server_serve_http(), ferromcp_server_serve_stdio()); add tools
+/// of its own beside the upstream's if you like. Blocks until the upstream
+/// has been discovered and listed.
+///
+/// - `upstream`: a client from ferromcp_client_connect_stdio() or
+///   ferromcp_client_connect_http(), borrowed: the proxy shares its
+///   connection (and its options: timeouts, OAuth). Free it after the
+///   proxy: ferromcp_client_free() closes that connection, and forwarded
+///   calls fail from then on. Freeing the proxy lets the upstream go (it
+///   stops following the upstream's changes).
+/// - `out_server`: receives the new server on FERROMCP_OK; free it with
+///   ferromcp_server_free().
+///
+/// Returns FERROMCP_OK; the upstream's failures as
+/// ferromcp_client_discover() returns them (FERROMCP_PEER_ERROR,
+/// FERROMCP_TIMEOUT, FERROMCP_CONNECTION_CLOSED, FERROMCP_HTTP...);
+/// FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on a ferromcp runtime
+/// thread.
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// ferromcp_client *remote = NULL;
+/// ferromcp_client_connect_http("https://mcp.example.com/mcp", NULL, NULL, &remote);
+/// ferromcp_server *proxy = NULL;
+/// if (ferromcp_server_proxy(remote, &proxy) == FERROMCP_OK) {
+///     ferromcp_server_serve_stdio(proxy); // until stdin closes
+///     ferromcp_server_free(proxy);
+/// }
+/// ferromcp_client_free(remote);
+/// ```
+///
+/// # Safety
+/// `upstream` NULL or live; `out_server` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_proxy(
+    upstream: *const ferromcp_client,
+    out_server: *mut *mut ferromcp_server,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let upstream = unsafe { try_from(upstream, "upstream") }?;
+        check_out(out_server, "out_server")?;
+        let proxy = block(Server::proxy(upstream.client.clone()))?;
+        let proxy = ferromcp_server::wrap(proxy)?;
+        // SAFETY: checked non-NULL and writable per the contract.
+        unsafe { set_boxed_mut_ptr(out_server, proxy) };
         Ok(())
     })
 }

@@ -79,7 +79,7 @@ impl Drop for ServingGuard<'_> {
 
 impl ferromcp_server {
     /// A server around core's `Server`, not serving yet.
-    fn wrap(server: Server) -> Result<ferromcp_server, FfiError> {
+    pub(crate) fn wrap(server: Server) -> Result<ferromcp_server, FfiError> {
         let shutdown = ShutdownSignal::new().map_err(ferromcp_core::Error::from)?;
         Ok(ferromcp_server {
             server,

@@ -199,6 +199,30 @@ int main(void) {
     CHECK(text != NULL && strcmp(text, "beta: hi") == 0);
     ferromcp_string_free(text);
 
+    /* A proxy of beta: beta's tools under their own names, served on a
+     * port of its own; freed before beta's client, as documented. */
+    ferromcp_server *proxy = NULL;
+    CHECK_STATUS(ferromcp_server_proxy(NULL, &proxy), FERROMCP_NULL_ARGUMENT);
+    CHECK_STATUS(ferromcp_server_proxy(beta_client, NULL), FERROMCP_NULL_ARGUMENT);
+    CHECK_STATUS(ferromcp_server_proxy(beta_client, &proxy), FERROMCP_OK);
+    if (proxy != NULL) {
+        struct serving proxy_serving;
+        start(&proxy_serving, proxy);
+        ferromcp_client *proxied = connect_to(proxy_serving.port);
+        if (proxied != NULL) {
+            list = tool_list(proxied);
+            CHECK_CONTAINS(list, "\"echo\"");
+            CHECK(list != NULL && strstr(list, "beta_echo") == NULL);
+            ferromcp_string_free(list);
+            text = call_echo(proxied, "echo", FERROMCP_OK);
+            CHECK(text != NULL && strcmp(text, "beta: hi") == 0);
+            ferromcp_string_free(text);
+            ferromcp_client_free(proxied);
+        }
+        stop(&proxy_serving);
+        ferromcp_server_free(proxy);
+    }
+
     ferromcp_client_free(client);
     stop(&gateway_serving);
     /* Takes the beta mount out too, before its client goes. */

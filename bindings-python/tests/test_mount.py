@@ -207,3 +207,26 @@ def test_the_outer_server_keeps_a_mounted_server_alive() -> None:
     gc.collect()
     with serving(outer) as url, ferromcp.SyncClient.http(url) as client:
         assert client.call_tool("alpha_forecast", {"city": "Bern"}).text == "sunny in Bern"
+
+
+def test_completions_registered_after_mounting_leave_the_mounts_alone() -> None:
+    inner = ferromcp.Server("inner")
+
+    @inner.prompt(completions={"city": ["Oslo", "Osaka"]})
+    def brief(city: str) -> str:
+        return f"Brief me on {city}"
+
+    outer = ferromcp.Server("app")
+    outer.mount("alpha", inner)
+
+    # Registered after the mount: the mounted prompt still completes
+    # through its upstream.
+    @outer.prompt(completions={"lang": ["python", "rust"]})
+    def review(lang: str) -> str:
+        return f"Review in {lang}"
+
+    with serving(outer) as url, ferromcp.SyncClient.http(url) as client:
+        mounted = client.complete({"type": "ref/prompt", "name": "alpha_brief"}, "city", "Os")
+        assert mounted.values == ["Oslo", "Osaka"]
+        own = client.complete({"type": "ref/prompt", "name": "review"}, "lang", "r")
+        assert own.values == ["rust"]

@@ -50,6 +50,13 @@ pub(crate) struct ProxyArgs {
     /// tokens `ferromcp login` kept)
     #[arg(long)]
     no_login: bool,
+    /// Port of the redirect listener of an interactive login on
+    /// 127.0.0.1 (0 picks a free port)
+    #[arg(long, value_name = "PORT", default_value_t = login::REDIRECT_PORT, conflicts_with = "no_login")]
+    redirect_port: u16,
+    /// Print an interactive login's URL without starting a browser
+    #[arg(long, conflicts_with = "no_login")]
+    no_browser: bool,
     /// Seconds an upstream may take to answer one request before the
     /// client that made it gets a timeout error (0: no limit)
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
@@ -135,9 +142,9 @@ async fn http_upstream(
         } else {
             match login::interactive(
                 store.clone(),
-                login::REDIRECT_PORT,
+                args.redirect_port,
                 Duration::from_secs(300),
-                true,
+                !args.no_browser,
             )
             .await
             {

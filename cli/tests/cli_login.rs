@@ -184,3 +184,92 @@ fn a_malformed_header_is_refused_with_a_clear_message() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("invalid --header"), "{said}");
 }
+
+/// `ferromcp proxy --stdio URL` in front of a protected server with no
+/// login kept: the first connection prints the authorization URL (on
+/// stderr: stdout is the protocol) and waits for the browser; the proxy
+/// then serves, and a later proxy uses the kept login without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_stdio_logs_in_on_first_use_and_keeps_the_login() {
+    use ferromcp::client::{Client, ClientOptions};
+
+    let (mock, url) = oauth_mock::serve(|_| {}).await;
+    let dir = std::env::temp_dir().join(format!("ferromcp-cli-proxy-login-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let token_file = dir.join("tokens.json");
+
+    let mut proxy = ferromcp(
+        &[
+            "proxy",
+            "--stdio",
+            &url,
+            "--no-browser",
+            "--redirect-port",
+            "0",
+        ],
+        &token_file,
+    )
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("spawn ferromcp proxy");
+    let mut stderr = BufReader::new(proxy.stderr.take().unwrap());
+    let authorization_url = tokio::task::spawn_blocking(move || {
+        let mut seen = String::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                stderr.read_line(&mut line).unwrap() > 0,
+                "no URL in: {seen}"
+            );
+            seen.push_str(&line);
+            if let Some(found) = line.trim().strip_prefix("http") {
+                break format!("http{found}");
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let redirect = headless_authorize(&authorization_url, &TlsOptions::default())
+        .await
+        .expect("the authorization endpoint redirects");
+    let page = tokio::task::spawn_blocking(move || visit(&redirect))
+        .await
+        .unwrap();
+    assert!(page.contains("Authorization complete"), "{page}");
+
+    let tools = |proxy: &mut std::process::Child| {
+        let stdout = tokio::process::ChildStdout::from_std(proxy.stdout.take().unwrap()).unwrap();
+        let stdin = tokio::process::ChildStdin::from_std(proxy.stdin.take().unwrap()).unwrap();
+        let client = Client::connect_stream(stdout, stdin, ClientOptions::default());
+        async move {
+            let tools = client
+                .list_all_tools()
+                .await
+                .expect("tools through the proxy");
+            tools.into_iter().map(|t| t.name).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(tools(&mut proxy).await, ["echo"]);
+    assert_eq!(mock.lock().unwrap().grants, ["authorization_code"]);
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+
+    // A later proxy: the kept login, no URL, no new grant.
+    let mut again = ferromcp(&["proxy", "--stdio", &url, "--no-login"], &token_file)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn ferromcp proxy");
+    assert_eq!(tools(&mut again).await, ["echo"]);
+    {
+        let m = mock.lock().unwrap();
+        assert_eq!(m.grants, ["authorization_code"]);
+        assert_eq!(m.bearer_seen.last(), Some(&Some("token-1".into())));
+    }
+    let _ = again.kill();
+    let _ = again.wait();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -274,3 +274,114 @@ fn a_bad_config_is_refused_with_file_line_and_key() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The hostile server (`tests/src/bin/hostile-server.rs`), as `make
+/// cargo-build` leaves it.
+fn hostile_server() -> String {
+    repo_root()
+        .join("target/bin/hostile-server")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The proxy's peak resident memory, in MiB.
+fn peak_rss_mib(proxy: &Proxy) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", proxy.child.id())).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib / 1024
+}
+
+/// Upstreams that flood or never finish an answer are bounded, and the
+/// others answer meanwhile: 200,000 progress notifications from a stdio
+/// upstream reach the client (the call then completes) in bounded memory;
+/// an HTTP upstream whose answer is one endless line fails that call at
+/// the client's message limit instead of hanging or growing; a plain
+/// upstream answers every call made during both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flooding_and_endless_upstreams_are_bounded_and_the_others_answer() {
+    let (url, _upstream) = http_upstream("remote").await;
+    let mut endless = Command::new(hostile_server())
+        .args(["endless-line", "--http", "0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the hostile server");
+    let endless_port = {
+        use std::io::BufRead;
+        let mut line = String::new();
+        std::io::BufReader::new(endless.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        line.trim().trim_start_matches("listening on ").to_owned()
+    };
+    let dir = std::env::temp_dir().join(format!("ferromcp-cli-proxy-flood-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("servers.json");
+    let file = json!({"mcpServers": {
+        "flood": {"command": hostile_server(), "args": ["progress-flood", "--count", "200000"]},
+        "endless": {"url": format!("http://127.0.0.1:{endless_port}/mcp")},
+        "remote": {"url": url},
+    }});
+    std::fs::write(&config, file.to_string()).unwrap();
+    let proxy = proxy_http(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--no-login",
+        "--timeout",
+        "20",
+    ])
+    .await;
+    let client = Client::connect_http(&proxy.url).await.unwrap();
+    for _ in 0..100 {
+        let names: Vec<String> = client
+            .list_all_tools()
+            .await
+            .map(|t| t.into_iter().map(|t| t.name).collect())
+            .unwrap_or_default();
+        if names.len() == 3 {
+            break;
+        }
+        client.clear_cache();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = seen.clone();
+    let options = ferromcp::client::CallOptions::default().with_progress(move |_| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    let flood_client = client.clone();
+    let flood = tokio::spawn(async move {
+        flood_client
+            .call_tool_with("flood_flood", json!({}), &options)
+            .await
+    });
+    let endless_client = client.clone();
+    let endless_call =
+        tokio::spawn(async move { endless_client.call_tool("endless_flood", json!({})).await });
+    // Meanwhile the plain upstream answers, each call promptly.
+    while !flood.is_finished() || !endless_call.is_finished() {
+        let started = std::time::Instant::now();
+        let answer = client.call_tool("remote_whoami", json!({})).await.unwrap();
+        assert_eq!(text(&answer), "remote");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "a plain call took {:?} beside the floods",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let flooded = flood.await.unwrap().expect("the flooded call completes");
+    assert_eq!(text(&flooded), "done");
+    assert!(seen.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    let failed = endless_call.await.unwrap();
+    assert!(failed.is_err(), "an endless answer is an error: {failed:?}");
+    let rss = peak_rss_mib(&proxy);
+    assert!(rss < 200, "the proxy peaked at {rss} MiB");
+    let _ = endless.kill();
+    let _ = endless.wait();
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -510,3 +510,166 @@ async fn cancelling_a_call_cancels_it_upstream() {
         let _ = call.await;
     }
 }
+
+/// An upstream offering tasks, skills and completions: a tool whose calls
+/// are always tasks (asking for input inside the task), a skill, and a
+/// completion provider.
+fn upstream_with_extensions() -> Server {
+    use ferromcp::server::{SkillFile, TaskSupport, ToolTaskOptions};
+    let server = upstream("alpha");
+    server
+        .add_tool_with(
+            Tool::new("render", json!({"type": "object"})),
+            ToolTaskOptions {
+                support: TaskSupport::Required,
+                ..Default::default()
+            },
+            |ctx: RequestContext, _args| async move {
+                let answer = ctx
+                    .ask(
+                        Some("name"),
+                        InputKind::Elicitation,
+                        json!({"mode": "form", "message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}),
+                    )
+                    .await?;
+                Ok(ToolOutput::text(format!(
+                    "rendered for {}",
+                    answer["content"]["name"].as_str().unwrap_or("")
+                )))
+            },
+        )
+        .unwrap();
+    server
+        .add_skill(
+            "acme/git",
+            vec![
+                SkillFile::new(
+                    "SKILL.md",
+                    "---\nname: git\ndescription: Our Git conventions\n---\n# Branches\n",
+                ),
+                SkillFile::new("references/commits.md", "Write the why."),
+            ],
+        )
+        .unwrap();
+    server
+}
+
+/// Tasks, skills and completions of an upstream come through a mount: the
+/// task-only tool answers clients of both eras (the mount follows the
+/// upstream's task; a client that declared the extension gets a task of
+/// the mount's), the skill is published under the prefix with the
+/// upstream's digests, and completions reach the upstream even when the
+/// gateway sets its own provider after mounting.
+#[tokio::test]
+async fn tasks_skills_and_completions_come_through_a_mount() {
+    let (alpha_url, _alpha) = serve_http(upstream_with_extensions()).await;
+    let gateway = Server::new("gateway", "1.0.0");
+    let mount = gateway
+        .mount(
+            "alpha",
+            Client::connect_http_with(&alpha_url, era(EraPreference::Modern))
+                .await
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    gateway
+        .add_prompt(Prompt::new("own"), |_ctx, _args| async {
+            Ok(PromptOutput::Text("mine".into()))
+        })
+        .unwrap();
+    gateway.set_completion_handler(|_ctx, _params: Value| async {
+        Ok(CompletionOutput {
+            values: vec!["own-value".into()],
+            ..Default::default()
+        })
+    });
+    let (url, _served) = serve_http(gateway.clone()).await;
+
+    for preference in [EraPreference::Modern, EraPreference::Legacy] {
+        let label = format!("{preference:?}");
+        let client = Client::connect_http_with(&url, answering(preference))
+            .await
+            .unwrap();
+        let rendered = client.call_tool("alpha_render", json!({})).await.unwrap();
+        assert_eq!(text(&rendered), "rendered for Ada", "{label}");
+
+        let mounted = client
+            .complete(
+                json!({"type": "ref/prompt", "name": "alpha_greet"}),
+                "who",
+                "A",
+            )
+            .await
+            .unwrap();
+        assert_eq!(mounted.completion.values, ["greet-1"], "{label}");
+        let own = client
+            .complete(json!({"type": "ref/prompt", "name": "own"}), "x", "")
+            .await
+            .unwrap();
+        assert_eq!(own.completion.values, ["own-value"], "{label}");
+
+        let resources = client.list_all_resources().await.unwrap();
+        let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+        assert!(
+            uris.contains(&"skill://alpha/acme/git/SKILL.md"),
+            "{label}: {uris:?}"
+        );
+        assert!(
+            !uris.iter().any(|u| u.starts_with("alpha+skill:")),
+            "{label}: skill files are published once, under the skill scheme: {uris:?}"
+        );
+    }
+
+    // A 2026-07-28 client that declared the extension gets a task of the
+    // mount's and follows it to the upstream's answer.
+    let client = Client::connect_http_with(&url, answering(EraPreference::Modern))
+        .await
+        .unwrap();
+    let task = client
+        .start_tool_task("alpha_render", json!({}), &Default::default())
+        .await
+        .unwrap();
+    assert!(task.id().is_some(), "the mount's call became a task");
+    assert_eq!(text(&task.result().await.unwrap()), "rendered for Ada");
+
+    let skills = client.list_skills().await.unwrap();
+    assert_eq!(skills.len(), 1);
+    assert_eq!(skills[0].uri, "skill://alpha/acme/git/SKILL.md");
+    let loaded = client.load_skill(&skills[0]).await.unwrap();
+    assert!(loaded.skill_md.contains("# Branches"));
+    // Read and checked against the upstream's digest.
+    assert_eq!(
+        loaded.read("references/commits.md").await.unwrap(),
+        b"Write the why."
+    );
+
+    mount.unmount();
+    assert!(gateway.tool_names().is_empty());
+    client.clear_cache();
+    assert!(client.list_skills().await.unwrap().is_empty());
+}
+
+/// A proxy that is dropped lets its upstream go: nothing it started (the
+/// task following the upstream's changes, the forwarding handlers) keeps
+/// the upstream's connection open.
+#[tokio::test]
+async fn a_dropped_proxy_lets_its_upstream_go() {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    let served = tokio::spawn(ferromcp::transport::stdio::serve(upstream("alpha"), sr, sw));
+    let (cr, cw) = tokio::io::split(client_io);
+    let proxy = Server::proxy(Client::connect_stream(cr, cw, era(EraPreference::Modern)))
+        .await
+        .unwrap();
+    assert!(proxy.tool_names().contains(&"echo".to_owned()));
+    // The follow task is listening by now; the upstream still serves.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!served.is_finished());
+    drop(proxy);
+    tokio::time::timeout(Duration::from_secs(5), served)
+        .await
+        .expect("the upstream's connection closes once the proxy is dropped")
+        .unwrap()
+        .unwrap();
+}

@@ -933,8 +933,8 @@ class Server:
         either protocol era), which must stay open while mounted. Blocks,
         with the GIL released, while the upstream is listed.
 
-        Register completions (``completions=``, :meth:`completion`) before
-        mounting: registering one replaces the mounted completions.
+        Mounted prompts and templates complete through the upstream,
+        whatever completions this server registers, before or after.
 
         >>> from ferromcp.context import _example_call  # serves, calls, returns the text
         >>> weather = Server("weather")

@@ -95,9 +95,14 @@ impl Client {
         };
         // Each poll is its own request, with the call's timeout; the task
         // may run far longer than one request may take.
+        // The call's own answers and declared capabilities apply to the
+        // task's questions as to its rounds (a gateway answers them with
+        // the client it forwards for).
         let poll_options = CallOptions {
             timeout: options.timeout,
             meta: options.meta.clone(),
+            input: options.input.clone(),
+            capabilities: options.capabilities.clone(),
             ..CallOptions::default()
         };
         let mut backoff = FIRST_POLL;

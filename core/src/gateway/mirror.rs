@@ -10,20 +10,23 @@
 //! compile, a `$ref` to the network) is left out with a warning: one bad
 //! tool does not hide the others.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::forward::{self, Upstream};
 use super::names::Prefix;
 use crate::Error;
-use crate::client::ListKind;
-use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool, methods};
+use crate::client::{ListKind, Skill, SkillResources};
+use crate::protocol::skills::{SKILL_MD, SKILLS_EXTENSION};
+use crate::protocol::tasks::TASKS_EXTENSION;
+use crate::protocol::{Prompt, Resource, ResourceTemplate, ServerCapabilities, Tool, methods};
 use crate::rpc::lock_unpoisoned;
-use crate::server::WeakServer;
+use crate::server::registry::{Entry, PromptEntry, ResourceEntry, SkillEntry, TemplateEntry};
 use crate::server::{
-    CompletionOutput, HandlerError, PromptOutput, RequestContext, ResourceOutput, ResourceRequest,
-    Server, ToolOutput,
+    CompletionHandler, CompletionOutput, HandlerError, PromptOutput, RequestContext,
+    ResourceHandler, ResourceOutput, ResourceRequest, Server, TaskStart, TaskSupport, ToolOutput,
+    ToolTaskOptions, WeakServer,
 };
 
 /// What a mount has registered: per kind, downstream key to the upstream
@@ -34,6 +37,8 @@ struct Registered {
     prompts: HashMap<String, Value>,
     resources: HashMap<String, Value>,
     templates: HashMap<String, Value>,
+    /// By the downstream `SKILL.md` URI.
+    skills: HashMap<String, Value>,
 }
 
 impl Registered {
@@ -42,9 +47,27 @@ impl Registered {
             ListKind::Tools => &mut self.tools,
             ListKind::Prompts => &mut self.prompts,
             ListKind::Resources => &mut self.resources,
-            // Skills are not mirrored (yet): nothing is ever registered
-            // under them.
-            ListKind::ResourceTemplates | ListKind::Skills => &mut self.templates,
+            ListKind::ResourceTemplates => &mut self.templates,
+            ListKind::Skills => &mut self.skills,
+        }
+    }
+}
+
+/// What an upstream offers beyond its lists, as its discovery declares.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Offers {
+    pub(crate) completions: bool,
+    pub(crate) tasks: bool,
+    pub(crate) skills: bool,
+}
+
+impl From<&ServerCapabilities> for Offers {
+    fn from(caps: &ServerCapabilities) -> Offers {
+        let extension = |id: &str| caps.extensions.as_ref().is_some_and(|e| e.contains_key(id));
+        Offers {
+            completions: caps.completions.is_some(),
+            tasks: extension(TASKS_EXTENSION),
+            skills: extension(SKILLS_EXTENSION),
         }
     }
 }
@@ -55,15 +78,22 @@ pub(crate) struct Mirror {
     pub(crate) server: WeakServer,
     pub(crate) upstream: Upstream,
     pub(crate) prefix: Prefix,
+    pub(crate) offers: Offers,
     registered: Mutex<Registered>,
 }
 
 impl Mirror {
-    pub(crate) fn new(server: &Server, upstream: Upstream, prefix: Prefix) -> Mirror {
+    pub(crate) fn new(
+        server: &Server,
+        upstream: Upstream,
+        prefix: Prefix,
+        offers: Offers,
+    ) -> Mirror {
         Mirror {
             server: server.downgrade(),
             upstream,
             prefix,
+            offers,
             registered: Mutex::new(Registered::default()),
         }
     }
@@ -86,10 +116,21 @@ impl Mirror {
                 client.list_all_resource_templates().await?,
                 |t: &ResourceTemplate| t.uri_template.clone(),
             ),
+            ListKind::Skills if self.offers.skills => {
+                keyed(client.list_skills().await?, |s: &Skill| s.uri.clone())
+            }
             ListKind::Skills => return Ok(()),
         };
         let mut wanted = HashMap::with_capacity(items.len());
         for (upstream_key, definition) in items {
+            // An upstream's skill files are its skills' (published with
+            // their entries), not resources of their own.
+            if self.offers.skills
+                && matches!(kind, ListKind::Resources | ListKind::ResourceTemplates)
+                && upstream_key.starts_with(crate::protocol::skills::SKILL_SCHEME)
+            {
+                continue;
+            }
             let key = match kind {
                 ListKind::Tools | ListKind::Prompts => self.prefix.name(&upstream_key),
                 _ => self.prefix.uri(&upstream_key),
@@ -126,7 +167,12 @@ impl Mirror {
                 ListKind::Prompts => server.remove_prompt(&key),
                 ListKind::Resources => server.remove_resource(&key),
                 ListKind::ResourceTemplates => server.remove_resource_template(&key),
-                ListKind::Skills => false,
+                ListKind::Skills => {
+                    if let Some(root) = skill_root(&key) {
+                        server.remove_resource_template(&dynamic_files(root));
+                    }
+                    server.remove_skill(&key)
+                }
             };
         }
         Ok(())
@@ -137,7 +183,7 @@ impl Mirror {
         lock_unpoisoned(&self.registered)
             .resources
             .keys()
-            .filter_map(|uri| self.prefix.upstream_uri(uri).map(str::to_owned))
+            .filter_map(|uri| self.prefix.upstream_uri(uri))
             .collect()
     }
 
@@ -159,6 +205,12 @@ impl Mirror {
         for template in registered.templates.keys() {
             server.remove_resource_template(template);
         }
+        for uri in registered.skills.keys() {
+            if let Some(root) = skill_root(uri) {
+                server.remove_resource_template(&dynamic_files(root));
+            }
+            server.remove_skill(uri);
+        }
     }
 
     fn register(
@@ -175,6 +227,18 @@ impl Mirror {
             ListKind::Tools => {
                 let mut tool: Tool = serde_json::from_value(definition.clone())?;
                 tool.name = prefix.name(&tool.name);
+                if self.offers.tasks {
+                    // Whether a call becomes a task is the upstream's to
+                    // say, per call: the handler makes the downstream call
+                    // one when the upstream's did.
+                    let task = ToolTaskOptions {
+                        support: TaskSupport::Optional,
+                        start: TaskStart::ByHandler,
+                    };
+                    return server.add_tool_with(tool, task, move |ctx, arguments| {
+                        call_as_upstream_decides(upstream.clone(), name.clone(), ctx, arguments)
+                    });
+                }
                 server.add_tool(tool, move |ctx: RequestContext, arguments: Value| {
                     let upstream = upstream.clone();
                     let name = name.clone();
@@ -191,21 +255,29 @@ impl Mirror {
             ListKind::Prompts => {
                 let mut prompt: Prompt = serde_json::from_value(definition.clone())?;
                 prompt.name = prefix.name(&prompt.name);
-                server.add_prompt(
-                    prompt,
-                    move |ctx: RequestContext, arguments: Map<String, Value>| {
-                        let upstream = upstream.clone();
-                        let name = name.clone();
-                        async move {
-                            let mut params = Map::new();
-                            params.insert("name".into(), Value::from(name));
-                            params.insert("arguments".into(), Value::Object(arguments));
-                            forward::send(&upstream, &ctx, methods::PROMPTS_GET, params)
-                                .await
-                                .map(PromptOutput::Result)
-                        }
-                    },
-                )
+                let completion = self.offers.completions.then(|| {
+                    complete(
+                        upstream.clone(),
+                        prefix.clone(),
+                        json!({"type": "ref/prompt", "name": name}),
+                    )
+                });
+                let get = move |ctx: RequestContext, arguments: Map<String, Value>| {
+                    let upstream = upstream.clone();
+                    let name = name.clone();
+                    async move {
+                        let mut params = Map::new();
+                        params.insert("name".into(), Value::from(name));
+                        params.insert("arguments".into(), Value::Object(arguments));
+                        forward::send(&upstream, &ctx, methods::PROMPTS_GET, params)
+                            .await
+                            .map(PromptOutput::Result)
+                    }
+                };
+                let mut entry = PromptEntry::new(prompt, Arc::new(get))?;
+                entry.completion = completion;
+                server.register(Entry::Prompt(Arc::new(entry)));
+                Ok(())
             }
             ListKind::Resources => {
                 let mut resource: Resource = serde_json::from_value(definition.clone())?;
@@ -215,10 +287,156 @@ impl Mirror {
             ListKind::ResourceTemplates => {
                 let mut template: ResourceTemplate = serde_json::from_value(definition.clone())?;
                 template.uri_template = prefix.uri(&template.uri_template);
-                server.add_resource_template(template, read_upstream(upstream, prefix))
+                let completion = self.offers.completions.then(|| {
+                    complete(
+                        upstream.clone(),
+                        prefix.clone(),
+                        json!({"type": "ref/resource", "uri": name}),
+                    )
+                });
+                let mut entry =
+                    TemplateEntry::new(template, Arc::new(read_upstream(upstream, prefix)))?;
+                entry.completion = completion;
+                server.register(Entry::Template(Arc::new(entry)));
+                Ok(())
             }
-            ListKind::Skills => Ok(()),
+            ListKind::Skills => self.register_skill(server, definition),
         }
+    }
+
+    /// Publishes an upstream skill under the prefix: its entry as the
+    /// upstream lists it (digests and sizes kept, so a host checks the
+    /// bytes it reads against what the upstream vouched for), its files as
+    /// resources read through. A `"dynamic"` skill lists no files: its
+    /// `SKILL.md` and a template for the rest are read through.
+    fn register_skill(&self, server: &Server, definition: &Value) -> Result<(), Error> {
+        let skill: Skill = serde_json::from_value(definition.clone())?;
+        let uri = self.prefix.uri(&skill.uri);
+        let Some(root) = skill_root(&uri).map(str::to_owned) else {
+            return Err(Error::InvalidDefinition(format!(
+                "skill {} does not end in /{SKILL_MD}",
+                skill.uri
+            )));
+        };
+        let description = skill
+            .frontmatter
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let read: Arc<dyn ResourceHandler> =
+            Arc::new(read_upstream(self.upstream.clone(), self.prefix.clone()));
+        let entry = |uri: &str, file: &str, size: Option<u64>| {
+            let name = if file == SKILL_MD {
+                skill.name().to_owned()
+            } else {
+                file.rsplit('/').next().unwrap_or(file).to_owned()
+            };
+            let mut resource = Resource::new(uri.to_owned(), name);
+            if file == SKILL_MD {
+                resource.description = description.clone();
+            }
+            resource.size = size;
+            ResourceEntry::new(resource, read.clone())
+        };
+        let mut listing = definition.clone();
+        listing["uri"] = Value::from(uri.clone());
+        let mut files = std::collections::BTreeSet::new();
+        let mut entries = Vec::new();
+        match &skill.resources {
+            SkillResources::Files(listed) => {
+                let mut renamed = Vec::with_capacity(listed.len());
+                for file in listed {
+                    let downstream = self.prefix.uri(&file.uri);
+                    let Some(path) = downstream
+                        .strip_prefix(root.as_str())
+                        .and_then(|p| p.strip_prefix('/'))
+                    else {
+                        return Err(Error::InvalidDefinition(format!(
+                            "skill {} lists {}, which lies outside it",
+                            skill.uri, file.uri
+                        )));
+                    };
+                    entries.push(entry(&downstream, path, Some(file.size))?);
+                    files.insert(path.to_owned());
+                    renamed
+                        .push(json!({"uri": downstream, "digest": file.digest, "size": file.size}));
+                }
+                listing["resources"] = Value::Array(renamed);
+            }
+            SkillResources::Dynamic(_) => {
+                entries.push(entry(&uri, SKILL_MD, None)?);
+                files.insert(SKILL_MD.to_owned());
+                let template = ResourceTemplate::new(dynamic_files(&root), skill.name());
+                server.register(Entry::Template(Arc::new(TemplateEntry::new(
+                    template,
+                    read.clone(),
+                )?)));
+            }
+        }
+        server.install_skill(
+            uri,
+            SkillEntry {
+                root,
+                listing,
+                files,
+            },
+            entries,
+        );
+        Ok(())
+    }
+}
+
+/// A skill's root: its `SKILL.md` URI without `/SKILL.md`.
+fn skill_root(skill_md_uri: &str) -> Option<&str> {
+    skill_md_uri.strip_suffix(SKILL_MD)?.strip_suffix('/')
+}
+
+/// The template a dynamic skill's other files are read through.
+fn dynamic_files(root: &str) -> String {
+    format!("{root}/{{+path}}")
+}
+
+/// A mirrored tool's call when the upstream offers tasks: started upstream
+/// with the tasks extension declared (the mount follows an upstream task
+/// whatever its client declared); when the upstream answers with a task,
+/// this call becomes one too for a client that can poll, and the upstream's
+/// task is followed to its end, its questions passed on to the client.
+async fn call_as_upstream_decides(
+    upstream: Upstream,
+    name: String,
+    ctx: RequestContext,
+    arguments: Value,
+) -> Result<ToolOutput, HandlerError> {
+    let mut options = forward::call_options(&ctx);
+    if let Some(capabilities) = options.capabilities.as_mut()
+        && let Value::Object(extensions) = capabilities
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Map::new()))
+    {
+        extensions
+            .entry(TASKS_EXTENSION)
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    let task = upstream
+        .client
+        .start_tool_task(&name, arguments, &options)
+        .await
+        .map_err(|e| upstream.failed(&e))?;
+    if task.id().is_some() {
+        ctx.start_task().await?;
+    }
+    let result = task
+        .result_with(&options)
+        .await
+        .map_err(|e| upstream.failed(&e))?;
+    match serde_json::to_value(result) {
+        Ok(Value::Object(mut result)) => {
+            result.remove("resultType");
+            Ok(ToolOutput::Result(result))
+        }
+        _ => Err(upstream.failed(&Error::Protocol(
+            "a tool result that is not an object".into(),
+        ))),
     }
 }
 
@@ -258,33 +476,27 @@ fn read_upstream(
     }
 }
 
-/// Completions for the prompts and templates of one mount, in front of
-/// whatever answered completions before (another mount, the server's own
-/// provider).
-pub(crate) fn complete(
-    mirror: Arc<Mirror>,
-    before: Option<Arc<dyn crate::server::CompletionHandler>>,
-) -> impl Fn(RequestContext, Value) -> crate::BoxFuture<Result<CompletionOutput, HandlerError>>
-+ Send
-+ Sync
-+ 'static {
-    move |ctx: RequestContext, mut params: Value| {
-        let mirror = mirror.clone();
-        let before = before.clone();
+/// Completions of one mirrored prompt or template, asked of the upstream
+/// under its own reference. `reference` is the upstream's; a `ref/resource`
+/// naming a URI its template matches keeps that URI, in the upstream's
+/// terms.
+fn complete(upstream: Upstream, prefix: Prefix, reference: Value) -> Arc<dyn CompletionHandler> {
+    Arc::new(move |ctx: RequestContext, params: Value| {
+        let upstream = upstream.clone();
+        let mut reference = reference.clone();
+        let asked = params["ref"]["uri"]
+            .as_str()
+            .and_then(|uri| prefix.upstream_uri(uri));
         Box::pin(async move {
-            if !mirror.owns_reference(params.get_mut("ref")) {
-                return match before {
-                    Some(before) => before.call(ctx, params).await,
-                    None => Err(HandlerError::Protocol(crate::McpError::invalid_params(
-                        "no completions for this reference",
-                    ))),
-                };
-            }
-            let Value::Object(params) = params else {
+            let Value::Object(mut params) = params else {
                 return Ok(CompletionOutput::default());
             };
+            if let Some(uri) = asked {
+                reference["uri"] = Value::from(uri);
+            }
+            params.insert("ref".into(), reference);
             let result =
-                forward::send(&mirror.upstream, &ctx, methods::COMPLETION_COMPLETE, params).await?;
+                forward::send(&upstream, &ctx, methods::COMPLETION_COMPLETE, params).await?;
             let completion = result.get("completion").cloned().unwrap_or(Value::Null);
             Ok(CompletionOutput {
                 values: completion
@@ -300,47 +512,8 @@ pub(crate) fn complete(
                 total: completion.get("total").and_then(Value::as_u64),
                 has_more: completion.get("hasMore").and_then(Value::as_bool),
             })
-        })
-    }
-}
-
-impl Mirror {
-    /// Whether a completion reference names one of this mount's prompts
-    /// or templates; if so it is rewritten to the upstream's name.
-    fn owns_reference(&self, reference: Option<&mut Value>) -> bool {
-        let Some(Value::Object(reference)) = reference else {
-            return false;
-        };
-        let registered = lock_unpoisoned(&self.registered);
-        let prompt = match reference.get("type").and_then(Value::as_str) {
-            Some("ref/prompt") => true,
-            Some("ref/resource") => false,
-            _ => return false,
-        };
-        let (field, list) = if prompt {
-            ("name", &registered.prompts)
-        } else {
-            ("uri", &registered.templates)
-        };
-        let Some(Value::String(name)) = reference.get_mut(field) else {
-            return false;
-        };
-        if !list.contains_key(name.as_str()) {
-            return false;
-        }
-        let original = if prompt {
-            self.prefix.upstream_name(name)
-        } else {
-            self.prefix.upstream_uri(name)
-        };
-        match original.map(str::to_owned) {
-            Some(original) => {
-                *name = original;
-                true
-            }
-            None => false,
-        }
-    }
+        }) as crate::BoxFuture<Result<CompletionOutput, HandlerError>>
+    })
 }
 
 /// Items with their keys, as JSON (what a change is detected on).

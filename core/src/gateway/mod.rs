@@ -109,8 +109,12 @@ impl Server {
     /// Serves `upstream`'s tools, prompts, resources and resource templates
     /// as part of this server, renamed with `prefix` (tool `echo` under
     /// `"alpha"` is `alpha_echo`, resource `file:///a` is
-    /// `alpha+file:///a`; an empty prefix keeps the names), and completions
-    /// of their arguments. Changes the upstream announces are followed.
+    /// `alpha+file:///a`, skill `skill://git/SKILL.md` is
+    /// `skill://alpha/git/SKILL.md`; an empty prefix keeps the names), with
+    /// completions of their arguments, its skills, and its tasks (a call
+    /// the upstream makes a task is one here too, for a client that
+    /// declared the extension). Changes the upstream announces are
+    /// followed.
     ///
     /// Fails with [`Error::InvalidDefinition`] when the prefix is not a
     /// letter followed by letters, digits, `-`, `_` and `.` (in URIs a `_`
@@ -229,7 +233,8 @@ impl Server {
         discovered: &DiscoverResult,
     ) -> Result<Mount, Error> {
         let capabilities = &discovered.capabilities;
-        let mirror = Arc::new(Mirror::new(self, upstream, prefix));
+        let offers = mirror::Offers::from(capabilities);
+        let mirror = Arc::new(Mirror::new(self, upstream, prefix, offers));
         if capabilities.tools.is_some() {
             mirror.sync(ListKind::Tools).await?;
         }
@@ -240,10 +245,7 @@ impl Server {
             mirror.sync(ListKind::Resources).await?;
             mirror.sync(ListKind::ResourceTemplates).await?;
         }
-        if capabilities.completions.is_some() {
-            let before = self.completion_handler();
-            self.set_completion_handler(mirror::complete(mirror.clone(), before));
-        }
+        mirror.sync(ListKind::Skills).await?;
         let filter = Watch::from(discovered);
         let watcher = filter.wanted().then(|| {
             let server = mirror.server.clone();
@@ -352,6 +354,7 @@ async fn follow(mirror: Arc<Mirror>, watch: Watch) {
             (ListKind::Prompts, watch.prompts),
             (ListKind::Resources, watch.resources),
             (ListKind::ResourceTemplates, watch.resources),
+            (ListKind::Skills, watch.resources),
         ] {
             if watched_kind && let Err(error) = mirror.sync(kind).await {
                 tracing::warn!(upstream = %mirror.upstream.label, %error, "cannot re-read the upstream's list");
@@ -374,10 +377,18 @@ async fn follow(mirror: Arc<Mirror>, watch: Watch) {
             };
             mirror.upstream.client.clear_cache();
             let synced = match kind {
-                ListKind::Resources => match mirror.sync(ListKind::Resources).await {
-                    Ok(()) => mirror.sync(ListKind::ResourceTemplates).await,
-                    failed => failed,
-                },
+                // Skills are resources: their list changes with theirs.
+                ListKind::Resources => {
+                    let mut synced = Ok(());
+                    for kind in [
+                        ListKind::Resources,
+                        ListKind::ResourceTemplates,
+                        ListKind::Skills,
+                    ] {
+                        synced = synced.and(mirror.sync(kind).await);
+                    }
+                    synced
+                }
                 kind => mirror.sync(kind).await,
             };
             if let Err(error) = synced {

@@ -2,8 +2,13 @@
 //! mounted as `alpha` is `alpha_echo`; a resource `file:///a.txt` is
 //! `alpha+file:///a.txt` (a URI scheme may hold `+`, so the result is a URI,
 //! and taking the prefix off gives the upstream's URI exactly; a scheme
-//! may not hold `_`, so `my_files` is `my-files+` in URIs). An empty
-//! prefix renames nothing (a plain proxy).
+//! may not hold `_`, so `my_files` is `my-files+` in URIs). Skills keep
+//! their scheme, which hosts look for: `skill://git/SKILL.md` is
+//! `skill://alpha/git/SKILL.md`, the prefix a directory above the skill
+//! (whose name, the last segment, stays). An empty prefix renames nothing
+//! (a plain proxy).
+
+use crate::protocol::skills::SKILL_SCHEME;
 
 /// A mount's prefix: as names carry it, and as URIs do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,19 +55,12 @@ impl Prefix {
         }
     }
 
-    /// The upstream's name for a downstream name, if it is one of this
-    /// prefix's.
-    pub(crate) fn upstream_name<'a>(&self, name: &'a str) -> Option<&'a str> {
-        if self.name.is_empty() {
-            return Some(name);
-        }
-        name.strip_prefix(self.name.as_str())?.strip_prefix('_')
-    }
-
     /// The URI (or URI template) a downstream client sees.
     pub(crate) fn uri(&self, uri: &str) -> String {
         if self.scheme.is_empty() {
             uri.to_owned()
+        } else if let Some(rest) = uri.strip_prefix(SKILL_SCHEME) {
+            format!("{SKILL_SCHEME}{}/{rest}", self.name)
         } else {
             format!("{}+{uri}", self.scheme)
         }
@@ -70,11 +68,17 @@ impl Prefix {
 
     /// The upstream's URI for a downstream one, if it is one of this
     /// prefix's.
-    pub(crate) fn upstream_uri<'a>(&self, uri: &'a str) -> Option<&'a str> {
+    pub(crate) fn upstream_uri(&self, uri: &str) -> Option<String> {
         if self.scheme.is_empty() {
-            return Some(uri);
+            return Some(uri.to_owned());
         }
-        uri.strip_prefix(self.scheme.as_str())?.strip_prefix('+')
+        if let Some(rest) = uri.strip_prefix(SKILL_SCHEME) {
+            let rest = rest.strip_prefix(self.name.as_str())?.strip_prefix('/')?;
+            return Some(format!("{SKILL_SCHEME}{rest}"));
+        }
+        uri.strip_prefix(self.scheme.as_str())?
+            .strip_prefix('+')
+            .map(str::to_owned)
     }
 }
 
@@ -86,18 +90,27 @@ mod tests {
     fn names_and_uris_round_trip() {
         let alpha = Prefix::new("alpha").unwrap();
         assert_eq!(alpha.name("echo"), "alpha_echo");
-        assert_eq!(alpha.upstream_name("alpha_echo"), Some("echo"));
-        assert_eq!(alpha.upstream_name("alphaecho"), None);
-        assert_eq!(alpha.upstream_name("beta_echo"), None);
         assert_eq!(alpha.uri("file:///a.txt"), "alpha+file:///a.txt");
         assert_eq!(
-            alpha.upstream_uri("alpha+file:///a.txt"),
+            alpha.upstream_uri("alpha+file:///a.txt").as_deref(),
             Some("file:///a.txt")
         );
         assert_eq!(alpha.upstream_uri("file:///a.txt"), None);
+        assert_eq!(
+            alpha.uri("skill://acme/git/SKILL.md"),
+            "skill://alpha/acme/git/SKILL.md"
+        );
+        assert_eq!(
+            alpha
+                .upstream_uri("skill://alpha/acme/git/SKILL.md")
+                .as_deref(),
+            Some("skill://acme/git/SKILL.md")
+        );
+        assert_eq!(alpha.upstream_uri("skill://beta/git/SKILL.md"), None);
+        assert_eq!(alpha.upstream_uri("skill://alphabet/SKILL.md"), None);
         let none = Prefix::new("").unwrap();
         assert_eq!(none.name("echo"), "echo");
-        assert_eq!(none.upstream_uri("file:///a"), Some("file:///a"));
+        assert_eq!(none.upstream_uri("file:///a").as_deref(), Some("file:///a"));
     }
 
     #[test]
@@ -107,7 +120,7 @@ mod tests {
         assert_eq!(underscored.name("read"), "my_files_read");
         assert_eq!(underscored.uri("file:///a"), "my-files+file:///a");
         assert_eq!(
-            underscored.upstream_uri("my-files+file:///a"),
+            underscored.upstream_uri("my-files+file:///a").as_deref(),
             Some("file:///a")
         );
         assert!(Prefix::new("a/b").is_err());

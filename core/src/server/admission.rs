@@ -66,7 +66,7 @@ impl Server {
                 offered.resources
             }
             Route::List(ListKind::Prompts) | Route::PromptsGet => offered.prompts,
-            Route::Complete => registry.completion.is_some(),
+            Route::Complete => registry.completion.is_some() || offered.completions,
             Route::Tasks(_) => offered.tasks,
             Route::Skills(_) => offered.skills,
         }

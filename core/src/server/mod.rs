@@ -17,7 +17,7 @@ pub mod output;
 mod panic;
 mod prepared;
 mod primitives;
-mod registry;
+pub(crate) mod registry;
 mod reply;
 pub(crate) mod seal;
 mod sink;
@@ -485,7 +485,7 @@ impl Server {
 
     /// The one way into the registry: insert, then announce the change once
     /// the lock is released (a subscriber may read the registry at once).
-    fn register(&self, entry: Entry) {
+    pub(crate) fn register(&self, entry: Entry) {
         let event = self.registry_write().insert(entry);
         self.publish(event);
     }

@@ -122,6 +122,9 @@ pub(crate) struct TemplateEntry {
     pub(crate) handler: Arc<dyn ResourceHandler>,
     /// Caching hint of the `resources/read` results it serves.
     pub(crate) cache: Option<CacheHint>,
+    /// Completes its variables instead of the server's provider (a mount's
+    /// template completes through its upstream).
+    pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
 }
 
 impl TemplateEntry {
@@ -138,6 +141,7 @@ impl TemplateEntry {
             uri_template: template.uri_template,
             handler,
             cache: None,
+            completion: None,
         })
     }
 }
@@ -148,6 +152,9 @@ pub(crate) struct PromptEntry {
     /// Names of the arguments the prompt requires.
     pub(crate) required: Vec<String>,
     pub(crate) handler: Arc<dyn PromptHandler>,
+    /// Completes its arguments instead of the server's provider (a mount's
+    /// prompt completes through its upstream).
+    pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
 }
 
 impl PromptEntry {
@@ -172,6 +179,7 @@ impl PromptEntry {
             name: prompt.name,
             required,
             handler,
+            completion: None,
         })
     }
 }
@@ -271,11 +279,13 @@ impl Registry {
                 ServerEvent::ResourcesChanged
             }
             Entry::Template(entry) => {
+                self.offered.completions |= entry.completion.is_some();
                 self.templates.insert(entry.uri_template.clone(), entry);
                 self.offered.resources = true;
                 ServerEvent::ResourcesChanged
             }
             Entry::Prompt(entry) => {
+                self.offered.completions |= entry.completion.is_some();
                 self.prompts.insert(entry.name.clone(), entry);
                 self.offered.prompts = true;
                 ServerEvent::PromptsChanged

@@ -204,13 +204,26 @@ impl Server {
             listing,
             files: paths,
         };
+        self.install_skill(uri, skill, entries);
+        Ok(())
+    }
+
+    /// Puts a skill's entry and its files' resources in the registry,
+    /// replacing the skill at the same `SKILL.md` URI (and the files it no
+    /// longer has), and announces the change once.
+    pub(crate) fn install_skill(
+        &self,
+        uri: String,
+        skill: SkillEntry,
+        entries: Vec<ResourceEntry>,
+    ) {
         let event = {
             let mut registry = self.registry_write();
             let mut event = None;
-            // A skill replaced: the files it no longer has go too.
             if let Some(old) = registry.skills.get(&uri).cloned() {
                 for gone in old.files.difference(&skill.files) {
-                    let _ = registry.remove(ListKind::Resources, &format!("{}/{gone}", old.root));
+                    event = event
+                        .or(registry.remove(ListKind::Resources, &format!("{}/{gone}", old.root)));
                 }
             }
             for entry in entries {
@@ -223,7 +236,35 @@ impl Server {
         if let Some(event) = event {
             self.publish(event);
         }
-        Ok(())
+    }
+
+    /// Withdraws the skill whose `SKILL.md` is at `uri` (as `skills/list`
+    /// names it) and its files; returns whether it was published.
+    ///
+    /// ```
+    /// use ferromcp::server::{Server, SkillFile};
+    /// let server = Server::new("demo", "1.0");
+    /// server.add_skill("notes", vec![SkillFile::new("SKILL.md", "---\nname: notes\ndescription: How we take notes\n---\n")]).unwrap();
+    /// assert!(server.remove_skill("skill://notes/SKILL.md"));
+    /// assert!(!server.remove_skill("skill://notes/SKILL.md"));
+    /// ```
+    pub fn remove_skill(&self, uri: &str) -> bool {
+        let event = {
+            let mut registry = self.registry_write();
+            let Some(old) = registry.skills.shift_remove(uri) else {
+                return false;
+            };
+            let mut event = None;
+            for file in &old.files {
+                event =
+                    event.or(registry.remove(ListKind::Resources, &format!("{}/{file}", old.root)));
+            }
+            event
+        };
+        if let Some(event) = event {
+            self.publish(event);
+        }
+        true
     }
 
     /// Publishes every skill under `dir`: each directory holding a

@@ -26,6 +26,9 @@ pub(crate) struct Offered {
     pub(crate) tasks: bool,
     /// Skills are published (the skills extension).
     pub(crate) skills: bool,
+    /// Some prompt or template completes through a handler of its own
+    /// (whether or not the server has a provider).
+    pub(crate) completions: bool,
 }
 
 /// A change worth telling subscribers about.

@@ -5,13 +5,14 @@
 //! provider runs, so every binding answers it the same way.
 
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 use super::{Ran, run_handler};
 use crate::McpError;
 use crate::protocol::methods::COMPLETION_COMPLETE;
 use crate::server::Server;
 use crate::server::context::RequestContext;
-use crate::server::handler::{CompletionOutput, HandlerError};
+use crate::server::handler::{CompletionHandler, CompletionOutput, HandlerError};
 
 /// The spec caps a completion response at 100 values.
 const MAX_VALUES: usize = 100;
@@ -30,12 +31,23 @@ impl Server {
                 "{COMPLETION_COMPLETE} requires \"ref\" and \"argument\" objects"
             )));
         }
-        let Some(handler) = self.registry_read().completion.clone() else {
-            return Err(McpError::method_not_found(COMPLETION_COMPLETE));
+        let completes = {
+            let registry = self.registry_read();
+            registry.completion.is_some() || registry.offered.completions
         };
-        if let Some(Value::Object(reference)) = params.get("ref") {
-            self.check_reference(reference)?;
+        if !completes {
+            return Err(McpError::method_not_found(COMPLETION_COMPLETE));
         }
+        let own = match params.get("ref") {
+            Some(Value::Object(reference)) => self.check_reference(reference)?,
+            _ => None,
+        };
+        // The entry's own completer first (a mount's prompt asks its
+        // upstream), then the server's provider; a reference to an entry
+        // neither completes has no values to offer.
+        let Some(handler) = own.or_else(|| self.registry_read().completion.clone()) else {
+            return Ok(empty_completion());
+        };
         let input = Value::Object(params.clone());
         let output: CompletionOutput = match run_handler(None, move || handler.call(ctx, input))
             .await
@@ -66,10 +78,14 @@ impl Server {
     }
 
     /// Whether a completion `ref` names something this server offers
-    /// (spec: "Invalid prompt name: -32602"). A `ref/resource` may carry a
-    /// registered template as written, a registered resource URI, or a URI
-    /// a registered template matches ("a resource URI or URI template").
-    fn check_reference(&self, reference: &Map<String, Value>) -> Result<(), McpError> {
+    /// (spec: "Invalid prompt name: -32602"), and the completer of its own
+    /// that entry has, if any. A `ref/resource` may carry a registered
+    /// template as written, a registered resource URI, or a URI a
+    /// registered template matches ("a resource URI or URI template").
+    fn check_reference(
+        &self,
+        reference: &Map<String, Value>,
+    ) -> Result<Option<Arc<dyn CompletionHandler>>, McpError> {
         let registry = self.registry_read();
         match reference.get("type").and_then(Value::as_str) {
             Some(REF_PROMPT) => {
@@ -78,8 +94,8 @@ impl Server {
                         "a {REF_PROMPT} reference requires a string \"name\""
                     )));
                 };
-                if registry.prompts.contains_key(name) {
-                    return Ok(());
+                if let Some(prompt) = registry.prompts.get(name) {
+                    return Ok(prompt.completion.clone());
                 }
                 Err(
                     McpError::invalid_params(format!("Prompt not found: {name}"))
@@ -92,9 +108,18 @@ impl Server {
                         "a {REF_RESOURCE} reference requires a string \"uri\""
                     )));
                 };
-                if registry.templates.contains_key(uri) || registry.resolve_resource(uri).is_some()
+                if let Some(template) = registry.templates.get(uri) {
+                    return Ok(template.completion.clone());
+                }
+                if registry.resources.contains_key(uri) {
+                    return Ok(None);
+                }
+                if let Some(template) = registry
+                    .templates
+                    .values()
+                    .find(|t| t.template.matches(uri).is_some())
                 {
-                    return Ok(());
+                    return Ok(template.completion.clone());
                 }
                 Err(
                     McpError::invalid_params(format!("Resource template not found: {uri}"))
@@ -107,6 +132,16 @@ impl Server {
             ))),
         }
     }
+}
+
+/// A completion without values.
+fn empty_completion() -> Map<String, Value> {
+    let mut result = Map::new();
+    result.insert(
+        "completion".into(),
+        json!({"values": [], "total": 0, "hasMore": false}),
+    );
+    result
 }
 
 /// The reference types of `completion/complete` (schema: PromptReference,

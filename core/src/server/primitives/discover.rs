@@ -25,7 +25,7 @@ impl Server {
         if offered.prompts {
             caps.insert("prompts".into(), json!({"listChanged": true}));
         }
-        if registry.completion.is_some() {
+        if registry.completion.is_some() || offered.completions {
             caps.insert("completions".into(), json!({}));
         }
         caps.insert("logging".into(), json!({}));
