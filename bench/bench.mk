@@ -52,7 +52,7 @@ bench-short:
 	$(MAKE) bench BENCH_SHORT=1
 
 bench-tools:
-	cargo build --release --workspace --bin mcp-bench --bin baseline-server --bin ferromcp-bench-client
+	cargo build --release --workspace --bin mcp-bench --bin baseline-server --bin baseline-relay --bin ferromcp-bench-client
 
 bench-sdks: $(BENCH_PY)/.installed $(BENCH_NODE_DIR)/.installed $(BENCH_NODE_V2_DIR)/.installed $(BENCH_BRIDGES_DIR)/.installed bench-rmcp
 

@@ -170,3 +170,37 @@ fn missing_servers_are_reported_not_run() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The bridges' baseline relays every call of several clients at once to
+/// its one stdio child and back, each answer to the call that asked.
+#[test]
+fn the_relay_baseline_answers_every_call() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let mut relay = Command::new(env!("CARGO_BIN_EXE_baseline-relay"))
+        .args(["--http", &port.to_string(), "--"])
+        .arg(env!("CARGO_BIN_EXE_baseline-server"))
+        .spawn()
+        .expect("start baseline-relay");
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-bench"))
+        .args(["http", &format!("http://127.0.0.1:{port}/mcp")])
+        .args(["--concurrency", "8", "--duration", "1"])
+        .output()
+        .expect("run mcp-bench http");
+    let _ = relay.kill();
+    let _ = relay.wait();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let summary = format!("{stdout}{stderr}");
+    assert!(summary.contains(" 0 errors (0 wrong answers)"), "{summary}");
+    assert!(!summary.contains(" 0 ok"), "{summary}");
+}

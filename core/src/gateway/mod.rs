@@ -183,7 +183,7 @@ impl Server {
             era: EraPreference::Modern,
             ..ClientOptions::default()
         });
-        self.mount(prefix, in_memory(upstream.clone(), options))
+        self.mount(prefix, Client::in_memory_with(upstream, options))
             .await
     }
 
@@ -261,23 +261,6 @@ impl Server {
         });
         Ok(Mount { mirror, watcher })
     }
-}
-
-/// A client of `server` over an in-memory pipe: the server serves it as
-/// it serves stdio, on a task of its own, until the client goes.
-fn in_memory(server: Server, options: ClientOptions) -> Client {
-    // Large enough that a big listing is one write, small enough to bound
-    // what a stalled side holds.
-    const PIPE_BYTES: usize = 1 << 20;
-    let (client_side, server_side) = tokio::io::duplex(PIPE_BYTES);
-    let (server_reader, server_writer) = tokio::io::split(server_side);
-    tokio::spawn(crate::transport::stdio::serve(
-        server,
-        server_reader,
-        server_writer,
-    ));
-    let (client_reader, client_writer) = tokio::io::split(client_side);
-    Client::connect_stream(client_reader, client_writer, options)
 }
 
 /// What a mount follows of its upstream: the list changes it announces and,

@@ -9,6 +9,8 @@
 //!   framing of `lines.rs`.
 //! - `http/`: the Streamable HTTP server (endpoint, listener, connections)
 //!   and `client.rs`, one POST per request with its JSON or SSE answer.
+//! - `memory.rs`: `Client::in_memory`, a client of a server of the same
+//!   process over an in-memory pipe (stdio's framing).
 //!
 //! Transports sit above both roles: the server side is `impl Server` blocks
 //! here (`serve_stdio`, `serve_http`), the client side implements the
@@ -17,6 +19,7 @@
 //! network (sockets, TLS, pools, SSE framing) is one layer down, in `net`.
 
 pub mod http;
+mod memory;
 mod run;
 pub mod stdio;
 

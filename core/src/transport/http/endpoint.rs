@@ -106,17 +106,20 @@ impl Endpoint {
         B: http_body::Body,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let caller = match self.gate(&req).await {
+        // Parts apart from the body first: the gate awaits (a token check)
+        // holding only them, so the exchange's future is `Send` whatever
+        // the body (a tower `Service` must be, for axum).
+        let (parts, body) = req.into_parts();
+        let caller = match self.gate(&parts).await {
             Ok(caller) => caller,
             Err(refusal) => return refusal,
         };
-        match (req.method(), &caller.session_id) {
+        match (&parts.method, &caller.session_id) {
             (&Method::POST, _) => {}
-            (&Method::GET, Some(id)) => return self.legacy().get(id, req.headers()),
+            (&Method::GET, Some(id)) => return self.legacy().get(id, &parts.headers),
             (&Method::DELETE, Some(id)) => return self.legacy().delete(id),
             _ => return only_post(),
         }
-        let (parts, body) = req.into_parts();
         let parsed = match self.read_message(&parts.headers, body).await {
             Ok(parsed) => parsed,
             Err(refusal) => return refusal,
@@ -128,11 +131,11 @@ impl Endpoint {
     /// What is checked before anything reads the body: the authorization
     /// server metadata this endpoint serves, the path, `Host` and `Origin`,
     /// the bearer token, and whose session `Mcp-Session-Id` names.
-    async fn gate<B>(&self, req: &http::Request<B>) -> Result<Caller, Response<McpBody>> {
+    async fn gate(&self, req: &http::request::Parts) -> Result<Caller, Response<McpBody>> {
         if let Some(health) = &self.options.health
-            && req.method() == Method::GET
+            && req.method == Method::GET
         {
-            match req.uri().path() {
+            match req.uri.path() {
                 "/healthz" => return Err(health_answer(StatusCode::OK, "ok")),
                 "/readyz" if health.is_ready() => {
                     return Err(health_answer(StatusCode::OK, "ready"));
@@ -145,12 +148,7 @@ impl Endpoint {
         }
         let protection = self.options.auth.as_ref();
         if let Some(metadata) = protection.and_then(|p| {
-            auth::serve_metadata(
-                p,
-                req.method(),
-                req.uri().path(),
-                self.options.path.as_deref(),
-            )
+            auth::serve_metadata(p, &req.method, req.uri.path(), self.options.path.as_deref())
         }) {
             return Err(metadata);
         }
@@ -158,11 +156,11 @@ impl Endpoint {
             .options
             .path
             .as_deref()
-            .is_some_and(|path| req.uri().path() != path)
+            .is_some_and(|path| req.uri.path() != path)
         {
             return Err(plain(StatusCode::NOT_FOUND, "not found"));
         }
-        if let Err(why) = check_host_and_origin(req.headers(), &self.options, self.loopback) {
+        if let Err(why) = check_host_and_origin(&req.headers, &self.options, self.loopback) {
             return Err(jsonrpc_error(
                 StatusCode::FORBIDDEN,
                 None,
@@ -173,11 +171,11 @@ impl Endpoint {
         // DELETE of legacy sessions too (spec: "authorization MUST be
         // included in every HTTP request").
         let auth = match protection {
-            Some(p) => Some(auth::authenticate(p, req.method(), req.uri(), req.headers()).await?),
+            Some(p) => Some(auth::authenticate(p, &req.method, &req.uri, &req.headers).await?),
             None => None,
         };
         let session_id = req
-            .headers()
+            .headers
             .get(&SESSION_ID)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);

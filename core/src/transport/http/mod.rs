@@ -42,6 +42,7 @@ mod limits;
 mod listener;
 mod live;
 mod options;
+mod service;
 #[cfg(feature = "tls")]
 mod tls;
 
