@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::Server;
 use super::context::{InputMode, LiveRequester, NotificationSink, RequestContext, RequestMeta};
 use super::input::InputRound;
+use super::middleware::{MiddlewareRequest, MiddlewareResult, Next};
 use super::prepared::Prepared;
 use super::primitives::{SkillMethod, TaskMethod};
 use super::registry::ListKind;
@@ -189,10 +190,68 @@ impl Server {
         }
     }
 
-    /// Runs `request`, whose method table entry is `method`; `call` holds
-    /// the members of a `tools/call` read apart from its params.
+    /// Runs `request` through the middleware chain, if there is one, to
+    /// its primitive; `call` holds the members of a `tools/call` read apart
+    /// from its params.
     #[allow(clippy::too_many_arguments)]
     async fn route(
+        &self,
+        mut request: Request,
+        method: Option<Method>,
+        meta: RequestMeta,
+        cancel: CancellationToken,
+        sink: Option<NotificationSink>,
+        era: Wire,
+        mut call: CallMembers,
+    ) -> Result<ResultObject, McpError> {
+        let chain = self.middleware_chain();
+        if chain.is_empty() {
+            return self
+                .route_primitive(request, method, meta, cancel, sink, era, call)
+                .await;
+        }
+        // Middleware sees (and may change) the params whole.
+        if !call.is_empty() {
+            std::mem::take(&mut call).restore_into(&mut request.params);
+        }
+        let incoming = MiddlewareRequest {
+            id: request.id.clone(),
+            method: request.method.clone(),
+            params: request.params.take().unwrap_or_default(),
+            meta,
+        };
+        let server = self.clone();
+        let last = Box::new(
+            move |incoming: MiddlewareRequest| -> crate::BoxFuture<MiddlewareResult> {
+                Box::pin(async move {
+                    request.params = Some(incoming.params);
+                    server
+                        .route_primitive(
+                            request,
+                            method,
+                            incoming.meta,
+                            cancel,
+                            sink,
+                            era,
+                            CallMembers::default(),
+                        )
+                        .await
+                        .map(ResultObject::into_map)
+                })
+            },
+        );
+        // A link that panics fails its request, as a handler that panics
+        // does; the connection and the other requests go on.
+        match super::panic::catch_panic(Box::pin(Next::new(chain, last).run(incoming))).await {
+            Ok(result) => result.map(ResultObject::Map),
+            Err(panic) => Err(McpError::internal(format!("middleware failed: {panic}"))),
+        }
+    }
+
+    /// Runs `request`, whose method table entry is `method`, in its
+    /// primitive.
+    #[allow(clippy::too_many_arguments)]
+    async fn route_primitive(
         &self,
         mut request: Request,
         method: Option<Method>,

@@ -12,6 +12,7 @@ mod dispatch;
 mod error;
 mod handler;
 mod input;
+pub mod middleware;
 mod mirrored_headers;
 pub mod output;
 mod panic;
@@ -47,6 +48,7 @@ pub use handler::{
     ToolHandler, ToolOutput,
 };
 pub use input::{AskOutcome, input_kind_for_method};
+pub use middleware::{Middleware, MiddlewareRequest, MiddlewareResult, Next};
 pub use output::{FromHost, OutputError, WRAPPED_RESULT_KEY};
 pub(crate) use prepared::{Prepared, Rejection};
 pub use seal::{SEAL_KEYS_ENV, SealKey};
@@ -241,6 +243,9 @@ pub(crate) struct ServerShared {
     /// Cancelled when the last clone of the server is dropped: what holds
     /// only a [`WeakServer`] (a gateway's follow task) stops then.
     pub(crate) dropped: CancellationToken,
+    /// The middleware chain, replaced whole when a link is added (a request
+    /// takes the chain of its start).
+    pub(crate) middleware: RwLock<Arc<[Arc<dyn Middleware>]>>,
 }
 
 impl Drop for ServerShared {
@@ -326,8 +331,39 @@ impl Server {
                 closing: CancellationToken::new(),
                 dropped: CancellationToken::new(),
                 runners,
+                middleware: RwLock::new(Arc::from(Vec::new())),
             }),
         }
+    }
+
+    /// Adds a link at the end of the middleware chain around every request
+    /// this server answers (see [`middleware`]): the first added sees a
+    /// request first and its result last.
+    ///
+    /// ```
+    /// use ferromcp::server::middleware::builtin::{LogRequests, MaskErrors};
+    /// let server = ferromcp::server::Server::new("demo", "1.0.0");
+    /// server.add_middleware(LogRequests);
+    /// server.add_middleware(MaskErrors);
+    /// ```
+    pub fn add_middleware(&self, link: impl Middleware) {
+        let mut chain = self
+            .shared
+            .middleware
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut links: Vec<Arc<dyn Middleware>> = chain.iter().cloned().collect();
+        links.push(Arc::new(link));
+        *chain = Arc::from(links);
+    }
+
+    /// The middleware chain now (empty: requests go straight through).
+    pub(crate) fn middleware_chain(&self) -> Arc<[Arc<dyn Middleware>]> {
+        self.shared
+            .middleware
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The server's identity.

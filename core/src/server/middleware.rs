@@ -1,0 +1,126 @@
+//! Middleware: one chain around every request a server answers, whatever
+//! the transport (stdio, HTTP, in memory) and era. Each link gets the
+//! request (method, params, its meta: who asks, with what capabilities,
+//! headers and auth) and the rest of the chain as [`Next`]; it may read or
+//! change the params, call `next` (or not: short-circuit with an error or a
+//! result of its own), and read or change what comes back. The last link
+//! runs the request as the server would without middleware.
+//!
+//! With no middleware the chain costs nothing: the request goes straight to
+//! its primitive. Ready-made links are in [`builtin`]: request logging with
+//! timing, a per-client rate limit of bounded memory, and error masking.
+
+pub mod builtin;
+
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::sync::Arc;
+
+use super::RequestMeta;
+use crate::protocol::jsonrpc::RequestId;
+use crate::{BoxFuture, McpError};
+
+/// A request on its way through the chain.
+#[derive(Debug, Clone)]
+pub struct MiddlewareRequest {
+    /// The JSON-RPC id.
+    pub id: RequestId,
+    /// The method, e.g. `tools/call`.
+    pub method: String,
+    /// The params object as the client sent it (`_meta` included); a link
+    /// may change it before calling `next`.
+    pub params: Map<String, Value>,
+    /// The request's meta: protocol version, client info and capabilities,
+    /// HTTP headers and auth info when there are.
+    pub meta: RequestMeta,
+}
+
+impl MiddlewareRequest {
+    /// The `name` param (the tool or prompt a call is for), if any.
+    pub fn name(&self) -> Option<&str> {
+        self.params.get("name").and_then(Value::as_str)
+    }
+}
+
+/// What a request ends in: the result object, or a JSON-RPC error. A result
+/// without `resultType` is a complete one (the server adds
+/// `"resultType": "complete"`); one asking for input carries
+/// `"input_required"`, a task handle `"task"`.
+pub type MiddlewareResult = Result<Map<String, Value>, McpError>;
+
+/// The rest of the chain, called at most once.
+pub struct Next {
+    rest: Arc<[Arc<dyn Middleware>]>,
+    at: usize,
+    last: Box<dyn FnOnce(MiddlewareRequest) -> BoxFuture<MiddlewareResult> + Send>,
+}
+
+impl Next {
+    pub(crate) fn new(
+        chain: Arc<[Arc<dyn Middleware>]>,
+        last: Box<dyn FnOnce(MiddlewareRequest) -> BoxFuture<MiddlewareResult> + Send>,
+    ) -> Next {
+        Next {
+            rest: chain,
+            at: 0,
+            last,
+        }
+    }
+
+    /// Runs the rest of the chain, and then the request, with `request`.
+    pub async fn run(self, request: MiddlewareRequest) -> MiddlewareResult {
+        match self.rest.get(self.at).cloned() {
+            Some(link) => {
+                let next = Next {
+                    rest: self.rest,
+                    at: self.at + 1,
+                    last: self.last,
+                };
+                link.handle(request, next).await
+            }
+            None => (self.last)(request).await,
+        }
+    }
+}
+
+/// One link of a server's middleware chain; closures
+/// `Fn(MiddlewareRequest, Next) -> impl Future<Output = MiddlewareResult>`
+/// are links.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ferromcp::Error> {
+/// use ferromcp::client::Client;
+/// use ferromcp::protocol::Tool;
+/// use ferromcp::server::middleware::{MiddlewareRequest, Next};
+/// use ferromcp::server::{Server, ToolOutput};
+/// use ferromcp::McpError;
+/// let server = Server::new("demo", "1.0.0");
+/// server.add_tool(Tool::new("secret", serde_json::json!({"type": "object"})), |_ctx, _args| async {
+///     Ok(ToolOutput::text("42"))
+/// })?;
+/// // Refuse one tool before it runs; let everything else through.
+/// server.add_middleware(|request: MiddlewareRequest, next: Next| async move {
+///     if request.method == "tools/call" && request.name() == Some("secret") {
+///         return Err(McpError::invalid_params("not today"));
+///     }
+///     next.run(request).await
+/// });
+/// let client = Client::in_memory(&server);
+/// assert!(client.call_tool("secret", serde_json::json!({})).await.is_err());
+/// # Ok(()) }
+/// ```
+pub trait Middleware: Send + Sync + 'static {
+    /// Handles `request`, calling `next` to go on.
+    fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult>;
+}
+
+impl<F, Fut> Middleware for F
+where
+    F: Fn(MiddlewareRequest, Next) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = MiddlewareResult> + Send + 'static,
+{
+    fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
+        Box::pin(self(request, next))
+    }
+}

@@ -1,0 +1,246 @@
+//! The server's middleware chain (`core/src/server/middleware.rs`): links
+//! run in order around every request, over stdio (in memory) and HTTP, in
+//! both eras; they can change params and results, short-circuit, and a
+//! panicking link fails only its request. The ready-made links: a rate
+//! limit that refuses past its budget, error masking.
+
+use ferromcp::McpError;
+use ferromcp::client::{Client, ClientOptions, EraPreference};
+use ferromcp::protocol::Tool;
+use ferromcp::server::middleware::builtin::{MaskErrors, RateLimit};
+use ferromcp::server::middleware::{MiddlewareRequest, Next};
+use ferromcp::server::{HandlerError, Server, ToolOutput};
+use ferromcp_testkit::Http;
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+
+fn server() -> Server {
+    let server = Server::new("mw", "1.0.0");
+    server
+        .add_tool(
+            Tool::new(
+                "echo",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            ),
+            |_ctx, args: Value| async move {
+                Ok(ToolOutput::text(
+                    args["text"].as_str().unwrap_or("").to_owned(),
+                ))
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(
+            Tool::new("broken", json!({"type": "object"})),
+            |_ctx, _args: Value| async {
+                Err::<ToolOutput, _>(HandlerError::Protocol(McpError::internal(
+                    "db password is hunter2",
+                )))
+            },
+        )
+        .unwrap();
+    server
+}
+
+fn text(result: &ferromcp::protocol::CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Clients of every transport and era this test drives.
+async fn clients(server: &Server) -> (Vec<(String, Client)>, Http) {
+    let http = Http::start(server.clone()).await;
+    let mut clients = vec![("memory".to_owned(), Client::in_memory(server))];
+    for era in [EraPreference::Modern, EraPreference::Legacy] {
+        let options = ClientOptions {
+            era,
+            ..ClientOptions::default()
+        };
+        clients.push((
+            format!("http {era:?}"),
+            Client::connect_http_with(&http.url(), options)
+                .await
+                .unwrap(),
+        ));
+    }
+    (clients, http)
+}
+
+#[tokio::test]
+async fn links_run_in_order_and_change_params_and_results() {
+    let server = server();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let outer = seen.clone();
+    server.add_middleware(move |mut request: MiddlewareRequest, next: Next| {
+        let seen = outer.clone();
+        async move {
+            seen.lock()
+                .unwrap()
+                .push(format!("outer {}", request.method));
+            // Change the params on the way in...
+            if request.name() == Some("echo")
+                && let Some(arguments) = request.params.get_mut("arguments")
+            {
+                arguments["text"] = json!("changed on the way in");
+            }
+            let mut result = next.run(request).await?;
+            // ...and the result on the way out.
+            result.insert("_meta".into(), json!({"example.com/seen": true}));
+            seen.lock().unwrap().push("outer done".into());
+            Ok(result)
+        }
+    });
+    let inner = seen.clone();
+    server.add_middleware(move |request: MiddlewareRequest, next: Next| {
+        let seen = inner.clone();
+        async move {
+            seen.lock()
+                .unwrap()
+                .push(format!("inner {}", request.method));
+            next.run(request).await
+        }
+    });
+    let (clients, _http) = clients(&server).await;
+    for (label, client) in clients {
+        // The client's first request (its era detection) went through the
+        // chain too (a 2025-11-25 session's handshake does not, yet).
+        client.discover().await.unwrap();
+        if !label.contains("Legacy") {
+            assert!(
+                seen.lock()
+                    .unwrap()
+                    .iter()
+                    .any(|s| s.ends_with("server/discover")),
+                "{label}: {:?}",
+                seen.lock().unwrap()
+            );
+        }
+        seen.lock().unwrap().clear();
+        let echoed = client
+            .call_tool("echo", json!({"text": "hi"}))
+            .await
+            .unwrap();
+        assert_eq!(text(&echoed), "changed on the way in", "{label}");
+        assert_eq!(
+            serde_json::to_value(&echoed.meta).unwrap()["example.com/seen"],
+            true,
+            "{label}"
+        );
+        // (An HTTP client may list the tools first, for their headers.)
+        let order = seen.lock().unwrap().clone();
+        assert_eq!(
+            order[order.len().saturating_sub(3)..],
+            ["outer tools/call", "inner tools/call", "outer done"],
+            "{label}: {order:?}"
+        );
+        // Lists go through the chain too.
+        seen.lock().unwrap().clear();
+        client.clear_cache();
+        client.list_all_tools().await.unwrap();
+        assert!(
+            seen.lock()
+                .unwrap()
+                .contains(&"inner tools/list".to_owned()),
+            "{label}: {:?}",
+            seen.lock().unwrap()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_link_short_circuits_and_a_panicking_link_fails_only_its_request() {
+    let server = server();
+    server.add_middleware(|request: MiddlewareRequest, next: Next| async move {
+        let text = request
+            .params
+            .get("arguments")
+            .and_then(|a| a.get("text"))
+            .and_then(Value::as_str);
+        match text {
+            Some("forbidden") => Err(McpError::invalid_params("refused by policy")),
+            Some("panic") => panic!("a bug in a link"),
+            _ => next.run(request).await,
+        }
+    });
+    let (clients, _http) = clients(&server).await;
+    for (label, client) in clients {
+        let refused = client
+            .call_tool("echo", json!({"text": "forbidden"}))
+            .await
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("refused by policy"),
+            "{label}: {refused}"
+        );
+        let failed = client
+            .call_tool("echo", json!({"text": "panic"}))
+            .await
+            .unwrap_err();
+        assert!(
+            failed.to_string().contains("middleware failed"),
+            "{label}: {failed}"
+        );
+        // The connection goes on serving.
+        let fine = client
+            .call_tool("echo", json!({"text": "fine"}))
+            .await
+            .unwrap();
+        assert_eq!(text(&fine), "fine", "{label}");
+    }
+}
+
+#[tokio::test]
+async fn the_rate_limit_refuses_past_the_budget_and_masking_hides_internals() {
+    let server = server();
+    server.add_middleware(RateLimit::new(0.001, 6));
+    server.add_middleware(MaskErrors);
+    let client = Client::in_memory(&server);
+    let broken = client.call_tool("broken", json!({})).await.unwrap_err();
+    assert!(!broken.to_string().contains("hunter2"), "{broken}");
+    assert!(broken.to_string().contains("Internal error"), "{broken}");
+    // The budget of 6 (discovery and listing count too) runs out within
+    // ten calls, and then every call is refused, saying when to retry.
+    let mut answered = 0;
+    let mut refused = 0;
+    for i in 0..10 {
+        match client
+            .call_tool("echo", json!({"text": i.to_string()}))
+            .await
+        {
+            Ok(_) => {
+                assert_eq!(refused, 0, "answered after a refusal");
+                answered += 1;
+            }
+            Err(ferromcp::Error::Mcp(error)) => {
+                assert_eq!(
+                    error.code,
+                    ferromcp::server::middleware::builtin::RATE_LIMITED
+                );
+                assert!(
+                    error
+                        .data
+                        .as_ref()
+                        .is_some_and(|d| d["retryAfterMs"].as_u64() > Some(0))
+                );
+                refused += 1;
+            }
+            Err(other) => panic!("not a JSON-RPC error: {other}"),
+        }
+    }
+    assert!((1..=5).contains(&answered), "{answered} answered");
+    assert_eq!(answered + refused, 10);
+    // Another client (another clientInfo) has its own budget.
+    let other = Client::in_memory_with(
+        &server,
+        ClientOptions {
+            info: ferromcp::protocol::Implementation::new("another", "1.0.0"),
+            ..ClientOptions::default()
+        },
+    );
+    other
+        .call_tool("echo", json!({"text": "mine"}))
+        .await
+        .unwrap();
+}
