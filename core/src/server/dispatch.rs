@@ -306,7 +306,9 @@ impl Server {
                 self.call_tool(ctx, params, call, input.as_deref()).await
             }
             Route::Discover => Ok(self.discover().into()),
-            Route::List(kind) => self.list(kind, params_of(&request)).map(Into::into),
+            Route::List(kind) => self
+                .list(kind, params_of(&request), ctx.meta())
+                .map(Into::into),
             // The other primitives' futures are boxed too, for the reason
             // given at `Route::Listen`: `tools/call`, the commonest call,
             // then sets the size alone.

@@ -28,6 +28,7 @@ pub mod tasks;
 pub(crate) mod tool_result;
 pub mod uri_template;
 mod validation;
+mod visibility;
 
 /// What [`RequestContext::ask`] asks for; defined with the method table in
 /// [`crate::protocol`] and named here too because handlers use it.
@@ -61,6 +62,7 @@ pub use tasks::{
 };
 #[cfg(feature = "redis")]
 pub use tasks::{RedisTaskOptions, RedisTaskStore, TASK_STORE_ENV};
+pub use visibility::{VisibilityRule, Visible};
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;

@@ -207,6 +207,8 @@ pub(crate) struct Registry {
     pub(crate) templates: Keyed<TemplateEntry>,
     pub(crate) prompts: Keyed<PromptEntry>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
+    /// Who sees what (`Server::set_visibility`); none: everyone everything.
+    pub(crate) visibility: Option<Arc<dyn super::visibility::VisibilityRule>>,
     pub(crate) offered: Offered,
     /// How many tools mirror arguments into `Mcp-Param-*` headers: while
     /// none does, a `tools/call` skips looking its tool up a second time
@@ -219,19 +221,35 @@ pub(crate) struct Registry {
     pub(crate) skills: Keyed<SkillEntry>,
 }
 
+/// One page of a list: `offset` counts the items the caller sees (with
+/// a visibility filter, the cursor is the caller's own position).
 fn page<'a, T: 'a>(
-    items: impl Iterator<Item = &'a Arc<T>>,
+    items: impl Iterator<Item = (&'a String, &'a Arc<T>)>,
     len: usize,
     offset: usize,
     page_size: usize,
+    visible: Option<impl Fn(&str) -> bool>,
     listing: impl Fn(&T) -> &Value,
 ) -> (Vec<Value>, bool) {
-    let page: Vec<Value> = items
+    let Some(visible) = visible else {
+        let page: Vec<Value> = items
+            .skip(offset)
+            .take(page_size)
+            .map(|(_, item)| listing(item).clone())
+            .collect();
+        let more = offset + page.len() < len;
+        return (page, more);
+    };
+    let mut shown = items
+        .filter(|(key, _)| visible(key))
         .skip(offset)
+        .map(|(_, item)| item);
+    let page: Vec<Value> = shown
+        .by_ref()
         .take(page_size)
         .map(|item| listing(item).clone())
         .collect();
-    let more = offset + page.len() < len;
+    let more = shown.next().is_some();
     (page, more)
 }
 
@@ -243,6 +261,9 @@ pub(crate) struct ResolvedResource {
     pub(crate) variables: Map<String, Value>,
     /// The registration's own caching hint, if it has one.
     pub(crate) cache: Option<CacheHint>,
+    /// The template that matched (`None`: a fixed resource), for the
+    /// visibility rule.
+    pub(crate) template: Option<String>,
 }
 
 /// The lists `*/list` requests page through.
@@ -331,34 +352,41 @@ impl Registry {
         kind: ListKind,
         offset: usize,
         page_size: usize,
+        caller: &super::RequestMeta,
     ) -> (Vec<Value>, bool) {
+        use super::visibility::{Visible, allows};
+        let rule = self.visibility.as_ref();
         match kind {
             ListKind::Tools => page(
-                self.tools.values(),
+                self.tools.iter(),
                 self.tools.len(),
                 offset,
                 page_size,
+                rule.map(|_| |name: &str| allows(rule, caller, Visible::Tool(name))),
                 |t| &t.listing,
             ),
             ListKind::Resources => page(
-                self.resources.values(),
+                self.resources.iter(),
                 self.resources.len(),
                 offset,
                 page_size,
+                rule.map(|_| |uri: &str| allows(rule, caller, Visible::Resource(uri))),
                 |r| &r.listing,
             ),
             ListKind::Templates => page(
-                self.templates.values(),
+                self.templates.iter(),
                 self.templates.len(),
                 offset,
                 page_size,
+                rule.map(|_| |t: &str| allows(rule, caller, Visible::ResourceTemplate(t))),
                 |t| &t.listing,
             ),
             ListKind::Prompts => page(
-                self.prompts.values(),
+                self.prompts.iter(),
                 self.prompts.len(),
                 offset,
                 page_size,
+                rule.map(|_| |name: &str| allows(rule, caller, Visible::Prompt(name))),
                 |p| &p.listing,
             ),
         }
@@ -373,6 +401,7 @@ impl Registry {
                 mime_type: r.mime_type.clone(),
                 variables: Map::new(),
                 cache: r.cache,
+                template: None,
             });
         }
         self.templates.values().find_map(|t| {
@@ -381,6 +410,7 @@ impl Registry {
                 mime_type: t.mime_type.clone(),
                 variables,
                 cache: t.cache,
+                template: Some(t.uri_template.clone()),
             })
         })
     }
@@ -438,7 +468,7 @@ mod tests {
     }
 
     fn listed_uris(registry: &Registry) -> Vec<Value> {
-        let (page, _) = registry.page(ListKind::Resources, 0, 10);
+        let (page, _) = registry.page(ListKind::Resources, 0, 10, &Default::default());
         page.iter().map(|r| r["uri"].clone()).collect()
     }
 

@@ -10,9 +10,11 @@ use std::sync::Arc;
 use super::{Ran, run_handler};
 use crate::McpError;
 use crate::protocol::methods::COMPLETION_COMPLETE;
+use crate::server::RequestMeta;
 use crate::server::Server;
 use crate::server::context::RequestContext;
 use crate::server::handler::{CompletionHandler, CompletionOutput, HandlerError};
+use crate::server::visibility::{Visible, allows};
 
 /// The spec caps a completion response at 100 values.
 const MAX_VALUES: usize = 100;
@@ -39,7 +41,7 @@ impl Server {
             return Err(McpError::method_not_found(COMPLETION_COMPLETE));
         }
         let own = match params.get("ref") {
-            Some(Value::Object(reference)) => self.check_reference(reference)?,
+            Some(Value::Object(reference)) => self.check_reference(reference, ctx.meta())?,
             _ => None,
         };
         // The entry's own completer first (a mount's prompt asks its
@@ -85,8 +87,11 @@ impl Server {
     fn check_reference(
         &self,
         reference: &Map<String, Value>,
+        caller: &RequestMeta,
     ) -> Result<Option<Arc<dyn CompletionHandler>>, McpError> {
         let registry = self.registry_read();
+        // What the caller may not see, it may not complete either.
+        let shown = |item: Visible<'_>| allows(registry.visibility.as_ref(), caller, item);
         match reference.get("type").and_then(Value::as_str) {
             Some(REF_PROMPT) => {
                 let Some(Value::String(name)) = reference.get("name") else {
@@ -94,7 +99,9 @@ impl Server {
                         "a {REF_PROMPT} reference requires a string \"name\""
                     )));
                 };
-                if let Some(prompt) = registry.prompts.get(name) {
+                if let Some(prompt) = registry.prompts.get(name)
+                    && shown(Visible::Prompt(name))
+                {
                     return Ok(prompt.completion.clone());
                 }
                 Err(
@@ -108,17 +115,18 @@ impl Server {
                         "a {REF_RESOURCE} reference requires a string \"uri\""
                     )));
                 };
-                if let Some(template) = registry.templates.get(uri) {
+                if let Some(template) = registry.templates.get(uri)
+                    && shown(Visible::ResourceTemplate(uri))
+                {
                     return Ok(template.completion.clone());
                 }
-                if registry.resources.contains_key(uri) {
+                if registry.resources.contains_key(uri) && shown(Visible::Resource(uri)) {
                     return Ok(None);
                 }
-                if let Some(template) = registry
-                    .templates
-                    .values()
-                    .find(|t| t.template.matches(uri).is_some())
-                {
+                if let Some(template) = registry.templates.values().find(|t| {
+                    t.template.matches(uri).is_some()
+                        && shown(Visible::ResourceTemplate(&t.uri_template))
+                }) {
                     return Ok(template.completion.clone());
                 }
                 Err(

@@ -9,8 +9,8 @@ use crate::McpError;
 use crate::protocol::methods::{
     PROMPTS_LIST, RESOURCES_LIST, RESOURCES_TEMPLATES_LIST, TOOLS_LIST,
 };
-use crate::server::Server;
 use crate::server::registry::ListKind;
+use crate::server::{RequestMeta, Server};
 
 impl Server {
     /// One page of a `*/list` result, from the sealed cursor in `params`.
@@ -18,6 +18,7 @@ impl Server {
         &self,
         kind: ListKind,
         params: &Map<String, Value>,
+        caller: &RequestMeta,
     ) -> Result<Map<String, Value>, McpError> {
         let options = &self.shared.options;
         let (field, purpose, hint) = match kind {
@@ -32,7 +33,15 @@ impl Server {
         };
         let offset = self.read_cursor(purpose, params)?;
         let page_size = options.page_size.max(1);
-        let (items, more) = self.registry_read().page(kind, offset, page_size);
+        let registry = self.registry_read();
+        let (items, more) = registry.page(kind, offset, page_size, caller);
+        // A list filtered per caller is that caller's: no shared cache may
+        // hand it to another.
+        let mut hint = hint;
+        if registry.visibility.is_some() {
+            hint.scope = crate::protocol::CacheScope::Private;
+        }
+        drop(registry);
         let next = offset + items.len();
         let mut result = Map::new();
         result.insert(field.into(), Value::Array(items));

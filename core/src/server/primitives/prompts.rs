@@ -11,6 +11,7 @@ use crate::server::Server;
 use crate::server::context::RequestContext;
 use crate::server::handler::PromptOutput;
 use crate::server::input::InputRound;
+use crate::server::visibility::{Visible, allows};
 
 impl Server {
     /// Answers `prompts/get`, or ends the round with `InputRequiredResult`.
@@ -25,7 +26,17 @@ impl Server {
                 "{PROMPTS_GET} requires a string \"name\""
             )));
         };
-        let Some(entry) = self.registry_read().prompts.get(name).cloned() else {
+        let entry = {
+            let registry = self.registry_read();
+            registry.prompts.get(name).cloned().filter(|_| {
+                allows(
+                    registry.visibility.as_ref(),
+                    ctx.meta(),
+                    Visible::Prompt(name),
+                )
+            })
+        };
+        let Some(entry) = entry else {
             return Err(McpError::invalid_params(format!("Unknown prompt: {name}"))
                 .with_data(json!({ "name": name })));
         };

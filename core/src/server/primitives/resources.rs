@@ -14,6 +14,7 @@ use crate::server::context::RequestContext;
 use crate::server::handler::{ResourceOutput, ResourceRequest};
 use crate::server::input::InputRound;
 use crate::server::registry::ResolvedResource;
+use crate::server::visibility::{Visible, allows};
 
 impl Server {
     /// Answers `resources/read`, or ends the round with `InputRequiredResult`.
@@ -28,12 +29,22 @@ impl Server {
                 "{RESOURCES_READ} requires a string \"uri\""
             )));
         };
-        let resolved = self.registry_read().resolve_resource(uri);
+        let resolved = {
+            let registry = self.registry_read();
+            registry.resolve_resource(uri).filter(|resolved| {
+                let item = match &resolved.template {
+                    Some(template) => Visible::ResourceTemplate(template),
+                    None => Visible::Resource(uri),
+                };
+                allows(registry.visibility.as_ref(), ctx.meta(), item)
+            })
+        };
         let Some(ResolvedResource {
             handler,
             mime_type,
             variables,
             cache,
+            ..
         }) = resolved
         else {
             return Err(

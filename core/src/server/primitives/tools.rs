@@ -22,6 +22,7 @@ use crate::server::reply::ResultObject;
 use crate::server::tasks::TaskHandoff;
 use crate::server::tasks::{TaskStart, TaskSupport};
 use crate::server::tool_result::{error_result, into_call_tool_result};
+use crate::server::visibility::{Visible, allows};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -48,7 +49,18 @@ impl Server {
                 "{TOOLS_CALL} requires a string \"name\""
             )));
         };
-        let Some(entry) = self.registry_read().tools.get(name).cloned() else {
+        let entry = {
+            let registry = self.registry_read();
+            registry.tools.get(name).cloned().filter(|_| {
+                allows(
+                    registry.visibility.as_ref(),
+                    ctx.meta(),
+                    Visible::Tool(name),
+                )
+            })
+        };
+        // A tool hidden from this caller is as unknown as one never added.
+        let Some(entry) = entry else {
             return Err(McpError::invalid_params(format!("Unknown tool: {name}"))
                 .with_data(json!({ "name": name })));
         };
