@@ -352,6 +352,7 @@ export interface HttpOptions extends Omit<NativeHttpOptions, 'limits'> {
 /**
  * An MCP server: tools registered with {@link Server.tool}, served over stdio
  * ({@link Server.serveStdio}) or Streamable HTTP ({@link Server.serveHttp}).
+ * Tests reach it without a socket through {@link Client.inMemory}.
  *
  * @example
  * ```js

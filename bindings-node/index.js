@@ -86,6 +86,7 @@ const {
   PROTOCOL_VERSION,
   LEGACY_PROTOCOL_VERSIONS,
   nativeOf: nativeClientOf,
+  registerServerAccess,
 } = require('./lib/client.js');
 const { LoopbackRedirect, headlessAuthorize } = require('./lib/oauth.js');
 
@@ -159,6 +160,11 @@ class Server {
 
   static {
     require('./embed.js').install(this, (/** @type {Server} */ server) => server.#native); // fetch(), nodeHandler()
+    // Client.inMemory(server): a brand check (`#native in`) rather than
+    // `instanceof`, which a look-alike prototype would pass.
+    registerServerAccess((server) =>
+      server !== null && typeof server === 'object' && #native in server ? server.#native : null,
+    );
   }
 
   /**

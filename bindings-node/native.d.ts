@@ -603,7 +603,8 @@ export declare class CancelToken {
 
 /**
  * An MCP client connected to one server. Use the facade's `Client`
- * (`Client.stdio`, `Client.http`), which gives iterables and typings.
+ * (`Client.stdio`, `Client.http`, `Client.inMemory`), which gives
+ * iterables and typings.
  *
  * @example
  * ```js
@@ -618,6 +619,24 @@ export declare class Client {
   static connectStdio(program: string, args: string[], options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null): Promise<Client>
   /** Connects to a Streamable HTTP endpoint (`http://host:port/mcp`). */
   static connectHttp(url: string, options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null, oauth?: OAuth | null): Promise<Client>
+  /**
+   * A client of `server`, a server object of this process, joined to it
+   * by an in-memory pipe and served as stdio is (core's
+   * `Client::in_memory_with`): no socket, no process. Options of a
+   * transport (`headers`, TLS, `env`, `cwd`, `stderr`) are refused, as
+   * nothing would read them.
+   *
+   * @example
+   * ```js
+   * const native = require("./native.js");
+   * const server = new native.Server({ name: "demo", version: "1.0.0" });
+   * server.add("tool", { name: "ping", inputSchema: { type: "object" } }, () => "pong");
+   * const client = await native.Client.connectInMemory(server);
+   * console.log(await client.request("tools/call", { name: "ping" }));
+   * await client.close();
+   * ```
+   */
+  static connectInMemory(server: Server, options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null): Promise<Client>
   /** The protocol version requests currently declare. */
   get protocolVersion(): string
   /**
@@ -752,7 +771,7 @@ export interface CallNativeOptions {
   meta?: any
 }
 
-/** What both connect calls share. */
+/** What the connect calls share. */
 export interface ClientConnectOptions {
   /** `clientInfo.name` (default: core's). */
   name?: string

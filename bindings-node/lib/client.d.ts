@@ -2,6 +2,9 @@
 // the protocol, as the server sent them (camelCase, `_meta` kept).
 
 import type { OAuthOptions } from './oauth';
+// A type-only cycle (index.d.ts re-exports this file): `Client.inMemory`
+// takes the `Server` declared there.
+import type { Server } from '../index';
 import type {
   ElicitResult,
   ElicitFormParams,
@@ -181,7 +184,10 @@ export interface SubscriptionNotification {
 /** A function answering one kind of server request; sync or async. */
 export type InputHandler<P, R> = (params: P) => R | Promise<R>;
 
-/** Options of both `Client.stdio` and `Client.http`. */
+/**
+ * Options of every client: `Client.inMemory` takes these, `Client.stdio`
+ * and `Client.http` these and their transport's own.
+ */
 export interface ClientOptions {
   /** `clientInfo.name`. */
   name?: string;
@@ -319,7 +325,8 @@ export declare class Subscription implements AsyncIterable<SubscriptionNotificat
 }
 
 /**
- * An MCP client connected to one server, over stdio or Streamable HTTP.
+ * An MCP client connected to one server, over stdio, Streamable HTTP, or
+ * in memory to a `Server` of this process.
  * Failures reject with an `McpError` (`code`, `kind`: `"peerError"` for a
  * JSON-RPC error from the server, `"timeout"`, `"cancelled"`, `"closed"`...).
  *
@@ -339,6 +346,31 @@ export declare class Client {
   static stdio(options: StdioClientOptions): Promise<Client>;
   /** Connects to a Streamable HTTP endpoint (`http://host:port/mcp`). */
   static http(url: string | URL, options?: HttpClientOptions): Promise<Client>;
+  /**
+   * A client of `server`, a `Server` of this process, joined to it by an
+   * in-memory pipe: no socket, no child process, yet the whole protocol as
+   * over stdio (questions answered by `onElicitation`/`onSampling`/
+   * `onRoots`, listen streams, tasks). The way to test a server with
+   * `node --test`. The server serves the client until `client.close()`
+   * (the server's own `close()` stops only its stdio and HTTP serving); an
+   * idle in-memory client does not keep the process alive.
+   *
+   * @example
+   * ```js
+   * import { Client, Server } from 'ferromcp';
+   *
+   * const server = new Server({ name: 'demo', version: '1.0.0' });
+   * server.tool('add', ({ a, b }) => a + b);
+   * const client = await Client.inMemory(server);
+   * const { content } = await client.callTool('add', { a: 1, b: 2 }); // content[0].text === '3'
+   * await client.close();
+   * ```
+   *
+   * @throws {TypeError} (as a rejection) when `server` is not a `Server` of
+   *   this package, or `options` holds a transport's option (`headers`,
+   *   `env`, `oauth`...).
+   */
+  static inMemory(server: Server, options?: ClientOptions): Promise<Client>;
 
   /** The protocol version requests currently declare. */
   readonly protocolVersion: string;

@@ -308,8 +308,43 @@ class Subscription {
 let nativeOf;
 
 /**
- * An MCP client connected to one server, over stdio (a spawned process)
- * or Streamable HTTP. The protocol revision is detected (2026-07-28
+ * The native server of a facade `Server`, or `null` for any other value.
+ * index.js sets it (`Server` is defined there and its native server is a
+ * private field; requiring index.js from here would be a cycle).
+ * @type {(server: unknown) => InstanceType<typeof native.Server> | null}
+ */
+let nativeServerOf = () => null;
+
+/**
+ * Lets `Client.inMemory` reach the native server of a facade `Server`;
+ * called once by index.js.
+ * @param {(server: unknown) => InstanceType<typeof native.Server> | null} of
+ */
+function registerServerAccess(of) {
+  nativeServerOf = of;
+}
+
+/**
+ * Options of `Client.stdio` / `Client.http` that an in-memory client has no
+ * use for: refused rather than silently ignored.
+ */
+const TRANSPORT_OPTIONS = Object.freeze([
+  'command',
+  'args',
+  'env',
+  'cwd',
+  'stderr',
+  'headers',
+  'tlsRoots',
+  'caCerts',
+  'clientCert',
+  'clientKey',
+  'oauth',
+]);
+
+/**
+ * An MCP client connected to one server, over stdio (a spawned process),
+ * Streamable HTTP, or in memory to a `Server` of this process. The protocol revision is detected (2026-07-28
  * stateless, or the 2025-11-25 `initialize` handshake) unless `era` says.
  *
  * @example
@@ -326,12 +361,12 @@ class Client {
   }
 
   /**
-   * Use {@link Client.stdio} or {@link Client.http}.
+   * Use {@link Client.stdio}, {@link Client.http} or {@link Client.inMemory}.
    * @param {InstanceType<typeof native.Client>} connected
    */
   constructor(connected) {
     if (!(connected instanceof native.Client)) {
-      throw new TypeError('use Client.stdio(...) or Client.http(...) to connect');
+      throw new TypeError('use Client.stdio(...), Client.http(...) or Client.inMemory(...) to connect');
     }
     this.#native = connected;
   }
@@ -372,6 +407,48 @@ class Client {
       ...handlers(options),
       nativeOAuth(options.oauth),
     );
+    return new Client(connected);
+  }
+
+  /**
+   * A client of `server`, a {@link Server} of this process, joined to it by
+   * an in-memory pipe: no socket, no child process, yet the whole protocol
+   * as over stdio (questions answered by `onElicitation`/`onSampling`/
+   * `onRoots`, listen streams, tasks). The way to test a server with
+   * `node --test`. Takes the options of `Client.stdio`/`Client.http` that
+   * are not about a transport (`name`, `version`, `protocolVersion`, `era`,
+   * `timeout`, the input handlers, `limits`, `capabilities`,
+   * `followTasks`); a transport's option (`headers`, `env`, `oauth`...) is
+   * a `TypeError`, as is a `server` that is not a `Server` of this package.
+   *
+   * The server serves the client until `client.close()` (the server's own
+   * `close()` stops only its stdio and HTTP serving); an idle in-memory
+   * client does not keep the process alive.
+   *
+   * @example
+   * const server = new Server({ name: 'demo', version: '1.0.0' });
+   * server.tool('add', ({ a, b }) => a + b);
+   * const client = await Client.inMemory(server);
+   * const { content } = await client.callTool('add', { a: 1, b: 2 }); // content[0].text === '3'
+   * await client.close();
+   *
+   * @param {unknown} server
+   * @param {any} [options]
+   * @returns {Promise<Client>}
+   */
+  static async inMemory(server, options = {}) {
+    const serving = nativeServerOf(server);
+    if (serving === null) {
+      throw new TypeError('Client.inMemory(server, options): server must be a Server of ferromcp');
+    }
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError('Client.inMemory(server, options): options must be an object');
+    }
+    const transport = TRANSPORT_OPTIONS.find((name) => options[name] !== undefined);
+    if (transport !== undefined) {
+      throw new TypeError(`Client.inMemory(server, options): ${transport} is an option of a transport; an in-memory client has none`);
+    }
+    const connected = await native.Client.connectInMemory(serving, connectOptions(options), ...handlers(options));
     return new Client(connected);
   }
 
@@ -552,4 +629,4 @@ const PROTOCOL_VERSION = versions.latest;
 /** The revisions that speak the `initialize` handshake (2025-11-25 and earlier). */
 const LEGACY_PROTOCOL_VERSIONS = Object.freeze([...versions.legacy]);
 
-module.exports = { Client, Subscription, ToolTask, LoadedSkill, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, nativeOf };
+module.exports = { Client, Subscription, ToolTask, LoadedSkill, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, nativeOf, registerServerAccess };

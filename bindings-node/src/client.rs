@@ -38,6 +38,7 @@ use crate::client_skill::JsLoadedSkill;
 use crate::client_task::{JsToolTask, tool_arguments};
 use crate::host_call::{self, HostCallArgs, JsCallback};
 use crate::runtime::spawn;
+use crate::server::JsServer;
 use ferromcp::host::input::input_answer;
 use ferromcp::host::listen::HostSubscription;
 use ferromcp::host::settings::client_options;
@@ -90,7 +91,7 @@ async fn answer_input(
     }
 }
 
-/// What both connect calls share. The settings of the client are read by
+/// What the connect calls share. The settings of the client are read by
 /// core ([`client_options`]) from this object's JSON form; `headers`,
 /// `env` and `cwd` are arguments of the connection.
 #[napi(object, js_name = "ClientConnectOptions")]
@@ -135,6 +136,24 @@ pub struct JsClientOptions {
     pub capabilities: Option<Value>,
     /// Whether `tools/call` follows a task to its result (default `true`).
     pub follow_tasks: Option<bool>,
+}
+
+/// The first option of `options` that only a socket or a process reads,
+/// by its JS name: given to an in-memory client it would be ignored
+/// silently, so it is refused instead.
+fn transport_option(options: &JsClientOptions) -> Option<&'static str> {
+    [
+        ("headers", options.headers.is_some()),
+        ("tlsRoots", options.tls_roots.is_some()),
+        ("caCerts", options.ca_certs.is_some()),
+        ("clientCert", options.client_cert.is_some()),
+        ("clientKey", options.client_key.is_some()),
+        ("env", options.env.is_some()),
+        ("cwd", options.cwd.is_some()),
+        ("stderr", options.stderr.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(name, given)| given.then_some(name))
 }
 
 /// A JS function as one input handler.
@@ -190,7 +209,8 @@ fn core_options(
 }
 
 /// An MCP client connected to one server. Use the facade's `Client`
-/// (`Client.stdio`, `Client.http`), which gives iterables and typings.
+/// (`Client.stdio`, `Client.http`, `Client.inMemory`), which gives
+/// iterables and typings.
 ///
 /// @example
 /// ```js
@@ -272,6 +292,59 @@ impl JsClient {
         spawn(
             env,
             async move { Client::connect_http_with(&url, core).await },
+            |client| Ok(JsClient { client }),
+        )
+    }
+
+    /// A client of `server`, a server object of this process, joined to it
+    /// by an in-memory pipe and served as stdio is (core's
+    /// `Client::in_memory_with`): no socket, no process. Options of a
+    /// transport (`headers`, TLS, `env`, `cwd`, `stderr`) are refused, as
+    /// nothing would read them.
+    ///
+    /// @example
+    /// ```js
+    /// const native = require("./native.js");
+    /// const server = new native.Server({ name: "demo", version: "1.0.0" });
+    /// server.add("tool", { name: "ping", inputSchema: { type: "object" } }, () => "pong");
+    /// const client = await native.Client.connectInMemory(server);
+    /// console.log(await client.request("tools/call", { name: "ping" }));
+    /// await client.close();
+    /// ```
+    #[napi(
+        ts_args_type = "server: Server, options?: ClientConnectOptions | null, onElicitation?: ((params: any, ctx: null) => unknown) | null, onSampling?: ((params: any, ctx: null) => unknown) | null, onRoots?: ((params: any, ctx: null) => unknown) | null",
+        ts_return_type = "Promise<Client>"
+    )]
+    pub fn connect_in_memory<'env>(
+        env: &'env Env,
+        server: &JsServer,
+        options: Option<JsClientOptions>,
+        on_elicitation: Option<JsHandler<'_>>,
+        on_sampling: Option<JsHandler<'_>>,
+        on_roots: Option<JsHandler<'_>>,
+    ) -> napi::Result<Object<'env>> {
+        if let Some(name) = options.as_ref().and_then(transport_option) {
+            return Err(invalid(
+                env,
+                format!("{name} is an option of a transport; an in-memory client has none"),
+            ));
+        }
+        let core = core_options(
+            env,
+            &options,
+            [
+                (InputKind::Elicitation, on_elicitation),
+                (InputKind::Sampling, on_sampling),
+                (InputKind::Roots, on_roots),
+            ],
+        )?;
+        let server = server.server.clone();
+        // Inside the future: `in_memory_with` spawns the serving task and
+        // the client's reader, so it must run on ferromcp's runtime, not on
+        // the JS thread.
+        spawn(
+            env,
+            async move { Ok(Client::in_memory_with(&server, core)) },
             |client| Ok(JsClient { client }),
         )
     }

@@ -25,6 +25,8 @@ import {
   type SubscriptionNotification,
   type StdioClientOptions,
   type HttpClientOptions,
+  type ClientOptions,
+  Server,
 } from 'ferromcp';
 
 export async function usage(): Promise<void> {
@@ -163,4 +165,27 @@ export async function usage(): Promise<void> {
   await withCaps.close();
   await stdio.close();
   await http.close();
+
+  // In memory: a Server of this process, the options that are not a transport's.
+  const tested = new Server({ name: 'under-test', version: '1.0.0' });
+  tested.tool(
+    'add',
+    { inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+    ({ a, b }) => a + b,
+  );
+  const memoryOptions: ClientOptions = {
+    era: 'modern',
+    timeout: 1000,
+    followTasks: true,
+    onElicitation: () => ({ action: 'decline' }),
+  };
+  const memory: Client = await Client.inMemory(tested, memoryOptions);
+  const sum: CallToolResult = await memory.callTool('add', { a: 1, b: 2 });
+  void sum;
+  await memory.close();
+  await Client.inMemory(tested);
+  // @ts-expect-error: the server must be a Server, not a client or a URL.
+  await Client.inMemory('http://127.0.0.1:8000/mcp');
+  // @ts-expect-error: an in-memory client has no transport options.
+  await Client.inMemory(tested, { headers: { Authorization: 'Bearer x' } });
 }

@@ -1,8 +1,9 @@
 // Tasks (SEP-2663) in Node: tools registered with `task` and `taskStart`,
-// served in-process and called by the Node client, which follows the task
-// to the tool's result; cancelling the call aborts the handler's signal.
+// called by the Node client in memory (Client.inMemory: no socket), which
+// follows the task to the tool's result; cancelling the call aborts the
+// handler's signal. Tasks over HTTP: task-behaviour.test.mjs.
 
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { Client, Server } from '../index.mjs';
@@ -11,8 +12,6 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const nameSchema = { type: 'object', properties: { name: { type: 'string' } } };
 
 let server;
-let served;
-let url;
 let aborted = false;
 
 before(async () => {
@@ -39,21 +38,12 @@ before(async () => {
     return `${answer.content?.name} started=${started}`;
   });
   server.tool('plain', {}, async (_, ctx) => `started=${await ctx.startTask()}`);
-  await new Promise((resolve, reject) => {
-    served = server.serveHttp({ port: 0, onListening: (address) => resolve((url = address.url)) });
-    served.catch(reject);
-  });
-});
-
-after(async () => {
-  server.close();
-  await served;
 });
 
 const onElicitation = async () => ({ action: 'accept', content: { name: 'Ada' } });
 
 test('the client follows tasks to their results and answers their questions', async () => {
-  const client = await Client.http(url, { onElicitation });
+  const client = await Client.inMemory(server, { onElicitation });
   try {
     assert.equal((await client.callTool('slow', { ms: 30 })).content[0].text, 'slept 30');
     assert.equal((await client.callTool('confirm')).content[0].text, 'hello Ada');
@@ -65,7 +55,7 @@ test('the client follows tasks to their results and answers their questions', as
 });
 
 test('aborting the call cancels the task and aborts the handler', async () => {
-  const client = await Client.http(url);
+  const client = await Client.inMemory(server);
   try {
     const controller = new AbortController();
     const call = client.callTool('slow', { ms: 60_000 }, { signal: controller.signal });
@@ -87,7 +77,7 @@ test('task options are checked', () => {
 
 test('a task handle shows the task, takes answers, cancels and resumes by id', async () => {
   // No handler: the caller answers the task's question itself.
-  const client = await Client.http(url, { capabilities: { elicitation: {} } });
+  const client = await Client.inMemory(server, { capabilities: { elicitation: {} } });
   try {
     const task = await client.startToolTask('confirm');
     assert.ok(task.id);
@@ -132,7 +122,7 @@ test('a task handle shows the task, takes answers, cancels and resumes by id', a
 });
 
 test('onState sees each change of the followed task, before the result', async () => {
-  const client = await Client.http(url, { onElicitation });
+  const client = await Client.inMemory(server, { onElicitation });
   try {
     const seen = [];
     const task = await client.startToolTask('confirm');
