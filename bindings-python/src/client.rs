@@ -11,6 +11,7 @@
 //! handlers through the binding's one host-call adapter.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use pyo3::PyTraverseError;
@@ -39,6 +40,7 @@ use crate::client_skill::PyLoadedSkill;
 use crate::client_task::PyToolTask;
 use crate::host_call::HostCall;
 use crate::refs::{HandlerKind, PyRefs};
+use crate::server::PyServer;
 use crate::values;
 
 /// Converts a core result to the Python objects of its JSON form, straight
@@ -168,24 +170,78 @@ fn read_settings(
 }
 
 /// The native MCP client. Use `ferromcp.Client` (asyncio) or
-/// `ferromcp.SyncClient`, which give typed results.
+/// `ferromcp.SyncClient`, which give typed results. Every call takes the
+/// asyncio loop to return an awaitable of, or `None` to block.
 ///
-/// ```python
-/// from ferromcp import _native
-///
-/// client = _native.Client.connect_http("http://127.0.0.1:8000/mcp", None)  # blocks
-/// # name, arguments, timeout, progress, meta, event_loop
-/// print(client.call_tool("echo", {"text": "hi"}, None, None, None, None))
-/// client.close(None)
-/// ```
+/// >>> server = _native.Server("demo", "1.0.0")
+/// >>> server.add_tool("echo", None, {"type": "object"}, None, lambda args, ctx: args["text"], False)
+/// >>> client = _native.Client.connect_in_memory(server, None)  # blocks
+/// >>> # method, params, timeout, progress, meta, event_loop
+/// >>> params = {"name": "echo", "arguments": {"text": "hi"}}
+/// >>> client.request("tools/call", params, None, None, None, None)["content"]
+/// [{'type': 'text', 'text': 'hi'}]
+/// >>> client.close(None)
 #[pyclass(module = "ferromcp._native", name = "Client", frozen, weakref)]
 pub(crate) struct PyClient {
     client: Client,
     refs: Arc<PyRefs>,
+    /// An in-memory client's loop lent to its server (`connect_in_memory`).
+    lent: Option<LentLoop>,
 }
 
 fn connected(refs: Arc<PyRefs>) -> ToPy<Client> {
-    Box::new(move |py, client| Ok(Py::new(py, PyClient { client, refs })?.into_any()))
+    Box::new(move |py, client| {
+        let native = PyClient {
+            client,
+            refs,
+            lent: None,
+        };
+        Ok(Py::new(py, native)?.into_any())
+    })
+}
+
+/// Makes each in-memory client's key among its server's lenders unique.
+static NEXT_IN_MEMORY: AtomicU64 = AtomicU64::new(0);
+
+/// An in-memory client registered as a lender of its server's
+/// [`PyRefs`], the way a mount registers the server it is mounted in
+/// (`gateway.rs`): the server's async handlers run on the client's
+/// `handler_loop` when no transport serving the server has a loop of its
+/// own. Taken out when the client closes or goes.
+#[derive(Clone)]
+struct LentLoop {
+    server_refs: Arc<PyRefs>,
+    key: String,
+}
+
+impl LentLoop {
+    fn withdraw(&self) {
+        self.server_refs.remove_lender(&self.key);
+    }
+}
+
+/// The native client of an in-memory pipe to `server`: holds the native
+/// server in the client's references (so the server's handlers live as
+/// long as the client, and the collector sees them) and lends the client's
+/// loop to it. Done only once connected, so that a connection abandoned
+/// before leaves nothing behind in the server.
+fn connected_in_memory(refs: Arc<PyRefs>, server: Py<PyServer>) -> ToPy<Client> {
+    Box::new(move |py, client| {
+        let key = format!(
+            "in-memory client#{}",
+            NEXT_IN_MEMORY.fetch_add(1, Ordering::Relaxed)
+        );
+        let server_refs = server.get().refs.clone();
+        server_refs.add_lender(&key, &refs);
+        refs.set_handler(HandlerKind::Upstream, &key, server.into_any());
+        let lent = LentLoop { server_refs, key };
+        let native = PyClient {
+            client,
+            refs,
+            lent: Some(lent),
+        };
+        Ok(Py::new(py, native)?.into_any())
+    })
 }
 
 #[pymethods]
@@ -310,6 +366,65 @@ impl PyClient {
             event_loop,
             async move { Client::connect_http_with(&url, options).await },
             connected(refs),
+        )
+    }
+
+    /// A client of `server` (a native `Server` of this process) over an
+    /// in-memory pipe: core's `Client::in_memory_with`, called on the
+    /// runtime (it spawns the pipe's tasks), the server serving it as it
+    /// serves stdio. The server's `async def` handlers run on
+    /// `handler_loop` (lent to the server as a mount lends its own) unless
+    /// a transport serving the server has a loop of its own. Raises
+    /// `TypeError` for anything but a native `Server`. The class's example
+    /// (a doctest: the class's docstring is where doctest finds it) uses it.
+    #[staticmethod]
+    #[pyo3(signature = (
+        server, event_loop, *, name=None, version=None, protocol_version=None, era="auto",
+        timeout=None, handlers=None, handler_loop=None, json_default=None, settings=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn connect_in_memory(
+        py: Python<'_>,
+        server: &Bound<'_, PyAny>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+        name: Option<String>,
+        version: Option<String>,
+        protocol_version: Option<String>,
+        era: &str,
+        timeout: Option<f64>,
+        handlers: Option<&Bound<'_, PyDict>>,
+        handler_loop: Option<Py<PyAny>>,
+        json_default: Option<Py<PyAny>>,
+        settings: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let server = server.cast::<PyServer>().map_err(|_| {
+            // Qualified: `ferromcp.Server` wraps a native `Server`.
+            let kind = server
+                .get_type()
+                .fully_qualified_name()
+                .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+            PyTypeError::new_err(format!(
+                "an in-memory client's server is a ferromcp._native.Server, not {kind}"
+            ))
+        })?;
+        let given = identity(name, version, protocol_version, era, []);
+        let Settings { options, refs } = read_settings(
+            py,
+            given,
+            timeout,
+            handlers,
+            handler_loop,
+            json_default,
+            settings,
+        )?;
+        let core = server.get().server.clone();
+        client_future::run(
+            py,
+            event_loop,
+            // Polled inside the runtime's context, whichever path runs it:
+            // `in_memory_with` spawns the server's side of the pipe there.
+            async move { Ok(Client::in_memory_with(&core, options)) },
+            connected_in_memory(refs, server.clone().unbind()),
         )
     }
 
@@ -457,6 +572,7 @@ impl PyClient {
     fn close(&self, py: Python<'_>, event_loop: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let refs = self.refs.clone();
+        let lent = self.lent.clone();
         client_future::run(
             py,
             event_loop,
@@ -465,6 +581,9 @@ impl PyClient {
                 Ok(())
             },
             Box::new(move |py, ()| {
+                if let Some(lent) = &lent {
+                    lent.withdraw();
+                }
                 // Released with the GIL held, outside any lock.
                 refs.clear();
                 Ok(py.None())
@@ -500,6 +619,9 @@ impl Drop for PyClient {
     /// A transport task that outlives the object finds no handlers rather
     /// than objects the collector may already have freed.
     fn drop(&mut self) {
+        if let Some(lent) = &self.lent {
+            lent.withdraw();
+        }
         self.refs.clear();
     }
 }

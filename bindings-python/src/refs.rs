@@ -29,8 +29,9 @@ pub(crate) enum HandlerKind {
     /// A client's OAuth callback (`authorize`, `assertion`) or token store.
     OAuth,
     /// Not a callable: the native `Server` or `Client` a mount (or a proxy)
-    /// serves, held here so it lives as long as the mount and the collector
-    /// sees it (see `gateway.rs`).
+    /// serves, or the native `Server` an in-memory client is joined to,
+    /// held here so it lives as long as the mount (the client) and the
+    /// collector sees it (see `gateway.rs`, `client.rs`).
     Upstream,
 }
 
@@ -67,9 +68,11 @@ pub(crate) struct PyRefs {
     event_loop: Mutex<Option<Arc<LoopDispatcher>>>,
     json_default: Mutex<Option<Py<PyAny>>>,
     /// The references of the servers this one is mounted in, by mount key
-    /// (`gateway.rs`): a mounted server is served only through them, so
-    /// their serving loop runs its async handlers when it has none of its
-    /// own. Weak: a mount must not keep the server it is in alive.
+    /// (`gateway.rs`), and of the in-memory clients joined to it
+    /// (`client.rs`): a server is then served only through them, so their
+    /// loop runs its async handlers when it has none of its own. Weak: a
+    /// mount must not keep the server it is in alive, nor a server its
+    /// clients.
     lenders: Mutex<Vec<(String, Weak<PyRefs>)>>,
 }
 
@@ -137,20 +140,25 @@ impl PyRefs {
         }
         let depth = depth.checked_sub(1)?;
         // Upgraded under the lock, searched after it is released: a
-        // lender's own lock is taken next.
+        // lender's own lock is taken next. Newest first: of several
+        // in-memory clients still open, the latest is the one most likely
+        // in use, its loop the one most likely still running (an older
+        // client's loop may have stopped without the client being closed).
         let lenders: Vec<Arc<PyRefs>> = lock(&self.lenders)
             .iter()
+            .rev()
             .filter_map(|(_, lender)| lender.upgrade())
             .collect();
         lenders.iter().find_map(|lender| lender.loop_within(depth))
     }
 
-    /// This server is mounted (under `key`) in the server of `lender`.
+    /// This server is mounted (under `key`) in the server of `lender`, or
+    /// joined to the in-memory client of `lender`.
     pub(crate) fn add_lender(&self, key: &str, lender: &Arc<PyRefs>) {
         lock(&self.lenders).push((key.to_owned(), Arc::downgrade(lender)));
     }
 
-    /// The mount `key` was taken out.
+    /// The mount (or in-memory client) `key` was taken out (closed).
     pub(crate) fn remove_lender(&self, key: &str) {
         lock(&self.lenders).retain(|(held, _)| held != key);
     }

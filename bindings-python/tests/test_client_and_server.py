@@ -2,13 +2,15 @@
 (`ctx.elicit`, `ctx.sample`, `ctx.list_roots`) are answered by the client's
 `on_elicitation`/`on_sampling`/`on_roots`, for a 2026-07-28 client (rounds
 replayed with `requestState`) and a 2025-11-25 session (live requests), with
-sync and async handlers on both sides."""
+sync and async handlers on both sides. The client is joined to the server in
+memory (`Client.in_memory`; the server's async tool runs on the client's
+loop): the transport is not what is tested here. The client answering over
+HTTP is tested in test_client.py, the server's asks on the wire in
+test_context.py."""
 
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Iterator
 from typing import Any
 
 import ferromcp
@@ -17,7 +19,7 @@ from conftest import TIMEOUT
 
 
 @pytest.fixture
-def url() -> Iterator[str]:
+def server() -> ferromcp.Server:
     server = ferromcp.Server("asks")
 
     @server.tool
@@ -35,21 +37,11 @@ def url() -> Iterator[str]:
         sampled = await ctx.sample(f"A haiku about {topic}", max_tokens=50)
         return str(sampled["content"]["text"])
 
-    # The async tool runs on a loop of its own, as a served application's would.
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    serving = server.start("http", port=0, event_loop=loop)
-    yield f"http://127.0.0.1:{serving.port}/mcp"
-    serving.stop()
-    serving.wait(TIMEOUT)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(TIMEOUT)
-    loop.close()
+    return server
 
 
 @pytest.mark.parametrize("era", ["modern", "legacy"])
-def test_a_python_servers_asks_are_answered_by_the_client(url: str, era: str) -> None:
+def test_a_python_servers_asks_are_answered_by_the_client(server: ferromcp.Server, era: str) -> None:
     asked: list[str] = []
 
     async def on_elicitation(params: dict[str, Any]) -> dict[str, Any]:
@@ -64,8 +56,8 @@ def test_a_python_servers_asks_are_answered_by_the_client(url: str, era: str) ->
         return {"role": "assistant", "content": {"type": "text", "text": f"[{prompt}]"}, "model": "m"}
 
     async def main() -> None:
-        async with ferromcp.Client.http(
-            url,
+        async with ferromcp.Client.in_memory(
+            server,
             era=era,  # type: ignore[arg-type]
             on_elicitation=on_elicitation,
             on_roots=on_roots,
@@ -79,6 +71,6 @@ def test_a_python_servers_asks_are_answered_by_the_client(url: str, era: str) ->
     asyncio.run(asyncio.wait_for(main(), TIMEOUT))
 
 
-def test_a_declined_elicitation_reaches_the_server(url: str) -> None:
-    with ferromcp.SyncClient.http(url, on_elicitation=lambda params: {"action": "decline"}) as client:
+def test_a_declined_elicitation_reaches_the_server(server: ferromcp.Server) -> None:
+    with ferromcp.SyncClient.in_memory(server, on_elicitation=lambda params: {"action": "decline"}) as client:
         assert client.call_tool("register").text == "declined"

@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal, TypedDict
 
 import ferromcp
 import pytest
-from conftest import http_post, params
 from ferromcp._schema import elicitation_schema, from_json, from_text, output_schema, type_schema
 
 pydantic = pytest.importorskip("pydantic")
@@ -52,7 +51,7 @@ class Contact(TypedDict):
 
 
 @pytest.fixture
-def served() -> Iterator[int]:
+def served() -> Iterator[ferromcp.SyncClient]:
     server = ferromcp.Server("types")
 
     @server.tool
@@ -70,27 +69,22 @@ def served() -> Iterator[int]:
     def shout(text: Annotated[str, "What to shout"], mode: Literal["loud", "louder"] = "loud") -> str:
         return text.upper() + ("!" if mode == "loud" else "!!!")
 
-    serving = server.start("http", port=0)
-    assert serving.port is not None
-    yield serving.port
-    serving.stop()
-    serving.wait(10)
+    # In memory: what is tested is the schemas and conversions, not a transport.
+    with ferromcp.SyncClient.in_memory(server) as client:
+        yield client
 
 
-def call(port: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params(name=name, arguments=arguments)}
-    response = http_post(port, message)
-    assert "result" in response, response
-    result: dict[str, Any] = response["result"]
-    return result
+def call(client: ferromcp.SyncClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The result as the wire has it."""
+    return client.call_tool(name, arguments).raw
 
 
-def tools(port: int) -> dict[str, dict[str, Any]]:
-    response = http_post(port, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params()})
-    return {t["name"]: t for t in response["result"]["tools"]}
+def tools(client: ferromcp.SyncClient) -> dict[str, dict[str, Any]]:
+    """Each tool as the wire has it, by name."""
+    return {t.name: t.raw for t in client.list_tools()}
 
 
-def test_pydantic_models_give_input_and_output_schemas(served: int) -> None:
+def test_pydantic_models_give_input_and_output_schemas(served: ferromcp.SyncClient) -> None:
     greet = tools(served)["greet"]
     person = greet["inputSchema"]["properties"]["person"]
     assert person["required"] == ["name", "age"]
@@ -103,17 +97,17 @@ def test_pydantic_models_give_input_and_output_schemas(served: int) -> None:
     }
 
 
-def test_invalid_pydantic_arguments_are_refused(served: int) -> None:
+def test_invalid_pydantic_arguments_are_refused(served: ferromcp.SyncClient) -> None:
     result = call(served, "greet", {"person": {"name": "Ada"}})
     assert result.get("isError") is True  # core's schema check (age is required)
 
 
-def test_nested_dataclasses_and_enums_are_built_from_arguments(served: int) -> None:
+def test_nested_dataclasses_and_enums_are_built_from_arguments(served: ferromcp.SyncClient) -> None:
     result = call(served, "length", {"segment": {"start": {"x": 0, "y": 0}, "end": {"x": 3, "y": 4}, "level": 2}})
     assert result["structuredContent"] == {"result": 7.0}
 
 
-def test_annotated_descriptions_and_literals(served: int) -> None:
+def test_annotated_descriptions_and_literals(served: ferromcp.SyncClient) -> None:
     shout = tools(served)["shout"]["inputSchema"]["properties"]
     assert shout["text"] == {"type": "string", "description": "What to shout"}
     assert shout["mode"] == {"type": "string", "enum": ["loud", "louder"], "default": "loud"}

@@ -114,6 +114,22 @@ class Client:
         oauth: dict[str, Any] | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> Any: ...
+    @staticmethod
+    def connect_in_memory(
+        server: Server,
+        event_loop: asyncio.AbstractEventLoop | None,
+        *,
+        name: str | None = None,
+        version: str | None = None,
+        protocol_version: str | None = None,
+        era: str = "auto",
+        timeout: float | None = None,
+        handlers: dict[str, tuple[Callable[[Any, None], Any], bool]] | None = None,
+        handler_loop: asyncio.AbstractEventLoop | None = None,
+        json_default: Callable[[Any], Any] | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """A client of ``server`` over an in-memory pipe (awaitable with a loop, else blocking)."""
     @property
     def protocol_version(self) -> str: ...
     @property

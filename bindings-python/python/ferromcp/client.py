@@ -58,7 +58,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterable, Iterator, Mapping, Sequence
 from types import MethodType
-from typing import Any, Generic, Literal, ParamSpec, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypedDict, TypeVar, overload
 
 from . import _native
 from ._json import json_default
@@ -78,6 +78,10 @@ from .client_types import (
     Tool,
 )
 from .oauth import OAuth
+
+if TYPE_CHECKING:
+    # server.py imports this module; at run time `in_memory` imports it late.
+    from .server import Server
 
 __all__ = [
     "LEGACY_PROTOCOL_VERSIONS",
@@ -714,17 +718,24 @@ class _Connection:
         kwargs: dict[str, Any],
         handlers: dict[str, tuple[Callable[[Any, None], Any], bool]],
         oauth: OAuth | None = None,
+        in_process: bool = False,
     ) -> None:
         self.connect = connect
         self.target = target
         self.kwargs = kwargs
         self.handlers = handlers
         self.oauth = oauth
+        # A server of this process (`in_memory`) runs its async handlers on
+        # the client's loop, and may register one after the client connects.
+        self.in_process = in_process
 
     @property
     def has_async_handler(self) -> bool:
-        return any(is_async for _, is_async in self.handlers.values()) or (
-            self.oauth is not None and self.oauth.has_async_callback
+        """Whether a :class:`SyncClient` needs a loop thread of its own."""
+        return (
+            self.in_process
+            or any(is_async for _, is_async in self.handlers.values())
+            or (self.oauth is not None and self.oauth.has_async_callback)
         )
 
     def open(self, event_loop: asyncio.AbstractEventLoop | None, handler_loop: asyncio.AbstractEventLoop | None) -> Any:
@@ -815,6 +826,18 @@ def _http(
         raise TypeError(f"oauth must be a ferromcp.OAuth, not {type(oauth).__name__}")
     kwargs = dict(common, headers=list((headers or {}).items()), **tls)
     return _Connection(_native.Client.connect_http, (url,), kwargs, handlers, oauth)
+
+
+def _in_memory(
+    server: Server,
+    common: dict[str, Any],
+    handlers: dict[str, tuple[Callable[[Any, None], Any], bool]],
+) -> _Connection:
+    from .server import Server  # a cycle at import time: server.py imports this module
+
+    if not isinstance(server, Server):
+        raise TypeError(f"an in-memory client's server is a ferromcp.Server, not {type(server).__name__}")
+    return _Connection(_native.Client.connect_in_memory, (server._native,), common, handlers, in_process=True)
 
 
 class ItemStream(Generic[T]):
@@ -1112,6 +1135,55 @@ class _ClientBase:
         tls = _tls(tls_roots, ca_certs, client_cert)
         return cls(_http(url, headers, tls, common, _handlers(on_elicitation, on_sampling, on_roots), oauth))
 
+    @classmethod
+    def in_memory(
+        cls: type[_C],
+        server: Server,
+        *,
+        name: str | None = None,
+        version: str | None = None,
+        protocol_version: str | None = None,
+        era: Era = "auto",
+        timeout: float | None = 60.0,
+        on_elicitation: InputHandler | None = None,
+        on_sampling: InputHandler | None = None,
+        on_roots: InputHandler | None = None,
+        limits: ClientLimits | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        follow_tasks: bool = True,
+    ) -> _C:
+        """A client of ``server``, a :class:`ferromcp.Server` of this
+        process, over an in-memory pipe: no socket, no subprocess, the whole
+        protocol (questions for input, ``listen`` streams, tasks), which is
+        how to test a server with pytest. The server serves it as it serves
+        stdio until the client is closed; it needs no ``run`` or ``start``.
+
+        The server's ``async def`` handlers run on the client's loop (the
+        running loop of a :class:`Client`, the private loop thread of a
+        :class:`SyncClient`), unless a transport serving the server has a
+        loop of its own. A :class:`Client` connects when awaited or entered,
+        a :class:`SyncClient` at once. Other arguments as for :meth:`stdio`.
+
+        >>> import asyncio, ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... async def greet(name: str) -> str:
+        ...     return f"hello {name}"
+        >>> async def main() -> None:
+        ...     async with Client.in_memory(server) as client:
+        ...         print((await client.call_tool("greet", {"name": "Ada"})).text)
+        >>> asyncio.run(main())
+        hello Ada
+        >>> with SyncClient.in_memory(server) as client:
+        ...     print(client.call_tool("greet", {"name": "Bob"}).text)
+        hello Bob
+
+        Raises:
+            TypeError: ``server`` is not a :class:`ferromcp.Server`.
+        """
+        common = _common(name, version, protocol_version, era, timeout, limits, capabilities, follow_tasks)
+        return cls(_in_memory(server, common, _handlers(on_elicitation, on_sampling, on_roots)))
+
     @property
     def protocol_version(self) -> str:
         """The revision requests currently declare.
@@ -1372,9 +1444,9 @@ class SyncLoadedSkill(_LoadedSkillBase, _BlocksNative):
 
 
 class Client(_ClientBase, _Awaits):
-    """An asyncio MCP client; build one with :meth:`stdio` or :meth:`http`
-    and use it with ``async with`` (or ``await client.connect()`` and
-    ``await client.close()``).
+    """An asyncio MCP client; build one with :meth:`stdio`, :meth:`http` or
+    :meth:`in_memory` and use it with ``async with`` (or ``await
+    client.connect()`` and ``await client.close()``).
 
     >>> import asyncio, sys
     >>> async def main() -> None:
