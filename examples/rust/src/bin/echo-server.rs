@@ -1,5 +1,8 @@
 //! The walking-skeleton example: `echo` and `add`, served over stdio or,
 //! with `--http PORT`, over Streamable HTTP at http://127.0.0.1:PORT/mcp.
+//! `--middleware` first puts one link that only passes requests on in front
+//! of every request (what `make bench` measures a middleware chain's cost
+//! with).
 
 use ferromcp::protocol::Tool;
 use ferromcp::server::{HandlerError, Server, ToolOutput};
@@ -57,7 +60,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .init();
     let server = build_server()?;
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--middleware") {
+        args.remove(0);
+        server.add_middleware(|request, next: ferromcp::server::Next| next.run(request));
+    }
     match args.as_slice() {
         [] => match server.run_stdio().await {
             // The client closed our stdout: its session is over.
@@ -70,7 +77,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let port: u16 = port.parse().map_err(|_| format!("invalid port {port:?}"))?;
             server.run_http(HttpOptions::localhost(port)).await?
         }
-        _ => return Err("usage: echo-server [--http PORT]".into()),
+        _ => return Err("usage: echo-server [--middleware] [--http PORT]".into()),
     }
     Ok(())
 }
