@@ -20,6 +20,7 @@
 import type { HttpAddress, HttpOptions as NativeHttpOptions, Caching } from './native';
 import type { AuthOptions } from './lib/auth';
 import type { Client } from './lib/client';
+import type { Middleware, BuiltinMiddleware, VisibilityRule } from './lib/middleware';
 import type {
   RequestContext,
   Schema,
@@ -70,6 +71,20 @@ export { InvalidToken, JwtVerifier } from './lib/auth';
 export type { AuthOptions, AuthInfo, JwtVerifierOptions, VerifyToken } from './lib/auth';
 export * from './lib/client'; // Client, Subscription and the result types
 export * from './lib/oauth'; // OAuthOptions, TokenStore, LoopbackRedirect, headlessAuthorize
+export { middleware } from './lib/middleware';
+export type {
+  BuiltinMiddleware,
+  CallerInfo,
+  LogOptions,
+  Middleware,
+  MiddlewareContext,
+  MiddlewareResult,
+  Next,
+  RequestLogEntry,
+  Visible,
+  VisibleItem,
+  VisibilityRule,
+} from './lib/middleware';
 
 /**
  * How the core classifies a failure: `"peerError"` (the peer answered with a
@@ -509,6 +524,67 @@ export declare class Server {
   completion(
     handler: (params: CompleteParams, ctx: RequestContext) => string[] | CompletionValues | Promise<string[] | CompletionValues>,
   ): this;
+
+  /**
+   * Adds a link at the end of the middleware chain around every request
+   * the server answers (tool calls, reads, prompt gets, lists,
+   * completions, `server/discover`; not the 2025-11-25 handshake nor
+   * notifications), over every transport; returns the server, for
+   * chaining. The first link added sees a request first and its result
+   * last.
+   *
+   * `link(ctx, next)` may read or change `ctx.params`, call `next(ctx)`
+   * (once) to run the rest of the chain, and return its result, changed or
+   * not, or answer by itself; sync or async. A thrown {@link McpError}
+   * answers with that JSON-RPC error and nothing further runs; any other
+   * thrown error becomes an internal error (-32603, `"<ErrorName>:
+   * <message>"`), as from a resource handler, and the server goes on
+   * serving. `link` may also be one of the ready-made {@link middleware}.
+   *
+   * @example
+   * ```js
+   * const server = new Server({ name: 'demo', version: '1.0.0' });
+   * server.tool('echo', ({ text }) => text);
+   * server.use(async (ctx, next) => {
+   *   if (ctx.name === 'echo' && ctx.params.arguments?.text === 'forbidden') {
+   *     throw new McpError('refused by policy', { code: -32602 });
+   *   }
+   *   if (ctx.name === 'echo') ctx.params.arguments = { text: String(ctx.params.arguments?.text).toUpperCase() };
+   *   const result = await next(ctx);
+   *   return { ...result, _meta: { ...result._meta, 'example.com/checked': true } };
+   * });
+   * server.use(middleware.rateLimit({ perSecond: 10, burst: 20 }));
+   * const client = await Client.inMemory(server);
+   * const { content } = await client.callTool('echo', { text: 'hi' }); // content[0].text === 'HI'
+   * await client.callTool('echo', { text: 'forbidden' }).catch((e) => console.error(e.code)); // -32602
+   * await client.close();
+   * ```
+   */
+  use(link: Middleware | BuiltinMiddleware): this;
+
+  /**
+   * Sets the rule deciding which tools, prompts, resources and resource
+   * templates each caller sees (replacing any earlier one; `null` removes
+   * it); returns the server, for chaining. Lists leave out what it hides,
+   * and calling, reading, getting or completing a hidden item fails
+   * exactly as for an unknown one; filtered lists are marked
+   * `cacheScope: "private"`. The rule answers synchronously (a Promise or
+   * a throw hides the item). A registration's own `visible` option must
+   * allow too.
+   *
+   * @example
+   * ```js
+   * const server = new Server({ name: 'demo', version: '1.0.0' });
+   * server.tool('search', () => 'found');
+   * server.tool('admin_reset', () => 'reset');
+   * server.visibility((ctx, item) => !item.key.startsWith('admin_') || ctx.clientInfo?.name === 'console');
+   * const guest = await Client.inMemory(server, { name: 'guest' });
+   * const { tools } = await guest.listTools(); // tools.map((t) => t.name) is ['search']
+   * await guest.callTool('admin_reset').catch((e) => console.error(e.message)); // 'Unknown tool: admin_reset'
+   * await guest.close();
+   * ```
+   */
+  visibility(rule: VisibilityRule | null): this;
 
   /**
    * Tells clients subscribed to `uri` that it changed.

@@ -89,6 +89,7 @@ const {
   registerServerAccess,
 } = require('./lib/client.js');
 const { LoopbackRedirect, headlessAuthorize } = require('./lib/oauth.js');
+const { adaptLink, middleware, VisibilityRules, nativeVisible } = require('./lib/middleware.js');
 
 /** Signals that stop a serving server gracefully (see `handleSignals`). */
 const { InvalidToken, JwtVerifier, toNativeProtection } = require('./lib/auth.js');
@@ -238,8 +239,9 @@ class Server {
     if (typeof handler !== 'function') {
       throw new TypeError(`tool(${JSON.stringify(name)}): handler must be a function`);
     }
-    const { inputSchema = { type: 'object' }, outputSchema, scopes, task, taskStart, ...rest } = definition ?? {};
+    const { inputSchema = { type: 'object' }, outputSchema, scopes, task, taskStart, visible, ...rest } = definition ?? {};
     const what = `tool ${JSON.stringify(name)}`;
+    const visibleRule = nativeVisible(visible, what);
     const tool = { ...rest, name, inputSchema: toJsonSchema(inputSchema, 'input', `${what} inputSchema`) };
     if (outputSchema !== undefined) {
       tool.outputSchema = toJsonSchema(outputSchema, 'output', `${what} outputSchema`);
@@ -254,6 +256,7 @@ class Server {
       taskStart ?? null,
     );
     this.#native.requireScopes('tool', name, scopesOf(scopes, what));
+    this.#setVisible('tool', name, visible, visibleRule);
     return this;
   }
 
@@ -263,6 +266,7 @@ class Server {
    * @returns {boolean}
    */
   removeTool(name) {
+    this.#visibility.own.delete(`tool\0${name}`);
     return this.#native.remove('tool', name);
   }
 
@@ -307,8 +311,9 @@ class Server {
     if (typeof handler !== 'function') {
       throw new TypeError(`resource(${JSON.stringify(uri)}): handler must be a function`);
     }
-    const { complete, cache, scopes, name = uri, ...rest } = definition ?? {};
+    const { complete, cache, scopes, visible, name = uri, ...rest } = definition ?? {};
     const required = scopesOf(scopes, `resource ${JSON.stringify(uri)}`);
+    const visibleRule = nativeVisible(visible, `resource ${JSON.stringify(uri)}`);
     const template = uri.includes('{');
     if (!template && complete !== undefined) {
       throw new TypeError(`resource(${JSON.stringify(uri)}): only a URI template has variables to complete`);
@@ -316,6 +321,7 @@ class Server {
     const kind = template ? 'resourceTemplate' : 'resource';
     this.#native.add(kind, { ...rest, name, [template ? 'uriTemplate' : 'uri']: uri }, handler, cache);
     this.#native.requireScopes(kind, uri, required);
+    this.#setVisible(kind, uri, visible, visibleRule);
     if (template) this.#completers(`resource\0${uri}`, complete);
     return this;
   }
@@ -329,11 +335,10 @@ class Server {
    * @returns {boolean}
    */
   removeResource(uri) {
-    if (uri.includes('{')) {
-      this.#completerTable.delete(`resource\0${uri}`);
-      return this.#native.remove('resourceTemplate', uri);
-    }
-    return this.#native.remove('resource', uri);
+    const kind = uri.includes('{') ? 'resourceTemplate' : 'resource';
+    this.#visibility.own.delete(`${kind}\0${uri}`);
+    if (kind === 'resourceTemplate') this.#completerTable.delete(`resource\0${uri}`);
+    return this.#native.remove(kind, uri);
   }
 
   /**
@@ -368,7 +373,8 @@ class Server {
     if (typeof handler !== 'function') {
       throw new TypeError(`prompt(${JSON.stringify(name)}): handler must be a function`);
     }
-    const { arguments: args, argsSchema, complete, scopes, ...rest } = definition ?? {};
+    const { arguments: args, argsSchema, complete, scopes, visible, ...rest } = definition ?? {};
+    const visibleRule = nativeVisible(visible, `prompt ${JSON.stringify(name)}`);
     const completers = { ...complete };
     /** @type {Array<Record<string, unknown>> | undefined} */
     let list;
@@ -398,6 +404,7 @@ class Server {
     if (list !== undefined) prompt.arguments = list;
     this.#native.add('prompt', prompt, parse ? parsingFirst(parse, handler) : handler);
     this.#native.requireScopes('prompt', name, scopesOf(scopes, `prompt ${JSON.stringify(name)}`));
+    this.#setVisible('prompt', name, visible, visibleRule);
     this.#completers(`prompt\0${name}`, completers);
     return this;
   }
@@ -409,6 +416,7 @@ class Server {
    */
   removePrompt(name) {
     this.#completerTable.delete(`prompt\0${name}`);
+    this.#visibility.own.delete(`prompt\0${name}`);
     return this.#native.remove('prompt', name);
   }
 
@@ -443,6 +451,119 @@ class Server {
     this.#fallbackCompleter = handler;
     this.#enableCompletion();
     return this;
+  }
+
+  /**
+   * Adds a link at the end of the middleware chain around every request
+   * the server answers (tool calls, reads, prompt gets, lists, completions,
+   * `server/discover`...; not the 2025-11-25 handshake nor notifications),
+   * whatever the transport; returns the server, for chaining. The first
+   * link added sees a request first and its result last.
+   *
+   * `link(ctx, next)` gets a {@link MiddlewareContext} (`method`, `params`,
+   * `name`, `requestId`, `auth`, `clientInfo`, `protocolVersion`...) and
+   * `next(ctx)`, which runs the rest of the chain with `ctx.params` (change
+   * them first if need be) and resolves to the result object; the link
+   * returns that result (changed or not) or one of its own, or a Promise of
+   * it. A thrown {@link McpError} answers with that JSON-RPC error without
+   * going on; any other thrown error becomes an internal error
+   * (`"<ErrorName>: <message>"`), as from a resource handler. `next` may be
+   * called once; an error it rejects with can be caught or passed on.
+   * `link` may also be one of the ready-made {@link middleware}.
+   *
+   * @example
+   * const server = new Server({ name: 'demo', version: '1.0.0' });
+   * server.tool('echo', ({ text }) => text);
+   * const seen = [];
+   * server.use(async (ctx, next) => {
+   *   seen.push(ctx.method);
+   *   if (ctx.name === 'echo') ctx.params.arguments = { text: String(ctx.params.arguments?.text).toUpperCase() };
+   *   const result = await next(ctx);
+   *   return { ...result, _meta: { 'example.com/seen': true } };
+   * });
+   * const client = await Client.inMemory(server);
+   * const result = await client.callTool('echo', { text: 'hi' }); // content[0].text === 'HI'
+   * await client.close();
+   *
+   * @param {((ctx: import('./lib/middleware.js').MiddlewareContext, next: (ctx?: any) => Promise<any>) => unknown)
+   *   | InstanceType<typeof native.BuiltinMiddleware>} link
+   * @returns {this}
+   */
+  use(link) {
+    if (link instanceof native.BuiltinMiddleware) {
+      this.#native.useBuiltin(link);
+    } else if (typeof link === 'function') {
+      this.#native.useLink(adaptLink(link));
+    } else {
+      throw new TypeError('use(link): link must be a function (ctx, next) => result or one of middleware.*()');
+    }
+    return this;
+  }
+
+  /**
+   * Sets the rule deciding which tools, prompts, resources and resource
+   * templates each caller sees (replacing any earlier one; `null` removes
+   * it); returns the server, for chaining. `rule(ctx, item)` gets who asks
+   * (`ctx.auth`, `ctx.clientInfo`, `ctx.protocolVersion`, `ctx.headers`)
+   * and the item (`{ kind: 'tool' | 'prompt' | 'resource' |
+   * 'resourceTemplate', key }`, the key being its name, URI or URI
+   * template) and returns whether the caller may see and use it,
+   * synchronously: an answer that is a Promise, or a throw, hides the item.
+   * Lists leave out what it hides, and calling, reading, getting or
+   * completing a hidden item fails exactly as for an unknown one. An
+   * item's own `visible` option (see {@link Server#tool}) must allow too.
+   *
+   * @example
+   * const server = new Server({ name: 'demo', version: '1.0.0' });
+   * server.tool('search', () => 'found');
+   * server.tool('admin_reset', () => 'reset');
+   * server.visibility((ctx, item) => !item.key.startsWith('admin_') || ctx.clientInfo?.name === 'console');
+   * const guest = await Client.inMemory(server, { name: 'guest' });
+   * const tools = await guest.listTools(); // tools.tools.map((t) => t.name) is ['search']
+   * await guest.close();
+   *
+   * @param {((ctx: any, item: { kind: 'tool' | 'prompt' | 'resource' | 'resourceTemplate', key: string }) => boolean) | null} rule
+   * @returns {this}
+   */
+  visibility(rule) {
+    if (rule !== null && rule !== undefined && typeof rule !== 'function') {
+      throw new TypeError('visibility(rule): rule must be a function (ctx, item) => boolean, or null');
+    }
+    const enabled = typeof rule === 'function';
+    if (enabled) this.#ensureEvaluator();
+    this.#visibility.rule = enabled ? rule : null;
+    this.#native.setVisibilityRule(enabled);
+    return this;
+  }
+
+  /** The predicates of `visibility()` and of each item's `visible`. */
+  #visibility = new VisibilityRules();
+  #evaluatorSet = false;
+
+  /** Registers the evaluator of the JS predicates with the native side, once. */
+  #ensureEvaluator() {
+    if (this.#evaluatorSet) return;
+    this.#native.setVisibilityEvaluator(this.#visibility.evaluator());
+    this.#evaluatorSet = true;
+  }
+
+  /**
+   * Applies a registration's `visible` option (already checked into
+   * `rule`, its native form): a function is kept here, data goes native.
+   * @param {'tool' | 'prompt' | 'resource' | 'resourceTemplate'} kind
+   * @param {string} key
+   * @param {unknown} visible
+   * @param {Record<string, unknown> | null} rule
+   */
+  #setVisible(kind, key, visible, rule) {
+    const id = `${kind}\0${key}`;
+    if (typeof visible === 'function') {
+      this.#ensureEvaluator();
+      this.#visibility.own.set(id, /** @type {(ctx: any) => unknown} */ (visible));
+    } else {
+      this.#visibility.own.delete(id);
+    }
+    this.#native.setVisible(kind, key, rule);
   }
 
   /**
@@ -624,4 +745,4 @@ class Server {
   }
 }
 
-module.exports = { Server, Mount, Client, JwtVerifier, InvalidToken, Subscription, ToolTask, LoadedSkill, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS };
+module.exports = { Server, Mount, Client, JwtVerifier, InvalidToken, Subscription, ToolTask, LoadedSkill, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS, middleware };

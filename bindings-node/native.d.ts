@@ -369,8 +369,101 @@ export declare class Server {
    * names, with its identity and instructions.
    */
   static proxy(upstream: Client): Promise<Server>
+  /**
+   * Adds a JS link at the end of the middleware chain:
+   * `link(request, next)` gets the request as a plain object (`method`,
+   * `params`, `requestId`, `auth`, `clientInfo`, `protocolVersion`,
+   * `clientCapabilities`, `headers`) and the native `next`, and returns
+   * the result object or a promise of it. A thrown `McpError` is that
+   * JSON-RPC error; anything else thrown an internal error.
+   *
+   * @internal The facade's `server.use(link)` calls it with an adapter.
+   */
+  useLink(link: (request: { method: string; params: Record<string, unknown>; requestId: string | number; auth: AuthInfo | null; clientInfo: Record<string, unknown> | null; protocolVersion: string; clientCapabilities: Record<string, unknown>; headers: Record<string, string> }, next: MiddlewareNext) => unknown): void
+  /** Adds one of core's ready-made links at the end of the chain. */
+  useBuiltin(link: BuiltinMiddleware): void
+  /**
+   * Sets (or with `null` removes) the visibility rule of one item
+   * (`kind` as for `requireScopes`, `key` its name, URI or template):
+   * data (`scopes`: the token carries them all; `clients`: the caller's
+   * `clientInfo.name` is one of them; `subjects`: the token's `sub` is
+   * one of them) evaluated natively, and/or `predicate: true` when the
+   * facade holds a JS predicate for it (see `setVisibilityEvaluator`).
+   *
+   * @internal The facade's `visible` registration option calls it.
+   */
+  setVisible(kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', key: string, rule: { scopes?: string[]; clients?: string[]; subjects?: string[]; predicate?: boolean } | null): void
+  /**
+   * Registers the facade's evaluator `(ctx, items) => boolean[]`, which
+   * applies the JS predicates (the server-wide one and each item's own)
+   * to every item of `items` (`{ kind, key }`) for the caller `ctx`
+   * (`auth`, `clientInfo`, `protocolVersion`, `clientCapabilities`,
+   * `headers`). It must answer synchronously; once per server.
+   *
+   * @internal Used by the `ferromcp` package itself.
+   */
+  setVisibilityEvaluator(evaluate: (ctx: { auth: AuthInfo | null; clientInfo: Record<string, unknown> | null; protocolVersion: string; clientCapabilities: Record<string, unknown>; headers: Record<string, string> }, items: Array<{ kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt'; key: string }>) => boolean[]): void
+  /**
+   * Whether the facade holds a server-wide JS predicate, asked about
+   * every item.
+   *
+   * @internal The facade's `server.visibility(rule)` calls it.
+   */
+  setVisibilityRule(enabled: boolean): void
 }
 export type JsServer = Server
+
+/**
+ * One of core's ready-made links (`middleware.logRequests()`,
+ * `maskErrors()`, `rateLimit()` of the package), for `server.use()`. Using
+ * the same object on two servers shares its state (a rate limit's
+ * buckets).
+ *
+ * @example
+ * ```js
+ * server.use(BuiltinMiddleware.rateLimit(10, 20));
+ * ```
+ *
+ * @internal The facade's `middleware` object makes them.
+ */
+export declare class BuiltinMiddleware {
+  /**
+   * Core's `LogRequests` (`tracing` events on `ferromcp::requests`),
+   * each request also reported to `log` once it ends.
+   */
+  static logRequests(log?: ((entry: { method: string; name?: string; ok: boolean; code?: number; message?: string; durationMs: number }) => void) | null): BuiltinMiddleware
+  /**
+   * Core's `MaskErrors`; each masked error's real message is reported
+   * to `log` first.
+   */
+  static maskErrors(log?: ((entry: { method: string; name?: string; ok: boolean; code?: number; message?: string; durationMs: number }) => void) | null): BuiltinMiddleware
+  /**
+   * Core's `RateLimit`: a token bucket per client, `perSecond` requests
+   * a second with bursts of `burst`, for at most `maxClients` clients
+   * (default 10,000).
+   */
+  static rateLimit(perSecond: number, burst: number, maxClients?: number | undefined | null): BuiltinMiddleware
+  /** `"logRequests"`, `"maskErrors"` or `"rateLimit"`. */
+  get name(): 'logRequests' | 'maskErrors' | 'rateLimit'
+}
+export type JsBuiltinMiddleware = BuiltinMiddleware
+
+/**
+ * The rest of the chain, as a JS link's `next` sees it (the facade wraps
+ * it in a function).
+ *
+ * @internal Used by the `ferromcp` package itself.
+ */
+export declare class MiddlewareNext {
+  /**
+   * Runs the rest of the chain, and then the request, with `params`:
+   * resolves with the result object, or rejects with the `McpError` it
+   * ended in. Once per request; after the link's request is over it
+   * rejects with kind `"cancelled"`.
+   */
+  run(params: Record<string, unknown>): Promise<Record<string, unknown>>
+}
+export type JsMiddlewareNext = MiddlewareNext
 
 /**
  * One upstream mounted in a server. Use the facade's `server.mount(...)`.

@@ -836,6 +836,10 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.CancelToken = nativeBinding.CancelToken
+module.exports.BuiltinMiddleware = nativeBinding.BuiltinMiddleware
+module.exports.JsBuiltinMiddleware = nativeBinding.JsBuiltinMiddleware
+module.exports.MiddlewareNext = nativeBinding.MiddlewareNext
+module.exports.JsMiddlewareNext = nativeBinding.JsMiddlewareNext
 module.exports.Client = nativeBinding.Client
 module.exports.JsClient = nativeBinding.JsClient
 module.exports.Pages = nativeBinding.Pages

@@ -9,6 +9,7 @@
  */
 
 import type { RequestContext as NativeRequestContext, CacheHint } from '../native';
+import type { Visible } from './middleware';
 
 /** A JSON Schema object (`inputSchema`, `outputSchema`, `requestedSchema`). */
 export type JsonSchema = Record<string, unknown>;
@@ -90,6 +91,13 @@ export interface Decorations {
    * is served with `auth` (HTTP 403 `insufficient_scope` otherwise).
    */
   scopes?: string[];
+  /**
+   * Who sees it (lists) and may use it; to anyone else it is as unknown as
+   * an item never registered. A predicate of the caller, or data checked
+   * without calling JS (`{ scopes, clients, subjects }`); the server-wide
+   * {@link Server.visibility} rule must allow too. See {@link Visible}.
+   */
+  visible?: Visible;
 }
 
 /**

@@ -21,7 +21,9 @@
 //! `server` (the `Server` class), `tools` and `primitives` (which callable
 //! each kind of handler runs), `host_call` (the one adapter that runs a JS
 //! callable), `context` (the request context), `auth` (protected serving),
-//! `http_embed` (core's HTTP endpoint for a JS web server), `gateway`
+//! `http_embed` (core's HTTP endpoint for a JS web server), `middleware`
+//! (JS links of core's middleware chain, core's ready-made links),
+//! `visibility` (who sees which item), `gateway`
 //! (`mount`, `mountServer` and `proxy` of `Server`, and `Mount`), `client` and
 //! `oauth`, `tool_result`, `abort` (`ctx.signal`), `error` (both directions
 //! of error conversion), `values` (JS values to JSON) and `runtime`
@@ -43,9 +45,11 @@ mod error;
 mod gateway;
 mod host_call;
 mod http_embed;
+mod middleware;
 mod oauth;
 mod primitives;
 mod runtime;
 mod tool_result;
 mod tools;
 mod values;
+mod visibility;

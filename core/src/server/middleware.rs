@@ -27,8 +27,8 @@ pub struct MiddlewareRequest {
     pub id: RequestId,
     /// The method, e.g. `tools/call`.
     pub method: String,
-    /// The params object as the client sent it (`_meta` included); a link
-    /// may change it before calling `next`.
+    /// The params object as the client sent it, less its `_meta` (read
+    /// into `meta`); a link may change it before calling `next`.
     pub params: Map<String, Value>,
     /// The request's meta: protocol version, client info and capabilities,
     /// HTTP headers and auth info when there are.
