@@ -61,6 +61,28 @@
 #define FERROMCP_TOOL_TASK_BY_CALLBACK 8
 
 /**
+ * ferromcp_visibility_callback `kind`: a tool; `key` is its name.
+ */
+#define FERROMCP_VISIBLE_TOOL 0
+
+/**
+ * ferromcp_visibility_callback `kind`: a resource with a fixed URI; `key`
+ * is the URI.
+ */
+#define FERROMCP_VISIBLE_RESOURCE 1
+
+/**
+ * ferromcp_visibility_callback `kind`: a resource template; `key` is its
+ * `uriTemplate` (asked for reads of the URIs it matches, too).
+ */
+#define FERROMCP_VISIBLE_RESOURCE_TEMPLATE 2
+
+/**
+ * ferromcp_visibility_callback `kind`: a prompt; `key` is its name.
+ */
+#define FERROMCP_VISIBLE_PROMPT 3
+
+/**
  * The outcome of a ferromcp function. The numeric values are stable: new
  * codes are only ever added, and existing values never change meaning.
  *
@@ -253,8 +275,8 @@ typedef enum ferromcp_scope_target {
 
 /**
  * One in-progress call of a C callback (a tool call, resource read,
- * prompt, completion), handed to the callback. Its request context is
- * ferromcp_call_context().
+ * prompt, completion, middleware link), handed to the callback. Its
+ * request context is ferromcp_call_context().
  *
  * Opaque. Owned by the callback from the moment it is called until it
  * passes the handle to exactly one of ferromcp_call_respond(),
@@ -319,6 +341,15 @@ typedef struct ferromcp_context ferromcp_context;
 typedef struct ferromcp_listener ferromcp_listener;
 
 /**
+ * A request on its way through the middleware chain, as a link sees it.
+ *
+ * Opaque. Lent to a ferromcp_middleware_callback for the duration of the
+ * call; never freed by C. Its accessors may be called from any thread,
+ * by several at once, while the callback runs.
+ */
+typedef struct ferromcp_middleware_request ferromcp_middleware_request;
+
+/**
  * An upstream mounted in a server by ferromcp_server_mount_server() or
  * ferromcp_server_mount_client().
  *
@@ -328,6 +359,15 @@ typedef struct ferromcp_listener ferromcp_listener;
  * at once; otherwise any thread.
  */
 typedef struct ferromcp_mount ferromcp_mount;
+
+/**
+ * The rest of a middleware chain (the links after this one, then the
+ * request's own handling), for ferromcp_next_run().
+ *
+ * Opaque. Lent to a ferromcp_middleware_callback for the duration of the
+ * call; never freed by C.
+ */
+typedef struct ferromcp_next ferromcp_next;
 
 /**
  * A one-shot listener on `127.0.0.1` for the browser coming back from the
@@ -654,6 +694,74 @@ typedef void (*ferromcp_token_verifier)(void *userdata,
                                         const char *token,
                                         size_t token_len,
                                         struct ferromcp_call *call);
+
+/**
+ * A middleware link written in C (see ferromcp_server_add_middleware()).
+ *
+ * - `userdata`: the pointer given at registration, passed back unchanged.
+ * - `request`: what is asked (ferromcp_middleware_request_method(),
+ *   _name(), _params_json(), _meta_json(), _http_header()). Borrowed:
+ *   valid until the callback returns.
+ * - `next`: the rest of the chain, run at most once with
+ *   ferromcp_next_run(). Borrowed: valid until the callback returns, and
+ *   used by one thread at a time.
+ * - `call`: the handle that answers the request, owned by the callback
+ *   until it completes it exactly once, now or later, from any thread:
+ *   ferromcp_call_respond() with the result object (the one
+ *   ferromcp_next_run() gave, changed or not, or one of the link's own),
+ *   ferromcp_call_fail_jsonrpc() with a JSON-RPC error, or
+ *   ferromcp_call_fail() (a JSON-RPC internal error, -32603, with the
+ *   message). ferromcp_call_context() is NULL for a link's call;
+ *   ferromcp_call_is_cancelled() works.
+ *
+ * A link that never calls ferromcp_next_run() short-circuits: the
+ * request ends with the link's answer, and the links after it and the
+ * primitive never run. A call that is never completed leaves the request
+ * waiting until the client cancels it or goes away (an HTTP client
+ * closing its stream, a client's timeout): do not leak it.
+ *
+ * Threads: called on a ferromcp host thread, as ferromcp_tool_callback is
+ * (never on a runtime worker, so it may block); requests run through the
+ * chain concurrently, so state reached through `userdata` must be
+ * thread-safe.
+ */
+typedef void (*ferromcp_middleware_callback)(void *userdata,
+                                             const struct ferromcp_middleware_request *request,
+                                             struct ferromcp_next *next,
+                                             struct ferromcp_call *call);
+
+/**
+ * Whether the caller of a request may see and use an item (see
+ * ferromcp_server_set_visibility()).
+ *
+ * - `userdata`: the pointer given to ferromcp_server_set_visibility().
+ * - `meta_json`: who asks, as compact JSON text:
+ *   `{"protocolVersion","clientInfo","clientCapabilities","auth"}`, the
+ *   same document ferromcp_middleware_request_meta_json() gives
+ *   (`clientInfo` and `auth` null when absent; `auth` is set only on a
+ *   server served with `"auth"`). Borrowed: valid until the callback
+ *   returns.
+ * - `kind`: FERROMCP_VISIBLE_TOOL, FERROMCP_VISIBLE_RESOURCE,
+ *   FERROMCP_VISIBLE_RESOURCE_TEMPLATE or FERROMCP_VISIBLE_PROMPT (treat
+ *   values you do not know as a later version's kinds).
+ * - `key`: the item's name, URI or URI template, NUL-terminated UTF-8,
+ *   borrowed until the callback returns.
+ *
+ * Returns true to show the item to this caller, false to hide it.
+ *
+ * Threads and timing: called synchronously, from whichever thread serves
+ * the request (a runtime worker included), for each item of every list
+ * page and for every call, read, prompt get and completion, while the
+ * server holds its registry's lock. So it must be fast and must not block,
+ * and it must not call back into the server (adding or removing a
+ * primitive, setting the rule, serving: that deadlocks); reading
+ * `meta_json` with ferromcp_json_get() is fine. Several threads may call
+ * it at once.
+ */
+typedef bool (*ferromcp_visibility_callback)(void *userdata,
+                                             const char *meta_json,
+                                             int kind,
+                                             const char *key);
 
 #ifdef __cplusplus
 extern "C" {
@@ -2292,7 +2400,9 @@ void ferromcp_mount_free(struct ferromcp_mount *mount);
  * ({"uri","text"|"blob","mimeType"}), a list of them or {"contents":[...]}.
  * For a prompt: a string (one user message), a PromptMessage, a list of
  * them or a GetPromptResult. For completion: a list of strings or
- * {"values":[...],"total":N,"hasMore":b}.
+ * {"values":[...],"total":N,"hasMore":b}. For a middleware link: the
+ * request's result object (what ferromcp_next_run() gave, or the link's
+ * own).
  *
  * - `call`: a handle received by a callback and not completed yet.
  *   Consumed and freed by this function whatever it returns (unless it is
@@ -2534,6 +2644,175 @@ enum ferromcp_status ferromcp_json_keys(const char *json,
  * Strings NULL or NUL-terminated; `out_json` NULL or writable.
  */
 enum ferromcp_status ferromcp_json_get_json(const char *json, const char *pointer, char **out_json);
+
+/**
+ * The request's method, e.g. `"tools/call"`, `"tools/list"`,
+ * `"resources/read"`, `"server/discover"`.
+ *
+ * - `request`: the request a ferromcp_middleware_callback received,
+ *   borrowed.
+ *
+ * Returns NUL-terminated UTF-8 owned by the request: valid until the
+ * callback returns, never freed by the caller. NULL when `request` is
+ * NULL.
+ *
+ * Threads: any thread, while the callback runs.
+ *
+ * # Safety
+ * `request` NULL or the live request of a running callback.
+ */
+const char *ferromcp_middleware_request_method(const struct ferromcp_middleware_request *request);
+
+/**
+ * The `name` param of the request: the tool of a `tools/call`, the prompt
+ * of a `prompts/get`.
+ *
+ * Returns NUL-terminated UTF-8 owned by the request (valid until the
+ * callback returns, never freed), or NULL when the params have no string
+ * `name` (or `request` is NULL).
+ *
+ * Threads: any thread, while the callback runs.
+ *
+ * # Safety
+ * `request` NULL or the live request of a running callback.
+ */
+const char *ferromcp_middleware_request_name(const struct ferromcp_middleware_request *request);
+
+/**
+ * The request's params object as the client sent it (`_meta` included),
+ * compact JSON text, e.g. `{"name":"echo","arguments":{"text":"hi"}}`
+ * for a `tools/call`; `{}` when it had none. To change them, pass new
+ * params to ferromcp_next_run().
+ *
+ * Returns NUL-terminated UTF-8 owned by the request (valid until the
+ * callback returns, never freed); NULL when `request` is NULL.
+ *
+ * Threads: any thread, while the callback runs.
+ *
+ * # Safety
+ * `request` NULL or the live request of a running callback.
+ */
+const char *ferromcp_middleware_request_params_json(const struct ferromcp_middleware_request *request);
+
+/**
+ * Who asks, as compact JSON text: `{"protocolVersion":"2026-07-28",
+ * "clientInfo":{"name":...,"version":...},"clientCapabilities":{...},
+ * "auth":{"subject","clientId","scopes","audience","expiresAt","claims"}}`;
+ * `clientInfo` and `auth` are null when the request has none (`auth` is
+ * set only on a server served with `"auth"`, see
+ * ferromcp_server_serve_http_ex()). Read members with ferromcp_json_get().
+ *
+ * Returns NUL-terminated UTF-8 owned by the request (valid until the
+ * callback returns, never freed); NULL when `request` is NULL.
+ *
+ * Threads: any thread, while the callback runs.
+ *
+ * ```c
+ * char *subject = NULL;
+ * if (ferromcp_json_get(ferromcp_middleware_request_meta_json(request), "/auth/subject",
+ *                       &subject) == FERROMCP_OK) {
+ *     ...
+ *     ferromcp_string_free(subject);
+ * }
+ * ```
+ *
+ * # Safety
+ * `request` NULL or the live request of a running callback.
+ */
+const char *ferromcp_middleware_request_meta_json(const struct ferromcp_middleware_request *request);
+
+/**
+ * One header of the HTTP request that carried the request (the name is
+ * case-insensitive; a repeated header's values are joined with ", "), as
+ * ferromcp_context_http_header() gives it to a tool.
+ *
+ * - `request`: borrowed.
+ * - `name`: NUL-terminated header name, borrowed.
+ * - `out_value`: receives a new string; free it with ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when there is no such header or
+ * no HTTP request (stdio, in memory); FERROMCP_NULL_ARGUMENT,
+ * FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread, while the callback runs.
+ *
+ * # Safety
+ * `request` NULL or the live request of a running callback; `name` NULL or
+ * NUL-terminated; `out_value` NULL or writable.
+ */
+enum ferromcp_status ferromcp_middleware_request_http_header(const struct ferromcp_middleware_request *request,
+                                                             const char *name,
+                                                             char **out_value);
+
+/**
+ * Runs the rest of the chain (the links added after this one, then the
+ * request's own handling: the tool, the list...) and waits for its
+ * outcome, blocking the calling thread. At most once per request.
+ *
+ * - `next`: the handle the ferromcp_middleware_callback received, borrowed.
+ * - `params_json`: NULL to go on with the request's params unchanged, or
+ *   new params, a JSON object as NUL-terminated UTF-8 text, copied (e.g.
+ *   the `tools/call` params with other `arguments`). The params are
+ *   checked again downstream as if the client had sent them: arguments
+ *   that break the tool's schema fail the call.
+ * - `out_result_json`: receives the result object as new JSON text (free
+ *   it with ferromcp_string_free()), to answer with as it is
+ *   (ferromcp_call_respond()) or changed.
+ *
+ * Returns:
+ * - FERROMCP_OK: `out_result_json` holds the result.
+ * - FERROMCP_PEER_ERROR: the rest of the chain ended in a JSON-RPC error
+ *   (an unknown tool, invalid params, a later link's refusal...):
+ *   ferromcp_last_error_code(), ferromcp_last_error_message() and
+ *   ferromcp_last_error_data_json() give its code, message and data, so
+ *   `ferromcp_call_fail_jsonrpc(call, ferromcp_last_error_code(),
+ *   ferromcp_last_error_message(), ferromcp_last_error_data_json())`
+ *   passes it on unchanged. (A tool's own failure is not an error here:
+ *   it is a result with `"isError":true`.)
+ * - FERROMCP_REQUEST_CANCELLED: the request ended while waiting (the
+ *   client cancelled it or went away, or the link's call was already
+ *   completed); the rest of the chain is stopped. Complete the call
+ *   anyway (any outcome: it is discarded).
+ * - FERROMCP_INVALID_STATE: `next` was run already, or this is a ferromcp
+ *   runtime thread.
+ * - FERROMCP_INVALID_JSON, FERROMCP_INVALID_UTF8: `params_json` is not a
+ *   JSON object (`next` is not used up: it may be run again);
+ *   FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: the callback's thread, or another while the callback runs
+ * (not two at once); it blocks.
+ *
+ * ```c
+ * static void timing(void *userdata, const ferromcp_middleware_request *request,
+ *                    ferromcp_next *next, ferromcp_call *call) {
+ *     (void)userdata;
+ *     char *result = NULL;
+ *     struct timespec start, end;
+ *     clock_gettime(CLOCK_MONOTONIC, &start);
+ *     ferromcp_status status = ferromcp_next_run(next, NULL, &result);
+ *     clock_gettime(CLOCK_MONOTONIC, &end);
+ *     fprintf(stderr, "%s: %ld us\n", ferromcp_middleware_request_method(request),
+ *             (end.tv_sec - start.tv_sec) * 1000000L + (end.tv_nsec - start.tv_nsec) / 1000);
+ *     if (status == FERROMCP_OK) {
+ *         ferromcp_call_respond(call, result);
+ *         ferromcp_string_free(result);
+ *     } else if (status == FERROMCP_PEER_ERROR) {
+ *         ferromcp_call_fail_jsonrpc(call, ferromcp_last_error_code(),
+ *                                    ferromcp_last_error_message(),
+ *                                    ferromcp_last_error_data_json());
+ *     } else {
+ *         ferromcp_call_fail(call, ferromcp_last_error_message());
+ *     }
+ * }
+ * ```
+ *
+ * # Safety
+ * `next` NULL or the live handle of a running callback; `params_json`
+ * NULL or NUL-terminated; `out_result_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_next_run(struct ferromcp_next *next,
+                                       const char *params_json,
+                                       char **out_result_json);
 
 /**
  * Creates OAuth settings for an HTTP client.
@@ -3368,6 +3647,180 @@ enum ferromcp_status ferromcp_server_require_scopes(const struct ferromcp_server
                                                     enum ferromcp_scope_target target,
                                                     const char *key,
                                                     const char *scopes_json);
+
+/**
+ * Adds a middleware link written in C at the end of the server's chain:
+ * every request the server answers (discovery, lists, tool calls,
+ * resource reads, prompts, completion; whatever the transport, HTTP, stdio
+ * or in memory) goes through the links in the order they were added, the
+ * first added seeing the request first and its result last, and then to
+ * its primitive. A link may read the request, change its params, call the
+ * rest of the chain (ferromcp_next_run()) or not (short-circuit: answer
+ * with an error or a result of its own), and change what comes back.
+ *
+ * - `server`: borrowed.
+ * - `callback`: the link (see ferromcp_middleware_callback). Not NULL.
+ * - `userdata`: passed to every call; may be NULL. On success ferromcp
+ *   holds it until the server is freed and no request uses the link any
+ *   more; on failure it stays the caller's and `userdata_free` is not
+ *   called.
+ * - `userdata_free`: called exactly once with `userdata` then (see
+ *   ferromcp_userdata_free); NULL if there is nothing to free.
+ *
+ * A link cannot be removed. Each C link hands every request to a host
+ * thread and the rest of the chain back to a runtime thread while the
+ * callback waits there (a link waiting in ferromcp_next_run() holds its
+ * host thread, as a blocked tool callback does; the pool has at most 512);
+ * with no links, requests go straight to their primitive.
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread, also while serving (requests already in the chain
+ * finish without the new link).
+ *
+ * ```c
+ * // Refuses the "delete" tool to every client but "admin-console".
+ * static void guard(void *userdata, const ferromcp_middleware_request *request,
+ *                   ferromcp_next *next, ferromcp_call *call) {
+ *     (void)userdata;
+ *     const char *name = ferromcp_middleware_request_name(request);
+ *     char *client = NULL;
+ *     ferromcp_json_get(ferromcp_middleware_request_meta_json(request), "/clientInfo/name",
+ *                       &client);
+ *     bool refuse = name != NULL && strcmp(name, "delete") == 0 &&
+ *                   (client == NULL || strcmp(client, "admin-console") != 0);
+ *     ferromcp_string_free(client);
+ *     if (refuse) {
+ *         ferromcp_call_fail_jsonrpc(call, -32602, "delete is not allowed", NULL);
+ *         return;
+ *     }
+ *     char *result = NULL;
+ *     if (ferromcp_next_run(next, NULL, &result) == FERROMCP_OK) {
+ *         ferromcp_call_respond(call, result);
+ *         ferromcp_string_free(result);
+ *     } else {
+ *         ferromcp_call_fail_jsonrpc(call, ferromcp_last_error_code(),
+ *                                    ferromcp_last_error_message(),
+ *                                    ferromcp_last_error_data_json());
+ *     }
+ * }
+ * ferromcp_server_add_middleware(server, guard, NULL, NULL);
+ * ```
+ *
+ * # Safety
+ * `server` NULL or live.
+ */
+enum ferromcp_status ferromcp_server_add_middleware(const struct ferromcp_server *server,
+                                                    ferromcp_middleware_callback callback,
+                                                    void *userdata,
+                                                    ferromcp_userdata_free userdata_free);
+
+/**
+ * Adds one of ferromcp's ready-made middleware links at the end of the
+ * server's chain (in order with those of ferromcp_server_add_middleware()).
+ *
+ * - `server`: borrowed.
+ * - `name`: which, NUL-terminated:
+ *   - `"logRequests"`: each request's method, tool or prompt name,
+ *     outcome and duration, logged when it ends as `tracing` events on
+ *     the `ferromcp::requests` target (info; failures at warn). The C
+ *     library installs no `tracing` subscriber: the events are seen when
+ *     the library is part of a Rust program that installs one; a C
+ *     program logs with a link of its own (see ferromcp_next_run()).
+ *   - `"maskErrors"`: internal errors (-32603) reach the client as
+ *     `"Internal error"` without data (the detail goes to the log);
+ *     other errors, and tool results flagged `isError`, pass unchanged.
+ *   - `"rateLimit"`: a token bucket per client (its auth subject or OAuth
+ *     client id when authenticated, else its clientInfo): `burst`
+ *     requests at once and `perSecond` more each second; past that a
+ *     request is refused before it runs with error -32000 and
+ *     `data.retryAfterMs`. At most `maxClients` buckets are kept (the
+ *     longest idle goes first).
+ * - `settings_json`: NULL or a JSON object, copied: none for
+ *   `"logRequests"` and `"maskErrors"` (NULL or `{}`); for `"rateLimit"`
+ *   `{"perSecond": number >= 0, "burst": integer >= 1, "maxClients":
+ *   integer >= 1 (optional, default 10000)}`.
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_ARGUMENT for an unknown `name`;
+ * FERROMCP_INVALID_JSON for settings that are not such an object (an
+ * unknown member, a missing or out-of-range one; the message names it);
+ * FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8. Nothing is added on
+ * failure.
+ *
+ * Threads: any thread, also while serving.
+ *
+ * ```c
+ * ferromcp_server_add_builtin_middleware(server, "rateLimit", "{\"perSecond\":10,\"burst\":20}");
+ * ferromcp_server_add_builtin_middleware(server, "maskErrors", NULL);
+ * ```
+ *
+ * # Safety
+ * `server` NULL or live; `name` and `settings_json` NULL or
+ * NUL-terminated.
+ */
+enum ferromcp_status ferromcp_server_add_builtin_middleware(const struct ferromcp_server *server,
+                                                            const char *name,
+                                                            const char *settings_json);
+
+/**
+ * Sets the rule deciding which tools, prompts, resources and resource
+ * templates each caller sees, replacing an earlier rule (whose finalizer
+ * then runs). Lists leave out what the rule hides, and a call, read,
+ * prompt get or completion of a hidden item fails exactly as one of an
+ * unknown item does, so nothing tells a caller it exists. With a rule set,
+ * list results are marked `"cacheScope":"private"`.
+ *
+ * - `server`: borrowed.
+ * - `callback`: the rule (see ferromcp_visibility_callback: synchronous,
+ *   under the server's lock; fast, no calls back into the server). Not
+ *   NULL; ferromcp_server_clear_visibility() removes the rule.
+ * - `userdata`: passed to every call; may be NULL. On success ferromcp
+ *   holds it until the rule is replaced or cleared or the server freed;
+ *   on failure it stays the caller's.
+ * - `userdata_free`: called exactly once with `userdata` then: at once,
+ *   on the thread that replaces or clears the rule; after
+ *   ferromcp_server_free(), once nothing uses the server any more, on any
+ *   thread (see ferromcp_userdata_free). May be NULL.
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread, also while serving; not from the rule itself.
+ *
+ * ```c
+ * // Only the "admin-console" client sees the tool "delete".
+ * static bool visible(void *userdata, const char *meta_json, int kind, const char *key) {
+ *     (void)userdata;
+ *     if (kind != FERROMCP_VISIBLE_TOOL || strcmp(key, "delete") != 0)
+ *         return true;
+ *     char *client = NULL;
+ *     bool admin = ferromcp_json_get(meta_json, "/clientInfo/name", &client) == FERROMCP_OK &&
+ *                  strcmp(client, "admin-console") == 0;
+ *     ferromcp_string_free(client);
+ *     return admin;
+ * }
+ * ferromcp_server_set_visibility(server, visible, NULL, NULL);
+ * ```
+ *
+ * # Safety
+ * `server` NULL or live.
+ */
+enum ferromcp_status ferromcp_server_set_visibility(const struct ferromcp_server *server,
+                                                    ferromcp_visibility_callback callback,
+                                                    void *userdata,
+                                                    ferromcp_userdata_free userdata_free);
+
+/**
+ * Removes the visibility rule (its finalizer runs): every caller sees
+ * everything again. Without a rule it does nothing.
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread, also while serving; not from the rule itself.
+ *
+ * # Safety
+ * `server` NULL or live.
+ */
+enum ferromcp_status ferromcp_server_clear_visibility(const struct ferromcp_server *server);
 
 /**
  * Serves MCP over this process's stdin and stdout, blocking the calling

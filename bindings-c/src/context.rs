@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use std::ffi::{c_char, c_void};
 
 use ferromcp_core::server::auth::AuthInfo;
-use ferromcp_core::server::{AskStart, HandlerError, InputKind, LoggingLevel, RequestContext};
+use ferromcp_core::server::{
+    AskStart, HandlerError, InputKind, LoggingLevel, RequestContext, RequestMeta,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{check_out, optional_str, parse_json, parse_json_object, required_str};
@@ -549,13 +551,17 @@ pub unsafe extern "C" fn ferromcp_context_auth_json(
     out_json: *mut *mut c_char,
 ) -> ferromcp_status {
     // SAFETY: forwarded contract.
-    unsafe { fact(context, out_json, |c| c.auth().map(auth_json)) }
+    unsafe {
+        fact(context, out_json, |c| {
+            c.auth().map(|a| auth_value(a).to_string())
+        })
+    }
 }
 
-/// The verified claims of a request on a protected server, as JSON text:
+/// The verified claims of a request on a protected server:
 /// `{"subject", "clientId", "scopes", "audience", "expiresAt", "claims"}`
 /// (absent members are null).
-fn auth_json(info: &AuthInfo) -> String {
+fn auth_value(info: &AuthInfo) -> Value {
     json!({
         "subject": info.subject,
         "clientId": info.client_id,
@@ -563,6 +569,22 @@ fn auth_json(info: &AuthInfo) -> String {
         "audience": info.audience,
         "expiresAt": info.expires_at,
         "claims": info.claims,
+    })
+}
+
+/// Who asks, as JSON text for the C callbacks that get a request's meta
+/// without a context (middleware links, visibility rules):
+/// `{"protocolVersion", "clientInfo", "clientCapabilities", "auth"}`, the
+/// members being what ferromcp_context_protocol_version(),
+/// ferromcp_context_client_info_json(),
+/// ferromcp_context_client_capabilities_json() and
+/// ferromcp_context_auth_json() give (null when the request has none).
+pub(crate) fn meta_json(meta: &RequestMeta) -> String {
+    json!({
+        "protocolVersion": meta.protocol_version,
+        "clientInfo": meta.client_info.as_ref().map(|info| info.to_value()),
+        "clientCapabilities": meta.client_capabilities,
+        "auth": meta.auth.as_deref().map(auth_value),
     })
     .to_string()
 }
@@ -599,17 +621,20 @@ pub unsafe extern "C" fn ferromcp_context_http_header(
         status => return status,
     };
     // SAFETY: forwarded contract.
-    unsafe {
-        fact(context, out_value, |c| {
-            let headers = c.http_headers()?;
-            let values: Vec<String> = headers
-                .get_all(name.as_str())
-                .iter()
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-                .collect();
-            (!values.is_empty()).then(|| values.join(", "))
-        })
-    }
+    unsafe { fact(context, out_value, |c| http_header(c.meta(), &name)) }
+}
+
+/// One header of the HTTP request that carried a request (the name is
+/// case-insensitive; a repeated header's values joined with ", "); `None`
+/// without one, or over stdio. Also for middleware requests.
+pub(crate) fn http_header(meta: &RequestMeta, name: &str) -> Option<String> {
+    let headers = meta.http_headers.as_deref()?;
+    let values: Vec<String> = headers
+        .get_all(name)
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .collect();
+    (!values.is_empty()).then(|| values.join(", "))
 }
 
 /// On the 2025-11-25 HTTP wire, ends the request's SSE connection without

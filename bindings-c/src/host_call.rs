@@ -1,17 +1,17 @@
 //! The one host-call adapter of the C binding: the `ferromcp_call` handle
 //! that answers every kind of call a C callback serves (a tool call, a
-//! resource read, a prompt, a completion, a token check, and a client's
-//! answers to the server's elicitation, sampling and roots requests), and
-//! the functions that answer it.
+//! resource read, a prompt, a completion, a middleware link, a token check,
+//! and a client's answers to the server's elicitation, sampling and roots
+//! requests), and the functions that answer it.
 //!
 //! A handle wraps a core [`Responder`] for some output kind `O`
 //! (type-erased behind [`Answer`]), so the same exported functions answer
 //! every kind: a JSON value, turned into `O` by core's rule for the kind
 //! ([`FromHost`]); a tool error; or a JSON-RPC error. The files of each
 //! kind (`handler.rs` for tools; `primitives.rs` for resources, templates,
-//! prompts and completion; `auth.rs` for token checks; `client.rs` for the
-//! client's answers) only say which callback runs with which input, through
-//! [`run`].
+//! prompts and completion; `middleware.rs` for middleware links; `auth.rs`
+//! for token checks; `client.rs` for the client's answers) only say which
+//! callback runs with which input, through [`run`].
 
 use serde_json::{Value, json};
 use std::ffi::{CStr, c_char};
@@ -30,8 +30,8 @@ use crate::panic::{ffi_boundary, ffi_boundary_or};
 use crate::threads::C_THREADS;
 
 /// One in-progress call of a C callback (a tool call, resource read,
-/// prompt, completion), handed to the callback. Its request context is
-/// ferromcp_call_context().
+/// prompt, completion, middleware link), handed to the callback. Its
+/// request context is ferromcp_call_context().
 ///
 /// Opaque. Owned by the callback from the moment it is called until it
 /// passes the handle to exactly one of ferromcp_call_respond(),
@@ -225,7 +225,9 @@ pub(crate) async fn run<O: CallOutput>(
 /// ({"uri","text"|"blob","mimeType"}), a list of them or {"contents":[...]}.
 /// For a prompt: a string (one user message), a PromptMessage, a list of
 /// them or a GetPromptResult. For completion: a list of strings or
-/// {"values":[...],"total":N,"hasMore":b}.
+/// {"values":[...],"total":N,"hasMore":b}. For a middleware link: the
+/// request's result object (what ferromcp_next_run() gave, or the link's
+/// own).
 ///
 /// - `call`: a handle received by a callback and not completed yet.
 ///   Consumed and freed by this function whatever it returns (unless it is

@@ -23,11 +23,13 @@
 //! (`ferromcp_client_*` and its cancel handles and listeners), `oauth`
 //! (`ferromcp_oauth_*`), `json` (`ferromcp_json_*`), `result`
 //! (`ferromcp_result_*`), `gateway` (`ferromcp_mount_*` and the
-//! `ferromcp_server_mount_*` functions, core `gateway`) and `error`
-//! (statuses and the last error). Beside
-//! them, the adapters of each kind of callback (`handler` for tools,
-//! `primitives` for resources, prompts and completion, `auth` for token
-//! checks) and the JSON `options`; `ffi` (ownership across the boundary),
+//! `ferromcp_server_mount_*` functions, core `gateway`), `middleware`
+//! (`ferromcp_middleware_request_*` and ferromcp_next_run(), with the
+//! adapter of C links, core `server::middleware`) and `error` (statuses
+//! and the last error). Beside them, the adapters of each kind of callback
+//! (`handler` for tools, `primitives` for resources, prompts and
+//! completion, `visibility` for visibility rules, `auth` for token checks)
+//! and the JSON `options`; `ffi` (ownership across the boundary),
 //! `args`, `panic`, `threads` and `shutdown` are FFI plumbing.
 
 // Exported names are C names (`ferromcp_server`, `ferromcp_status`...).
@@ -45,6 +47,7 @@ mod gateway;
 mod handler;
 mod host_call;
 mod json;
+mod middleware;
 mod oauth;
 mod options;
 mod panic;
@@ -53,6 +56,7 @@ mod result;
 mod server;
 mod shutdown;
 mod threads;
+mod visibility;
 
 pub use error::{
     ferromcp_last_error_code, ferromcp_last_error_data_json, ferromcp_last_error_message,
@@ -70,15 +74,16 @@ pub use host_call::{
     ferromcp_call_respond, ferromcp_call_respond_result,
 };
 pub use server::{
-    FERROMCP_TOOL_NONBLOCKING, ferromcp_server, ferromcp_server_add_prompt,
-    ferromcp_server_add_resource, ferromcp_server_add_resource_template, ferromcp_server_add_tool,
-    ferromcp_server_add_tool_ex, ferromcp_server_add_tool_json, ferromcp_server_free,
+    FERROMCP_TOOL_NONBLOCKING, ferromcp_server, ferromcp_server_add_builtin_middleware,
+    ferromcp_server_add_middleware, ferromcp_server_add_prompt, ferromcp_server_add_resource,
+    ferromcp_server_add_resource_template, ferromcp_server_add_tool, ferromcp_server_add_tool_ex,
+    ferromcp_server_add_tool_json, ferromcp_server_clear_visibility, ferromcp_server_free,
     ferromcp_server_http_port, ferromcp_server_new, ferromcp_server_new_with_options,
     ferromcp_server_notify_resource_updated, ferromcp_server_remove_prompt,
     ferromcp_server_remove_resource, ferromcp_server_remove_resource_template,
     ferromcp_server_remove_tool, ferromcp_server_require_scopes, ferromcp_server_serve_http,
     ferromcp_server_serve_http_ex, ferromcp_server_serve_stdio, ferromcp_server_set_completion,
-    ferromcp_server_set_token_verifier, ferromcp_server_shutdown,
+    ferromcp_server_set_token_verifier, ferromcp_server_set_visibility, ferromcp_server_shutdown,
 };
 
 pub use auth::{ferromcp_scope_target, ferromcp_token_verifier};
@@ -102,6 +107,12 @@ pub use context::{
     ferromcp_input_kind,
 };
 pub use json::{ferromcp_json_get, ferromcp_json_get_json, ferromcp_json_keys};
+pub use middleware::{
+    ferromcp_middleware_callback, ferromcp_middleware_request,
+    ferromcp_middleware_request_http_header, ferromcp_middleware_request_meta_json,
+    ferromcp_middleware_request_method, ferromcp_middleware_request_name,
+    ferromcp_middleware_request_params_json, ferromcp_next, ferromcp_next_run,
+};
 pub use oauth::{
     ferromcp_oauth_assertion_callback, ferromcp_oauth_authorize_callback,
     ferromcp_oauth_headless_authorize, ferromcp_oauth_loopback, ferromcp_oauth_loopback_bind,
@@ -113,6 +124,10 @@ pub use oauth::{
     ferromcp_oauth_store_load_callback, ferromcp_oauth_store_save_callback,
 };
 pub use primitives::{ferromcp_json_callback, ferromcp_resource_callback};
+pub use visibility::{
+    FERROMCP_VISIBLE_PROMPT, FERROMCP_VISIBLE_RESOURCE, FERROMCP_VISIBLE_RESOURCE_TEMPLATE,
+    FERROMCP_VISIBLE_TOOL, ferromcp_visibility_callback,
+};
 
 // Unit tests, not integration tests: the crate builds no rlib, whose file
 // name (libferromcp.rlib) would collide with core's.

@@ -1,9 +1,10 @@
 //! `ferromcp_server`: core's `Server` behind an opaque pointer, and every
 //! `ferromcp_server_*` function: creating and freeing it, registering and
-//! removing primitives, protection, and the blocking serve functions C
-//! programs call from a thread of their own. The callbacks' adapters live
-//! with their kind (`handler.rs`, `primitives.rs`, `auth.rs`) and the JSON
-//! options in `options.rs`.
+//! removing primitives, middleware and visibility, protection, and the
+//! blocking serve functions C programs call from a thread of their own.
+//! The callbacks' adapters live with their kind (`handler.rs`,
+//! `primitives.rs`, `middleware.rs`, `visibility.rs`, `auth.rs`) and the
+//! JSON options in `options.rs`.
 
 use std::ffi::{c_char, c_void};
 use std::future::Future;
@@ -28,12 +29,14 @@ use crate::ffi::{
 };
 use crate::gateway::KeptMounts;
 use crate::handler::{self, ferromcp_tool_callback};
+use crate::middleware::{self, ferromcp_middleware_callback};
 use crate::options::{bind_address, http_options, server_options};
 use crate::panic::ffi_boundary;
 use crate::primitives::{
     self, Readable, cache_hint, ferromcp_json_callback, ferromcp_resource_callback,
 };
 use crate::shutdown::ShutdownSignal;
+use crate::visibility::{self, ferromcp_visibility_callback};
 
 /// An MCP server: a set of tools and the functions that serve them.
 ///
@@ -883,6 +886,215 @@ pub unsafe extern "C" fn ferromcp_server_require_scopes(
         let scopes = unsafe { required_str(scopes_json, "scopes_json") }?;
         let scopes = strings(&parse_json(scopes, "scopes_json")?, "scopes_json", "scopes")?;
         server.server.require_scopes(target.into(), key, scopes);
+        Ok(())
+    })
+}
+
+/// Adds a middleware link written in C at the end of the server's chain:
+/// every request the server answers (discovery, lists, tool calls,
+/// resource reads, prompts, completion; whatever the transport, HTTP, stdio
+/// or in memory) goes through the links in the order they were added, the
+/// first added seeing the request first and its result last, and then to
+/// its primitive. A link may read the request, change its params, call the
+/// rest of the chain (ferromcp_next_run()) or not (short-circuit: answer
+/// with an error or a result of its own), and change what comes back.
+///
+/// - `server`: borrowed.
+/// - `callback`: the link (see ferromcp_middleware_callback). Not NULL.
+/// - `userdata`: passed to every call; may be NULL. On success ferromcp
+///   holds it until the server is freed and no request uses the link any
+///   more; on failure it stays the caller's and `userdata_free` is not
+///   called.
+/// - `userdata_free`: called exactly once with `userdata` then (see
+///   ferromcp_userdata_free); NULL if there is nothing to free.
+///
+/// A link cannot be removed. Each C link hands every request to a host
+/// thread and the rest of the chain back to a runtime thread while the
+/// callback waits there (a link waiting in ferromcp_next_run() holds its
+/// host thread, as a blocked tool callback does; the pool has at most 512);
+/// with no links, requests go straight to their primitive.
+///
+/// Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
+///
+/// Threads: any thread, also while serving (requests already in the chain
+/// finish without the new link).
+///
+/// ```c
+/// // Refuses the "delete" tool to every client but "admin-console".
+/// static void guard(void *userdata, const ferromcp_middleware_request *request,
+///                   ferromcp_next *next, ferromcp_call *call) {
+///     (void)userdata;
+///     const char *name = ferromcp_middleware_request_name(request);
+///     char *client = NULL;
+///     ferromcp_json_get(ferromcp_middleware_request_meta_json(request), "/clientInfo/name",
+///                       &client);
+///     bool refuse = name != NULL && strcmp(name, "delete") == 0 &&
+///                   (client == NULL || strcmp(client, "admin-console") != 0);
+///     ferromcp_string_free(client);
+///     if (refuse) {
+///         ferromcp_call_fail_jsonrpc(call, -32602, "delete is not allowed", NULL);
+///         return;
+///     }
+///     char *result = NULL;
+///     if (ferromcp_next_run(next, NULL, &result) == FERROMCP_OK) {
+///         ferromcp_call_respond(call, result);
+///         ferromcp_string_free(result);
+///     } else {
+///         ferromcp_call_fail_jsonrpc(call, ferromcp_last_error_code(),
+///                                    ferromcp_last_error_message(),
+///                                    ferromcp_last_error_data_json());
+///     }
+/// }
+/// ferromcp_server_add_middleware(server, guard, NULL, NULL);
+/// ```
+///
+/// # Safety
+/// `server` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_add_middleware(
+    server: *const ferromcp_server,
+    callback: ferromcp_middleware_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+        middleware::add_link(&server.server, callback, userdata);
+        Ok(())
+    })
+}
+
+/// Adds one of ferromcp's ready-made middleware links at the end of the
+/// server's chain (in order with those of ferromcp_server_add_middleware()).
+///
+/// - `server`: borrowed.
+/// - `name`: which, NUL-terminated:
+///   - `"logRequests"`: each request's method, tool or prompt name,
+///     outcome and duration, logged when it ends as `tracing` events on
+///     the `ferromcp::requests` target (info; failures at warn). The C
+///     library installs no `tracing` subscriber: the events are seen when
+///     the library is part of a Rust program that installs one; a C
+///     program logs with a link of its own (see ferromcp_next_run()).
+///   - `"maskErrors"`: internal errors (-32603) reach the client as
+///     `"Internal error"` without data (the detail goes to the log);
+///     other errors, and tool results flagged `isError`, pass unchanged.
+///   - `"rateLimit"`: a token bucket per client (its auth subject or OAuth
+///     client id when authenticated, else its clientInfo): `burst`
+///     requests at once and `perSecond` more each second; past that a
+///     request is refused before it runs with error -32000 and
+///     `data.retryAfterMs`. At most `maxClients` buckets are kept (the
+///     longest idle goes first).
+/// - `settings_json`: NULL or a JSON object, copied: none for
+///   `"logRequests"` and `"maskErrors"` (NULL or `{}`); for `"rateLimit"`
+///   `{"perSecond": number >= 0, "burst": integer >= 1, "maxClients":
+///   integer >= 1 (optional, default 10000)}`.
+///
+/// Returns FERROMCP_OK; FERROMCP_INVALID_ARGUMENT for an unknown `name`;
+/// FERROMCP_INVALID_JSON for settings that are not such an object (an
+/// unknown member, a missing or out-of-range one; the message names it);
+/// FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8. Nothing is added on
+/// failure.
+///
+/// Threads: any thread, also while serving.
+///
+/// ```c
+/// ferromcp_server_add_builtin_middleware(server, "rateLimit", "{\"perSecond\":10,\"burst\":20}");
+/// ferromcp_server_add_builtin_middleware(server, "maskErrors", NULL);
+/// ```
+///
+/// # Safety
+/// `server` NULL or live; `name` and `settings_json` NULL or
+/// NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_add_builtin_middleware(
+    server: *const ferromcp_server,
+    name: *const c_char,
+    settings_json: *const c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY (all): forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let name = unsafe { required_str(name, "name") }?;
+        let settings = unsafe { optional_object(settings_json, "settings_json") }?;
+        middleware::add_builtin(&server.server, name, &settings)
+    })
+}
+
+/// Sets the rule deciding which tools, prompts, resources and resource
+/// templates each caller sees, replacing an earlier rule (whose finalizer
+/// then runs). Lists leave out what the rule hides, and a call, read,
+/// prompt get or completion of a hidden item fails exactly as one of an
+/// unknown item does, so nothing tells a caller it exists. With a rule set,
+/// list results are marked `"cacheScope":"private"`.
+///
+/// - `server`: borrowed.
+/// - `callback`: the rule (see ferromcp_visibility_callback: synchronous,
+///   under the server's lock; fast, no calls back into the server). Not
+///   NULL; ferromcp_server_clear_visibility() removes the rule.
+/// - `userdata`: passed to every call; may be NULL. On success ferromcp
+///   holds it until the rule is replaced or cleared or the server freed;
+///   on failure it stays the caller's.
+/// - `userdata_free`: called exactly once with `userdata` then: at once,
+///   on the thread that replaces or clears the rule; after
+///   ferromcp_server_free(), once nothing uses the server any more, on any
+///   thread (see ferromcp_userdata_free). May be NULL.
+///
+/// Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
+///
+/// Threads: any thread, also while serving; not from the rule itself.
+///
+/// ```c
+/// // Only the "admin-console" client sees the tool "delete".
+/// static bool visible(void *userdata, const char *meta_json, int kind, const char *key) {
+///     (void)userdata;
+///     if (kind != FERROMCP_VISIBLE_TOOL || strcmp(key, "delete") != 0)
+///         return true;
+///     char *client = NULL;
+///     bool admin = ferromcp_json_get(meta_json, "/clientInfo/name", &client) == FERROMCP_OK &&
+///                  strcmp(client, "admin-console") == 0;
+///     ferromcp_string_free(client);
+///     return admin;
+/// }
+/// ferromcp_server_set_visibility(server, visible, NULL, NULL);
+/// ```
+///
+/// # Safety
+/// `server` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_set_visibility(
+    server: *const ferromcp_server,
+    callback: ferromcp_visibility_callback,
+    userdata: *mut c_void,
+    userdata_free: ferromcp_userdata_free,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+        visibility::set_rule(&server.server, callback, userdata);
+        Ok(())
+    })
+}
+
+/// Removes the visibility rule (its finalizer runs): every caller sees
+/// everything again. Without a rule it does nothing.
+///
+/// Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
+///
+/// Threads: any thread, also while serving; not from the rule itself.
+///
+/// # Safety
+/// `server` NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_server_clear_visibility(
+    server: *const ferromcp_server,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        server.server.clear_visibility();
         Ok(())
     })
 }
