@@ -20,7 +20,7 @@ use ferromcp::server::auth::{AuthInfo, HostVerdict, TokenError, TokenRequest, To
 use ferromcp::transport::http::ProtectedResource;
 use ferromcp::verifier::JwtVerifier;
 
-use crate::host_call::HostCall;
+use crate::host_call::{HostCall, HostCtx};
 use crate::refs::{HandlerKind, PyRefs};
 
 /// Verifies JWT access tokens signed by `issuer` for `audience` (the
@@ -196,7 +196,7 @@ impl TokenVerifier for PyVerifier {
         let call = HostCall {
             key: (HandlerKind::Verifier, self.name.clone()),
             refs: self.refs.clone(),
-            ctx: None,
+            ctx: HostCtx::None,
             input: json!({
                 "token": token,
                 "resource": request.resource,

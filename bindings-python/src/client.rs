@@ -38,7 +38,7 @@ use ferromcp::protocol::{
 use crate::client_future::{self, Event, Events, ToPy};
 use crate::client_skill::PyLoadedSkill;
 use crate::client_task::PyToolTask;
-use crate::host_call::HostCall;
+use crate::host_call::{HostCall, HostCtx};
 use crate::refs::{HandlerKind, PyRefs};
 use crate::server::PyServer;
 use crate::values;
@@ -79,7 +79,7 @@ async fn answer_input(
     let call = HostCall {
         key: (HandlerKind::Input, Arc::from(kind.capability())),
         refs,
-        ctx: None,
+        ctx: HostCtx::None,
         input: params,
         is_async,
     };

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use ferromcp::protocol::jsonrpc::RequestId;
 use ferromcp::server::auth::AuthInfo;
-use ferromcp::server::{AskStart, HandlerError, InputKind, LoggingLevel, RequestContext};
+use ferromcp::server::{
+    AskStart, HandlerError, InputKind, LoggingLevel, RequestContext, RequestMeta,
+};
 
 use crate::{error, values, workers};
 
@@ -38,7 +40,9 @@ impl PyContext {
 }
 
 /// `ctx.auth`'s native form: the verified claims as a dict, or `None`.
-fn auth_dict<'py>(py: Python<'py>, info: &AuthInfo) -> PyResult<Bound<'py, PyDict>> {
+/// Shared with the middleware's and the visibility rule's views of a
+/// request (`middleware.rs`, `visibility.rs`), as are the two below.
+pub(crate) fn auth_dict<'py>(py: Python<'py>, info: &AuthInfo) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("subject", &info.subject)?;
     dict.set_item("client_id", &info.client_id)?;
@@ -46,6 +50,31 @@ fn auth_dict<'py>(py: Python<'py>, info: &AuthInfo) -> PyResult<Bound<'py, PyDic
     dict.set_item("audience", &info.audience)?;
     dict.set_item("expires_at", info.expires_at)?;
     dict.set_item("claims", values::to_python(py, &info.claims)?)?;
+    Ok(dict)
+}
+
+/// `ctx.client_info`'s native form: the `clientInfo` the request carried
+/// (a dict), or `None`.
+pub(crate) fn client_info<'py>(py: Python<'py>, meta: &RequestMeta) -> PyResult<Bound<'py, PyAny>> {
+    match &meta.client_info {
+        Some(info) => values::to_python(py, &info.to_value()),
+        None => Ok(py.None().into_bound(py)),
+    }
+}
+
+/// `ctx.headers`' native form: the HTTP request's headers (names
+/// lower-case, a repeated header's values joined with `", "`); empty
+/// without any.
+pub(crate) fn headers<'py>(
+    py: Python<'py>,
+    headers: Option<&http::HeaderMap>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    if let Some(headers) = headers {
+        for (name, value) in ferromcp::host::headers::joined(headers) {
+            dict.set_item(name, value)?;
+        }
+    }
     Ok(dict)
 }
 
@@ -118,10 +147,7 @@ impl PyContext {
     /// `None`.
     #[getter]
     fn client_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        match &self.inner.meta().client_info {
-            Some(info) => values::to_python(py, &info.to_value()),
-            None => Ok(py.None().into_bound(py)),
-        }
+        client_info(py, self.inner.meta())
     }
 
     /// The headers of the HTTP request that carried this request (names
@@ -129,13 +155,7 @@ impl PyContext {
     /// over stdio.
     #[getter]
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
-        if let Some(headers) = self.inner.http_headers() {
-            for (name, value) in ferromcp::host::headers::joined(headers) {
-                dict.set_item(name, value)?;
-            }
-        }
-        Ok(dict)
+        headers(py, self.inner.http_headers())
     }
 
     /// The log level the request asked for (`"debug"`...), or `None`: then

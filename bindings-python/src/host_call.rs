@@ -32,6 +32,7 @@ use ferromcp::server::{FromHost, HandlerError, RequestContext, Responder, ToolOu
 
 use crate::context::PyContext;
 use crate::loop_dispatch::{LoopDispatcher, get_running_loop};
+use crate::middleware::{LinkCall, PyMiddlewareCall};
 use crate::refs::{HandlerKey, PyRefs};
 use crate::sync::lock;
 use crate::tool_result::PyToolResult;
@@ -86,13 +87,23 @@ pub(crate) struct HostCall {
     /// cleared server answers with an error instead of calling into Python).
     pub(crate) key: HandlerKey,
     pub(crate) refs: Arc<PyRefs>,
-    /// The request context handed to the callable as `ctx`; `None` passes
-    /// `None` (callbacks that serve no request, such as a client's).
-    pub(crate) ctx: Option<RequestContext>,
+    /// What the callable gets as its second argument (see [`HostCtx`]).
+    pub(crate) ctx: HostCtx,
     /// The callable's first argument.
     pub(crate) input: Value,
     /// `async def`: schedule the coroutine on the serving loop.
     pub(crate) is_async: bool,
+}
+
+/// The second argument of a callable, built when it is called.
+pub(crate) enum HostCtx {
+    /// `None`: callbacks that serve no request, such as a client's.
+    None,
+    /// The request's context (`ferromcp._native.Context`).
+    Request(RequestContext),
+    /// A middleware link's call: the request's meta and the rest of the
+    /// chain (`ferromcp._native.MiddlewareCall`).
+    Link(LinkCall),
 }
 
 impl HostCall {
@@ -105,7 +116,7 @@ impl HostCall {
         }
     }
 
-    async fn run_sync<O: PyOutput>(self) -> Result<O, HandlerError> {
+    async fn run_sync<O: PyOutput>(mut self) -> Result<O, HandlerError> {
         with_gil(move |py| {
             self.invoke(py)
                 .and_then(|returned| output::<O>(py, &self.refs, &returned))
@@ -150,8 +161,8 @@ impl HostCall {
     }
 
     /// Calls the callable: the result for a sync one, a coroutine for an
-    /// async one.
-    fn invoke<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyAny>, HandlerError> {
+    /// async one. Called once: the context moves into its Python object.
+    fn invoke<'py>(&mut self, py: Python<'py>) -> Result<Bound<'py, PyAny>, HandlerError> {
         let Some(callable) = self.refs.handler(py, &self.key) else {
             return Err(HandlerError::tool(format!(
                 "{} {:?} has no Python handler any more (the server was cleared)",
@@ -160,11 +171,14 @@ impl HostCall {
             )));
         };
         let input = values::to_python(py, &self.input).map_err(|e| error::handler_error(py, e))?;
-        let ctx = match &self.ctx {
-            Some(ctx) => Py::new(py, PyContext::new(ctx.clone()))
+        let ctx = match std::mem::replace(&mut self.ctx, HostCtx::None) {
+            HostCtx::Request(ctx) => Py::new(py, PyContext::new(ctx))
                 .map_err(|e| error::handler_error(py, e))?
                 .into_any(),
-            None => py.None(),
+            HostCtx::Link(call) => Py::new(py, PyMiddlewareCall::from(call))
+                .map_err(|e| error::handler_error(py, e))?
+                .into_any(),
+            HostCtx::None => py.None(),
         };
         callable
             .bind(py)
@@ -176,7 +190,7 @@ impl HostCall {
     /// whose done callback answers `responder`; nothing if the request was
     /// dropped while queued (a cancelled request's handler never starts).
     fn start_task<O: PyOutput>(
-        self,
+        mut self,
         py: Python<'_>,
         responder: Responder<O>,
         state: &Arc<Mutex<TaskState>>,
@@ -246,14 +260,49 @@ impl HostCall {
     }
 }
 
+thread_local! {
+    /// How many plain middleware links on this thread are running the rest
+    /// of their chain here ([`inline`]).
+    static INLINE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f`, in which the plain callables [`with_gil`] is asked to run
+/// (plain links and handlers) run on this thread instead of a worker's.
+///
+/// For a plain middleware link waiting, on its worker thread, for the rest
+/// of its chain: queuing the rest's plain callables to the workers would
+/// take a second worker per request while the first waits, and with as
+/// many requests at once as there are workers none would ever run. Here a
+/// request holds one worker whatever its chain, and the link's thread-local
+/// state is the handler's.
+pub(crate) fn inline<T>(f: impl FnOnce() -> T) -> T {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            INLINE.with(|depth| depth.set(depth.get().saturating_sub(1)));
+        }
+    }
+    INLINE.with(|depth| depth.set(depth.get() + 1));
+    let _leave = Leave;
+    f()
+}
+
 /// Runs `f` on a Python worker thread (see [`workers`]) and waits for its
-/// answer without blocking the runtime.
+/// answer without blocking the runtime; on this thread at once, inside
+/// [`inline`].
 ///
 /// `f` does not run at all if the caller stopped waiting before its turn
 /// came (a cancelled request's handler never starts).
 async fn with_gil<T: Send + 'static>(
     f: impl FnOnce(Python<'_>) -> T + Send + 'static,
 ) -> Result<T, HandlerError> {
+    if INLINE.with(|depth| depth.get() > 0) {
+        return Python::try_attach(|py| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py)))
+                .map_err(|_| HandlerError::tool("the Python handler call panicked in ferromcp"))
+        })
+        .unwrap_or_else(|| Err(HandlerError::tool(INTERPRETER_GONE)));
+    }
     let (answer, answered) = tokio::sync::oneshot::channel::<Result<T, HandlerError>>();
     workers::submit(move |py| {
         if answer.is_closed() {

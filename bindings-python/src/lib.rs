@@ -19,6 +19,7 @@ mod http_embed;
 mod loop_dispatch;
 #[cfg(target_os = "linux")]
 mod loop_reactor;
+mod middleware;
 mod oauth;
 mod outbox;
 mod pending;
@@ -31,6 +32,7 @@ mod sync;
 mod tool_result;
 mod tools;
 mod values;
+mod visibility;
 mod workers;
 
 use pyo3::prelude::*;
@@ -48,6 +50,9 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<serving::PyServing>()?;
     m.add_class::<context::PyContext>()?;
     m.add_class::<tool_result::PyToolResult>()?;
+    m.add_class::<middleware::PyMiddlewareCall>()?;
+    m.add_class::<middleware::PyBuiltinMiddleware>()?;
+    m.add_class::<visibility::PyCaller>()?;
     // The release's version, compiled in: reading it from the installed
     // distribution's metadata (importlib.metadata) took a third of the
     // package's import time.

@@ -30,7 +30,7 @@ use ferromcp::server::{FromHost, HandlerError, OutputError};
 
 use crate::client_future;
 use crate::error;
-use crate::host_call::{HostCall, PyOutput};
+use crate::host_call::{HostCall, HostCtx, PyOutput};
 use crate::refs::{HandlerKind, PyRefs};
 use crate::values as convert;
 
@@ -72,7 +72,7 @@ async fn call_text(
     let call = HostCall {
         key: (HandlerKind::OAuth, Arc::from(name)),
         refs,
-        ctx: None,
+        ctx: HostCtx::None,
         input,
         is_async,
     };

@@ -22,7 +22,7 @@ use ferromcp::server::{
     ResourceOutput, ResourceRequest,
 };
 
-use crate::host_call::HostCall;
+use crate::host_call::{HostCall, HostCtx};
 use crate::refs::{HandlerKind, PyRefs};
 use crate::values;
 
@@ -40,7 +40,7 @@ impl PyHandler {
         HostCall {
             key: (self.kind, self.name.clone()),
             refs: self.refs.clone(),
-            ctx: Some(ctx),
+            ctx: HostCtx::Request(ctx),
             input,
             is_async: self.is_async,
         }

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use ferromcp::protocol::{CreateMessageResult, ElicitResult, ListRootsResult};
 use ferromcp::server::{CompletionOutput, HandlerError, PromptOutput, ResourceOutput, ToolOutput};
 
-use crate::host_call::HostCall;
+use crate::host_call::{HostCall, HostCtx};
 use crate::oauth::CallbackText;
 use crate::refs::{HandlerKind, PyRefs};
 use crate::values;
@@ -56,7 +56,7 @@ pub(crate) fn _probe_host_call(
     let call = HostCall {
         key: (handler_kind, Arc::from("probe")),
         refs: refs.clone(),
-        ctx: None,
+        ctx: HostCtx::None,
         input: values::from_python(input, None)?,
         is_async,
     };
@@ -71,9 +71,10 @@ pub(crate) fn _probe_host_call(
                 HandlerKind::Prompt => debug(call.run::<PromptOutput>().await),
                 HandlerKind::Completion => debug(call.run::<CompletionOutput>().await),
                 // Never probed: `handler_kind` comes from the names above.
-                HandlerKind::Verifier | HandlerKind::Upstream => {
-                    Err(format!("no probe for a {}", handler_kind.noun()))
-                }
+                HandlerKind::Verifier
+                | HandlerKind::Upstream
+                | HandlerKind::Middleware
+                | HandlerKind::Visibility => Err(format!("no probe for a {}", handler_kind.noun())),
                 HandlerKind::OAuth => debug(call.run::<CallbackText>().await),
                 HandlerKind::Input => match input_kind.as_str() {
                     "elicitation" => debug(call.run::<ElicitResult>().await),

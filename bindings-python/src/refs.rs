@@ -28,6 +28,10 @@ pub(crate) enum HandlerKind {
     Verifier,
     /// A client's OAuth callback (`authorize`, `assertion`) or token store.
     OAuth,
+    /// A link of the server's middleware chain (`middleware.rs`).
+    Middleware,
+    /// The server's visibility rule (`visibility.rs`).
+    Visibility,
     /// Not a callable: the native `Server` or `Client` a mount (or a proxy)
     /// serves, or the native `Server` an in-memory client is joined to,
     /// held here so it lives as long as the mount (the client) and the
@@ -46,6 +50,8 @@ impl HandlerKind {
             HandlerKind::Input => "input handler",
             HandlerKind::Verifier => "token verifier",
             HandlerKind::OAuth => "OAuth callback",
+            HandlerKind::Middleware => "middleware",
+            HandlerKind::Visibility => "visibility rule",
             HandlerKind::Upstream => "mounted upstream",
         }
     }
@@ -91,6 +97,16 @@ impl PyRefs {
 
     pub(crate) fn set_handler(&self, kind: HandlerKind, name: &str, handler: Py<PyAny>) {
         lock(&self.handlers).insert((kind, Arc::from(name)), handler);
+    }
+
+    /// Stores `handler` and returns the one it replaces, to put back.
+    pub(crate) fn replace_handler(
+        &self,
+        kind: HandlerKind,
+        name: &str,
+        handler: Py<PyAny>,
+    ) -> Option<Py<PyAny>> {
+        lock(&self.handlers).insert((kind, Arc::from(name)), handler)
     }
 
     pub(crate) fn remove_handler(&self, kind: HandlerKind, name: &str) {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use ferromcp::server::{BoxFuture, Handler, HandlerResult, RequestContext, ToolOutput};
 
-use crate::host_call::HostCall;
+use crate::host_call::{HostCall, HostCtx};
 use crate::primitives::PyHandler;
 use crate::refs::{HandlerKind, PyRefs};
 
@@ -40,7 +40,7 @@ impl Handler<Value, ToolOutput> for PyToolHandler {
         let call = HostCall {
             key: (HandlerKind::Tool, self.name.clone()),
             refs: self.refs.clone(),
-            ctx: Some(ctx),
+            ctx: HostCtx::Request(ctx),
             input: arguments,
             is_async: self.is_async,
         };

@@ -38,6 +38,8 @@ MODULES = [
     "ferromcp.client_types",
     "ferromcp.context",
     "ferromcp._primitives",
+    "ferromcp.middleware",
+    "ferromcp.visibility",
 ]
 
 # Public calls whose example is a `::` block: they serve until the process is
@@ -58,7 +60,7 @@ def test_docstring_examples(module: str) -> None:
 def _public() -> Iterator[tuple[str, Any]]:
     """Every public name of the package, and every public method and
     property of its public classes, as ``(qualified name, object)``."""
-    others = ("ferromcp.client_types", "ferromcp.asgi")
+    others = ("ferromcp.client_types", "ferromcp.asgi", "ferromcp.middleware", "ferromcp.visibility")
     modules: list[ModuleType] = [ferromcp, *(importlib.import_module(m) for m in others)]
     for module in modules:
         names = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]

@@ -28,7 +28,7 @@ from ._native import PROTOCOL_VERSION, VERSION, Serving, ToolResult, _close_host
 from .auth import AuthInfo, InvalidToken, JwtVerifier, Protection
 from .client import Client, ClientLimits, LoadedSkill, SyncClient, SyncLoadedSkill, SyncToolTask, ToolTask
 from .client_types import Skill, SkillFile, TaskState
-from .context import Context, ElicitResult, InputRequired, Root
+from .context import Caller, Context, ElicitResult, InputRequired, Root
 from .errors import (
     AuthError,
     ConnectionClosedError,
@@ -49,8 +49,10 @@ from .errors import (
     UnsupportedProtocolVersionError,
     UrlElicitationRequiredError,
 )
+from .middleware import MiddlewareContext
 from .oauth import LoopbackRedirect, OAuth, TokenStore
 from .server import HttpLimits, Mount, Server, ServerTls, TaskSettings, Transport
+from .visibility import VisibleItem
 
 # The version compiled into the extension, which is the wheel's (both come
 # from Cargo.toml). Not importlib.metadata: importing it costs about 60 ms,
@@ -67,6 +69,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "AuthError",
     "AuthInfo",
+    "Caller",
     "Client",
     "ClientLimits",
     "ConnectionClosedError",
@@ -85,6 +88,7 @@ __all__ = [
     "LoopbackRedirect",
     "McpError",
     "MethodNotFoundError",
+    "MiddlewareContext",
     "MissingRequiredClientCapabilityError",
     "Mount",
     "OAuth",
@@ -112,4 +116,5 @@ __all__ = [
     "TransportError",
     "UnsupportedProtocolVersionError",
     "UrlElicitationRequiredError",
+    "VisibleItem",
 ]

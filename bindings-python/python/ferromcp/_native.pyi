@@ -2,7 +2,7 @@
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, final
 
 __all__ = [
@@ -11,6 +11,8 @@ __all__ = [
     "PROTOCOL_VERSION",
     "VERSION",
     "WRAPPED_RESULT_KEY",
+    "BuiltinMiddleware",
+    "Caller",
     "Client",
     "Context",
     "Exchange",
@@ -18,6 +20,7 @@ __all__ = [
     "JwtVerifier",
     "LoadedSkill",
     "LoopbackRedirect",
+    "MiddlewareCall",
     "Mount",
     "Pages",
     "Protection",
@@ -249,6 +252,22 @@ class Server:
     def set_completion(self, handler: Callable[[dict[str, Any], Context], Any], is_async: bool) -> None: ...
     def notify_resource_updated(self, uri: str) -> None: ...
     def require_scopes(self, kind: str, key: str, scopes: list[str]) -> None: ...
+    def add_middleware(
+        self,
+        link: BuiltinMiddleware | Callable[[dict[str, Any], MiddlewareCall], Any],
+        is_async: bool = False,
+    ) -> None:
+        """Adds a link at the end of the chain: a ``BuiltinMiddleware``, or
+        ``link(params, call)`` returning the result dict (a coroutine when
+        ``is_async``)."""
+    def set_visibility(
+        self,
+        rule: Callable[[Caller, str, str], bool],
+        items: Sequence[tuple[str, str]] | None = None,
+    ) -> None:
+        """``rule(caller, kind, key) -> bool``, asked with the GIL under the
+        registry lock; with ``items``, only about those ``(kind, key)``."""
+    def clear_visibility(self) -> None: ...
     def mount(self, prefix: str, upstream: Server | Client) -> Mount:
         """Mounts ``upstream`` under ``prefix`` (blocks, GIL released); ``ValueError`` for a bad prefix."""
     @staticmethod
@@ -338,6 +357,55 @@ class Context:
         when it cannot become one."""
     def start_task_async(self, event_loop: asyncio.AbstractEventLoop) -> asyncio.Future[bool]:
         """A future of ``event_loop`` resolving as ``start_task`` returns."""
+
+@final
+class Caller:
+    """Who a request is from, as a visibility rule sees it (``ferromcp.Caller`` wraps it)."""
+
+    @property
+    def protocol_version(self) -> str: ...
+    @property
+    def client_info(self) -> dict[str, Any] | None: ...
+    @property
+    def client_capabilities(self) -> dict[str, Any]: ...
+    @property
+    def auth(self) -> dict[str, Any] | None: ...
+    @property
+    def headers(self) -> dict[str, str]: ...
+
+@final
+class MiddlewareCall:
+    """One request in a middleware link, and the rest of the chain
+    (``ferromcp.MiddlewareContext`` wraps it)."""
+
+    @property
+    def request_id(self) -> int | str: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def protocol_version(self) -> str: ...
+    @property
+    def client_info(self) -> dict[str, Any] | None: ...
+    @property
+    def client_capabilities(self) -> dict[str, Any]: ...
+    @property
+    def auth(self) -> dict[str, Any] | None: ...
+    @property
+    def headers(self) -> dict[str, str]: ...
+    def next(self, params: Mapping[str, Any], event_loop: asyncio.AbstractEventLoop | None = None) -> Any:
+        """Runs the rest of the chain once: its result dict (blocking), or an
+        awaitable of ``event_loop`` resolving with it."""
+
+@final
+class BuiltinMiddleware:
+    """One of core's ready-made links (``ferromcp.middleware``)."""
+
+    @staticmethod
+    def log_requests() -> BuiltinMiddleware: ...
+    @staticmethod
+    def mask_errors() -> BuiltinMiddleware: ...
+    @staticmethod
+    def rate_limit(per_second: float, burst: int) -> BuiltinMiddleware: ...
 
 @final
 class ToolResult:

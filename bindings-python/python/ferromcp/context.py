@@ -27,7 +27,7 @@ from . import _native
 from ._schema import elicitation_schema, from_json
 from .auth import AuthInfo
 
-__all__ = ["Context", "ElicitResult", "InputRequired", "Root"]
+__all__ = ["Caller", "Context", "ElicitResult", "InputRequired", "Root"]
 
 T = TypeVar("T")
 
@@ -525,6 +525,113 @@ class Context:
 
     def __repr__(self) -> str:
         return f"<ferromcp.Context {self.method} id={self.request_id!r}>"
+
+
+class Caller:
+    """Who a request is from: what a visibility rule decides on (see
+    :meth:`ferromcp.Server.visibility`), and what a middleware link knows
+    of the caller (its :class:`ferromcp.MiddlewareContext` is a ``Caller``).
+
+    Identify callers by :attr:`auth` on a protected server (the verified
+    token), or by :attr:`client_info`, which the client chose itself.
+
+    >>> import ferromcp
+    >>> server = ferromcp.Server("demo")
+    >>> _ = server.tool(name="ping")(lambda: "pong")
+    >>> @server.visibility
+    ... def for_ada_only(caller: ferromcp.Caller, item: ferromcp.VisibleItem) -> bool:
+    ...     return (caller.client_info or {}).get("name") == "ada"
+    >>> for name in ("ada", "bob"):
+    ...     with ferromcp.SyncClient.in_memory(server, name=name) as client:
+    ...         print(name, [tool.name for tool in client.list_tools()])
+    ada ['ping']
+    bob []
+    """
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: _native.Caller | _native.MiddlewareCall) -> None:
+        self._native = native
+
+    @property
+    def auth(self) -> AuthInfo | None:
+        """The verified access token's claims on a server served with
+        ``auth=ferromcp.Protection(...)`` (see :attr:`Context.auth`);
+        ``None`` otherwise.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="admin")(lambda: "done")
+        >>> _ = server.visibility(lambda caller, item: caller.auth is not None and caller.auth.has_scope("admin"))
+        >>> with ferromcp.SyncClient.in_memory(server) as client:  # no token
+        ...     [tool.name for tool in client.list_tools()]
+        []
+        """
+        native = self._native.auth
+        return None if native is None else AuthInfo._from_native(native)
+
+    @property
+    def client_info(self) -> dict[str, Any] | None:
+        """The client's ``{"name", "version", ...}``, when it sent one.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="ping")(lambda: "pong")
+        >>> _ = server.visibility(lambda caller, item: (caller.client_info or {}).get("name") != "blocked")
+        >>> with ferromcp.SyncClient.in_memory(server, name="blocked") as client:
+        ...     [tool.name for tool in client.list_tools()]
+        []
+        """
+        info = self._native.client_info
+        return info if isinstance(info, dict) else None
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol revision the client speaks: ``"2026-07-28"`` or, in a
+        legacy session, ``"2025-11-25"``.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="new_only")(lambda: "hi")
+        >>> _ = server.visibility(lambda caller, item: caller.protocol_version >= "2026-07-28")
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     [tool.name for tool in client.list_tools()]
+        ['new_only']
+        """
+        return self._native.protocol_version
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """The capabilities the client declared (``{"elicitation": {}, ...}``).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="confirm")(lambda: "yes")
+        >>> _ = server.visibility(lambda caller, item: "elicitation" in caller.client_capabilities)
+        >>> with ferromcp.SyncClient.in_memory(server) as client:  # no on_elicitation
+        ...     [tool.name for tool in client.list_tools()]
+        []
+        """
+        return self._native.client_capabilities
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The HTTP request's headers (lower-case names) when served over
+        HTTP; empty over stdio and in memory.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="beta")(lambda: "hi")
+        >>> _ = server.visibility(lambda caller, item: caller.headers.get("x-beta") == "1")
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     [tool.name for tool in client.list_tools()]
+        []
+        """
+        return self._native.headers
+
+    def __repr__(self) -> str:
+        name = (self.client_info or {}).get("name")
+        return f"<ferromcp.Caller client={name!r} protocol_version={self.protocol_version!r}>"
 
 
 async def _converted(future: Awaitable[Any], convert: Callable[[Any], T]) -> T:

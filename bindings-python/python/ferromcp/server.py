@@ -27,6 +27,8 @@ from .auth import Protection
 from .client import Client, SyncClient
 from .context import Context
 from .errors import ConnectionClosedError
+from .middleware import BuiltinMiddleware, Middleware, _link
+from .visibility import ItemKind, ItemRule, VisibilityRule, _check, _Rule
 
 if TYPE_CHECKING:
     # typing.Unpack is Python 3.11+; annotations are never evaluated at run
@@ -133,6 +135,8 @@ class TaskSettings(TypedDict, total=False):
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+M = TypeVar("M", bound=Middleware)
+V = TypeVar("V", bound=VisibilityRule)
 
 CacheScope = Literal["public", "private"]
 """Who may cache a result: ``"public"`` (any cache) or ``"private"`` (only
@@ -159,6 +163,7 @@ class _Options(TypedDict, total=False):
     icons: Sequence[Mapping[str, Any]] | None
     meta: Mapping[str, Any] | None
     scopes: Sequence[str] | None
+    visible: ItemRule | None
 
 
 class _ToolOptions(_Options, total=False):
@@ -292,6 +297,11 @@ class Server:
         # What is mounted in this server (see mount), to know whether a
         # mounted server's async handlers need run() to start a loop.
         self._mounts: list[Mount] = []
+        # The visibility rules (see visibility): the server-wide one, and
+        # each registration's own, by (kind, key).
+        self._visibility: VisibilityRule | None = None
+        self._visible: dict[tuple[ItemKind, str], ItemRule] = {}
+        self._links = 0  # Python middleware links added
 
     @classmethod
     def _from_native(cls, native: _native.Server) -> Server:
@@ -303,6 +313,9 @@ class Server:
         server._prompts = []
         server._completions = CompletionRouter()
         server._mounts = []
+        server._visibility = None
+        server._visible = {}
+        server._links = 0
         return server
 
     @property
@@ -389,7 +402,11 @@ class Server:
         are listed as given. ``scopes`` are the OAuth scopes a request's
         access token needs to call the tool when the server is served with
         ``auth=`` (:class:`ferromcp.Protection`); a token without them gets
-        HTTP 403 ``insufficient_scope``.
+        HTTP 403 ``insufficient_scope``. ``visible`` decides which callers
+        see and may call the tool: ``visible(caller) -> bool``, a plain
+        function of the :class:`ferromcp.Caller` (with a server-wide
+        :meth:`visibility` rule, both must allow it; to the others the tool
+        is unknown).
 
         ``task`` lets calls become tasks (the tasks extension, SEP-2663):
         ``True`` or ``"optional"`` answers a client that declared the
@@ -423,6 +440,7 @@ class Server:
             ferromcp.InvalidDefinitionError: core refused the name or a schema.
         """
         _check_keywords("Server.add_tool", options, _ToolOptions)
+        _check_visible(options)
         tool_name = options.get("name") or getattr(fn, "__name__", None)
         if not tool_name:
             raise TypeError(f"cannot name a tool after {fn!r}: pass name=")
@@ -444,6 +462,7 @@ class Server:
         )
         self._native.require_scopes("tool", tool_name, list(options.get("scopes") or ()))
         self._mark_async(("tool", tool_name), is_async)
+        self._set_visible("tool", tool_name, options.get("visible"))
 
     def remove_tool(self, name: str) -> bool:
         """Removes a tool; returns whether it existed.
@@ -452,6 +471,7 @@ class Server:
         False
         """
         self._mark_async(("tool", name), False)
+        self._set_visible("tool", name, None)
         return self._native.remove_tool(name)
 
     def tool_names(self) -> list[str]:
@@ -514,6 +534,8 @@ class Server:
         the caching hint of its reads (``ttlMs``, ``cacheScope`` of the
         ``resources/read`` result: how long a client may reuse it, and
         whether shared caches may); unset, the server's (0 ms, public).
+        ``scopes`` and ``visible`` (``visible(caller) -> bool``: which
+        callers see and may read it) are as for :meth:`add_tool`.
 
         >>> server = Server("demo")
         >>> server.add_resource(lambda: "hello", "text://greeting", name="greeting")
@@ -525,6 +547,7 @@ class Server:
             ferromcp.InvalidDefinitionError: core refused the URI or template.
         """
         _check_keywords("Server.add_resource", options, _ResourceOptions)
+        _check_visible(options)
         resource_name = options.get("name") or getattr(fn, "__name__", None)
         if not resource_name or resource_name == "<lambda>":
             resource_name = uri
@@ -542,7 +565,7 @@ class Server:
         for variable in completions:
             if variable not in spec.variables:
                 raise TypeError(f"cannot complete {variable!r}: not a variable of {uri!r}")
-        kind = "resource_template" if spec.template else "resource"
+        kind: ItemKind = "resource_template" if spec.template else "resource"
         self._native.register(
             kind,
             spec.definition,
@@ -555,6 +578,7 @@ class Server:
         self._resources[uri] = spec.template
         self._mark_async(("resource", uri), spec.is_async)
         self._set_completions("ref/resource", uri, completions)
+        self._set_visible(kind, uri, options.get("visible"))
 
     def remove_resource(self, uri: str) -> bool:
         """Removes a resource or template (by the URI it was registered
@@ -566,6 +590,8 @@ class Server:
         self._resources.pop(uri, None)
         self._mark_async(("resource", uri), False)
         self._completions.discard("ref/resource", uri)
+        self._set_visible("resource", uri, None)
+        self._set_visible("resource_template", uri, None)
         return self._native.remove_resource(uri)
 
     def resource_uris(self) -> list[str]:
@@ -632,6 +658,8 @@ class Server:
         docstring, argument descriptions to ``Annotated[str, "..."]`` or the
         docstring's ``Args:``. ``completions`` maps an argument to a
         completion function or a list of values (see :meth:`completion`).
+        ``scopes`` and ``visible`` (``visible(caller) -> bool``: which
+        callers see and may get it) are as for :meth:`add_tool`.
 
         >>> server = Server("demo")
         >>> def hello(name: str) -> str:
@@ -641,6 +669,7 @@ class Server:
         ['hello']
         """
         _check_keywords("Server.add_prompt", options, _PromptOptions)
+        _check_visible(options)
         prompt_name = options.get("name") or getattr(fn, "__name__", None)
         if not prompt_name or prompt_name == "<lambda>":
             raise TypeError(f"cannot name a prompt after {fn!r}: pass name=")
@@ -659,6 +688,7 @@ class Server:
             self._prompts.append(prompt_name)
         self._mark_async(("prompt", prompt_name), spec.is_async)
         self._set_completions("ref/prompt", prompt_name, completions)
+        self._set_visible("prompt", prompt_name, options.get("visible"))
 
     def remove_prompt(self, name: str) -> bool:
         """Removes a prompt; returns whether it existed.
@@ -670,6 +700,7 @@ class Server:
             self._prompts.remove(name)
         self._mark_async(("prompt", name), False)
         self._completions.discard("ref/prompt", name)
+        self._set_visible("prompt", name, None)
         return self._native.remove_prompt(name)
 
     def add_skills(self, path: str | os.PathLike[str]) -> list[str]:
@@ -754,6 +785,141 @@ class Server:
         is_async = router.is_async
         self._native.set_completion(router.async_handler if is_async else router.handler, is_async)
         self._mark_async(("completion", ""), is_async)
+
+    def middleware(self, link: M, /) -> M:
+        """Adds a function as a link of the middleware chain (see
+        :mod:`ferromcp.middleware`); returns it unchanged. ``async def
+        link(ctx, call_next)`` awaits ``call_next(ctx)``; a plain ``def``
+        calls it (it blocks, on a worker thread)::
+
+            @server.middleware
+            async def audit(ctx: ferromcp.MiddlewareContext, call_next: AsyncCallNext) -> dict[str, Any]:
+                result = await call_next(ctx)
+                log.info("%s %s by %s", ctx.method, ctx.name, ctx.client_info)
+                return result
+
+        >>> import ferromcp
+        >>> server = Server("demo")
+        >>> _ = server.tool(name="hello")(lambda: "hi")
+        >>> @server.middleware
+        ... async def louder(ctx, call_next):
+        ...     result = await call_next(ctx)
+        ...     if ctx.method == "tools/call":
+        ...         result["content"][0]["text"] += "!"
+        ...     return result
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     client.call_tool("hello").text
+        'hi!'
+        """
+        self.add_middleware(link)
+        return link
+
+    def add_middleware(self, link: Middleware) -> None:
+        """Adds a link at the end of the middleware chain: the first added
+        sees a request first and its result last. ``link`` is a function
+        ``link(ctx, call_next)``, plain or ``async`` (see
+        :meth:`middleware` and :mod:`ferromcp.middleware`), or a
+        ready-made link: :func:`ferromcp.middleware.log_requests`,
+        :func:`~ferromcp.middleware.mask_errors`,
+        :func:`~ferromcp.middleware.rate_limit`. Links cannot be removed.
+
+        >>> from ferromcp.middleware import log_requests, rate_limit
+        >>> server = Server("demo")
+        >>> server.add_middleware(log_requests())
+        >>> server.add_middleware(rate_limit(per_second=10, burst=20))
+
+        Raises:
+            TypeError: ``link`` is neither callable nor a ready-made link.
+        """
+        if isinstance(link, BuiltinMiddleware):
+            self._native.add_middleware(link)
+            return
+        if not callable(link):
+            raise TypeError(f"a middleware link is a function link(ctx, call_next), not {type(link).__name__}")
+        is_async = is_coroutine_function(link)
+        self._native.add_middleware(_link(link, is_async), is_async)
+        self._mark_async(("middleware", str(self._links)), is_async)
+        self._links += 1
+
+    def visibility(self, rule: V, /) -> V:
+        """Sets the rule deciding which tools, prompts, resources and
+        resource templates each caller sees (replacing any earlier one);
+        returns it unchanged. ``rule(caller, item) -> bool`` gets the
+        :class:`ferromcp.Caller` (``auth``, ``client_info``...) and a
+        :class:`ferromcp.VisibleItem` (``kind``, ``key``). Lists leave out
+        what it hides; calling, reading, getting or completing a hidden item
+        fails exactly as for an unknown one. Items registered with their
+        own ``visible=`` must pass both. A list filtered this way is marked
+        ``cacheScope: "private"``.
+
+        The rule is a plain function, asked while the core holds the
+        server's registry lock: keep it quick and register nothing in it. If
+        it raises, the item is hidden and the exception goes to
+        ``sys.unraisablehook`` (see :mod:`ferromcp.visibility`)::
+
+            @server.visibility
+            def by_scope(caller: ferromcp.Caller, item: ferromcp.VisibleItem) -> bool:
+                return not item.key.startswith("admin_") or (
+                    caller.auth is not None and caller.auth.has_scope("admin"))
+
+        >>> import ferromcp
+        >>> server = Server("demo")
+        >>> for name in ("search", "admin_purge"):
+        ...     _ = server.tool(name=name)(lambda: "done")
+        >>> @server.visibility
+        ... def by_name(caller: ferromcp.Caller, item: ferromcp.VisibleItem) -> bool:
+        ...     admin = (caller.client_info or {}).get("name") == "admin"
+        ...     return admin or not item.key.startswith("admin_")
+        >>> guest = ferromcp.SyncClient.in_memory(server, name="guest")
+        >>> [tool.name for tool in guest.list_tools()]
+        ['search']
+        >>> guest.call_tool("admin_purge")
+        Traceback (most recent call last):
+        ferromcp.errors.InvalidParamsError: Unknown tool: admin_purge
+        >>> guest.close()
+
+        Raises:
+            TypeError: ``rule`` is not a plain function.
+        """
+        _check(rule, "a visibility rule")
+        self._visibility = rule
+        self._install_visibility()
+        return rule
+
+    def clear_visibility(self) -> None:
+        """Takes the rule of :meth:`visibility` away; registrations' own
+        ``visible=`` stay.
+
+        >>> import ferromcp
+        >>> server = Server("demo")
+        >>> _ = server.tool(name="ping")(lambda: "pong")
+        >>> _ = server.visibility(lambda caller, item: False)
+        >>> server.clear_visibility()
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     [tool.name for tool in client.list_tools()]
+        ['ping']
+        """
+        self._visibility = None
+        self._install_visibility()
+
+    def _set_visible(self, kind: ItemKind, key: str, rule: ItemRule | None) -> None:
+        """Sets (``None``: forgets) a registration's own rule."""
+        if rule is None:
+            if self._visible.pop((kind, key), None) is None:
+                return
+        else:
+            self._visible[(kind, key)] = rule
+        self._install_visibility()
+
+    def _install_visibility(self) -> None:
+        """Gives the core the one rule of this server: the registrations'
+        own and the server-wide one, both of which must allow an item.
+        Only the registrations' own: the core asks only about their items."""
+        if self._visibility is None and not self._visible:
+            self._native.clear_visibility()
+            return
+        items = None if self._visibility is not None else list(self._visible)
+        self._native.set_visibility(_Rule(self.name, self._visibility, self._visible), items)
 
     def _mark_async(self, key: tuple[str, str], is_async: bool) -> None:
         if is_async:
@@ -1151,6 +1317,14 @@ def _stdout_reserved(transport: str) -> Iterator[None]:
     sys.stdout.flush()
     with contextlib.redirect_stdout(sys.stderr):
         yield
+
+
+def _check_visible(options: Mapping[str, Any]) -> None:
+    """Refuses a registration's ``visible=`` that cannot be a rule, before
+    anything is registered."""
+    visible = options.get("visible")
+    if visible is not None:
+        _check(visible, "visible=")
 
 
 def _put(definition: dict[str, Any], key: str, value: Any) -> None:

@@ -1,0 +1,317 @@
+"""Middleware: functions around every request a server answers.
+
+A link gets the request as a :class:`MiddlewareContext` and ``call_next``,
+the rest of the chain; it may read or change ``ctx.params``, call
+``call_next(ctx)`` (or not: raise a :class:`ferromcp.McpError` to refuse
+the request), and read or change the result dict it returns::
+
+    @server.middleware
+    async def timing(ctx: MiddlewareContext, call_next: AsyncCallNext) -> dict[str, Any]:
+        started = time.perf_counter()
+        result = await call_next(ctx)
+        log.info("%s %s took %.1f ms", ctx.method, ctx.name, 1000 * (time.perf_counter() - started))
+        return result
+
+An ``async def`` link runs on the serving loop and awaits ``call_next``; a
+plain ``def`` runs on a worker thread and ``call_next`` blocks there. Links
+run in the order they were added: the first sees a request first and its
+result last. Every request for a tool, prompt, resource, completion or list
+goes through the chain, whatever the transport (stdio, HTTP, in memory) and
+protocol revision; the 2025-11-25 handshake and notifications do not.
+
+A link's exception fails the request as a handler's would: a
+:class:`ferromcp.McpError` (say :class:`ferromcp.InvalidParamsError`) is
+that JSON-RPC error, anything else an internal error whose message reads
+``"ValueError: ..."`` (hide it from clients with :func:`mask_errors`). The
+connection goes on serving.
+
+Ready-made links are the Rust core's own: :func:`log_requests`,
+:func:`mask_errors` and :func:`rate_limit`.
+
+>>> import ferromcp
+>>> from ferromcp.errors import InvalidParamsError
+>>> server = ferromcp.Server("demo")
+>>> @server.tool
+... def echo(text: str) -> str:
+...     return text
+>>> @server.middleware
+... def shout(ctx: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+...     if ctx.name == "echo":
+...         if ctx.params["arguments"].get("text") == "forbidden":
+...             raise InvalidParamsError("refused by policy")
+...         ctx.params["arguments"]["text"] += "!"
+...     return call_next(ctx)
+>>> client = ferromcp.SyncClient.in_memory(server)
+>>> client.call_tool("echo", {"text": "hi"}).text
+'hi!'
+>>> client.call_tool("echo", {"text": "forbidden"})
+Traceback (most recent call last):
+ferromcp.errors.InvalidParamsError: refused by policy
+>>> client.close()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeAlias
+
+from . import _native
+from ._native import BuiltinMiddleware
+from .context import Caller
+
+__all__ = [
+    "AsyncCallNext",
+    "AsyncLink",
+    "BuiltinMiddleware",
+    "CallNext",
+    "Middleware",
+    "MiddlewareContext",
+    "SyncLink",
+    "log_requests",
+    "mask_errors",
+    "rate_limit",
+]
+
+
+class MiddlewareContext(Caller):
+    """One request on its way through the middleware chain: its method and
+    params (a dict a link may change before ``call_next(ctx)``), its id,
+    and who sent it (:class:`ferromcp.Caller`: ``auth``, ``client_info``,
+    ``protocol_version``, ``headers``).
+
+    >>> import ferromcp
+    >>> server = ferromcp.Server("demo")
+    >>> _ = server.tool(name="ping")(lambda: "pong")
+    >>> seen = []
+    >>> @server.middleware
+    ... def record(ctx: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+    ...     seen.append((ctx.method, ctx.name, (ctx.client_info or {}).get("name")))
+    ...     return call_next(ctx)
+    >>> with ferromcp.SyncClient.in_memory(server, name="agent") as client:
+    ...     _ = client.call_tool("ping")
+    >>> seen[-1]
+    ('tools/call', 'ping', 'agent')
+    """
+
+    __slots__ = ("_call", "params")
+
+    params: dict[str, Any]
+    """The request's params as the client sent them (a tool call's ``name``
+    and ``arguments``, a read's ``uri``...). Changes (or a new dict) go on
+    to the rest of the chain when the link calls ``call_next(ctx)``."""
+
+    def __init__(self, native: _native.MiddlewareCall, params: dict[str, Any]) -> None:
+        super().__init__(native)
+        self._call = native
+        self.params = params
+
+    @property
+    def method(self) -> str:
+        """The request's method, e.g. ``"tools/call"`` or ``"resources/read"``.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="ping")(lambda: "pong")
+        >>> methods = []
+        >>> @server.middleware
+        ... def record(ctx: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+        ...     methods.append(ctx.method)
+        ...     return call_next(ctx)
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     _ = list(client.list_tools())
+        >>> methods[-1]
+        'tools/list'
+        """
+        return self._call.method
+
+    @property
+    def name(self) -> str | None:
+        """The tool or prompt the request is for (its ``name`` param), or
+        ``None`` (``resources/read`` names its resource in
+        ``params["uri"]``).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="ping")(lambda: "pong")
+        >>> names = []
+        >>> @server.middleware
+        ... def record(ctx: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+        ...     names.append(ctx.name)
+        ...     return call_next(ctx)
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     _ = client.call_tool("ping")
+        >>> names[-1]
+        'ping'
+        """
+        name = self.params.get("name") if isinstance(self.params, Mapping) else None
+        return name if isinstance(name, str) else None
+
+    @property
+    def request_id(self) -> int | str:
+        """The JSON-RPC id of the request.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="ping")(lambda: "pong")
+        >>> ids = []
+        >>> @server.middleware
+        ... def record(ctx: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+        ...     ids.append(ctx.request_id)
+        ...     return call_next(ctx)
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     _ = client.call_tool("ping")
+        >>> type(ids[-1]).__name__ in ("int", "str")
+        True
+        """
+        return self._call.request_id
+
+    def __repr__(self) -> str:
+        return f"<ferromcp.MiddlewareContext {self.method} id={self.request_id!r}>"
+
+
+CallNext: TypeAlias = Callable[[MiddlewareContext], dict[str, Any]]
+"""A plain link's ``call_next``: runs the rest of the chain (blocking) and
+returns its result dict, or raises its :class:`ferromcp.McpError`."""
+
+AsyncCallNext: TypeAlias = Callable[[MiddlewareContext], Awaitable[dict[str, Any]]]
+"""An ``async`` link's ``call_next``: awaited, as :data:`CallNext`."""
+
+SyncLink: TypeAlias = Callable[[MiddlewareContext, CallNext], dict[str, Any]]
+"""``def link(ctx, call_next) -> dict``."""
+
+AsyncLink: TypeAlias = Callable[[MiddlewareContext, AsyncCallNext], Awaitable[dict[str, Any]]]
+"""``async def link(ctx, call_next) -> dict``."""
+
+Middleware: TypeAlias = SyncLink | AsyncLink | BuiltinMiddleware
+"""What :meth:`ferromcp.Server.add_middleware` takes."""
+
+
+def log_requests() -> BuiltinMiddleware:
+    """Logs each request once it ends: method, tool or prompt name, outcome
+    (``ok`` or the error code) and duration, as the Rust core's ``tracing``
+    events on the ``ferromcp::requests`` target (``info``; failures at
+    ``warn``).
+
+    The Python package does not forward the core's ``tracing`` events to
+    :mod:`logging` yet, so a Python process does not see them; for logs in
+    Python, a link of your own does the same::
+
+        @server.middleware
+        async def log_calls(ctx: MiddlewareContext, call_next: AsyncCallNext) -> dict[str, Any]:
+            started = time.perf_counter()
+            try:
+                return await call_next(ctx)
+            finally:
+                log.info("%s %s %.1f ms", ctx.method, ctx.name or "", 1000 * (time.perf_counter() - started))
+
+    >>> import ferromcp
+    >>> server = ferromcp.Server("demo")
+    >>> server.add_middleware(log_requests())
+    """
+    return BuiltinMiddleware.log_requests()
+
+
+def mask_errors() -> BuiltinMiddleware:
+    """Hides internal errors' details: a ``-32603`` error (a link's or a
+    prompt's exception, a failed resource read...) reaches the client as
+    ``"Internal error"`` without data, and its message goes to the core's
+    log (``error``, ``ferromcp::requests`` target; see :func:`log_requests`
+    about the core's logs in a Python process). Errors a client can act
+    on (invalid params, unknown tool) pass unchanged, as do tool results
+    flagged ``isError`` (the model is meant to read those). Add it first:
+    it masks what the links after it raise.
+
+    >>> import ferromcp
+    >>> server = ferromcp.Server("demo")
+    >>> server.add_middleware(mask_errors())
+    >>> @server.prompt
+    ... def broken() -> str:
+    ...     raise RuntimeError("db password is hunter2")
+    >>> with ferromcp.SyncClient.in_memory(server) as client:
+    ...     client.get_prompt("broken")
+    Traceback (most recent call last):
+    ferromcp.errors.InternalError: Internal error
+    """
+    return BuiltinMiddleware.mask_errors()
+
+
+def rate_limit(per_second: float, burst: int) -> BuiltinMiddleware:
+    """A token bucket per client: each may make ``burst`` requests at once
+    and ``per_second`` more every second; past that a request is refused,
+    before it runs, with a ``-32000`` error whose ``data`` says when to
+    retry (``{"retryAfterMs": ...}``). A client is its token's subject (or
+    OAuth client id) on a protected server, else its ``clientInfo`` name
+    and version. At most 10,000 clients' buckets are kept (the one idle
+    longest makes room), so made-up identities cost no memory.
+
+    The budget counts every request through the chain (listings and
+    discovery too). One ``rate_limit`` added to several servers is one
+    budget.
+
+    >>> import ferromcp
+    >>> server = ferromcp.Server("demo")
+    >>> _ = server.tool(name="ping")(lambda: "pong")
+    >>> server.add_middleware(rate_limit(per_second=0.001, burst=2))
+    >>> with ferromcp.SyncClient.in_memory(server) as client:
+    ...     for _ in range(3):
+    ...         client.call_tool("ping").text
+    Traceback (most recent call last):
+    ferromcp.errors.McpError: Too many requests: retry in ... ms
+
+    Raises:
+        ValueError: ``per_second`` is negative or not finite, or ``burst`` is below 1.
+    """
+    if isinstance(per_second, bool) or not isinstance(per_second, (int, float)) or not math.isfinite(per_second):
+        raise ValueError(f"per_second must be a finite number of requests, not {per_second!r}")
+    if per_second < 0:
+        raise ValueError(f"per_second must be >= 0, not {per_second!r}")
+    if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
+        raise ValueError(f"burst must be an int >= 1, not {burst!r}")
+    return BuiltinMiddleware.rate_limit(float(per_second), min(burst, 2**32 - 1))
+
+
+def _params_of(ctx: object) -> Mapping[str, Any]:
+    """The params ``call_next(ctx)`` goes on with.
+
+    >>> _params_of({"name": "x"})
+    Traceback (most recent call last):
+    TypeError: call_next takes the link's MiddlewareContext, not dict
+    """
+    if not isinstance(ctx, MiddlewareContext):
+        raise TypeError(f"call_next takes the link's MiddlewareContext, not {type(ctx).__name__}")
+    if not isinstance(ctx.params, Mapping):
+        raise TypeError(f"ctx.params must be a dict, not {type(ctx.params).__name__}")
+    return ctx.params
+
+
+def _link(fn: Callable[..., Any], is_async: bool) -> Callable[[dict[str, Any], _native.MiddlewareCall], Any]:
+    """The native link calling ``fn(ctx, call_next)``: the native convention
+    is ``link(params, call)``, where ``call`` (a ``MiddlewareCall``) runs
+    the rest of the chain once.
+
+    >>> def passthrough(ctx: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+    ...     return call_next(ctx)
+    >>> callable(_link(passthrough, is_async=False))
+    True
+    """
+    if is_async:
+
+        async def run_async(params: dict[str, Any], call: _native.MiddlewareCall) -> Any:
+            async def call_next(ctx: MiddlewareContext) -> dict[str, Any]:
+                result: dict[str, Any] = await call.next(_params_of(ctx), asyncio.get_running_loop())
+                return result
+
+            return await fn(MiddlewareContext(call, params), call_next)
+
+        return run_async
+
+    def run(params: dict[str, Any], call: _native.MiddlewareCall) -> Any:
+        def call_next(ctx: MiddlewareContext) -> dict[str, Any]:
+            result: dict[str, Any] = call.next(_params_of(ctx))
+            return result
+
+        return fn(MiddlewareContext(call, params), call_next)
+
+    return run

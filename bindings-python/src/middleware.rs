@@ -1,0 +1,439 @@
+//! Python links of a server's middleware chain (core's [`Middleware`]),
+//! the native object a link gets ([`PyMiddlewareCall`]: the request's meta
+//! and the rest of the chain), and core's ready-made links
+//! ([`PyBuiltinMiddleware`]).
+//!
+//! A link runs like any handler ([`HostCall`]): a plain `def` on the
+//! Python worker threads, an `async def` on the serving loop; it gets the
+//! params as a dict and returns the result dict. What it raises is read as
+//! a handler's exception is ([`crate::error::handler_error`]): a
+//! `ferromcp.McpError` is that JSON-RPC error, anything else an internal
+//! error, as for a prompt or a resource. [`PyMiddlewareCall::next`] runs
+//! the rest of the chain: for a plain link on the link's own worker thread,
+//! with the GIL released, where the plain links and handlers after it run
+//! too ([`host_call::inline`]: a request never holds two workers); for an
+//! async link on the runtime, as core runs a chain, the link awaiting it
+//! on its loop ([`client_future::run`]). What goes through the chain, and
+//! how a panic fails a request, is core's.
+
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::Thread;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_json::{Map, Value};
+
+use ferromcp::McpError;
+use ferromcp::protocol::jsonrpc::RequestId;
+use ferromcp::server::middleware::builtin::{LogRequests, MaskErrors, RateLimit};
+use ferromcp::server::{
+    BoxFuture, FromHost, HandlerError, Middleware, MiddlewareRequest, MiddlewareResult, Next,
+    OutputError, RequestMeta,
+};
+
+use crate::host_call::{self, HostCall, HostCtx, PyOutput};
+use crate::refs::{HandlerKey, HandlerKind, PyRefs};
+use crate::sync::lock;
+use crate::{client_future, context, error, primitives, values};
+
+/// Tells apart the Python links of every server of the process.
+static NEXT_LINK: AtomicU64 = AtomicU64::new(0);
+
+/// Adds `link` at the end of `server`'s chain: one of core's ready-made
+/// links, or a Python callable `link(params, call)` (a coroutine function
+/// when `is_async`) stored in `refs`.
+pub(crate) fn add(
+    server: &ferromcp::server::Server,
+    refs: &Arc<PyRefs>,
+    link: Bound<'_, PyAny>,
+    is_async: bool,
+) -> PyResult<()> {
+    if let Ok(builtin) = link.cast::<PyBuiltinMiddleware>() {
+        server.add_middleware(SharedLink(builtin.get().link.clone()));
+        return Ok(());
+    }
+    primitives::callable(&link)?;
+    let name = format!("link#{}", NEXT_LINK.fetch_add(1, Ordering::Relaxed));
+    refs.set_handler(HandlerKind::Middleware, &name, link.unbind());
+    server.add_middleware(PyMiddleware {
+        key: (HandlerKind::Middleware, Arc::from(name)),
+        refs: refs.clone(),
+        is_async,
+    });
+    Ok(())
+}
+
+/// A Python link, found in `refs` under `key` when a request comes.
+struct PyMiddleware {
+    key: HandlerKey,
+    refs: Arc<PyRefs>,
+    is_async: bool,
+}
+
+impl Middleware for PyMiddleware {
+    fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
+        let MiddlewareRequest {
+            id,
+            method,
+            params,
+            meta,
+        } = request;
+        let call = HostCall {
+            key: self.key.clone(),
+            refs: self.refs.clone(),
+            ctx: HostCtx::Link(LinkCall {
+                id,
+                method,
+                meta,
+                next,
+            }),
+            input: Value::Object(params),
+            is_async: self.is_async,
+        };
+        Box::pin(async move {
+            match call.run::<LinkResult>().await {
+                Ok(LinkResult(result)) => Ok(result),
+                Err(HandlerError::Protocol(error)) => Err(error),
+                // A link is no tool: its failure is not the model's to read
+                // but an internal error, as for a prompt or a resource.
+                Err(HandlerError::Tool(message)) => Err(McpError::internal(message)),
+            }
+        })
+    }
+}
+
+/// What a link returned: the result object.
+struct LinkResult(Map<String, Value>);
+
+impl FromHost for LinkResult {
+    const KIND: &'static str = "middleware";
+
+    fn from_host(value: Value) -> Result<Self, OutputError> {
+        let got = match value {
+            Value::Object(result) => return Ok(LinkResult(result)),
+            Value::Null => "None",
+            Value::Bool(_) => "a bool",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a str",
+            Value::Array(_) => "a list",
+        };
+        Err(OutputError {
+            kind: Self::KIND,
+            reason: format!("a link returns the result dict (what call_next returned), not {got}"),
+        })
+    }
+}
+
+impl PyOutput for LinkResult {}
+
+/// A link's call before it reaches Python: the request (its params go as
+/// the callable's first argument) and the rest of the chain.
+pub(crate) struct LinkCall {
+    id: RequestId,
+    method: String,
+    meta: RequestMeta,
+    next: Next,
+}
+
+/// One request as a middleware link sees it: its id, method and meta, and
+/// the rest of the chain, which `next` runs once. The `ferromcp.middleware`
+/// layer wraps it (`MiddlewareContext`, `call_next`).
+#[pyclass(module = "ferromcp._native", name = "MiddlewareCall", frozen)]
+pub(crate) struct PyMiddlewareCall {
+    id: RequestId,
+    method: String,
+    meta: RequestMeta,
+    next: Mutex<Option<Next>>,
+}
+
+impl From<LinkCall> for PyMiddlewareCall {
+    fn from(call: LinkCall) -> Self {
+        PyMiddlewareCall {
+            id: call.id,
+            method: call.method,
+            meta: call.meta,
+            next: Mutex::new(Some(call.next)),
+        }
+    }
+}
+
+#[pymethods]
+impl PyMiddlewareCall {
+    /// The JSON-RPC id of the request (`int` or `str`).
+    #[getter]
+    fn request_id<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match &self.id {
+            RequestId::Number(n) => n.into_pyobject(py)?.into_any(),
+            RequestId::String(s) => s.into_pyobject(py)?.into_any(),
+        })
+    }
+
+    /// The method, e.g. `"tools/call"`.
+    #[getter]
+    fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The protocol revision the client spoke.
+    #[getter]
+    fn protocol_version(&self) -> &str {
+        &self.meta.protocol_version
+    }
+
+    /// The `clientInfo` the request carried, or `None`.
+    #[getter]
+    fn client_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        context::client_info(py, &self.meta)
+    }
+
+    /// The capabilities the client declared for this request.
+    #[getter]
+    fn client_capabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        values::to_python_dict(py, &self.meta.client_capabilities)
+    }
+
+    /// The verified access token's claims, or `None`.
+    #[getter]
+    fn auth<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.meta
+            .auth
+            .as_deref()
+            .map(|info| context::auth_dict(py, info))
+            .transpose()
+    }
+
+    /// The HTTP request's headers; empty over stdio and in memory.
+    #[getter]
+    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        context::headers(py, self.meta.http_headers.as_deref())
+    }
+
+    /// Runs the rest of the chain with `params` and returns its result
+    /// dict: here, blocking with the GIL released (for a plain link, on its
+    /// worker thread), or, given `event_loop`, on the runtime as an
+    /// awaitable of the loop (awaited at once). Its JSON-RPC error raises
+    /// the `ferromcp.errors` exception for its code. Once only: a second
+    /// call raises `RuntimeError`.
+    #[pyo3(signature = (params, event_loop=None))]
+    fn next(
+        &self,
+        py: Python<'_>,
+        params: &Bound<'_, PyAny>,
+        event_loop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let params = values::from_python_object(params, None, "params")?;
+        let next = lock(&self.next).take().ok_or_else(|| {
+            PyRuntimeError::new_err(
+                "call_next was called already: a link runs the rest of the chain once",
+            )
+        })?;
+        let request = MiddlewareRequest {
+            id: self.id.clone(),
+            method: self.method.clone(),
+            params,
+            meta: self.meta.clone(),
+        };
+        let Some(event_loop) = event_loop else {
+            let rest = catching_panics(next.run(request));
+            let outcome = py.detach(|| host_call::inline(|| block_here(rest)));
+            return match outcome {
+                Ok(result) => Ok(values::to_python_dict(py, &result)?.into_any().unbind()),
+                Err(e) => Err(error::to_py_err(py, &ferromcp::Error::Mcp(e))),
+            };
+        };
+        // On the runtime, as core runs a chain; dropped (and so cancelled)
+        // with the call if the link stops waiting for it.
+        let rest = AbortOnDrop(ferromcp::runtime::get().spawn(next.run(request)));
+        let work = async move {
+            match rest.await {
+                Ok(result) => result.map_err(ferromcp::Error::Mcp),
+                // A later link panicked: core fails a panicking link's
+                // request this way.
+                Err(failed) => Err(ferromcp::Error::Mcp(McpError::internal(format!(
+                    "middleware failed: {failed}"
+                )))),
+            }
+        };
+        client_future::run(
+            py,
+            Some(event_loop),
+            work,
+            Box::new(|py, result: Map<String, Value>| {
+                Ok(values::to_python_dict(py, &result)?.into_any().unbind())
+            }),
+        )
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<ferromcp._native.MiddlewareCall {} id={}>",
+            self.method, self.id
+        )
+    }
+}
+
+/// `rest`, with a panic in it (a Rust link after this one) failing it as
+/// core fails a request whose link panicked.
+async fn catching_panics<F>(rest: F) -> MiddlewareResult
+where
+    F: Future<Output = MiddlewareResult>,
+{
+    let mut rest = pin!(rest);
+    std::future::poll_fn(move |cx| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rest.as_mut().poll(cx))) {
+            Ok(polled) => polled,
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".to_owned());
+                Poll::Ready(Err(McpError::internal(format!(
+                    "middleware failed: {message}"
+                ))))
+            }
+        }
+    })
+    .await
+}
+
+/// Runs `future` to completion on this thread (in the runtime's context,
+/// so what it spawns, its timers and sockets go to the runtime), parking
+/// while it waits. Unlike core's `runtime::block_here` it may be nested: a
+/// plain link's rest of the chain may hold another plain link, which waits
+/// for its own rest inside this one's poll. Each level has its own wake-up
+/// flag, so one level's wake-up is never lost to another's park.
+fn block_here<F: Future>(future: F) -> F::Output {
+    let _runtime = ferromcp::runtime::get().enter();
+    let signal = Arc::new(Unpark {
+        woken: AtomicBool::new(false),
+        thread: std::thread::current(),
+    });
+    let waker = Waker::from(signal.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        while !signal.woken.swap(false, Ordering::AcqRel) {
+            std::thread::park();
+        }
+    }
+}
+
+/// Wakes the thread of a [`block_here`].
+struct Unpark {
+    woken: AtomicBool,
+    thread: Thread,
+}
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.thread.unpark();
+    }
+}
+
+/// A spawned task, aborted when dropped unfinished.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// One of core's ready-made links (`ferromcp.middleware.log_requests()`,
+/// `mask_errors()`, `rate_limit(per_second, burst)`), for
+/// `Server.add_middleware`. Added to several servers, it is one link: a
+/// rate limit's budget is then shared.
+///
+/// >>> _native.BuiltinMiddleware.rate_limit(10.0, 20)
+/// <ferromcp.middleware.rate_limit(10.0, 20)>
+#[pyclass(module = "ferromcp._native", name = "BuiltinMiddleware", frozen)]
+pub(crate) struct PyBuiltinMiddleware {
+    link: Arc<dyn Middleware>,
+    label: String,
+}
+
+#[pymethods]
+impl PyBuiltinMiddleware {
+    /// Core's `LogRequests`: each request's method, name, outcome and
+    /// duration, as `tracing` events on the `ferromcp::requests` target.
+    ///
+    /// >>> _native.BuiltinMiddleware.log_requests()
+    /// <ferromcp.middleware.log_requests()>
+    #[staticmethod]
+    fn log_requests() -> Self {
+        PyBuiltinMiddleware {
+            link: Arc::new(LogRequests),
+            label: "log_requests()".into(),
+        }
+    }
+
+    /// Core's `MaskErrors`: an internal error reaches the client as
+    /// `"Internal error"`, its message stays in the server's log.
+    ///
+    /// >>> _native.BuiltinMiddleware.mask_errors()
+    /// <ferromcp.middleware.mask_errors()>
+    #[staticmethod]
+    fn mask_errors() -> Self {
+        PyBuiltinMiddleware {
+            link: Arc::new(MaskErrors),
+            label: "mask_errors()".into(),
+        }
+    }
+
+    /// Core's `RateLimit`: `burst` requests at once and `per_second` more
+    /// every second, per client. Raises `ValueError` for a negative or
+    /// infinite `per_second` or a `burst` of 0.
+    ///
+    /// >>> _native.BuiltinMiddleware.rate_limit(0.5, 4)
+    /// <ferromcp.middleware.rate_limit(0.5, 4)>
+    #[staticmethod]
+    fn rate_limit(per_second: f64, burst: u32) -> PyResult<Self> {
+        if !(per_second.is_finite() && per_second >= 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "per_second must be a finite number >= 0, not {per_second}"
+            )));
+        }
+        if burst == 0 {
+            return Err(PyValueError::new_err("burst must be at least 1"));
+        }
+        Ok(PyBuiltinMiddleware {
+            link: Arc::new(RateLimit::new(per_second, burst)),
+            label: format!("rate_limit({per_second:?}, {burst})"),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<ferromcp.middleware.{}>", self.label)
+    }
+}
+
+/// A ready-made link, shared by every server it was added to.
+struct SharedLink(Arc<dyn Middleware>);
+
+impl Middleware for SharedLink {
+    fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
+        self.0.handle(request, next)
+    }
+}
