@@ -96,6 +96,12 @@ async fn links_run_in_order_and_change_params_and_results() {
     server.add_middleware(move |request: MiddlewareRequest, next: Next| {
         let seen = inner.clone();
         async move {
+            // The request's `_meta` is in `meta`, not the params, in either era.
+            assert!(
+                !request.params.contains_key("_meta"),
+                "{:?}",
+                request.params
+            );
             seen.lock()
                 .unwrap()
                 .push(format!("inner {}", request.method));
@@ -135,6 +141,13 @@ async fn links_run_in_order_and_change_params_and_results() {
             ["outer tools/call", "inner tools/call", "outer done"],
             "{label}: {order:?}"
         );
+        // A call with a progress token carries `_meta` (in the params on
+        // 2025-11-25): links still see none.
+        let options = ferromcp::client::CallOptions::default().with_progress(|_| {});
+        client
+            .call_tool_with("echo", json!({"text": "hi"}), &options)
+            .await
+            .unwrap();
         // Lists go through the chain too.
         seen.lock().unwrap().clear();
         client.clear_cache();

@@ -214,17 +214,26 @@ impl Server {
         if !call.is_empty() {
             std::mem::take(&mut call).restore_into(&mut request.params);
         }
+        let mut params = request.params.take().unwrap_or_default();
+        // Links see the params without `_meta` in both eras: a 2026-07-28
+        // request's was read into `meta` while parsing; a 2025-11-25 one's
+        // is still here, and goes back for the primitive.
+        let legacy_meta = params.remove("_meta");
         let incoming = MiddlewareRequest {
             id: request.id.clone(),
             method: request.method.clone(),
-            params: request.params.take().unwrap_or_default(),
+            params,
             meta,
         };
         let server = self.clone();
         let last = Box::new(
             move |incoming: MiddlewareRequest| -> crate::BoxFuture<MiddlewareResult> {
                 Box::pin(async move {
-                    request.params = Some(incoming.params);
+                    let mut params = incoming.params;
+                    if let Some(meta) = legacy_meta {
+                        params.insert("_meta".into(), meta);
+                    }
+                    request.params = Some(params);
                     server
                         .route_primitive(
                             request,
