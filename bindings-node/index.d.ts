@@ -74,6 +74,7 @@ export * from './lib/oauth'; // OAuthOptions, TokenStore, LoopbackRedirect, head
 export { middleware } from './lib/middleware';
 export type {
   BuiltinMiddleware,
+  CallerAuth,
   CallerInfo,
   LogOptions,
   Middleware,
@@ -568,9 +569,10 @@ export declare class Server {
    * it); returns the server, for chaining. Lists leave out what it hides,
    * and calling, reading, getting or completing a hidden item fails
    * exactly as for an unknown one; filtered lists are marked
-   * `cacheScope: "private"`. The rule answers synchronously (a Promise or
-   * a throw hides the item). A registration's own `visible` option must
-   * allow too.
+   * `cacheScope: "private"`. The rule answers with a boolean or a Promise
+   * of one (an `async` rule is awaited; a throw or a rejection hides the
+   * item), for every item of a request with the same `ctx`. A
+   * registration's own `visible` option must allow too.
    *
    * @example
    * ```js

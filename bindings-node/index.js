@@ -89,7 +89,7 @@ const {
   registerServerAccess,
 } = require('./lib/client.js');
 const { LoopbackRedirect, headlessAuthorize } = require('./lib/oauth.js');
-const { adaptLink, middleware, VisibilityRules, nativeVisible } = require('./lib/middleware.js');
+const { adaptLink, middleware, VisibilityRules, visiblePredicate } = require('./lib/middleware.js');
 
 /** Signals that stop a serving server gracefully (see `handleSignals`). */
 const { InvalidToken, JwtVerifier, toNativeProtection } = require('./lib/auth.js');
@@ -241,12 +241,14 @@ class Server {
     }
     const { inputSchema = { type: 'object' }, outputSchema, scopes, task, taskStart, visible, ...rest } = definition ?? {};
     const what = `tool ${JSON.stringify(name)}`;
-    const visibleRule = nativeVisible(visible, what);
+    const visibleRule = visiblePredicate(visible, what);
     const tool = { ...rest, name, inputSchema: toJsonSchema(inputSchema, 'input', `${what} inputSchema`) };
     if (outputSchema !== undefined) {
       tool.outputSchema = toJsonSchema(outputSchema, 'output', `${what} outputSchema`);
     }
     const parse = parser(inputSchema, `arguments of ${what}`);
+    // A rule is in force before its item exists, so no caller sees it unguarded.
+    this.#visibility.guard('tool', name, visibleRule);
     this.#native.add(
       'tool',
       tool,
@@ -256,7 +258,7 @@ class Server {
       taskStart ?? null,
     );
     this.#native.requireScopes('tool', name, scopesOf(scopes, what));
-    this.#setVisible('tool', name, visible, visibleRule);
+    this.#visibility.unguard('tool', name, visibleRule);
     return this;
   }
 
@@ -266,7 +268,7 @@ class Server {
    * @returns {boolean}
    */
   removeTool(name) {
-    this.#visibility.own.delete(`tool\0${name}`);
+    this.#visibility.setOwn('tool', name, null);
     return this.#native.remove('tool', name);
   }
 
@@ -313,15 +315,16 @@ class Server {
     }
     const { complete, cache, scopes, visible, name = uri, ...rest } = definition ?? {};
     const required = scopesOf(scopes, `resource ${JSON.stringify(uri)}`);
-    const visibleRule = nativeVisible(visible, `resource ${JSON.stringify(uri)}`);
+    const visibleRule = visiblePredicate(visible, `resource ${JSON.stringify(uri)}`);
     const template = uri.includes('{');
     if (!template && complete !== undefined) {
       throw new TypeError(`resource(${JSON.stringify(uri)}): only a URI template has variables to complete`);
     }
     const kind = template ? 'resourceTemplate' : 'resource';
+    this.#visibility.guard(kind, uri, visibleRule);
     this.#native.add(kind, { ...rest, name, [template ? 'uriTemplate' : 'uri']: uri }, handler, cache);
     this.#native.requireScopes(kind, uri, required);
-    this.#setVisible(kind, uri, visible, visibleRule);
+    this.#visibility.unguard(kind, uri, visibleRule);
     if (template) this.#completers(`resource\0${uri}`, complete);
     return this;
   }
@@ -336,7 +339,7 @@ class Server {
    */
   removeResource(uri) {
     const kind = uri.includes('{') ? 'resourceTemplate' : 'resource';
-    this.#visibility.own.delete(`${kind}\0${uri}`);
+    this.#visibility.setOwn(kind, uri, null);
     if (kind === 'resourceTemplate') this.#completerTable.delete(`resource\0${uri}`);
     return this.#native.remove(kind, uri);
   }
@@ -374,7 +377,7 @@ class Server {
       throw new TypeError(`prompt(${JSON.stringify(name)}): handler must be a function`);
     }
     const { arguments: args, argsSchema, complete, scopes, visible, ...rest } = definition ?? {};
-    const visibleRule = nativeVisible(visible, `prompt ${JSON.stringify(name)}`);
+    const visibleRule = visiblePredicate(visible, `prompt ${JSON.stringify(name)}`);
     const completers = { ...complete };
     /** @type {Array<Record<string, unknown>> | undefined} */
     let list;
@@ -402,9 +405,10 @@ class Server {
     }
     const prompt = { ...rest, name };
     if (list !== undefined) prompt.arguments = list;
+    this.#visibility.guard('prompt', name, visibleRule);
     this.#native.add('prompt', prompt, parse ? parsingFirst(parse, handler) : handler);
     this.#native.requireScopes('prompt', name, scopesOf(scopes, `prompt ${JSON.stringify(name)}`));
-    this.#setVisible('prompt', name, visible, visibleRule);
+    this.#visibility.unguard('prompt', name, visibleRule);
     this.#completers(`prompt\0${name}`, completers);
     return this;
   }
@@ -416,7 +420,7 @@ class Server {
    */
   removePrompt(name) {
     this.#completerTable.delete(`prompt\0${name}`);
-    this.#visibility.own.delete(`prompt\0${name}`);
+    this.#visibility.setOwn('prompt', name, null);
     return this.#native.remove('prompt', name);
   }
 
@@ -507,11 +511,13 @@ class Server {
    * (`ctx.auth`, `ctx.clientInfo`, `ctx.protocolVersion`, `ctx.headers`)
    * and the item (`{ kind: 'tool' | 'prompt' | 'resource' |
    * 'resourceTemplate', key }`, the key being its name, URI or URI
-   * template) and returns whether the caller may see and use it,
-   * synchronously: an answer that is a Promise, or a throw, hides the item.
-   * Lists leave out what it hides, and calling, reading, getting or
-   * completing a hidden item fails exactly as for an unknown one. An
-   * item's own `visible` option (see {@link Server#tool}) must allow too.
+   * template) and returns whether the caller may see and use it, or a
+   * Promise of that (an `async` rule is awaited); a throw or a rejection
+   * hides the item. Lists leave out what it hides, and calling, reading,
+   * getting or completing a hidden item fails exactly as for an unknown
+   * one. An item's own `visible` option (see {@link Server#tool}) must
+   * allow too. The rules of one request are applied in one go, with one
+   * `ctx` (a list: every item of its kind).
    *
    * @example
    * const server = new Server({ name: 'demo', version: '1.0.0' });
@@ -522,49 +528,19 @@ class Server {
    * const tools = await guest.listTools(); // tools.tools.map((t) => t.name) is ['search']
    * await guest.close();
    *
-   * @param {((ctx: any, item: { kind: 'tool' | 'prompt' | 'resource' | 'resourceTemplate', key: string }) => boolean) | null} rule
+   * @param {((ctx: any, item: { kind: 'tool' | 'prompt' | 'resource' | 'resourceTemplate', key: string }) => boolean | Promise<boolean>) | null} rule
    * @returns {this}
    */
   visibility(rule) {
     if (rule !== null && rule !== undefined && typeof rule !== 'function') {
       throw new TypeError('visibility(rule): rule must be a function (ctx, item) => boolean, or null');
     }
-    const enabled = typeof rule === 'function';
-    if (enabled) this.#ensureEvaluator();
-    this.#visibility.rule = enabled ? rule : null;
-    this.#native.setVisibilityRule(enabled);
+    this.#visibility.setRule(rule ?? null);
     return this;
   }
 
   /** The predicates of `visibility()` and of each item's `visible`. */
-  #visibility = new VisibilityRules();
-  #evaluatorSet = false;
-
-  /** Registers the evaluator of the JS predicates with the native side, once. */
-  #ensureEvaluator() {
-    if (this.#evaluatorSet) return;
-    this.#native.setVisibilityEvaluator(this.#visibility.evaluator());
-    this.#evaluatorSet = true;
-  }
-
-  /**
-   * Applies a registration's `visible` option (already checked into
-   * `rule`, its native form): a function is kept here, data goes native.
-   * @param {'tool' | 'prompt' | 'resource' | 'resourceTemplate'} kind
-   * @param {string} key
-   * @param {unknown} visible
-   * @param {Record<string, unknown> | null} rule
-   */
-  #setVisible(kind, key, visible, rule) {
-    const id = `${kind}\0${key}`;
-    if (typeof visible === 'function') {
-      this.#ensureEvaluator();
-      this.#visibility.own.set(id, /** @type {(ctx: any) => unknown} */ (visible));
-    } else {
-      this.#visibility.own.delete(id);
-    }
-    this.#native.setVisible(kind, key, rule);
-  }
+  #visibility = new VisibilityRules((/** @type {any} */ evaluate) => this.#native.setVisibility(evaluate));
 
   /**
    * Tells clients subscribed to `uri` that it changed

@@ -372,44 +372,29 @@ export declare class Server {
   /**
    * Adds a JS link at the end of the middleware chain:
    * `link(request, next)` gets the request as a plain object (`method`,
-   * `params`, `requestId`, `auth`, `clientInfo`, `protocolVersion`,
-   * `clientCapabilities`, `headers`) and the native `next`, and returns
+   * `params`, `requestId`, and who sends it as core's `caller_value`
+   * describes it: `protocolVersion`, `clientInfo`, `clientCapabilities`,
+   * `auth`, `headers`) and the native `next`, and returns
    * the result object or a promise of it. A thrown `McpError` is that
    * JSON-RPC error; anything else thrown an internal error.
    *
    * @internal The facade's `server.use(link)` calls it with an adapter.
    */
-  useLink(link: (request: { method: string; params: Record<string, unknown>; requestId: string | number; auth: AuthInfo | null; clientInfo: Record<string, unknown> | null; protocolVersion: string; clientCapabilities: Record<string, unknown>; headers: Record<string, string> }, next: MiddlewareNext) => unknown): void
+  useLink(link: (request: { method: string; params: Record<string, unknown>; requestId: string | number; protocolVersion: string; clientInfo: Record<string, unknown> | null; clientCapabilities: Record<string, unknown>; auth: { subject: string | null; clientId: string | null; scopes: string[]; audience: string[]; expiresAt: number | null; claims: Record<string, unknown> } | null; headers: Record<string, string> }, next: MiddlewareNext) => unknown): void
   /** Adds one of core's ready-made links at the end of the chain. */
   useBuiltin(link: BuiltinMiddleware): void
   /**
-   * Sets (or with `null` removes) the visibility rule of one item
-   * (`kind` as for `requireScopes`, `key` its name, URI or template):
-   * data (`scopes`: the token carries them all; `clients`: the caller's
-   * `clientInfo.name` is one of them; `subjects`: the token's `sub` is
-   * one of them) evaluated natively, and/or `predicate: true` when the
-   * facade holds a JS predicate for it (see `setVisibilityEvaluator`).
+   * Sets core's visibility rule to the facade's evaluator, or with
+   * `null` takes it away (everyone sees everything, and lists keep their
+   * configured cache scope). Core calls `evaluate(caller, items)` once
+   * per request with every item it needs judged (`{ kind, key }`) and
+   * the caller (`protocolVersion`, `clientInfo`, `clientCapabilities`,
+   * `auth`, `headers`); it answers one boolean per item, or a promise of
+   * that list.
    *
-   * @internal The facade's `visible` registration option calls it.
+   * @internal The facade's `visibility()` and `visible` option call it.
    */
-  setVisible(kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', key: string, rule: { scopes?: string[]; clients?: string[]; subjects?: string[]; predicate?: boolean } | null): void
-  /**
-   * Registers the facade's evaluator `(ctx, items) => boolean[]`, which
-   * applies the JS predicates (the server-wide one and each item's own)
-   * to every item of `items` (`{ kind, key }`) for the caller `ctx`
-   * (`auth`, `clientInfo`, `protocolVersion`, `clientCapabilities`,
-   * `headers`). It must answer synchronously; once per server.
-   *
-   * @internal Used by the `ferromcp` package itself.
-   */
-  setVisibilityEvaluator(evaluate: (ctx: { auth: AuthInfo | null; clientInfo: Record<string, unknown> | null; protocolVersion: string; clientCapabilities: Record<string, unknown>; headers: Record<string, string> }, items: Array<{ kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt'; key: string }>) => boolean[]): void
-  /**
-   * Whether the facade holds a server-wide JS predicate, asked about
-   * every item.
-   *
-   * @internal The facade's `server.visibility(rule)` calls it.
-   */
-  setVisibilityRule(enabled: boolean): void
+  setVisibility(evaluate: ((caller: { protocolVersion: string; clientInfo: Record<string, unknown> | null; clientCapabilities: Record<string, unknown>; auth: { subject: string | null; clientId: string | null; scopes: string[]; audience: string[]; expiresAt: number | null; claims: Record<string, unknown> } | null; headers: Record<string, string> }, items: Array<{ kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt'; key: string }>) => boolean[] | Promise<boolean[]>) | null): void
 }
 export type JsServer = Server
 
@@ -428,19 +413,19 @@ export type JsServer = Server
  */
 export declare class BuiltinMiddleware {
   /**
-   * Core's `LogRequests` (`tracing` events on `ferromcp::requests`),
-   * each request also reported to `log` once it ends.
+   * Core's `LogRequests`: each request, once it ends, reported to `log`,
+   * or without one as a `tracing` event on `ferromcp::requests`.
    */
   static logRequests(log?: ((entry: { method: string; name?: string; ok: boolean; code?: number; message?: string; durationMs: number }) => void) | null): BuiltinMiddleware
   /**
    * Core's `MaskErrors`; each masked error's real message is reported
-   * to `log` first.
+   * to `log`, or without one logged with `tracing`.
    */
   static maskErrors(log?: ((entry: { method: string; name?: string; ok: boolean; code?: number; message?: string; durationMs: number }) => void) | null): BuiltinMiddleware
   /**
    * Core's `RateLimit`: a token bucket per client, `perSecond` requests
    * a second with bursts of `burst`, for at most `maxClients` clients
-   * (default 10,000).
+   * (default 10,000). Settings core refuses throw its reason.
    */
   static rateLimit(perSecond: number, burst: number, maxClients?: number | undefined | null): BuiltinMiddleware
   /** `"logRequests"`, `"maskErrors"` or `"rateLimit"`. */

@@ -736,11 +736,13 @@ typedef void (*ferromcp_middleware_callback)(void *userdata,
  *
  * - `userdata`: the pointer given to ferromcp_server_set_visibility().
  * - `meta_json`: who asks, as compact JSON text:
- *   `{"protocolVersion","clientInfo","clientCapabilities","auth"}`, the
- *   same document ferromcp_middleware_request_meta_json() gives
- *   (`clientInfo` and `auth` null when absent; `auth` is set only on a
- *   server served with `"auth"`). Borrowed: valid until the callback
- *   returns.
+ *   `{"protocolVersion","clientInfo","clientCapabilities","auth",
+ *   "headers"}`, the same document ferromcp_middleware_request_meta_json()
+ *   gives (`clientInfo` and `auth` null when absent; `auth` is set only on
+ *   a server served with `"auth"`; `headers` the HTTP request's without
+ *   credentials, `{}` over stdio and in memory). Built once per request: every item of one
+ *   request is asked with the same text, at the same address. Borrowed:
+ *   valid until the callback returns.
  * - `kind`: FERROMCP_VISIBLE_TOOL, FERROMCP_VISIBLE_RESOURCE,
  *   FERROMCP_VISIBLE_RESOURCE_TEMPLATE or FERROMCP_VISIBLE_PROMPT (treat
  *   values you do not know as a later version's kinds).
@@ -749,14 +751,16 @@ typedef void (*ferromcp_middleware_callback)(void *userdata,
  *
  * Returns true to show the item to this caller, false to hide it.
  *
- * Threads and timing: called synchronously, from whichever thread serves
- * the request (a runtime worker included), for each item of every list
- * page and for every call, read, prompt get and completion, while the
- * server holds its registry's lock. So it must be fast and must not block,
- * and it must not call back into the server (adding or removing a
- * primitive, setting the rule, serving: that deadlocks); reading
- * `meta_json` with ferromcp_json_get() is fine. Several threads may call
- * it at once.
+ * Threads and timing: for each request the rule judges (every list, and
+ * every call, read, prompt get and completion), the items it needs judged
+ * (for a list: every item of its kind) are asked one after the other, in
+ * one go, on a ferromcp host thread (never a runtime worker, as for
+ * ferromcp_tool_callback). The server holds no lock meanwhile: the
+ * callback may call back into the server (add or remove a primitive, even
+ * set or clear the rule: a rule replaced while it judges a request is
+ * finalized once it has answered for that request's every item). The
+ * request waits for every answer, so it should not block long. Several
+ * threads may call it at once, for different requests.
  */
 typedef bool (*ferromcp_visibility_callback)(void *userdata,
                                              const char *meta_json,
@@ -2697,10 +2701,15 @@ const char *ferromcp_middleware_request_params_json(const struct ferromcp_middle
 /**
  * Who asks, as compact JSON text: `{"protocolVersion":"2026-07-28",
  * "clientInfo":{"name":...,"version":...},"clientCapabilities":{...},
- * "auth":{"subject","clientId","scopes","audience","expiresAt","claims"}}`;
- * `clientInfo` and `auth` are null when the request has none (`auth` is
- * set only on a server served with `"auth"`, see
- * ferromcp_server_serve_http_ex()). Read members with ferromcp_json_get().
+ * "auth":{"subject","clientId","scopes","audience","expiresAt","claims"},
+ * "headers":{"user-agent":...}}`; `clientInfo` and `auth` are null when
+ * the request has none (`auth` is set only on a server served with
+ * `"auth"`, see ferromcp_server_serve_http_ex()); `headers` holds the HTTP
+ * request's headers but `authorization`, `cookie` and
+ * `proxy-authorization` (the verified claims are `auth`), lower-case
+ * names, a repeated header's values joined with ", " (`{}` over stdio and
+ * in memory). The same document a
+ * ferromcp_visibility_callback gets. Read members with ferromcp_json_get().
  *
  * Returns NUL-terminated UTF-8 owned by the request (valid until the
  * callback returns, never freed); NULL when `request` is NULL.
@@ -3771,20 +3780,24 @@ enum ferromcp_status ferromcp_server_add_builtin_middleware(const struct ferromc
  * list results are marked `"cacheScope":"private"`.
  *
  * - `server`: borrowed.
- * - `callback`: the rule (see ferromcp_visibility_callback: synchronous,
- *   under the server's lock; fast, no calls back into the server). Not
- *   NULL; ferromcp_server_clear_visibility() removes the rule.
+ * - `callback`: the rule (see ferromcp_visibility_callback: asked on a
+ *   host thread, once per item a request needs judged, with one meta
+ *   document per request; it may call back into the server, and should
+ *   not block long). Not NULL; ferromcp_server_clear_visibility() removes
+ *   the rule.
  * - `userdata`: passed to every call; may be NULL. On success ferromcp
  *   holds it until the rule is replaced or cleared or the server freed;
  *   on failure it stays the caller's.
  * - `userdata_free`: called exactly once with `userdata` then: at once,
- *   on the thread that replaces or clears the rule; after
- *   ferromcp_server_free(), once nothing uses the server any more, on any
- *   thread (see ferromcp_userdata_free). May be NULL.
+ *   on the thread that replaces or clears the rule (unless the rule is
+ *   judging a request at that moment, the rule's own call included: then
+ *   on a ferromcp thread once that judging ends, before the request is
+ *   answered); after ferromcp_server_free(), once nothing uses the server
+ *   any more, on any thread (see ferromcp_userdata_free). May be NULL.
  *
  * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
  *
- * Threads: any thread, also while serving; not from the rule itself.
+ * Threads: any thread, also while serving, the rule itself included.
  *
  * ```c
  * // Only the "admin-console" client sees the tool "delete".
@@ -3815,7 +3828,8 @@ enum ferromcp_status ferromcp_server_set_visibility(const struct ferromcp_server
  *
  * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
  *
- * Threads: any thread, also while serving; not from the rule itself.
+ * Threads: any thread, also while serving, the rule itself included (see
+ * ferromcp_server_set_visibility() for when the finalizer runs then).
  *
  * # Safety
  * `server` NULL or live.

@@ -4,10 +4,10 @@
 //! sampling, roots) that serve 2026-07-28 rounds and 2025-11-25 sessions
 //! with the same callback code.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::ffi::{c_char, c_void};
 
-use ferromcp_core::server::auth::AuthInfo;
+use ferromcp_core::host::caller::auth_value;
 use ferromcp_core::server::{
     AskStart, HandlerError, InputKind, LoggingLevel, RequestContext, RequestMeta,
 };
@@ -558,37 +558,6 @@ pub unsafe extern "C" fn ferromcp_context_auth_json(
     }
 }
 
-/// The verified claims of a request on a protected server:
-/// `{"subject", "clientId", "scopes", "audience", "expiresAt", "claims"}`
-/// (absent members are null).
-fn auth_value(info: &AuthInfo) -> Value {
-    json!({
-        "subject": info.subject,
-        "clientId": info.client_id,
-        "scopes": info.scopes,
-        "audience": info.audience,
-        "expiresAt": info.expires_at,
-        "claims": info.claims,
-    })
-}
-
-/// Who asks, as JSON text for the C callbacks that get a request's meta
-/// without a context (middleware links, visibility rules):
-/// `{"protocolVersion", "clientInfo", "clientCapabilities", "auth"}`, the
-/// members being what ferromcp_context_protocol_version(),
-/// ferromcp_context_client_info_json(),
-/// ferromcp_context_client_capabilities_json() and
-/// ferromcp_context_auth_json() give (null when the request has none).
-pub(crate) fn meta_json(meta: &RequestMeta) -> String {
-    json!({
-        "protocolVersion": meta.protocol_version,
-        "clientInfo": meta.client_info.as_ref().map(|info| info.to_value()),
-        "clientCapabilities": meta.client_capabilities,
-        "auth": meta.auth.as_deref().map(auth_value),
-    })
-    .to_string()
-}
-
 /// One header of the HTTP request that carried the request (the name is
 /// case-insensitive; a repeated header's values are joined with ", ").
 ///
@@ -863,4 +832,36 @@ pub unsafe extern "C" fn ferromcp_context_list_roots(
         let answer = context.ask_one(key, InputKind::Roots, serde_json::json!({}))?;
         give_string(answer.to_string(), out_answer_json)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use ferromcp_core::server::auth::AuthInfo;
+    use serde_json::json;
+
+    use super::auth_value;
+
+    /// ferromcp_context_auth_json()'s text, which C programs parse, is
+    /// core's description of a token: pinned here as the C binding wrote
+    /// it before it used core's.
+    #[test]
+    fn auth_json_keeps_its_format() {
+        let info = AuthInfo {
+            subject: Some("alice".into()),
+            client_id: None,
+            scopes: vec!["files:read".into()],
+            audience: vec!["https://mcp.example".into()],
+            expires_at: Some(1_700_000_000),
+            claims: json!({"sub": "alice", "n": 1}),
+        };
+        let before = json!({
+            "subject": info.subject,
+            "clientId": info.client_id,
+            "scopes": info.scopes,
+            "audience": info.audience,
+            "expiresAt": info.expires_at,
+            "claims": info.claims,
+        });
+        assert_eq!(auth_value(&info).to_string(), before.to_string());
+    }
 }

@@ -15,6 +15,7 @@ use std::ffi::{CString, c_char, c_void};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, OnceLock};
 
+use ferromcp_core::host::caller::caller_value;
 use ferromcp_core::server::middleware::builtin::{LogRequests, MaskErrors, RateLimit};
 use ferromcp_core::server::{
     FromHost, HandlerError, Middleware, MiddlewareRequest, MiddlewareResult, Next, OutputError,
@@ -25,7 +26,7 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{bad, check_out, only_known, optional_str, parse_json_object, required_str};
-use crate::context::{http_header, meta_json};
+use crate::context::http_header;
 use crate::error::{FfiError, ferromcp_status};
 use crate::ffi::{Castable, OwnershipRef, Userdata, give_string, try_from, try_from_mut};
 use crate::host_call::{self, CallOutput, CallPtr, ferromcp_call};
@@ -214,26 +215,26 @@ pub(crate) fn add_builtin(
     match name {
         "logRequests" => {
             only_known(settings, &[], SETTINGS)?;
-            server.add_middleware(LogRequests);
+            server.add_middleware(LogRequests::default());
         }
         "maskErrors" => {
             only_known(settings, &[], SETTINGS)?;
-            server.add_middleware(MaskErrors);
+            server.add_middleware(MaskErrors::default());
         }
         "rateLimit" => {
             only_known(settings, &["perSecond", "burst", "maxClients"], SETTINGS)?;
+            // The JSON types are read here; the values are core's to judge.
             let per_second = settings
                 .get("perSecond")
                 .and_then(Value::as_f64)
-                .filter(|n| *n >= 0.0)
-                .ok_or_else(|| bad(SETTINGS, "\"perSecond\" must be a number >= 0"))?;
+                .ok_or_else(|| bad(SETTINGS, "\"perSecond\" must be a number"))?;
             let burst = settings
                 .get("burst")
                 .and_then(Value::as_u64)
                 .and_then(|n| u32::try_from(n).ok())
-                .filter(|n| *n >= 1)
                 .ok_or_else(|| bad(SETTINGS, "\"burst\" must be an integer from 1 to 2^32-1"))?;
-            let mut limit = RateLimit::new(per_second, burst);
+            let mut limit =
+                RateLimit::try_new(per_second, burst).map_err(|why| bad(SETTINGS, why))?;
             if let Some(max) = settings.get("maxClients") {
                 let max = max
                     .as_u64()
@@ -334,10 +335,15 @@ pub unsafe extern "C" fn ferromcp_middleware_request_params_json(
 
 /// Who asks, as compact JSON text: `{"protocolVersion":"2026-07-28",
 /// "clientInfo":{"name":...,"version":...},"clientCapabilities":{...},
-/// "auth":{"subject","clientId","scopes","audience","expiresAt","claims"}}`;
-/// `clientInfo` and `auth` are null when the request has none (`auth` is
-/// set only on a server served with `"auth"`, see
-/// ferromcp_server_serve_http_ex()). Read members with ferromcp_json_get().
+/// "auth":{"subject","clientId","scopes","audience","expiresAt","claims"},
+/// "headers":{"user-agent":...}}`; `clientInfo` and `auth` are null when
+/// the request has none (`auth` is set only on a server served with
+/// `"auth"`, see ferromcp_server_serve_http_ex()); `headers` holds the HTTP
+/// request's headers but `authorization`, `cookie` and
+/// `proxy-authorization` (the verified claims are `auth`), lower-case
+/// names, a repeated header's values joined with ", " (`{}` over stdio and
+/// in memory). The same document a
+/// ferromcp_visibility_callback gets. Read members with ferromcp_json_get().
 ///
 /// Returns NUL-terminated UTF-8 owned by the request (valid until the
 /// callback returns, never freed); NULL when `request` is NULL.
@@ -363,7 +369,7 @@ pub unsafe extern "C" fn ferromcp_middleware_request_meta_json(
         // SAFETY: forwarded contract.
         unsafe { request.as_ref() }.map_or(std::ptr::null(), |r| {
             r.meta_json
-                .get_or_init(|| c_text(&meta_json(&r.request.meta)))
+                .get_or_init(|| c_text(&Value::Object(caller_value(&r.request.meta)).to_string()))
                 .as_ptr()
         })
     })
@@ -592,6 +598,12 @@ mod tests {
                 "{bad}"
             );
         }
+        // Core judges the values, and its reason reaches C.
+        let message = |result: Result<(), FfiError>| result.err().map(|e| e.message);
+        assert_eq!(
+            message(add("rateLimit", r#"{"perSecond":1,"burst":0}"#)).as_deref(),
+            Some("`settings_json`: burst must be at least 1")
+        );
         assert_eq!(
             status(add("maskErrors", r#"{"x":1}"#)),
             Err(ferromcp_status::FERROMCP_INVALID_JSON)

@@ -1030,20 +1030,24 @@ pub unsafe extern "C" fn ferromcp_server_add_builtin_middleware(
 /// list results are marked `"cacheScope":"private"`.
 ///
 /// - `server`: borrowed.
-/// - `callback`: the rule (see ferromcp_visibility_callback: synchronous,
-///   under the server's lock; fast, no calls back into the server). Not
-///   NULL; ferromcp_server_clear_visibility() removes the rule.
+/// - `callback`: the rule (see ferromcp_visibility_callback: asked on a
+///   host thread, once per item a request needs judged, with one meta
+///   document per request; it may call back into the server, and should
+///   not block long). Not NULL; ferromcp_server_clear_visibility() removes
+///   the rule.
 /// - `userdata`: passed to every call; may be NULL. On success ferromcp
 ///   holds it until the rule is replaced or cleared or the server freed;
 ///   on failure it stays the caller's.
 /// - `userdata_free`: called exactly once with `userdata` then: at once,
-///   on the thread that replaces or clears the rule; after
-///   ferromcp_server_free(), once nothing uses the server any more, on any
-///   thread (see ferromcp_userdata_free). May be NULL.
+///   on the thread that replaces or clears the rule (unless the rule is
+///   judging a request at that moment, the rule's own call included: then
+///   on a ferromcp thread once that judging ends, before the request is
+///   answered); after ferromcp_server_free(), once nothing uses the server
+///   any more, on any thread (see ferromcp_userdata_free). May be NULL.
 ///
 /// Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
 ///
-/// Threads: any thread, also while serving; not from the rule itself.
+/// Threads: any thread, also while serving, the rule itself included.
 ///
 /// ```c
 /// // Only the "admin-console" client sees the tool "delete".
@@ -1083,7 +1087,8 @@ pub unsafe extern "C" fn ferromcp_server_set_visibility(
 ///
 /// Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
 ///
-/// Threads: any thread, also while serving; not from the rule itself.
+/// Threads: any thread, also while serving, the rule itself included (see
+/// ferromcp_server_set_visibility() for when the finalizer runs then).
 ///
 /// # Safety
 /// `server` NULL or live.

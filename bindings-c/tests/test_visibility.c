@@ -3,8 +3,10 @@
  * with different clientInfo names: lists are filtered per client for
  * every kind (tools, prompts, resources, templates); a hidden tool call,
  * prompt get or resource read fails exactly as an unknown one does; a rule
- * replaced, cleared or left to the server's end runs its finalizer once.
- * Run from the repository root, under valgrind. */
+ * replaced, cleared or left to the server's end runs its finalizer once;
+ * every item of one request is asked with the same meta document, without
+ * core's lock held (the rule may call back into the server, even clear
+ * itself). Run from the repository root, under valgrind. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdatomic.h>
@@ -235,7 +237,121 @@ static void test_lists_and_calls(ferromcp_server *server) {
     ferromcp_client_free(guest);
 }
 
+/* ---- one meta document per request ---- */
+
+enum { SAME_META_TOOLS = 6 };
+
+/* What record_meta saw since the last reset: how often it was asked, the
+ * meta text's address and a copy of it from the first item, how many later
+ * items got other meta, and whether calling back into the server worked. */
+static struct {
+    ferromcp_server *server;
+    atomic_int calls;
+    atomic_int differing;
+    atomic_int reentered;
+    const char *pointer;
+    char text[2048];
+} seen;
+
+static void reset_seen(void) {
+    atomic_store(&seen.calls, 0);
+    seen.pointer = NULL;
+    seen.text[0] = '\0';
+}
+
+static bool record_meta(void *userdata, const char *meta_json, int kind, const char *key) {
+    (void)userdata;
+    (void)key;
+    if (kind != FERROMCP_VISIBLE_TOOL) return true;
+    if (atomic_fetch_add(&seen.calls, 1) == 0) {
+        seen.pointer = meta_json;
+        snprintf(seen.text, sizeof seen.text, "%s", meta_json);
+        /* No lock is held while the rule runs: this takes the registry's
+         * write lock, and would deadlock if the list still held it. */
+        if (ferromcp_server_remove_tool(seen.server, "no_such_tool") == FERROMCP_NOT_FOUND) {
+            atomic_fetch_add(&seen.reentered, 1);
+        }
+    } else if (meta_json != seen.pointer || strcmp(meta_json, seen.text) != 0) {
+        atomic_fetch_add(&seen.differing, 1);
+    }
+    return true;
+}
+
+/* Clears itself on its first item: its userdata stays valid for the rest
+ * of the request, and is finalized once the request is judged. */
+static atomic_int self_cleared_finalized = 0;
+static atomic_int self_cleared_early = 0;
+
+static bool clears_itself(void *userdata, const char *meta_json, int kind, const char *key) {
+    (void)meta_json;
+    if (userdata != (void *)&self_cleared_finalized ||
+        atomic_load(&self_cleared_finalized) != 0) {
+        atomic_fetch_add(&self_cleared_early, 1);
+    }
+    if (atomic_fetch_add(&seen.calls, 1) == 0) {
+        CHECK_STATUS(ferromcp_server_clear_visibility(seen.server), FERROMCP_OK);
+    }
+    return kind != FERROMCP_VISIBLE_TOOL || strcmp(key, "t0") != 0;
+}
+
+/* Every item of one request is asked with the same meta text, at the same
+ * address; a list asks once per item of its kind, a call once. */
+static void test_one_meta_per_request(void) {
+    ferromcp_server *server = NULL;
+    CHECK_STATUS(ferromcp_server_new("same-meta", "1.0.0", &server), FERROMCP_OK);
+    for (int i = 0; i < SAME_META_TOOLS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        CHECK_STATUS(ferromcp_server_add_tool(server, name, NULL, "{\"type\":\"object\"}", NULL,
+                                              echo, NULL, NULL),
+                     FERROMCP_OK);
+    }
+    seen.server = server;
+    CHECK_STATUS(ferromcp_server_set_visibility(server, record_meta, NULL, NULL), FERROMCP_OK);
+    ferromcp_client *client = connect_as(server, "guest");
+    for (int round = 0; round < 2; round++) {
+        reset_seen();
+        char *page = list(client, FERROMCP_LIST_TOOLS);
+        CHECK_CONTAINS(page, "\"t5\"");
+        ferromcp_string_free(page);
+        CHECK(atomic_load(&seen.calls) == SAME_META_TOOLS);
+        /* Core's description of the caller, headers included (none in memory). */
+        CHECK_CONTAINS(seen.text, "\"clientInfo\":{\"name\":\"guest\"");
+        CHECK_CONTAINS(seen.text, "\"headers\":{}");
+    }
+    reset_seen();
+    char *result = NULL;
+    CHECK_STATUS(ferromcp_client_call_tool(client, "t3", "{}", 20000, NULL, NULL, NULL, &result),
+                 FERROMCP_OK);
+    ferromcp_string_free(result);
+    CHECK(atomic_load(&seen.calls) == 1);
+    CHECK(atomic_load(&seen.differing) == 0);
+    CHECK(atomic_load(&seen.reentered) == 3);
+
+    /* A rule clearing itself: this list is still judged by it, whole. */
+    CHECK_STATUS(ferromcp_server_set_visibility(server, clears_itself, &self_cleared_finalized,
+                                                count_finalizer),
+                 FERROMCP_OK);
+    reset_seen();
+    char *page = list(client, FERROMCP_LIST_TOOLS);
+    CHECK(page != NULL && strstr(page, "\"t0\"") == NULL);
+    CHECK_CONTAINS(page, "\"t5\"");
+    ferromcp_string_free(page);
+    CHECK(atomic_load(&seen.calls) == SAME_META_TOOLS);
+    CHECK(atomic_load(&self_cleared_early) == 0);
+    CHECK(atomic_load(&self_cleared_finalized) == 1);
+    page = list(client, FERROMCP_LIST_TOOLS);
+    CHECK_CONTAINS(page, "\"t0\"");
+    ferromcp_string_free(page);
+    CHECK(atomic_load(&seen.calls) == SAME_META_TOOLS);
+
+    ferromcp_client_free(client);
+    ferromcp_server_free(server);
+}
+
 int main(void) {
+    test_one_meta_per_request();
+
     ferromcp_server *server = make_server();
     int kept = 0;
     CHECK_STATUS(ferromcp_server_set_visibility(NULL, admin_only, NULL, NULL),

@@ -2,11 +2,31 @@
 // ready-made `middleware`) and per-caller visibility (`server.visibility()`,
 // the `visible` registration option). Re-exported by index.d.ts; import
 // them from 'ferromcp'.
-import type { AuthInfo } from '../native';
+
+/**
+ * The verified access token of a request on a server served with `auth`,
+ * as a visibility rule and a middleware link see it (a handler's
+ * `ctx.auth` leaves absent members out instead).
+ */
+export interface CallerAuth {
+  /** The resource owner (`sub`), or `null`. */
+  readonly subject: string | null;
+  /** The OAuth client the token was issued to (`client_id` or `azp`), or `null`. */
+  readonly clientId: string | null;
+  /** The granted scopes. */
+  readonly scopes: string[];
+  /** The audiences (`aud`); the server's resource is one of them. */
+  readonly audience: string[];
+  /** When the token expires (`exp`, seconds since the Unix epoch), or `null`. */
+  readonly expiresAt: number | null;
+  /** Every claim as the verifier returned or read it. */
+  readonly claims: Record<string, unknown>;
+}
 
 /**
  * Who sends a request: what a visibility rule gets, and what a middleware
- * link's {@link MiddlewareContext} starts from.
+ * link's {@link MiddlewareContext} starts from (the Rust core describes
+ * it, the same in every language).
  *
  * @example
  * ```js
@@ -15,7 +35,7 @@ import type { AuthInfo } from '../native';
  */
 export interface CallerInfo {
   /** The verified access token's owner on a server served with `auth`; `null` otherwise. */
-  readonly auth: AuthInfo | null;
+  readonly auth: CallerAuth | null;
   /** The client's `Implementation` (`name`, `version`...), when it sent one; else `null`. */
   readonly clientInfo: { name: string; version: string; [key: string]: unknown } | null;
   /** The protocol revision of the request, e.g. `"2026-07-28"`. */
@@ -204,31 +224,28 @@ export interface VisibleItem {
 }
 
 /**
- * Whether a caller may see and use an item; synchronous: a Promise (an
- * `async` function) or a throw hides the item.
+ * Whether a caller may see and use an item, or a Promise of that (an
+ * `async` rule is awaited); a throw or a rejection hides the item. The
+ * rules of one request are applied together, with one `ctx`.
  *
  * @example
  * ```js
  * const adminsOnly: VisibilityRule = (ctx, item) =>
  *   !item.key.startsWith('admin_') || (ctx.auth?.scopes.includes('admin') ?? false);
  * server.visibility(adminsOnly);
+ * server.visibility(async (ctx, item) => item.kind !== 'tool' || (await allowedTools(ctx)).has(item.key));
  * ```
  */
-export type VisibilityRule = (ctx: CallerInfo, item: VisibleItem) => boolean;
+export type VisibilityRule = (ctx: CallerInfo, item: VisibleItem) => boolean | Promise<boolean>;
 
 /**
  * A registration's own visibility (besides the server-wide rule; both must
- * allow): a predicate of the caller, or data checked natively, without
- * calling JS: `scopes` (the access token carries every one), `clients`
- * (the caller's `clientInfo.name` is one of them), `subjects` (the token's
- * `sub` is one of them); every condition given must hold.
+ * allow): a predicate of the caller, which may be `async`.
  *
  * @example
  * ```js
- * server.tool('reset', { visible: { scopes: ['admin'] } }, () => 'reset');
+ * server.tool('reset', { visible: (ctx) => ctx.auth?.scopes.includes('admin') ?? false }, () => 'reset');
  * server.tool('debug', { visible: (ctx) => ctx.clientInfo?.name === 'inspector' }, () => 'state');
  * ```
  */
-export type Visible =
-  | ((ctx: CallerInfo) => boolean)
-  | { scopes?: string[]; clients?: string[]; subjects?: string[] };
+export type Visible = (ctx: CallerInfo) => boolean | Promise<boolean>;

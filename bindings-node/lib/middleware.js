@@ -2,7 +2,7 @@
 /**
  * Server middleware and per-caller visibility, the JS side: the `ctx` and
  * `next` a link gets, the ready-made links (`middleware`), and the
- * evaluator that applies visibility predicates.
+ * predicates that decide visibility.
  *
  * The chain itself is the Rust core's (`ferromcp::server::middleware`):
  * which requests go through it (every primitive request, whatever the
@@ -157,7 +157,7 @@ const middleware = Object.freeze({
   /**
    * Internal errors (-32603) reach the client as `"Internal error"` without
    * data; their real message goes to `log(entry)` if given, else to stderr
-   * (`null`: nowhere). Errors a client can act on and tool results flagged
+   * (`null`: only the core's `tracing` events). Errors a client can act on and tool results flagged
    * `isError` pass unchanged.
    * @param {{ log?: ((entry: any) => void) | null }} [options]
    */
@@ -174,89 +174,139 @@ const middleware = Object.freeze({
    * @param {{ perSecond: number, burst: number, maxClients?: number }} options
    */
   rateLimit(options) {
-    const { perSecond, burst, maxClients } = optionsObject(options, 'middleware.rateLimit(options)');
-    if (typeof perSecond !== 'number' || !Number.isFinite(perSecond) || perSecond < 0) {
-      throw new TypeError('middleware.rateLimit(options): perSecond must be a finite number >= 0');
+    const what = 'middleware.rateLimit(options)';
+    const { perSecond, burst, maxClients } = optionsObject(options, what);
+    try {
+      return native.BuiltinMiddleware.rateLimit(perSecond, burst, maxClients ?? null);
+    } catch (error) {
+      // The Rust core's reason (or why the number is not one it takes).
+      throw new TypeError(`${what}: ${/** @type {Error} */ (error).message}`);
     }
-    if (!Number.isInteger(burst) || burst < 1 || burst > 0xffffffff) {
-      throw new TypeError('middleware.rateLimit(options): burst must be an integer >= 1');
-    }
-    if (maxClients !== undefined && (!Number.isInteger(maxClients) || maxClients < 1 || maxClients > 0xffffffff)) {
-      throw new TypeError('middleware.rateLimit(options): maxClients must be an integer >= 1');
-    }
-    return native.BuiltinMiddleware.rateLimit(perSecond, burst, maxClients);
   },
 });
 
 /**
- * Whether a predicate's answer lets the item be seen: a promise (an
- * `async` predicate) cannot be waited for, and hides.
- * @param {unknown} answer
+ * Whether `value` is a promise (or any thenable) to wait for.
+ * @param {unknown} value
+ * @returns {value is PromiseLike<unknown>}
  */
-function allows(answer) {
-  if (answer !== null && typeof answer === 'object' && typeof (/** @type {any} */ (answer).then) === 'function') {
-    return false;
-  }
-  return Boolean(answer);
+function isThenable(value) {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (/** @type {any} */ (value).then) === 'function'
+  );
 }
 
 /**
- * The predicates of one server, and the evaluator the native side calls:
- * `(ctx, items) => boolean[]`, every predicate applied synchronously; one
- * that throws hides its item (failing closed) and is reported once as a
- * process warning.
+ * `then(answer)`, after `answer` settles when it is a promise, at once
+ * otherwise (synchronous predicates cost no microtask).
+ * @param {unknown} answer
+ * @param {(value: unknown) => unknown} then
+ */
+function after(answer, then) {
+  return isThenable(answer) ? Promise.resolve(answer).then(then) : then(answer);
+}
+
+/**
+ * The visibility predicates of one server: the server-wide `rule(ctx,
+ * item)` and each registration's own `visible(ctx)`, by `"<kind>\0<key>"`.
+ * While any exists, the native server has the evaluator, which the Rust
+ * core calls once per request with every item it needs judged; without
+ * one, core has no rule (lists keep their configured cache scope).
  */
 class VisibilityRules {
   /** @type {((ctx: any, item: any) => unknown) | null} */
-  rule = null;
-  /** Each item's own predicate, by `"<kind>\0<key>"`. @type {Map<string, (ctx: any) => unknown>} */
-  own = new Map();
+  #rule = null;
+  /** @type {Map<string, (ctx: any) => unknown>} */
+  #own = new Map();
+  #installed = false;
   #warned = false;
+  #install;
 
-  /** The evaluator for `setVisibilityEvaluator`. */
-  evaluator() {
-    return (/** @type {any} */ ctx, /** @type {Array<{ kind: string, key: string }>} */ items) => {
-      Object.freeze(ctx);
-      return items.map((item) => {
-        try {
-          const own = this.own.get(`${item.kind}\0${item.key}`);
-          if (own !== undefined && !allows(own(ctx))) return false;
-          return this.rule === null || allows(this.rule(ctx, Object.freeze({ kind: item.kind, key: item.key })));
-        } catch (error) {
-          if (!this.#warned) {
-            this.#warned = true;
-            process.emitWarning(`a visibility rule threw (the item is hidden): ${error}`, 'FerromcpVisibilityWarning');
-          }
-          return false;
-        }
-      });
+  /** @param {(evaluate: Function | null) => void} install gives the native server its evaluator */
+  constructor(install) {
+    this.#install = install;
+  }
+
+  /** @param {((ctx: any, item: any) => unknown) | null} rule */
+  setRule(rule) {
+    this.#rule = rule;
+    this.#sync();
+  }
+
+  /**
+   * Sets (a function) or drops (`null`) an item's own predicate.
+   * @param {string} kind
+   * @param {string} key
+   * @param {((ctx: any) => unknown) | null} predicate
+   */
+  /** Before registering: an item's own predicate is in force before the item exists. */
+  guard(kind, key, predicate) {
+    if (predicate !== null) this.setOwn(kind, key, predicate);
+  }
+
+  /** After registering: an item registered again without one loses its earlier predicate. */
+  unguard(kind, key, predicate) {
+    if (predicate === null) this.setOwn(kind, key, null);
+  }
+
+  setOwn(kind, key, predicate) {
+    if (predicate === null) this.#own.delete(`${kind}\0${key}`);
+    else this.#own.set(`${kind}\0${key}`, predicate);
+    this.#sync();
+  }
+
+  /** Gives the native server the evaluator, or takes it away, as predicates come and go. */
+  #sync() {
+    const wanted = this.#rule !== null || this.#own.size > 0;
+    if (wanted === this.#installed) return;
+    this.#install(wanted ? (/** @type {any} */ ctx, /** @type {any[]} */ items) => this.#evaluate(ctx, items) : null);
+    this.#installed = wanted;
+  }
+
+  /**
+   * One boolean per item (a promise of the list when a predicate answered
+   * with one): the item's own predicate and the server-wide rule must
+   * both allow. A predicate that throws or rejects hides its item (failing
+   * closed) and is reported once as a process warning.
+   * @param {any} ctx the caller, one object for the whole request
+   * @param {Array<{ kind: string, key: string }>} items
+   */
+  #evaluate(ctx, items) {
+    Object.freeze(ctx);
+    const rule = this.#rule;
+    const hide = (/** @type {unknown} */ error) => {
+      if (!this.#warned) {
+        this.#warned = true;
+        process.emitWarning(`a visibility rule threw (the item is hidden): ${error}`, 'FerromcpVisibilityWarning');
+      }
+      return false;
     };
+    const verdicts = items.map(({ kind, key }) => {
+      try {
+        const own = this.#own.get(`${kind}\0${key}`);
+        const byRule = () => rule === null || after(rule(ctx, Object.freeze({ kind, key })), Boolean);
+        const verdict = own === undefined ? byRule() : after(own(ctx), (allowed) => Boolean(allowed) && byRule());
+        return isThenable(verdict) ? Promise.resolve(verdict).then(Boolean, hide) : verdict;
+      } catch (error) {
+        return hide(error);
+      }
+    });
+    return verdicts.some(isThenable) ? Promise.all(verdicts) : verdicts;
   }
 }
 
 /**
- * The native form of a registration's `visible` option: `null` (none), a
- * data rule `{ scopes?, clients?, subjects? }`, or `{ predicate: true }`
- * for a function (kept by the caller).
+ * A registration's `visible` option, checked: the predicate, or `null`.
  * @param {unknown} visible
  * @param {string} what
- * @returns {Record<string, unknown> | null}
+ * @returns {((ctx: any) => unknown) | null}
  */
-function nativeVisible(visible, what) {
+function visiblePredicate(visible, what) {
   if (visible === undefined || visible === null) return null;
-  if (typeof visible === 'function') return { predicate: true };
-  if (typeof visible !== 'object' || Array.isArray(visible)) {
-    throw new TypeError(`${what}: visible must be a function (ctx) => boolean or { scopes?, clients?, subjects? }`);
-  }
-  for (const [key, value] of Object.entries(visible)) {
-    if (!['scopes', 'clients', 'subjects'].includes(key)) {
-      throw new TypeError(`${what}: visible has no ${JSON.stringify(key)}; expected scopes, clients or subjects`);
-    }
-    if (value !== undefined && (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))) {
-      throw new TypeError(`${what}: visible.${key} must be an array of strings`);
-    }
-  }
-  return Object.fromEntries(Object.entries(visible).filter(([, value]) => value !== undefined));
+  if (typeof visible !== 'function') throw new TypeError(`${what}: visible must be a function (ctx) => boolean`);
+  return /** @type {(ctx: any) => unknown} */ (visible);
 }
 
-module.exports = { MiddlewareContext, adaptLink, middleware, VisibilityRules, nativeVisible };
+module.exports = { MiddlewareContext, adaptLink, middleware, VisibilityRules, visiblePredicate };

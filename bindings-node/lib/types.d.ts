@@ -93,9 +93,9 @@ export interface Decorations {
   scopes?: string[];
   /**
    * Who sees it (lists) and may use it; to anyone else it is as unknown as
-   * an item never registered. A predicate of the caller, or data checked
-   * without calling JS (`{ scopes, clients, subjects }`); the server-wide
-   * {@link Server.visibility} rule must allow too. See {@link Visible}.
+   * an item never registered. A predicate of the caller (it may be
+   * `async`); the server-wide {@link Server.visibility} rule must allow
+   * too. See {@link Visible}.
    */
   visible?: Visible;
 }

@@ -137,60 +137,6 @@ impl From<&AuthInfo> for JsAuthInfo {
     }
 }
 
-/// `ctx.auth` as plain JSON, the same members as [`JsAuthInfo`] (absent
-/// ones left out), for the plain objects a middleware link and a
-/// visibility rule get.
-fn auth_json(info: &AuthInfo) -> Value {
-    let mut auth = serde_json::Map::new();
-    if let Some(subject) = &info.subject {
-        auth.insert("subject".into(), Value::from(subject.as_str()));
-    }
-    if let Some(client_id) = &info.client_id {
-        auth.insert("clientId".into(), Value::from(client_id.as_str()));
-    }
-    auth.insert("scopes".into(), Value::from(info.scopes.clone()));
-    auth.insert("audience".into(), Value::from(info.audience.clone()));
-    if let Some(expires_at) = info.expires_at {
-        auth.insert("expiresAt".into(), Value::from(expires_at));
-    }
-    auth.insert("claims".into(), info.claims.clone());
-    Value::Object(auth)
-}
-
-/// Who is asking, as a plain object: `auth` (as `ctx.auth`, or `null`),
-/// `clientInfo` (or `null`), `protocolVersion`, `clientCapabilities` and
-/// `headers` (as `ctx.headers`). What a middleware link's `ctx` starts
-/// from and what a visibility rule's `ctx` is.
-pub(crate) fn caller_json(meta: &RequestMeta) -> serde_json::Map<String, Value> {
-    let mut caller = serde_json::Map::new();
-    caller.insert(
-        "auth".into(),
-        meta.auth.as_deref().map_or(Value::Null, auth_json),
-    );
-    caller.insert(
-        "clientInfo".into(),
-        meta.client_info
-            .as_ref()
-            .map_or(Value::Null, |info| info.to_value()),
-    );
-    caller.insert(
-        "protocolVersion".into(),
-        Value::from(meta.protocol_version.as_str()),
-    );
-    caller.insert(
-        "clientCapabilities".into(),
-        Value::Object(meta.client_capabilities.clone()),
-    );
-    let mut headers = serde_json::Map::new();
-    if let Some(map) = meta.http_headers.as_deref() {
-        for (name, value) in ferromcp::host::headers::joined(map) {
-            headers.insert(name, Value::from(value));
-        }
-    }
-    caller.insert("headers".into(), Value::Object(headers));
-    caller
-}
-
 #[napi]
 impl JsRequestContext {
     /// The JSON-RPC id of the request (a string or a number).

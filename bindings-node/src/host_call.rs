@@ -24,11 +24,10 @@
 //!
 //! The per-kind files only say which callable runs with which input:
 //! `tools.rs`, `primitives.rs` (resources, prompts, completion), `auth.rs`
-//! (a token verifier), `middleware.rs` (a middleware link, called with
-//! other arguments through [`call_with`]), `visibility.rs` (the visibility
-//! evaluator; in one rare case through [`call_blocking`], the only caller
-//! that waits on the JS thread), and for a client `client.rs` (answers to
-//! the server's input requests) and `oauth.rs` (OAuth callbacks).
+//! (a token verifier), `middleware.rs` (a middleware link) and
+//! `visibility.rs` (the visibility evaluator), both called with other
+//! arguments through [`call_with`], and for a client `client.rs` (answers
+//! to the server's input requests) and `oauth.rs` (OAuth callbacks).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -211,37 +210,6 @@ impl<O: HostOutput + 'static, A: JsValuesTupleIntoVec + Send + 'static> Job for 
     }
 }
 
-/// A call whose caller blocks on a plain channel instead of awaiting: see
-/// [`call_blocking`]. The callable must answer synchronously.
-struct BlockingCall<O, A> {
-    args: A,
-    reply: std::sync::mpsc::SyncSender<Result<O, HandlerError>>,
-}
-
-impl<O: HostOutput + 'static, A: JsValuesTupleIntoVec + Send + 'static> Job for BlockingCall<O, A> {
-    fn run(self: Box<Self>, env: &Env, function: sys::napi_value) -> Option<Outcome> {
-        let BlockingCall { args, reply } = *self;
-        let result = match invoke(env, function, args) {
-            Ok(value) if value.is_promise().unwrap_or(false) => Err(HandlerError::Tool(
-                "TypeError: this callable must answer synchronously, not with a promise".into(),
-            )),
-            Ok(value) => output(env, value),
-            Err(Thrown::Value(thrown)) => Err(error::from_thrown(env, thrown)),
-            Err(Thrown::Conversion(e)) => Err(HandlerError::Tool(format!(
-                "TypeError: the arguments have no JavaScript form: {}",
-                e.reason
-            ))),
-        };
-        // The caller may have given up waiting (its timeout): nothing to do.
-        let _ = reply.try_send(result);
-        None
-    }
-
-    fn fail(self: Box<Self>, why: String) {
-        let _ = self.reply.try_send(Err(HandlerError::Tool(why)));
-    }
-}
-
 /// Calls `function(...args)` with `this` undefined: its return value, or
 /// what it threw.
 fn invoke<A: JsValuesTupleIntoVec>(
@@ -330,32 +298,6 @@ where
 {
     let (responder, outcome) = Responder::<O>::new();
     enqueue(callback, Call { args, responder }, outcome, None)
-}
-
-/// Runs `callback(...args)` on the JS thread and waits, blocking the
-/// calling thread, at most `timeout` for its synchronous answer; `None`
-/// when it did not come in time (the call may still run later, its answer
-/// is then dropped).
-///
-/// Only for a caller that cannot await (core's visibility rule, called
-/// under a lock), and never on the JS thread itself, which would wait for
-/// itself: see `visibility.rs`.
-pub(crate) fn call_blocking<O, A>(
-    callback: &JsCallback,
-    args: A,
-    timeout: std::time::Duration,
-) -> Option<Result<O, HandlerError>>
-where
-    O: HostOutput + 'static,
-    A: JsValuesTupleIntoVec + Send + 'static,
-{
-    let (reply, answer) = std::sync::mpsc::sync_channel(1);
-    callback.batch.push(Box::new(BlockingCall { args, reply }));
-    // Always, at once: a wake-up another call owes the batch may be sent
-    // by a task parked (in `yield_now`) on this very thread, which is about
-    // to wait. A second wake-up only drains an empty queue.
-    callback.batch.wake();
-    answer.recv_timeout(timeout).ok()
 }
 
 /// Queues `job` on `callback`'s batch; the future sends the batch's

@@ -11,15 +11,16 @@
 //! either thread). When the JS link calls `next.run(params)`, the params
 //! travel back to the link's future over a oneshot channel, with a
 //! deferred promise; the future runs the rest of the chain itself (in the
-//! same task, so a request cancelled by core drops the rest too, and
-//! task-locals such as the visibility verdicts of `visibility.rs` stay in
-//! scope) and settles the promise with the result or the error.
+//! same task, so a request cancelled by core drops the rest too) and
+//! settles the promise with the result or the error.
 
+use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::time::Instant;
 
-use ferromcp::protocol::codes;
-use ferromcp::server::middleware::builtin::{LogRequests, MaskErrors, RateLimit};
+use ferromcp::host::caller::caller_value;
+use ferromcp::server::middleware::builtin::{
+    LogRequests, MaskErrors, RateLimit, RecordSink, RequestRecord,
+};
 use ferromcp::server::{
     BoxFuture, FromHost, HandlerError, Middleware, MiddlewareRequest, MiddlewareResult, Next,
     OutputError,
@@ -34,7 +35,7 @@ use tokio::sync::oneshot;
 
 use crate::host_call::{self, HostFunction, HostOutput, JsCallback};
 use crate::server::JsServer;
-use crate::{context, error, values};
+use crate::{error, values};
 
 /// `(request, next)`: the request as a plain object, and the native `next`.
 type LinkArgs = FnArgs<(Value, JsMiddlewareNext)>;
@@ -54,7 +55,7 @@ struct NextCall {
 impl Middleware for JsLink {
     fn handle(&self, mut request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
         let (sender, called) = oneshot::channel::<NextCall>();
-        let mut input = context::caller_json(&request.meta);
+        let mut input = caller_value(&request.meta);
         input.insert("method".into(), Value::from(request.method.as_str()));
         // A request id is a string or an integer; both always serialise.
         input.insert(
@@ -222,73 +223,60 @@ type LogHook = ThreadsafeFunction<Value, (), Value, Status, false, true>;
 /// @internal The facade's `middleware` object makes them.
 #[napi(js_name = "BuiltinMiddleware")]
 pub struct JsBuiltinMiddleware {
-    /// The core links it adds, outermost first.
-    links: Vec<Arc<dyn Middleware>>,
+    link: Arc<dyn Middleware>,
     name: &'static str,
 }
 
 #[napi]
 impl JsBuiltinMiddleware {
-    /// Core's `LogRequests` (`tracing` events on `ferromcp::requests`),
-    /// each request also reported to `log` once it ends.
+    /// Core's `LogRequests`: each request, once it ends, reported to `log`,
+    /// or without one as a `tracing` event on `ferromcp::requests`.
     #[napi(
         factory,
         ts_args_type = "log?: ((entry: { method: string; name?: string; ok: boolean; code?: number; message?: string; durationMs: number }) => void) | null"
     )]
     pub fn log_requests(log: Option<Function<'_, Value, ()>>) -> napi::Result<Self> {
-        let link: Arc<dyn Middleware> = match log_hook(log)? {
-            Some(log) => Arc::new(Reported {
-                inner: Arc::new(LogRequests),
-                log,
-            }),
-            None => Arc::new(LogRequests),
+        let link = match log_sink(log)? {
+            Some(sink) => LogRequests::with_sink(sink),
+            None => LogRequests::default(),
         };
         Ok(JsBuiltinMiddleware {
-            links: vec![link],
+            link: Arc::new(link),
             name: "logRequests",
         })
     }
 
     /// Core's `MaskErrors`; each masked error's real message is reported
-    /// to `log` first.
+    /// to `log`, or without one logged with `tracing`.
     #[napi(
         factory,
         ts_args_type = "log?: ((entry: { method: string; name?: string; ok: boolean; code?: number; message?: string; durationMs: number }) => void) | null"
     )]
     pub fn mask_errors(log: Option<Function<'_, Value, ()>>) -> napi::Result<Self> {
-        let mut links: Vec<Arc<dyn Middleware>> = vec![Arc::new(MaskErrors)];
-        if let Some(log) = log_hook(log)? {
-            // Inside `MaskErrors`: it sees the error before the mask.
-            links.push(Arc::new(InternalErrors { log }));
-        }
+        let link = match log_sink(log)? {
+            Some(sink) => MaskErrors::with_sink(sink),
+            None => MaskErrors::default(),
+        };
         Ok(JsBuiltinMiddleware {
-            links,
+            link: Arc::new(link),
             name: "maskErrors",
         })
     }
 
     /// Core's `RateLimit`: a token bucket per client, `perSecond` requests
     /// a second with bursts of `burst`, for at most `maxClients` clients
-    /// (default 10,000).
+    /// (default 10,000). Settings core refuses throw its reason.
     #[napi(factory)]
-    pub fn rate_limit(per_second: f64, burst: u32, max_clients: Option<u32>) -> napi::Result<Self> {
+    pub fn rate_limit(per_second: f64, burst: f64, max_clients: Option<f64>) -> napi::Result<Self> {
         let invalid = |why: String| napi::Error::new(Status::InvalidArg, why);
-        if !(per_second.is_finite() && per_second >= 0.0) {
-            return Err(invalid(format!(
-                "rateLimit: perSecond must be a finite number >= 0, not {per_second}"
-            )));
-        }
-        if burst == 0 {
-            return Err(invalid("rateLimit: burst must be at least 1".into()));
-        }
-        let mut limit = RateLimit::new(per_second, burst);
+        let mut limit = RateLimit::try_new(per_second, whole(burst, "burst")?).map_err(invalid)?;
         if let Some(max) = max_clients {
-            let max = std::num::NonZeroUsize::new(max as usize)
-                .ok_or_else(|| invalid("rateLimit: maxClients must be at least 1".into()))?;
+            let max = NonZeroUsize::new(whole(max, "maxClients")? as usize)
+                .ok_or_else(|| invalid("maxClients must be at least 1".into()))?;
             limit = limit.with_max_clients(max);
         }
         Ok(JsBuiltinMiddleware {
-            links: vec![Arc::new(limit)],
+            link: Arc::new(limit),
             name: "rateLimit",
         })
     }
@@ -300,82 +288,47 @@ impl JsBuiltinMiddleware {
     }
 }
 
-/// The threadsafe form of a log function.
-fn log_hook(log: Option<Function<'_, Value, ()>>) -> napi::Result<Option<Arc<LogHook>>> {
-    log.map(|log| {
-        log.build_threadsafe_function()
-            .weak::<true>()
-            .build()
-            .map(Arc::new)
-    })
-    .transpose()
+/// A JS number as the `u32` core takes (a negative one as 0, which core
+/// refuses with its reason).
+fn whole(value: f64, what: &str) -> napi::Result<u32> {
+    if !(value.is_finite() && value.fract() == 0.0) {
+        return Err(napi::Error::new(
+            Status::InvalidArg,
+            format!("{what} must be a whole number, not {value}"),
+        ));
+    }
+    // Saturating: an integral value in range converts exactly.
+    Ok(value.clamp(0.0, f64::from(u32::MAX)) as u32)
+}
+
+/// A log function as the sink of a ready-made link: each record is queued
+/// for the JS thread, never waited for.
+fn log_sink(log: Option<Function<'_, Value, ()>>) -> napi::Result<Option<RecordSink>> {
+    let Some(log) = log else {
+        return Ok(None);
+    };
+    let log: LogHook = log.build_threadsafe_function().weak::<true>().build()?;
+    Ok(Some(Arc::new(move |record: &RequestRecord| {
+        // Not queued only while the env shuts down.
+        log.call(log_entry(record), ThreadsafeFunctionCallMode::NonBlocking);
+    })))
 }
 
 /// What the log function is told of a request that ended.
-fn log_entry(
-    method: &str,
-    name: Option<&str>,
-    result: &MiddlewareResult,
-    started: Instant,
-) -> Value {
+fn log_entry(record: &RequestRecord) -> Value {
     let mut entry = json!({
-        "method": method,
-        "ok": result.is_ok(),
-        "durationMs": started.elapsed().as_secs_f64() * 1000.0,
+        "method": record.method,
+        "ok": record.error.is_none(),
+        "durationMs": record.micros as f64 / 1000.0,
     });
-    if let Some(name) = name {
-        entry["name"] = Value::from(name);
+    if let Some(name) = &record.name {
+        entry["name"] = Value::from(name.as_str());
     }
-    if let Err(error) = result {
+    if let Some(error) = &record.error {
         entry["code"] = Value::from(error.code);
         entry["message"] = Value::from(error.message.as_str());
     }
     entry
-}
-
-/// A core link whose every outcome is also reported to a JS function.
-struct Reported {
-    inner: Arc<dyn Middleware>,
-    log: Arc<LogHook>,
-}
-
-impl Middleware for Reported {
-    fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
-        let method = request.method.clone();
-        let name = request.name().map(str::to_owned);
-        let started = Instant::now();
-        let inner = self.inner.handle(request, next);
-        let log = self.log.clone();
-        Box::pin(async move {
-            let result = inner.await;
-            let entry = log_entry(&method, name.as_deref(), &result, started);
-            // Not queued only while the env shuts down.
-            log.call(entry, ThreadsafeFunctionCallMode::NonBlocking);
-            result
-        })
-    }
-}
-
-/// Reports internal errors (before `MaskErrors`, outside it, masks them).
-struct InternalErrors {
-    log: Arc<LogHook>,
-}
-
-impl Middleware for InternalErrors {
-    fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
-        let method = request.method.clone();
-        let name = request.name().map(str::to_owned);
-        let started = Instant::now();
-        let log = self.log.clone();
-        Box::pin(async move {
-            let result = next.run(request).await;
-            if matches!(&result, Err(error) if error.code == codes::INTERNAL_ERROR) {
-                let entry = log_entry(&method, name.as_deref(), &result, started);
-                log.call(entry, ThreadsafeFunctionCallMode::NonBlocking);
-            }
-            result
-        })
-    }
 }
 
 /// A shared link added to a core chain.
@@ -391,29 +344,26 @@ impl Middleware for Shared {
 impl JsServer {
     /// Adds a JS link at the end of the middleware chain:
     /// `link(request, next)` gets the request as a plain object (`method`,
-    /// `params`, `requestId`, `auth`, `clientInfo`, `protocolVersion`,
-    /// `clientCapabilities`, `headers`) and the native `next`, and returns
+    /// `params`, `requestId`, and who sends it as core's `caller_value`
+    /// describes it: `protocolVersion`, `clientInfo`, `clientCapabilities`,
+    /// `auth`, `headers`) and the native `next`, and returns
     /// the result object or a promise of it. A thrown `McpError` is that
     /// JSON-RPC error; anything else thrown an internal error.
     ///
     /// @internal The facade's `server.use(link)` calls it with an adapter.
     #[napi(
-        ts_args_type = "link: (request: { method: string; params: Record<string, unknown>; requestId: string | number; auth: AuthInfo | null; clientInfo: Record<string, unknown> | null; protocolVersion: string; clientCapabilities: Record<string, unknown>; headers: Record<string, string> }, next: MiddlewareNext) => unknown"
+        ts_args_type = "link: (request: { method: string; params: Record<string, unknown>; requestId: string | number; protocolVersion: string; clientInfo: Record<string, unknown> | null; clientCapabilities: Record<string, unknown>; auth: { subject: string | null; clientId: string | null; scopes: string[]; audience: string[]; expiresAt: number | null; claims: Record<string, unknown> } | null; headers: Record<string, string> }, next: MiddlewareNext) => unknown"
     )]
     pub fn use_link(&self, link: HostFunction<'_>) -> napi::Result<()> {
         self.server.add_middleware(JsLink {
             callback: JsCallback::new(&link)?,
         });
-        self.keep_precompute_last();
         Ok(())
     }
 
     /// Adds one of core's ready-made links at the end of the chain.
     #[napi]
     pub fn use_builtin(&self, link: &JsBuiltinMiddleware) {
-        for link in &link.links {
-            self.server.add_middleware(Shared(link.clone()));
-        }
-        self.keep_precompute_last();
+        self.server.add_middleware(Shared(link.link.clone()));
     }
 }

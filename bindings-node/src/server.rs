@@ -4,7 +4,6 @@
 
 use std::cell::RefCell;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use ferromcp::protocol::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use ferromcp::server::auth::ScopeTarget;
@@ -21,7 +20,6 @@ use crate::primitives::{
     self, JsCacheHint, JsCompletionHandler, JsPromptHandler, JsResourceHandler,
 };
 use crate::tools::JsToolHandler;
-use crate::visibility::{Kind, Visibility};
 use crate::{error, runtime, values};
 
 /// Caching hints per kind of cacheable result.
@@ -128,8 +126,6 @@ pub struct JsServer {
     pub(crate) server: Server,
     /// Cancelled by `close()`; replaced so the server can be served again.
     shutdown: RefCell<CancellationToken>,
-    /// Who sees what (`visibility.rs`).
-    pub(crate) visibility: Arc<Visibility>,
 }
 
 impl JsServer {
@@ -138,7 +134,6 @@ impl JsServer {
         JsServer {
             server,
             shutdown: RefCell::new(CancellationToken::new()),
-            visibility: Visibility::new(),
         }
     }
 }
@@ -256,7 +251,6 @@ impl JsServer {
             .map_err(|why| napi::Error::new(Status::InvalidArg, why))?;
         let callback = || JsCallback::new(&handler);
         let registration = Registration::read(env, target, definition, callback)?;
-        let (visible_kind, key) = registration.key();
         let cache = cache.map(|hint| hint.to_core(env)).transpose()?;
         let server = &self.server;
         let added = match (registration, cache) {
@@ -281,9 +275,7 @@ impl JsServer {
                 ));
             }
         };
-        added.map_err(|e| error::to_js(env, &e))?;
-        self.visibility.registered(visible_kind, &key, true);
-        Ok(())
+        added.map_err(|e| error::to_js(env, &e))
     }
 
     /// Requires `scopes` of the bearer token of requests that use the
@@ -308,16 +300,12 @@ impl JsServer {
     /// template's `uriTemplate`); returns whether it existed.
     #[napi(ts_args_type = "kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt', key: string")]
     pub fn remove(&self, kind: String, key: String) -> napi::Result<bool> {
-        let removed = match scope_target(&kind)? {
+        Ok(match scope_target(&kind)? {
             ScopeTarget::Tool => self.server.remove_tool(&key),
             ScopeTarget::Resource => self.server.remove_resource(&key),
             ScopeTarget::ResourceTemplate => self.server.remove_resource_template(&key),
             ScopeTarget::Prompt => self.server.remove_prompt(&key),
-        };
-        // Its visibility rules go with it.
-        self.visibility.registered(Kind::parse(&kind)?, &key, false);
-        self.sync_visibility();
-        Ok(removed)
+        })
     }
 
     /// Publishes every skill (a directory holding a `SKILL.md`) under `path`
@@ -487,16 +475,6 @@ enum Registration {
 }
 
 impl Registration {
-    /// The item's kind and key, as visibility rules name them.
-    fn key(&self) -> (Kind, String) {
-        match self {
-            Self::Tool(tool, _) => (Kind::Tool, tool.name.clone()),
-            Self::Resource(resource, _) => (Kind::Resource, resource.uri.clone()),
-            Self::Template(template, _) => (Kind::Template, template.uri_template.clone()),
-            Self::Prompt(prompt, _) => (Kind::Prompt, prompt.name.clone()),
-        }
-    }
-
     /// Reads `definition` (an invalid one throws an `McpError` of kind
     /// `invalidDefinition` saying what was wrong), then wraps `callback()`:
     /// a refused definition creates no callback.

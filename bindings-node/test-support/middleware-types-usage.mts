@@ -9,6 +9,7 @@ import {
   McpError,
   middleware,
   type BuiltinMiddleware,
+  type CallerAuth,
   type CallerInfo,
   type Middleware,
   type MiddlewareContext,
@@ -27,7 +28,7 @@ server.use(async (ctx, next) => {
   const method: string = ctx.method;
   const name: string | undefined = ctx.name;
   const id: string | number = ctx.requestId;
-  const who: string | undefined = ctx.auth?.subject;
+  const who: string | null | undefined = ctx.auth?.subject;
   const scopes: string[] | undefined = ctx.auth?.scopes;
   const client: string | undefined = ctx.clientInfo?.name;
   const version: string = ctx.protocolVersion;
@@ -80,20 +81,24 @@ const rule: VisibilityRule = (ctx: CallerInfo, item: VisibleItem) => {
 server.visibility(rule);
 server.visibility((ctx) => ctx.clientInfo?.name !== 'blocked');
 server.visibility(null);
-// @ts-expect-error: a rule answers synchronously with a boolean
-server.visibility(async () => true);
+// An async rule, reading the token (members absent from it are null).
+server.visibility(async (ctx, item) => {
+  const auth: CallerAuth | null = ctx.auth;
+  const expires: number | null | undefined = auth?.expiresAt;
+  return item.kind !== 'tool' || (expires !== null && expires !== undefined);
+});
+// @ts-expect-error: a rule answers with a boolean (or a Promise of one)
+server.visibility(() => 'yes');
 
-// Per registration: a predicate or data, on every kind.
-const adminOnly: Visible = { scopes: ['admin'] };
+// Per registration: a predicate, sync or async, on every kind.
+const adminOnly: Visible = (ctx) => ctx.auth?.scopes.includes('admin') ?? false;
 server.tool('reset', { visible: adminOnly }, () => 'reset');
 server.tool('debug', { visible: (ctx) => ctx.clientInfo?.name === 'inspector' }, () => 'state');
-server.prompt('internal', { visible: { clients: ['console'], subjects: ['alice'] } }, () => 'hi');
+server.prompt('internal', { visible: async (ctx) => ctx.auth?.subject === 'alice' }, () => 'hi');
 server.resource('mem://secret', { visible: (ctx) => ctx.auth !== null }, () => 'secret');
-server.resource('mem://items/{id}', { visible: { scopes: ['items'] } }, ({ variables: { id } }) => id);
-// @ts-expect-error: no such data rule
-server.tool('typo', { visible: { scope: ['admin'] } }, () => 'x');
-// @ts-expect-error: scopes are strings
-server.tool('typo2', { visible: { scopes: [1] } }, () => 'x');
+server.resource('mem://items/{id}', { visible: adminOnly }, ({ variables: { id } }) => id);
+// @ts-expect-error: data rules are gone: a predicate says it
+server.tool('data', { visible: { scopes: ['admin'] } }, () => 'x');
 
 const client = await Client.inMemory(server, { name: 'console' });
 await client.close();

@@ -330,9 +330,15 @@ test('rateLimit refuses past its budget, saying when to retry; another client ha
     assert.equal((await client.callTool('echo', { text: 'mine' })).content[0].text, 'mine');
   });
   assert.equal(middleware.rateLimit({ perSecond: 1, burst: 1 }).name, 'rateLimit');
-  assert.throws(() => middleware.rateLimit({ perSecond: -1, burst: 1 }), TypeError);
-  assert.throws(() => middleware.rateLimit({ perSecond: 1, burst: 0 }), TypeError);
-  assert.throws(() => middleware.rateLimit({ perSecond: Number.NaN, burst: 1 }), TypeError);
+  // Settings the core refuses, with its reason.
+  const refused = (options, reason) =>
+    assert.throws(() => middleware.rateLimit(options), (error) => error instanceof TypeError && reason.test(error.message));
+  refused({ perSecond: -1, burst: 1 }, /^middleware\.rateLimit\(options\): perSecond must be a finite number >= 0, not -1$/);
+  refused({ perSecond: Number.NaN, burst: 1 }, /perSecond must be a finite number >= 0, not NaN$/);
+  refused({ perSecond: 1, burst: 0 }, /: burst must be at least 1$/);
+  refused({ perSecond: 1, burst: -3 }, /: burst must be at least 1$/);
+  refused({ perSecond: 1, burst: 1.5 }, /: burst must be a whole number, not 1.5$/);
+  refused({ perSecond: 1, burst: 1, maxClients: 0 }, /: maxClients must be at least 1$/);
   assert.throws(() => middleware.rateLimit(), TypeError);
 });
 

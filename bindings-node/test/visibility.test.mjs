@@ -1,12 +1,13 @@
 // Per-caller visibility (`server.visibility(rule)` and the `visible`
 // registration option): lists filtered per caller (page by page), hidden
-// items used as if unknown, per-registration predicates and data rules
-// combined with the server-wide rule, failing closed, items core adds by
+// items used as if unknown, per-registration predicates combined with the
+// server-wide rule, async predicates, failing closed, items core adds by
 // itself (a mount), and a protected HTTP server whose rules read the
 // caller's token. The protocol side (filtered pages, "hidden is unknown",
-// private cache scope) is core's (core/tests/visibility.rs); these tests
-// show the binding answers core's synchronous question from JS rules
-// without blocking (see src/visibility.rs).
+// private cache scope, which items a request needs judged) is core's
+// (core/tests/visibility.rs); these tests show the binding answers core's
+// question with one call to JS per request, awaited, never blocking (see
+// src/visibility.rs).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -146,14 +147,15 @@ test('a hidden item fails exactly like an unknown one: call, read, get, complete
   });
 });
 
-test('per-registration visibility: predicates and data rules, with the server-wide rule', async () => {
+test('per-registration predicates, with the server-wide rule', async () => {
   const server = new Server({ name: 'per-item', version: '1.0.0' });
   server.tool('everyone', () => 'hi');
   server.tool('inspector_only', { visible: (ctx) => ctx.clientInfo?.name === 'inspector' }, () => 'state');
-  server.tool('console_only', { visible: { clients: ['console'] } }, () => 'console');
-  server.prompt('console_prompt', { visible: { clients: ['console', 'inspector'] } }, () => 'p');
+  const clients = (...names) => (ctx) => names.includes(ctx.clientInfo?.name);
+  server.tool('console_only', { visible: clients('console') }, () => 'console');
+  server.prompt('console_prompt', { visible: clients('console', 'inspector') }, () => 'p');
   server.resource('mem://debug', { visible: (ctx) => ctx.clientInfo?.version === '2.0.0' }, () => 'dbg');
-  server.resource('mem://items/{id}', { visible: { clients: ['inspector'] } }, ({ variables: { id } }) => id);
+  server.resource('mem://items/{id}', { visible: clients('inspector') }, ({ variables: { id } }) => id);
   const names = async (client) => (await everything(client)).tools;
   await withClient(server, 'inspector', async (inspector) => {
     assert.deepEqual(await names(inspector), ['everyone', 'inspector_only']);
@@ -212,11 +214,11 @@ test('the rule judges what the request names after every link: a call asks about
   });
 });
 
-test('a rule that throws or answers with a promise hides the item (failing closed)', async () => {
+test('a rule that throws or rejects hides the item (failing closed)', async () => {
   const server = new Server({ name: 'closed', version: '1.0.0' });
   server.tool('fine', () => 'fine');
   server.tool('throws', { visible: () => { throw new Error('bug in a rule'); } }, () => 'x');
-  server.tool('async', { visible: async () => true }, () => 'x');
+  server.tool('rejects', { visible: async () => { throw new Error('bug in an async rule'); } }, () => 'x');
   const warnings = [];
   const onWarning = (warning) => warnings.push(warning);
   process.on('warning', onWarning);
@@ -224,6 +226,7 @@ test('a rule that throws or answers with a promise hides the item (failing close
     await withClient(server, 'guest', async (guest) => {
       assert.deepEqual(await toolNames(guest), ['fine']);
       assert.equal((await failure(guest.callTool('throws', {}))).message, 'Unknown tool: throws');
+      assert.equal((await failure(guest.callTool('rejects', {}))).message, 'Unknown tool: rejects');
     });
     for (let i = 0; i < 20 && warnings.length === 0; i++) await sleep(5);
     assert.equal(warnings.length, 1, 'warned once');
@@ -235,15 +238,15 @@ test('a rule that throws or answers with a promise hides the item (failing close
 
 test('bad options are refused before anything is registered', () => {
   const server = new Server({ name: 'bad', version: '1.0.0' });
-  assert.throws(() => server.tool('t', { visible: { scope: ['admin'] } }, () => 'x'), /visible has no "scope"/);
-  assert.throws(() => server.tool('t', { visible: { scopes: 'admin' } }, () => 'x'), /array of strings/);
+  // Data rules are gone: a predicate says the same.
+  assert.throws(() => server.tool('t', { visible: { scopes: ['admin'] } }, () => 'x'), /visible must be a function/);
   assert.throws(() => server.prompt('p', { visible: true }, () => 'x'), TypeError);
   assert.throws(() => server.resource('mem://r', { visible: ['admin'] }, () => 'x'), TypeError);
   assert.deepEqual(server.toolNames, []);
   assert.throws(() => server.visibility('admins'), TypeError);
 });
 
-test('items core adds by itself (a mount) are judged too, and in advance once seen', async () => {
+test('items core adds by itself (a mount) are judged too, one call to JS per request', async () => {
   const upstream = new Server({ name: 'upstream', version: '1.0.0' });
   upstream.tool('admin_tool', () => 'secret').tool('open_tool', () => 'open');
   upstream.prompt('admin_p', () => 'p').prompt('open_p', () => 'o');
@@ -278,9 +281,7 @@ test('items core adds by itself (a mount) are judged too, and in advance once se
       });
     }
   }
-  // Once seen, the mounted items are judged before core asks: one `ctx`
-  // for every item of a list (a blocking ask makes one per item).
-  contexts.length = 0;
+  // One `ctx` for every item of a list: core asks once per request.
   await withClient(server, 'guest', async (guest) => {
     contexts.length = 0;
     await guest.listTools();
@@ -308,15 +309,19 @@ test('registering while lists are served does not stall', async () => {
   });
 });
 
-test('over protected HTTP: rules read the caller\'s token, data rules need no JS', async (t) => {
+test('over protected HTTP: rules read the caller\'s token', async (t) => {
   const tokens = {
     alice: { sub: 'alice', scope: 'files:read admin' },
     bob: { sub: 'bob', scope: 'files:read' },
   };
   const server = new Server({ name: 'protected', version: '1.0.0' });
   server.tool('whoami', (_args, ctx) => ctx.auth?.subject ?? 'nobody');
-  server.tool('reset', { visible: { scopes: ['admin'] } }, () => 'reset');
-  server.tool('alice_notes', { visible: { subjects: ['alice'] } }, () => 'notes');
+  const tokensSeen = [];
+  server.tool('reset', { visible: (ctx) => ctx.auth?.scopes.includes('admin') === true }, () => 'reset');
+  server.tool('alice_notes', { visible: async (ctx) => {
+    tokensSeen.push(ctx.auth);
+    return ctx.auth?.subject === 'alice';
+  } }, () => 'notes');
   server.tool('beta', () => 'beta');
   server.visibility((ctx, item) => item.key !== 'beta' || ctx.auth?.scopes.includes('admin') === true);
   const url = await new Promise((resolve, reject) => {
@@ -357,4 +362,47 @@ test('over protected HTTP: rules read the caller\'s token, data rules need no JS
       }
     }
   }
+  // The token as core describes it for every binding: absent members are null.
+  const bob = tokensSeen.find((auth) => auth?.subject === 'bob');
+  assert.deepEqual(bob.scopes, ['files:read']);
+  assert.equal(bob.clientId, null);
+  assert.ok(bob.expiresAt > Date.now() / 1000);
+  assert.equal(bob.claims.sub, 'bob');
+});
+
+test('async predicates are awaited; a list of N items is one call to JS, with one ctx', async () => {
+  const server = new Server({ name: 'async', version: '1.0.0' });
+  const names = ['t0', 't1', 't2', 't3', 't4', 't5', 't6'];
+  for (const name of names) server.tool(name, () => name);
+  server.tool('later', { visible: async (ctx) => {
+    await sleep(5);
+    return ctx.clientInfo?.name === 'admin';
+  } }, () => 'later');
+  const calls = [];
+  server.visibility(async (ctx, item) => {
+    calls.push({ ctx, key: item.key });
+    await sleep(1);
+    return item.key !== 't3' || ctx.clientInfo?.name === 'admin';
+  });
+  await withClient(server, 'guest', async (guest) => {
+    calls.length = 0;
+    assert.deepEqual((await guest.listTools()).tools.map((tool) => tool.name), ['t0', 't1', 't2', 't4', 't5', 't6']);
+    // The rule is a per-item predicate, applied to the N + 1 items of the
+    // list, all in one evaluation: one ctx, so one call from core.
+    assert.equal(calls.length, names.length);
+    assert.equal(new Set(calls.map((call) => call.ctx)).size, 1);
+    // `later`'s own predicate hid it before the server-wide rule was asked.
+    assert.ok(!calls.some((call) => call.key === 'later'));
+    calls.length = 0;
+    await guest.listTools();
+    await guest.listTools();
+    assert.equal(calls.length, 2 * names.length);
+    assert.equal(new Set(calls.map((call) => call.ctx)).size, 2, 'one call to JS per request');
+    assert.equal((await failure(guest.callTool('t3', {}))).message, 'Unknown tool: t3');
+    assert.equal((await failure(guest.callTool('later', {}))).message, 'Unknown tool: later');
+  });
+  await withClient(server, 'admin', async (admin) => {
+    assert.deepEqual(await toolNames(admin), [...names, 'later']);
+    assert.equal((await admin.callTool('later', {})).content[0].text, 'later');
+  });
 });

@@ -7,11 +7,9 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 use serde_json::Value;
 
+use ferromcp::host::caller::auth_value;
 use ferromcp::protocol::jsonrpc::RequestId;
-use ferromcp::server::auth::AuthInfo;
-use ferromcp::server::{
-    AskStart, HandlerError, InputKind, LoggingLevel, RequestContext, RequestMeta,
-};
+use ferromcp::server::{AskStart, HandlerError, InputKind, LoggingLevel, RequestContext};
 
 use crate::{error, values, workers};
 
@@ -39,45 +37,6 @@ impl PyContext {
     }
 }
 
-/// `ctx.auth`'s native form: the verified claims as a dict, or `None`.
-/// Shared with the middleware's and the visibility rule's views of a
-/// request (`middleware.rs`, `visibility.rs`), as are the two below.
-pub(crate) fn auth_dict<'py>(py: Python<'py>, info: &AuthInfo) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    dict.set_item("subject", &info.subject)?;
-    dict.set_item("client_id", &info.client_id)?;
-    dict.set_item("scopes", &info.scopes)?;
-    dict.set_item("audience", &info.audience)?;
-    dict.set_item("expires_at", info.expires_at)?;
-    dict.set_item("claims", values::to_python(py, &info.claims)?)?;
-    Ok(dict)
-}
-
-/// `ctx.client_info`'s native form: the `clientInfo` the request carried
-/// (a dict), or `None`.
-pub(crate) fn client_info<'py>(py: Python<'py>, meta: &RequestMeta) -> PyResult<Bound<'py, PyAny>> {
-    match &meta.client_info {
-        Some(info) => values::to_python(py, &info.to_value()),
-        None => Ok(py.None().into_bound(py)),
-    }
-}
-
-/// `ctx.headers`' native form: the HTTP request's headers (names
-/// lower-case, a repeated header's values joined with `", "`); empty
-/// without any.
-pub(crate) fn headers<'py>(
-    py: Python<'py>,
-    headers: Option<&http::HeaderMap>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    if let Some(headers) = headers {
-        for (name, value) in ferromcp::host::headers::joined(headers) {
-            dict.set_item(name, value)?;
-        }
-    }
-    Ok(dict)
-}
-
 #[pymethods]
 impl PyContext {
     /// The JSON-RPC id of the request (`int` or `str`).
@@ -89,14 +48,14 @@ impl PyContext {
         })
     }
 
-    /// The verified access token's claims on a protected HTTP server
-    /// (`subject`, `client_id`, `scopes`, `audience`, `expires_at`,
-    /// `claims`), `None` otherwise.
+    /// The verified access token's claims on a protected HTTP server, as
+    /// core describes them (`subject`, `clientId`, `scopes`, `audience`,
+    /// `expiresAt`, `claims`), `None` otherwise.
     #[getter]
-    fn auth<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn auth<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.inner
             .auth()
-            .map(|info| auth_dict(py, info))
+            .map(|info| values::to_python(py, &auth_value(info)))
             .transpose()
     }
 
@@ -147,7 +106,10 @@ impl PyContext {
     /// `None`.
     #[getter]
     fn client_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        client_info(py, self.inner.meta())
+        match &self.inner.meta().client_info {
+            Some(info) => values::to_python(py, &info.to_value()),
+            None => Ok(py.None().into_bound(py)),
+        }
     }
 
     /// The headers of the HTTP request that carried this request (names
@@ -155,7 +117,13 @@ impl PyContext {
     /// over stdio.
     #[getter]
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        headers(py, self.inner.http_headers())
+        let dict = PyDict::new(py);
+        if let Some(headers) = self.inner.http_headers() {
+            for (name, value) in ferromcp::host::headers::joined(headers) {
+                dict.set_item(name, value)?;
+            }
+        }
+        Ok(dict)
     }
 
     /// The log level the request asked for (`"debug"`...), or `None`: then

@@ -289,11 +289,12 @@ pub(crate) fn inline<T>(f: impl FnOnce() -> T) -> T {
 
 /// Runs `f` on a Python worker thread (see [`workers`]) and waits for its
 /// answer without blocking the runtime; on this thread at once, inside
-/// [`inline`].
+/// [`inline`]. Plain callables run here, a visibility rule too
+/// (`visibility.rs`).
 ///
 /// `f` does not run at all if the caller stopped waiting before its turn
 /// came (a cancelled request's handler never starts).
-async fn with_gil<T: Send + 'static>(
+pub(crate) async fn with_gil<T: Send + 'static>(
     f: impl FnOnce(Python<'_>) -> T + Send + 'static,
 ) -> Result<T, HandlerError> {
     if INLINE.with(|depth| depth.get() > 0) {

@@ -52,7 +52,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tool_result::PyToolResult>()?;
     m.add_class::<middleware::PyMiddlewareCall>()?;
     m.add_class::<middleware::PyBuiltinMiddleware>()?;
-    m.add_class::<visibility::PyCaller>()?;
     // The release's version, compiled in: reading it from the installed
     // distribution's metadata (importlib.metadata) took a third of the
     // package's import time.

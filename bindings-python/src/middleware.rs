@@ -14,7 +14,11 @@
 //! too ([`host_call::inline`]: a request never holds two workers); for an
 //! async link on the runtime, as core runs a chain, the link awaiting it
 //! on its loop ([`client_future::run`]). What goes through the chain, and
-//! how a panic fails a request, is core's.
+//! how a panic fails a request, is core's (a panic in the rest of a plain
+//! link's chain reaches the link as pyo3's `PanicException`).
+//!
+//! The ready-made links report to Python's `logging` (the
+//! `ferromcp.requests` logger) through core's record sink ([`to_logging`]).
 
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -29,8 +33,11 @@ use pyo3::types::PyDict;
 use serde_json::{Map, Value};
 
 use ferromcp::McpError;
+use ferromcp::host::caller::caller_value;
 use ferromcp::protocol::jsonrpc::RequestId;
-use ferromcp::server::middleware::builtin::{LogRequests, MaskErrors, RateLimit};
+use ferromcp::server::middleware::builtin::{
+    LogRequests, MaskErrors, RateLimit, RecordSink, RequestRecord,
+};
 use ferromcp::server::{
     BoxFuture, FromHost, HandlerError, Middleware, MiddlewareRequest, MiddlewareResult, Next,
     OutputError, RequestMeta,
@@ -39,7 +46,7 @@ use ferromcp::server::{
 use crate::host_call::{self, HostCall, HostCtx, PyOutput};
 use crate::refs::{HandlerKey, HandlerKind, PyRefs};
 use crate::sync::lock;
-use crate::{client_future, context, error, primitives, values};
+use crate::{client_future, error, primitives, values, workers};
 
 /// Tells apart the Python links of every server of the process.
 static NEXT_LINK: AtomicU64 = AtomicU64::new(0);
@@ -140,9 +147,9 @@ pub(crate) struct LinkCall {
     next: Next,
 }
 
-/// One request as a middleware link sees it: its id, method and meta, and
-/// the rest of the chain, which `next` runs once. The `ferromcp.middleware`
-/// layer wraps it (`MiddlewareContext`, `call_next`).
+/// One request as a middleware link sees it: its id, method and caller,
+/// and the rest of the chain, which `next` runs once. The
+/// `ferromcp.middleware` layer wraps it (`MiddlewareContext`, `call_next`).
 #[pyclass(module = "ferromcp._native", name = "MiddlewareCall", frozen)]
 pub(crate) struct PyMiddlewareCall {
     id: RequestId,
@@ -179,38 +186,12 @@ impl PyMiddlewareCall {
         &self.method
     }
 
-    /// The protocol revision the client spoke.
+    /// Who sent the request: core's description of a caller
+    /// (`protocolVersion`, `clientInfo`, `clientCapabilities`, `auth`,
+    /// `headers`), a dict that `ferromcp.Caller` reads.
     #[getter]
-    fn protocol_version(&self) -> &str {
-        &self.meta.protocol_version
-    }
-
-    /// The `clientInfo` the request carried, or `None`.
-    #[getter]
-    fn client_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        context::client_info(py, &self.meta)
-    }
-
-    /// The capabilities the client declared for this request.
-    #[getter]
-    fn client_capabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        values::to_python_dict(py, &self.meta.client_capabilities)
-    }
-
-    /// The verified access token's claims, or `None`.
-    #[getter]
-    fn auth<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.meta
-            .auth
-            .as_deref()
-            .map(|info| context::auth_dict(py, info))
-            .transpose()
-    }
-
-    /// The HTTP request's headers; empty over stdio and in memory.
-    #[getter]
-    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        context::headers(py, self.meta.http_headers.as_deref())
+    fn caller<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        values::to_python(py, &caller_value(&self.meta))
     }
 
     /// Runs the rest of the chain with `params` and returns its result
@@ -239,7 +220,7 @@ impl PyMiddlewareCall {
             meta: self.meta.clone(),
         };
         let Some(event_loop) = event_loop else {
-            let rest = catching_panics(next.run(request));
+            let rest = next.run(request);
             let outcome = py.detach(|| host_call::inline(|| block_here(rest)));
             return match outcome {
                 Ok(result) => Ok(values::to_python_dict(py, &result)?.into_any().unbind()),
@@ -277,37 +258,15 @@ impl PyMiddlewareCall {
     }
 }
 
-/// `rest`, with a panic in it (a Rust link after this one) failing it as
-/// core fails a request whose link panicked.
-async fn catching_panics<F>(rest: F) -> MiddlewareResult
-where
-    F: Future<Output = MiddlewareResult>,
-{
-    let mut rest = pin!(rest);
-    std::future::poll_fn(move |cx| {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rest.as_mut().poll(cx))) {
-            Ok(polled) => polled,
-            Err(panic) => {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic".to_owned());
-                Poll::Ready(Err(McpError::internal(format!(
-                    "middleware failed: {message}"
-                ))))
-            }
-        }
-    })
-    .await
-}
-
 /// Runs `future` to completion on this thread (in the runtime's context,
 /// so what it spawns, its timers and sockets go to the runtime), parking
-/// while it waits. Unlike core's `runtime::block_here` it may be nested: a
-/// plain link's rest of the chain may hold another plain link, which waits
-/// for its own rest inside this one's poll. Each level has its own wake-up
-/// flag, so one level's wake-up is never lost to another's park.
+/// while it waits. Unlike core's `runtime::block_here` it may be nested on
+/// every platform: a plain link's rest of the chain may hold another plain
+/// link, which waits for its own rest inside this one's poll. (Core's is
+/// the runtime's `block_on` elsewhere than on Linux, which panics when
+/// nested; on Linux its levels share one waker per thread.) Each level has
+/// its own wake-up flag, so one level's wake-up is never lost to another's
+/// park.
 fn block_here<F: Future>(future: F) -> F::Output {
     let _runtime = ferromcp::runtime::get().enter();
     let signal = Arc::new(Unpark {
@@ -377,49 +336,42 @@ pub(crate) struct PyBuiltinMiddleware {
 #[pymethods]
 impl PyBuiltinMiddleware {
     /// Core's `LogRequests`: each request's method, name, outcome and
-    /// duration, as `tracing` events on the `ferromcp::requests` target.
+    /// duration, logged to the `ferromcp.requests` logger ([`to_logging`]).
     ///
     /// >>> _native.BuiltinMiddleware.log_requests()
     /// <ferromcp.middleware.log_requests()>
     #[staticmethod]
     fn log_requests() -> Self {
         PyBuiltinMiddleware {
-            link: Arc::new(LogRequests),
+            link: Arc::new(LogRequests::with_sink(to_logging(false))),
             label: "log_requests()".into(),
         }
     }
 
     /// Core's `MaskErrors`: an internal error reaches the client as
-    /// `"Internal error"`, its message stays in the server's log.
+    /// `"Internal error"`, its message goes to the `ferromcp.requests`
+    /// logger ([`to_logging`]).
     ///
     /// >>> _native.BuiltinMiddleware.mask_errors()
     /// <ferromcp.middleware.mask_errors()>
     #[staticmethod]
     fn mask_errors() -> Self {
         PyBuiltinMiddleware {
-            link: Arc::new(MaskErrors),
+            link: Arc::new(MaskErrors::with_sink(to_logging(true))),
             label: "mask_errors()".into(),
         }
     }
 
     /// Core's `RateLimit`: `burst` requests at once and `per_second` more
-    /// every second, per client. Raises `ValueError` for a negative or
-    /// infinite `per_second` or a `burst` of 0.
+    /// every second, per client. Raises `ValueError` with core's reason for
+    /// settings it refuses (`RateLimit::try_new`).
     ///
     /// >>> _native.BuiltinMiddleware.rate_limit(0.5, 4)
     /// <ferromcp.middleware.rate_limit(0.5, 4)>
     #[staticmethod]
     fn rate_limit(per_second: f64, burst: u32) -> PyResult<Self> {
-        if !(per_second.is_finite() && per_second >= 0.0) {
-            return Err(PyValueError::new_err(format!(
-                "per_second must be a finite number >= 0, not {per_second}"
-            )));
-        }
-        if burst == 0 {
-            return Err(PyValueError::new_err("burst must be at least 1"));
-        }
         Ok(PyBuiltinMiddleware {
-            link: Arc::new(RateLimit::new(per_second, burst)),
+            link: Arc::new(RateLimit::try_new(per_second, burst).map_err(PyValueError::new_err)?),
             label: format!("rate_limit({per_second:?}, {burst})"),
         })
     }
@@ -436,4 +388,71 @@ impl Middleware for SharedLink {
     fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
         self.0.handle(request, next)
     }
+}
+
+/// Where core's ready-made links report in a Python process: the
+/// `ferromcp.requests` logger of `logging` (core's own `tracing` events
+/// reach no Python handler). The record is handed to the Python worker
+/// threads ([`workers::submit`]), so the thread serving the request never
+/// waits for the GIL: the record is logged just after, on a worker thread
+/// (records of requests ending at once may reach the logger out of order).
+/// `masked`: a record of `MaskErrors`, logged at `ERROR`.
+fn to_logging(masked: bool) -> RecordSink {
+    Arc::new(move |record: &RequestRecord| {
+        let record = record.clone();
+        workers::submit(move |py| {
+            if let Err(e) = log(py, masked, &record) {
+                e.write_unraisable(py, None);
+            }
+        });
+    })
+}
+
+/// `logging`'s levels.
+const INFO: u8 = 20;
+const WARNING: u8 = 30;
+const ERROR: u8 = 40;
+
+/// Logs `record`: `INFO` for a request that ended well, `WARNING` for one
+/// that failed, `ERROR` for a masked error; the fields go as the log
+/// record's `mcp_method`, `mcp_name`, `mcp_micros`, `mcp_error_code` and
+/// `mcp_error_message` attributes.
+fn log(py: Python<'_>, masked: bool, record: &RequestRecord) -> PyResult<()> {
+    let what = match &record.name {
+        Some(name) => format!("{} {name}", record.method),
+        None => record.method.clone(),
+    };
+    let ms = record.micros as f64 / 1000.0;
+    let (level, message) = match &record.error {
+        None => (INFO, format!("{what}: ok in {ms:.1} ms")),
+        Some(error) if masked => (
+            ERROR,
+            format!(
+                "{what}: internal error (masked for the client): {}",
+                error.message
+            ),
+        ),
+        Some(error) => (
+            WARNING,
+            format!(
+                "{what}: error {} in {ms:.1} ms: {}",
+                error.code, error.message
+            ),
+        ),
+    };
+    let extra = PyDict::new(py);
+    extra.set_item("mcp_method", &record.method)?;
+    extra.set_item("mcp_name", &record.name)?;
+    extra.set_item("mcp_micros", record.micros)?;
+    extra.set_item("mcp_error_code", record.error.as_ref().map(|e| e.code))?;
+    extra.set_item(
+        "mcp_error_message",
+        record.error.as_ref().map(|e| &e.message),
+    )?;
+    let options = PyDict::new(py);
+    options.set_item("extra", extra)?;
+    py.import("logging")?
+        .call_method1("getLogger", ("ferromcp.requests",))?
+        .call_method("log", (level, message), Some(&options))?;
+    Ok(())
 }

@@ -99,16 +99,6 @@ impl PyRefs {
         lock(&self.handlers).insert((kind, Arc::from(name)), handler);
     }
 
-    /// Stores `handler` and returns the one it replaces, to put back.
-    pub(crate) fn replace_handler(
-        &self,
-        kind: HandlerKind,
-        name: &str,
-        handler: Py<PyAny>,
-    ) -> Option<Py<PyAny>> {
-        lock(&self.handlers).insert((kind, Arc::from(name)), handler)
-    }
-
     pub(crate) fn remove_handler(&self, kind: HandlerKind, name: &str) {
         lock(&self.handlers).remove(&(kind, Arc::from(name)));
     }

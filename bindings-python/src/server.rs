@@ -164,8 +164,8 @@ impl PyServer {
     }
 
     /// Removes a tool; returns whether it existed.
-    fn remove_tool(&self, py: Python<'_>, name: &str) -> bool {
-        let existed = py.detach(|| self.server.remove_tool(name));
+    fn remove_tool(&self, name: &str) -> bool {
+        let existed = self.server.remove_tool(name);
         self.refs.remove_handler(HandlerKind::Tool, name);
         existed
     }
@@ -223,10 +223,8 @@ impl PyServer {
 
     /// Removes a resource (by URI) or a resource template (by its
     /// `uriTemplate`); returns whether one existed.
-    fn remove_resource(&self, py: Python<'_>, uri: &str) -> bool {
-        let existed = py.detach(|| {
-            self.server.remove_resource(uri) | self.server.remove_resource_template(uri)
-        });
+    fn remove_resource(&self, uri: &str) -> bool {
+        let existed = self.server.remove_resource(uri) | self.server.remove_resource_template(uri);
         self.refs.remove_handler(HandlerKind::Resource, uri);
         existed
     }
@@ -241,8 +239,8 @@ impl PyServer {
     }
 
     /// Removes a prompt; returns whether it existed.
-    fn remove_prompt(&self, py: Python<'_>, name: &str) -> bool {
-        let existed = py.detach(|| self.server.remove_prompt(name));
+    fn remove_prompt(&self, name: &str) -> bool {
+        let existed = self.server.remove_prompt(name);
         self.refs.remove_handler(HandlerKind::Prompt, name);
         existed
     }
@@ -254,11 +252,13 @@ impl PyServer {
     #[pyo3(signature = (handler, is_async))]
     fn set_completion(&self, handler: Bound<'_, PyAny>, is_async: bool) -> PyResult<()> {
         primitives::callable(&handler)?;
-        let py = handler.py();
         self.refs
             .set_handler(HandlerKind::Completion, "", handler.unbind());
-        let native = self.native_handler(HandlerKind::Completion, "", is_async);
-        py.detach(|| self.server.set_completion_handler(native));
+        self.server.set_completion_handler(self.native_handler(
+            HandlerKind::Completion,
+            "",
+            is_async,
+        ));
         Ok(())
     }
 
@@ -270,24 +270,25 @@ impl PyServer {
         middleware::add(&self.server, &self.refs, link, is_async)
     }
 
-    /// Sets the visibility rule: `rule(caller, kind, key) -> bool` (a
-    /// `Caller`; `kind` is `"tool"`, `"prompt"`, `"resource"` or
-    /// `"resource_template"`), called with the GIL on the thread serving
-    /// the request. With `items` (`(kind, key)` pairs) it is asked only
-    /// about those. A rule that raises hides the item and reports the
-    /// exception to `sys.unraisablehook`.
+    /// Sets the visibility rule: `rule(caller, items) -> verdicts`, asked
+    /// once per request on a Python worker thread: `caller` is core's
+    /// description of who asks (a dict), `items` the `(kind, key)` pairs to
+    /// judge (`kind` is `"tool"`, `"prompt"`, `"resource"` or
+    /// `"resource_template"`), the verdicts one per item (an exception
+    /// instead of one hides the item and goes to `sys.unraisablehook`).
+    /// With `items` (`(kind, key)` pairs) it is asked only about those.
     #[pyo3(signature = (rule, items=None))]
     fn set_visibility(
         &self,
         rule: Bound<'_, PyAny>,
         items: Option<Vec<(String, String)>>,
     ) -> PyResult<()> {
-        visibility::set(rule.py(), &self.server, &self.refs, rule, items)
+        visibility::set(&self.server, &self.refs, rule, items)
     }
 
     /// Takes the visibility rule away: every caller sees everything.
-    fn clear_visibility(&self, py: Python<'_>) {
-        visibility::clear(py, &self.server, &self.refs);
+    fn clear_visibility(&self) {
+        visibility::clear(&self.server, &self.refs);
     }
 
     /// Tells `subscriptions/listen` streams (and 2025-11-25 sessions)
@@ -297,22 +298,15 @@ impl PyServer {
     }
 
     /// Names of the registered tools, in listing order.
-    fn tool_names(&self, py: Python<'_>) -> Vec<String> {
-        py.detach(|| self.server.tool_names())
+    fn tool_names(&self) -> Vec<String> {
+        self.server.tool_names()
     }
 
     /// Requires `scopes` of the bearer token of requests that use the
     /// `kind` (`"tool"`, `"resource"`, `"resource_template"`, `"prompt"`)
     /// named `key`, when served protected; `[]` removes the requirement.
-    fn require_scopes(
-        &self,
-        py: Python<'_>,
-        kind: &str,
-        key: &str,
-        scopes: Vec<String>,
-    ) -> PyResult<()> {
-        let target = scope_target(kind)?;
-        py.detach(|| self.server.require_scopes(target, key, scopes));
+    fn require_scopes(&self, kind: &str, key: &str, scopes: Vec<String>) -> PyResult<()> {
+        self.server.require_scopes(scope_target(kind)?, key, scopes);
         Ok(())
     }
 
@@ -472,31 +466,22 @@ impl PyServer {
 impl PyServer {
     /// The one way a handler is registered: `add` puts the primitive into
     /// core with the native handler that finds `handler` under `kind` and
-    /// `key`. `handler` is stored first, so the primitive's first call
-    /// finds it, and the one it replaced is put back if core refuses.
-    ///
-    /// Core takes its registry lock with the GIL released: a visibility
-    /// rule runs under that lock and takes the GIL (see `visibility.rs`).
-    /// Every method here that touches the registry does the same.
+    /// `key`; `handler` is stored there once core accepted it.
     fn install(
         &self,
         kind: HandlerKind,
         key: &str,
         handler: Bound<'_, PyAny>,
         is_async: bool,
-        add: impl FnOnce(&Server, PyHandler) -> Result<(), ferromcp::Error> + Send,
+        add: impl FnOnce(&Server, PyHandler) -> Result<(), ferromcp::Error>,
     ) -> PyResult<()> {
         let py = handler.py();
         primitives::callable(&handler)?;
-        let replaced = self.refs.replace_handler(kind, key, handler.unbind());
-        let native = self.native_handler(kind, key, is_async);
-        if let Err(e) = py.detach(|| add(&self.server, native)) {
-            match replaced {
-                Some(previous) => self.refs.set_handler(kind, key, previous),
-                None => self.refs.remove_handler(kind, key),
-            }
-            return Err(error::to_py_err(py, &e));
-        }
+        add(&self.server, self.native_handler(kind, key, is_async))
+            .map_err(|e| error::to_py_err(py, &e))?;
+        // No call can run before this method returns: a call needs the GIL
+        // we hold.
+        self.refs.set_handler(kind, key, handler.unbind());
         Ok(())
     }
 

@@ -1,107 +1,82 @@
-//! A Python visibility rule behind core's [`VisibilityRule`], and the view
-//! of the caller it is given ([`PyCaller`]).
+//! A Python visibility rule behind core's [`VisibilityRule`].
 //!
-//! Core asks the rule about each item while it holds the server's registry
-//! lock, on whichever thread serves the request: the rule is a plain
-//! callable, called there with the GIL. That is why every method of the
-//! native `Server` that takes the registry lock releases the GIL first
-//! (`server.rs`): a thread holding the GIL while it waits for the lock
-//! would wait for a rule that waits for the GIL. A rule that raises hides
-//! the item (core fails closed the same way when a rule panics), and its
-//! exception goes to `sys.unraisablehook`.
+//! Core asks the rule once per request, with every item the request needs
+//! judged, and never while it holds the server's registry lock. The rule is
+//! a plain callable `rule(caller, items) -> verdicts`: `caller` is core's
+//! description of who asks ([`caller_value`], a dict), `items` a list of
+//! `(kind, key)` pairs, and the verdicts one per item, in order. It runs
+//! where plain handlers run ([`host_call::with_gil`]: a Python worker
+//! thread, never a runtime worker waiting for the GIL), with the GIL taken
+//! once for the whole list. A verdict that is an exception stands for a
+//! rule that raised on that item: the item is hidden and the exception
+//! goes to `sys.unraisablehook`; so does an exception of the call itself,
+//! which hides every item (core fails closed the same way when a rule
+//! panics, or answers too few verdicts).
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyBaseException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use serde_json::{Map, Value};
 
-use ferromcp::server::{RequestMeta, VisibilityRule, Visible};
+use ferromcp::host::caller::caller_value;
+use ferromcp::server::{BoxFuture, RequestMeta, VisibilityRule, VisibleItem};
 
+use crate::host_call;
 use crate::refs::{HandlerKey, HandlerKind, PyRefs};
-use crate::{context, values};
+use crate::values;
 
-/// The key of a server's one rule in its [`PyRefs`].
-fn rule_key() -> HandlerKey {
-    (HandlerKind::Visibility, Arc::from(""))
-}
-
-/// Sets `rule(caller, kind, key) -> bool` as `server`'s visibility rule.
+/// Sets `rule(caller, items) -> verdicts` as `server`'s visibility rule.
 /// With `items` (`(kind, key)` pairs), it is asked only about those: the
 /// others are visible without taking the GIL.
 pub(crate) fn set(
-    py: Python<'_>,
     server: &ferromcp::server::Server,
     refs: &Arc<PyRefs>,
     rule: Bound<'_, PyAny>,
     items: Option<Vec<(String, String)>>,
 ) -> PyResult<()> {
     crate::primitives::callable(&rule)?;
-    let only = items.map(Items::read).transpose()?;
+    let only = items
+        .map(|pairs| pairs.into_iter().map(item).collect::<PyResult<_>>())
+        .transpose()?;
     refs.set_handler(HandlerKind::Visibility, "", rule.unbind());
-    let rule = PyVisibility {
-        key: rule_key(),
+    server.set_visibility(PyVisibility {
+        key: (HandlerKind::Visibility, Arc::from("")),
         refs: refs.clone(),
         only,
-    };
-    // Core takes the registry lock: see the module's documentation.
-    py.detach(|| server.set_visibility(rule));
+    });
     Ok(())
 }
 
 /// Takes `server`'s visibility rule away.
-pub(crate) fn clear(py: Python<'_>, server: &ferromcp::server::Server, refs: &PyRefs) {
-    py.detach(|| server.clear_visibility());
+pub(crate) fn clear(server: &ferromcp::server::Server, refs: &PyRefs) {
+    server.clear_visibility();
     refs.remove_handler(HandlerKind::Visibility, "");
 }
 
-/// The items a rule is asked about, by kind.
-#[derive(Default)]
-struct Items {
-    tools: HashSet<String>,
-    prompts: HashSet<String>,
-    resources: HashSet<String>,
-    templates: HashSet<String>,
+/// Reads a `(kind, key)` pair as Python names it.
+fn item((kind, key): (String, String)) -> PyResult<VisibleItem> {
+    Ok(match kind.as_str() {
+        "tool" => VisibleItem::Tool(key),
+        "prompt" => VisibleItem::Prompt(key),
+        "resource" => VisibleItem::Resource(key),
+        "resource_template" => VisibleItem::ResourceTemplate(key),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown item kind {other:?}: use \"tool\", \"prompt\", \"resource\" or \"resource_template\""
+            )));
+        }
+    })
 }
 
-impl Items {
-    fn read(pairs: Vec<(String, String)>) -> PyResult<Self> {
-        let mut items = Items::default();
-        for (kind, key) in pairs {
-            let set = match kind.as_str() {
-                "tool" => &mut items.tools,
-                "prompt" => &mut items.prompts,
-                "resource" => &mut items.resources,
-                "resource_template" => &mut items.templates,
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "unknown item kind {other:?}: use \"tool\", \"prompt\", \"resource\" or \"resource_template\""
-                    )));
-                }
-            };
-            set.insert(key);
-        }
-        Ok(items)
-    }
-
-    fn contains(&self, item: Visible<'_>) -> bool {
-        match item {
-            Visible::Tool(key) => self.tools.contains(key),
-            Visible::Prompt(key) => self.prompts.contains(key),
-            Visible::Resource(key) => self.resources.contains(key),
-            Visible::ResourceTemplate(key) => self.templates.contains(key),
-        }
-    }
-}
-
-/// How Python names an item's kind, and its key.
-fn kind_and_key(item: Visible<'_>) -> (&'static str, &str) {
+/// How Python names an item's kind.
+fn kind_of(item: &VisibleItem) -> &'static str {
     match item {
-        Visible::Tool(key) => ("tool", key),
-        Visible::Prompt(key) => ("prompt", key),
-        Visible::Resource(key) => ("resource", key),
-        Visible::ResourceTemplate(key) => ("resource_template", key),
+        VisibleItem::Tool(_) => "tool",
+        VisibleItem::Prompt(_) => "prompt",
+        VisibleItem::Resource(_) => "resource",
+        VisibleItem::ResourceTemplate(_) => "resource_template",
     }
 }
 
@@ -110,88 +85,68 @@ struct PyVisibility {
     key: HandlerKey,
     refs: Arc<PyRefs>,
     /// `Some`: the only items the rule is asked about.
-    only: Option<Items>,
+    only: Option<HashSet<VisibleItem>>,
 }
 
 impl VisibilityRule for PyVisibility {
-    fn visible(&self, meta: &RequestMeta, item: Visible<'_>) -> bool {
-        if self.only.as_ref().is_some_and(|only| !only.contains(item)) {
-            return true;
+    fn judge(&self, caller: &RequestMeta, items: Vec<VisibleItem>) -> BoxFuture<Vec<bool>> {
+        let mut verdicts = vec![true; items.len()];
+        // The items the rule is asked about, and their places.
+        let (places, asked): (Vec<usize>, Vec<(&'static str, String)>) = items
+            .into_iter()
+            .enumerate()
+            .filter(|(_, item)| self.only.as_ref().is_none_or(|only| only.contains(item)))
+            .map(|(place, item)| (place, (kind_of(&item), item.key().to_owned())))
+            .unzip();
+        if asked.is_empty() {
+            return Box::pin(std::future::ready(verdicts));
         }
-        // No interpreter any more (it is shutting down): hidden.
-        Python::try_attach(|py| self.ask(py, meta, item)).unwrap_or(false)
-    }
-}
-
-impl PyVisibility {
-    fn ask(&self, py: Python<'_>, meta: &RequestMeta, item: Visible<'_>) -> bool {
-        // A cleared server (collected) has no rule left: hidden.
-        let Some(rule) = self.refs.handler(py, &self.key) else {
-            return false;
-        };
-        let rule = rule.bind(py);
-        let (kind, key) = kind_and_key(item);
-        let caller = PyCaller { meta: meta.clone() };
-        match rule
-            .call1((caller, kind, key))
-            .and_then(|answer| answer.is_truthy())
-        {
-            Ok(visible) => visible,
-            Err(e) => {
-                e.write_unraisable(py, Some(rule));
-                false
+        let caller = caller_value(caller);
+        let (key, refs) = (self.key.clone(), self.refs.clone());
+        Box::pin(async move {
+            // Not run (the interpreter is shutting down): hidden.
+            let answers = host_call::with_gil(move |py| ask(py, &refs, &key, caller, asked))
+                .await
+                .unwrap_or_default();
+            for (n, place) in places.into_iter().enumerate() {
+                verdicts[place] = answers.get(n).copied().unwrap_or(false);
             }
-        }
+            verdicts
+        })
     }
 }
 
-/// Who a request is from, as a visibility rule sees it: the request's
-/// meta (`ferromcp.Caller` wraps it).
-#[pyclass(module = "ferromcp._native", name = "Caller", frozen)]
-pub(crate) struct PyCaller {
-    meta: RequestMeta,
-}
-
-#[pymethods]
-impl PyCaller {
-    /// The protocol revision the client spoke.
-    #[getter]
-    fn protocol_version(&self) -> &str {
-        &self.meta.protocol_version
-    }
-
-    /// The `clientInfo` the request carried, or `None`.
-    #[getter]
-    fn client_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        context::client_info(py, &self.meta)
-    }
-
-    /// The capabilities the client declared for this request.
-    #[getter]
-    fn client_capabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        values::to_python_dict(py, &self.meta.client_capabilities)
-    }
-
-    /// The verified access token's claims, or `None`.
-    #[getter]
-    fn auth<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.meta
-            .auth
-            .as_deref()
-            .map(|info| context::auth_dict(py, info))
-            .transpose()
-    }
-
-    /// The HTTP request's headers; empty over stdio and in memory.
-    #[getter]
-    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        context::headers(py, self.meta.http_headers.as_deref())
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "<ferromcp._native.Caller protocol_version={:?}>",
-            self.meta.protocol_version
-        )
-    }
+/// Calls the rule under `key` once with the caller and every item; its
+/// verdicts, fewer (hidden) when it raised.
+fn ask(
+    py: Python<'_>,
+    refs: &PyRefs,
+    key: &HandlerKey,
+    caller: Map<String, Value>,
+    items: Vec<(&'static str, String)>,
+) -> Vec<bool> {
+    // A cleared server (collected) has no rule left: hidden.
+    let Some(rule) = refs.handler(py, key) else {
+        return Vec::new();
+    };
+    let rule = rule.bind(py);
+    let verdicts = values::to_python(py, &caller)
+        .and_then(|caller| rule.call1((caller, items)))
+        .and_then(|answers| {
+            answers
+                .try_iter()?
+                .map(|answer| {
+                    let answer = answer?;
+                    if answer.is_instance_of::<PyBaseException>() {
+                        PyErr::from_value(answer).write_unraisable(py, Some(rule));
+                        return Ok(false);
+                    }
+                    answer.is_truthy()
+                })
+                .collect()
+        });
+    verdicts.unwrap_or_else(|e| {
+        e.write_unraisable(py, Some(rule));
+        Vec::new()
+    })
 }

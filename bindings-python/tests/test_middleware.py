@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 import ferromcp
@@ -415,6 +416,12 @@ def test_rate_limit_checks_its_arguments() -> None:
     for per_second, burst in [(-1, 5), (float("inf"), 5), (float("nan"), 5), (1, 0), (1, 1.5), (True, 1)]:
         with pytest.raises(ValueError):
             rate_limit(per_second, burst)  # type: ignore[arg-type]
+    # The core's checks and messages.
+    with pytest.raises(ValueError, match="burst must be at least 1"):
+        rate_limit(1, -3)
+    with pytest.raises(ValueError, match=r"finite number >= 0, not -0\.5"):
+        rate_limit(-0.5, 1)
+    assert "rate_limit(1.0, 4294967295)" in repr(rate_limit(1, 2**40))
 
 
 def test_mask_errors_hides_an_internal_errors_message() -> None:
@@ -440,6 +447,75 @@ def test_mask_errors_hides_an_internal_errors_message() -> None:
         with pytest.raises(InvalidParamsError, match="Unknown tool: nope"):
             client.call_tool("nope")
         assert client.call_tool("echo", {"text": "fine"}).text == "fine"
+
+
+class RequestLog(logging.Handler):
+    """The records of the ``ferromcp.requests`` logger, which arrive from
+    the package's worker threads a moment after the request's answer."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+        self.arrived = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self.arrived:
+            self.records.append(record)
+            self.arrived.notify_all()
+
+    def wait_for(self, match: Callable[[Any], bool]) -> Any:
+        """The first record ``match`` accepts, once it arrived."""
+        found: list[logging.LogRecord] = []
+
+        def arrived() -> bool:
+            found[:] = [record for record in self.records if match(record)]
+            return bool(found)
+
+        with self.arrived:
+            assert self.arrived.wait_for(arrived, TIMEOUT), f"no such record in {self.records}"
+        return found[0]
+
+
+@pytest.fixture
+def request_log() -> Iterator[RequestLog]:
+    logger = logging.getLogger("ferromcp.requests")
+    handler = RequestLog()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield handler
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+def test_log_requests_and_mask_errors_report_to_python_logging(request_log: RequestLog) -> None:
+    server = make_server()
+    server.add_middleware(log_requests())
+    server.add_middleware(mask_errors())
+    with ferromcp.SyncClient.in_memory(server) as client:
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        with pytest.raises(InvalidParamsError):
+            client.call_tool("nope")
+        with pytest.raises(InternalError):
+            client.get_prompt("broken")
+
+    ok = request_log.wait_for(lambda r: r.mcp_name == "echo")
+    assert ok.name == "ferromcp.requests" and ok.levelno == logging.INFO
+    assert ok.mcp_method == "tools/call" and ok.mcp_error_code is None and ok.mcp_micros >= 0
+    assert ok.getMessage().startswith("tools/call echo: ok in ")
+    # Logged by a worker thread, not by the thread that made the request.
+    assert ok.thread != threading.get_ident()
+
+    failed = request_log.wait_for(lambda r: r.mcp_name == "nope")
+    assert failed.levelno == logging.WARNING and failed.mcp_error_code == -32602
+    assert "Unknown tool: nope" in failed.getMessage()
+
+    # mask_errors logs the original; log_requests, before it, sees the mask.
+    masked = request_log.wait_for(lambda r: r.levelno == logging.ERROR)
+    assert masked.mcp_method == "prompts/get" and masked.mcp_name == "broken"
+    assert "hunter2" in masked.mcp_error_message and "hunter2" in masked.getMessage()
+    logged = request_log.wait_for(lambda r: r.mcp_name == "broken" and r.levelno == logging.WARNING)
+    assert logged.mcp_error_code == -32603 and logged.mcp_error_message == "Internal error"
 
 
 def test_add_middleware_refuses_what_is_not_a_link() -> None:

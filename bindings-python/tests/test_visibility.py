@@ -18,6 +18,7 @@ import ferromcp
 import pytest
 from conftest import TIMEOUT, free_port
 from ferromcp.errors import McpError
+from ferromcp.visibility import _Rule
 
 T = TypeVar("T")
 
@@ -147,6 +148,45 @@ def test_a_hidden_item_fails_exactly_like_an_unknown_one() -> None:
         assert client.get_prompt("admin_prompt", {"topic": "budget"}).text == "secret budget"
         assert client.read_resource("mem://admin/7").text == "secret 7"
         assert client.complete({"type": "ref/prompt", "name": "admin_prompt"}, "topic", "b").values == ["budget"]
+
+
+def test_a_listing_asks_the_rule_once_with_every_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Core asks once per request about every item; the binding calls the
+    server's rule once for them (one GIL acquisition, one Caller), and the
+    server-wide function once per item with that Caller."""
+    server = ferromcp.Server("vis")
+    count = 30
+    for i in range(count):
+        server.tool(name=f"t{i}")(lambda: "t")
+    asked: list[list[tuple[str, str]]] = []
+    judge = _Rule.__call__
+
+    def counted(self: _Rule, facts: Any, items: Any) -> Any:
+        asked.append(list(items))
+        return judge(self, facts, items)
+
+    monkeypatch.setattr(_Rule, "__call__", counted)
+    callers: list[ferromcp.Caller] = []
+    keys: list[str] = []
+
+    @server.visibility
+    def even_only(caller: ferromcp.Caller, item: ferromcp.VisibleItem) -> bool:
+        callers.append(caller)
+        keys.append(item.key)
+        return int(item.key[1:]) % 2 == 0
+
+    with ferromcp.SyncClient.in_memory(server, name="guest") as client:
+        asked.clear()
+        names = [t.name for t in client.list_tools()]
+        assert names == [f"t{i}" for i in range(0, count, 2)]
+        assert asked == [[("tool", f"t{i}") for i in range(count)]], "not one call with every item"
+        assert keys == [f"t{i}" for i in range(count)]
+        assert len({id(caller) for caller in callers}) == 1, "a Caller per item"
+        assert name_of(callers[0]) == "guest"
+        # A call is judged once too, about its one tool.
+        asked.clear()
+        assert client.call_tool("t2").text == "t"
+        assert asked == [[("tool", "t2")]]
 
 
 def test_a_filtered_list_is_marked_private() -> None:
@@ -351,10 +391,9 @@ def test_over_http_the_rule_sees_the_token_and_headers(protected: str, era: Any)
 
 
 def test_registering_while_clients_list_does_not_deadlock() -> None:
-    """The rule runs under core's registry lock and takes the GIL; the
-    server's methods release the GIL before they take that lock, so a
-    thread registering (holding the GIL) never waits for a rule that waits
-    for the GIL."""
+    """The rule needs the GIL, and registering takes core's registry lock
+    while holding the GIL: core asks the rule without holding that lock, so
+    a thread registering never waits for a rule that waits for the GIL."""
     server = ferromcp.Server("vis")
     for i in range(20):
         server.tool(name=f"t{i}")(lambda: "t")

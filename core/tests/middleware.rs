@@ -208,11 +208,27 @@ async fn a_link_short_circuits_and_a_panicking_link_fails_only_its_request() {
 async fn the_rate_limit_refuses_past_the_budget_and_masking_hides_internals() {
     let server = server();
     server.add_middleware(RateLimit::new(0.001, 6));
-    server.add_middleware(MaskErrors);
+    // The original message goes to the server's log, here a sink.
+    let masked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let kept = masked.clone();
+    server.add_middleware(MaskErrors::with_sink(Arc::new(move |record| {
+        let error = record
+            .error
+            .as_ref()
+            .map(|e| e.message.clone())
+            .unwrap_or_default();
+        kept.lock()
+            .unwrap()
+            .push(format!("{} {}", record.method, error));
+    })));
     let client = Client::in_memory(&server);
     let broken = client.call_tool("broken", json!({})).await.unwrap_err();
     assert!(!broken.to_string().contains("hunter2"), "{broken}");
     assert!(broken.to_string().contains("Internal error"), "{broken}");
+    assert_eq!(
+        *masked.lock().unwrap(),
+        ["tools/call db password is hunter2"]
+    );
     // The budget of 6 (discovery and listing count too) runs out within
     // ten calls, and then every call is refused, saying when to retry.
     let mut answered = 0;

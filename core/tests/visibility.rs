@@ -204,3 +204,65 @@ async fn a_filtered_list_is_marked_private() {
         .unwrap();
     assert_eq!(page["cacheScope"], "public", "{page}");
 }
+
+/// A rule in its general form: asked once per request with every item at
+/// once, and answering later (as a binding's host does, from its own
+/// thread); never while the registry is locked, so it may even register
+/// items itself.
+#[tokio::test]
+async fn an_asynchronous_rule_is_asked_once_per_request() {
+    use ferromcp::BoxFuture;
+    use ferromcp::server::{VisibilityRule, VisibleItem};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Counting {
+        asked: Arc<AtomicUsize>,
+        items: Arc<AtomicUsize>,
+        server: Server,
+    }
+    impl VisibilityRule for Counting {
+        fn judge(&self, _caller: &RequestMeta, items: Vec<VisibleItem>) -> BoxFuture<Vec<bool>> {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            self.items.fetch_add(items.len(), Ordering::SeqCst);
+            // Reading the registry while judging would deadlock under its lock.
+            let registered = self.server.tool_names().len();
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                assert!(registered > 0);
+                items
+                    .iter()
+                    .map(|item| !item.key().starts_with("admin"))
+                    .collect()
+            })
+        }
+    }
+
+    let server = server();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let judged = Arc::new(AtomicUsize::new(0));
+    server.set_visibility(Counting {
+        asked: asked.clone(),
+        items: judged.clone(),
+        server: server.clone(),
+    });
+    let client = Client::in_memory(&server);
+    // One page of 2 out of 5 tools: one question, all 5 items in it.
+    let page = client
+        .send("tools/list", Map::new(), &CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(page["tools"].as_array().map(Vec::len), Some(2));
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    assert_eq!(judged.load(Ordering::SeqCst), 5);
+    assert!(client.call_tool("admin_x", json!({})).await.is_err());
+    assert_eq!(text(&client.call_tool("a", json!({})).await.unwrap()), "a");
+    assert_eq!(asked.load(Ordering::SeqCst), 3);
+}
+
+fn text(result: &ferromcp::protocol::CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}

@@ -2,7 +2,7 @@
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, final
 
 __all__ = [
@@ -12,7 +12,6 @@ __all__ = [
     "VERSION",
     "WRAPPED_RESULT_KEY",
     "BuiltinMiddleware",
-    "Caller",
     "Client",
     "Context",
     "Exchange",
@@ -262,11 +261,14 @@ class Server:
         ``is_async``)."""
     def set_visibility(
         self,
-        rule: Callable[[Caller, str, str], bool],
+        rule: Callable[[dict[str, Any], list[tuple[str, str]]], Iterable[object]],
         items: Sequence[tuple[str, str]] | None = None,
     ) -> None:
-        """``rule(caller, kind, key) -> bool``, asked with the GIL under the
-        registry lock; with ``items``, only about those ``(kind, key)``."""
+        """``rule(caller, items) -> verdicts``, asked once per request on a
+        worker thread: ``caller`` is the core's description of who asks,
+        ``items`` the ``(kind, key)`` pairs to judge, a verdict per item (an
+        exception hides it and is reported); with ``items``, only about
+        those ``(kind, key)``."""
     def clear_visibility(self) -> None: ...
     def mount(self, prefix: str, upstream: Server | Client) -> Mount:
         """Mounts ``upstream`` under ``prefix`` (blocks, GIL released); ``ValueError`` for a bad prefix."""
@@ -359,21 +361,6 @@ class Context:
         """A future of ``event_loop`` resolving as ``start_task`` returns."""
 
 @final
-class Caller:
-    """Who a request is from, as a visibility rule sees it (``ferromcp.Caller`` wraps it)."""
-
-    @property
-    def protocol_version(self) -> str: ...
-    @property
-    def client_info(self) -> dict[str, Any] | None: ...
-    @property
-    def client_capabilities(self) -> dict[str, Any]: ...
-    @property
-    def auth(self) -> dict[str, Any] | None: ...
-    @property
-    def headers(self) -> dict[str, str]: ...
-
-@final
 class MiddlewareCall:
     """One request in a middleware link, and the rest of the chain
     (``ferromcp.MiddlewareContext`` wraps it)."""
@@ -383,15 +370,8 @@ class MiddlewareCall:
     @property
     def method(self) -> str: ...
     @property
-    def protocol_version(self) -> str: ...
-    @property
-    def client_info(self) -> dict[str, Any] | None: ...
-    @property
-    def client_capabilities(self) -> dict[str, Any]: ...
-    @property
-    def auth(self) -> dict[str, Any] | None: ...
-    @property
-    def headers(self) -> dict[str, str]: ...
+    def caller(self) -> dict[str, Any]:
+        """The core's description of who sent the request (``ferromcp.Caller`` reads it)."""
     def next(self, params: Mapping[str, Any], event_loop: asyncio.AbstractEventLoop | None = None) -> Any:
         """Runs the rest of the chain once: its result dict (blocking), or an
         awaitable of ``event_loop`` resolving with it."""

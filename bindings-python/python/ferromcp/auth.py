@@ -183,12 +183,18 @@ class AuthInfo:
         return scope in self.scopes
 
     @classmethod
-    def _from_native(cls, native: dict[str, Any]) -> AuthInfo:
+    def _from_native(cls, native: Mapping[str, Any]) -> AuthInfo:
+        """Reads the core's description of a token's claims.
+
+        >>> AuthInfo._from_native({"subject": "alice", "clientId": "app", "scopes": ["a"],
+        ...                        "audience": [], "expiresAt": None, "claims": {}}).client_id
+        'app'
+        """
         return cls(
             subject=native["subject"],
-            client_id=native["client_id"],
+            client_id=native["clientId"],
             scopes=tuple(native["scopes"]),
             audience=tuple(native["audience"]),
-            expires_at=native["expires_at"],
+            expires_at=native["expiresAt"],
             claims=native["claims"],
         )

@@ -548,10 +548,12 @@ class Caller:
     bob []
     """
 
-    __slots__ = ("_native",)
+    __slots__ = ("_facts",)
 
-    def __init__(self, native: _native.Caller | _native.MiddlewareCall) -> None:
-        self._native = native
+    def __init__(self, facts: Mapping[str, Any]) -> None:
+        # The core's description of who asks (``protocolVersion``,
+        # ``clientInfo``, ``clientCapabilities``, ``auth``, ``headers``).
+        self._facts = facts
 
     @property
     def auth(self) -> AuthInfo | None:
@@ -567,8 +569,8 @@ class Caller:
         ...     [tool.name for tool in client.list_tools()]
         []
         """
-        native = self._native.auth
-        return None if native is None else AuthInfo._from_native(native)
+        auth = self._facts["auth"]
+        return None if auth is None else AuthInfo._from_native(auth)
 
     @property
     def client_info(self) -> dict[str, Any] | None:
@@ -582,7 +584,7 @@ class Caller:
         ...     [tool.name for tool in client.list_tools()]
         []
         """
-        info = self._native.client_info
+        info = self._facts["clientInfo"]
         return info if isinstance(info, dict) else None
 
     @property
@@ -598,7 +600,7 @@ class Caller:
         ...     [tool.name for tool in client.list_tools()]
         ['new_only']
         """
-        return self._native.protocol_version
+        return str(self._facts["protocolVersion"])
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
@@ -612,7 +614,8 @@ class Caller:
         ...     [tool.name for tool in client.list_tools()]
         []
         """
-        return self._native.client_capabilities
+        capabilities: dict[str, Any] = self._facts["clientCapabilities"]
+        return capabilities
 
     @property
     def headers(self) -> dict[str, str]:
@@ -627,7 +630,8 @@ class Caller:
         ...     [tool.name for tool in client.list_tools()]
         []
         """
-        return self._native.headers
+        headers: dict[str, str] = self._facts["headers"]
+        return headers
 
     def __repr__(self) -> str:
         name = (self.client_info or {}).get("name")

@@ -26,7 +26,8 @@ that JSON-RPC error, anything else an internal error whose message reads
 connection goes on serving.
 
 Ready-made links are the Rust core's own: :func:`log_requests`,
-:func:`mask_errors` and :func:`rate_limit`.
+:func:`mask_errors` and :func:`rate_limit`. The first two report to the
+``ferromcp.requests`` logger of :mod:`logging`.
 
 >>> import ferromcp
 >>> from ferromcp.errors import InvalidParamsError
@@ -53,7 +54,6 @@ ferromcp.errors.InvalidParamsError: refused by policy
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias
 
@@ -103,7 +103,7 @@ class MiddlewareContext(Caller):
     to the rest of the chain when the link calls ``call_next(ctx)``."""
 
     def __init__(self, native: _native.MiddlewareCall, params: dict[str, Any]) -> None:
-        super().__init__(native)
+        super().__init__(native.caller)
         self._call = native
         self.params = params
 
@@ -189,22 +189,20 @@ Middleware: TypeAlias = SyncLink | AsyncLink | BuiltinMiddleware
 
 
 def log_requests() -> BuiltinMiddleware:
-    """Logs each request once it ends: method, tool or prompt name, outcome
-    (``ok`` or the error code) and duration, as the Rust core's ``tracing``
-    events on the ``ferromcp::requests`` target (``info``; failures at
-    ``warn``).
+    """Logs each request once it ends to the ``ferromcp.requests`` logger
+    of :mod:`logging`: method, tool or prompt name, outcome and duration,
+    at ``INFO`` (``"tools/call echo: ok in 0.4 ms"``), a failed request at
+    ``WARNING`` with its error code and message. The log record carries
+    the fields as attributes too: ``mcp_method``, ``mcp_name`` (``None``
+    without one), ``mcp_micros``, ``mcp_error_code`` and
+    ``mcp_error_message`` (``None`` for a success).
 
-    The Python package does not forward the core's ``tracing`` events to
-    :mod:`logging` yet, so a Python process does not see them; for logs in
-    Python, a link of your own does the same::
-
-        @server.middleware
-        async def log_calls(ctx: MiddlewareContext, call_next: AsyncCallNext) -> dict[str, Any]:
-            started = time.perf_counter()
-            try:
-                return await call_next(ctx)
-            finally:
-                log.info("%s %s %.1f ms", ctx.method, ctx.name or "", 1000 * (time.perf_counter() - started))
+    The request is never held up by the log: the Rust core hands the record
+    to the package's worker threads, and one of them logs it just after the
+    answer went out (so the record's thread is not the one that served the
+    request, and records of requests ending at once may arrive out of
+    order). Nothing is printed until :mod:`logging` is configured for
+    ``INFO`` (say ``logging.basicConfig(level=logging.INFO)``).
 
     >>> import ferromcp
     >>> server = ferromcp.Server("demo")
@@ -216,12 +214,13 @@ def log_requests() -> BuiltinMiddleware:
 def mask_errors() -> BuiltinMiddleware:
     """Hides internal errors' details: a ``-32603`` error (a link's or a
     prompt's exception, a failed resource read...) reaches the client as
-    ``"Internal error"`` without data, and its message goes to the core's
-    log (``error``, ``ferromcp::requests`` target; see :func:`log_requests`
-    about the core's logs in a Python process). Errors a client can act
-    on (invalid params, unknown tool) pass unchanged, as do tool results
-    flagged ``isError`` (the model is meant to read those). Add it first:
-    it masks what the links after it raise.
+    ``"Internal error"`` without data, and the original message is logged
+    at ``ERROR`` to the ``ferromcp.requests`` logger of :mod:`logging` (as
+    :func:`log_requests` logs: just after, from a worker thread, with the
+    same record attributes). Errors a client can act on (invalid params,
+    unknown tool) pass unchanged, as do tool results flagged ``isError``
+    (the model is meant to read those). Add it first: it masks what the
+    links after it raise.
 
     >>> import ferromcp
     >>> server = ferromcp.Server("demo")
@@ -261,15 +260,17 @@ def rate_limit(per_second: float, burst: int) -> BuiltinMiddleware:
     ferromcp.errors.McpError: Too many requests: retry in ... ms
 
     Raises:
-        ValueError: ``per_second`` is negative or not finite, or ``burst`` is below 1.
+        ValueError: ``per_second`` is not a number, or negative or not
+            finite; ``burst`` is not an int, or below 1 (the core's checks
+            and messages).
     """
-    if isinstance(per_second, bool) or not isinstance(per_second, (int, float)) or not math.isfinite(per_second):
-        raise ValueError(f"per_second must be a finite number of requests, not {per_second!r}")
-    if per_second < 0:
-        raise ValueError(f"per_second must be >= 0, not {per_second!r}")
-    if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
-        raise ValueError(f"burst must be an int >= 1, not {burst!r}")
-    return BuiltinMiddleware.rate_limit(float(per_second), min(burst, 2**32 - 1))
+    if isinstance(per_second, bool) or not isinstance(per_second, (int, float)):
+        raise ValueError(f"per_second must be a number of requests, not {per_second!r}")
+    if isinstance(burst, bool) or not isinstance(burst, int):
+        raise ValueError(f"burst must be an int, not {burst!r}")
+    # The core's burst is a u32: below 0 is as refused as 0, above its
+    # largest value as good as it.
+    return BuiltinMiddleware.rate_limit(float(per_second), min(max(burst, 0), 2**32 - 1))
 
 
 def _params_of(ctx: object) -> Mapping[str, Any]:

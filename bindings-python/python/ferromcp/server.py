@@ -452,6 +452,8 @@ class Server:
         _put(definition, "outputSchema", _given(options.get("output_schema"), signature.output_schema))
         _put_common(definition, options)
         task = options.get("task")
+        # A rule goes in before its item, so no caller ever sees it unguarded.
+        self._guard("tool", tool_name, options.get("visible"))
         self._native.register(
             "tool",
             definition,
@@ -462,7 +464,7 @@ class Server:
         )
         self._native.require_scopes("tool", tool_name, list(options.get("scopes") or ()))
         self._mark_async(("tool", tool_name), is_async)
-        self._set_visible("tool", tool_name, options.get("visible"))
+        self._unguard("tool", tool_name, options.get("visible"))
 
     def remove_tool(self, name: str) -> bool:
         """Removes a tool; returns whether it existed.
@@ -566,6 +568,7 @@ class Server:
             if variable not in spec.variables:
                 raise TypeError(f"cannot complete {variable!r}: not a variable of {uri!r}")
         kind: ItemKind = "resource_template" if spec.template else "resource"
+        self._guard(kind, uri, options.get("visible"))
         self._native.register(
             kind,
             spec.definition,
@@ -578,7 +581,7 @@ class Server:
         self._resources[uri] = spec.template
         self._mark_async(("resource", uri), spec.is_async)
         self._set_completions("ref/resource", uri, completions)
-        self._set_visible(kind, uri, options.get("visible"))
+        self._unguard(kind, uri, options.get("visible"))
 
     def remove_resource(self, uri: str) -> bool:
         """Removes a resource or template (by the URI it was registered
@@ -682,13 +685,14 @@ class Server:
         for argument in completions:
             if argument not in arguments:
                 raise TypeError(f"cannot complete {argument!r}: not an argument of prompt {prompt_name!r}")
+        self._guard("prompt", prompt_name, options.get("visible"))
         self._native.register("prompt", spec.definition, spec.handler, spec.is_async)
         self._native.require_scopes("prompt", prompt_name, list(options.get("scopes") or ()))
         if prompt_name not in self._prompts:
             self._prompts.append(prompt_name)
         self._mark_async(("prompt", prompt_name), spec.is_async)
         self._set_completions("ref/prompt", prompt_name, completions)
-        self._set_visible("prompt", prompt_name, options.get("visible"))
+        self._unguard("prompt", prompt_name, options.get("visible"))
 
     def remove_prompt(self, name: str) -> bool:
         """Removes a prompt; returns whether it existed.
@@ -852,9 +856,10 @@ class Server:
         own ``visible=`` must pass both. A list filtered this way is marked
         ``cacheScope: "private"``.
 
-        The rule is a plain function, asked while the core holds the
-        server's registry lock: keep it quick and register nothing in it. If
-        it raises, the item is hidden and the exception goes to
+        The rule is a plain function, called for each item a request needs
+        judged (every tool of a listing) with the request's one ``Caller``,
+        on a worker thread: keep it quick, the request waits for it. If it
+        raises, the item is hidden and the exception goes to
         ``sys.unraisablehook`` (see :mod:`ferromcp.visibility`)::
 
             @server.visibility
@@ -901,6 +906,18 @@ class Server:
         """
         self._visibility = None
         self._install_visibility()
+
+    def _guard(self, kind: ItemKind, key: str, rule: ItemRule | None) -> None:
+        """Before registering: a new item's own rule is in force before the
+        item can be listed or called."""
+        if rule is not None:
+            self._set_visible(kind, key, rule)
+
+    def _unguard(self, kind: ItemKind, key: str, rule: ItemRule | None) -> None:
+        """After registering: an item registered again without a rule loses
+        its earlier one (only now: a refused registration keeps it)."""
+        if rule is None:
+            self._set_visible(kind, key, None)
 
     def _set_visible(self, kind: ItemKind, key: str, rule: ItemRule | None) -> None:
         """Sets (``None``: forgets) a registration's own rule."""

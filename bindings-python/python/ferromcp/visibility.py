@@ -13,11 +13,15 @@ module only describes it::
     def delete_everything() -> str:
         return "done"
 
-A rule is a plain function (not ``async``): the core asks it while it holds
-the server's registry lock, on the thread serving the request, with the
-GIL. Keep it quick, and do not register or remove anything in it. A rule
-that raises hides the item; its exception is reported to
-``sys.unraisablehook`` (printed to stderr by default).
+A rule is a plain function (not ``async``). The core asks once per
+request about every item the request needs judged (each tool of a
+``tools/list``, the one tool of a ``tools/call``), without holding any
+lock of its own: the rules are then called for each item, with the one
+:class:`~ferromcp.Caller` of the request, on one of the package's worker
+threads (as plain handlers are). Keep it quick: the request waits for
+it. A rule that raises hides the item; its
+exception is reported to ``sys.unraisablehook`` (printed to stderr by
+default).
 
 >>> import ferromcp
 >>> server = ferromcp.Server("demo")
@@ -37,10 +41,9 @@ that raises hides the item; its exception is reported to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Literal, NamedTuple, TypeAlias, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, NamedTuple, TypeAlias, cast
 
-from . import _native
 from ._callables import is_coroutine_function
 from .context import Caller
 
@@ -83,24 +86,29 @@ def _check(rule: object, what: str) -> None:
     >>> async def rule(caller: Caller) -> bool: ...
     >>> _check(rule, "visible=")
     Traceback (most recent call last):
-    TypeError: visible= must be a plain function, not async: the core asks it while it holds the registry lock
+    TypeError: visible= must be a plain function, not async: it is called, never awaited
     """
     if not callable(rule):
         raise TypeError(f"{what} must be callable, not {type(rule).__name__}")
     if is_coroutine_function(rule):
-        raise TypeError(
-            f"{what} must be a plain function, not async: the core asks it while it holds the registry lock"
-        )
+        raise TypeError(f"{what} must be a plain function, not async: it is called, never awaited")
 
 
 class _Rule:
     """The one rule a server gives the core: its registrations' own rules
     and the server-wide one, both of which must allow an item. Called by the
-    core as ``rule(native_caller, kind, key)``.
+    core once per request as ``rule(caller, items)``: ``caller`` is the
+    core's description of who asks (a dict), ``items`` the ``(kind, key)``
+    pairs to judge; it answers a verdict per item, in order, or the
+    exception a rule raised on it (the core hides the item and reports it).
 
     >>> rule = _Rule("demo", None, {("tool", "x"): lambda caller: False})
     >>> rule
     <visibility rule of ferromcp.Server 'demo'>
+    >>> caller = {"protocolVersion": "2026-07-28", "clientInfo": None,
+    ...           "clientCapabilities": {}, "auth": None, "headers": {}}
+    >>> rule(caller, [("tool", "x"), ("tool", "y")])
+    [False, True]
     """
 
     __slots__ = ("_everything", "_items", "_server")
@@ -115,21 +123,23 @@ class _Rule:
         self._everything = everything
         self._items = dict(items)
 
-    def __call__(self, native: _native.Caller, kind: str, key: str) -> bool:
-        caller = Caller(native)
-        item_kind = cast(ItemKind, kind)
+    def __call__(self, facts: Mapping[str, Any], items: Sequence[tuple[str, str]]) -> list[bool | Exception]:
+        caller = Caller(facts)
+        return [self._judge(caller, cast(ItemKind, kind), key) for kind, key in items]
+
+    def _judge(self, caller: Caller, kind: ItemKind, key: str) -> bool | Exception:
         try:
-            own = self._items.get((item_kind, key))
+            own = self._items.get((kind, key))
             if own is not None and not own(caller):
                 return False
-            return self._everything is None or bool(self._everything(caller, VisibleItem(item_kind, key)))
+            return self._everything is None or bool(self._everything(caller, VisibleItem(kind, key)))
         except Exception as e:
             # Reported by the core to sys.unraisablehook, which prints notes
             # (Python 3.11+).
             add_note = getattr(e, "add_note", None)
             if add_note is not None:
                 add_note(f"ferromcp: {kind} {key!r} is hidden from this caller: the visibility rule raised")
-            raise
+            return e
 
     def __repr__(self) -> str:
         return f"<visibility rule of ferromcp.Server {self._server!r}>"

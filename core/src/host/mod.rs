@@ -2,6 +2,7 @@
 //! that a binding only adapts values and callbacks:
 //!
 //! - [`settings`]: a client's settings read once from the host's value;
+//! - [`caller`]: who sent a request, for links and visibility rules;
 //! - `server_tls`: a server's TLS settings (certificate files, client CAs);
 //! - [`input`]: what a host's input handler answered, as the request's answer;
 //! - [`listen`]: an open `subscriptions/listen` stream a host object holds;
@@ -15,6 +16,7 @@
 //! [`crate::runtime::host_reactor`]): the client's sockets use them, so they
 //! sit below the client, where this kit sits above it.
 
+pub mod caller;
 mod given;
 pub mod headers;
 pub mod http_body;

@@ -204,12 +204,11 @@ impl Server {
         era: Wire,
         mut call: CallMembers,
     ) -> Result<ResultObject, McpError> {
-        let chain = self.middleware_chain();
-        if chain.is_empty() {
+        let Some(chain) = self.middleware_chain() else {
             return self
                 .route_primitive(request, method, meta, cancel, sink, era, call)
                 .await;
-        }
+        };
         // Middleware sees (and may change) the params whole.
         if !call.is_empty() {
             std::mem::take(&mut call).restore_into(&mut request.params);
@@ -315,8 +314,8 @@ impl Server {
                 self.call_tool(ctx, params, call, input.as_deref()).await
             }
             Route::Discover => Ok(self.discover().into()),
-            Route::List(kind) => self
-                .list(kind, params_of(&request), ctx.meta())
+            Route::List(kind) => Box::pin(self.list(kind, params_of(&request), ctx.meta()))
+                .await
                 .map(Into::into),
             // The other primitives' futures are boxed too, for the reason
             // given at `Route::Listen`: `tools/call`, the commonest call,

@@ -62,7 +62,7 @@ pub use tasks::{
 };
 #[cfg(feature = "redis")]
 pub use tasks::{RedisTaskOptions, RedisTaskStore, TASK_STORE_ENV};
-pub use visibility::{VisibilityRule, Visible};
+pub use visibility::{VisibilityRule, Visible, VisibleItem};
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -248,6 +248,8 @@ pub(crate) struct ServerShared {
     /// The middleware chain, replaced whole when a link is added (a request
     /// takes the chain of its start).
     pub(crate) middleware: RwLock<Arc<[Arc<dyn Middleware>]>>,
+    /// Whether `middleware` has a link (set with the first one).
+    pub(crate) has_middleware: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for ServerShared {
@@ -334,6 +336,7 @@ impl Server {
                 dropped: CancellationToken::new(),
                 runners,
                 middleware: RwLock::new(Arc::from(Vec::new())),
+                has_middleware: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -345,8 +348,8 @@ impl Server {
     /// ```
     /// use ferromcp::server::middleware::builtin::{LogRequests, MaskErrors};
     /// let server = ferromcp::server::Server::new("demo", "1.0.0");
-    /// server.add_middleware(LogRequests);
-    /// server.add_middleware(MaskErrors);
+    /// server.add_middleware(LogRequests::default());
+    /// server.add_middleware(MaskErrors::default());
     /// ```
     pub fn add_middleware(&self, link: impl Middleware) {
         let mut chain = self
@@ -357,15 +360,29 @@ impl Server {
         let mut links: Vec<Arc<dyn Middleware>> = chain.iter().cloned().collect();
         links.push(Arc::new(link));
         *chain = Arc::from(links);
+        self.shared
+            .has_middleware
+            .store(true, std::sync::atomic::Ordering::Release);
     }
 
-    /// The middleware chain now (empty: requests go straight through).
-    pub(crate) fn middleware_chain(&self) -> Arc<[Arc<dyn Middleware>]> {
-        self.shared
-            .middleware
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+    /// The middleware chain now (`None`: no links, requests go straight
+    /// through).
+    pub(crate) fn middleware_chain(&self) -> Option<Arc<[Arc<dyn Middleware>]>> {
+        // Most servers have no links: no lock, no reference count per request.
+        if !self
+            .shared
+            .has_middleware
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            return None;
+        }
+        Some(
+            self.shared
+                .middleware
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
+        )
     }
 
     /// The server's identity.
@@ -554,12 +571,6 @@ impl Server {
             shared: Arc::downgrade(&self.shared),
             dropped: self.shared.dropped.clone(),
         }
-    }
-
-    /// The provider answering `completion/complete`, if one is set (a mount
-    /// puts its own in front of it and hands it what is not its own).
-    pub fn completion_handler(&self) -> Option<Arc<dyn CompletionHandler>> {
-        self.registry_read().completion.clone()
     }
 
     /// Tells subscribers of `uri` that it changed.

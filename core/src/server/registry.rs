@@ -4,6 +4,7 @@
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::CacheHint;
@@ -12,6 +13,7 @@ use super::subscriptions::{Offered, ServerEvent};
 use super::tasks::{TaskSupport, ToolTaskOptions};
 use super::uri_template::UriTemplate;
 use super::validation::CompiledSchema;
+use super::visibility::VisibleItem;
 use crate::Error;
 use crate::protocol::mcp_headers::{HeaderParam, header_params};
 use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
@@ -347,22 +349,23 @@ impl Registry {
 
     /// One page of the listing of `kind` starting at `offset`, and whether
     /// more follow.
+    /// One page of a list; with `shown`, of the items whose key is in it
+    /// (the caller's view: an item added since it was judged is not).
     pub(crate) fn page(
         &self,
         kind: ListKind,
         offset: usize,
         page_size: usize,
-        caller: &super::RequestMeta,
+        shown: Option<&HashSet<String>>,
     ) -> (Vec<Value>, bool) {
-        use super::visibility::{Visible, allows};
-        let rule = self.visibility.as_ref();
+        let visible = shown.map(|shown| |key: &str| shown.contains(key));
         match kind {
             ListKind::Tools => page(
                 self.tools.iter(),
                 self.tools.len(),
                 offset,
                 page_size,
-                rule.map(|_| |name: &str| allows(rule, caller, Visible::Tool(name))),
+                visible,
                 |t| &t.listing,
             ),
             ListKind::Resources => page(
@@ -370,7 +373,7 @@ impl Registry {
                 self.resources.len(),
                 offset,
                 page_size,
-                rule.map(|_| |uri: &str| allows(rule, caller, Visible::Resource(uri))),
+                visible,
                 |r| &r.listing,
             ),
             ListKind::Templates => page(
@@ -378,7 +381,7 @@ impl Registry {
                 self.templates.len(),
                 offset,
                 page_size,
-                rule.map(|_| |t: &str| allows(rule, caller, Visible::ResourceTemplate(t))),
+                visible,
                 |t| &t.listing,
             ),
             ListKind::Prompts => page(
@@ -386,9 +389,34 @@ impl Registry {
                 self.prompts.len(),
                 offset,
                 page_size,
-                rule.map(|_| |name: &str| allows(rule, caller, Visible::Prompt(name))),
+                visible,
                 |p| &p.listing,
             ),
+        }
+    }
+
+    /// Every item of a list, to be judged by a visibility rule.
+    pub(crate) fn items(&self, kind: ListKind) -> Vec<VisibleItem> {
+        match kind {
+            ListKind::Tools => self.tools.keys().cloned().map(VisibleItem::Tool).collect(),
+            ListKind::Resources => self
+                .resources
+                .keys()
+                .cloned()
+                .map(VisibleItem::Resource)
+                .collect(),
+            ListKind::Templates => self
+                .templates
+                .keys()
+                .cloned()
+                .map(VisibleItem::ResourceTemplate)
+                .collect(),
+            ListKind::Prompts => self
+                .prompts
+                .keys()
+                .cloned()
+                .map(VisibleItem::Prompt)
+                .collect(),
         }
     }
 
@@ -468,7 +496,7 @@ mod tests {
     }
 
     fn listed_uris(registry: &Registry) -> Vec<Value> {
-        let (page, _) = registry.page(ListKind::Resources, 0, 10, &Default::default());
+        let (page, _) = registry.page(ListKind::Resources, 0, 10, None);
         page.iter().map(|r| r["uri"].clone()).collect()
     }
 

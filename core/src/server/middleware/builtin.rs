@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{Middleware, MiddlewareRequest, MiddlewareResult, Next};
@@ -14,34 +14,78 @@ use crate::protocol::codes;
 use crate::rpc::lock_unpoisoned;
 use crate::{BoxFuture, McpError};
 
+/// One request as [`LogRequests`] reports it, and one masked error as
+/// [`MaskErrors`] does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestRecord {
+    /// The method, e.g. `tools/call`.
+    pub method: String,
+    /// The tool or prompt name, if the request has one.
+    pub name: Option<String>,
+    /// How long the rest of the chain took.
+    pub micros: u64,
+    /// The JSON-RPC error it ended in (for a masked error: the original).
+    pub error: Option<McpError>,
+}
+
+/// Where a ready-made link reports: a binding's own log (a JS function,
+/// Python `logging`, a C callback) instead of `tracing`.
+pub type RecordSink = Arc<dyn Fn(&RequestRecord) + Send + Sync>;
+
+fn record(
+    method: String,
+    name: Option<String>,
+    started: Instant,
+    result: &MiddlewareResult,
+) -> RequestRecord {
+    RequestRecord {
+        method,
+        name,
+        micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        error: result.as_ref().err().cloned(),
+    }
+}
+
 /// Logs every request once it ends: method, tool or prompt name, outcome
 /// (`ok` or the error code) and duration, at `info` (errors at `warn`), on
-/// the `ferromcp::requests` target.
+/// the `ferromcp::requests` target, or to the sink given.
 ///
 /// ```
 /// let server = ferromcp::server::Server::new("demo", "1.0.0");
-/// server.add_middleware(ferromcp::server::middleware::builtin::LogRequests);
+/// server.add_middleware(ferromcp::server::middleware::builtin::LogRequests::default());
 /// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LogRequests;
+#[derive(Clone, Default)]
+pub struct LogRequests {
+    sink: Option<RecordSink>,
+}
+
+impl LogRequests {
+    /// Reports each request to `sink` instead of `tracing`.
+    pub fn with_sink(sink: RecordSink) -> LogRequests {
+        LogRequests { sink: Some(sink) }
+    }
+}
 
 impl Middleware for LogRequests {
     fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
+        let sink = self.sink.clone();
         Box::pin(async move {
             let method = request.method.clone();
             let name = request.name().map(str::to_owned);
             let started = Instant::now();
             let result = next.run(request).await;
-            let micros = started.elapsed().as_micros() as u64;
-            match &result {
-                Ok(_) => tracing::info!(
+            let record = record(method, name, started, &result);
+            match (&sink, &record.error) {
+                (Some(sink), _) => sink(&record),
+                (None, None) => tracing::info!(
                     target: "ferromcp::requests",
-                    %method, name = name.as_deref().unwrap_or(""), micros, "ok"
+                    method = %record.method, name = record.name.as_deref().unwrap_or(""),
+                    micros = record.micros, "ok"
                 ),
-                Err(error) => tracing::warn!(
+                (None, Some(error)) => tracing::warn!(
                     target: "ferromcp::requests",
-                    %method, name = name.as_deref().unwrap_or(""), micros,
-                    code = error.code, message = %error.message, "failed"
+                    method = %record.method, name = record.name.as_deref().unwrap_or(""),
+                    micros = record.micros, code = error.code, message = %error.message, "failed"
                 ),
             }
             result
@@ -50,31 +94,49 @@ impl Middleware for LogRequests {
 }
 
 /// Refuses internal errors' details: a `-32603` error reaches the client
-/// as `"Internal error"` without data, and its message is logged (with
-/// the method) at `error` on the `ferromcp::requests` target. Errors a
-/// client can act on (invalid params, unknown tool...) pass unchanged, as
-/// do tool results flagged `isError` (the model is meant to read those).
+/// as `"Internal error"` without data, and the original is logged (with
+/// the method) at `error` on the `ferromcp::requests` target, or given to
+/// the sink. Errors a client can act on (invalid params, unknown tool...)
+/// pass unchanged, as do tool results flagged `isError` (the model is meant
+/// to read those).
 ///
 /// ```
 /// let server = ferromcp::server::Server::new("demo", "1.0.0");
-/// server.add_middleware(ferromcp::server::middleware::builtin::MaskErrors);
+/// server.add_middleware(ferromcp::server::middleware::builtin::MaskErrors::default());
 /// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MaskErrors;
+#[derive(Clone, Default)]
+pub struct MaskErrors {
+    sink: Option<RecordSink>,
+}
+
+impl MaskErrors {
+    /// Reports each masked error to `sink` instead of `tracing`.
+    pub fn with_sink(sink: RecordSink) -> MaskErrors {
+        MaskErrors { sink: Some(sink) }
+    }
+}
 
 impl Middleware for MaskErrors {
     fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
+        let sink = self.sink.clone();
         Box::pin(async move {
             let method = request.method.clone();
-            match next.run(request).await {
+            let name = request.name().map(str::to_owned);
+            let started = Instant::now();
+            let result = next.run(request).await;
+            match &result {
                 Err(error) if error.code == codes::INTERNAL_ERROR => {
-                    tracing::error!(
-                        target: "ferromcp::requests",
-                        %method, message = %error.message, "internal error (masked for the client)"
-                    );
+                    match &sink {
+                        Some(sink) => sink(&record(method, name, started, &result)),
+                        None => tracing::error!(
+                            target: "ferromcp::requests",
+                            %method, message = %error.message,
+                            "internal error (masked for the client)"
+                        ),
+                    }
                     Err(McpError::internal("Internal error"))
                 }
-                other => other,
+                _ => result,
             }
         })
     }
@@ -114,14 +176,41 @@ pub const RATE_LIMITED: i32 = -32000;
 
 impl RateLimit {
     /// `per_second` requests a second per client, with bursts of `burst`,
-    /// for at most 10,000 clients at once.
+    /// for at most 10,000 clients at once. A negative or non-finite
+    /// `per_second` is taken as 0 (no refill), a `burst` of 0 as 1; see
+    /// [`RateLimit::try_new`] to refuse them instead.
     pub fn new(per_second: f64, burst: u32) -> RateLimit {
+        let per_second = if per_second.is_finite() {
+            per_second.max(0.0)
+        } else {
+            0.0
+        };
         RateLimit {
-            per_second: per_second.max(0.0),
+            per_second,
             burst: f64::from(burst.max(1)),
             max_clients: NonZeroUsize::new(10_000).unwrap_or(NonZeroUsize::MIN),
             buckets: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// [`RateLimit::new`], refusing settings that make no sense, with the
+    /// reason (what every binding reports for its host's arguments).
+    ///
+    /// ```
+    /// use ferromcp::server::middleware::builtin::RateLimit;
+    /// assert!(RateLimit::try_new(10.0, 20).is_ok());
+    /// assert_eq!(RateLimit::try_new(1.0, 0).err().unwrap(), "burst must be at least 1");
+    /// ```
+    pub fn try_new(per_second: f64, burst: u32) -> Result<RateLimit, String> {
+        if !(per_second.is_finite() && per_second >= 0.0) {
+            return Err(format!(
+                "perSecond must be a finite number >= 0, not {per_second}"
+            ));
+        }
+        if burst == 0 {
+            return Err("burst must be at least 1".into());
+        }
+        Ok(RateLimit::new(per_second, burst))
     }
 
     /// Sets how many clients' buckets are kept.

@@ -10,11 +10,10 @@ use std::sync::Arc;
 use super::{Ran, run_handler};
 use crate::McpError;
 use crate::protocol::methods::COMPLETION_COMPLETE;
-use crate::server::RequestMeta;
 use crate::server::Server;
 use crate::server::context::RequestContext;
 use crate::server::handler::{CompletionHandler, CompletionOutput, HandlerError};
-use crate::server::visibility::{Visible, allows};
+use crate::server::visibility::{VisibilityRule, VisibleItem, shown};
 
 /// The spec caps a completion response at 100 values.
 const MAX_VALUES: usize = 100;
@@ -41,7 +40,14 @@ impl Server {
             return Err(McpError::method_not_found(COMPLETION_COMPLETE));
         }
         let own = match params.get("ref") {
-            Some(Value::Object(reference)) => self.check_reference(reference, ctx.meta())?,
+            Some(Value::Object(reference)) => {
+                let (item, own, rule) = self.check_reference(reference)?;
+                // What the caller may not see, it may not complete either.
+                if !shown(rule.as_ref(), ctx.meta(), item).await {
+                    return Err(not_found(reference));
+                }
+                own
+            }
             _ => None,
         };
         // The entry's own completer first (a mount's prompt asks its
@@ -80,18 +86,25 @@ impl Server {
     }
 
     /// Whether a completion `ref` names something this server offers
-    /// (spec: "Invalid prompt name: -32602"), and the completer of its own
-    /// that entry has, if any. A `ref/resource` may carry a registered
-    /// template as written, a registered resource URI, or a URI a
-    /// registered template matches ("a resource URI or URI template").
+    /// (spec: "Invalid prompt name: -32602"): the item it names, for the
+    /// visibility rule (also returned), and the completer of its own that
+    /// entry has, if any. A `ref/resource` may carry a registered template
+    /// as written, a registered resource URI, or a URI a registered
+    /// template matches ("a resource URI or URI template").
+    #[allow(clippy::type_complexity)]
     fn check_reference(
         &self,
         reference: &Map<String, Value>,
-        caller: &RequestMeta,
-    ) -> Result<Option<Arc<dyn CompletionHandler>>, McpError> {
+    ) -> Result<
+        (
+            VisibleItem,
+            Option<Arc<dyn CompletionHandler>>,
+            Option<Arc<dyn VisibilityRule>>,
+        ),
+        McpError,
+    > {
         let registry = self.registry_read();
-        // What the caller may not see, it may not complete either.
-        let shown = |item: Visible<'_>| allows(registry.visibility.as_ref(), caller, item);
+        let rule = registry.visibility.clone();
         match reference.get("type").and_then(Value::as_str) {
             Some(REF_PROMPT) => {
                 let Some(Value::String(name)) = reference.get("name") else {
@@ -99,15 +112,14 @@ impl Server {
                         "a {REF_PROMPT} reference requires a string \"name\""
                     )));
                 };
-                if let Some(prompt) = registry.prompts.get(name)
-                    && shown(Visible::Prompt(name))
-                {
-                    return Ok(prompt.completion.clone());
+                match registry.prompts.get(name) {
+                    Some(prompt) => Ok((
+                        VisibleItem::Prompt(name.clone()),
+                        prompt.completion.clone(),
+                        rule,
+                    )),
+                    None => Err(not_found(reference)),
                 }
-                Err(
-                    McpError::invalid_params(format!("Prompt not found: {name}"))
-                        .with_data(json!({ "name": name })),
-                )
             }
             Some(REF_RESOURCE) => {
                 let Some(Value::String(uri)) = reference.get("uri") else {
@@ -115,24 +127,25 @@ impl Server {
                         "a {REF_RESOURCE} reference requires a string \"uri\""
                     )));
                 };
-                if let Some(template) = registry.templates.get(uri)
-                    && shown(Visible::ResourceTemplate(uri))
+                if let Some(template) = registry.templates.get(uri) {
+                    let item = VisibleItem::ResourceTemplate(uri.clone());
+                    return Ok((item, template.completion.clone(), rule));
+                }
+                if registry.resources.contains_key(uri) {
+                    return Ok((VisibleItem::Resource(uri.clone()), None, rule));
+                }
+                match registry
+                    .templates
+                    .values()
+                    .find(|t| t.template.matches(uri).is_some())
                 {
-                    return Ok(template.completion.clone());
+                    Some(template) => Ok((
+                        VisibleItem::ResourceTemplate(template.uri_template.clone()),
+                        template.completion.clone(),
+                        rule,
+                    )),
+                    None => Err(not_found(reference)),
                 }
-                if registry.resources.contains_key(uri) && shown(Visible::Resource(uri)) {
-                    return Ok(None);
-                }
-                if let Some(template) = registry.templates.values().find(|t| {
-                    t.template.matches(uri).is_some()
-                        && shown(Visible::ResourceTemplate(&t.uri_template))
-                }) {
-                    return Ok(template.completion.clone());
-                }
-                Err(
-                    McpError::invalid_params(format!("Resource template not found: {uri}"))
-                        .with_data(json!({ "uri": uri })),
-                )
             }
             other => Err(McpError::invalid_params(format!(
                 "ref.type must be \"{REF_PROMPT}\" or \"{REF_RESOURCE}\", not {}",
@@ -140,6 +153,20 @@ impl Server {
             ))),
         }
     }
+}
+
+/// The error of a reference to nothing this server offers (or nothing the
+/// caller may see: the same error).
+fn not_found(reference: &Map<String, Value>) -> McpError {
+    if let Some(Value::String(name)) = reference.get("name")
+        && reference.get("type").and_then(Value::as_str) == Some(REF_PROMPT)
+    {
+        return McpError::invalid_params(format!("Prompt not found: {name}"))
+            .with_data(json!({ "name": name }));
+    }
+    let uri = reference.get("uri").and_then(Value::as_str).unwrap_or("");
+    McpError::invalid_params(format!("Resource template not found: {uri}"))
+        .with_data(json!({ "uri": uri }))
 }
 
 /// A completion without values.

@@ -3,6 +3,7 @@
 //! cursors and caching hints.
 
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 
 use super::insert_cache_hint;
 use crate::McpError;
@@ -10,18 +11,19 @@ use crate::protocol::methods::{
     PROMPTS_LIST, RESOURCES_LIST, RESOURCES_TEMPLATES_LIST, TOOLS_LIST,
 };
 use crate::server::registry::ListKind;
+use crate::server::visibility::judge;
 use crate::server::{RequestMeta, Server};
 
 impl Server {
     /// One page of a `*/list` result, from the sealed cursor in `params`.
-    pub(in crate::server) fn list(
+    pub(in crate::server) async fn list(
         &self,
         kind: ListKind,
         params: &Map<String, Value>,
         caller: &RequestMeta,
     ) -> Result<Map<String, Value>, McpError> {
         let options = &self.shared.options;
-        let (field, purpose, hint) = match kind {
+        let (field, purpose, mut hint) = match kind {
             ListKind::Tools => ("tools", TOOLS_LIST, options.caching.tools),
             ListKind::Resources => ("resources", RESOURCES_LIST, options.caching.resources),
             ListKind::Templates => (
@@ -33,15 +35,25 @@ impl Server {
         };
         let offset = self.read_cursor(purpose, params)?;
         let page_size = options.page_size.max(1);
-        let registry = self.registry_read();
-        let (items, more) = registry.page(kind, offset, page_size, caller);
-        // A list filtered per caller is that caller's: no shared cache may
-        // hand it to another.
-        let mut hint = hint;
-        if registry.visibility.is_some() {
-            hint.scope = crate::protocol::CacheScope::Private;
-        }
-        drop(registry);
+        let (items, more) = match self.visibility_rule() {
+            None => self.registry_read().page(kind, offset, page_size, None),
+            Some(rule) => {
+                // Judged outside the registry's lock, all at once.
+                let items = self.registry_read().items(kind);
+                let verdicts = judge(rule.as_ref(), caller, items.clone()).await;
+                let shown: HashSet<String> = items
+                    .into_iter()
+                    .zip(verdicts)
+                    .filter(|(_, shown)| *shown)
+                    .map(|(item, _)| item.key().to_owned())
+                    .collect();
+                // A list filtered per caller is that caller's: no shared
+                // cache may hand it to another.
+                hint.scope = crate::protocol::CacheScope::Private;
+                self.registry_read()
+                    .page(kind, offset, page_size, Some(&shown))
+            }
+        };
         let next = offset + items.len();
         let mut result = Map::new();
         result.insert(field.into(), Value::Array(items));

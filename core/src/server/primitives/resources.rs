@@ -14,7 +14,7 @@ use crate::server::context::RequestContext;
 use crate::server::handler::{ResourceOutput, ResourceRequest};
 use crate::server::input::InputRound;
 use crate::server::registry::ResolvedResource;
-use crate::server::visibility::{Visible, allows};
+use crate::server::visibility::{VisibleItem, shown};
 
 impl Server {
     /// Answers `resources/read`, or ends the round with `InputRequiredResult`.
@@ -29,15 +29,22 @@ impl Server {
                 "{RESOURCES_READ} requires a string \"uri\""
             )));
         };
-        let resolved = {
+        let (resolved, rule) = {
             let registry = self.registry_read();
-            registry.resolve_resource(uri).filter(|resolved| {
+            (registry.resolve_resource(uri), registry.visibility.clone())
+        };
+        // Hidden from this caller: as unknown as a URI nothing serves.
+        let resolved = match resolved {
+            Some(resolved) => {
                 let item = match &resolved.template {
-                    Some(template) => Visible::ResourceTemplate(template),
-                    None => Visible::Resource(uri),
+                    Some(template) => VisibleItem::ResourceTemplate(template.clone()),
+                    None => VisibleItem::Resource(uri.clone()),
                 };
-                allows(registry.visibility.as_ref(), ctx.meta(), item)
-            })
+                shown(rule.as_ref(), ctx.meta(), item)
+                    .await
+                    .then_some(resolved)
+            }
+            None => None,
         };
         let Some(ResolvedResource {
             handler,

@@ -22,7 +22,7 @@ use crate::server::reply::ResultObject;
 use crate::server::tasks::TaskHandoff;
 use crate::server::tasks::{TaskStart, TaskSupport};
 use crate::server::tool_result::{error_result, into_call_tool_result};
-use crate::server::visibility::{Visible, allows};
+use crate::server::visibility::{VisibleItem, shown};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -49,15 +49,20 @@ impl Server {
                 "{TOOLS_CALL} requires a string \"name\""
             )));
         };
-        let entry = {
+        let (entry, rule) = {
             let registry = self.registry_read();
-            registry.tools.get(name).cloned().filter(|_| {
-                allows(
-                    registry.visibility.as_ref(),
-                    ctx.meta(),
-                    Visible::Tool(name),
-                )
-            })
+            (
+                registry.tools.get(name).cloned(),
+                registry.visibility.clone(),
+            )
+        };
+        let entry = match entry {
+            Some(entry)
+                if shown(rule.as_ref(), ctx.meta(), VisibleItem::Tool(name.clone())).await =>
+            {
+                Some(entry)
+            }
+            _ => None,
         };
         // A tool hidden from this caller is as unknown as one never added.
         let Some(entry) = entry else {

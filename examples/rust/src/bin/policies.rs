@@ -26,7 +26,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         next.run(request).await
     });
-    server.add_middleware(MaskErrors);
+    server.add_middleware(MaskErrors::default());
     // Visibility: `purge` exists only for the client named "admin" (a real
     // server would look at `meta.auth`: the token's subject and scopes).
     server.set_visibility(|meta: &RequestMeta, item: Visible<'_>| {
