@@ -978,43 +978,6 @@ enum ferromcp_status ferromcp_client_connect_http(const char *url,
                                                   struct ferromcp_client **out_client);
 
 /**
- * Connects to a server of this process over an in-memory pipe: no
- * socket, no process, the whole protocol (questions for input, listen
- * streams, tasks). The way to test a server from C: make calls on the
- * client as a remote client would.
- *
- * - `server`: the server to reach, borrowed; it serves this client (its
- *   callbacks run as for any client) while you hold both. Free the client
- *   before the server.
- * - `options`: NULL (defaults: the 2026-07-28 era) or options, copied
- *   (still yours to free); their input callbacks answer the server's
- *   questions.
- * - `out_client`: receives the client; free it with ferromcp_client_free().
- *
- * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on a
- * ferromcp runtime thread.
- *
- * Threads: any thread that may block.
- *
- * ```c
- * ferromcp_client *client = NULL;
- * if (ferromcp_client_connect_in_memory(server, NULL, &client) == FERROMCP_OK) {
- *     char *result = NULL;
- *     ferromcp_client_call_tool(client, "echo", "{\"text\":\"hi\"}", 0, NULL, NULL, NULL, &result);
- *     ferromcp_string_free(result);
- *     ferromcp_client_free(client);
- * }
- * ```
- *
- * # Safety
- * `server` NULL or live; `options` NULL or live; `out_client` NULL or
- * writable.
- */
-enum ferromcp_status ferromcp_client_connect_in_memory(const struct ferromcp_server *server,
-                                                       const struct ferromcp_client_options *options,
-                                                       struct ferromcp_client **out_client);
-
-/**
  * Closes the connection (a stdio server: its stdin is closed, then it is
  * terminated if it does not exit) and frees the client.
  *
@@ -2393,6 +2356,43 @@ void ferromcp_mount_unmount(struct ferromcp_mount *mount);
  * `mount` NULL or live and not released yet.
  */
 void ferromcp_mount_free(struct ferromcp_mount *mount);
+
+/**
+ * Connects to a server of this process over an in-memory pipe: no
+ * socket, no process, the whole protocol (questions for input, listen
+ * streams, tasks). The way to test a server from C: make calls on the
+ * client as a remote client would.
+ *
+ * - `server`: the server to reach, borrowed; it serves this client (its
+ *   callbacks run as for any client) while you hold both. Free the client
+ *   before the server.
+ * - `options`: NULL (defaults: the 2026-07-28 era) or options, copied
+ *   (still yours to free); their input callbacks answer the server's
+ *   questions.
+ * - `out_client`: receives the client; free it with ferromcp_client_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on a
+ * ferromcp runtime thread.
+ *
+ * Threads: any thread that may block.
+ *
+ * ```c
+ * ferromcp_client *client = NULL;
+ * if (ferromcp_client_connect_in_memory(server, NULL, &client) == FERROMCP_OK) {
+ *     char *result = NULL;
+ *     ferromcp_client_call_tool(client, "echo", "{\"text\":\"hi\"}", 0, NULL, NULL, NULL, &result);
+ *     ferromcp_string_free(result);
+ *     ferromcp_client_free(client);
+ * }
+ * ```
+ *
+ * # Safety
+ * `server` NULL or live; `options` NULL or live; `out_client` NULL or
+ * writable.
+ */
+enum ferromcp_status ferromcp_client_connect_in_memory(const struct ferromcp_server *server,
+                                                       const struct ferromcp_client_options *options,
+                                                       struct ferromcp_client **out_client);
 
 /**
  * Completes a call with a JSON value, which ferromcp turns into the

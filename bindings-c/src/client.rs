@@ -38,7 +38,6 @@ use crate::ffi::{
 use crate::host_call::{self, CallPtr, ferromcp_call, take_call};
 use crate::oauth::ferromcp_oauth_options;
 use crate::panic::ffi_boundary;
-use crate::server::ferromcp_server;
 use crate::threads::{C_THREADS, block};
 
 /// An MCP client connected to one server (over stdio or Streamable HTTP).
@@ -443,14 +442,14 @@ unsafe fn string_list<'a>(
     Ok(items)
 }
 
-fn options_or_default(options: *const ferromcp_client_options) -> ClientOptions {
+pub(crate) fn options_or_default(options: *const ferromcp_client_options) -> ClientOptions {
     // SAFETY: NULL or live, per the callers' contracts.
     unsafe { options.as_ref() }
         .map(|o| o.options.clone())
         .unwrap_or_default()
 }
 
-fn give_client(client: Client, out: *mut *mut ferromcp_client) {
+pub(crate) fn give_client(client: Client, out: *mut *mut ferromcp_client) {
     // SAFETY: checked non-NULL by the caller; writable per the contract.
     unsafe { set_boxed_mut_ptr(out, ferromcp_client { client }) };
 }
@@ -570,58 +569,6 @@ pub unsafe extern "C" fn ferromcp_client_connect_http(
             }
         }
         let client = block(Client::connect_http_with(url, options))?;
-        give_client(client, out_client);
-        Ok(())
-    })
-}
-
-/// Connects to a server of this process over an in-memory pipe: no
-/// socket, no process, the whole protocol (questions for input, listen
-/// streams, tasks). The way to test a server from C: make calls on the
-/// client as a remote client would.
-///
-/// - `server`: the server to reach, borrowed; it serves this client (its
-///   callbacks run as for any client) while you hold both. Free the client
-///   before the server.
-/// - `options`: NULL (defaults: the 2026-07-28 era) or options, copied
-///   (still yours to free); their input callbacks answer the server's
-///   questions.
-/// - `out_client`: receives the client; free it with ferromcp_client_free().
-///
-/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on a
-/// ferromcp runtime thread.
-///
-/// Threads: any thread that may block.
-///
-/// ```c
-/// ferromcp_client *client = NULL;
-/// if (ferromcp_client_connect_in_memory(server, NULL, &client) == FERROMCP_OK) {
-///     char *result = NULL;
-///     ferromcp_client_call_tool(client, "echo", "{\"text\":\"hi\"}", 0, NULL, NULL, NULL, &result);
-///     ferromcp_string_free(result);
-///     ferromcp_client_free(client);
-/// }
-/// ```
-///
-/// # Safety
-/// `server` NULL or live; `options` NULL or live; `out_client` NULL or
-/// writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn ferromcp_client_connect_in_memory(
-    server: *const ferromcp_server,
-    options: *const ferromcp_client_options,
-    out_client: *mut *mut ferromcp_client,
-) -> ferromcp_status {
-    ffi_boundary(|| {
-        // SAFETY: forwarded contract.
-        let server = unsafe { try_from(server, "server") }?;
-        check_out(out_client, "out_client")?;
-        let options = options_or_default(options);
-        let server = server.server.clone();
-        // The pipe's tasks start on the runtime.
-        let client = block(async move {
-            Ok::<_, ferromcp_core::Error>(Client::in_memory_with(&server, options))
-        })?;
         give_client(client, out_client);
         Ok(())
     })

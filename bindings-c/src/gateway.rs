@@ -9,11 +9,12 @@
 use std::ffi::c_char;
 use std::sync::{Arc, Mutex};
 
+use ferromcp_core::client::Client;
 use ferromcp_core::gateway::Mount;
 use ferromcp_core::server::Server;
 
 use crate::args::{check_out, required_str};
-use crate::client::ferromcp_client;
+use crate::client::{ferromcp_client, ferromcp_client_options, give_client, options_or_default};
 use crate::error::{FfiError, ferromcp_status};
 use crate::ffi::{Castable, OwnershipBox, free_box, set_boxed_mut_ptr, try_box_from, try_from};
 use crate::panic::ffi_boundary;
@@ -341,4 +342,56 @@ pub unsafe extern "C" fn ferromcp_mount_free(mount: *mut ferromcp_mount) {
     // SAFETY: NULL or from give_mount, released once per the contract.
     // Dropping it keeps the mount with its server.
     unsafe { free_box(mount) }
+}
+
+/// Connects to a server of this process over an in-memory pipe: no
+/// socket, no process, the whole protocol (questions for input, listen
+/// streams, tasks). The way to test a server from C: make calls on the
+/// client as a remote client would.
+///
+/// - `server`: the server to reach, borrowed; it serves this client (its
+///   callbacks run as for any client) while you hold both. Free the client
+///   before the server.
+/// - `options`: NULL (defaults: the 2026-07-28 era) or options, copied
+///   (still yours to free); their input callbacks answer the server's
+///   questions.
+/// - `out_client`: receives the client; free it with ferromcp_client_free().
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT; FERROMCP_INVALID_STATE on a
+/// ferromcp runtime thread.
+///
+/// Threads: any thread that may block.
+///
+/// ```c
+/// ferromcp_client *client = NULL;
+/// if (ferromcp_client_connect_in_memory(server, NULL, &client) == FERROMCP_OK) {
+///     char *result = NULL;
+///     ferromcp_client_call_tool(client, "echo", "{\"text\":\"hi\"}", 0, NULL, NULL, NULL, &result);
+///     ferromcp_string_free(result);
+///     ferromcp_client_free(client);
+/// }
+/// ```
+///
+/// # Safety
+/// `server` NULL or live; `options` NULL or live; `out_client` NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_client_connect_in_memory(
+    server: *const ferromcp_server,
+    options: *const ferromcp_client_options,
+    out_client: *mut *mut ferromcp_client,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        // SAFETY: forwarded contract.
+        let server = unsafe { try_from(server, "server") }?;
+        check_out(out_client, "out_client")?;
+        let options = options_or_default(options);
+        let server = server.server.clone();
+        // The pipe's tasks start on the runtime.
+        let client = block(async move {
+            Ok::<_, ferromcp_core::Error>(Client::in_memory_with(&server, options))
+        })?;
+        give_client(client, out_client);
+        Ok(())
+    })
 }

@@ -115,6 +115,9 @@ struct Connection {
     /// The server process, when this transport started one.
     child: Option<Arc<tokio::sync::Mutex<Child>>>,
     alive: Arc<AtomicBool>,
+    /// The task reading the server's output: a closed stream connection
+    /// waits for it, so nothing it holds outlives `close`.
+    reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// Where connections come from.
@@ -332,7 +335,7 @@ where
     let (serving_tx, serving) = watch::channel(unread.is_none());
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     tokio::spawn(write_lines(writer, out_rx, unread, serving_tx.clone()));
-    tokio::spawn(read_replies(
+    let reader = tokio::spawn(read_replies(
         BufReader::new(reader),
         pending.clone(),
         alive.clone(),
@@ -347,6 +350,7 @@ where
         serving,
         child: child.map(|c| Arc::new(tokio::sync::Mutex::new(c))),
         alive,
+        reader: Mutex::new(Some(reader)),
     }
 }
 
@@ -494,7 +498,23 @@ impl ClientTransport for StdioTransport {
             // Dropping the sender ends the writer task, which closes stdin:
             // the server's signal to exit.
             lock_unpoisoned(&conn.outgoing).take();
-            let Some(child) = &conn.child else { return };
+            let Some(child) = &conn.child else {
+                // A stream handed in (an in-memory server, say): its peer
+                // sees the end and closes its side; wait for that so the
+                // reader and what it holds are gone when `close` returns
+                // (a C program may exit right after). A peer that never
+                // closes is cut off.
+                let reader = lock_unpoisoned(&conn.reader).take();
+                if let Some(mut reader) = reader
+                    && tokio::time::timeout(STREAM_CLOSE_GRACE, &mut reader)
+                        .await
+                        .is_err()
+                {
+                    reader.abort();
+                    let _ = reader.await;
+                }
+                return;
+            };
             let mut child = child.lock().await;
             if tokio::time::timeout(Duration::from_secs(2), child.wait())
                 .await
@@ -505,6 +525,9 @@ impl ClientTransport for StdioTransport {
         })
     }
 }
+
+/// How long a closed stream's peer may take to close its side.
+const STREAM_CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// How long a server told to stop (SIGTERM) may take before it is killed.
 #[cfg(unix)]
