@@ -519,14 +519,20 @@ pub unsafe extern "C" fn ferromcp_next_run(
         };
         // The rest runs on the runtime, where it would run without this
         // link; this thread only waits.
+        // Cancelled as soon as the client cancels, before the request's
+        // future is dropped (`ended`): a handler that stops on the
+        // cancellation may answer in between, and that answer is
+        // discarded all the same.
+        let cancelled = rest.cancellation().clone();
         let task = next.runtime.spawn(rest.run(request));
         let abort = task.abort_handle();
         let ended = next.ended.clone();
         let joined = ferromcp_core::runtime::block_here(async move {
             tokio::select! {
                 biased;
-                joined = task => Some(joined),
                 () = ended.cancelled() => None,
+                () = cancelled.cancelled() => None,
+                joined = task => Some(joined).filter(|_| !cancelled.is_cancelled()),
             }
         });
         let result = match joined {

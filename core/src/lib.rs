@@ -56,6 +56,7 @@ pub mod protocol;
 pub(crate) mod rpc;
 pub mod runtime;
 pub mod server;
+pub mod telemetry;
 pub mod transport;
 pub mod verifier;
 

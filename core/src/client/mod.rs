@@ -208,6 +208,8 @@ impl Client {
         options: ClientOptions,
         out_of_call: OutOfCall,
     ) -> Client {
+        // OTEL_* variables turn tracing on with no code (once per process).
+        crate::telemetry::init_from_env();
         let info_value = serde_json::to_value(&options.info).unwrap_or(Value::Null);
         let capabilities_value = Value::Object(options.capabilities());
         Client {

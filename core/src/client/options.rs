@@ -438,6 +438,11 @@ pub struct CallOptions {
     /// the client it forwards for declared). A 2025-11-25 session keeps
     /// what `initialize` declared.
     pub capabilities: Option<Map<String, Value>>,
+    /// The span this call is part of, when tracing is on: the parent of
+    /// the call's client span. `None`: the task's current one
+    /// (`telemetry::current()`, a handler's server span), else a new
+    /// trace. Bindings pass their application's current span here.
+    pub trace: Option<crate::telemetry::TraceContext>,
 }
 
 impl CallOptions {

@@ -33,6 +33,44 @@ impl Client {
         params: Map<String, Value>,
         options: &CallOptions,
     ) -> Result<Value, Error> {
+        match crate::telemetry::installed() {
+            None => self.send_followed(method, params, options).await,
+            // Boxed: an untraced call's future keeps its size.
+            Some(telemetry) => Box::pin(self.send_traced(telemetry, method, params, options)).await,
+        }
+    }
+
+    /// [`Client::send`] in a client span whose context goes out in the
+    /// request's `_meta` (SEP-414).
+    async fn send_traced(
+        &self,
+        telemetry: std::sync::Arc<dyn crate::telemetry::Telemetry>,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
+        let parent = options.trace.clone().or_else(crate::telemetry::current);
+        let span = crate::telemetry::ClientSpan::start(
+            telemetry,
+            method,
+            &params,
+            &self.protocol_version(),
+            parent,
+        );
+        let mut traced = options.clone();
+        span.context().inject(&mut traced.meta);
+        let outcome = self.send_followed(method, params, &traced).await;
+        span.finish(outcome.as_ref());
+        outcome
+    }
+
+    /// [`Client::send`], following a task to its result.
+    async fn send_followed(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
         let result = self.send_unfollowed(method, params, options).await?;
         if !tasks::is_task(&result) {
             return Ok(result);

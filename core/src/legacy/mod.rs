@@ -178,6 +178,10 @@ async fn handle_request(
             .cloned(),
         http_headers: http.headers,
         auth: http.auth,
+        trace: params
+            .get("_meta")
+            .and_then(Value::as_object)
+            .and_then(crate::telemetry::TraceContext::from_meta),
     };
     let era = Wire::Legacy {
         requester: session.clone(),

@@ -47,6 +47,8 @@ impl Fetched {
 pub(crate) enum Body {
     Form(String),
     Json(Value),
+    /// Bytes of the given content type (an OTLP export).
+    Raw(&'static str, Vec<u8>),
 }
 
 /// Connection pools per origin.
@@ -94,7 +96,8 @@ impl Fetcher {
 
     /// `GET url` (with `Accept: application/json`).
     pub(crate) async fn get(&self, url: &str) -> Result<Fetched, Error> {
-        self.send(http::Method::GET, url, None, None, None).await
+        self.send(http::Method::GET, url, None, None, None, &[])
+            .await
     }
 
     /// `POST url` with a body and optionally an `Authorization` header.
@@ -105,7 +108,26 @@ impl Fetcher {
         authorization: Option<&str>,
         dpop: Option<&str>,
     ) -> Result<Fetched, Error> {
-        self.send(http::Method::POST, url, Some(body), authorization, dpop)
+        self.send(
+            http::Method::POST,
+            url,
+            Some(body),
+            authorization,
+            dpop,
+            &[],
+        )
+        .await
+    }
+
+    /// `POST url` with a body and headers of the caller's (an exporter's
+    /// configured headers).
+    pub(crate) async fn post_with_headers(
+        &self,
+        url: &str,
+        body: Body,
+        headers: &[(String, String)],
+    ) -> Result<Fetched, Error> {
+        self.send(http::Method::POST, url, Some(body), None, None, headers)
             .await
     }
 
@@ -116,6 +138,7 @@ impl Fetcher {
         body: Option<Body>,
         authorization: Option<&str>,
         dpop: Option<&str>,
+        extra_headers: &[(String, String)],
     ) -> Result<Fetched, Error> {
         let uri: http::Uri = url
             .parse()
@@ -134,6 +157,9 @@ impl Fetcher {
         if let Some(proof) = dpop {
             builder = builder.header("dpop", proof);
         }
+        for (name, value) in extra_headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
         let bytes = match body {
             Some(Body::Form(form)) => {
                 builder = builder.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
@@ -142,6 +168,10 @@ impl Fetcher {
             Some(Body::Json(json)) => {
                 builder = builder.header(header::CONTENT_TYPE, "application/json");
                 Bytes::from(serde_json::to_vec(&json)?)
+            }
+            Some(Body::Raw(content_type, bytes)) => {
+                builder = builder.header(header::CONTENT_TYPE, content_type);
+                Bytes::from(bytes)
             }
             None => Bytes::new(),
         };

@@ -64,6 +64,11 @@ pub struct RequestMeta {
     /// The verified bearer token of a protected HTTP server's request;
     /// `None` unprotected and over stdio.
     pub auth: Option<Arc<super::auth::AuthInfo>>,
+    /// The W3C trace context: as the client sent it in `_meta`
+    /// (`traceparent`, `tracestate`; SEP-414) and, while a handler runs
+    /// with tracing on, the server span's own — the parent to give spans
+    /// the handler starts.
+    pub trace: Option<crate::telemetry::TraceContext>,
 }
 
 pub(crate) use super::sink::{NotificationSink, notification_channel};
@@ -687,17 +692,23 @@ pub(crate) fn parse_request_meta(meta: MetaMembers) -> Result<RequestMeta, Strin
             return Err("params._meta is required on every request (it carries \"io.modelcontextprotocol/protocolVersion\" and \"io.modelcontextprotocol/clientCapabilities\")".into());
         }
     };
-    // Other members (trace context, extensions) are not read: nothing
-    // downstream looks at `_meta` in the params (the requestState digest
-    // leaves it out anyway).
+    // Other members (extensions') are not read: nothing downstream looks
+    // at `_meta` in the params (the requestState digest leaves it out
+    // anyway).
     let ReservedMembers {
         protocol_version: version,
         client_capabilities: capabilities,
         client_info,
         log_level: level,
         progress_token: token,
-        others: _,
+        others,
     } = *reserved;
+    // Of the other members, only the trace context is read (SEP-414).
+    let trace = others
+        .get(crate::telemetry::TRACEPARENT)
+        .is_some()
+        .then(|| crate::telemetry::TraceContext::from_meta(&others))
+        .flatten();
     let protocol_version = match version {
         Some(Value::String(v)) => v,
         Some(_) => {
@@ -745,5 +756,6 @@ pub(crate) fn parse_request_meta(meta: MetaMembers) -> Result<RequestMeta, Strin
         progress_token,
         http_headers: None,
         auth: None,
+        trace,
     })
 }

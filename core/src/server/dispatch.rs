@@ -190,11 +190,79 @@ impl Server {
         }
     }
 
-    /// Runs `request` through the middleware chain, if there is one, to
-    /// its primitive; `call` holds the members of a `tools/call` read apart
-    /// from its params.
+    /// Runs `request` (in a span when tracing is on) through the
+    /// middleware chain to its primitive; `call` holds the members of a
+    /// `tools/call` read apart from its params.
     #[allow(clippy::too_many_arguments)]
     async fn route(
+        &self,
+        request: Request,
+        method: Option<Method>,
+        meta: RequestMeta,
+        cancel: CancellationToken,
+        sink: Option<NotificationSink>,
+        era: Wire,
+        call: CallMembers,
+    ) -> Result<ResultObject, McpError> {
+        match crate::telemetry::installed() {
+            None => {
+                self.route_chain(request, method, meta, cancel, sink, era, call)
+                    .await
+            }
+            // Boxed: an untraced request's future keeps its size.
+            Some(telemetry) => {
+                Box::pin(
+                    self.route_traced(telemetry, request, method, meta, cancel, sink, era, call),
+                )
+                .await
+            }
+        }
+    }
+
+    /// [`Server::route`] in a server span: the request's `_meta` trace
+    /// context is its parent, and the handler runs under it (its
+    /// `meta().trace`, and `telemetry::current()` on its task).
+    #[allow(clippy::too_many_arguments)]
+    async fn route_traced(
+        &self,
+        telemetry: Arc<dyn crate::telemetry::Telemetry>,
+        request: Request,
+        method: Option<Method>,
+        mut meta: RequestMeta,
+        cancel: CancellationToken,
+        sink: Option<NotificationSink>,
+        era: Wire,
+        call: CallMembers,
+    ) -> Result<ResultObject, McpError> {
+        let span = crate::telemetry::ServerSpan::start(
+            telemetry,
+            &request.method,
+            request.params.as_ref(),
+            call.name.as_ref().and_then(Value::as_str),
+            &request.id,
+            &meta.protocol_version,
+            meta.http_headers.is_some(),
+            meta.trace.take(),
+        );
+        let context = span.context();
+        meta.trace = Some(context.clone());
+        let outcome = crate::telemetry::scope(
+            context,
+            self.route_chain(request, method, meta, cancel, sink, era, call),
+        )
+        .await;
+        span.finish(match &outcome {
+            Ok(ResultObject::Map(result)) => Ok(Some(result)),
+            Ok(ResultObject::Text(_)) => Ok(None),
+            Err(error) => Err(error),
+        });
+        outcome
+    }
+
+    /// Runs `request` through the middleware chain, if there is one, to
+    /// its primitive.
+    #[allow(clippy::too_many_arguments)]
+    async fn route_chain(
         &self,
         mut request: Request,
         method: Option<Method>,
@@ -225,6 +293,7 @@ impl Server {
             meta,
         };
         let server = self.clone();
+        let cancellation = cancel.clone();
         let last = Box::new(
             move |incoming: MiddlewareRequest| -> crate::BoxFuture<MiddlewareResult> {
                 Box::pin(async move {
@@ -250,7 +319,11 @@ impl Server {
         );
         // A link that panics fails its request, as a handler that panics
         // does; the connection and the other requests go on.
-        match super::panic::catch_panic(Box::pin(Next::new(chain, last).run(incoming))).await {
+        match super::panic::catch_panic(Box::pin(
+            Next::new(chain, last, cancellation).run(incoming),
+        ))
+        .await
+        {
             Ok(result) => result.map(ResultObject::Map),
             Err(panic) => Err(McpError::internal(format!("middleware failed: {panic}"))),
         }

@@ -15,6 +15,7 @@ pub mod builtin;
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 use super::RequestMeta;
 use crate::protocol::jsonrpc::RequestId;
@@ -53,18 +54,28 @@ pub struct Next {
     rest: Arc<[Arc<dyn Middleware>]>,
     at: usize,
     last: Box<dyn FnOnce(MiddlewareRequest) -> BoxFuture<MiddlewareResult> + Send>,
+    cancel: CancellationToken,
 }
 
 impl Next {
     pub(crate) fn new(
         chain: Arc<[Arc<dyn Middleware>]>,
         last: Box<dyn FnOnce(MiddlewareRequest) -> BoxFuture<MiddlewareResult> + Send>,
+        cancel: CancellationToken,
     ) -> Next {
         Next {
             rest: chain,
             at: 0,
             last,
+            cancel,
         }
+    }
+
+    /// Fires when the request is cancelled or its client goes away: a link
+    /// waiting for the rest of the chain on another thread (a binding's)
+    /// stops waiting then, since any answer is discarded.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
     }
 
     /// Runs the rest of the chain, and then the request, with `request`.
@@ -75,6 +86,7 @@ impl Next {
                     rest: self.rest,
                     at: self.at + 1,
                     last: self.last,
+                    cancel: self.cancel,
                 };
                 link.handle(request, next).await
             }

@@ -301,6 +301,8 @@ impl Server {
 
     /// A server with explicit identity and options.
     pub fn with_options(info: Implementation, options: ServerOptions) -> Server {
+        // OTEL_* variables turn tracing on with no code (once per process).
+        crate::telemetry::init_from_env();
         if options.seal_key.is_random() {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {

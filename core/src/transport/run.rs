@@ -163,6 +163,8 @@ impl Server {
         });
         let served = self.serve_http(options).await;
         relay.abort();
+        // The process is about to end: the last spans go out first.
+        crate::telemetry::flush_async(std::time::Duration::from_secs(5)).await;
         served
     }
 }

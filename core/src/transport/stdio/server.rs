@@ -76,6 +76,10 @@ type Running = Arc<InFlight<(CancellationToken, bool)>>;
 /// listen streams back.
 type Answers = mpsc::Sender<Value>;
 
+/// Longest a server waits, when its input ends, for its telemetry to be
+/// sent.
+const FLUSH_AT_EXIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Server {
     /// Serves on this process's stdin/stdout until stdin reaches EOF.
     /// [`Server::run_stdio`] also stops gracefully on SIGTERM/SIGINT.
@@ -105,6 +109,18 @@ impl Server {
     /// # }
     /// ```
     pub async fn serve_stdio_with(
+        &self,
+        options: StdioOptions,
+        shutdown: CancellationToken,
+    ) -> Result<(), Error> {
+        let served = self.serve_process_stdio(options, shutdown).await;
+        // A stdio server's process ends when its client closes stdin: the
+        // last spans go out before it does.
+        crate::telemetry::flush_async(FLUSH_AT_EXIT).await;
+        served
+    }
+
+    async fn serve_process_stdio(
         &self,
         options: StdioOptions,
         shutdown: CancellationToken,
