@@ -359,7 +359,10 @@ async fn main() -> ExitCode {
         )
         .init();
     let cli = Cli::parse();
-    match run(cli.command).await {
+    let outcome = run(cli.command).await;
+    // With OTEL_* set, the command's spans go out before it exits.
+    ferromcp::telemetry::flush_async(std::time::Duration::from_secs(5)).await;
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // one clear line: the first line of the error
