@@ -1001,7 +1001,10 @@ void ferromcp_client_free(struct ferromcp_client *client);
  * - `method`: the request method, e.g. `"tools/call"`, `"resources/read"`,
  *   `"server/discover"`, `"tools/list"`, borrowed.
  * - `params_json`: NULL (`{}`) or the request's params as a JSON object,
- *   as the wire has them without `_meta` (the client adds it), borrowed.
+ *   as the wire has them without `_meta` (the client adds it; members
+ *   of a `_meta` you give join it: a `traceparent` from
+ *   ferromcp_context_traceparent() makes the call part of that trace),
+ *   borrowed.
  * - `timeout_ms`: this call's timeout; 0 uses the client's.
  * - `on_progress`: NULL, or called with each progress notification of this
  *   call (see ferromcp_progress_callback), never after this returns.
@@ -3997,6 +4000,57 @@ enum ferromcp_status ferromcp_server_http_port(const struct ferromcp_server *ser
  * `server` is NULL or a live server.
  */
 enum ferromcp_status ferromcp_server_shutdown(const struct ferromcp_server *server);
+
+/**
+ * Sends the spans and metrics ferromcp holds to the OpenTelemetry
+ * collector, waiting at most `timeout_ms`: what a program does before it
+ * exits (a stdio server does it by itself when its input ends). Tracing is
+ * on when `OTEL_TRACES_EXPORTER=otlp` (or `OTEL_METRICS_EXPORTER=otlp`) is
+ * set when the first server or client is created; see the README's
+ * "OpenTelemetry" section for the other variables.
+ *
+ * ```c
+ * ferromcp_telemetry_flush(5000);
+ * return 0;
+ * ```
+ *
+ * Returns FERROMCP_OK when everything was sent (or tracing is off);
+ * FERROMCP_TIMEOUT when the collector did not take it all in time.
+ *
+ * Threads: any thread that may block (not a ferromcp callback's thread
+ * while it holds a call: the flush does not need it, but it waits).
+ */
+enum ferromcp_status ferromcp_telemetry_flush(uint64_t timeout_ms);
+
+/**
+ * The W3C `traceparent` of the span the request is served under
+ * (`00-<trace id>-<span id>-<flags>`): with tracing on, the request's
+ * server span; with it off, what the client sent in `_meta`. Give it to
+ * your tracing library as the parent of the spans your callback starts;
+ * pass it in a client call's `params._meta` to make that call its child.
+ *
+ * ```c
+ * char *parent = NULL;
+ * if (ferromcp_context_traceparent(ferromcp_call_context(call), &parent) == FERROMCP_OK) {
+ *     start_my_span("lookup", parent);
+ *     ferromcp_string_free(parent);
+ * }
+ * ```
+ *
+ * - `context`: the request's context, borrowed.
+ * - `out_traceparent`: receives a new string; free it with
+ *   ferromcp_string_free().
+ *
+ * Returns FERROMCP_OK; FERROMCP_NOT_FOUND when the request has no trace
+ * context (tracing off and none sent); FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread, while the context is lent.
+ *
+ * # Safety
+ * `context` NULL or live; `out_traceparent` NULL or writable.
+ */
+enum ferromcp_status ferromcp_context_traceparent(const struct ferromcp_context *context,
+                                                  char **out_traceparent);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -612,7 +612,10 @@ pub(crate) fn call_json<T: Serialize>(
 /// - `method`: the request method, e.g. `"tools/call"`, `"resources/read"`,
 ///   `"server/discover"`, `"tools/list"`, borrowed.
 /// - `params_json`: NULL (`{}`) or the request's params as a JSON object,
-///   as the wire has them without `_meta` (the client adds it), borrowed.
+///   as the wire has them without `_meta` (the client adds it; members
+///   of a `_meta` you give join it: a `traceparent` from
+///   ferromcp_context_traceparent() makes the call part of that trace),
+///   borrowed.
 /// - `timeout_ms`: this call's timeout; 0 uses the client's.
 /// - `on_progress`: NULL, or called with each progress notification of this
 ///   call (see ferromcp_progress_callback), never after this returns.

@@ -55,6 +55,7 @@ mod primitives;
 mod result;
 mod server;
 mod shutdown;
+mod telemetry;
 mod threads;
 mod visibility;
 

@@ -49,7 +49,24 @@ impl Client {
         params: Map<String, Value>,
         options: &CallOptions,
     ) -> Result<Value, Error> {
-        let parent = options.trace.clone().or_else(crate::telemetry::current);
+        // A trace context the caller put in the params' `_meta` (a binding
+        // passing its host's) is the parent too, and this span's goes out
+        // in its place.
+        let mut params = params;
+        let in_params = params
+            .get_mut("_meta")
+            .and_then(Value::as_object_mut)
+            .and_then(|meta| {
+                let found = crate::telemetry::TraceContext::from_meta(meta);
+                meta.remove(crate::telemetry::TRACEPARENT);
+                meta.remove(crate::telemetry::TRACESTATE);
+                found
+            });
+        let parent = options
+            .trace
+            .clone()
+            .or(in_params)
+            .or_else(crate::telemetry::current);
         let span = crate::telemetry::ClientSpan::start(
             telemetry,
             method,

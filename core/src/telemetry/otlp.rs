@@ -12,8 +12,7 @@
 
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::mpsc as std_mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::context::hex;
@@ -287,11 +286,45 @@ struct Metrics {
 /// tool names (a hostile client calling made-up ones) must not grow this.
 const MAX_SERIES: usize = 2000;
 
+/// One flush's outcome, waited for on the caller's thread. (A Condvar, not
+/// a channel: a channel's receiver registers the waiting thread in a
+/// thread-local a C program's main thread never frees.)
+#[derive(Default)]
+struct Flushed {
+    sent: Mutex<Option<bool>>,
+    done: Condvar,
+}
+
+impl Flushed {
+    fn set(&self, sent: bool) {
+        *lock_unpoisoned(&self.sent) = Some(sent);
+        self.done.notify_all();
+    }
+
+    fn wait(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut sent = lock_unpoisoned(&self.sent);
+        loop {
+            if let Some(sent) = *sent {
+                return sent;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            sent = match self.done.wait_timeout(sent, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+}
+
 #[derive(Default)]
 struct Queue {
     spans: Vec<SpanData>,
     dropped: u64,
-    flushes: Vec<std_mpsc::Sender<bool>>,
+    flushes: Vec<Arc<Flushed>>,
     stopping: bool,
 }
 
@@ -478,15 +511,16 @@ impl Telemetry for OtlpExporter {
     }
 
     fn flush(&self, timeout: Duration) -> bool {
-        let (done, wait) = std_mpsc::channel();
-        lock_unpoisoned(&self.shared.queue).flushes.push(done);
+        let flushed = Arc::new(Flushed::default());
+        lock_unpoisoned(&self.shared.queue)
+            .flushes
+            .push(Arc::clone(&flushed));
         self.shared.wake.notify_one();
-        wait.recv_timeout(timeout).unwrap_or(false)
+        flushed.wait(timeout)
     }
 }
 
 async fn export_loop(shared: Arc<Shared>) {
-    let fetcher = Fetcher::new(TlsOptions::default());
     let config = &shared.config;
     let mut next_metrics = Instant::now() + config.metric_interval;
     let mut reported_dropped = 0;
@@ -513,6 +547,12 @@ async fn export_loop(shared: Arc<Shared>) {
             );
             reported_dropped = dropped;
         }
+        // A connection pool per round, gone before the round's flushes are
+        // answered: between rounds this thread holds nothing but the queue,
+        // so a process ending while it waits leaves nothing half-owned
+        // (valgrind's "possibly lost" in C programs). One connection per
+        // batch, every few seconds, costs nothing worth keeping one open.
+        let fetcher = Fetcher::new(TlsOptions::default());
         let mut sent = true;
         if let Some(url) = &config.traces_endpoint {
             for batch in spans.chunks(config.max_batch) {
@@ -536,8 +576,9 @@ async fn export_loop(shared: Arc<Shared>) {
         if metrics_due {
             next_metrics = Instant::now() + config.metric_interval;
         }
+        drop(fetcher);
         for flush in flushes {
-            let _ = flush.send(sent);
+            flush.set(sent);
         }
         if stopping {
             return;
