@@ -89,9 +89,18 @@ impl Server {
     }
 }
 
+/// `argv` with `{port}` replaced by `port` and `{otlp}` by the URL of the
+/// bench's OTLP sink (started then; see `otlp_sink`).
 pub fn substitute_port(argv: &[String], port: u16) -> Vec<String> {
     argv.iter()
-        .map(|a| a.replace("{port}", &port.to_string()))
+        .map(|a| {
+            let a = a.replace("{port}", &port.to_string());
+            if a.contains("{otlp}") {
+                a.replace("{otlp}", &crate::otlp_sink::url())
+            } else {
+                a
+            }
+        })
         .collect()
 }
 

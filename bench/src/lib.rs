@@ -11,6 +11,7 @@ pub mod clients;
 pub mod config;
 pub mod event_loop;
 pub mod http;
+pub mod otlp_sink;
 pub mod proc;
 pub mod report;
 pub mod runner;

@@ -278,7 +278,10 @@ impl Histogram {
 /// attributes only.
 #[derive(Default)]
 struct Metrics {
-    operations: HashMap<(SpanKind, Attributes), Histogram>,
+    /// By a hash of (kind, attributes), so recording looks a series up
+    /// without building its key.
+    operations: HashMap<u64, Vec<(SpanKind, Attributes, Histogram)>>,
+    series: usize,
     active: HashMap<String, i64>,
 }
 
@@ -489,12 +492,28 @@ impl Telemetry for OtlpExporter {
         if self.shared.config.metrics_endpoint.is_none() {
             return;
         }
+        let hash = {
+            use std::hash::{BuildHasher, Hash, Hasher};
+            let mut hasher = foldhash::fast::FixedState::default().build_hasher();
+            kind.hash(&mut hasher);
+            attributes.hash(&mut hasher);
+            hasher.finish()
+        };
         let mut metrics = lock_unpoisoned(&self.shared.metrics);
-        let key = (kind, attributes.to_vec());
-        if let Some(histogram) = metrics.operations.get_mut(&key) {
-            histogram.record(seconds);
-        } else if metrics.operations.len() < MAX_SERIES {
-            metrics.operations.entry(key).or_default().record(seconds);
+        let full = metrics.series >= MAX_SERIES;
+        let bucket = metrics.operations.entry(hash).or_default();
+        match bucket
+            .iter_mut()
+            .find(|(k, a, _)| *k == kind && a.as_slice() == attributes)
+        {
+            Some((_, _, histogram)) => histogram.record(seconds),
+            None if !full => {
+                let mut histogram = Histogram::default();
+                histogram.record(seconds);
+                bucket.push((kind, attributes.to_vec(), histogram));
+                metrics.series += 1;
+            }
+            None => {}
         }
     }
 
@@ -774,8 +793,9 @@ fn metrics_protobuf(config: &OtlpConfig, start_ns: u64, metrics: &Metrics) -> Ve
             for kind in [SpanKind::Client, SpanKind::Server] {
                 let series: Vec<_> = metrics
                     .operations
-                    .iter()
-                    .filter(|((k, _), _)| *k == kind)
+                    .values()
+                    .flatten()
+                    .filter(|(k, _, _)| *k == kind)
                     .collect();
                 if series.is_empty() {
                     continue;
@@ -787,7 +807,7 @@ fn metrics_protobuf(config: &OtlpConfig, start_ns: u64, metrics: &Metrics) -> Ve
                     metric.string(3, "s");
                     // Metric.histogram = 9
                     metric.message(9, |histogram| {
-                        for ((_, attributes), h) in &series {
+                        for (_, attributes, h) in &series {
                             // Histogram.data_points = 1
                             histogram.message(1, |point| {
                                 point.fixed64(2, start_ns);
@@ -909,9 +929,10 @@ fn metrics_json(config: &OtlpConfig, start_ns: u64, metrics: &Metrics) -> Value 
     for kind in [SpanKind::Client, SpanKind::Server] {
         let points: Vec<Value> = metrics
             .operations
-            .iter()
-            .filter(|((k, _), _)| *k == kind)
-            .map(|((_, attributes), h)| {
+            .values()
+            .flatten()
+            .filter(|(k, _, _)| *k == kind)
+            .map(|(_, attributes, h)| {
                 json!({
                     "startTimeUnixNano": start,
                     "timeUnixNano": now,
