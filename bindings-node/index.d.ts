@@ -72,6 +72,8 @@ export type { AuthOptions, AuthInfo, JwtVerifierOptions, VerifyToken } from './l
 export * from './lib/client'; // Client, Subscription and the result types
 export * from './lib/oauth'; // OAuthOptions, TokenStore, LoopbackRedirect, headlessAuthorize
 export { middleware } from './lib/middleware';
+export { telemetry } from './lib/telemetry';
+export type { Telemetry, OpenTelemetryOptions, OpenTelemetryTracerProvider, OpenTelemetryMeterProvider } from './lib/telemetry';
 export type {
   BuiltinMiddleware,
   CallerAuth,

@@ -89,6 +89,7 @@ const {
   registerServerAccess,
 } = require('./lib/client.js');
 const { LoopbackRedirect, headlessAuthorize } = require('./lib/oauth.js');
+const { telemetry, atCreation } = require('./lib/telemetry.js');
 const { adaptLink, middleware, VisibilityRules, visiblePredicate } = require('./lib/middleware.js');
 
 /** Signals that stop a serving server gracefully (see `handleSignals`). */
@@ -177,6 +178,9 @@ class Server {
    *   eventBus?: string, replica?: string }} info
    */
   constructor(info) {
+    // First: with an OpenTelemetry SDK registered, its provider is in
+    // place before core's would start one from the OTEL_* variables.
+    atCreation();
     // Server.proxy() wraps the native server core made, as Client's
     // constructor wraps a connected native client.
     if (info instanceof native.Server) {
@@ -721,4 +725,4 @@ class Server {
   }
 }
 
-module.exports = { Server, Mount, Client, JwtVerifier, InvalidToken, Subscription, ToolTask, LoadedSkill, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS, middleware };
+module.exports = { Server, Mount, Client, JwtVerifier, InvalidToken, Subscription, ToolTask, LoadedSkill, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS, middleware, telemetry };

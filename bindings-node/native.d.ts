@@ -184,6 +184,14 @@ export declare class RequestContext {
    */
   get headers(): Record<string, string>
   /**
+   * The request's W3C trace context (SEP-414): while the handler runs
+   * with tracing on, that of the request's server span, the parent of
+   * the spans the handler starts (when ferromcp reports to your
+   * OpenTelemetry SDK, the handler already runs in that span's
+   * context); else what the client sent in `_meta`, if anything.
+   */
+  get trace(): { traceparent: string; tracestate?: string } | undefined
+  /**
    * True once the client cancelled the request or went away (or the call
    * is over); a handler doing long work should check it and stop early.
    */
@@ -618,6 +626,47 @@ export declare function registerErrorClass(errorClass: new (message: string, opt
  * @internal Used by the `ferromcp` package itself.
  */
 export declare function registerToolResultClass(resultClass: new (...args: any[]) => object): void
+
+/**
+ * The events queued since the last drain, oldest first: `{ t: "start",
+ * id, traceId, kind, name, attributes, parent, time }`, `{ t: "adopt", id,
+ * name, attributes }`, `{ t: "end", id, attributes, error, time }`, `{ t:
+ * "abandon", id, time }`, `{ t: "operation", kind, seconds, attributes }`,
+ * `{ t: "active", method, delta }`. Times are `[seconds, nanoseconds]`.
+ *
+ * @internal Used by the `ferromcp` package itself.
+ */
+export declare function telemetryDrain(): Array<Record<string, any>>
+
+/**
+ * Sends what core's exporter holds (the one the `OTEL_*` variables
+ * start), waiting at most `timeoutMs`; whether all of it was sent. The
+ * exporter runs on its own thread, so waiting here cannot hold it up.
+ *
+ * @internal Used by the `ferromcp` package itself (`telemetry.flush`, and
+ * before the process exits).
+ */
+export declare function telemetryFlush(timeoutMs: number): boolean
+
+/**
+ * Reports core's spans (and, with `metrics`, its duration and
+ * active-request measurements) to the facade from now on, replacing any
+ * exporter installed (the one the `OTEL_*` variables start): `wake()` is
+ * called, on the JS thread and without waiting, when events are queued;
+ * `runner(traceparent, callable, ...args)` runs a JS callable that core
+ * calls under a span.
+ *
+ * @internal Used by the `ferromcp` package itself (`telemetry.useOpenTelemetry`).
+ */
+export declare function telemetryInstall(wake: () => void, runner: (traceparent: string, callable: (...args: any[]) => unknown, ...args: any[]) => unknown, metrics: boolean): void
+
+/**
+ * Names the SDK span of the client call the facade makes next on this
+ * thread (`null` clears it); whether `traceparent` was read.
+ *
+ * @internal Used by the `ferromcp` package itself.
+ */
+export declare function telemetryNextCall(traceparent?: string | undefined | null, tracestate?: string | undefined | null): boolean
 
 /** Server-wide settings. */
 /**

@@ -874,3 +874,7 @@ module.exports.protocolVersions = nativeBinding.protocolVersions
 module.exports.registerAbortHook = nativeBinding.registerAbortHook
 module.exports.registerErrorClass = nativeBinding.registerErrorClass
 module.exports.registerToolResultClass = nativeBinding.registerToolResultClass
+module.exports.telemetryDrain = nativeBinding.telemetryDrain
+module.exports.telemetryFlush = nativeBinding.telemetryFlush
+module.exports.telemetryInstall = nativeBinding.telemetryInstall
+module.exports.telemetryNextCall = nativeBinding.telemetryNextCall

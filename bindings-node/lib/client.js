@@ -18,6 +18,7 @@
 const { readFileSync } = require('node:fs');
 const native = require('./load-native.js');
 const { nativeOAuth } = require('./oauth.js');
+const { atCreation, clientCall, spanName } = require('./telemetry.js');
 
 /** Which list each iterable / page call walks. */
 const LISTS = Object.freeze({
@@ -26,6 +27,15 @@ const LISTS = Object.freeze({
   resourceTemplates: 'resourceTemplates',
   prompts: 'prompts',
   skills: 'skills',
+});
+
+/** The request each list's pages are fetched with (a page's span name). */
+const LIST_METHODS = Object.freeze({
+  tools: 'tools/list',
+  resources: 'resources/list',
+  resourceTemplates: 'resources/templates/list',
+  prompts: 'prompts/list',
+  skills: 'skills/list',
 });
 
 /**
@@ -149,7 +159,7 @@ class ToolTask {
 
   /** Asks the server for the task's state now (`tasks/get`); `null` without a task. */
   async refresh() {
-    return taskState(await this.#native.refresh());
+    return taskState(await clientCall('tasks/get', () => this.#native.refresh()));
   }
 
   /**
@@ -159,12 +169,12 @@ class ToolTask {
    * @param {Record<string, unknown>} responses
    */
   respond(responses) {
-    return this.#native.respond(responses);
+    return clientCall('tasks/update', () => this.#native.respond(responses));
   }
 
   /** Asks the server to cancel the task (`tasks/cancel`). */
   cancel() {
-    return this.#native.cancel();
+    return clientCall('tasks/cancel', () => this.#native.cancel());
   }
 
   /**
@@ -189,7 +199,7 @@ class ToolTask {
             }
           }
         : null;
-    return this.#native.result(token, shown).finally(unlisten);
+    return clientCall('tasks/get', () => this.#native.result(token, shown)).finally(unlisten);
   }
 }
 
@@ -228,7 +238,7 @@ class LoadedSkill {
    * @param {string} file
    */
   read(file) {
-    return this.#native.read(file);
+    return clientCall('resources/read', () => this.#native.read(file));
   }
 }
 
@@ -240,10 +250,13 @@ class LoadedSkill {
  */
 async function* items(client, kind) {
   const pages = client.pages(kind);
+  const method = LIST_METHODS[/** @type {keyof typeof LIST_METHODS} */ (kind)];
   for (;;) {
-    const page = await pages.next();
+    const page = await clientCall(method, () => pages.next());
     if (page === null) return;
     yield* page.items;
+    // The last page: no request (and no span) for the end.
+    if (page.nextCursor == null) return;
   }
 }
 
@@ -377,6 +390,7 @@ class Client {
    * @returns {Promise<Client>}
    */
   static async stdio(options) {
+    atCreation();
     if (options === null || typeof options !== 'object' || typeof options.command !== 'string') {
       throw new TypeError('Client.stdio(options): options.command must be a string');
     }
@@ -401,6 +415,7 @@ class Client {
    * @returns {Promise<Client>}
    */
   static async http(url, options = {}) {
+    atCreation();
     const connected = await native.Client.connectHttp(
       String(url),
       connectOptions(options),
@@ -437,6 +452,7 @@ class Client {
    * @returns {Promise<Client>}
    */
   static async inMemory(server, options = {}) {
+    atCreation();
     const serving = nativeServerOf(server);
     if (serving === null) {
       throw new TypeError('Client.inMemory(server, options): server must be a Server of ferromcp');
@@ -450,6 +466,18 @@ class Client {
     }
     const connected = await native.Client.connectInMemory(serving, connectOptions(options), ...handlers(options));
     return new Client(connected);
+  }
+
+  /**
+   * The native `request`, in a CLIENT span when ferromcp reports to the
+   * application's OpenTelemetry SDK (see `lib/telemetry.js`).
+   * @param {string} method
+   * @param {Record<string, any>} [params]
+   * @param {...any} rest the native options, progress callback and cancel token
+   * @returns {Promise<any>}
+   */
+  #request(method, params, ...rest) {
+    return clientCall(spanName(method, params), () => this.#native.request(method, params, ...rest));
   }
 
   /** The protocol version requests currently declare. */
@@ -467,27 +495,27 @@ class Client {
 
   /** `server/discover` (a legacy server: what it answered to `initialize`). */
   discover() {
-    return this.#native.request('server/discover');
+    return this.#request('server/discover');
   }
 
   /** One page of `tools/list`. @param {{ cursor?: string }} [params] */
   listTools(params) {
-    return this.#native.request('tools/list', page(params));
+    return this.#request('tools/list', page(params));
   }
 
   /** One page of `resources/list`. @param {{ cursor?: string }} [params] */
   listResources(params) {
-    return this.#native.request('resources/list', page(params));
+    return this.#request('resources/list', page(params));
   }
 
   /** One page of `resources/templates/list`. @param {{ cursor?: string }} [params] */
   listResourceTemplates(params) {
-    return this.#native.request('resources/templates/list', page(params));
+    return this.#request('resources/templates/list', page(params));
   }
 
   /** One page of `prompts/list`. @param {{ cursor?: string }} [params] */
   listPrompts(params) {
-    return this.#native.request('prompts/list', page(params));
+    return this.#request('prompts/list', page(params));
   }
 
   /** Every tool, over every page. */
@@ -512,7 +540,7 @@ class Client {
 
   /** One page of `skills/list` (the skills extension). @param {{ cursor?: string }} [params] */
   listSkills(params) {
-    return this.#native.request('skills/list', page(params));
+    return this.#request('skills/list', page(params));
   }
 
   /** Every skill, over every page. Listing reads no skill file. */
@@ -522,7 +550,7 @@ class Client {
 
   /** One skill's entry by its `SKILL.md` URI (`skills/get`). @param {string} uri */
   async getSkill(uri) {
-    return (await this.#native.request('skills/get', { uri })).skill;
+    return (await this.#request('skills/get', { uri })).skill;
   }
 
   /**
@@ -532,7 +560,8 @@ class Client {
    * @param {string | Record<string, unknown>} skill
    */
   async loadSkill(skill) {
-    return new LoadedSkill(await this.#native.loadSkill(skill));
+    const first = typeof skill === 'string' ? 'skills/get' : 'resources/read';
+    return new LoadedSkill(await clientCall(first, () => this.#native.loadSkill(skill)));
   }
 
   /**
@@ -544,7 +573,10 @@ class Client {
    */
   async startToolTask(name, args = {}, options = {}) {
     const { timeout, meta } = options;
-    return new ToolTask(await this.#native.startToolTask(name, args ?? {}, { timeout, meta }));
+    const started = clientCall(spanName('tools/call', { name }), () =>
+      this.#native.startToolTask(name, args ?? {}, { timeout, meta }),
+    );
+    return new ToolTask(await started);
   }
 
   /**
@@ -578,13 +610,13 @@ class Client {
           }
         : null;
     const params = { name, arguments: args ?? {} };
-    const pending = this.#native.request('tools/call', params, { timeout, meta }, progress, token);
+    const pending = this.#request('tools/call', params, { timeout, meta }, progress, token);
     return pending.finally(unlisten);
   }
 
   /** `resources/read`. @param {string} uri */
   readResource(uri) {
-    return this.#native.request('resources/read', { uri });
+    return this.#request('resources/read', { uri });
   }
 
   /**
@@ -593,7 +625,7 @@ class Client {
    * @param {Record<string, string>} [args]
    */
   getPrompt(name, args) {
-    return this.#native.request('prompts/get', { name, arguments: args ?? {} });
+    return this.#request('prompts/get', { name, arguments: args ?? {} });
   }
 
   /**
@@ -603,7 +635,7 @@ class Client {
    *   context?: { arguments?: Record<string, string> } }} params
    */
   complete(params) {
-    return this.#native.request('completion/complete', params);
+    return this.#request('completion/complete', params);
   }
 
   /**

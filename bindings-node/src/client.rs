@@ -39,6 +39,7 @@ use crate::client_task::{JsToolTask, tool_arguments};
 use crate::host_call::{self, HostCallArgs, JsCallback};
 use crate::runtime::spawn;
 use crate::server::JsServer;
+use crate::telemetry::{CallSlot, CallSpan};
 use ferromcp::host::input::input_answer;
 use ferromcp::host::listen::HostSubscription;
 use ferromcp::host::settings::client_options;
@@ -369,8 +370,13 @@ impl JsClient {
         let kind = parse_list_kind(env, &kind)?;
         let (demand, demands) = mpsc::unbounded_channel();
         let client = self.client.clone();
-        ferromcp::runtime::handle().spawn(async move { client.serve_pages(kind, demands).await });
-        Ok(JsPages { demand })
+        // Each page's request is the client span of its `next()` call.
+        let call = CallSpan::slot(None);
+        let pages = crate::telemetry::in_call_slot(call.clone(), async move {
+            client.serve_pages(kind, demands).await
+        });
+        ferromcp::runtime::handle().spawn(pages);
+        Ok(JsPages { demand, call })
     }
 
     /// Sends `method` (a row of core's `CLIENT_CALLS`: `"tools/call"`,
@@ -665,6 +671,8 @@ fn parse_list_kind(env: &Env, kind: &str) -> napi::Result<ListKind> {
 #[napi(js_name = "Pages")]
 pub struct JsPages {
     demand: mpsc::UnboundedSender<PageDemand>,
+    /// The span of the page being fetched (telemetry.rs).
+    call: CallSlot,
 }
 
 #[napi]
@@ -673,6 +681,7 @@ impl JsPages {
     #[napi(ts_return_type = "Promise<{ items: any[]; nextCursor?: string } | null>")]
     pub fn next<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
         let (reply, replied) = oneshot::channel();
+        CallSpan::set(&self.call, crate::telemetry::take_next_call());
         let sent = self.demand.send(reply).is_ok();
         spawn(
             env,

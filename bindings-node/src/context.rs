@@ -192,6 +192,25 @@ impl JsRequestContext {
         Value::Object(map)
     }
 
+    /// The request's W3C trace context (SEP-414): while the handler runs
+    /// with tracing on, that of the request's server span, the parent of
+    /// the spans the handler starts (when ferromcp reports to your
+    /// OpenTelemetry SDK, the handler already runs in that span's
+    /// context); else what the client sent in `_meta`, if anything.
+    #[napi(
+        getter,
+        ts_return_type = "{ traceparent: string; tracestate?: string } | undefined"
+    )]
+    pub fn trace(&self) -> Option<Value> {
+        self.meta.trace.as_ref().map(|trace| {
+            let mut value = serde_json::json!({ "traceparent": trace.traceparent() });
+            if let Some(state) = &trace.state {
+                value["tracestate"] = Value::from(state.as_str());
+            }
+            value
+        })
+    }
+
     /// True once the client cancelled the request or went away (or the call
     /// is over); a handler doing long work should check it and stop early.
     #[napi(getter)]

@@ -22,6 +22,11 @@
 //! core's rule for that kind ([`FromHost`]); if core stops waiting
 //! (cancellation, closed connection) the call's context is released.
 //!
+//! While ferromcp reports to the application's OpenTelemetry SDK, a call
+//! core makes under a span (a request's, or a JS client call's) goes
+//! through the facade's runner, which runs the callable in that span's
+//! context (`telemetry.rs`).
+//!
 //! The per-kind files only say which callable runs with which input:
 //! `tools.rs`, `primitives.rs` (resources, prompts, completion), `auth.rs`
 //! (a token verifier), `middleware.rs` (a middleware link) and
@@ -38,8 +43,9 @@ use ferromcp::server::{
     BoxFuture, CompletionOutput, FromHost, HandlerError, PromptOutput, RequestContext,
     ResourceOutput, Responder, ResponderReceiver, ToolOutput,
 };
+use ferromcp::telemetry::TraceContext;
 use napi::bindgen_prelude::{
-    CallbackContext, FnArgs, Function, FunctionRef, JsValuesTupleIntoVec, PromiseRaw,
+    CallbackContext, FnArgs, Function, FunctionRef, JsValuesTupleIntoVec, PromiseRaw, ToNapiValue,
 };
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, JsValue, Status, Unknown, sys};
@@ -196,12 +202,25 @@ type Outcome = ferromcp::runtime::BatchJob;
 struct Call<O, A> {
     args: A,
     responder: Responder<O>,
+    /// The span the call runs under, when the facade's telemetry is on
+    /// (see `telemetry.rs`).
+    trace: Option<TraceContext>,
 }
 
 impl<O: HostOutput + 'static, A: JsValuesTupleIntoVec + Send + 'static> Job for Call<O, A> {
     fn run(self: Box<Self>, env: &Env, function: sys::napi_value) -> Option<Outcome> {
-        let Call { args, responder } = *self;
-        let returned = invoke(env, function, args);
+        let Call {
+            args,
+            responder,
+            trace,
+        } = *self;
+        let runner = trace
+            .as_ref()
+            .and_then(|trace| Some((trace, crate::telemetry::runner(env)?)));
+        let returned = match runner {
+            Some((trace, runner)) => invoke_in_span(env, runner, trace, function, args),
+            None => invoke(env, function, args),
+        };
         settle(env, returned, responder)
     }
 
@@ -217,8 +236,39 @@ fn invoke<A: JsValuesTupleIntoVec>(
     function: sys::napi_value,
     args: A,
 ) -> Result<Unknown<'static>, Thrown> {
+    let args = args.into_vec(env.raw()).map_err(Thrown::Conversion)?;
+    invoke_raw(env, function, args)
+}
+
+/// Calls `function(...args)` through the facade's telemetry runner,
+/// `runner(traceparent, function, ...args)`, which runs it in the SDK span
+/// of `trace`: what [`invoke`] does, under the span.
+fn invoke_in_span<A: JsValuesTupleIntoVec>(
+    env: &Env,
+    runner: sys::napi_value,
+    trace: &TraceContext,
+    function: sys::napi_value,
+    args: A,
+) -> Result<Unknown<'static>, Thrown> {
     let raw_env = env.raw();
     let args = args.into_vec(raw_env).map_err(Thrown::Conversion)?;
+    // SAFETY: `raw_env` is the current JS thread's env.
+    let traceparent = unsafe { String::to_napi_value(raw_env, trace.traceparent()) }
+        .map_err(Thrown::Conversion)?;
+    let mut all = Vec::with_capacity(args.len() + 2);
+    all.push(traceparent);
+    all.push(function);
+    all.extend(args);
+    invoke_raw(env, runner, all)
+}
+
+/// Calls `function(...args)`, `args` being values of the current scope.
+fn invoke_raw(
+    env: &Env,
+    function: sys::napi_value,
+    args: Vec<sys::napi_value>,
+) -> Result<Unknown<'static>, Thrown> {
+    let raw_env = env.raw();
     let mut this = std::ptr::null_mut();
     let mut returned = std::ptr::null_mut();
     // SAFETY: `raw_env` is the current JS thread's env, `function` a live
@@ -267,6 +317,7 @@ pub(crate) fn call<O: HostOutput + 'static>(
     input: Value,
 ) -> BoxFuture<Result<O, HandlerError>> {
     let (responder, outcome) = Responder::<O>::new();
+    let trace = crate::telemetry::handler_trace(ctx.as_ref());
     let (context, release) = match ctx.map(JsRequestContext::new) {
         Some((context, slot)) => (
             Some(context),
@@ -282,6 +333,7 @@ pub(crate) fn call<O: HostOutput + 'static>(
         Call {
             args: FnArgs::from((input, context)),
             responder,
+            trace,
         },
         outcome,
         release,
@@ -297,7 +349,17 @@ where
     A: JsValuesTupleIntoVec + Send + 'static,
 {
     let (responder, outcome) = Responder::<O>::new();
-    enqueue(callback, Call { args, responder }, outcome, None)
+    let trace = crate::telemetry::handler_trace(None);
+    enqueue(
+        callback,
+        Call {
+            args,
+            responder,
+            trace,
+        },
+        outcome,
+        None,
+    )
 }
 
 /// Queues `job` on `callback`'s batch; the future sends the batch's

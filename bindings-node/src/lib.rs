@@ -23,7 +23,8 @@
 //! callable), `context` (the request context), `auth` (protected serving),
 //! `http_embed` (core's HTTP endpoint for a JS web server), `middleware`
 //! (JS links of core's middleware chain, core's ready-made links),
-//! `visibility` (who sees which item), `gateway`
+//! `visibility` (who sees which item), `telemetry` (core's spans reported
+//! to the application's OpenTelemetry SDK), `gateway`
 //! (`mount`, `mountServer` and `proxy` of `Server`, and `Mount`), `client` and
 //! `oauth`, `tool_result`, `abort` (`ctx.signal`), `error` (both directions
 //! of error conversion), `values` (JS values to JSON) and `runtime`
@@ -49,6 +50,7 @@ mod middleware;
 mod oauth;
 mod primitives;
 mod runtime;
+mod telemetry;
 mod tool_result;
 mod tools;
 mod values;

@@ -28,6 +28,8 @@ where
     F: Future<Output = Result<T, Error>> + Send + 'static,
 {
     let (deferred, promise) = env.create_deferred()?;
+    // A client call the facade traces runs in its span (telemetry.rs).
+    let work = crate::telemetry::in_next_call(work);
     let runtime = ferromcp::runtime::handle();
     let worker = runtime.clone();
     runtime.spawn(async move {
