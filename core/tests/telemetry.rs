@@ -153,6 +153,7 @@ async fn client_and_server_spans_are_one_trace_and_metrics_reach_the_collector()
     for (label, era) in [
         ("http 2026", EraPreference::Modern),
         ("http 2025", EraPreference::Legacy),
+        ("http auto", EraPreference::Auto),
     ] {
         let options = ClientOptions {
             era,
@@ -247,6 +248,13 @@ async fn client_and_server_spans_are_one_trace_and_metrics_reach_the_collector()
             .expect("the handler's task runs under the server span");
         assert_eq!(handler_ctx.span_id_hex(), server_span["spanId"], "{label}");
 
+        if *label == "http auto" {
+            // The era probe is a call like the others: its server span is
+            // its client span's child.
+            let (probe, probed) = (find("server/discover", 3), find("server/discover", 2));
+            assert_eq!(probed["parentSpanId"], probe["spanId"], "{label}");
+            assert_eq!(probed["traceId"], probe["traceId"], "{label}");
+        }
         let sulk_client = find("tools/call sulk", 3);
         assert_eq!(sulk_client["traceId"], other_root.trace_id_hex(), "{label}");
         for span in [sulk_client, find("tools/call sulk", 2)] {

@@ -82,7 +82,20 @@ impl Client {
             EraPreference::Modern => Era::Modern,
             EraPreference::Legacy => self.initialize_legacy().await?,
             EraPreference::Auto => {
-                let probe = CallOptions::default().with_cache(CacheMode::Bypass);
+                let mut probe = CallOptions::default().with_cache(CacheMode::Bypass);
+                // The probe is a request like any other: a client span,
+                // whose context the server's span takes as parent.
+                let span = crate::telemetry::installed().map(|telemetry| {
+                    let span = crate::telemetry::ClientSpan::start(
+                        telemetry,
+                        methods::SERVER_DISCOVER,
+                        &Map::new(),
+                        &self.protocol_version(),
+                        crate::telemetry::current(),
+                    );
+                    span.context().inject(&mut probe.meta);
+                    span
+                });
                 let outcome = self
                     .probe_after_start_up(self.send_modern(
                         methods::SERVER_DISCOVER,
@@ -90,6 +103,9 @@ impl Client {
                         &probe,
                     ))
                     .await;
+                if let Some(span) = span {
+                    span.finish(outcome.as_ref());
+                }
                 match outcome {
                     Ok(result) => {
                         self.shared.cache.put(

@@ -166,6 +166,8 @@ impl Attempt {
             // A subscription lives until either side ends it, not for the
             // client's default call timeout.
             timeout: Some(std::time::Duration::from_secs(u64::from(u32::MAX))),
+            // Sent on a task of its own: the caller's span goes with it.
+            trace: crate::telemetry::current(),
             ..CallOptions::default()
         };
         drop(tx);
