@@ -129,6 +129,15 @@ fn server(seen: Arc<Mutex<Vec<Option<TraceContext>>>>) -> Server {
         .unwrap();
     server
         .add_tool(
+            Tool::new("stall", json!({"type": "object"})),
+            |_ctx, _args: Value| async {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                Ok(ToolOutput::text("late"))
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(
             Tool::new("broken", json!({"type": "object"})),
             |_ctx, _args: Value| async {
                 Err::<ToolOutput, _>(HandlerError::Protocol(McpError::internal("down")))
@@ -186,6 +195,19 @@ async fn client_and_server_spans_are_one_trace_and_metrics_reach_the_collector()
             .unwrap();
         let _ = client.call_tool("broken", json!({})).await;
         let _ = client.call_tool("missing", json!({})).await;
+        // A call given up on: its server span ends as cancelled when the
+        // request's future is dropped.
+        let hasty = CallOptions {
+            timeout: Some(Duration::from_millis(300)),
+            ..CallOptions::default()
+        };
+        assert!(
+            client
+                .call_tool_with("stall", json!({}), &hasty)
+                .await
+                .is_err()
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(telemetry::flush(Duration::from_secs(5)), "{label}: flush");
 
         let spans = spans(&received);
@@ -273,6 +295,18 @@ async fn client_and_server_spans_are_one_trace_and_metrics_reach_the_collector()
             );
             assert_eq!(span["status"]["message"], "down", "{label}");
         }
+        let stalled = find("tools/call stall", 2);
+        assert_eq!(
+            string_attribute(&stalled, "error.type").as_deref(),
+            Some("cancelled"),
+            "{label}"
+        );
+        let gave_up = find("tools/call stall", 3);
+        assert_eq!(
+            string_attribute(&gave_up, "error.type").as_deref(),
+            Some("timeout"),
+            "{label}"
+        );
         let missing = find("tools/call missing", 2);
         assert_eq!(
             string_attribute(&missing, "error.type").as_deref(),

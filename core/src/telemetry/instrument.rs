@@ -63,14 +63,72 @@ fn tool_error(method: &str, result: &Map<String, Value>) -> bool {
     method == methods::TOOLS_CALL && result.get("isError").and_then(Value::as_bool) == Some(true)
 }
 
-/// A request being served.
-pub(crate) struct ServerSpan {
+/// A span with its operation's metric, ended once: by `finish`, or, for
+/// a request whose future was dropped (cancelled, its client gone), when
+/// dropped, as cancelled, so no span is lost and the active count comes
+/// back down.
+struct Timed {
     telemetry: Arc<dyn Telemetry>,
-    span: Box<dyn Span>,
+    span: Option<Box<dyn Span>>,
+    kind: SpanKind,
     started: Instant,
     method: String,
     metric_attributes: Attributes,
 }
+
+impl Timed {
+    fn context(&self) -> TraceContext {
+        match &self.span {
+            Some(span) => span.context(),
+            None => TraceContext::new_root(),
+        }
+    }
+
+    fn set_attribute(&mut self, key: &'static str, value: AttributeValue) {
+        if let Some(span) = &mut self.span {
+            span.set_attribute(key, value);
+        }
+    }
+
+    fn fail(&mut self, error_type: &str, message: &str) {
+        if let Some(span) = &mut self.span {
+            span.set_error(error_type, message);
+        }
+        self.metric_attributes
+            .push(("error.type", error_type.into()));
+    }
+
+    fn fail_with(&mut self, error: &McpError) {
+        let code = error.code.to_string();
+        self.set_attribute("rpc.response.status_code", code.clone().into());
+        self.fail(&code, &error.message);
+    }
+
+    fn end(&mut self) {
+        let Some(span) = self.span.take() else {
+            return;
+        };
+        let seconds = self.started.elapsed().as_secs_f64();
+        if self.kind == SpanKind::Server {
+            self.telemetry.active_requests(&self.method, -1);
+        }
+        self.telemetry
+            .record_operation(self.kind, seconds, &self.metric_attributes);
+        span.end();
+    }
+}
+
+impl Drop for Timed {
+    fn drop(&mut self) {
+        if self.span.is_some() {
+            self.fail("cancelled", "the request ended before its answer");
+            self.end();
+        }
+    }
+}
+
+/// A request being served.
+pub(crate) struct ServerSpan(Timed);
 
 impl ServerSpan {
     /// Starts the span of a request whose `_meta` carried `parent`.
@@ -100,61 +158,37 @@ impl ServerSpan {
             attributes,
         });
         telemetry.active_requests(method, 1);
-        ServerSpan {
+        ServerSpan(Timed {
             telemetry,
-            span,
+            span: Some(span),
+            kind: SpanKind::Server,
             started: Instant::now(),
             method: method.to_owned(),
             metric_attributes: described.metric_attributes,
-        }
+        })
     }
 
     /// The context a handler's work runs under.
     pub(crate) fn context(&self) -> TraceContext {
-        self.span.context()
+        self.0.context()
     }
 
     /// Ends the span with the request's outcome: `Ok(Some(result))` for a
     /// result object, `Ok(None)` when there is nothing to look into.
     pub(crate) fn finish(mut self, outcome: Result<Option<&Map<String, Value>>, &McpError>) {
         match outcome {
-            Ok(Some(result)) if tool_error(&self.method, result) => {
-                self.fail("tool_error", "the tool reported an error");
+            Ok(Some(result)) if tool_error(&self.0.method, result) => {
+                self.0.fail("tool_error", "the tool reported an error");
             }
             Ok(_) => {}
-            Err(error) => {
-                let code = error.code.to_string();
-                self.span
-                    .set_attribute("rpc.response.status_code", code.clone().into());
-                self.fail(&code, &error.message);
-            }
+            Err(error) => self.0.fail_with(error),
         }
-        self.end();
-    }
-
-    fn fail(&mut self, error_type: &str, message: &str) {
-        self.span.set_error(error_type, message);
-        self.metric_attributes
-            .push(("error.type", error_type.into()));
-    }
-
-    fn end(self) {
-        let seconds = self.started.elapsed().as_secs_f64();
-        self.telemetry.active_requests(&self.method, -1);
-        self.telemetry
-            .record_operation(SpanKind::Server, seconds, &self.metric_attributes);
-        self.span.end();
+        self.0.end();
     }
 }
 
 /// A request being sent.
-pub(crate) struct ClientSpan {
-    telemetry: Arc<dyn Telemetry>,
-    span: Box<dyn Span>,
-    started: Instant,
-    method: String,
-    metric_attributes: Attributes,
-}
+pub(crate) struct ClientSpan(Timed);
 
 impl ClientSpan {
     /// Starts the span of a request sent under `parent` (the caller's
@@ -174,48 +208,31 @@ impl ClientSpan {
             parent_is_remote: false,
             attributes: described.span_attributes,
         });
-        ClientSpan {
+        ClientSpan(Timed {
             telemetry,
-            span,
+            span: Some(span),
+            kind: SpanKind::Client,
             started: Instant::now(),
             method: method.to_owned(),
             metric_attributes: described.metric_attributes,
-        }
+        })
     }
 
     /// What goes into the request's `_meta`.
     pub(crate) fn context(&self) -> TraceContext {
-        self.span.context()
+        self.0.context()
     }
 
     /// Ends the span with the call's outcome.
     pub(crate) fn finish(mut self, outcome: Result<&Value, &Error>) {
         match outcome {
-            Ok(Value::Object(result)) if tool_error(&self.method, result) => {
-                self.fail("tool_error", "the tool reported an error");
+            Ok(Value::Object(result)) if tool_error(&self.0.method, result) => {
+                self.0.fail("tool_error", "the tool reported an error");
             }
             Ok(_) => {}
-            Err(Error::Mcp(error)) => {
-                let code = error.code.to_string();
-                self.span.set_attribute(
-                    "rpc.response.status_code",
-                    AttributeValue::String(code.clone()),
-                );
-                self.fail(&code, &error.message);
-            }
-            Err(error) => {
-                self.fail(error.kind().as_str(), &error.to_string());
-            }
+            Err(Error::Mcp(error)) => self.0.fail_with(error),
+            Err(error) => self.0.fail(error.kind().as_str(), &error.to_string()),
         }
-        let seconds = self.started.elapsed().as_secs_f64();
-        self.telemetry
-            .record_operation(SpanKind::Client, seconds, &self.metric_attributes);
-        self.span.end();
-    }
-
-    fn fail(&mut self, error_type: &str, message: &str) {
-        self.span.set_error(error_type, message);
-        self.metric_attributes
-            .push(("error.type", error_type.into()));
+        self.0.end();
     }
 }
