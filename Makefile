@@ -59,6 +59,13 @@ PY_TOOLS_STAMP := $(PY_TOOLS_STAMP)-pydantic$(PYDANTIC_VERSION)
 LIEF_VERSION := 1.0.0
 PY_TOOLS += lief==$(LIEF_VERSION)
 PY_TOOLS_STAMP := $(PY_TOOLS_STAMP)-lief$(LIEF_VERSION)
+# OpenTelemetry is an optional dependency of ferromcp (spans join the
+# application's SDK, bindings-python/tests/test_telemetry.py); the proto
+# package decodes what the OTLP exporters send in the same tests. The SDK
+# pins the API to its own version.
+OTEL_PY_VERSION := 1.45.2
+PY_TOOLS += opentelemetry-api==$(OTEL_PY_VERSION) opentelemetry-sdk==$(OTEL_PY_VERSION) opentelemetry-proto==$(OTEL_PY_VERSION)
+PY_TOOLS_STAMP := $(PY_TOOLS_STAMP)-otel$(OTEL_PY_VERSION)
 # What `cargo build` builds; `make demo` narrows it (see below).
 RUST_SELECT := --lib --bins
 

@@ -533,11 +533,14 @@ impl PyClient {
 
     /// Walks every page of `kind` with core's [`Pages`] (which follows
     /// `nextCursor` and stops at a cursor seen before).
-    fn pages(&self, kind: &str) -> PyResult<PyPages> {
+    fn pages(&self, py: Python<'_>, kind: &str) -> PyResult<PyPages> {
         let kind = parse_list_kind(kind)?;
         let (demand, demands) = mpsc::unbounded_channel();
         let client = self.client.clone();
-        ferromcp::runtime::get().spawn(async move { client.serve_pages(kind, demands).await });
+        let pages: crate::telemetry::Traced<()> =
+            Box::pin(async move { client.serve_pages(kind, demands).await });
+        // Each page is requested under the span current here.
+        ferromcp::runtime::get().spawn(crate::telemetry::under_caller(py, pages));
         Ok(PyPages { demand })
     }
 

@@ -45,7 +45,7 @@ use crate::loop_dispatch::LoopInbox;
 #[cfg(target_os = "linux")]
 use crate::loop_reactor::{Delivery, LoopReactor};
 use crate::pending::Pending;
-use crate::{error, workers};
+use crate::{error, telemetry, workers};
 
 /// How often a blocked call wakes to run Python signal handlers.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
@@ -98,7 +98,10 @@ pub(crate) fn run_with_events<T: Send + 'static, F: CallFuture<T>>(
     // Boxed once here: a call's future is several kilobytes (about 6 KiB
     // for `tools/call`), and each of the moves between here and where it is
     // polled would copy all of it.
-    let work = Box::pin(work);
+    let work: telemetry::Traced<Result<T, Error>> = Box::pin(work);
+    // Sent under the caller's OpenTelemetry span, which is current here,
+    // on the calling thread, not where core runs it.
+    let work = telemetry::under_caller(py, work);
     match event_loop {
         Some(event_loop) => awaitable(event_loop, work, to_py, events),
         None => blocking(py, work, to_py, events),

@@ -29,6 +29,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use ferromcp::server::{FromHost, HandlerError, RequestContext, Responder, ToolOutput};
+use ferromcp::telemetry::TraceContext;
 
 use crate::context::PyContext;
 use crate::loop_dispatch::{LoopDispatcher, get_running_loop};
@@ -36,7 +37,7 @@ use crate::middleware::{LinkCall, PyMiddlewareCall};
 use crate::refs::{HandlerKey, PyRefs};
 use crate::sync::lock;
 use crate::tool_result::PyToolResult;
-use crate::{error, outbox, values, workers};
+use crate::{error, outbox, telemetry, values, workers};
 
 const INTERPRETER_GONE: &str = "the Python interpreter is shutting down";
 
@@ -102,8 +103,24 @@ pub(crate) enum HostCtx {
     /// The request's context (`ferromcp._native.Context`).
     Request(RequestContext),
     /// A middleware link's call: the request's meta and the rest of the
-    /// chain (`ferromcp._native.MiddlewareCall`).
-    Link(LinkCall),
+    /// chain (`ferromcp._native.MiddlewareCall`). Boxed: the request's
+    /// meta is large, and every other call would carry its size.
+    Link(Box<LinkCall>),
+}
+
+impl HostCtx {
+    /// The span the call serves (its server span while traced), which the
+    /// callable runs under ([`telemetry::attach`]).
+    fn trace(&self) -> Option<TraceContext> {
+        if !telemetry::on() {
+            return None;
+        }
+        match self {
+            HostCtx::Request(ctx) => ctx.meta().trace.clone(),
+            HostCtx::Link(call) => call.trace().cloned(),
+            HostCtx::None => None,
+        }
+    }
 }
 
 impl HostCall {
@@ -118,8 +135,12 @@ impl HostCall {
 
     async fn run_sync<O: PyOutput>(mut self) -> Result<O, HandlerError> {
         with_gil(move |py| {
-            self.invoke(py)
-                .and_then(|returned| output::<O>(py, &self.refs, &returned))
+            let trace = self.ctx.trace();
+            let returned = {
+                let _attached = telemetry::attach(py, trace.as_ref());
+                self.invoke(py)
+            };
+            returned.and_then(|returned| output::<O>(py, &self.refs, &returned))
         })
         .await
         .and_then(|result| result)
@@ -175,7 +196,7 @@ impl HostCall {
             HostCtx::Request(ctx) => Py::new(py, PyContext::new(ctx))
                 .map_err(|e| error::handler_error(py, e))?
                 .into_any(),
-            HostCtx::Link(call) => Py::new(py, PyMiddlewareCall::from(call))
+            HostCtx::Link(call) => Py::new(py, PyMiddlewareCall::from(*call))
                 .map_err(|e| error::handler_error(py, e))?
                 .into_any(),
             HostCtx::None => py.None(),
@@ -198,6 +219,10 @@ impl HostCall {
         if matches!(*lock(state), TaskState::Dropped) {
             return;
         }
+        // The task is created under the span: it runs in a copy of the
+        // current context.
+        let trace = self.ctx.trace();
+        let _attached = telemetry::attach(py, trace.as_ref());
         let coroutine = match self.invoke(py) {
             Ok(coroutine) => coroutine,
             Err(e) => {

@@ -29,6 +29,7 @@ mod refs;
 mod server;
 mod serving;
 mod sync;
+mod telemetry;
 mod tool_result;
 mod tools;
 mod values;
@@ -47,6 +48,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     auth::register(m)?;
     client::register(m)?;
     oauth::register(m)?;
+    telemetry::register(m)?;
     m.add_class::<serving::PyServing>()?;
     m.add_class::<context::PyContext>()?;
     m.add_class::<tool_result::PyToolResult>()?;

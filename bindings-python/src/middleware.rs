@@ -93,12 +93,12 @@ impl Middleware for PyMiddleware {
         let call = HostCall {
             key: self.key.clone(),
             refs: self.refs.clone(),
-            ctx: HostCtx::Link(LinkCall {
+            ctx: HostCtx::Link(Box::new(LinkCall {
                 id,
                 method,
                 meta,
                 next,
-            }),
+            })),
             input: Value::Object(params),
             is_async: self.is_async,
         };
@@ -156,6 +156,13 @@ pub(crate) struct PyMiddlewareCall {
     method: String,
     meta: RequestMeta,
     next: Mutex<Option<Next>>,
+}
+
+impl LinkCall {
+    /// The request's trace context (its server span's while traced).
+    pub(crate) fn trace(&self) -> Option<&ferromcp::telemetry::TraceContext> {
+        self.meta.trace.as_ref()
+    }
 }
 
 impl From<LinkCall> for PyMiddlewareCall {

@@ -25,7 +25,7 @@ use ferromcp::server::{BoxFuture, RequestMeta, VisibilityRule, VisibleItem};
 
 use crate::host_call;
 use crate::refs::{HandlerKey, HandlerKind, PyRefs};
-use crate::values;
+use crate::{telemetry, values};
 
 /// Sets `rule(caller, items) -> verdicts` as `server`'s visibility rule.
 /// With `items` (`(kind, key)` pairs), it is asked only about those: the
@@ -101,13 +101,17 @@ impl VisibilityRule for PyVisibility {
         if asked.is_empty() {
             return Box::pin(std::future::ready(verdicts));
         }
+        let trace = telemetry::on().then(|| caller.trace.clone()).flatten();
         let caller = caller_value(caller);
         let (key, refs) = (self.key.clone(), self.refs.clone());
         Box::pin(async move {
             // Not run (the interpreter is shutting down): hidden.
-            let answers = host_call::with_gil(move |py| ask(py, &refs, &key, caller, asked))
-                .await
-                .unwrap_or_default();
+            let answers = host_call::with_gil(move |py| {
+                let _attached = telemetry::attach(py, trace.as_ref());
+                ask(py, &refs, &key, caller, asked)
+            })
+            .await
+            .unwrap_or_default();
             for (n, place) in places.into_iter().enumerate() {
                 verdicts[place] = answers.get(n).copied().unwrap_or(false);
             }

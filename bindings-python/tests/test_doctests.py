@@ -40,6 +40,8 @@ MODULES = [
     "ferromcp._primitives",
     "ferromcp.middleware",
     "ferromcp.visibility",
+    "ferromcp.telemetry",
+    "ferromcp._otel",
 ]
 
 # Public calls whose example is a `::` block: they serve until the process is
@@ -60,7 +62,13 @@ def test_docstring_examples(module: str) -> None:
 def _public() -> Iterator[tuple[str, Any]]:
     """Every public name of the package, and every public method and
     property of its public classes, as ``(qualified name, object)``."""
-    others = ("ferromcp.client_types", "ferromcp.asgi", "ferromcp.middleware", "ferromcp.visibility")
+    others = (
+        "ferromcp.client_types",
+        "ferromcp.asgi",
+        "ferromcp.middleware",
+        "ferromcp.visibility",
+        "ferromcp.telemetry",
+    )
     modules: list[ModuleType] = [ferromcp, *(importlib.import_module(m) for m in others)]
     for module in modules:
         names = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]

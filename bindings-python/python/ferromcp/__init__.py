@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit as _atexit
 
+from . import telemetry
 from ._native import PROTOCOL_VERSION, VERSION, Serving, ToolResult, _close_host_threads
 from .auth import AuthInfo, InvalidToken, JwtVerifier, Protection
 from .client import Client, ClientLimits, LoadedSkill, SyncClient, SyncLoadedSkill, SyncToolTask, ToolTask
@@ -59,10 +60,12 @@ from .visibility import VisibleItem
 # a third of a server's cold start.
 __version__: str = VERSION
 
-# Registered at import, so it runs after the application's own exit
+# Registered at import, so they run after the application's own exit
 # handlers (atexit runs them last-in, first-out): the threads that run
-# handlers stop while the interpreter is still whole. One of them taking
-# the GIL back during finalization would be ended mid-job by CPython.
+# handlers stop while the interpreter is still whole (one of them taking
+# the GIL back during finalization would be ended mid-job by CPython);
+# then the spans of the handlers they finished are sent.
+_atexit.register(telemetry._flush_at_exit)
 _atexit.register(_close_host_threads)
 
 __all__ = [

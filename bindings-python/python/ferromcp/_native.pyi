@@ -32,6 +32,10 @@ __all__ = [
     "_probe_host_call",
     "codes",
     "headless_authorize",
+    "telemetry_flush",
+    "telemetry_installed",
+    "telemetry_stop",
+    "telemetry_use",
     "uri_template_variables",
 ]
 
@@ -62,6 +66,24 @@ def _close_host_threads() -> bool:
 
 def uri_template_variables(template: str) -> list[str]:
     """The variable names of an RFC 6570 URI template, in order (core's parser)."""
+
+def telemetry_use(bridge: object, metrics: bool) -> None:
+    """Private (``ferromcp.telemetry.use_opentelemetry``): makes spans and,
+    with ``metrics``, measurements through ``bridge``, a
+    ``ferromcp._otel.Bridge``, in place of any other telemetry."""
+
+def telemetry_stop() -> None:
+    """Private (``ferromcp.telemetry.disable``): removes the installed
+    telemetry, whichever it is, after flushing it."""
+
+def telemetry_flush(timeout: float) -> bool:
+    """Private (``ferromcp.telemetry.flush``): sends what the installed
+    telemetry holds, waiting at most ``timeout`` seconds; whether all of it
+    went."""
+
+def telemetry_installed() -> str | None:
+    """Private (``ferromcp.telemetry.in_use``): ``"opentelemetry"``,
+    ``"otlp"`` or ``None``."""
 
 WRAPPED_RESULT_KEY: str
 """The key a non-object tool result is wrapped under with an output schema: ``"result"``."""

@@ -60,7 +60,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Itera
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypedDict, TypeVar, overload
 
-from . import _native
+from . import _native, telemetry
 from ._json import json_default
 from .client_types import (
     CallToolResult,
@@ -742,6 +742,7 @@ class _Connection:
         # Settings read at each connect: the OAuth callbacks are registered
         # with (and released by) the native client made here.
         oauth = {} if self.oauth is None else {"oauth": self.oauth._native_settings()}
+        telemetry._join_sdk()
         return self.connect(
             *self.target,
             event_loop,

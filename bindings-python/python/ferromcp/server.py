@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, overload
 
-from . import _native
+from . import _native, telemetry
 from ._callables import is_coroutine_function
 from ._json import json_default
 from ._native import Serving
@@ -278,6 +278,9 @@ class Server:
         event_bus: str | None = None,
         replica: str | None = None,
     ) -> None:
+        # Before the core server, which would start the core's own exporter
+        # if the OTEL_* variables ask for it.
+        telemetry._join_sdk()
         self._native = _native.Server(
             name,
             version,
@@ -306,6 +309,7 @@ class Server:
     @classmethod
     def _from_native(cls, native: _native.Server) -> Server:
         """A server around a native one made elsewhere (:meth:`proxy`)."""
+        telemetry._join_sdk()
         server = cls.__new__(cls)
         server._native = native
         server._async_handlers = set()
@@ -1082,6 +1086,7 @@ class Server:
         """
         _check_keywords("Server.start", http, _HttpOptions)
         _check_transport(transport)
+        telemetry._join_sdk()
         if transport == "stdio":
             return self._native.start_stdio(event_loop)
         auth, limits = http.get("auth"), http.get("limits")
@@ -1219,6 +1224,7 @@ class Server:
         >>> app.path
         '/mcp'
         """
+        telemetry._join_sdk()
         endpoint = _native.HttpEndpoint(
             self._native,
             path=path,
