@@ -5,6 +5,7 @@
 //! ferromcp proxy --stdio https://mcp.example.com/mcp          # stdio -> HTTP
 //! ferromcp proxy --http 8000 -- npx -y @modelcontextprotocol/server-everything
 //! ferromcp proxy --config servers.json --http 8000             # many, prefixed
+//! ferromcp proxy --stdio --reload src -- python server.py      # restarted on edits
 //! ```
 
 use clap::Args;
@@ -61,7 +62,13 @@ pub(crate) struct ProxyArgs {
     /// client that made it gets a timeout error (0: no limit)
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     timeout: u64,
-    /// The stdio server to share among HTTP clients (after `--`)
+    /// Restart the stdio server (after `--`) when a file under PATH
+    /// changes (repeatable); clients stay connected and are told the lists
+    /// changed
+    #[arg(long, value_name = "PATH")]
+    reload: Vec<PathBuf>,
+    /// The stdio server to share among HTTP clients, or to serve on stdio
+    /// (after `--`)
     #[arg(last = true, value_name = "COMMAND [ARGS]...")]
     command: Vec<String>,
 }
@@ -86,20 +93,11 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<(), Failure> {
         (None, Some(url), true) if !url.is_empty() => {
             Server::proxy(http_upstream(url, &args, &BTreeMap::new()).await?).await?
         }
-        (None, None, false) if args.http_port.is_some() => {
-            let mut argv = args.command.iter();
-            let program = argv.next().map(String::as_str).unwrap_or_default();
-            let options = args.upstream_options(ClientOptions {
-                // The shared child's stderr is the proxy's.
-                stderr: StderrMode::Inherit,
-                ..ClientOptions::default()
-            });
-            let child =
-                Client::connect_stdio_with(StdioCommand::new(program, argv), options).await?;
-            Server::proxy(child).await?
-        }
+        (None, None, false) if args.http_port.is_some() => child_proxy(&args).await?,
+        (None, Some(""), false) => child_proxy(&args).await?,
         _ => {
-            return Err("give --stdio URL, --http PORT -- COMMAND [ARGS...], \
+            return Err("give --stdio URL, --stdio -- COMMAND [ARGS...], \
+                        --http PORT -- COMMAND [ARGS...], \
                         or --config FILE with --stdio or --http PORT"
                 .into());
         }
@@ -116,6 +114,117 @@ pub(crate) async fn proxy(args: ProxyArgs) -> Result<(), Failure> {
         None => server.run_stdio().await?,
     }
     Ok(())
+}
+
+/// A server forwarding to the stdio server of `args.command`, restarted
+/// when a file under `args.reload` changes.
+async fn child_proxy(args: &ProxyArgs) -> Result<Server, Failure> {
+    let mut argv = args.command.iter();
+    let program = argv.next().map(String::as_str).unwrap_or_default();
+    let options = args.upstream_options(ClientOptions {
+        // The shared child's stderr is the proxy's.
+        stderr: StderrMode::Inherit,
+        ..ClientOptions::default()
+    });
+    let watched = Files::new(args.reload.clone());
+    if !args.reload.is_empty() && watched.read().is_empty() {
+        return Err(format!(
+            "--reload: no files under {}",
+            args.reload
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+        .into());
+    }
+    let child = Client::connect_stdio_with(StdioCommand::new(program, argv), options).await?;
+    if !args.reload.is_empty() {
+        tokio::spawn(reload_on_change(child.clone(), watched));
+    }
+    Ok(Server::proxy(child).await?)
+}
+
+/// How often watched files are looked at: quick enough that a save shows
+/// by the time one switches windows, cheap for a source tree.
+const RELOAD_POLL: Duration = Duration::from_millis(300);
+
+/// Restarts `child`'s server whenever the watched files change. The proxy's
+/// gateway follows the restart as it follows a crash: the server's listen
+/// stream ends, is opened again on the new process, the lists are read
+/// again, and the clients are told what changed.
+async fn reload_on_change(child: Client, watched: Files) {
+    let mut seen = watched.read();
+    loop {
+        tokio::time::sleep(RELOAD_POLL).await;
+        let now = watched.read();
+        if now == seen {
+            continue;
+        }
+        // A save often writes several files: let the tree settle first.
+        tokio::time::sleep(RELOAD_POLL).await;
+        seen = watched.read();
+        let changed = now
+            .iter()
+            .find(|(path, stamp)| seen.get(*path) != Some(stamp))
+            .or_else(|| seen.iter().find(|(path, _)| !now.contains_key(*path)))
+            .map_or_else(
+                || "a file".to_owned(),
+                |(path, _)| path.display().to_string(),
+            );
+        eprintln!("ferromcp proxy: {changed} changed; restarting the server");
+        child.restart_server().await;
+    }
+}
+
+/// The files under some paths, each with its modification time and size.
+struct Files {
+    roots: Vec<PathBuf>,
+}
+
+/// At most this many files are watched: a path naming a whole disk must
+/// not make every poll a full scan.
+const MAX_WATCHED: usize = 20_000;
+
+impl Files {
+    fn new(roots: Vec<PathBuf>) -> Files {
+        Files { roots }
+    }
+
+    /// What the files are now. Hidden directories, dependency folders and
+    /// build output are left out: they change without the source changing.
+    fn read(&self) -> BTreeMap<PathBuf, (std::time::SystemTime, u64)> {
+        let mut found = BTreeMap::new();
+        let mut pending: Vec<PathBuf> = self.roots.clone();
+        while let Some(path) = pending.pop() {
+            if found.len() >= MAX_WATCHED {
+                break;
+            }
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                let Ok(entries) = std::fs::read_dir(&path) else {
+                    continue;
+                };
+                for entry in entries.flatten() {
+                    let name = entry.file_name();
+                    let name = name.to_string_lossy();
+                    let skipped = name.starts_with('.')
+                        || matches!(
+                            name.as_ref(),
+                            "node_modules" | "__pycache__" | "target" | "venv" | "dist" | "build"
+                        );
+                    if !skipped {
+                        pending.push(entry.path());
+                    }
+                }
+            } else if let Ok(modified) = meta.modified() {
+                found.insert(path, (modified, meta.len()));
+            }
+        }
+        found
+    }
 }
 
 /// A client of the HTTP server at `url`, with the command line's TLS and

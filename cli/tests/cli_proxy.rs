@@ -385,3 +385,85 @@ async fn flooding_and_endless_upstreams_are_bounded_and_the_others_answer() {
     let _ = endless.wait();
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--reload`: an edit under the watched path restarts the stdio server
+/// (each start of it writes its pid), and the client's connection to the
+/// proxy carries on through the restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_restarts_the_server_and_the_client_stays_connected() {
+    let manifest = Manifest::load().unwrap();
+    let argv = manifest
+        .command("echo-server", "rust", Transport::Stdio, None)
+        .unwrap();
+    let scratch = std::env::temp_dir().join(format!("ferromcp-reload-{}", std::process::id()));
+    let watched = scratch.join("src");
+    std::fs::create_dir_all(&watched).unwrap();
+    std::fs::write(watched.join("server.txt"), "one").unwrap();
+    let pids = scratch.join("pids");
+    let server = argv
+        .iter()
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let start = format!("echo $$ >> '{}'; exec {server}", pids.display());
+    let watched_text = watched.display().to_string();
+    let mut command = StdioCommand::new(
+        env!("CARGO_BIN_EXE_ferromcp"),
+        [
+            "proxy",
+            "--stdio",
+            "--reload",
+            &watched_text,
+            "--",
+            "sh",
+            "-c",
+            &start,
+        ],
+    );
+    command.cwd = Some(repo_root());
+    let client = Client::connect_stdio(command).await.unwrap();
+    let starts = || {
+        std::fs::read_to_string(&pids)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let result = client
+        .call_tool("echo", json!({"text": "before"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "before");
+    assert_eq!(starts(), 1);
+
+    std::fs::write(watched.join("server.txt"), "two, longer").unwrap();
+    let mut answered = None;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if starts() < 2 {
+            continue;
+        }
+        if let Ok(result) = client.call_tool("echo", json!({"text": "after"})).await {
+            answered = Some(text(&result));
+            break;
+        }
+    }
+    assert_eq!(starts(), 2, "the server was started again once");
+    assert_eq!(answered.as_deref(), Some("after"));
+    client.close().await;
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn reload_needs_files_and_a_command() {
+    let missing = std::env::temp_dir().join("ferromcp-reload-nothing-here");
+    let output = Command::new(env!("CARGO_BIN_EXE_ferromcp"))
+        .args(["proxy", "--stdio", "--reload"])
+        .arg(&missing)
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--reload: no files under"), "{stderr}");
+}

@@ -160,6 +160,11 @@ pub(crate) trait ClientTransport: Send + Sync {
     }
     /// Stops the transport (for stdio: ends the server process).
     fn close(&self) -> BoxFuture<()>;
+    /// Ends the server process this transport started, if any, so that the
+    /// next request starts a new one; false when it started none.
+    fn restart(&self) -> BoxFuture<bool> {
+        Box::pin(async { false })
+    }
 }
 
 struct ClientShared {
@@ -254,5 +259,26 @@ impl Client {
     /// SIGTERM, then SIGKILL if it does not exit).
     pub async fn close(&self) {
         self.shared.transport.close().await
+    }
+
+    /// Restarts the server process this client started (stdio): it is told
+    /// to stop (stdin closed, then SIGTERM, then SIGKILL) and a new one
+    /// starts for the next request, as after a crash. Calls in flight fail
+    /// and listen streams end (their owners open them again: a gateway then
+    /// reads the lists again); a 2025-11-25 session is initialized anew.
+    /// What a development server's reload does. False for a client that
+    /// started no process (HTTP, in memory).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), ferromcp::Error> {
+    /// use ferromcp::client::{Client, StdioCommand};
+    /// let client = Client::connect_stdio(StdioCommand::new("python", ["server.py"])).await?;
+    /// // server.py changed:
+    /// assert!(client.restart_server().await);
+    /// client.list_tools().await?; // served by the new process
+    /// # Ok(()) }
+    /// ```
+    pub async fn restart_server(&self) -> bool {
+        self.shared.transport.restart().await
     }
 }

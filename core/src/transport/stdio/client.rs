@@ -490,39 +490,61 @@ impl ClientTransport for StdioTransport {
         })
     }
 
+    fn restart(&self) -> BoxFuture<bool> {
+        if !matches!(self.source, Source::Command(_)) || self.closed.load(Ordering::Acquire) {
+            return Box::pin(async { false });
+        }
+        // Out of the slot: the next request starts a new process, while
+        // this one is stopped as `close` stops it.
+        let conn = lock_unpoisoned(&self.connection).take();
+        Box::pin(async move {
+            if let Some(conn) = conn {
+                stop(conn).await;
+            }
+            true
+        })
+    }
+
     fn close(&self) -> BoxFuture<()> {
         self.closed.store(true, Ordering::Release);
         let conn = lock_unpoisoned(&self.connection).take();
         Box::pin(async move {
-            let Some(conn) = conn else { return };
-            // Dropping the sender ends the writer task, which closes stdin:
-            // the server's signal to exit.
-            lock_unpoisoned(&conn.outgoing).take();
-            let Some(child) = &conn.child else {
-                // A stream handed in (an in-memory server, say): its peer
-                // sees the end and closes its side; wait for that so the
-                // reader and what it holds are gone when `close` returns
-                // (a C program may exit right after). A peer that never
-                // closes is cut off.
-                let reader = lock_unpoisoned(&conn.reader).take();
-                if let Some(mut reader) = reader
-                    && tokio::time::timeout(STREAM_CLOSE_GRACE, &mut reader)
-                        .await
-                        .is_err()
-                {
-                    reader.abort();
-                    let _ = reader.await;
-                }
-                return;
-            };
-            let mut child = child.lock().await;
-            if tokio::time::timeout(Duration::from_secs(2), child.wait())
-                .await
-                .is_err()
-            {
-                terminate(&mut child).await;
+            if let Some(conn) = conn {
+                stop(conn).await;
             }
         })
+    }
+}
+
+/// Ends a connection: its server's stdin is closed (the signal to exit),
+/// then SIGTERM, then SIGKILL for a process that stays; a stream handed in
+/// is given time to close its side.
+async fn stop(conn: Arc<Connection>) {
+    // Dropping the sender ends the writer task, which closes stdin: the
+    // server's signal to exit.
+    lock_unpoisoned(&conn.outgoing).take();
+    let Some(child) = &conn.child else {
+        // A stream handed in (an in-memory server, say): its peer sees the
+        // end and closes its side; wait for that so the reader and what it
+        // holds are gone when `close` returns (a C program may exit right
+        // after). A peer that never closes is cut off.
+        let reader = lock_unpoisoned(&conn.reader).take();
+        if let Some(mut reader) = reader
+            && tokio::time::timeout(STREAM_CLOSE_GRACE, &mut reader)
+                .await
+                .is_err()
+        {
+            reader.abort();
+            let _ = reader.await;
+        }
+        return;
+    };
+    let mut child = child.lock().await;
+    if tokio::time::timeout(Duration::from_secs(2), child.wait())
+        .await
+        .is_err()
+    {
+        terminate(&mut child).await;
     }
 }
 
