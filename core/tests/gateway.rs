@@ -673,3 +673,128 @@ async fn a_dropped_proxy_lets_its_upstream_go() {
         .unwrap()
         .unwrap();
 }
+
+/// A proxy of one upstream (2026-07-28, stdio) relays a plain `tools/call`
+/// as it is: the upstream sees the downstream client's own `_meta` (its
+/// clientInfo), multi round-trip input goes through the relay both ways,
+/// and cancelling the call cancels it upstream. A call asking for progress
+/// takes the full path (its notifications are routed back), and a
+/// 2025-11-25 client is translated as before.
+#[tokio::test]
+async fn a_proxy_relays_plain_calls_as_they_are() {
+    let upstream_server = upstream("up");
+    upstream_server
+        .add_tool(
+            Tool::new("who", json!({"type": "object"})),
+            |ctx: RequestContext, _args| async move {
+                let info: Value = ctx
+                    .meta()
+                    .client_info
+                    .as_ref()
+                    .map(|raw| serde_json::from_str(raw.get()).unwrap())
+                    .unwrap_or_default();
+                Ok(ToolOutput::text(
+                    info["name"].as_str().unwrap_or("?").to_owned(),
+                ))
+            },
+        )
+        .unwrap();
+    let cancelled = std::sync::Arc::new(tokio::sync::Notify::new());
+    let seen = cancelled.clone();
+    upstream_server
+        .add_tool(
+            Tool::new("wait", json!({"type": "object"})),
+            move |ctx: RequestContext, _args| {
+                let stopped = Stopped(seen.clone());
+                async move {
+                    ctx.cancelled().await;
+                    drop(stopped);
+                    Ok(ToolOutput::text("cancelled"))
+                }
+            },
+        )
+        .unwrap();
+    let upstream_client = over_stdio(upstream_server, era(EraPreference::Modern));
+    let (url, _proxy) = serve_http(Server::proxy(upstream_client).await.unwrap()).await;
+    let downstream = |era_preference| ClientOptions {
+        info: ferromcp::protocol::Implementation::new("downstream", "1.0.0"),
+        ..answering(era_preference)
+    };
+    let client = Client::connect_http_with(&url, downstream(EraPreference::Modern))
+        .await
+        .unwrap();
+
+    let relayed = client.call_tool("who", json!({})).await.unwrap();
+    assert_eq!(
+        text(&relayed),
+        "downstream",
+        "relayed with the client's own _meta"
+    );
+    let updates = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = updates.clone();
+    let with_progress = ferromcp::client::CallOptions::default().with_progress(move |_| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    });
+    let full = client
+        .call_tool_with("who", json!({}), &with_progress)
+        .await
+        .unwrap();
+    assert_ne!(
+        text(&full),
+        "downstream",
+        "the full path calls as the gateway"
+    );
+    let asked = client
+        .call_tool_with("ask", json!({}), &with_progress)
+        .await
+        .unwrap();
+    assert_eq!(text(&asked), "hi Ada");
+    assert!(
+        updates.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+        "progress routed back"
+    );
+    // Input rounds through the relay: the upstream's own requestState.
+    let asked = client.call_tool("ask", json!({})).await.unwrap();
+    assert_eq!(text(&asked), "hi Ada");
+    let echoed = client
+        .call_tool("echo", json!({"text": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "up: x");
+
+    // Cancelling a relayed call cancels it upstream.
+    let token = CancellationToken::new();
+    let options = ferromcp::client::CallOptions::default().with_cancel(token.clone());
+    let call = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call_tool_with("wait", json!({}), &options).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    token.cancel();
+    tokio::time::timeout(Duration::from_secs(10), cancelled.notified())
+        .await
+        .expect("the upstream handler was cancelled");
+    let _ = call.await;
+
+    // A 2025-11-25 client: translated, never relayed.
+    let legacy = Client::connect_http_with(&url, downstream(EraPreference::Legacy))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(
+            &legacy
+                .call_tool("echo", json!({"text": "y"}))
+                .await
+                .unwrap()
+        ),
+        "up: y"
+    );
+    assert_eq!(
+        text(&legacy.call_tool("ask", json!({})).await.unwrap()),
+        "hi Ada"
+    );
+    assert_ne!(
+        text(&legacy.call_tool("who", json!({})).await.unwrap()),
+        "downstream"
+    );
+}

@@ -364,6 +364,43 @@ impl Client {
         meta
     }
 
+    /// Sends `method` with `params` as they are (their `_meta` included)
+    /// and returns the result object as it came: no era detection, cache,
+    /// input rounds, tasks or notifications — what a proxy's relay needs
+    /// (`server/relay.rs`), and only once the era is known to be
+    /// 2026-07-28 ([`Client::relays`]). The client's timeout applies;
+    /// dropping the future cancels the request upstream.
+    pub(crate) async fn send_as_is(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let sent = self.shared.transport.send(OutgoingRequest {
+            id: self.next_id(),
+            method: method.to_owned(),
+            params,
+            headers: Vec::new(),
+            notifications: None,
+            version: self.protocol_version(),
+            input: None,
+        });
+        match self.shared.options.timeout {
+            Some(limit) => tokio::time::timeout(limit, sent)
+                .await
+                .unwrap_or(Err(Error::Timeout)),
+            None => sent.await,
+        }
+    }
+
+    /// Whether a request of `protocol_version` can go through
+    /// [`Client::send_as_is`]: this client speaks 2026-07-28 at that
+    /// version already, over a transport that adds nothing per call.
+    pub(crate) fn relays(&self, protocol_version: &str) -> bool {
+        !self.shared.transport.mirrors_headers()
+            && self.is_legacy() == Some(false)
+            && self.protocol_version() == protocol_version
+    }
+
     pub(super) fn next_id(&self) -> RequestId {
         RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
     }

@@ -126,3 +126,37 @@ impl Upstream {
         }
     }
 }
+
+/// A proxy's one upstream as the server's relay (`server/relay.rs`).
+pub(crate) struct Relayed {
+    pub(crate) upstream: Upstream,
+    /// Whether the upstream offers the tasks extension.
+    pub(crate) offers_tasks: bool,
+}
+
+impl crate::server::Relay for Relayed {
+    fn takes(&self, protocol_version: &str, wants_tasks: bool) -> bool {
+        !(wants_tasks && self.offers_tasks) && self.upstream.client.relays(protocol_version)
+    }
+
+    fn relay(
+        &self,
+        method: &'static str,
+        params: Map<String, Value>,
+    ) -> crate::BoxFuture<Result<Map<String, Value>, McpError>> {
+        let upstream = self.upstream.clone();
+        Box::pin(async move {
+            let failed = |error: &Error| match upstream.failed(error) {
+                HandlerError::Protocol(error) => error,
+                HandlerError::Tool(message) => McpError::internal(message),
+            };
+            match upstream.client.send_as_is(method, params).await {
+                Ok(Value::Object(result)) => Ok(result),
+                Ok(other) => Err(failed(&Error::Protocol(format!(
+                    "{method} answered with {other} instead of an object"
+                )))),
+                Err(error) => Err(failed(&error)),
+            }
+        })
+    }
+}

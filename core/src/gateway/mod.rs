@@ -216,6 +216,11 @@ impl Server {
             client: upstream,
             label: String::new(),
         };
+        // Unprefixed: a plain tools/call can go upstream as it is.
+        server.set_relay(Arc::new(forward::Relayed {
+            upstream: upstream.clone(),
+            offers_tasks: mirror::Offers::from(&discovered.capabilities).tasks,
+        }));
         server
             .mount_discovered(
                 Prefix::new("").map_err(Error::InvalidDefinition)?,

@@ -110,6 +110,10 @@ impl Server {
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
     ) -> Reply {
+        if let Some(relay) = self.relay_for(&prepared) {
+            // Boxed: the commonest path's future keeps its size.
+            return Box::pin(self.execute_relayed(relay, prepared)).await;
+        }
         let Prepared {
             request,
             meta,

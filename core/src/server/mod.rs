@@ -19,6 +19,8 @@ mod panic;
 mod prepared;
 mod primitives;
 pub(crate) mod registry;
+pub(crate) use relay::Relay;
+mod relay;
 mod reply;
 pub(crate) mod seal;
 mod sink;
@@ -250,6 +252,9 @@ pub(crate) struct ServerShared {
     pub(crate) middleware: RwLock<Arc<[Arc<dyn Middleware>]>>,
     /// Whether `middleware` has a link (set with the first one).
     pub(crate) has_middleware: std::sync::atomic::AtomicBool,
+    /// A proxy's upstream, which plain `tools/call` requests go to as they
+    /// are (`relay.rs`).
+    pub(crate) relay: std::sync::OnceLock<Arc<dyn relay::Relay>>,
 }
 
 impl Drop for ServerShared {
@@ -339,6 +344,7 @@ impl Server {
                 runners,
                 middleware: RwLock::new(Arc::from(Vec::new())),
                 has_middleware: std::sync::atomic::AtomicBool::new(false),
+                relay: std::sync::OnceLock::new(),
             }),
         }
     }

@@ -1,0 +1,116 @@
+//! A server that forwards to one upstream as it is (a proxy: `Server::proxy`)
+//! may hand a `tools/call` to a [`Relay`] before dispatching it: the
+//! request's params and `_meta` go upstream as the client sent them and
+//! the upstream's result comes back as it is, with none of the work the
+//! server and the gateway's client would do and undo on the way (tool
+//! lookup, argument validation, the handler, a new `_meta`, the result
+//! decoded and encoded again). Only a request that nothing of this server
+//! would change is relayed: no middleware, no visibility rule, tracing off,
+//! no progress or log messages asked for (nothing to route back), no tasks
+//! (a task would be the upstream's, unknown to this server's `tasks/get`).
+//! Multi round-trip input still works: an `InputRequiredResult` is the
+//! upstream's, and the client's retry, relayed too, brings it its own
+//! `requestState`.
+
+use serde_json::{Map, Value};
+
+use super::Server;
+use super::prepared::Prepared;
+use super::reply::{Reply, ReplyMessage, ResultObject};
+use crate::protocol::jsonrpc::error_value;
+use crate::protocol::{Method, meta, tasks::declares_tasks};
+use crate::{BoxFuture, McpError};
+
+/// Where relayed requests go (the gateway's upstream).
+pub(crate) trait Relay: Send + Sync {
+    /// Whether the upstream takes a request of `protocol_version` as it is
+    /// (it speaks that revision, over a transport that adds nothing), from
+    /// a client that declared the tasks extension or not (an upstream
+    /// offering tasks could answer such a client with a task).
+    fn takes(&self, protocol_version: &str, wants_tasks: bool) -> bool;
+    /// Sends `method` with `params` (its `_meta` included) upstream; the
+    /// result object as it came, or the error to answer with.
+    fn relay(
+        &self,
+        method: &'static str,
+        params: Map<String, Value>,
+    ) -> BoxFuture<Result<Map<String, Value>, McpError>>;
+}
+
+impl Server {
+    /// Hands `tools/call` requests that nothing here would change to
+    /// `relay` (see the module documentation). Set once.
+    pub(crate) fn set_relay(&self, relay: std::sync::Arc<dyn Relay>) {
+        let _ = self.shared.relay.set(relay);
+    }
+
+    /// The relay, when `prepared` may go through it.
+    pub(super) fn relay_for(&self, prepared: &Prepared) -> Option<std::sync::Arc<dyn Relay>> {
+        let relay = self.shared.relay.get()?;
+        let meta = &prepared.meta;
+        let plain = prepared.method == Some(Method::ToolsCall)
+            && meta.progress_token.is_none()
+            && meta.log_level.is_none()
+            && self.middleware_chain().is_none()
+            && crate::telemetry::installed().is_none()
+            && self.registry_read().visibility.is_none();
+        let wants_tasks = declares_tasks(&meta.client_capabilities);
+        (plain && relay.takes(&meta.protocol_version, wants_tasks)).then(|| relay.clone())
+    }
+
+    /// Relays `prepared` and answers with the upstream's result or error.
+    pub(super) async fn execute_relayed(
+        &self,
+        relay: std::sync::Arc<dyn Relay>,
+        prepared: Prepared,
+    ) -> Reply {
+        let Prepared {
+            request,
+            meta: request_meta,
+            call,
+            ..
+        } = prepared;
+        let id = request.id;
+        let mut params = request.params;
+        call.restore_into(&mut params);
+        let mut params = params.unwrap_or_default();
+        // `_meta` as the client sent it: what this server read of it.
+        let mut sent_meta = Map::new();
+        sent_meta.insert(
+            meta::PROTOCOL_VERSION.into(),
+            Value::from(request_meta.protocol_version),
+        );
+        sent_meta.insert(
+            meta::CLIENT_CAPABILITIES.into(),
+            Value::Object(request_meta.client_capabilities),
+        );
+        if let Some(info) = &request_meta.client_info {
+            sent_meta.insert(meta::CLIENT_INFO.into(), info.to_value());
+        }
+        if let Some(trace) = &request_meta.trace {
+            trace.inject(&mut sent_meta);
+        }
+        params.insert("_meta".into(), Value::Object(sent_meta));
+        match relay
+            .relay(crate::protocol::methods::TOOLS_CALL, params)
+            .await
+        {
+            Ok(result) => Reply {
+                message: ReplyMessage::Result {
+                    id,
+                    result: ResultObject::Map(result),
+                    server_info: self
+                        .shared
+                        .options
+                        .include_server_info
+                        .then(|| self.shared.identity.clone()),
+                },
+                http_status: 200,
+            },
+            Err(error) => Reply {
+                http_status: super::dispatch::http_status_for(&error),
+                message: ReplyMessage::Message(error_value(Some(&id), &error)),
+            },
+        }
+    }
+}
