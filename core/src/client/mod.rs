@@ -33,6 +33,7 @@ pub(crate) mod deadline;
 mod era;
 mod headers;
 mod listen;
+mod middleware;
 pub(crate) mod notes;
 mod options;
 mod pages;
@@ -58,6 +59,7 @@ pub use cache::CacheMode;
 pub use calls::{CLIENT_CALLS, CallResult, ClientCall, complete_params};
 pub use command::{StderrMode, StdioCommand};
 pub use listen::{Subscription, SubscriptionNotification};
+pub use middleware::{CallNext, CallRequest, ClientMiddleware};
 pub use options::{
     CallInput, CallOptions, ClientLimits, ClientOptions, EraPreference, InputHandler,
     NotificationCallback, ProgressCallback, ProgressUpdate, TaskStateCallback,
@@ -189,6 +191,11 @@ struct ClientShared {
     capabilities_value: Value,
     /// What the server sends apart from any call.
     out_of_call: OutOfCall,
+    /// The middleware chain, replaced whole when a link is added.
+    middleware: RwLock<Arc<[Arc<dyn ClientMiddleware>]>>,
+    /// Whether `middleware` has a link: a client without one reads only
+    /// this per call.
+    has_middleware: std::sync::atomic::AtomicBool,
 }
 
 /// An MCP client connected to one server. Cheap to clone.
@@ -235,6 +242,8 @@ impl Client {
                 info_value,
                 capabilities_value,
                 out_of_call,
+                middleware: RwLock::new(Arc::from(Vec::new())),
+                has_middleware: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }

@@ -33,6 +33,21 @@ impl Client {
         params: Map<String, Value>,
         options: &CallOptions,
     ) -> Result<Value, Error> {
+        match self.middleware_chain() {
+            None => self.send_unchained(method, params, options).await,
+            // Boxed: a call without links keeps its future's size.
+            Some(chain) => Box::pin(self.send_chained(chain, method, params, options)).await,
+        }
+    }
+
+    /// [`Client::send`] after the middleware chain: in a span when tracing
+    /// is on.
+    pub(super) async fn send_unchained(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
         match crate::telemetry::installed() {
             None => self.send_followed(method, params, options).await,
             // Boxed: an untraced call's future keeps its size.
