@@ -4,51 +4,7 @@
 //! of every request (what `make bench` measures a middleware chain's cost
 //! with).
 
-use ferromcp::protocol::Tool;
-use ferromcp::server::{HandlerError, Server, ToolOutput};
 use ferromcp::transport::http::HttpOptions;
-use serde_json::{Value, json};
-
-fn build_server() -> Result<Server, ferromcp::Error> {
-    let server = Server::new("ferromcp-echo", "1.0.0");
-    server.add_tool(
-        Tool::new(
-            "echo",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        )
-        .with_description("Returns the text unchanged."),
-        |_ctx, args: Value| async move {
-            // The input schema was validated by the server, so `text` is a string.
-            Ok(ToolOutput::Value(args["text"].clone()))
-        },
-    )?;
-    server.add_tool(
-        Tool::new(
-            "add",
-            json!({
-                "type": "object",
-                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                "required": ["a", "b"]
-            }),
-        )
-        .with_description("Adds two integers.")
-        .with_output_schema(json!({
-            "type": "object",
-            "properties": {"result": {"type": "integer"}},
-            "required": ["result"]
-        })),
-        |_ctx, args: Value| async move {
-            let (Some(a), Some(b)) = (args["a"].as_i64(), args["b"].as_i64()) else {
-                return Err(HandlerError::tool("a and b must be integers"));
-            };
-            let sum = a
-                .checked_add(b)
-                .ok_or_else(|| HandlerError::tool("the sum does not fit in 64 bits"))?;
-            Ok(ToolOutput::Value(json!(sum)))
-        },
-    )?;
-    Ok(server)
-}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -59,7 +15,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .init();
-    let server = build_server()?;
+    let server = ferromcp_examples::echo::build_server()?;
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().is_some_and(|a| a == "--middleware") {
         args.remove(0);
