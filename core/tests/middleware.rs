@@ -273,3 +273,58 @@ async fn the_rate_limit_refuses_past_the_budget_and_masking_hides_internals() {
         .await
         .unwrap();
 }
+
+/// A 2025-11-25 session's own requests (`ping`, `logging/setLevel`,
+/// subscriptions) go through the chain as well, and a link can refuse them.
+#[tokio::test]
+async fn a_legacy_sessions_own_requests_go_through_the_chain() {
+    let server = server();
+    server
+        .add_resource(
+            ferromcp::protocol::Resource::new("mem://r", "r"),
+            |_ctx, _req: ferromcp::server::ResourceRequest| async move {
+                Ok(ferromcp::server::ResourceOutput::Text("r".into()))
+            },
+        )
+        .unwrap();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    server.add_middleware(move |request: MiddlewareRequest, next: Next| {
+        log.lock().unwrap().push(request.method.clone());
+        async move {
+            if request.method == "resources/subscribe" {
+                return Err(McpError::invalid_params("no subscriptions here"));
+            }
+            next.run(request).await
+        }
+    });
+    let http = Http::start(server.clone()).await;
+    let options = ClientOptions {
+        era: EraPreference::Legacy,
+        ..ClientOptions::default()
+    };
+    let client = Client::connect_http_with(&http.url(), options)
+        .await
+        .unwrap();
+    client
+        .request("ping", serde_json::Map::new())
+        .await
+        .unwrap();
+    let mut level = serde_json::Map::new();
+    level.insert("level".into(), json!("debug"));
+    client.request("logging/setLevel", level).await.unwrap();
+    let mut uri = serde_json::Map::new();
+    uri.insert("uri".into(), json!("mem://r"));
+    let refused = client
+        .request("resources/subscribe", uri)
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("no subscriptions here"),
+        "{refused}"
+    );
+    let seen = seen.lock().unwrap().clone();
+    for method in ["ping", "logging/setLevel", "resources/subscribe"] {
+        assert!(seen.iter().any(|m| m == method), "{method} not in {seen:?}");
+    }
+}

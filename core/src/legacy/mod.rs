@@ -16,7 +16,7 @@ pub(crate) mod streams;
 pub use session::SessionLimits;
 pub(crate) use session::{Refused, Session, SessionStore};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use crate::McpError;
@@ -124,65 +124,53 @@ async fn handle_request(
 ) -> Value {
     session.establish();
     let id = request.id.clone();
-    let params = request.params.clone().unwrap_or_default();
     let method = Method::from_name(&request.method);
-    let immediate = match method {
-        Some(Method::Ping) => Some(Ok(json!({}))),
-        Some(Method::Initialize) => Some(Err(McpError::new(
-            crate::protocol::codes::INVALID_REQUEST,
-            "the session is already initialized",
-        ))),
-        Some(Method::LoggingSetLevel) => Some(
-            match params
-                .get("level")
-                .and_then(Value::as_str)
-                .and_then(LoggingLevel::parse)
-            {
-                Some(level) => {
-                    session.set_log_level(level);
-                    Ok(json!({}))
-                }
-                None => Err(McpError::invalid_params(format!(
-                    "{LOGGING_SET_LEVEL} requires a valid \"level\""
-                ))),
-            },
-        ),
-        Some(Method::ResourcesSubscribe | Method::ResourcesUnsubscribe) => {
-            Some(match params.get("uri").and_then(Value::as_str) {
-                Some(uri) => {
-                    session.set_subscribed(uri, method == Some(Method::ResourcesSubscribe));
-                    Ok(json!({}))
-                }
-                None => Err(McpError::invalid_params(format!(
-                    "{} requires a string \"uri\"",
-                    request.method
-                ))),
-            })
-        }
-        _ => None,
-    };
-    if let Some(outcome) = immediate {
-        return match outcome {
-            Ok(result) => result_value(Some(&id), result),
-            Err(error) => error_value(Some(&id), &error),
-        };
-    }
+    let request_meta = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .and_then(Value::as_object);
     let meta = RequestMeta {
         protocol_version: session.protocol_version.clone(),
         client_capabilities: session.client_capabilities.clone(),
         client_info: session.client_info.clone(),
         log_level: Some(session.log_level()),
-        progress_token: params
-            .get("_meta")
+        progress_token: request_meta
             .and_then(|m| m.get(crate::protocol::meta::PROGRESS_TOKEN))
             .cloned(),
         http_headers: http.headers,
         auth: http.auth,
-        trace: params
-            .get("_meta")
-            .and_then(Value::as_object)
-            .and_then(crate::telemetry::TraceContext::from_meta),
+        trace: request_meta.and_then(crate::telemetry::TraceContext::from_meta),
     };
+    if matches!(
+        method,
+        Some(
+            Method::Ping
+                | Method::Initialize
+                | Method::LoggingSetLevel
+                | Method::ResourcesSubscribe
+                | Method::ResourcesUnsubscribe
+        )
+    ) {
+        // The session's own requests go through the middleware chain too.
+        let mut params = request.params.unwrap_or_default();
+        params.remove("_meta");
+        let session = session.clone();
+        let outcome = server
+            .behind_middleware(
+                id.clone(),
+                request.method,
+                params,
+                meta,
+                cancel,
+                move |asked| Box::pin(async move { session_request(&session, method, &asked) }),
+            )
+            .await;
+        return match outcome {
+            Ok(result) => result_value(Some(&id), Value::Object(result)),
+            Err(error) => error_value(Some(&id), &error),
+        };
+    }
     let era = Wire::Legacy {
         requester: session.clone(),
         close_stream,
@@ -195,6 +183,52 @@ async fn handle_request(
         .await;
     drop(in_flight);
     reply.message.into_value()
+}
+
+/// Answers a request about the session itself: `ping`, a second
+/// `initialize`, `logging/setLevel`, `resources/subscribe` and
+/// `unsubscribe`.
+fn session_request(
+    session: &Session,
+    method: Option<Method>,
+    asked: &crate::server::middleware::MiddlewareRequest,
+) -> Result<Map<String, Value>, McpError> {
+    let params = &asked.params;
+    match method {
+        Some(Method::Initialize) => Err(McpError::new(
+            crate::protocol::codes::INVALID_REQUEST,
+            "the session is already initialized",
+        )),
+        Some(Method::LoggingSetLevel) => {
+            match params
+                .get("level")
+                .and_then(Value::as_str)
+                .and_then(LoggingLevel::parse)
+            {
+                Some(level) => {
+                    session.set_log_level(level);
+                    Ok(Map::new())
+                }
+                None => Err(McpError::invalid_params(format!(
+                    "{LOGGING_SET_LEVEL} requires a valid \"level\""
+                ))),
+            }
+        }
+        Some(Method::ResourcesSubscribe | Method::ResourcesUnsubscribe) => {
+            match params.get("uri").and_then(Value::as_str) {
+                Some(uri) => {
+                    session.set_subscribed(uri, method == Some(Method::ResourcesSubscribe));
+                    Ok(Map::new())
+                }
+                None => Err(McpError::invalid_params(format!(
+                    "{} requires a string \"uri\"",
+                    asked.method
+                ))),
+            }
+        }
+        // `ping`.
+        _ => Ok(Map::new()),
+    }
 }
 
 /// Runs one request of an established session and returns its response,

@@ -333,6 +333,38 @@ impl Server {
         }
     }
 
+    /// Runs `last` behind the middleware chain (straight away without one):
+    /// for requests answered outside the primitives (a 2025-11-25
+    /// session's `ping`, `logging/setLevel`, subscriptions). Links see the
+    /// params without `_meta`, as for every request.
+    pub(crate) async fn behind_middleware(
+        &self,
+        id: crate::protocol::jsonrpc::RequestId,
+        method: String,
+        params: Map<String, Value>,
+        meta: RequestMeta,
+        cancel: CancellationToken,
+        last: impl FnOnce(MiddlewareRequest) -> crate::BoxFuture<MiddlewareResult> + Send + 'static,
+    ) -> MiddlewareResult {
+        let request = MiddlewareRequest {
+            id,
+            method,
+            params,
+            meta,
+        };
+        let Some(chain) = self.middleware_chain() else {
+            return last(request).await;
+        };
+        match super::panic::catch_panic(Box::pin(
+            Next::new(chain, Box::new(last), cancel).run(request),
+        ))
+        .await
+        {
+            Ok(result) => result,
+            Err(panic) => Err(McpError::internal(format!("middleware failed: {panic}"))),
+        }
+    }
+
     /// Runs `request`, whose method table entry is `method`, in its
     /// primitive.
     #[allow(clippy::too_many_arguments)]
