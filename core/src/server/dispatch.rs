@@ -124,6 +124,16 @@ impl Server {
         let outcome = self
             .route(request, method, meta, cancel, sink, Wire::Modern, call)
             .await;
+        self.modern_reply(id, outcome)
+    }
+
+    /// The 2026-07-28 response to request `id`: its result with
+    /// `resultType` and the server's identity, or its error.
+    pub(super) fn modern_reply(
+        &self,
+        id: crate::protocol::jsonrpc::RequestId,
+        outcome: Result<ResultObject, McpError>,
+    ) -> Reply {
         match outcome {
             Ok(result) => Reply {
                 message: ReplyMessage::Result {

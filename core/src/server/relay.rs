@@ -16,8 +16,7 @@ use serde_json::{Map, Value};
 
 use super::Server;
 use super::prepared::Prepared;
-use super::reply::{Reply, ReplyMessage, ResultObject};
-use crate::protocol::jsonrpc::error_value;
+use super::reply::{Reply, ResultObject};
 use crate::protocol::{Method, meta, tasks::declares_tasks};
 use crate::{BoxFuture, McpError};
 
@@ -91,26 +90,10 @@ impl Server {
             trace.inject(&mut sent_meta);
         }
         params.insert("_meta".into(), Value::Object(sent_meta));
-        match relay
+        let outcome = relay
             .relay(crate::protocol::methods::TOOLS_CALL, params)
             .await
-        {
-            Ok(result) => Reply {
-                message: ReplyMessage::Result {
-                    id,
-                    result: ResultObject::Map(result),
-                    server_info: self
-                        .shared
-                        .options
-                        .include_server_info
-                        .then(|| self.shared.identity.clone()),
-                },
-                http_status: 200,
-            },
-            Err(error) => Reply {
-                http_status: super::dispatch::http_status_for(&error),
-                message: ReplyMessage::Message(error_value(Some(&id), &error)),
-            },
-        }
+            .map(ResultObject::Map);
+        self.modern_reply(id, outcome)
     }
 }
