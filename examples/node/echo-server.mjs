@@ -5,11 +5,16 @@
 //   node examples/node/echo-server.mjs              # stdio
 //   node examples/node/echo-server.mjs --http 8000  # HTTP
 //
-// On stdio, stdout carries the protocol: log to stderr only.
+// On stdio, stdout carries the protocol: log to stderr only. Imported, it
+// serves nothing and exports `server` (what its test drives in memory, and
+// what `ferromcp run` serves).
+
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 
 import { Server } from '../../bindings-node/index.mjs';
 
-const server = new Server({ name: 'ferromcp-echo', version: '1.0.0' });
+export const server = new Server({ name: 'ferromcp-echo', version: '1.0.0' });
 
 server.tool(
   'echo',
@@ -55,8 +60,14 @@ function usage() {
   process.exit(2);
 }
 
+// Run as `node echo-server.mjs` (through a symlink too), not imported.
+const ranAsProgram =
+  process.argv[1] !== undefined &&
+  import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
 const args = process.argv.slice(2);
-if (args.length === 0) {
+if (!ranAsProgram) {
+  // Imported: the importer serves or tests `server`.
+} else if (args.length === 0) {
   await server.serveStdio();
 } else if (args.length === 2 && args[0] === '--http') {
   const port = Number(args[1]);
