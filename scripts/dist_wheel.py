@@ -14,8 +14,9 @@ maturin build the wheel would compile `-p ferromcp-python` alone, a second
 dependency tree with other features (see the top Makefile). This script only
 does the packaging half of ``maturin build``: the package's Python files and
 the extension as ``ferromcp/_native.abi3.so`` (``_native.pyd`` on Windows), and the ``.dist-info``
-(METADATA from pyproject.toml, WHEEL with the abi3 tag, the licences, RECORD
-with hashes). The tag is what the caller asserts; `make dist` checks it with
+(METADATA from pyproject.toml, WHEEL with the abi3 tag, entry_points.txt with
+``[project.scripts]``, from which pip makes the ``ferromcp`` command, the
+licences, RECORD with hashes). The tag is what the caller asserts; `make dist` checks it with
 ``auditwheel show`` afterwards. The sdist is maturin's (``maturin sdist``):
 building from it compiles everything anyway.
 
@@ -34,7 +35,7 @@ import zipfile
 from pathlib import Path
 
 import tomllib
-from python_develop import workspace_version
+from python_develop import entry_points_txt, workspace_version
 
 ROOT = Path(__file__).resolve().parent.parent
 BINDING = ROOT / "bindings-python"
@@ -76,6 +77,14 @@ def metadata(version: str) -> str:
     lines.append("Description-Content-Type: text/markdown; charset=UTF-8; variant=GFM")
     readme: str = (BINDING / project["readme"]).read_text(encoding="utf-8")
     return "\n".join(lines) + "\n\n" + readme
+
+
+def entry_points() -> str:
+    """``entry_points.txt``: pyproject.toml's ``[project.scripts]`` as console
+    scripts (pip writes a ``ferromcp`` command calling ``ferromcp.cli:main``)."""
+    project = tomllib.loads((BINDING / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    scripts: dict[str, str] = project.get("scripts", {})
+    return entry_points_txt(scripts)
 
 
 def wheel_file(platform_tag: str) -> str:
@@ -122,6 +131,8 @@ def main() -> None:
     files.append((f"ferromcp/{extension_name(platform_tag)}", extension.read_bytes()))
     files.append((f"{dist_info}/METADATA", metadata(version).encode()))
     files.append((f"{dist_info}/WHEEL", wheel_file(platform_tag).encode()))
+    if scripts := entry_points():
+        files.append((f"{dist_info}/entry_points.txt", scripts.encode()))
     for name in LICENSES:
         files.append((f"{dist_info}/licenses/{name}", (ROOT / name).read_bytes()))
     record = "".join(f"{name},{record_hash(data)},{len(data)}\n" for name, data in files)

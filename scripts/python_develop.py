@@ -8,14 +8,17 @@ Usage (from the repository root, with the venv's interpreter):
 It does what `maturin develop` does for this project, without compiling:
 copies the extension to bindings-python/python/ferromcp/_native.abi3.so,
 compiles the package's bytecode, puts bindings-python/python on the path
-with a .pth file and writes the dist-info that importlib.metadata and pip
-read (``ferromcp.__version__`` itself is compiled into the extension).
+with a .pth file, writes the dist-info that importlib.metadata and pip
+read (``ferromcp.__version__`` itself is compiled into the extension) and
+the console scripts of pyproject.toml's ``[project.scripts]`` (the
+``ferromcp`` command), as pip does.
 The top Makefile explains why cargo, not maturin, builds the extension.
 """
 
 from __future__ import annotations
 
 import compileall
+import os
 import re
 import shutil
 import sys
@@ -35,6 +38,40 @@ def workspace_version() -> str:
     if not version:
         raise SystemExit("python_develop: no version in Cargo.toml [workspace.package]")
     return version.group(1)
+
+
+def console_scripts() -> dict[str, str]:
+    """pyproject.toml's ``[project.scripts]``: command name -> ``module:function``
+    (read without tomllib, which Python 3.10 lacks)."""
+    text = (ROOT / "bindings-python" / "pyproject.toml").read_text(encoding="utf-8")
+    section = re.search(r"^\[project\.scripts\]\n(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    if not section:
+        return {}
+    return dict(re.findall(r'^([A-Za-z0-9_.-]+)\s*=\s*"([^"]+)"', section.group(1), re.M))
+
+
+def entry_points_txt(scripts: dict[str, str]) -> str:
+    """The dist-info's ``entry_points.txt`` for ``scripts``."""
+    if not scripts:
+        return ""
+    return "[console_scripts]\n" + "".join(f"{name} = {target}\n" for name, target in sorted(scripts.items()))
+
+
+def write_script(folder: Path, name: str, target: str) -> Path:
+    """A console script as pip writes it on POSIX: the interpreter, then a
+    call of ``module:function`` whose result is the exit status."""
+    module, _, function = target.partition(":")
+    script = folder / name
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"from {module} import {function}\n"
+        "if __name__ == '__main__':\n"
+        f"    sys.exit({function}())\n",
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    return script
 
 
 def copy_if_changed(source: Path, destination: Path) -> None:
@@ -67,10 +104,21 @@ def main() -> None:
     dist_info.mkdir()
     (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n", encoding="utf-8")
     (dist_info / "INSTALLER").write_text("ferromcp-make\n", encoding="utf-8")
+    scripts = console_scripts()
+    installed = [f"{NAME}.pth"]
+    if scripts:
+        (dist_info / "entry_points.txt").write_text(entry_points_txt(scripts), encoding="utf-8")
+        installed.append(f"{dist_info.name}/entry_points.txt")
+        # Windows needs pip's .exe launchers; the dev setup writes POSIX scripts only.
+        if os.name != "nt":
+            folder = Path(sysconfig.get_paths()["scripts"])
+            for name, target in scripts.items():
+                script = write_script(folder, name, target)
+                installed.append(os.path.relpath(script, site))
     (dist_info / "RECORD").write_text(
         "".join(
             f"{path},,\n"
-            for path in (f"{NAME}.pth", *(f"{dist_info.name}/{f}" for f in ("METADATA", "INSTALLER", "RECORD")))
+            for path in (*installed, *(f"{dist_info.name}/{f}" for f in ("METADATA", "INSTALLER", "RECORD")))
         ),
         encoding="utf-8",
     )

@@ -75,6 +75,12 @@ print("ferromcp", m.version("ferromcp"), "from", ferromcp.__file__)')
 python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract('ferromcp/_native.abi3.so', sys.argv[2])" "$wheel" "$tmp/wheel-so"
 check_glibc "$tmp/wheel-so/ferromcp/_native.abi3.so"
 (cd "$tmp" && "$tmp/venv/bin/python" call_echo.py "$tmp/venv/bin/python" "$examples/python/echo_server.py")
+# The wheel's `ferromcp` command (pip made it from entry_points.txt): the Rust
+# command line calling the echo example served by `ferromcp run`.
+"$tmp/venv/bin/ferromcp" --version
+(cd "$tmp" && "$tmp/venv/bin/ferromcp" call --stdio "$tmp/venv/bin/ferromcp run $examples/python/echo_server.py" \
+  echo '{"text":"from the ferromcp command"}') | grep -q '"from the ferromcp command"' \
+  || fail "the wheel's ferromcp command did not call the echo example"
 
 step "Python: conformance fixtures from the installed wheel"
 CONFORMANCE_LANGS=python CONFORMANCE_PYTHON="$tmp/venv/bin/python" CONFORMANCE_EXAMPLES_DIR="$examples" \

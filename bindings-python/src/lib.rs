@@ -7,6 +7,7 @@
 //! decorators, exception classes) is in `python/ferromcp/`.
 
 mod auth;
+mod cli;
 mod client;
 mod client_future;
 mod client_skill;
@@ -16,6 +17,7 @@ mod error;
 mod gateway;
 mod host_call;
 mod http_embed;
+mod logs;
 mod loop_dispatch;
 #[cfg(target_os = "linux")]
 mod loop_reactor;
@@ -49,6 +51,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     client::register(m)?;
     oauth::register(m)?;
     telemetry::register(m)?;
+    logs::register(m)?;
     m.add_class::<serving::PyServing>()?;
     m.add_class::<context::PyContext>()?;
     m.add_class::<tool_result::PyToolResult>()?;
@@ -66,5 +69,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probe::_probe_host_call, m)?)?;
     m.add_function(wrap_pyfunction!(primitives::uri_template_variables, m)?)?;
     m.add_function(wrap_pyfunction!(workers::_close_host_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     Ok(())
 }

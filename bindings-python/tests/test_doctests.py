@@ -42,6 +42,8 @@ MODULES = [
     "ferromcp.visibility",
     "ferromcp.telemetry",
     "ferromcp._otel",
+    "ferromcp._logs",
+    "ferromcp.cli",
 ]
 
 # Public calls whose example is a `::` block: they serve until the process is
@@ -68,6 +70,7 @@ def _public() -> Iterator[tuple[str, Any]]:
         "ferromcp.middleware",
         "ferromcp.visibility",
         "ferromcp.telemetry",
+        "ferromcp.cli",
     )
     modules: list[ModuleType] = [ferromcp, *(importlib.import_module(m) for m in others)]
     for module in modules:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import atexit as _atexit
 
-from . import telemetry
+from . import _logs, telemetry
 from ._native import PROTOCOL_VERSION, VERSION, Serving, ToolResult, _close_host_threads
 from .auth import AuthInfo, InvalidToken, JwtVerifier, Protection
 from .client import Client, ClientLimits, LoadedSkill, SyncClient, SyncLoadedSkill, SyncToolTask, ToolTask
@@ -59,6 +59,11 @@ from .visibility import VisibleItem
 # from Cargo.toml). Not importlib.metadata: importing it costs about 60 ms,
 # a third of a server's cold start.
 __version__: str = VERSION
+
+# Core's `tracing` events to `logging` (ferromcp._logs). First, so that its
+# exit handler, registered here, runs after the two below and logs what
+# they report (a failed export of the last spans).
+_logs.install()
 
 # Registered at import, so they run after the application's own exit
 # handlers (atexit runs them last-in, first-out): the threads that run

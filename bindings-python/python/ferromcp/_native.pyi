@@ -29,9 +29,14 @@ __all__ = [
     "ToolResult",
     "ToolTask",
     "_close_host_threads",
+    "_logs_emit",
     "_probe_host_call",
+    "cli_main",
     "codes",
     "headless_authorize",
+    "logs_close",
+    "logs_install",
+    "logs_next",
     "telemetry_flush",
     "telemetry_installed",
     "telemetry_stop",
@@ -63,6 +68,28 @@ def _probe_host_call(
 def _close_host_threads() -> bool:
     """Private, run at interpreter exit: stops the threads that run Python
     handlers before the interpreter finalizes; whether the running ones ended."""
+
+def cli_main(argv: list[str]) -> int:
+    """The ``ferromcp`` command line (the Rust binary's) with ``argv``, the
+    program name first; blocks with the GIL released and returns the exit
+    status (0 ok, 1 failed, 2 usage error)."""
+
+def logs_install(level: int) -> bool:
+    """Private (``ferromcp._logs``): installs the ``tracing`` subscriber
+    queuing core's events at ``level`` (a ``logging`` level) and above, or
+    ``RUST_LOG``'s; ``False`` if a subscriber was installed already."""
+
+def logs_next(block: bool) -> tuple[list[tuple[str, int, str]], int] | None:
+    """Private (``ferromcp._logs``): the queued ``(logger, level, message)``
+    records and the number of events dropped since the last call; with
+    ``block``, waits (GIL released) for one. ``None`` once closed and empty."""
+
+def logs_close() -> None:
+    """Private (``ferromcp._logs``), at interpreter exit: closes the queue."""
+
+def _logs_emit(level: str, message: str) -> None:
+    """Private, for tests: a core ``tracing`` event of ``level`` (``"error"``,
+    ``"warn"``, ``"info"``, ``"debug"``, ``"trace"``), target ``ferromcp::python``."""
 
 def uri_template_variables(template: str) -> list[str]:
     """The variable names of an RFC 6570 URI template, in order (core's parser)."""

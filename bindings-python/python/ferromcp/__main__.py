@@ -1,0 +1,10 @@
+"""``python -m ferromcp``: the ``ferromcp`` command (see :mod:`ferromcp.cli`)."""
+
+from __future__ import annotations
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
