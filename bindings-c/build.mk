@@ -26,7 +26,7 @@ C_LIB := target/$(PROFILE_DIR)/libferromcp.a
 C_LDLIBS := -lpthread -ldl -lm -Wl,--gc-sections
 C_BIN_DIR := target/bin
 C_TEST_DIR := target/c-tests
-C_TESTS := test_api test_http test_server test_sigpipe test_shutdown test_client test_hostile test_oauth test_auth test_tasks test_mount test_in_memory test_telemetry \
+C_TESTS := test_api test_http test_server test_sigpipe test_shutdown test_client test_hostile test_oauth test_auth test_tasks test_mount test_in_memory test_telemetry test_logs \
 	test_middleware test_visibility
 # Run under AddressSanitizer instead of valgrind (see test-c).
 C_TESTS_ASAN := test_server_tls

@@ -232,6 +232,18 @@ typedef enum ferromcp_list_kind {
 } ferromcp_list_kind;
 
 /**
+ * How severe a log event is; `FERROMCP_LOG_OFF` passes none.
+ */
+typedef enum ferromcp_log_level {
+    FERROMCP_LOG_OFF = 0,
+    FERROMCP_LOG_ERROR = 1,
+    FERROMCP_LOG_WARN = 2,
+    FERROMCP_LOG_INFO = 3,
+    FERROMCP_LOG_DEBUG = 4,
+    FERROMCP_LOG_TRACE = 5,
+} ferromcp_log_level;
+
+/**
  * Which record a token store callback is about.
  */
 typedef enum ferromcp_oauth_record {
@@ -544,6 +556,19 @@ typedef void (*ferromcp_task_status_callback)(void *userdata,
  * call was completed (see ferromcp_context_on_cancel()).
  */
 typedef void (*ferromcp_cancel_callback)(void *userdata);
+
+/**
+ * Receives one log event: its level, where it comes from (a Rust module
+ * path such as `ferromcp::telemetry::otlp`) and its message with its
+ * fields (`OpenTelemetry export failed url=... error=...`). Both strings
+ * are borrowed for the call only. Called on the thread that logged, any
+ * thread of the process, possibly several at once: it must be
+ * thread-safe, quick, and must not call ferromcp functions that block.
+ */
+typedef void (*ferromcp_log_callback)(void *userdata,
+                                      enum ferromcp_log_level level,
+                                      const char *target,
+                                      const char *message);
 
 /**
  * Shows the user the authorization URL and gives back the URL the browser
@@ -2651,6 +2676,39 @@ enum ferromcp_status ferromcp_json_keys(const char *json,
  * Strings NULL or NUL-terminated; `out_json` NULL or writable.
  */
 enum ferromcp_status ferromcp_json_get_json(const char *json, const char *pointer, char **out_json);
+
+/**
+ * Sends ferromcp's log events at `level` or more severe to `callback`
+ * (replacing any callback set before); `callback` NULL or
+ * `FERROMCP_LOG_OFF` stops them. Without it, nothing is logged: a C
+ * program hears of a failed telemetry export, a refused connection or a
+ * misbehaving peer only through this.
+ *
+ * ```c
+ * static void to_stderr(void *userdata, enum ferromcp_log_level level,
+ *                       const char *target, const char *message) {
+ *     (void)userdata;
+ *     fprintf(stderr, "[%d] %s: %s\n", (int)level, target, message);
+ * }
+ * ferromcp_set_log_callback(to_stderr, NULL, FERROMCP_LOG_WARN);
+ * ```
+ *
+ * - `callback`: see ferromcp_log_callback (thread-safe, quick, never
+ *   blocking on ferromcp).
+ * - `userdata`: passed to every call, borrowed until the callback is
+ *   replaced or removed; a call that started before may still be running
+ *   with it for a moment after that.
+ * - `level`: the most detailed level passed on.
+ *
+ * Returns FERROMCP_OK; FERROMCP_INVALID_STATE when the process already has
+ * another `tracing` subscriber (a Rust library that set one), whose logs
+ * then stay its own.
+ *
+ * Threads: any thread.
+ */
+enum ferromcp_status ferromcp_set_log_callback(ferromcp_log_callback callback,
+                                               void *userdata,
+                                               enum ferromcp_log_level level);
 
 /**
  * The request's method, e.g. `"tools/call"`, `"tools/list"`,

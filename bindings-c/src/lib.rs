@@ -47,6 +47,7 @@ mod gateway;
 mod handler;
 mod host_call;
 mod json;
+mod logs;
 mod middleware;
 mod oauth;
 mod options;
