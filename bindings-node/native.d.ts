@@ -508,6 +508,29 @@ export interface Caching {
 }
 
 /**
+ * Runs the `ferromcp` command line with `argv` (the program name first,
+ * as in `process.argv.slice(1)`: `["ferromcp", "tools", "--stdio", "..."]`)
+ * and resolves with its exit status: 0 on success (`--help` and
+ * `--version` included), 2 for a usage error (printed to stderr with the
+ * usage), 1 when the command failed.
+ *
+ * The command runs on a thread of its own with its own runtime, so the
+ * JS event loop keeps running meanwhile; it reads and writes the
+ * process's stdin, stdout and stderr as the Rust binary does (a command
+ * serving stdio, such as `proxy --stdio`, owns stdin and stdout until it
+ * returns) and, while a serving command runs, stops gracefully on
+ * SIGTERM/SIGINT. What it printed is flushed before the promise resolves.
+ *
+ * @example
+ * ```js
+ * const native = require("./native.js");
+ * const status = await native.cliMain(["ferromcp", "tools", "--url", "http://127.0.0.1:8000/mcp"]);
+ * process.exit(status);
+ * ```
+ */
+export declare function cliMain(argv: Array<string>): Promise<number>
+
+/**
  * The JSON-RPC error codes by name, from core, so the facade does not
  * retype them.
  *

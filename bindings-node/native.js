@@ -866,6 +866,7 @@ module.exports.LoopbackRedirect = nativeBinding.LoopbackRedirect
 module.exports.JsLoopbackRedirect = nativeBinding.JsLoopbackRedirect
 module.exports.OAuth = nativeBinding.OAuth
 module.exports.JsOAuth = nativeBinding.JsOAuth
+module.exports.cliMain = nativeBinding.cliMain
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.headlessAuthorize = nativeBinding.headlessAuthorize

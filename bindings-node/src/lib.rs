@@ -23,7 +23,8 @@
 //! callable), `context` (the request context), `auth` (protected serving),
 //! `http_embed` (core's HTTP endpoint for a JS web server), `middleware`
 //! (JS links of core's middleware chain, core's ready-made links),
-//! `visibility` (who sees which item), `telemetry` (core's spans reported
+//! `visibility` (who sees which item), `cli` (the `ferromcp` command line
+//! for the package's `bin`), `telemetry` (core's spans reported
 //! to the application's OpenTelemetry SDK), `gateway`
 //! (`mount`, `mountServer` and `proxy` of `Server`, and `Mount`), `client` and
 //! `oauth`, `tool_result`, `abort` (`ctx.signal`), `error` (both directions
@@ -38,6 +39,7 @@ mod server;
 
 mod abort;
 mod auth;
+mod cli;
 mod client;
 mod client_skill;
 mod client_task;
