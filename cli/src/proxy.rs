@@ -163,11 +163,11 @@ async fn reload_on_change(child: Client, watched: Files) {
         }
         // A save often writes several files: let the tree settle first.
         tokio::time::sleep(RELOAD_POLL).await;
-        seen = watched.read();
-        let changed = now
+        let before = std::mem::replace(&mut seen, watched.read());
+        let changed = seen
             .iter()
-            .find(|(path, stamp)| seen.get(*path) != Some(stamp))
-            .or_else(|| seen.iter().find(|(path, _)| !now.contains_key(*path)))
+            .find(|(path, stamp)| before.get(*path) != Some(*stamp))
+            .or_else(|| before.iter().find(|(path, _)| !seen.contains_key(*path)))
             .map_or_else(
                 || "a file".to_owned(),
                 |(path, _)| path.display().to_string(),

@@ -499,7 +499,10 @@ impl ClientTransport for StdioTransport {
         let conn = lock_unpoisoned(&self.connection).take();
         Box::pin(async move {
             if let Some(conn) = conn {
-                stop(conn).await;
+                // A restart is asked for by someone waiting (a developer who
+                // saved a file): a server that does not leave when its input
+                // ends gets SIGTERM soon.
+                stop(conn, RESTART_EXIT_WAIT).await;
             }
             true
         })
@@ -510,7 +513,7 @@ impl ClientTransport for StdioTransport {
         let conn = lock_unpoisoned(&self.connection).take();
         Box::pin(async move {
             if let Some(conn) = conn {
-                stop(conn).await;
+                stop(conn, CLOSE_EXIT_WAIT).await;
             }
         })
     }
@@ -519,7 +522,7 @@ impl ClientTransport for StdioTransport {
 /// Ends a connection: its server's stdin is closed (the signal to exit),
 /// then SIGTERM, then SIGKILL for a process that stays; a stream handed in
 /// is given time to close its side.
-async fn stop(conn: Arc<Connection>) {
+async fn stop(conn: Arc<Connection>, exit_wait: Duration) {
     // Dropping the sender ends the writer task, which closes stdin: the
     // server's signal to exit.
     lock_unpoisoned(&conn.outgoing).take();
@@ -540,13 +543,15 @@ async fn stop(conn: Arc<Connection>) {
         return;
     };
     let mut child = child.lock().await;
-    if tokio::time::timeout(Duration::from_secs(2), child.wait())
-        .await
-        .is_err()
-    {
+    if tokio::time::timeout(exit_wait, child.wait()).await.is_err() {
         terminate(&mut child).await;
     }
 }
+
+/// How long a server whose stdin was closed may take to exit by itself
+/// before it is told to (SIGTERM): on `close`, and on a restart.
+const CLOSE_EXIT_WAIT: Duration = Duration::from_secs(2);
+const RESTART_EXIT_WAIT: Duration = Duration::from_millis(300);
 
 /// How long a closed stream's peer may take to close its side.
 const STREAM_CLOSE_GRACE: Duration = Duration::from_secs(2);
