@@ -284,7 +284,7 @@ impl Client {
     /// let client = Client::connect_stdio(StdioCommand::new("python", ["server.py"])).await?;
     /// // server.py changed:
     /// assert!(client.restart_server().await);
-    /// client.list_tools().await?; // served by the new process
+    /// client.list_tools(None).await?; // served by the new process
     /// # Ok(()) }
     /// ```
     pub async fn restart_server(&self) -> bool {
