@@ -74,6 +74,8 @@ export * from './lib/oauth'; // OAuthOptions, TokenStore, LoopbackRedirect, head
 export { middleware } from './lib/middleware';
 export { telemetry } from './lib/telemetry';
 export type { Telemetry, OpenTelemetryOptions, OpenTelemetryTracerProvider, OpenTelemetryMeterProvider } from './lib/telemetry';
+export { setLogger } from './lib/logs';
+export type { LogLevel, Logger, SetLoggerOptions } from './lib/logs';
 export type {
   BuiltinMiddleware,
   CallerAuth,

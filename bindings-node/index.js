@@ -90,6 +90,9 @@ const {
 } = require('./lib/client.js');
 const { LoopbackRedirect, headlessAuthorize } = require('./lib/oauth.js');
 const { telemetry, atCreation } = require('./lib/telemetry.js');
+const { setLogger, installDefault: installDefaultLogger } = require('./lib/logs.js');
+// Core's warnings and errors to console.error until setLogger() is called.
+installDefaultLogger();
 const { adaptLink, middleware, VisibilityRules, visiblePredicate } = require('./lib/middleware.js');
 
 /** Signals that stop a serving server gracefully (see `handleSignals`). */
@@ -725,4 +728,4 @@ class Server {
   }
 }
 
-module.exports = { Server, Mount, Client, JwtVerifier, InvalidToken, Subscription, ToolTask, LoadedSkill, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS, middleware, telemetry };
+module.exports = { Server, Mount, Client, JwtVerifier, InvalidToken, Subscription, ToolTask, LoadedSkill, LoopbackRedirect, headlessAuthorize, PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, McpError, ToolResult, RequestContext: native.RequestContext, codes, ERROR_KINDS, middleware, telemetry, setLogger };

@@ -546,6 +546,17 @@ export declare function errorCodes(): any
  */
 export declare function errorKinds(): Array<string>
 
+/**
+ * Sends core's log events at `level` (1 error, 2 warn, 3 info, 4 debug,
+ * 5 trace) or more severe to `sink(level, target, message)` from now on,
+ * replacing the function set before; `null` (or level 0) stops them.
+ * Returns false when the process already has another `tracing` subscriber
+ * (one a Rust library in the process installed), whose logs stay its own.
+ *
+ * @internal Used by the `ferromcp` package itself (`setLogger`).
+ */
+export declare function logsSet(sink: ((level: string, target: string, message: string) => void) | null, level: number): boolean
+
 /** The address an HTTP server listens on. */
 /** What the endpoint checks, whoever owns the sockets. */
 export interface EndpointOptions {

@@ -870,6 +870,7 @@ module.exports.cliMain = nativeBinding.cliMain
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.headlessAuthorize = nativeBinding.headlessAuthorize
+module.exports.logsSet = nativeBinding.logsSet
 module.exports.probeHostCall = nativeBinding.probeHostCall
 module.exports.protocolVersions = nativeBinding.protocolVersions
 module.exports.registerAbortHook = nativeBinding.registerAbortHook

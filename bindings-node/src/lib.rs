@@ -24,8 +24,9 @@
 //! `http_embed` (core's HTTP endpoint for a JS web server), `middleware`
 //! (JS links of core's middleware chain, core's ready-made links),
 //! `visibility` (who sees which item), `cli` (the `ferromcp` command line
-//! for the package's `bin`), `telemetry` (core's spans reported
-//! to the application's OpenTelemetry SDK), `gateway`
+//! for the package's `bin`), `logs` (core's log events to a JS function),
+//! `telemetry` (core's spans reported to the application's OpenTelemetry
+//! SDK), `gateway`
 //! (`mount`, `mountServer` and `proxy` of `Server`, and `Mount`), `client` and
 //! `oauth`, `tool_result`, `abort` (`ctx.signal`), `error` (both directions
 //! of error conversion), `values` (JS values to JSON) and `runtime`
@@ -48,6 +49,7 @@ mod error;
 mod gateway;
 mod host_call;
 mod http_embed;
+mod logs;
 mod middleware;
 mod oauth;
 mod primitives;

@@ -73,3 +73,15 @@ server.serveHttp({ port: '8000' });
 server.serveHttp({ limits: { maxConections: 5 } });
 // @ts-expect-error: timeouts are numbers of seconds
 server.serveHttp({ limits: { idleTimeout: '30s' } });
+
+// Core's log events.
+import { setLogger, type Logger, type LogLevel } from 'ferromcp';
+const logLevel: LogLevel = 'info';
+const logger: Logger = (level, target, message) => console.log(level.toUpperCase(), target, message);
+const installed: boolean = setLogger(logger, { level: logLevel });
+setLogger(null);
+// @ts-expect-error: not a level
+setLogger(logger, { level: 'loud' });
+// @ts-expect-error: a logger is a function
+setLogger('console');
+void installed;
