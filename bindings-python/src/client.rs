@@ -594,6 +594,23 @@ impl PyClient {
         )
     }
 
+    /// Appends the Python callable `link(params, call)` (a coroutine
+    /// function when `is_async`) to this client's middleware chain; an
+    /// async link runs on `event_loop` (given, it becomes the loop of the
+    /// client's async callbacks) or on the client's handler loop.
+    #[pyo3(signature = (link, is_async, event_loop=None))]
+    fn add_middleware(
+        &self,
+        link: Bound<'_, PyAny>,
+        is_async: bool,
+        event_loop: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        if let Some(event_loop) = event_loop {
+            self.refs.set_event_loop(event_loop.unbind());
+        }
+        crate::client_middleware::add(&self.client, &self.refs, link, is_async)
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         self.refs.traverse(&visit)
     }

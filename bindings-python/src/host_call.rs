@@ -31,6 +31,7 @@ use serde_json::Value;
 use ferromcp::server::{FromHost, HandlerError, RequestContext, Responder, ToolOutput};
 use ferromcp::telemetry::TraceContext;
 
+use crate::client_middleware::PyClientCall;
 use crate::context::PyContext;
 use crate::loop_dispatch::{LoopDispatcher, get_running_loop};
 use crate::middleware::{LinkCall, PyMiddlewareCall};
@@ -106,6 +107,8 @@ pub(crate) enum HostCtx {
     /// chain (`ferromcp._native.MiddlewareCall`). Boxed: the request's
     /// meta is large, and every other call would carry its size.
     Link(Box<LinkCall>),
+    /// A client middleware link's call (`ferromcp._native.ClientCall`).
+    ClientLink(Box<PyClientCall>),
 }
 
 impl HostCtx {
@@ -118,7 +121,7 @@ impl HostCtx {
         match self {
             HostCtx::Request(ctx) => ctx.meta().trace.clone(),
             HostCtx::Link(call) => call.trace().cloned(),
-            HostCtx::None => None,
+            HostCtx::None | HostCtx::ClientLink(_) => None,
         }
     }
 }
@@ -197,6 +200,9 @@ impl HostCall {
                 .map_err(|e| error::handler_error(py, e))?
                 .into_any(),
             HostCtx::Link(call) => Py::new(py, PyMiddlewareCall::from(*call))
+                .map_err(|e| error::handler_error(py, e))?
+                .into_any(),
+            HostCtx::ClientLink(call) => Py::new(py, *call)
                 .map_err(|e| error::handler_error(py, e))?
                 .into_any(),
             HostCtx::None => py.None(),

@@ -10,6 +10,7 @@ mod auth;
 mod cli;
 mod client;
 mod client_future;
+mod client_middleware;
 mod client_skill;
 mod client_task;
 mod context;
@@ -56,6 +57,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<context::PyContext>()?;
     m.add_class::<tool_result::PyToolResult>()?;
     m.add_class::<middleware::PyMiddlewareCall>()?;
+    m.add_class::<client_middleware::PyClientCall>()?;
     m.add_class::<middleware::PyBuiltinMiddleware>()?;
     // The release's version, compiled in: reading it from the installed
     // distribution's metadata (importlib.metadata) took a third of the

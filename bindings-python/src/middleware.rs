@@ -115,7 +115,7 @@ impl Middleware for PyMiddleware {
 }
 
 /// What a link returned: the result object.
-struct LinkResult(Map<String, Value>);
+pub(crate) struct LinkResult(pub(crate) Map<String, Value>);
 
 impl FromHost for LinkResult {
     const KIND: &'static str = "middleware";
@@ -274,7 +274,7 @@ impl PyMiddlewareCall {
 /// nested; on Linux its levels share one waker per thread.) Each level has
 /// its own wake-up flag, so one level's wake-up is never lost to another's
 /// park.
-fn block_here<F: Future>(future: F) -> F::Output {
+pub(crate) fn block_here<F: Future>(future: F) -> F::Output {
     let _runtime = ferromcp::runtime::get().enter();
     let signal = Arc::new(Unpark {
         woken: AtomicBool::new(false),
@@ -311,7 +311,7 @@ impl Wake for Unpark {
 }
 
 /// A spawned task, aborted when dropped unfinished.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
 
 impl<T> Future for AbortOnDrop<T> {
     type Output = Result<T, tokio::task::JoinError>;

@@ -50,7 +50,7 @@ from .errors import (
     UnsupportedProtocolVersionError,
     UrlElicitationRequiredError,
 )
-from .middleware import MiddlewareContext
+from .middleware import ClientMiddlewareContext, MiddlewareContext
 from .oauth import LoopbackRedirect, OAuth, TokenStore
 from .server import HttpLimits, Mount, Server, ServerTls, TaskSettings, Transport
 from .visibility import VisibleItem
@@ -80,6 +80,7 @@ __all__ = [
     "Caller",
     "Client",
     "ClientLimits",
+    "ClientMiddlewareContext",
     "ConnectionClosedError",
     "Context",
     "ElicitResult",

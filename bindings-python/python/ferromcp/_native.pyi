@@ -13,6 +13,7 @@ __all__ = [
     "WRAPPED_RESULT_KEY",
     "BuiltinMiddleware",
     "Client",
+    "ClientCall",
     "Context",
     "Exchange",
     "HttpEndpoint",
@@ -197,6 +198,14 @@ class Client:
     ) -> Any: ...
     def listen(self, filter: dict[str, Any], event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
     def close(self, event_loop: asyncio.AbstractEventLoop | None) -> Any: ...
+    def add_middleware(
+        self,
+        link: Callable[[dict[str, Any], ClientCall], Any],
+        is_async: bool,
+        event_loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        """Appends ``link(params, call)`` (a coroutine function when
+        ``is_async``, run on ``event_loop`` or the handler loop) to the chain."""
     def start_tool_task(
         self,
         name: str,
@@ -423,6 +432,27 @@ class MiddlewareCall:
         """The core's description of who sent the request (``ferromcp.Caller`` reads it)."""
     def next(self, params: Mapping[str, Any], event_loop: asyncio.AbstractEventLoop | None = None) -> Any:
         """Runs the rest of the chain once: its result dict (blocking), or an
+        awaitable of ``event_loop`` resolving with it."""
+
+@final
+class ClientCall:
+    """One call in a client middleware link, and the rest of the chain
+    (``ferromcp.ClientMiddlewareContext`` wraps it)."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def timeout(self) -> float | None: ...
+    @property
+    def meta(self) -> dict[str, Any]: ...
+    def next(
+        self,
+        params: Mapping[str, Any],
+        meta: Mapping[str, Any] | None,
+        timeout: float | None,
+        event_loop: asyncio.AbstractEventLoop | None = None,
+    ) -> Any:
+        """Runs the rest of the chain once: the result dict (blocking), or an
         awaitable of ``event_loop`` resolving with it."""
 
 @final

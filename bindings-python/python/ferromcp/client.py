@@ -61,6 +61,7 @@ from types import MethodType
 from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypedDict, TypeVar, overload
 
 from . import _native, telemetry
+from ._callables import is_coroutine_function
 from ._json import json_default
 from .client_types import (
     CallToolResult,
@@ -77,6 +78,7 @@ from .client_types import (
     TaskState,
     Tool,
 )
+from .middleware import ClientLink, _client_link
 from .oauth import OAuth
 
 if TYPE_CHECKING:
@@ -164,6 +166,7 @@ ProgressCallback = Callable[[float, "float | None", "str | None"], Any]
 a call; plain or ``async``."""
 
 T = TypeVar("T")
+L = TypeVar("L", bound=Callable[..., Any])
 
 LEGACY_PROTOCOL_VERSIONS: tuple[str, ...] = tuple(_native.LEGACY_PROTOCOL_VERSIONS)
 """The revisions of the ``initialize`` era (2025-11-25 and earlier), newest
@@ -1029,6 +1032,31 @@ class _ClientBase:
     def _run(self, call: _Call[Any]) -> Any:
         raise NotImplementedError
 
+    def add_middleware(self, link: ClientLink) -> None:
+        raise NotImplementedError
+
+    def middleware(self, link: L, /) -> L:
+        """Adds a function as a link of this client's middleware chain (see
+        :meth:`add_middleware`); returns it unchanged. ``async def
+        link(ctx, call_next)`` awaits ``call_next(ctx)``; a plain ``def``
+        calls it (it blocks, on a worker thread).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="hello")(lambda: "hi")
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     @client.middleware
+        ...     async def louder(ctx, call_next):
+        ...         result = await call_next(ctx)
+        ...         if ctx.method == "tools/call":
+        ...             result["content"][0]["text"] += "!"
+        ...         return result
+        ...     client.call_tool("hello").text
+        'hi!'
+        """
+        self.add_middleware(link)
+        return link
+
     def _items(self, kind: _Kind) -> Any:
         raise NotImplementedError
 
@@ -1471,6 +1499,48 @@ class Client(_ClientBase, _Awaits):
     def __init__(self, connection: _Connection) -> None:
         self._connection = connection
         self._native: Any = None
+        self._links: list[tuple[Callable[..., Any], bool]] = []
+
+    def add_middleware(self, link: ClientLink) -> None:
+        """Adds a link at the end of this client's middleware chain, around
+        every request it sends (calls, lists, reads, prompts, completions,
+        listen, tasks, skills; either era): the first added sees a call
+        first and its result last. ``link(ctx, call_next)`` gets a
+        :class:`ferromcp.middleware.ClientMiddlewareContext` (``method``,
+        ``params``, ``name``, ``meta``, ``timeout``, all but the first two
+        changeable) and returns the raw result dict ``call_next(ctx)``
+        returned, changed or replaced; the typed methods decode it. An
+        exception it raises (say :class:`ferromcp.McpError`) is the call's
+        error, without sending it. An ``async def`` link runs on the
+        client's loop, a plain ``def`` on a worker thread. Links added
+        before :meth:`connect` apply from the connection on (the handshake
+        does not go through them); they cannot be removed.
+
+        >>> import asyncio, ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="echo")(lambda text, locale="en": f"{text} ({locale})")
+        >>> async def french(ctx, call_next):
+        ...     if ctx.method == "tools/call":
+        ...         ctx.params["arguments"]["locale"] = "fr"
+        ...     return await call_next(ctx)
+        >>> async def main() -> None:
+        ...     client = ferromcp.Client.in_memory(server)
+        ...     client.add_middleware(french)
+        ...     async with client:
+        ...         print((await client.call_tool("echo", {"text": "hi"})).text)
+        >>> asyncio.run(main())
+        hi (fr)
+
+        Raises:
+            TypeError: ``link`` is not callable.
+        """
+        if not callable(link):
+            raise TypeError(f"a middleware link is a function link(ctx, call_next), not {type(link).__name__}")
+        is_async = is_coroutine_function(link)
+        native_link = _client_link(link, is_async)
+        self._links.append((native_link, is_async))
+        if self._native is not None:
+            self._native.add_middleware(native_link, is_async)
 
     async def connect(self) -> Client:
         """Connects (spawns the server for stdio); idempotent. ``await client``
@@ -1488,7 +1558,10 @@ class Client(_ClientBase, _Awaits):
         """
         if self._native is None:
             loop = asyncio.get_running_loop()
-            self._native = await self._connection.open(loop, loop)
+            native = await self._connection.open(loop, loop)
+            for native_link, is_async in self._links:
+                native.add_middleware(native_link, is_async)
+            self._native = native
         return self
 
     def __await__(self) -> Generator[Any, None, Client]:
@@ -1776,6 +1849,41 @@ class SyncClient(_ClientBase, _Blocks):
         if self._native is None:
             raise RuntimeError("the client is closed")
         return self._native
+
+    def add_middleware(self, link: ClientLink) -> None:
+        """Adds a link at the end of this client's middleware chain: as
+        :meth:`ferromcp.Client.add_middleware`; an ``async def`` link runs
+        on the client's private loop thread, a plain ``def`` on a worker
+        thread (``call_next`` blocks there).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="secret")(lambda: "42")
+        >>> def refuse(ctx, call_next):
+        ...     if ctx.name == "secret":
+        ...         raise ferromcp.InvalidParamsError("not from this client")
+        ...     return call_next(ctx)
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     client.add_middleware(refuse)
+        ...     client.call_tool("secret")
+        Traceback (most recent call last):
+        ferromcp.errors.InvalidParamsError: not from this client
+
+        Raises:
+            TypeError: ``link`` is not callable.
+        """
+        if not callable(link):
+            raise TypeError(f"a middleware link is a function link(ctx, call_next), not {type(link).__name__}")
+        native = self._connected()
+        is_async = is_coroutine_function(link)
+        event_loop = None
+        if is_async:
+            # The loop of the client's async callbacks (idempotent when it
+            # is so already).
+            if self._loop_thread is None:
+                self._loop_thread = _LoopThread()
+            event_loop = self._loop_thread.loop
+        native.add_middleware(_client_link(link, is_async), is_async, event_loop)
 
     def _items(self, kind: _Kind) -> ItemIterator[Any]:
         return ItemIterator(self._connected(), kind)

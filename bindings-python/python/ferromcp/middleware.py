@@ -63,11 +63,17 @@ from .context import Caller
 
 __all__ = [
     "AsyncCallNext",
+    "AsyncClientCallNext",
+    "AsyncClientLink",
     "AsyncLink",
     "BuiltinMiddleware",
     "CallNext",
+    "ClientCallNext",
+    "ClientLink",
+    "ClientMiddlewareContext",
     "Middleware",
     "MiddlewareContext",
+    "SyncClientLink",
     "SyncLink",
     "log_requests",
     "mask_errors",
@@ -314,5 +320,148 @@ def _link(fn: Callable[..., Any], is_async: bool) -> Callable[[dict[str, Any], _
             return result
 
         return fn(MiddlewareContext(call, params), call_next)
+
+    return run
+
+
+class ClientMiddlewareContext:
+    """One call a client sends, on its way through the client's middleware
+    chain (:meth:`ferromcp.Client.add_middleware`): its ``method``, its
+    ``params`` (what will be sent, without ``_meta``), the extra ``_meta``
+    entries (``meta``) and its ``timeout``; a link may change any of them
+    before ``call_next(ctx)``.
+
+    >>> import ferromcp
+    >>> server = ferromcp.Server("demo")
+    >>> _ = server.tool(name="hello")(lambda: "hi")
+    >>> with ferromcp.SyncClient.in_memory(server) as client:
+    ...     @client.middleware
+    ...     def show(ctx, call_next):
+    ...         print(ctx.method, ctx.name, sorted(ctx.params), ctx.timeout)
+    ...         return call_next(ctx)
+    ...     client.call_tool("hello").text
+    tools/call hello ['arguments', 'name'] None
+    'hi'
+    """
+
+    __slots__ = ("_call", "meta", "params", "timeout")
+
+    params: dict[str, Any]
+    """The call's params as they will be sent (a tool call's ``name`` and
+    ``arguments``, a read's ``uri``...), without ``_meta``. Changes (or a
+    new dict) go on to the rest of the chain with ``call_next(ctx)``."""
+
+    meta: dict[str, Any]
+    """Extra ``_meta`` entries the call carries (the client adds its own);
+    a link may add or remove some."""
+
+    timeout: float | None
+    """The call's timeout in seconds, or ``None`` for the client's default;
+    a link may set it (positive) for this call."""
+
+    def __init__(self, native: _native.ClientCall, params: dict[str, Any]) -> None:
+        self._call = native
+        self.params = params
+        self.meta = native.meta
+        self.timeout = native.timeout
+
+    @property
+    def method(self) -> str:
+        """The call's method, e.g. ``"tools/call"`` or ``"resources/read"``.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.tool(name="hello")(lambda: "hi")
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     client.add_middleware(lambda ctx, call_next: print(ctx.method) or call_next(ctx))
+        ...     [tool.name for tool in client.list_tools()]
+        tools/list
+        ['hello']
+        """
+        return self._call.method
+
+    @property
+    def name(self) -> str | None:
+        """The tool or prompt called (the ``name`` param), or ``None``
+        (``resources/read`` names its resource in ``params["uri"]``).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> _ = server.prompt(name="greet")(lambda: "hello")
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     client.add_middleware(lambda ctx, call_next: print(ctx.name) or call_next(ctx))
+        ...     client.get_prompt("greet").messages[0].text
+        greet
+        'hello'
+        """
+        name = self.params.get("name") if isinstance(self.params, Mapping) else None
+        return name if isinstance(name, str) else None
+
+    def __repr__(self) -> str:
+        return f"<ferromcp.ClientMiddlewareContext {self.method}>"
+
+
+ClientCallNext: TypeAlias = Callable[[ClientMiddlewareContext], dict[str, Any]]
+"""A plain client link's ``call_next``: sends the call through the rest of
+the chain (blocking) and returns the raw result dict, or raises the call's
+error (:class:`ferromcp.McpError`, a timeout...)."""
+
+AsyncClientCallNext: TypeAlias = Callable[[ClientMiddlewareContext], Awaitable[dict[str, Any]]]
+"""An ``async`` client link's ``call_next``: awaited, as :data:`ClientCallNext`."""
+
+SyncClientLink: TypeAlias = Callable[[ClientMiddlewareContext, ClientCallNext], dict[str, Any]]
+"""``def link(ctx, call_next) -> dict`` (a client's)."""
+
+AsyncClientLink: TypeAlias = Callable[[ClientMiddlewareContext, AsyncClientCallNext], Awaitable[dict[str, Any]]]
+"""``async def link(ctx, call_next) -> dict`` (a client's)."""
+
+ClientLink: TypeAlias = SyncClientLink | AsyncClientLink
+"""What :meth:`ferromcp.Client.add_middleware` takes."""
+
+
+def _client_next_args(ctx: object) -> tuple[Mapping[str, Any], Mapping[str, Any] | None, float | None]:
+    """What ``call_next(ctx)`` goes on with: params, meta, timeout.
+
+    >>> _client_next_args({"name": "x"})
+    Traceback (most recent call last):
+    TypeError: call_next takes the link's ClientMiddlewareContext, not dict
+    """
+    if not isinstance(ctx, ClientMiddlewareContext):
+        raise TypeError(f"call_next takes the link's ClientMiddlewareContext, not {type(ctx).__name__}")
+    if not isinstance(ctx.params, Mapping):
+        raise TypeError(f"ctx.params must be a dict, not {type(ctx.params).__name__}")
+    if ctx.meta is not None and not isinstance(ctx.meta, Mapping):
+        raise TypeError(f"ctx.meta must be a dict, not {type(ctx.meta).__name__}")
+    timeout = ctx.timeout
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
+        raise TypeError(f"ctx.timeout must be a number of seconds or None, not {type(timeout).__name__}")
+    return ctx.params, ctx.meta, None if timeout is None else float(timeout)
+
+
+def _client_link(fn: Callable[..., Any], is_async: bool) -> Callable[[dict[str, Any], _native.ClientCall], Any]:
+    """The native client link calling ``fn(ctx, call_next)``: the native
+    convention is ``link(params, call)``, where ``call`` (a ``ClientCall``)
+    runs the rest of the chain once.
+
+    >>> callable(_client_link(lambda ctx, call_next: call_next(ctx), is_async=False))
+    True
+    """
+    if is_async:
+
+        async def run_async(params: dict[str, Any], call: _native.ClientCall) -> Any:
+            async def call_next(ctx: ClientMiddlewareContext) -> dict[str, Any]:
+                result: dict[str, Any] = await call.next(*_client_next_args(ctx), asyncio.get_running_loop())
+                return result
+
+            return await fn(ClientMiddlewareContext(call, params), call_next)
+
+        return run_async
+
+    def run(params: dict[str, Any], call: _native.ClientCall) -> Any:
+        def call_next(ctx: ClientMiddlewareContext) -> dict[str, Any]:
+            result: dict[str, Any] = call.next(*_client_next_args(ctx))
+            return result
+
+        return fn(ClientMiddlewareContext(call, params), call_next)
 
     return run
