@@ -5,11 +5,10 @@
 //! callback.
 
 use std::ffi::{CString, c_char, c_void};
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{OnceLock, PoisonError, RwLock};
 
-use tracing::field::{Field, Visit};
+use ferromcp_core::host::logs::{Handling, event_text, level_rank};
 use tracing::{Event, Level, Metadata, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
@@ -76,19 +75,21 @@ impl<S: Subscriber> Layer<S> for ToCallback {
     }
 
     fn enabled(&self, metadata: &Metadata<'_>, _: Context<'_, S>) -> bool {
-        (level_of(metadata.level()) as u8) <= MAX.load(Ordering::Relaxed)
+        level_rank(metadata.level()) <= MAX.load(Ordering::Relaxed)
     }
 
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        // A callback that reaches core and logs is not called again inside.
+        let Some(_handling) = Handling::enter() else {
+            return;
+        };
         let Some((callback, userdata)) = *SINK.read().unwrap_or_else(PoisonError::into_inner)
         else {
             return;
         };
-        let mut text = Text::default();
-        event.record(&mut text);
         let metadata = event.metadata();
         let target = CString::new(metadata.target().replace('\0', "")).unwrap_or_default();
-        let message = CString::new(text.0.replace('\0', "\u{FFFD}")).unwrap_or_default();
+        let message = CString::new(event_text(event).replace('\0', "\u{FFFD}")).unwrap_or_default();
         // SAFETY: the callback contract in the header; both strings live
         // for the call.
         unsafe {
@@ -98,30 +99,6 @@ impl<S: Subscriber> Layer<S> for ToCallback {
                 target.as_ptr(),
                 message.as_ptr(),
             )
-        }
-    }
-}
-
-/// An event's message, then its other fields as ` name=value`.
-#[derive(Default)]
-struct Text(String);
-
-impl Visit for Text {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            let rest = std::mem::take(&mut self.0);
-            let _ = write!(self.0, "{value:?}{rest}");
-        } else {
-            let _ = write!(self.0, " {}={value:?}", field.name());
-        }
-    }
-
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            let rest = std::mem::take(&mut self.0);
-            self.0 = format!("{value}{rest}");
-        } else {
-            let _ = write!(self.0, " {}={value}", field.name());
         }
     }
 }

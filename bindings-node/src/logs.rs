@@ -12,16 +12,14 @@
 //! the event loop alive. An event emitted while this layer is handling one
 //! on the same thread is dropped the same way.
 
-use std::cell::Cell;
-use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use ferromcp::host::logs::{Handling, event_text, level_rank};
 use napi::Status;
 use napi::bindgen_prelude::{FnArgs, Function, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Metadata, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
@@ -42,21 +40,6 @@ static DROPPED: AtomicU64 = AtomicU64::new(0);
 /// Whether this addon's subscriber is the process's (set once).
 static INSTALLED: OnceLock<bool> = OnceLock::new();
 
-thread_local! {
-    /// Whether this thread is inside [`ToJs::on_event`].
-    static HANDLING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn rank(level: &Level) -> u8 {
-    match *level {
-        Level::ERROR => 1,
-        Level::WARN => 2,
-        Level::INFO => 3,
-        Level::DEBUG => 4,
-        Level::TRACE => 5,
-    }
-}
-
 fn name(level: &Level) -> &'static str {
     match *level {
         Level::ERROR => "error",
@@ -64,50 +47,6 @@ fn name(level: &Level) -> &'static str {
         Level::INFO => "info",
         Level::DEBUG => "debug",
         Level::TRACE => "trace",
-    }
-}
-
-/// The event's message, then its other fields as ` name=value`.
-#[derive(Default)]
-struct Message {
-    text: String,
-    fields: String,
-}
-
-impl Visit for Message {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            self.text.push_str(value);
-        } else {
-            let _ = write!(self.fields, " {}={value}", field.name());
-        }
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if field.name() == "message" {
-            let _ = write!(self.text, "{value:?}");
-        } else {
-            let _ = write!(self.fields, " {}={value:?}", field.name());
-        }
-    }
-}
-
-impl Message {
-    fn finish(mut self) -> String {
-        if self.text.is_empty() {
-            return self.fields.trim_start().to_owned();
-        }
-        self.text.push_str(&self.fields);
-        self.text
-    }
-}
-
-/// Resets [`HANDLING`] however the handling ends.
-struct Handling;
-
-impl Drop for Handling {
-    fn drop(&mut self) {
-        let _ = HANDLING.try_with(|h| h.set(false));
     }
 }
 
@@ -122,22 +61,18 @@ impl<S: Subscriber> Layer<S> for ToJs {
     }
 
     fn enabled(&self, metadata: &Metadata<'_>, _: Context<'_, S>) -> bool {
-        rank(metadata.level()) <= MAX.load(Ordering::Relaxed)
+        level_rank(metadata.level()) <= MAX.load(Ordering::Relaxed)
     }
 
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        let entered = HANDLING.try_with(|h| !h.replace(true)).unwrap_or(false);
-        if !entered {
+        let Some(_handling) = Handling::enter() else {
             DROPPED.fetch_add(1, Ordering::Relaxed);
             return;
-        }
-        let _handling = Handling;
+        };
         let Some(sink) = SINK.lock().unwrap_or_else(PoisonError::into_inner).clone() else {
             return;
         };
         let metadata = event.metadata();
-        let mut message = Message::default();
-        event.record(&mut message);
         let dropped = DROPPED.swap(0, Ordering::Relaxed);
         if dropped > 0 {
             let note = (
@@ -152,7 +87,7 @@ impl<S: Subscriber> Layer<S> for ToJs {
         let args = (
             name(metadata.level()).to_owned(),
             metadata.target().to_owned(),
-            message.finish(),
+            event_text(event),
         );
         if sink.call(args.into(), ThreadsafeFunctionCallMode::NonBlocking) != Status::Ok {
             DROPPED.fetch_add(1, Ordering::Relaxed);

@@ -19,14 +19,12 @@
 //! event emitted while this layer is already handling one on the same
 //! thread (formatting a field that logs, say) is dropped the same way.
 
-use std::cell::Cell;
 use std::collections::VecDeque;
-use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 
+use ferromcp::host::logs::{Handling, event_text};
 use pyo3::prelude::*;
-use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::filter::{EnvFilter, LevelFilter};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
@@ -64,11 +62,6 @@ static QUEUE: Mutex<Queue> = Mutex::new(Queue {
 static QUEUED: Condvar = Condvar::new();
 /// Events dropped since the Python thread last took a batch.
 static DROPPED: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// Whether this thread is inside [`ToLogging::on_event`].
-    static HANDLING: Cell<bool> = const { Cell::new(false) };
-}
 
 /// `logging`'s number for a `tracing` level (`TRACE` is below `DEBUG`,
 /// as the `5` some libraries name `TRACE`).
@@ -123,70 +116,20 @@ fn logger_name(target: &str) -> String {
     name
 }
 
-/// The event's message, then its other fields as `name=value`.
-#[derive(Default)]
-struct Message {
-    text: String,
-    fields: String,
-}
-
-impl Visit for Message {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            self.text.push_str(value);
-        } else {
-            let _ = write!(self.fields, " {}={value}", field.name());
-        }
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if field.name() == "message" {
-            let _ = write!(self.text, "{value:?}");
-        } else {
-            let _ = write!(self.fields, " {}={value:?}", field.name());
-        }
-    }
-}
-
-impl Message {
-    fn finish(mut self) -> String {
-        if self.text.is_empty() {
-            // Fields only: no leading space.
-            return self.fields.trim_start().to_owned();
-        }
-        self.text.push_str(&self.fields);
-        self.text
-    }
-}
-
-/// Resets [`HANDLING`] however the handling ends.
-struct Handling;
-
-impl Drop for Handling {
-    fn drop(&mut self) {
-        let _ = HANDLING.try_with(|h| h.set(false));
-    }
-}
-
 /// The layer queuing events for `logging`.
 struct ToLogging;
 
 impl<S: Subscriber> Layer<S> for ToLogging {
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
-        // Also false while the thread is being torn down: drop the event.
-        let entered = HANDLING.try_with(|h| !h.replace(true)).unwrap_or(false);
-        if !entered {
+        let Some(_handling) = Handling::enter() else {
             DROPPED.fetch_add(1, Ordering::Relaxed);
             return;
-        }
-        let _handling = Handling;
+        };
         let metadata = event.metadata();
-        let mut message = Message::default();
-        event.record(&mut message);
         let record = Record {
             logger: logger_name(metadata.target()),
             level: python_level(metadata.level()),
-            message: message.finish(),
+            message: event_text(event),
         };
         push(record);
     }

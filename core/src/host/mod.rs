@@ -22,6 +22,7 @@ pub mod headers;
 pub mod http_body;
 pub mod input;
 pub mod listen;
+pub mod logs;
 pub mod oauth;
 #[cfg(feature = "tls")]
 pub mod server_tls;
