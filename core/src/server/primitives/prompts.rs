@@ -11,7 +11,7 @@ use crate::server::Server;
 use crate::server::context::RequestContext;
 use crate::server::handler::PromptOutput;
 use crate::server::input::InputRound;
-use crate::server::visibility::{VisibleItem, shown};
+use crate::server::visibility::VisibleItem;
 
 impl Server {
     /// Answers `prompts/get`, or ends the round with `InputRequiredResult`.
@@ -26,22 +26,14 @@ impl Server {
                 "{PROMPTS_GET} requires a string \"name\""
             )));
         };
-        let (entry, rule) = {
-            let registry = self.registry_read();
-            (
-                registry.prompts.get(name).cloned(),
-                registry.visibility.clone(),
-            )
-        };
         // A prompt hidden from this caller is as unknown as one never added.
-        let entry = match entry {
-            Some(entry)
-                if shown(rule.as_ref(), ctx.meta(), VisibleItem::Prompt(name.clone())).await =>
-            {
-                Some(entry)
-            }
-            _ => None,
-        };
+        let entry = self
+            .find_shown(
+                ctx.meta(),
+                |registry| registry.prompts.get(name).cloned(),
+                |_| VisibleItem::Prompt(name.clone()),
+            )
+            .await;
         let Some(entry) = entry else {
             return Err(McpError::invalid_params(format!("Unknown prompt: {name}"))
                 .with_data(json!({ "name": name })));

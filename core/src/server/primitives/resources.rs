@@ -14,7 +14,7 @@ use crate::server::context::RequestContext;
 use crate::server::handler::{ResourceOutput, ResourceRequest};
 use crate::server::input::InputRound;
 use crate::server::registry::ResolvedResource;
-use crate::server::visibility::{VisibleItem, shown};
+use crate::server::visibility::VisibleItem;
 
 impl Server {
     /// Answers `resources/read`, or ends the round with `InputRequiredResult`.
@@ -29,23 +29,17 @@ impl Server {
                 "{RESOURCES_READ} requires a string \"uri\""
             )));
         };
-        let (resolved, rule) = {
-            let registry = self.registry_read();
-            (registry.resolve_resource(uri), registry.visibility.clone())
-        };
         // Hidden from this caller: as unknown as a URI nothing serves.
-        let resolved = match resolved {
-            Some(resolved) => {
-                let item = match &resolved.template {
+        let resolved = self
+            .find_shown(
+                ctx.meta(),
+                |registry| registry.resolve_resource(uri),
+                |resolved| match &resolved.template {
                     Some(template) => VisibleItem::ResourceTemplate(template.clone()),
                     None => VisibleItem::Resource(uri.clone()),
-                };
-                shown(rule.as_ref(), ctx.meta(), item)
-                    .await
-                    .then_some(resolved)
-            }
-            None => None,
-        };
+                },
+            )
+            .await;
         let Some(ResolvedResource {
             handler,
             mime_type,

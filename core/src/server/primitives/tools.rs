@@ -22,7 +22,7 @@ use crate::server::reply::ResultObject;
 use crate::server::tasks::TaskHandoff;
 use crate::server::tasks::{TaskStart, TaskSupport};
 use crate::server::tool_result::{error_result, into_call_tool_result};
-use crate::server::visibility::{VisibleItem, shown};
+use crate::server::visibility::VisibleItem;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -49,21 +49,13 @@ impl Server {
                 "{TOOLS_CALL} requires a string \"name\""
             )));
         };
-        let (entry, rule) = {
-            let registry = self.registry_read();
-            (
-                registry.tools.get(name).cloned(),
-                registry.visibility.clone(),
+        let entry = self
+            .find_shown(
+                ctx.meta(),
+                |registry| registry.tools.get(name).cloned(),
+                |_| VisibleItem::Tool(name.clone()),
             )
-        };
-        let entry = match entry {
-            Some(entry)
-                if shown(rule.as_ref(), ctx.meta(), VisibleItem::Tool(name.clone())).await =>
-            {
-                Some(entry)
-            }
-            _ => None,
-        };
+            .await;
         // A tool hidden from this caller is as unknown as one never added.
         let Some(entry) = entry else {
             return Err(McpError::invalid_params(format!("Unknown tool: {name}"))
