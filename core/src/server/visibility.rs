@@ -161,27 +161,6 @@ pub(crate) async fn judge(
     verdicts
 }
 
-impl Server {
-    /// What `pick` finds in the registry, if the rule lets `caller` see it
-    /// (`item` names it to the rule): a hidden item is as absent as one
-    /// never added. The registry's lock is let go before the rule judges.
-    pub(crate) async fn find_shown<T>(
-        &self,
-        caller: &RequestMeta,
-        pick: impl FnOnce(&super::registry::Registry) -> Option<T>,
-        item: impl FnOnce(&T) -> VisibleItem,
-    ) -> Option<T> {
-        let (found, rule) = {
-            let registry = self.registry_read();
-            (pick(&registry), registry.visibility.clone())
-        };
-        let found = found?;
-        shown(rule.as_ref(), caller, item(&found))
-            .await
-            .then_some(found)
-    }
-}
-
 /// Whether one item is visible to `caller`: yes without a rule.
 pub(crate) async fn shown(
     rule: Option<&Arc<dyn VisibilityRule>>,

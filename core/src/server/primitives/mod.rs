@@ -171,3 +171,24 @@ fn insert_cache_hint(result: &mut Map<String, Value>, hint: CacheHint) {
         serde_json::to_value(hint.scope).unwrap_or(Value::from("private")),
     );
 }
+
+impl Server {
+    /// What `pick` finds in the registry, if the rule lets `caller` see it
+    /// (`item` names it to the rule): a hidden item is as absent as one
+    /// never added. The registry's lock is let go before the rule judges.
+    pub(super) async fn find_shown<T>(
+        &self,
+        caller: &super::RequestMeta,
+        pick: impl FnOnce(&super::registry::Registry) -> Option<T>,
+        item: impl FnOnce(&T) -> super::visibility::VisibleItem,
+    ) -> Option<T> {
+        let (found, rule) = {
+            let registry = self.registry_read();
+            (pick(&registry), registry.visibility.clone())
+        };
+        let found = found?;
+        super::visibility::shown(rule.as_ref(), caller, item(&found))
+            .await
+            .then_some(found)
+    }
+}
