@@ -46,6 +46,10 @@ SCRIPT = b'#!/bin/sh\necho approve "$1"\n'
 class Served:
     url: str
     cancelled: threading.Event = field(default_factory=threading.Event)
+    # Set once `forever` runs: a task cancelled before its handler's first
+    # step never runs it (asyncio throws CancelledError in before the
+    # `try`), so there would be no handler to see the cancellation.
+    started: threading.Event = field(default_factory=threading.Event)
     steps_seen: list[int] = field(default_factory=list)
 
 
@@ -118,6 +122,7 @@ def served(tmp_path: pathlib.Path) -> Iterator[Served]:
     async def forever() -> str:
         """Runs until cancelled."""
         try:
+            served.started.set()
             await asyncio.sleep(3600)
         except asyncio.CancelledError:
             served.cancelled.set()
@@ -251,6 +256,7 @@ def test_a_cancelled_task_stops_its_handler_and_reports_cancelled(served: Served
         state = task.refresh()
         assert state is not None and state.status == "working"
         assert not served.cancelled.is_set()
+        assert served.started.wait(TIMEOUT), "the handler runs"
         task.cancel()
         assert served.cancelled.wait(TIMEOUT), "the handler saw CancelledError"
         wait_until(lambda: (s := task.refresh()) is not None and s.status == "cancelled", "status cancelled")
