@@ -47,7 +47,7 @@ PY_TOOLS := pytest==$(PYTEST_VERSION) ruff==$(RUFF_VERSION) mypy==$(MYPY_VERSION
 PY_TOOLS_STAMP := $(VENV)/.tools-pytest$(PYTEST_VERSION)-ruff$(RUFF_VERSION)-mypy$(MYPY_VERSION)-$(subst ==,,$(subst $() ,-,$(ASGI_TEST_PACKAGES)))
 # the Rust binaries examples/manifest.json and the README start, and the
 # hostile server the clients' tests in every language start (tests/src/bin),
-# copied to a profile-free path
+# hard-linked (copied where links fail) to a profile-free path
 RUST_BINS := echo-server everything-server everything-client hostile-server
 # pydantic is an optional dependency of ferromcp, installed for the tests of its support.
 PYDANTIC_VERSION := 2.14.4
@@ -88,7 +88,8 @@ cargo-build:
 	cargo build --workspace $(CARGO_PROFILE_FLAG) $(RUST_SELECT)
 	@mkdir -p target/bin
 	@for b in $(RUST_BINS); do \
-		if [ -f target/$(PROFILE_DIR)/$$b ]; then cp -f target/$(PROFILE_DIR)/$$b target/bin/$$b; fi; \
+		if [ -f target/$(PROFILE_DIR)/$$b ]; then ln -f target/$(PROFILE_DIR)/$$b target/bin/$$b 2>/dev/null \
+			|| cp -f target/$(PROFILE_DIR)/$$b target/bin/$$b; fi; \
 	done
 
 build-rust: cargo-build
