@@ -124,3 +124,51 @@ async fn links_run_in_order_around_every_request_and_may_answer_alone() {
         );
     }
 }
+
+/// A task handle's own requests (the `tools/call` that starts it, then
+/// `tasks/get`, `tasks/cancel`) go through the chain like any other, and a
+/// task a link sees comes back to the handle as it came.
+#[tokio::test]
+async fn a_task_handles_requests_go_through_the_chain() {
+    use ferromcp::client::CallOptions;
+    use ferromcp::server::{RequestContext, TaskSupport, ToolTaskOptions};
+    let server = Server::new("tasks", "1.0.0");
+    server
+        .add_tool_with(
+            Tool::new("slow", json!({"type": "object"})),
+            ToolTaskOptions {
+                support: TaskSupport::Required,
+                ..Default::default()
+            },
+            |_ctx: RequestContext, _args: Value| async move {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                Ok(ToolOutput::text("done"))
+            },
+        )
+        .unwrap();
+    let client = Client::in_memory(&server);
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    client.add_middleware(move |call: CallRequest, next: CallNext| {
+        let log = log.clone();
+        async move {
+            let result = next.run(call.clone()).await?;
+            let task = result.get("taskId").is_some() || result.get("task").is_some();
+            log.lock()
+                .unwrap()
+                .push(format!("{}{}", call.method, if task { " (task)" } else { "" }));
+            Ok(result)
+        }
+    });
+    let task = client
+        .start_tool_task("slow", json!({}), &CallOptions::default())
+        .await
+        .unwrap();
+    assert!(task.id().is_some(), "the handle got the task as it came");
+    task.refresh().await.unwrap();
+    task.cancel().await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[0], "tools/call (task)", "{seen:?}");
+    assert_eq!(seen[1], "tasks/get (task)", "{seen:?}");
+    assert_eq!(seen[2], "tasks/cancel", "{seen:?}");
+}

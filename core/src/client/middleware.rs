@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use std::future::Future;
 use std::sync::Arc;
 
+use super::rounds::Tasks;
 use super::{CallOptions, Client};
 use crate::{BoxFuture, Error};
 
@@ -39,6 +40,7 @@ pub struct CallNext {
     rest: Arc<[Arc<dyn ClientMiddleware>]>,
     at: usize,
     client: Client,
+    tasks: Tasks,
 }
 
 impl CallNext {
@@ -51,12 +53,18 @@ impl CallNext {
                     rest: self.rest,
                     at: self.at + 1,
                     client: self.client,
+                    tasks: self.tasks,
                 };
                 link.handle(request, next).await
             }
             None => {
                 self.client
-                    .send_unchained(&request.method, request.params, &request.options)
+                    .send_unchained(
+                        &request.method,
+                        request.params,
+                        &request.options,
+                        self.tasks,
+                    )
                     .await
             }
         }
@@ -140,11 +148,13 @@ impl Client {
         method: &str,
         params: Map<String, Value>,
         options: &CallOptions,
+        tasks: Tasks,
     ) -> Result<Value, Error> {
         let next = CallNext {
             rest: chain,
             at: 0,
             client: self.clone(),
+            tasks,
         };
         next.run(CallRequest {
             method: method.to_owned(),

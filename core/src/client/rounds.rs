@@ -16,6 +16,15 @@ use crate::protocol::methods::{self, Method};
 use crate::protocol::{InputKind, codes, meta};
 use crate::rpc::write_unpoisoned;
 
+/// What [`Client::send`] does with a task the server answers with.
+#[derive(Clone, Copy)]
+pub(super) enum Tasks {
+    /// Follows it to its result (`call_tool` and every plain call).
+    Follow,
+    /// Returns it as it came (a task handle's own requests).
+    Return,
+}
+
 impl Client {
     /// Sends any request with default call options and returns the raw
     /// `result` object.
@@ -33,10 +42,35 @@ impl Client {
         params: Map<String, Value>,
         options: &CallOptions,
     ) -> Result<Value, Error> {
+        self.send_through(method, params, options, Tasks::Follow)
+            .await
+    }
+
+    /// A request of a task handle (its `tools/call`, `tasks/get`,
+    /// `tasks/update`, `tasks/cancel`): through the middleware chain and in
+    /// a span like any other, but a task it answers with is returned as it
+    /// came, not followed.
+    pub(super) async fn send_for_task(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
+        self.send_through(method, params, options, Tasks::Return)
+            .await
+    }
+
+    async fn send_through(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+        tasks: Tasks,
+    ) -> Result<Value, Error> {
         match self.middleware_chain() {
-            None => self.send_unchained(method, params, options).await,
+            None => self.send_unchained(method, params, options, tasks).await,
             // Boxed: a call without links keeps its future's size.
-            Some(chain) => Box::pin(self.send_chained(chain, method, params, options)).await,
+            Some(chain) => Box::pin(self.send_chained(chain, method, params, options, tasks)).await,
         }
     }
 
@@ -47,11 +81,28 @@ impl Client {
         method: &str,
         params: Map<String, Value>,
         options: &CallOptions,
+        tasks: Tasks,
     ) -> Result<Value, Error> {
         match crate::telemetry::installed() {
-            None => self.send_followed(method, params, options).await,
+            None => self.send_tasks(method, params, options, tasks).await,
             // Boxed: an untraced call's future keeps its size.
-            Some(telemetry) => Box::pin(self.send_traced(telemetry, method, params, options)).await,
+            Some(telemetry) => {
+                Box::pin(self.send_traced(telemetry, method, params, options, tasks)).await
+            }
+        }
+    }
+
+    /// The request itself, following a task it is answered with or not.
+    async fn send_tasks(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+        tasks: Tasks,
+    ) -> Result<Value, Error> {
+        match tasks {
+            Tasks::Follow => self.send_followed(method, params, options).await,
+            Tasks::Return => self.send_unfollowed(method, params, options).await,
         }
     }
 
@@ -63,6 +114,7 @@ impl Client {
         method: &str,
         params: Map<String, Value>,
         options: &CallOptions,
+        tasks: Tasks,
     ) -> Result<Value, Error> {
         // A trace context the caller put in the params' `_meta` (a binding
         // passing its host's) is the parent too, and this span's goes out
@@ -91,7 +143,7 @@ impl Client {
         );
         let mut traced = options.clone();
         span.context().inject(&mut traced.meta);
-        let outcome = self.send_followed(method, params, &traced).await;
+        let outcome = self.send_tasks(method, params, &traced, tasks).await;
         span.finish(outcome.as_ref());
         outcome
     }

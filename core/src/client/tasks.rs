@@ -264,7 +264,7 @@ impl ToolTask {
         params.insert("taskId".into(), Value::from(task_id.clone()));
         let state = self
             .client
-            .send_unfollowed(methods::TASKS_GET, params, &CallOptions::default())
+            .send_for_task(methods::TASKS_GET, params, &CallOptions::default())
             .await?;
         *lock_unpoisoned(&self.last) = state.clone();
         Ok(state)
@@ -282,7 +282,7 @@ impl ToolTask {
         params.insert("taskId".into(), Value::from(task_id.clone()));
         params.insert("inputResponses".into(), Value::Object(responses));
         self.client
-            .send_unfollowed(methods::TASKS_UPDATE, params, &CallOptions::default())
+            .send_for_task(methods::TASKS_UPDATE, params, &CallOptions::default())
             .await
             .map(drop)
     }
@@ -296,7 +296,7 @@ impl ToolTask {
         let mut params = Map::new();
         params.insert("taskId".into(), Value::from(task_id.clone()));
         self.client
-            .send_unfollowed(methods::TASKS_CANCEL, params, &CallOptions::default())
+            .send_for_task(methods::TASKS_CANCEL, params, &CallOptions::default())
             .await
             .map(drop)
     }
@@ -360,7 +360,7 @@ impl Client {
         params.insert("name".into(), Value::from(name));
         params.insert("arguments".into(), arguments);
         let answer = self
-            .send_unfollowed(methods::TOOLS_CALL, params, options)
+            .send_for_task(methods::TOOLS_CALL, params, options)
             .await?;
         let task_id = is_task(&answer)
             .then(|| {
