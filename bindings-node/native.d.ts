@@ -839,8 +839,39 @@ export declare class Client {
   loadSkill(skill: string | Record<string, any>): Promise<LoadedSkill>
   /** Ends the connection (a spawned server is stopped). */
   close(): Promise<void>
+  /**
+   * Adds a JS link at the end of the client's middleware chain:
+   * `link(call, next)` gets the call as a plain object (`method`,
+   * `params`, `meta`: the call's extra `_meta` entries, `timeout`: its
+   * own timeout in milliseconds or `null`) and the native `next`, and
+   * returns the result object or a promise of it. A thrown `McpError`
+   * fails the call with that JSON-RPC error; anything else thrown fails
+   * it as an internal error.
+   *
+   * @internal The facade's `client.use(link)` calls it with an adapter.
+   */
+  useLink(link: (call: { method: string; params: Record<string, unknown>; meta: Record<string, unknown>; timeout: number | null }, next: ClientMiddlewareNext) => unknown): void
 }
 export type JsClient = Client
+
+/**
+ * The rest of a client's chain, as a JS link's `next` sees it (the facade
+ * wraps it in a function).
+ *
+ * @internal Used by the `ferromcp` package itself.
+ */
+export declare class ClientMiddlewareNext {
+  /**
+   * Runs the rest of the chain, and then sends the call, with `params`,
+   * the extra `_meta` entries `meta` and `timeout` (milliseconds; `null`
+   * keeps the call's own of each): resolves with the result object as
+   * the server answered it, or rejects with the `McpError` the call
+   * ended in. Once per call; after the call is over (abandoned) it
+   * rejects with kind `"cancelled"`.
+   */
+  run(params: Record<string, unknown>, meta?: Record<string, unknown> | null, timeout?: number | null): Promise<Record<string, unknown>>
+}
+export type JsClientMiddlewareNext = ClientMiddlewareNext
 
 /**
  * A task handle. Use the facade's `client.startToolTask(...)`.

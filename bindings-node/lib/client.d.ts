@@ -2,6 +2,7 @@
 // the protocol, as the server sent them (camelCase, `_meta` kept).
 
 import type { OAuthOptions } from './oauth';
+import type { ClientMiddleware } from './middleware';
 // A type-only cycle (index.d.ts re-exports this file): `Client.inMemory`
 // takes the `Server` declared there.
 import type { Server } from '../index';
@@ -371,6 +372,44 @@ export declare class Client {
    *   `env`, `oauth`...).
    */
   static inMemory(server: Server, options?: ClientOptions): Promise<Client>;
+
+  /**
+   * Adds a link at the end of this client's middleware chain, around every
+   * request the client sends (calls, lists, reads, prompts, completions,
+   * `listen`, tasks, skills), in either protocol revision and over every
+   * transport; returns the client, for chaining. The first link added sees
+   * a call first and its result last.
+   *
+   * `link(ctx, next)` may read or change `ctx.params`, `ctx.meta` (extra
+   * `_meta` entries) and `ctx.timeout` (ms), call `next(ctx)` (once) to run
+   * the rest of the chain and send the call, and return its raw result
+   * object, changed or not, or answer by itself without calling `next`;
+   * sync or async. A thrown `McpError` fails the call with that JSON-RPC
+   * error (its `code` kept); any other thrown error fails it as an internal
+   * error (-32603) with its message. A link never blocks the thread and may
+   * await other calls of the same client (which go through the chain too).
+   *
+   * @example
+   * ```js
+   * import { Client, McpError, Server } from 'ferromcp';
+   *
+   * const server = new Server({ name: 'demo', version: '1.0.0' });
+   * server.tool('echo', ({ text }) => text);
+   * const client = await Client.inMemory(server);
+   * client.use(async (ctx, next) => {
+   *   if (ctx.name === 'forbidden') throw new McpError('refused by the client', { code: -32602 });
+   *   if (ctx.name === 'echo') ctx.params.arguments = { text: `${ctx.params.arguments?.text}!` };
+   *   ctx.meta['example.com/trace'] = 'abc'; // goes out in the request's _meta
+   *   const result = await next(ctx);
+   *   console.error(ctx.method, 'answered');
+   *   return result;
+   * });
+   * const { content } = await client.callTool('echo', { text: 'hi' }); // content[0].text === 'hi!'
+   * await client.callTool('forbidden').catch((e) => console.error(e.code)); // -32602
+   * await client.close();
+   * ```
+   */
+  use(link: ClientMiddleware): this;
 
   /** The protocol version requests currently declare. */
   readonly protocolVersion: string;

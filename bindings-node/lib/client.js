@@ -19,6 +19,7 @@ const { readFileSync } = require('node:fs');
 const native = require('./load-native.js');
 const { nativeOAuth } = require('./oauth.js');
 const { atCreation, clientCall, spanName } = require('./telemetry.js');
+const { adaptClientLink } = require('./middleware.js');
 
 /** Which list each iterable / page call walks. */
 const LISTS = Object.freeze({
@@ -478,6 +479,42 @@ class Client {
    */
   #request(method, params, ...rest) {
     return clientCall(spanName(method, params), () => this.#native.request(method, params, ...rest));
+  }
+
+  /**
+   * Adds a link at the end of this client's middleware chain (the Rust
+   * core's), around every request the client sends: calls, lists, reads,
+   * prompts, completions, `listen`, tasks, skills; either protocol
+   * revision, every transport. Returns the client, for chaining. The first
+   * link added sees a call first and its result last.
+   *
+   * `link(ctx, next)` gets a `ClientMiddlewareContext` (`method`,
+   * `params`, `name`, `meta`, `timeout`) and `next(ctx)`, which runs the
+   * rest of the chain and sends the call with `ctx.params`, `ctx.meta` and
+   * `ctx.timeout` (change them first if need be) and resolves to the raw
+   * result object; the link returns it (changed or not) or one of its
+   * own, or a Promise of it. A thrown {@link McpError} fails the call with
+   * that JSON-RPC error; any other thrown error fails it as an internal
+   * error with its message. A link runs on this thread like any callback
+   * and may await other calls of the client (they go through the chain
+   * too).
+   *
+   * @example
+   * const client = await Client.inMemory(server);
+   * client.use(async (ctx, next) => {
+   *   ctx.meta['example.com/trace'] = 'abc';
+   *   const result = await next(ctx);
+   *   console.error(ctx.method, ctx.name, 'done');
+   *   return result;
+   * });
+   *
+   * @param {(ctx: import('./middleware.js').ClientMiddlewareContext, next: (ctx?: any) => Promise<any>) => unknown} link
+   * @returns {this}
+   */
+  use(link) {
+    if (typeof link !== 'function') throw new TypeError('use(link): link must be a function (ctx, next) => result');
+    this.#native.useLink(adaptClientLink(link));
+    return this;
   }
 
   /** The protocol version requests currently declare. */

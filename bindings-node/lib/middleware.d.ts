@@ -118,6 +118,71 @@ export type Middleware = (
 ) => { [key: string]: unknown } | Promise<{ [key: string]: unknown }>;
 
 /**
+ * What a client middleware link gets: the call on its way out, which it may
+ * change before calling `next` (see {@link Client.use}).
+ *
+ * @example
+ * ```js
+ * client.use((ctx, next) => {
+ *   if (ctx.method === 'tools/call') ctx.timeout = 30_000;
+ *   ctx.meta['example.com/trace'] = 'abc';
+ *   console.error(ctx.method, ctx.name);
+ *   return next(ctx);
+ * });
+ * ```
+ */
+export interface ClientMiddlewareContext {
+  /** The method, e.g. `"tools/call"`, `"tools/list"`, `"resources/read"`. */
+  readonly method: string;
+  /**
+   * The params as they will be sent (without the `_meta` the client adds):
+   * change them, or replace the object, before calling `next`.
+   */
+  params: Record<string, any>;
+  /** The tool or prompt called (`params.name`), if any. */
+  readonly name: string | undefined;
+  /** Extra `_meta` entries the request carries (the call's `meta` option): change them before calling `next`. */
+  meta: Record<string, any>;
+  /**
+   * The call's own timeout in milliseconds, or `undefined` (the client's
+   * `timeout`, if any): set it before calling `next` to change it.
+   */
+  timeout: number | undefined;
+}
+
+/**
+ * Runs the rest of the client's chain, then sends the call with
+ * `ctx.params`, `ctx.meta` and `ctx.timeout` (default: the link's own
+ * `ctx`): resolves to the raw result object as the server answered it, or
+ * rejects with the {@link McpError} the call failed with. Once per call.
+ */
+export type ClientNext = (ctx?: ClientMiddlewareContext) => Promise<MiddlewareResult>;
+
+/**
+ * A client middleware link (see {@link Client.use}): calls `next(ctx)` to
+ * go on (or not, to answer by itself) and returns the result object,
+ * changed or not, or a Promise of it. A thrown {@link McpError} fails the
+ * call with that JSON-RPC error; any other thrown error fails it as an
+ * internal error with its message.
+ *
+ * @example
+ * ```js
+ * const cache = new Map();
+ * const cached: ClientMiddleware = async (ctx, next) => {
+ *   if (ctx.method !== 'resources/read') return next(ctx);
+ *   const uri = String(ctx.params.uri);
+ *   if (!cache.has(uri)) cache.set(uri, await next(ctx));
+ *   return cache.get(uri);
+ * };
+ * client.use(cached);
+ * ```
+ */
+export type ClientMiddleware = (
+  ctx: ClientMiddlewareContext,
+  next: ClientNext,
+) => { [key: string]: unknown } | Promise<{ [key: string]: unknown }>;
+
+/**
  * One of the ready-made links of {@link middleware}, the Rust core's. Using
  * the same object on two servers shares its state (a rate limit's buckets).
  *

@@ -2,7 +2,9 @@
 /**
  * Server middleware and per-caller visibility, the JS side: the `ctx` and
  * `next` a link gets, the ready-made links (`middleware`), and the
- * predicates that decide visibility.
+ * predicates that decide visibility; and the `ctx` and `next` of a
+ * client's links (`client.use`, core's `ferromcp::client` chain, run the
+ * same way: src/client_middleware.rs).
  *
  * The chain itself is the Rust core's (`ferromcp::server::middleware`):
  * which requests go through it (every primitive request, whatever the
@@ -85,18 +87,92 @@ class MiddlewareContext {
 function adaptLink(link) {
   return (request, nativeNext) => {
     const ctx = new MiddlewareContext(request);
-    let called = false;
-    /** @param {MiddlewareContext} [passed] */
-    const next = (passed = ctx) => {
-      if (called) return Promise.reject(new Error('next() may be called only once per request'));
-      called = true;
-      const params = passed?.params;
-      if (params === null || typeof params !== 'object' || Array.isArray(params)) {
-        return Promise.reject(new TypeError('next(ctx): ctx.params must be an object'));
-      }
-      return nativeNext.run(params);
-    };
-    return link(ctx, next);
+    const run = (/** @type {MiddlewareContext} */ passed) => nativeNext.run(passed.params);
+    return link(ctx, nextOnce(ctx, run));
+  };
+}
+
+/**
+ * The `next(ctx)` a link gets (`ctx` by default): once per request, with
+ * `ctx.params` an object; `run(ctx)` hands it to the native `next`. Every
+ * misuse is a rejection, as the native `next`'s outcome is.
+ * @template C
+ * @param {C} ctx
+ * @param {(ctx: C) => Promise<any>} run
+ * @returns {(ctx?: C) => Promise<any>}
+ */
+function nextOnce(ctx, run) {
+  let called = false;
+  return (passed = ctx) => {
+    if (called) return Promise.reject(new Error('next() may be called only once per request'));
+    called = true;
+    const params = /** @type {any} */ (passed)?.params;
+    if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+      return Promise.reject(new TypeError('next(ctx): ctx.params must be an object'));
+    }
+    try {
+      return run(passed);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+}
+
+/**
+ * What a client middleware link gets: the call on its way out (`method`,
+ * `params`, the extra `_meta` entries and the timeout), which it may change
+ * before calling `next`.
+ *
+ * @example
+ * client.use((ctx, next) => {
+ *   ctx.meta['example.com/trace'] = 'abc';
+ *   return next(ctx);
+ * });
+ */
+class ClientMiddlewareContext {
+  /**
+   * @param {{ method: string, params: Record<string, any>, meta: Record<string, any>, timeout: number | null }} call
+   *   the plain object the native side made
+   */
+  constructor(call) {
+    /** The method, e.g. `"tools/call"`. @type {string} */
+    this.method = call.method;
+    /**
+     * The params as they will be sent (without the `_meta` the client adds);
+     * a link may change them (or replace the object) before calling `next`.
+     * @type {Record<string, any>}
+     */
+    this.params = call.params;
+    /** Extra `_meta` entries the call adds (its `meta` option); changeable. @type {Record<string, any>} */
+    this.meta = call.meta;
+    /** The call's own timeout in milliseconds, or `undefined` (the client's); changeable. @type {number | undefined} */
+    this.timeout = call.timeout ?? undefined;
+  }
+
+  /**
+   * The tool or prompt called (`params.name`), if any.
+   * @returns {string | undefined}
+   */
+  get name() {
+    const name = this.params?.name;
+    return typeof name === 'string' ? name : undefined;
+  }
+}
+
+/**
+ * The native link of a client for a user's `(ctx, next) => result`
+ * function: `next(ctx)` sends on `ctx.params`, `ctx.meta` and `ctx.timeout`.
+ * @param {Function} link
+ * @returns {(call: any, nativeNext: any) => unknown}
+ */
+function adaptClientLink(link) {
+  return (call, nativeNext) => {
+    const ctx = new ClientMiddlewareContext(call);
+    // The native `next` checks `meta` (an object) and `timeout` (positive
+    // milliseconds); `null` for either keeps the call's own.
+    const run = (/** @type {ClientMiddlewareContext} */ passed) =>
+      nativeNext.run(passed.params, passed.meta ?? null, passed.timeout ?? null);
+    return link(ctx, nextOnce(ctx, run));
   };
 }
 
@@ -309,4 +385,12 @@ function visiblePredicate(visible, what) {
   return /** @type {(ctx: any) => unknown} */ (visible);
 }
 
-module.exports = { MiddlewareContext, adaptLink, middleware, VisibilityRules, visiblePredicate };
+module.exports = {
+  MiddlewareContext,
+  ClientMiddlewareContext,
+  adaptLink,
+  adaptClientLink,
+  middleware,
+  VisibilityRules,
+  visiblePredicate,
+};

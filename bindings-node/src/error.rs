@@ -57,18 +57,49 @@ pub fn register_error_class(
 /// `code` and `kind` are core's classification ([`Error::host_code`],
 /// [`Error::kind`]); nothing here decides them.
 pub(crate) fn to_js(env: &Env, error: &Error) -> napi::Error {
-    let message = error.host_message();
-    match construct(
-        env,
-        &message,
-        error.host_code(),
-        error.kind().as_str(),
-        data(error),
-    ) {
-        Ok(Some(instance)) => napi::Error::from(instance),
-        // Without a registered class (the addon used without its facade)
-        // or when construction failed, the message still gets through.
-        Ok(None) | Err(_) => napi::Error::new(Status::GenericFailure, message),
+    ThrownForm::of(error).to_js(env)
+}
+
+/// A core error as its JS `McpError` carries it (`message`, `code`, `kind`,
+/// `data`), made on any thread and turned into the JS error later on the
+/// JS thread. A client middleware link's `next` rejects with it, and keeps
+/// the core error itself: a link that lets that rejection through fails
+/// the call with the very error, its kind (`"timeout"`...) included,
+/// rather than with a peer error read back from JS ([`ThrownForm::is`]).
+#[derive(Clone)]
+pub(crate) struct ThrownForm {
+    message: String,
+    code: i32,
+    kind: &'static str,
+    data: Value,
+}
+
+impl ThrownForm {
+    pub(crate) fn of(error: &Error) -> ThrownForm {
+        ThrownForm {
+            message: error.host_message(),
+            code: error.host_code(),
+            kind: error.kind().as_str(),
+            data: data(error),
+        }
+    }
+
+    /// The JS `McpError`. Must run on the JS thread of `env`.
+    pub(crate) fn to_js(&self, env: &Env) -> napi::Error {
+        match construct(env, &self.message, self.code, self.kind, self.data.clone()) {
+            Ok(Some(instance)) => napi::Error::from(instance),
+            // Without a registered class (the addon used without its facade)
+            // or when construction failed, the message still gets through.
+            Ok(None) | Err(_) => napi::Error::new(Status::GenericFailure, self.message.clone()),
+        }
+    }
+
+    /// Whether `thrown` (what JS threw, read back by [`from_thrown`]) is
+    /// this error as JS got it: the same code, message and data.
+    pub(crate) fn is(&self, thrown: &McpError) -> bool {
+        thrown.code == self.code
+            && thrown.message == self.message
+            && thrown.data.as_ref().unwrap_or(&Value::Null) == &self.data
     }
 }
 

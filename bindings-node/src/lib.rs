@@ -42,6 +42,7 @@ mod abort;
 mod auth;
 mod cli;
 mod client;
+mod client_middleware;
 mod client_skill;
 mod client_task;
 mod context;

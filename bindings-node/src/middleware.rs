@@ -12,8 +12,11 @@
 //! travel back to the link's future over a oneshot channel, with a
 //! deferred promise; the future runs the rest of the chain itself (in the
 //! same task, so a request cancelled by core drops the rest too) and
-//! settles the promise with the result or the error.
+//! settles the promise with the result or the error. A client's JS links
+//! (`client_middleware.rs`) go the same way, through the same pieces
+//! ([`drive_link`], [`LinkEnd`], [`hand_over`], [`LinkOutput`]).
 
+use std::future::Future;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
@@ -33,9 +36,10 @@ use napi_derive::napi;
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
+use crate::error::{self, ThrownForm};
 use crate::host_call::{self, HostFunction, HostOutput, JsCallback};
 use crate::server::JsServer;
-use crate::{error, values};
+use crate::values;
 
 /// `(request, next)`: the request as a plain object, and the native `next`.
 type LinkArgs = FnArgs<(Value, JsMiddlewareNext)>;
@@ -46,15 +50,9 @@ struct JsLink {
     callback: JsCallback,
 }
 
-/// What a JS link's `next.run(params)` hands back to the link's future.
-struct NextCall {
-    params: Map<String, Value>,
-    reply: Reply,
-}
-
 impl Middleware for JsLink {
     fn handle(&self, mut request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
-        let (sender, called) = oneshot::channel::<NextCall>();
+        let (sender, called) = oneshot::channel::<NextCall<Map<String, Value>>>();
         let mut input = caller_value(&request.meta);
         input.insert("method".into(), Value::from(request.method.as_str()));
         // A request id is a string or an integer; both always serialise.
@@ -70,43 +68,112 @@ impl Middleware for JsLink {
         let js_next = JsMiddlewareNext {
             sender: Some(sender),
         };
-        let mut outcome = host_call::call_with::<LinkOutput, LinkArgs>(
+        let outcome = host_call::call_with::<LinkOutput, LinkArgs>(
             &self.callback,
             FnArgs::from((Value::Object(input), js_next)),
         );
         Box::pin(async move {
-            // `biased`: a link that called `next` and returned at once
-            // without awaiting it still has the rest of the chain run.
-            tokio::select! {
-                biased;
-                called = called => {
-                    if let Ok(NextCall { params, reply }) = called {
-                        request.params = params;
-                        reply.settle(next.run(request).await);
-                    }
-                    // Err: the native `next` was collected uncalled.
-                    link_result(outcome.await)
-                }
-                done = &mut outcome => link_result(done),
-            }
+            let rest = move |params| async move {
+                request.params = params;
+                next.run(request)
+                    .await
+                    .map(Value::Object)
+                    .map_err(Error::Mcp)
+            };
+            // The rest's errors are JSON-RPC errors already: a link's
+            // failure is classified as a handler's.
+            drive_link(outcome, called, rest)
+                .await
+                .outcome
+                .map(|LinkOutput(result)| result)
+                .map_err(link_error)
         })
     }
 }
 
-/// A JS link's outcome as core's: what it threw is classified as a
-/// handler's (a thrown `McpError` is that JSON-RPC error; anything else an
-/// internal error with `"<ErrorName>: <message>"`, as for a resource or
-/// prompt handler).
-fn link_result(outcome: Result<LinkOutput, HandlerError>) -> MiddlewareResult {
-    match outcome {
-        Ok(LinkOutput(result)) => Ok(result),
-        Err(HandlerError::Protocol(error)) => Err(error),
-        Err(HandlerError::Tool(message)) => Err(McpError::internal(message)),
+/// What a JS link's `next` hands back to the link's future: what the rest
+/// of the chain runs with (the params of a server request; a client call's
+/// params and options), and the promise to settle with its outcome. Shared
+/// by the server's links and a client's (`client_middleware.rs`).
+pub(crate) struct NextCall<T> {
+    pub(crate) input: T,
+    pub(crate) reply: Reply,
+}
+
+/// Waits for a JS link (`outcome`, its return value or promise) and runs
+/// the rest of the chain with `rest` when the link calls `next` (`called`),
+/// settling `next`'s promise with the rest's outcome. The rest runs in the
+/// link's own future, so when core drops it (the request cancelled, or
+/// over) the rest is dropped too and `next`'s promise rejects as cancelled.
+pub(crate) async fn drive_link<T, F, Fut>(
+    mut outcome: BoxFuture<Result<LinkOutput, HandlerError>>,
+    called: oneshot::Receiver<NextCall<T>>,
+    rest: F,
+) -> LinkEnd
+where
+    F: FnOnce(T) -> Fut,
+    Fut: Future<Output = Result<Value, Error>>,
+{
+    // `biased`: a link that called `next` and returned at once without
+    // awaiting it still has the rest of the chain run.
+    tokio::select! {
+        biased;
+        called = called => {
+            let mut rest_failed = None;
+            // Err: the native `next` was collected uncalled.
+            if let Ok(NextCall { input, reply }) = called {
+                match rest(input).await {
+                    Ok(result) => reply.settle(Ok(result)),
+                    Err(error) => {
+                        let form = ThrownForm::of(&error);
+                        reply.settle(Err(form.clone()));
+                        rest_failed = Some((form, error));
+                    }
+                }
+            }
+            LinkEnd { outcome: outcome.await, rest_failed }
+        }
+        done = &mut outcome => LinkEnd { outcome: done, rest_failed: None },
+    }
+}
+
+/// How a JS link ended, and how the rest of the chain failed if it ran and
+/// failed.
+pub(crate) struct LinkEnd {
+    pub(crate) outcome: Result<LinkOutput, HandlerError>,
+    rest_failed: Option<(ThrownForm, Error)>,
+}
+
+impl LinkEnd {
+    /// The link's outcome as a core result. A link that let `next`'s
+    /// rejection through (rethrew the very error) fails with the rest's own
+    /// error, its kind kept (a client call's `"timeout"`, `"closed"`...);
+    /// anything else thrown is classified by [`link_error`].
+    pub(crate) fn into_result(self) -> Result<Map<String, Value>, Error> {
+        match self.outcome {
+            Ok(LinkOutput(result)) => Ok(result),
+            Err(HandlerError::Protocol(thrown)) => match self.rest_failed {
+                Some((form, error)) if form.is(&thrown) => Err(error),
+                _ => Err(Error::Mcp(thrown)),
+            },
+            Err(other) => Err(Error::Mcp(link_error(other))),
+        }
+    }
+}
+
+/// What a JS link threw, as the JSON-RPC error the request ends in: it is
+/// classified as a handler's (a thrown `McpError` is that JSON-RPC error;
+/// anything else an internal error with `"<ErrorName>: <message>"`, as for
+/// a resource or prompt handler).
+pub(crate) fn link_error(error: HandlerError) -> McpError {
+    match error {
+        HandlerError::Protocol(error) => error,
+        HandlerError::Tool(message) => McpError::internal(message),
     }
 }
 
 /// What a link returns: the result object.
-struct LinkOutput(Map<String, Value>);
+pub(crate) struct LinkOutput(pub(crate) Map<String, Value>);
 
 impl FromHost for LinkOutput {
     const KIND: &'static str = "middleware";
@@ -141,16 +208,14 @@ type Resolve = Box<dyn FnOnce(Env) -> napi::Result<Value> + Send>;
 /// the request while the rest of the chain ran, or the link was over
 /// before it called `next`) it rejects with kind `"cancelled"`. An
 /// unsettled deferred would also keep the event loop alive.
-struct Reply(Option<JsDeferred<Value, Resolve>>);
+pub(crate) struct Reply(Option<JsDeferred<Value, Resolve>>);
 
 impl Reply {
-    /// Resolves with the result object, or rejects with the `McpError`.
-    fn settle(mut self, result: MiddlewareResult) {
+    /// Resolves with the result object, or rejects with the error as an
+    /// `McpError`.
+    fn settle(mut self, result: Result<Value, ThrownForm>) {
         if let Some(deferred) = self.0.take() {
-            deferred.resolve(Box::new(move |env| match result {
-                Ok(result) => Ok(Value::Object(result)),
-                Err(error) => Err(error::to_js(&env, &Error::Mcp(error))),
-            }));
+            deferred.resolve(Box::new(move |env| result.map_err(|form| form.to_js(&env))));
         }
     }
 }
@@ -163,13 +228,47 @@ impl Drop for Reply {
     }
 }
 
+/// The params a JS link passes to `next`: an object.
+pub(crate) fn next_params(params: Unknown<'_>) -> napi::Result<Map<String, Value>> {
+    match values::from_js(params)? {
+        Value::Object(params) => Ok(params),
+        _ => Err(napi::Error::new(
+            Status::InvalidArg,
+            "next(ctx): ctx.params must be an object",
+        )),
+    }
+}
+
+/// Hands `input` to the link's future through `sender` (taken: `next` runs
+/// once) and returns the promise of the rest of the chain's outcome.
+pub(crate) fn hand_over<'env, T>(
+    env: &'env Env,
+    sender: &mut Option<oneshot::Sender<NextCall<T>>>,
+    input: T,
+) -> napi::Result<Object<'env>> {
+    let Some(sender) = sender.take() else {
+        return Err(napi::Error::new(
+            Status::InvalidArg,
+            "next() may be called only once per request",
+        ));
+    };
+    let (deferred, promise) = env.create_deferred::<Value, Resolve>()?;
+    // The link's future is gone (the request is over): the `NextCall`
+    // comes back and its `Reply` rejects as it drops.
+    let _ = sender.send(NextCall {
+        input,
+        reply: Reply(Some(deferred)),
+    });
+    Ok(promise)
+}
+
 /// The rest of the chain, as a JS link's `next` sees it (the facade wraps
 /// it in a function).
 ///
 /// @internal Used by the `ferromcp` package itself.
 #[napi(js_name = "MiddlewareNext")]
 pub struct JsMiddlewareNext {
-    sender: Option<oneshot::Sender<NextCall>>,
+    sender: Option<oneshot::Sender<NextCall<Map<String, Value>>>>,
 }
 
 #[napi]
@@ -183,26 +282,8 @@ impl JsMiddlewareNext {
         ts_return_type = "Promise<Record<string, unknown>>"
     )]
     pub fn run<'env>(&mut self, env: &'env Env, params: Unknown<'_>) -> napi::Result<Object<'env>> {
-        let Value::Object(params) = values::from_js(params)? else {
-            return Err(napi::Error::new(
-                Status::InvalidArg,
-                "next(ctx): ctx.params must be an object",
-            ));
-        };
-        let Some(sender) = self.sender.take() else {
-            return Err(napi::Error::new(
-                Status::InvalidArg,
-                "next() may be called only once per request",
-            ));
-        };
-        let (deferred, promise) = env.create_deferred::<Value, Resolve>()?;
-        // The link's future is gone (the request is over): the `Reply`
-        // comes back and rejects as it drops.
-        let _ = sender.send(NextCall {
-            params,
-            reply: Reply(Some(deferred)),
-        });
-        Ok(promise)
+        let params = next_params(params)?;
+        hand_over(env, &mut self.sender, params)
     }
 }
 

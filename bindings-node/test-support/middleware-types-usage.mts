@@ -1,6 +1,7 @@
 // Compiled (never run) by test/types.test.mjs and `make lint-node`: typed
-// usage of server middleware (`server.use`, the ready-made `middleware`)
-// and per-caller visibility (`server.visibility`, `visible`). Each misuse
+// usage of server middleware (`server.use`, the ready-made `middleware`),
+// client middleware (`client.use`) and per-caller visibility
+// (`server.visibility`, `visible`). Each misuse
 // carries an expect-error directive, so the typings must reject it.
 
 import {
@@ -11,6 +12,9 @@ import {
   type BuiltinMiddleware,
   type CallerAuth,
   type CallerInfo,
+  type ClientMiddleware,
+  type ClientMiddlewareContext,
+  type ClientNext,
   type Middleware,
   type MiddlewareContext,
   type MiddlewareResult,
@@ -101,4 +105,37 @@ server.resource('mem://items/{id}', { visible: adminOnly }, ({ variables: { id }
 server.tool('data', { visible: { scopes: ['admin'] } }, () => 'x');
 
 const client = await Client.inMemory(server, { name: 'console' });
+
+// Client middleware: an async link changing params, meta and timeout,
+// reading and replacing the result; use() chains.
+const chained: Client = client.use(async (ctx, next) => {
+  const method: string = ctx.method;
+  const tool: string | undefined = ctx.name;
+  ctx.params.arguments = { ...ctx.params.arguments, seenBy: `${method} ${tool}` };
+  ctx.meta['example.com/trace'] = 'abc';
+  const timeout: number | undefined = ctx.timeout;
+  ctx.timeout = (timeout ?? 1000) * 2;
+  if (ctx.name === 'refused') throw new McpError('refused', { code: -32602 });
+  const result: MiddlewareResult = await next(ctx);
+  return { ...result, _meta: { 'example.com/seen': true } };
+});
+// A sync link answering alone, or handing on its own ctx with next().
+chained.use((ctx, next) => (ctx.name === 'cached' ? { content: [] } : next()));
+// A named link, typed.
+const clientTiming: ClientMiddleware = async (ctx: ClientMiddlewareContext, next: ClientNext) => {
+  try {
+    return await next(ctx);
+  } finally {
+    console.error(ctx.method);
+  }
+};
+client.use(clientTiming);
+// @ts-expect-error: a client link returns the result object
+client.use(async () => 'done');
+// @ts-expect-error: the ctx's method is read-only
+client.use((ctx, next) => { ctx.method = 'tools/list'; return next(ctx); });
+// @ts-expect-error: a timeout is milliseconds, a number
+client.use((ctx, next) => { ctx.timeout = '5s'; return next(ctx); });
+// @ts-expect-error: the ready-made links are a server's
+client.use(middleware.rateLimit({ perSecond: 2, burst: 5 }));
 await client.close();
