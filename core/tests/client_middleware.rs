@@ -154,9 +154,11 @@ async fn a_task_handles_requests_go_through_the_chain() {
         async move {
             let result = next.run(call.clone()).await?;
             let task = result.get("taskId").is_some() || result.get("task").is_some();
-            log.lock()
-                .unwrap()
-                .push(format!("{}{}", call.method, if task { " (task)" } else { "" }));
+            log.lock().unwrap().push(format!(
+                "{}{}",
+                call.method,
+                if task { " (task)" } else { "" }
+            ));
             Ok(result)
         }
     });

@@ -328,3 +328,66 @@ async fn a_legacy_sessions_own_requests_go_through_the_chain() {
         assert!(seen.iter().any(|m| m == method), "{method} not in {seen:?}");
     }
 }
+
+/// The handshake of a 2025-11-25 session (`initialize`) goes through the
+/// chain too, over HTTP and stdio (in memory): a link reads who connects,
+/// changes the result, or refuses the session.
+#[tokio::test]
+async fn a_legacy_initialize_goes_through_the_chain() {
+    let server = server();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    server.add_middleware(move |request: MiddlewareRequest, next: Next| {
+        let log = log.clone();
+        async move {
+            if request.method != "initialize" {
+                return next.run(request).await;
+            }
+            let who = request.params["clientInfo"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned();
+            log.lock().unwrap().push(format!(
+                "initialize {who} {}",
+                request.meta.protocol_version
+            ));
+            if who == "intruder" {
+                return Err(McpError::invalid_params("not you"));
+            }
+            let mut result = next.run(request).await?;
+            result.insert("instructions".into(), json!("greeted by a link"));
+            Ok(result)
+        }
+    });
+    let http = Http::start(server.clone()).await;
+    for transport in ["http", "memory"] {
+        for name in ["friend", "intruder"] {
+            let options = ClientOptions {
+                era: EraPreference::Legacy,
+                info: ferromcp::protocol::Implementation::new(name, "1.0.0"),
+                ..ClientOptions::default()
+            };
+            let client = match transport {
+                "http" => Client::connect_http_with(&http.url(), options)
+                    .await
+                    .unwrap(),
+                _ => Client::in_memory_with(&server, options),
+            };
+            let outcome = client.call_tool("echo", json!({"text": "hi"})).await;
+            if name == "intruder" {
+                let error = outcome.unwrap_err();
+                assert!(
+                    error.to_string().contains("not you"),
+                    "{transport}: {error}"
+                );
+                continue;
+            }
+            assert_eq!(text(&outcome.unwrap()), "hi", "{transport}");
+            let init = client.legacy_initialize_result().unwrap();
+            assert_eq!(init["instructions"], "greeted by a link", "{transport}");
+        }
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert!(seen[0].starts_with("initialize friend 2025-"), "{seen:?}");
+}

@@ -46,20 +46,102 @@ pub(crate) struct Initialized {
 }
 
 /// Handles `initialize`: negotiates the version (the client's if we speak
-/// it, else our newest legacy one) and opens a session.
-pub(crate) fn initialize(
+/// it, else our newest legacy one) and opens a session; behind the
+/// server's middleware chain, as every other request (a link sees the
+/// params without `_meta` and may change them, refuse the handshake or
+/// change its result). Refusals come back as the JSON-RPC error message.
+pub(crate) async fn initialize(
     server: &Server,
     request: &Request,
     session_id: String,
+    http: FromHttp,
 ) -> Result<Initialized, Value> {
-    let params = request.params.clone().unwrap_or_default();
+    let mut params = request.params.clone().unwrap_or_default();
+    if server.middleware_chain().is_none() {
+        return open_session(server, &params, session_id)
+            .map(|(session, result)| Initialized {
+                session,
+                message: result_value(Some(&request.id), Value::Object(result)),
+            })
+            .map_err(|error| error_value(Some(&request.id), &error));
+    }
+    params.remove("_meta");
+    let meta = RequestMeta {
+        protocol_version: params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        client_capabilities: match params.get("capabilities") {
+            Some(Value::Object(c)) => c.clone(),
+            _ => Map::new(),
+        },
+        client_info: params
+            .get("clientInfo")
+            .map(crate::protocol::jsonrpc::RawJson::from_value),
+        log_level: None,
+        progress_token: None,
+        http_headers: http.headers,
+        auth: http.auth,
+        trace: request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object)
+            .and_then(crate::telemetry::TraceContext::from_meta),
+    };
+    // The last step opens the session from the params as the links left
+    // them; it is kept here for the transport to register.
+    let opened: Arc<std::sync::Mutex<Option<Arc<Session>>>> = Arc::default();
+    let slot = opened.clone();
+    let owner = server.clone();
+    let outcome = server
+        .behind_middleware(
+            request.id.clone(),
+            request.method.clone(),
+            params,
+            meta,
+            CancellationToken::new(),
+            move |asked| {
+                Box::pin(async move {
+                    let (session, result) = open_session(&owner, &asked.params, session_id)?;
+                    *crate::rpc::lock_unpoisoned(&slot) = Some(session);
+                    Ok(result)
+                })
+            },
+        )
+        .await;
+    let session = crate::rpc::lock_unpoisoned(&opened).take();
+    match (outcome, session) {
+        (Ok(result), Some(session)) => Ok(Initialized {
+            session,
+            message: result_value(Some(&request.id), Value::Object(result)),
+        }),
+        (Ok(_), None) => Err(error_value(
+            Some(&request.id),
+            &McpError::internal(
+                "a middleware link answered initialize without opening a session (call next)",
+            ),
+        )),
+        (Err(error), _) => Err(error_value(Some(&request.id), &error)),
+    }
+}
+
+/// Negotiates the version of `initialize` params and opens the session;
+/// the session and the result to answer with.
+fn open_session(
+    server: &Server,
+    params: &Map<String, Value>,
+    session_id: String,
+) -> Result<(Arc<Session>, Map<String, Value>), McpError> {
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     let Some(requested) = requested else {
-        let error = McpError::invalid_params("initialize requires a string \"protocolVersion\"");
-        return Err(error_value(Some(&request.id), &error));
+        return Err(McpError::invalid_params(
+            "initialize requires a string \"protocolVersion\"",
+        ));
     };
     if !server.options().legacy_sessions {
-        let error = McpError::new(
+        return Err(McpError::new(
             codes::UNSUPPORTED_PROTOCOL_VERSION,
             format!(
                 "Unsupported protocol version: {requested}: this server speaks only {}",
@@ -69,8 +151,7 @@ pub(crate) fn initialize(
         .with_data(serde_json::json!({
             "supported": MODERN_PROTOCOL_VERSIONS,
             "requested": requested,
-        }));
-        return Err(error_value(Some(&request.id), &error));
+        })));
     }
     let version = if LEGACY_PROTOCOL_VERSIONS.contains(&requested) {
         requested
@@ -97,10 +178,7 @@ pub(crate) fn initialize(
     if let Some(instructions) = &server.options().instructions {
         result.insert("instructions".into(), Value::from(instructions.clone()));
     }
-    Ok(Initialized {
-        session,
-        message: result_value(Some(&request.id), Value::Object(result)),
-    })
+    Ok((session, result))
 }
 
 /// What the HTTP request carrying a session request adds to its context.

@@ -276,7 +276,14 @@ impl Endpoint {
             }
             if let Message::Request(request) = &mut message {
                 if crate::legacy::is_legacy_initialize(request) {
-                    return self.legacy().initialize(request, peer, caller.owner);
+                    let http = crate::legacy::FromHttp {
+                        headers: Some(Arc::new(headers)),
+                        auth: caller.auth,
+                    };
+                    return self
+                        .legacy()
+                        .initialize(request, peer, caller.owner, http)
+                        .await;
                 }
                 // A 2026-07-28 `initialize` (not a method of this revision):
                 // on to the usual answer.

@@ -54,17 +54,21 @@ impl LegacyHttp<'_> {
     /// `initialize` (-32603, as the request was valid) with the HTTP status
     /// saying whether to slow down (429: this address holds its share of
     /// sessions) or retry later (503: the table is full of sessions in use).
-    pub(super) fn initialize(
+    pub(super) async fn initialize(
         &self,
         request: &Request,
         peer: Option<IpAddr>,
         owner: Option<String>,
+        http: legacy::FromHttp,
     ) -> Response<McpBody> {
         let initialized = match legacy::initialize(
             self.server,
             request,
             SessionStore::new_id_on(self.server.options().replica.as_deref()),
-        ) {
+            http,
+        )
+        .await
+        {
             Ok(init) => init,
             Err(message) => return json_response(StatusCode::BAD_REQUEST, &message),
         };

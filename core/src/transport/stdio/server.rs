@@ -320,11 +320,31 @@ where
                 };
                 match &legacy {
                     Some(session) => lane.legacy(session, message, slot),
-                    None => {
-                        let (session, reply) = lane.modern(message, &in_flight, slot);
-                        legacy = session;
-                        reply
-                    }
+                    None => match message {
+                        // The handshake turns the connection legacy; it
+                        // runs (behind the middleware chain) before the
+                        // next line is read, which belongs to the session.
+                        Message::Request(request) if legacy::is_legacy_initialize(&request) => {
+                            let opened = legacy::initialize(
+                                &server,
+                                &request,
+                                "stdio".into(),
+                                legacy::FromHttp::default(),
+                            )
+                            .await;
+                            drop(slot);
+                            match opened {
+                                Ok(init) => {
+                                    init.session.set_standalone(Some(out_tx.clone()));
+                                    init.session.forward_events(&server);
+                                    legacy = Some(init.session);
+                                    Some(init.message)
+                                }
+                                Err(message) => Some(message),
+                            }
+                        }
+                        message => lane.handle_modern(message, &in_flight, slot),
+                    },
                 }
             }
         };
@@ -404,30 +424,6 @@ struct Lane<'a> {
 }
 
 impl Lane<'_> {
-    /// Handles one message of a 2026-07-28 connection; returns the session
-    /// when it was a legacy `initialize` that turned the connection legacy,
-    /// and the answer to send at once, if any.
-    fn modern(
-        self,
-        message: Message,
-        in_flight: &Running,
-        slot: Option<OwnedSemaphorePermit>,
-    ) -> (Option<Arc<Session>>, Option<Value>) {
-        if let Message::Request(request) = &message
-            && legacy::is_legacy_initialize(request)
-        {
-            return match legacy::initialize(self.server, request, "stdio".into()) {
-                Ok(init) => {
-                    init.session.set_standalone(Some(self.notes.clone()));
-                    init.session.forward_events(self.server);
-                    (Some(init.session), Some(init.message))
-                }
-                Err(message) => (None, Some(message)),
-            };
-        }
-        (None, self.handle_modern(message, in_flight, slot))
-    }
-
     fn legacy(
         self,
         session: &Arc<Session>,
@@ -474,6 +470,9 @@ impl Lane<'_> {
         None
     }
 
+    /// Handles one message of a 2026-07-28 connection (a legacy
+    /// `initialize` is the serve loop's); the answer to send at once, if
+    /// any.
     fn handle_modern(
         self,
         message: Message,
