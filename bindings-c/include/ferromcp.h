@@ -322,6 +322,25 @@ typedef struct ferromcp_cancel_handle ferromcp_cancel_handle;
 typedef struct ferromcp_client ferromcp_client;
 
 /**
+ * A client's call on its way through the middleware chain, as a link
+ * sees it.
+ *
+ * Opaque. Lent to a ferromcp_client_middleware_callback until the
+ * callback has returned and its call is completed; never freed by C. Its
+ * accessors may be called from any thread, by several at once, meanwhile.
+ */
+typedef struct ferromcp_client_middleware_request ferromcp_client_middleware_request;
+
+/**
+ * The rest of a client's middleware chain (the links after this one, then
+ * the request sent to the server), for ferromcp_client_next_run().
+ *
+ * Opaque. Lent to a ferromcp_client_middleware_callback until the
+ * callback has returned and its call is completed; never freed by C.
+ */
+typedef struct ferromcp_client_next ferromcp_client_next;
+
+/**
  * Settings for a client, built before connecting: JSON options plus the
  * C callbacks that answer the server's elicitation, sampling and roots
  * requests.
@@ -533,6 +552,50 @@ typedef void (*ferromcp_notification_callback)(void *userdata,
 typedef void (*ferromcp_call_done_callback)(void *userdata,
                                             enum ferromcp_status status,
                                             const char *result_json);
+
+/**
+ * A client middleware link written in C (see
+ * ferromcp_client_add_middleware()).
+ *
+ * - `userdata`: the pointer given at registration, passed back unchanged.
+ * - `request`: the call on its way out (ferromcp_client_middleware_request_method(),
+ *   _name(), _params_json(), _meta_json(), _timeout_ms()). Borrowed: valid
+ *   until the callback has returned and `call` is completed, whichever
+ *   comes last.
+ * - `next`: the rest of the chain (the links added after this one, then
+ *   the request sent to the server), run at most once with
+ *   ferromcp_client_next_run(). Borrowed, as long as `request`; used by
+ *   one thread at a time.
+ * - `call`: the handle that answers the call, owned by the callback until
+ *   it completes it exactly once, now or later, from any thread:
+ *   ferromcp_call_respond() with a result object (the one
+ *   ferromcp_client_next_run() gave, changed or not, or one of the link's
+ *   own), ferromcp_call_fail_jsonrpc() with a JSON-RPC error (the caller
+ *   gets FERROMCP_PEER_ERROR with that code, message and data), or
+ *   ferromcp_call_fail(): after ferromcp_client_next_run() failed with
+ *   another status than FERROMCP_PEER_ERROR (FERROMCP_TIMEOUT,
+ *   FERROMCP_CONNECTION_CLOSED...) the caller gets that same failure,
+ *   otherwise a JSON-RPC internal error (-32603) with the message.
+ *   ferromcp_call_context() is NULL for a link's call;
+ *   ferromcp_call_is_cancelled() is true once nobody waits for the answer.
+ *
+ * A link that never calls ferromcp_client_next_run() short-circuits: the
+ * caller gets the link's answer, and neither the links after it nor the
+ * server see the request. The call's timeout bounds the request sent at
+ * the end of the chain, not a link's own work: a call that is never
+ * completed leaves the caller waiting until its cancel handle fires (do
+ * not leak it).
+ *
+ * Threads: called on a ferromcp host thread, never on a runtime worker,
+ * so it may block and make blocking client calls (on any client, this one
+ * too: its requests go through the chain again). Calls run through the
+ * chain concurrently, so state reached through `userdata` must be
+ * thread-safe.
+ */
+typedef void (*ferromcp_client_middleware_callback)(void *userdata,
+                                                    const struct ferromcp_client_middleware_request *request,
+                                                    struct ferromcp_client_next *next,
+                                                    struct ferromcp_call *call);
 
 /**
  * Called by ferromcp_task_result() each time the followed task's status
@@ -1422,6 +1485,246 @@ enum ferromcp_status ferromcp_client_call_tool_async(const struct ferromcp_clien
                                                      const struct ferromcp_cancel_handle *cancel,
                                                      ferromcp_call_done_callback done,
                                                      void *userdata);
+
+/**
+ * Adds a middleware link written in C at the end of the client's chain:
+ * every request the client sends from now on (tool calls, lists, reads,
+ * prompts, completion, discovery, tasks; either era, any transport; also
+ * the client's own, such as the `tools/list` it sends over HTTP before
+ * calling a tool it does not know yet, to learn which arguments go in
+ * headers) goes through the links in the order they were added, the first
+ * added seeing the call first and its result last, and then to the
+ * server. A link may read the call, change its params, extra `_meta` or
+ * timeout, run the rest of the chain (ferromcp_client_next_run()) or not
+ * (short-circuit: answer with a result or a JSON-RPC error of its own),
+ * and change what comes back.
+ *
+ * - `client`: a connected client, borrowed. The link applies to the
+ *   client's every call, also those of the functions that take the client
+ *   (tasks, skills, a gateway mount of it).
+ * - `callback`: the link (see ferromcp_client_middleware_callback). Not NULL.
+ * - `userdata`: passed to every call; may be NULL. On success ferromcp
+ *   holds it until the client is freed and no call uses the link any
+ *   more; on failure it stays the caller's and `userdata_free` is not
+ *   called.
+ * - `userdata_free`: called exactly once with `userdata` then (see
+ *   ferromcp_userdata_free); NULL if there is nothing to free.
+ *
+ * A link cannot be removed. Each C link hands every call to a host thread
+ * (a link waiting in ferromcp_client_next_run() holds its host thread, as
+ * a blocked tool callback does; the pool has at most 512); with no links,
+ * calls go straight out.
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread, also while calls run (calls already in the chain
+ * finish without the new link).
+ *
+ * ```c
+ * // Every tool call carries a tenant in its _meta (replacing any other
+ * // extra _meta: this program's calls give none), and waits at most 5 s.
+ * static void tenant(void *userdata, const ferromcp_client_middleware_request *request,
+ *                    ferromcp_client_next *next, ferromcp_call *call) {
+ *     (void)userdata;
+ *     bool tool = strcmp(ferromcp_client_middleware_request_method(request), "tools/call") == 0;
+ *     char *result = NULL;
+ *     ferromcp_status status =
+ *         ferromcp_client_next_run(next, NULL, tool ? "{\"example.com/tenant\":\"acme\"}" : NULL,
+ *                                  tool ? 5000 : 0, &result);
+ *     if (status == FERROMCP_OK) {
+ *         ferromcp_call_respond(call, result);
+ *         ferromcp_string_free(result);
+ *     } else if (status == FERROMCP_PEER_ERROR) {
+ *         ferromcp_call_fail_jsonrpc(call, ferromcp_last_error_code(),
+ *                                    ferromcp_last_error_message(),
+ *                                    ferromcp_last_error_data_json());
+ *     } else {
+ *         ferromcp_call_fail(call, ferromcp_last_error_message());  // passed on as is
+ *     }
+ * }
+ * ferromcp_client_add_middleware(client, tenant, NULL, NULL);
+ * ```
+ *
+ * # Safety
+ * `client` NULL or live; `callback` and `userdata_free` callable from any
+ * thread.
+ */
+enum ferromcp_status ferromcp_client_add_middleware(const struct ferromcp_client *client,
+                                                    ferromcp_client_middleware_callback callback,
+                                                    void *userdata,
+                                                    ferromcp_userdata_free userdata_free);
+
+/**
+ * The method of the call, e.g. `"tools/call"`, `"tools/list"`,
+ * `"resources/read"`.
+ *
+ * - `request`: borrowed.
+ *
+ * Returns NUL-terminated UTF-8 owned by the request (valid as long as the
+ * request, never freed by the caller); NULL when `request` is NULL.
+ *
+ * Threads: any thread, while the request is lent.
+ *
+ * # Safety
+ * `request` NULL or a request lent to a link.
+ */
+const char *ferromcp_client_middleware_request_method(const struct ferromcp_client_middleware_request *request);
+
+/**
+ * The `name` param of the call: the tool of a `tools/call`, the prompt of
+ * a `prompts/get`.
+ *
+ * Returns NUL-terminated UTF-8 owned by the request (valid as long as the
+ * request, never freed), or NULL when the params have no string `name`
+ * (or `request` is NULL).
+ *
+ * Threads: any thread, while the request is lent.
+ *
+ * # Safety
+ * `request` NULL or a request lent to a link.
+ */
+const char *ferromcp_client_middleware_request_name(const struct ferromcp_client_middleware_request *request);
+
+/**
+ * The call's params as they will be sent, compact JSON text, e.g.
+ * `{"name":"echo","arguments":{"text":"hi"}}` for a `tools/call`; `{}`
+ * when it has none. Without the `_meta` the client adds (see
+ * ferromcp_client_middleware_request_meta_json()). To change them, pass
+ * new params to ferromcp_client_next_run().
+ *
+ * Returns NUL-terminated UTF-8 owned by the request (valid as long as the
+ * request, never freed); NULL when `request` is NULL.
+ *
+ * Threads: any thread, while the request is lent.
+ *
+ * # Safety
+ * `request` NULL or a request lent to a link.
+ */
+const char *ferromcp_client_middleware_request_params_json(const struct ferromcp_client_middleware_request *request);
+
+/**
+ * The extra `_meta` entries of the call, a compact JSON object (`{}` when
+ * there are none): what the caller or an earlier link added (a trace
+ * context, a key of its own). The client adds them to the request's
+ * `_meta` beside its own (protocol version, client info...), which are
+ * not listed. To change them, pass new entries to
+ * ferromcp_client_next_run().
+ *
+ * Returns NUL-terminated UTF-8 owned by the request (valid as long as the
+ * request, never freed); NULL when `request` is NULL.
+ *
+ * Threads: any thread, while the request is lent.
+ *
+ * # Safety
+ * `request` NULL or a request lent to a link.
+ */
+const char *ferromcp_client_middleware_request_meta_json(const struct ferromcp_client_middleware_request *request);
+
+/**
+ * The call's own timeout in milliseconds (the `timeout_ms` the caller
+ * gave, or an earlier link set), or 0 when it has none: the client's
+ * default (`"timeoutMs"` of ferromcp_client_options_new()) applies then.
+ *
+ * Returns the milliseconds; 0 when `request` is NULL.
+ *
+ * Threads: any thread, while the request is lent.
+ *
+ * # Safety
+ * `request` NULL or a request lent to a link.
+ */
+uint64_t ferromcp_client_middleware_request_timeout_ms(const struct ferromcp_client_middleware_request *request);
+
+/**
+ * Runs the rest of the chain (the links added after this one, then the
+ * request sent to the server) and waits for its outcome, blocking the
+ * calling thread. At most once per call.
+ *
+ * - `next`: the handle the ferromcp_client_middleware_callback received,
+ *   borrowed.
+ * - `params_json`: NULL to send the call's params unchanged, or new
+ *   params, a JSON object as NUL-terminated UTF-8 text, copied (e.g. the
+ *   `tools/call` params with other `arguments`), without `_meta`.
+ * - `meta_json`: NULL to keep the call's extra `_meta` entries, or a JSON
+ *   object that replaces them (start from
+ *   ferromcp_client_middleware_request_meta_json() to add one), copied.
+ * - `timeout_ms`: 0 to keep the call's timeout, or a new one for the rest
+ *   of the chain.
+ * - `out_result_json`: receives the result object as the server answered
+ *   it (or a later link changed it), new JSON text (free it with
+ *   ferromcp_string_free()), to answer with as it is
+ *   (ferromcp_call_respond()) or changed. Written only on FERROMCP_OK.
+ *
+ * Returns:
+ * - FERROMCP_OK: `out_result_json` holds the result.
+ * - FERROMCP_PEER_ERROR: the server or a later link answered with a
+ *   JSON-RPC error: ferromcp_last_error_code(),
+ *   ferromcp_last_error_message() and ferromcp_last_error_data_json() give
+ *   its code, message and data, so `ferromcp_call_fail_jsonrpc(call,
+ *   ferromcp_last_error_code(), ferromcp_last_error_message(),
+ *   ferromcp_last_error_data_json())` passes it on unchanged. (A tool's
+ *   own failure is not an error here: it is a result with
+ *   `"isError":true`.)
+ * - FERROMCP_TIMEOUT, FERROMCP_CONNECTION_CLOSED, FERROMCP_HTTP,
+ *   FERROMCP_PROTOCOL_ERROR, FERROMCP_AUTH: as a client call fails;
+ *   ferromcp_call_fail() passes the failure on as it is.
+ * - FERROMCP_REQUEST_CANCELLED: the caller's cancel handle fired, or the
+ *   call ended while waiting (its caller went away); the rest of the
+ *   chain is stopped. Complete the call anyway (any outcome: it is
+ *   discarded).
+ * - FERROMCP_INVALID_STATE: `next` was run already, or this is a ferromcp
+ *   runtime thread.
+ * - FERROMCP_INVALID_JSON, FERROMCP_INVALID_UTF8: `params_json` or
+ *   `meta_json` is not a JSON object (`next` is not used up: it may be run
+ *   again); FERROMCP_NULL_ARGUMENT.
+ *
+ * Threads: any thread that may block (the callback's, or one the link
+ * handed `next` to), not two at once; not once the link's call is being
+ * completed.
+ *
+ * ```c
+ * // Answers tools/list from a cache once it has one.
+ * static char *cached_tools = NULL;  // guarded by cache_lock
+ * static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+ *
+ * static void cache(void *userdata, const ferromcp_client_middleware_request *request,
+ *                   ferromcp_client_next *next, ferromcp_call *call) {
+ *     (void)userdata;
+ *     bool list = strcmp(ferromcp_client_middleware_request_method(request), "tools/list") == 0 &&
+ *                 strcmp(ferromcp_client_middleware_request_params_json(request), "{}") == 0;
+ *     pthread_mutex_lock(&cache_lock);
+ *     if (list && cached_tools != NULL) {
+ *         ferromcp_call_respond(call, cached_tools);  // short-circuit
+ *         pthread_mutex_unlock(&cache_lock);
+ *         return;
+ *     }
+ *     pthread_mutex_unlock(&cache_lock);
+ *     char *result = NULL;
+ *     ferromcp_status status = ferromcp_client_next_run(next, NULL, NULL, 0, &result);
+ *     if (status == FERROMCP_OK) {
+ *         ferromcp_call_respond(call, result);
+ *         pthread_mutex_lock(&cache_lock);
+ *         if (list && cached_tools == NULL) cached_tools = result, result = NULL;
+ *         pthread_mutex_unlock(&cache_lock);
+ *         ferromcp_string_free(result);
+ *     } else if (status == FERROMCP_PEER_ERROR) {
+ *         ferromcp_call_fail_jsonrpc(call, ferromcp_last_error_code(),
+ *                                    ferromcp_last_error_message(),
+ *                                    ferromcp_last_error_data_json());
+ *     } else {
+ *         ferromcp_call_fail(call, ferromcp_last_error_message());
+ *     }
+ * }
+ * ```
+ *
+ * # Safety
+ * `next` NULL or lent to a link whose call is not completed; strings NULL
+ * or NUL-terminated; `out_result_json` NULL or writable.
+ */
+enum ferromcp_status ferromcp_client_next_run(struct ferromcp_client_next *next,
+                                              const char *params_json,
+                                              const char *meta_json,
+                                              uint64_t timeout_ms,
+                                              char **out_result_json);
 
 /**
  * Loads a skill: reads its `SKILL.md` and checks it against the skill's
@@ -2433,8 +2736,8 @@ enum ferromcp_status ferromcp_client_connect_in_memory(const struct ferromcp_ser
  * For a prompt: a string (one user message), a PromptMessage, a list of
  * them or a GetPromptResult. For completion: a list of strings or
  * {"values":[...],"total":N,"hasMore":b}. For a middleware link: the
- * request's result object (what ferromcp_next_run() gave, or the link's
- * own).
+ * request's result object (what ferromcp_next_run() or, in a client's
+ * link, ferromcp_client_next_run() gave, or the link's own).
  *
  * - `call`: a handle received by a callback and not completed yet.
  *   Consumed and freed by this function whatever it returns (unless it is
@@ -2485,7 +2788,10 @@ enum ferromcp_status ferromcp_call_respond_result(struct ferromcp_call *call,
  * Completes a call as failed. For a tool the client receives a
  * CallToolResult with isError: true and `message` as its text, so the
  * model can react; for other kinds a JSON-RPC internal error with
- * `message`. The server keeps serving.
+ * `message`. The server keeps serving. (A client middleware link whose
+ * ferromcp_client_next_run() failed with another status than
+ * FERROMCP_PEER_ERROR passes that failure on instead: see
+ * ferromcp_client_middleware_callback.)
  *
  * - `call`: as for ferromcp_call_respond(): consumed whatever happens.
  * - `message`: NUL-terminated UTF-8 text, borrowed for the call. If it is

@@ -190,6 +190,13 @@ fn status_for(kind: ErrorKind) -> ferromcp_status {
 
 impl From<ferromcp_core::Error> for FfiError {
     fn from(error: ferromcp_core::Error) -> FfiError {
+        FfiError::from(&error)
+    }
+}
+
+/// For a caller that keeps the error too (a client link passes it on).
+impl From<&ferromcp_core::Error> for FfiError {
+    fn from(error: &ferromcp_core::Error) -> FfiError {
         FfiError {
             status: status_for(error.kind()),
             message: error.to_string(),

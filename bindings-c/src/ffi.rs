@@ -10,7 +10,8 @@
 //!   `ferromcp_call`). What else must happen when it goes is its `Drop`.
 //! - An object C only borrows (a `ferromcp_context`, a
 //!   `ferromcp_oauth_reply`) is lent for as long as its documentation
-//!   says, and never freed by C.
+//!   says, and never freed by C; one that outlives the callback it is lent
+//!   to (a client link's request) is held by a [`Lent`] meanwhile.
 //! - Either kind is borrowed from the pointer C passes in by [`try_from`]
 //!   or [`try_from_mut`], NULL being FERROMCP_NULL_ARGUMENT.
 //! - A string is a `CString` handed out by [`give_string`] and freed by
@@ -109,6 +110,39 @@ where
         Ok(())
     });
 }
+
+/// An object lent to C for as long as its Rust holder keeps it: a stable
+/// address C borrows (a client link's request and the rest of its chain,
+/// which live as long as the link's call), freed when the holder drops it.
+///
+/// A raw pointer rather than a `Box`: C and the holder both reach the
+/// object, and moving a `Box` would claim sole access to it.
+pub(crate) struct Lent<C: Castable<Ownership = OwnershipRef>>(std::ptr::NonNull<C>);
+
+impl<C: Castable<Ownership = OwnershipRef>> Lent<C> {
+    pub(crate) fn new(value: C) -> Lent<C> {
+        Lent(std::ptr::NonNull::from(Box::leak(Box::new(value))))
+    }
+
+    /// The address C borrows, valid while `self` lives.
+    pub(crate) fn as_ptr(&self) -> *mut C {
+        self.0.as_ptr()
+    }
+}
+
+impl<C: Castable<Ownership = OwnershipRef>> Drop for Lent<C> {
+    fn drop(&mut self) {
+        // SAFETY: leaked by `new`, freed once here; C's borrow ends when
+        // the holder goes, per the lending function's contract.
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+}
+
+// SAFETY: a `Lent` owns its object as a `Box` would; C reaches it only as
+// the object's own contract allows.
+unsafe impl<C: Castable<Ownership = OwnershipRef> + Send> Send for Lent<C> {}
+// SAFETY: as above.
+unsafe impl<C: Castable<Ownership = OwnershipRef> + Sync> Sync for Lent<C> {}
 
 /// Borrows the object behind a pointer C passed in; NULL is an error that
 /// names the argument.

@@ -9,8 +9,9 @@
 //! every kind: a JSON value, turned into `O` by core's rule for the kind
 //! ([`FromHost`]); a tool error; or a JSON-RPC error. The files of each
 //! kind (`handler.rs` for tools; `primitives.rs` for resources, templates,
-//! prompts and completion; `middleware.rs` for middleware links; `auth.rs`
-//! for token checks; `client.rs` for the client's answers) only say which
+//! prompts and completion; `middleware.rs` for server middleware links;
+//! `client_middleware.rs` for client middleware links; `auth.rs` for token
+//! checks; `client.rs` for the client's answers) only say which
 //! callback runs with which input, through [`run`].
 
 use serde_json::{Value, json};
@@ -43,6 +44,9 @@ pub struct ferromcp_call {
     answer: Box<dyn Answer>,
     /// The request the call serves, when it serves one.
     pub(crate) context: Option<ferromcp_context>,
+    /// What C borrows for as long as the call is not completed (a client
+    /// link's request and the rest of its chain): freed with the handle.
+    held: Option<Box<dyn std::any::Any + Send>>,
 }
 
 impl Castable for ferromcp_call {
@@ -125,8 +129,15 @@ impl ferromcp_call {
         let call = ferromcp_call {
             answer: Box::new(responder),
             context: context.map(ferromcp_context::new),
+            held: None,
         };
         (call, receiver)
+    }
+
+    /// Keeps `held` alive until the call is completed (or its handle is
+    /// never given back: then it leaks with it).
+    pub(crate) fn hold(&mut self, held: Box<dyn std::any::Any + Send>) {
+        self.held = Some(held);
     }
 
     fn discarded() -> FfiError {
@@ -226,8 +237,8 @@ pub(crate) async fn run<O: CallOutput>(
 /// For a prompt: a string (one user message), a PromptMessage, a list of
 /// them or a GetPromptResult. For completion: a list of strings or
 /// {"values":[...],"total":N,"hasMore":b}. For a middleware link: the
-/// request's result object (what ferromcp_next_run() gave, or the link's
-/// own).
+/// request's result object (what ferromcp_next_run() or, in a client's
+/// link, ferromcp_client_next_run() gave, or the link's own).
 ///
 /// - `call`: a handle received by a callback and not completed yet.
 ///   Consumed and freed by this function whatever it returns (unless it is
@@ -327,7 +338,10 @@ pub unsafe extern "C" fn ferromcp_call_respond_result(
 /// Completes a call as failed. For a tool the client receives a
 /// CallToolResult with isError: true and `message` as its text, so the
 /// model can react; for other kinds a JSON-RPC internal error with
-/// `message`. The server keeps serving.
+/// `message`. The server keeps serving. (A client middleware link whose
+/// ferromcp_client_next_run() failed with another status than
+/// FERROMCP_PEER_ERROR passes that failure on instead: see
+/// ferromcp_client_middleware_callback.)
 ///
 /// - `call`: as for ferromcp_call_respond(): consumed whatever happens.
 /// - `message`: NUL-terminated UTF-8 text, borrowed for the call. If it is

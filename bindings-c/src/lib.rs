@@ -25,9 +25,11 @@
 //! (`ferromcp_result_*`), `gateway` (`ferromcp_mount_*` and the
 //! `ferromcp_server_mount_*` functions, core `gateway`), `middleware`
 //! (`ferromcp_middleware_request_*` and ferromcp_next_run(), with the
-//! adapter of C links, core `server::middleware`) and `error` (statuses
-//! and the last error). Beside them, the adapters of each kind of callback
-//! (`handler` for tools, `primitives` for resources, prompts and
+//! adapter of C links, core `server::middleware`), `client_middleware`
+//! (ferromcp_client_add_middleware(), `ferromcp_client_middleware_request_*`
+//! and ferromcp_client_next_run(), core `client::middleware`) and `error`
+//! (statuses and the last error). Beside them, the adapters of each kind
+//! of callback (`handler` for tools, `primitives` for resources, prompts and
 //! completion, `visibility` for visibility rules, `auth` for token checks)
 //! and the JSON `options`; `ffi` (ownership across the boundary),
 //! `args`, `panic`, `threads` and `shutdown` are FFI plumbing.
@@ -38,6 +40,7 @@
 mod args;
 mod auth;
 mod client;
+mod client_middleware;
 mod client_skill;
 mod client_task;
 mod context;

@@ -115,12 +115,13 @@ impl Castable for ferromcp_next {
 
 /// Text for C from Rust text that may hold a NUL (a JSON string may): the
 /// NUL is replaced, as the text is only for reading.
-fn c_text(text: &str) -> CString {
+pub(crate) fn c_text(text: &str) -> CString {
     CString::new(text.replace('\0', "\u{FFFD}")).unwrap_or_default()
 }
 
-/// What a link's call answers: the request's result object.
-pub(crate) struct MiddlewareOutput(Map<String, Value>);
+/// What a link's call answers (a server link's or a client link's): the
+/// request's result object.
+pub(crate) struct MiddlewareOutput(pub(crate) Map<String, Value>);
 
 impl FromHost for MiddlewareOutput {
     const KIND: &'static str = "middleware";
