@@ -1,9 +1,10 @@
 //! The README's middleware, visibility and in-memory testing example: a
 //! link that refuses a tool call, a rule that shows the admin tool only to
-//! admins, and clients in the same process checking both.
+//! admins, clients in the same process checking both, and a client link
+//! filling in what a call lacks.
 
 use ferromcp::McpError;
-use ferromcp::client::{Client, ClientOptions};
+use ferromcp::client::{CallNext, CallRequest, Client, ClientOptions};
 use ferromcp::protocol::{Implementation, Tool};
 use ferromcp::server::middleware::builtin::MaskErrors;
 use ferromcp::server::{MiddlewareRequest, Next, RequestMeta, Server, ToolOutput, Visible};
@@ -57,5 +58,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(error) => println!("refused: {error}"),
         Ok(_) => println!("not refused"),
     }
+    // Client middleware: around every request this client sends; this one
+    // fills in a missing query and reads the answer.
+    client.add_middleware(|mut call: CallRequest, next: CallNext| async move {
+        if let Some(Value::Object(arguments)) = call.params.get_mut("arguments") {
+            arguments.entry("q").or_insert(json!("anything"));
+        }
+        let method = call.method.clone();
+        let result = next.run(call).await?;
+        println!("{method} answered {}", result["content"][0]["text"]);
+        Ok(result)
+    });
+    client.call_tool("search", json!({})).await?;
     Ok(())
 }
