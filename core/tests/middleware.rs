@@ -391,3 +391,121 @@ async fn a_legacy_initialize_goes_through_the_chain() {
     assert_eq!(seen.len(), 4, "{seen:?}");
     assert!(seen[0].starts_with("initialize friend 2025-"), "{seen:?}");
 }
+
+/// A link that records the notifications the server receives and stops
+/// cancellations.
+#[derive(Default)]
+struct Notes {
+    seen: Mutex<Vec<String>>,
+}
+
+impl ferromcp::server::Middleware for Notes {
+    fn handle(
+        &self,
+        request: MiddlewareRequest,
+        next: Next,
+    ) -> ferromcp::BoxFuture<ferromcp::server::MiddlewareResult> {
+        Box::pin(next.run(request))
+    }
+
+    fn notification(&self, notification: &mut ferromcp::server::MiddlewareNotification) -> bool {
+        self.seen.lock().unwrap().push(notification.method.clone());
+        notification.method != "notifications/cancelled"
+    }
+}
+
+/// Notifications a server receives pass through the chain: a link sees a
+/// 2025-11-25 client's `notifications/initialized` (HTTP) and a
+/// cancellation (in memory), and a link that stops the cancellation keeps
+/// the handler running to its end.
+#[tokio::test]
+async fn notifications_pass_through_the_chain_and_a_link_may_stop_them() {
+    let server = server();
+    let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let done = finished.clone();
+    server
+        .add_tool(
+            Tool::new("slow", json!({"type": "object"})),
+            move |_ctx, _args: Value| {
+                let done = done.clone();
+                async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+                    done.store(true, std::sync::atomic::Ordering::SeqCst);
+                    Ok(ToolOutput::text("done"))
+                }
+            },
+        )
+        .unwrap();
+    let notes = Arc::new(Notes::default());
+    struct Shared(Arc<Notes>);
+    impl ferromcp::server::Middleware for Shared {
+        fn handle(
+            &self,
+            request: MiddlewareRequest,
+            next: Next,
+        ) -> ferromcp::BoxFuture<ferromcp::server::MiddlewareResult> {
+            self.0.handle(request, next)
+        }
+        fn notification(
+            &self,
+            notification: &mut ferromcp::server::MiddlewareNotification,
+        ) -> bool {
+            self.0.notification(notification)
+        }
+    }
+    server.add_middleware(Shared(notes.clone()));
+
+    let http = Http::start(server.clone()).await;
+    let legacy = Client::connect_http_with(
+        &http.url(),
+        ClientOptions {
+            era: EraPreference::Legacy,
+            ..ClientOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    legacy
+        .call_tool("echo", json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert!(
+        notes
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|m| m == "notifications/initialized"),
+        "{:?}",
+        notes.seen.lock().unwrap()
+    );
+
+    let client = Client::in_memory(&server);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let options = ferromcp::client::CallOptions {
+        cancel: Some(cancel.clone()),
+        ..Default::default()
+    };
+    let call = client.call_tool_with("slow", json!({}), &options);
+    let stop = async {
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        cancel.cancel();
+    };
+    let (outcome, ()) = tokio::join!(call, stop);
+    assert!(outcome.is_err(), "the caller stopped waiting");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        notes
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|m| m == "notifications/cancelled"),
+        "{:?}",
+        notes.seen.lock().unwrap()
+    );
+    assert!(
+        finished.load(std::sync::atomic::Ordering::SeqCst),
+        "the stopped cancellation never reached the handler"
+    );
+}

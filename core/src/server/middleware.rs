@@ -43,6 +43,18 @@ impl MiddlewareRequest {
     }
 }
 
+/// A notification the server received (`notifications/cancelled`,
+/// `notifications/initialized`, `notifications/roots/list_changed`, ...),
+/// on its way through the chain: nothing answers it, so a link reads it,
+/// changes it or stops it ([`Middleware::notification`]).
+#[derive(Debug, Clone)]
+pub struct MiddlewareNotification {
+    /// The method, e.g. `notifications/cancelled`.
+    pub method: String,
+    /// The params object as the client sent it (empty without one).
+    pub params: Map<String, Value>,
+}
+
 /// What a request ends in: the result object, or a JSON-RPC error. A result
 /// without `resultType` is a complete one (the server adds
 /// `"resultType": "complete"`); one asking for input carries
@@ -125,6 +137,43 @@ impl Next {
 pub trait Middleware: Send + Sync + 'static {
     /// Handles `request`, calling `next` to go on.
     fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult>;
+
+    /// Sees a notification the server received, before the server acts on
+    /// it (a cancellation cancels only once every link passed it on):
+    /// returns whether it goes on; `false` stops it here, unseen by the
+    /// links after this one and by the server. Called in arrival order on
+    /// the task reading the connection, so it must not block (log, count,
+    /// change the params). The default passes every notification on as it
+    /// is; closures are links for requests only.
+    ///
+    /// ```
+    /// use ferromcp::BoxFuture;
+    /// use ferromcp::server::middleware::{
+    ///     Middleware, MiddlewareNotification, MiddlewareRequest, MiddlewareResult, Next,
+    /// };
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    ///
+    /// /// Counts the requests and notifications that reach the server.
+    /// #[derive(Default)]
+    /// struct Count(AtomicU64);
+    ///
+    /// impl Middleware for Count {
+    ///     fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
+    ///         Box::pin(next.run(request))
+    ///     }
+    ///     fn notification(&self, _notification: &mut MiddlewareNotification) -> bool {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
+    ///         true
+    ///     }
+    /// }
+    /// let server = ferromcp::server::Server::new("demo", "1.0.0");
+    /// server.add_middleware(Count::default());
+    /// ```
+    fn notification(&self, notification: &mut MiddlewareNotification) -> bool {
+        let _ = notification;
+        true
+    }
 }
 
 impl<F, Fut> Middleware for F

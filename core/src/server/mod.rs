@@ -51,7 +51,9 @@ pub use handler::{
     ToolHandler, ToolOutput,
 };
 pub use input::{AskOutcome, input_kind_for_method};
-pub use middleware::{Middleware, MiddlewareRequest, MiddlewareResult, Next};
+pub use middleware::{
+    Middleware, MiddlewareNotification, MiddlewareRequest, MiddlewareResult, Next,
+};
 pub use output::{FromHost, OutputError, WRAPPED_RESULT_KEY};
 pub(crate) use prepared::{Prepared, Rejection};
 pub use seal::{SEAL_KEYS_ENV, SealKey};
@@ -371,6 +373,44 @@ impl Server {
         self.shared
             .has_middleware
             .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// `note`, a notification received from a client, after the middleware
+    /// chain's links ([`Middleware::notification`]): `None` when one
+    /// stopped it. Without links it passes as it is, with no copy.
+    pub(crate) fn pass_notification(
+        &self,
+        note: crate::protocol::jsonrpc::Notification,
+    ) -> Option<crate::protocol::jsonrpc::Notification> {
+        let Some(chain) = self.middleware_chain() else {
+            return Some(note);
+        };
+        let mut passing = middleware::MiddlewareNotification {
+            method: note.method,
+            params: note.params.unwrap_or_default(),
+        };
+        for link in chain.iter() {
+            // A link that panics stops the notification, as one that
+            // returns false; the connection goes on.
+            let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                link.notification(&mut passing)
+            }));
+            match passed {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(_) => {
+                    tracing::warn!(
+                        method = %passing.method,
+                        "a middleware link panicked on a notification; it goes no further"
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(crate::protocol::jsonrpc::Notification {
+            method: passing.method,
+            params: Some(passing.params),
+        })
     }
 
     /// The middleware chain now (`None`: no links, requests go straight

@@ -292,9 +292,11 @@ impl Endpoint {
         }
         let request = match message {
             Message::Request(request) => request,
-            Message::Notification(_) => {
+            Message::Notification(note) => {
                 // This revision defines no client notifications over HTTP;
-                // accepting and ignoring keeps older clients working.
+                // accepting and ignoring keeps older clients working. The
+                // chain's links still see it.
+                let _ = self.server.pass_notification(note);
                 return empty(StatusCode::ACCEPTED);
             }
             Message::Response(_) => {

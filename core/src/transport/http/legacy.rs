@@ -168,7 +168,9 @@ impl LegacyHttp<'_> {
                 empty(StatusCode::ACCEPTED)
             }
             Message::Notification(note) => {
-                legacy::handle_notification(&session, &note.method, note.params.as_ref());
+                if let Some(note) = self.server.pass_notification(note) {
+                    legacy::handle_notification(&session, &note.method, note.params.as_ref());
+                }
                 empty(StatusCode::ACCEPTED)
             }
             Message::Request(request) => self.request(session, request, headers, auth).await,

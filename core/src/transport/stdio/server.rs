@@ -459,7 +459,9 @@ impl Lane<'_> {
                 });
             }
             Message::Notification(note) => {
-                legacy::handle_notification(session, &note.method, note.params.as_ref());
+                if let Some(note) = self.server.pass_notification(note) {
+                    legacy::handle_notification(session, &note.method, note.params.as_ref());
+                }
             }
             Message::Response(response) => {
                 if let Some(id) = response.id {
@@ -525,6 +527,7 @@ impl Lane<'_> {
                 None
             }
             Message::Notification(notification) => {
+                let notification = self.server.pass_notification(notification)?;
                 if notification.method == NOTIFICATIONS_CANCELLED {
                     let id = notification
                         .params
