@@ -174,3 +174,152 @@ async fn a_task_handles_requests_go_through_the_chain() {
     assert_eq!(seen[1], "tasks/get (task)", "{seen:?}");
     assert_eq!(seen[2], "tasks/cancel", "{seen:?}");
 }
+
+/// A link that stops the second progress update and renames the third.
+struct Progress;
+
+impl ferromcp::client::ClientMiddleware for Progress {
+    fn handle(
+        &self,
+        call: CallRequest,
+        next: CallNext,
+    ) -> ferromcp::BoxFuture<Result<Value, Error>> {
+        Box::pin(next.run(call))
+    }
+
+    fn notification(&self, notification: &mut ferromcp::client::ClientNotification) -> bool {
+        if notification.method != "notifications/progress" {
+            return true;
+        }
+        let progress = notification.params["progress"].as_f64();
+        if progress == Some(3.0) {
+            notification.params["message"] = json!("THREE");
+        }
+        progress != Some(2.0)
+    }
+}
+
+/// Notifications the client receives pass its links before its callbacks:
+/// a link stops one progress update and changes another, over memory and
+/// HTTP in both eras.
+#[tokio::test]
+async fn received_notifications_pass_the_links_before_the_callbacks() {
+    use ferromcp::client::CallOptions;
+    let server = Server::new("progress", "1.0.0");
+    server
+        .add_tool(
+            Tool::new("count", json!({"type": "object"})),
+            |ctx: ferromcp::server::RequestContext, _args: Value| async move {
+                for (n, word) in [(1.0, "one"), (2.0, "two"), (3.0, "three")] {
+                    ctx.progress(n, Some(3.0), Some(word));
+                }
+                Ok(ToolOutput::text("counted"))
+            },
+        )
+        .unwrap();
+    let http = Http::start(server.clone()).await;
+    let mut clients = vec![("memory", Client::in_memory(&server))];
+    for (label, era) in [
+        ("http 2026", EraPreference::Modern),
+        ("http 2025", EraPreference::Legacy),
+    ] {
+        let options = ClientOptions {
+            era,
+            ..ClientOptions::default()
+        };
+        clients.push((
+            label,
+            Client::connect_http_with(&http.url(), options)
+                .await
+                .unwrap(),
+        ));
+    }
+    for (label, client) in clients {
+        client.add_middleware(Progress);
+        let got: Arc<Mutex<Vec<(f64, String)>>> = Arc::default();
+        let seen = got.clone();
+        let options = CallOptions::default().with_progress(move |update| {
+            seen.lock()
+                .unwrap()
+                .push((update.progress, update.message.unwrap_or_default()));
+        });
+        client
+            .call_tool_with("count", json!({}), &options)
+            .await
+            .unwrap();
+        let got = got.lock().unwrap().clone();
+        assert_eq!(
+            got,
+            vec![(1.0, "one".to_owned()), (3.0, "THREE".to_owned())],
+            "{label}"
+        );
+    }
+}
+
+/// A link that stops every `tools/list_changed`.
+struct NoListChanges(Arc<Mutex<Vec<String>>>);
+
+impl ferromcp::client::ClientMiddleware for NoListChanges {
+    fn handle(
+        &self,
+        call: CallRequest,
+        next: CallNext,
+    ) -> ferromcp::BoxFuture<Result<Value, Error>> {
+        Box::pin(next.run(call))
+    }
+
+    fn notification(&self, notification: &mut ferromcp::client::ClientNotification) -> bool {
+        self.0.lock().unwrap().push(notification.method.clone());
+        notification.method != "notifications/tools/list_changed"
+    }
+}
+
+/// Notifications outside any call (a 2025-11-25 server's list changes)
+/// pass the links before the client's `on_notification` callback.
+#[tokio::test]
+async fn notifications_outside_calls_pass_the_links_too() {
+    let server = server();
+    let delivered: Arc<Mutex<Vec<String>>> = Arc::default();
+    let callback = delivered.clone();
+    let options = ClientOptions {
+        era: EraPreference::Legacy,
+        on_notification: Some(Arc::new(move |method: &str, _params: &Value| {
+            callback.lock().unwrap().push(method.to_owned());
+        })),
+        ..ClientOptions::default()
+    };
+    let client = Client::in_memory_with(&server, options);
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    client.add_middleware(NoListChanges(seen.clone()));
+    client.list_all_tools().await.unwrap();
+    server
+        .add_tool(
+            Tool::new("later", json!({"type": "object"})),
+            |_ctx, _args: Value| async { Ok(ToolOutput::text("later")) },
+        )
+        .unwrap();
+    for _ in 0..200 {
+        if !seen.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|m| m == "notifications/tools/list_changed"),
+        "the link saw the change: {:?}",
+        seen.lock().unwrap()
+    );
+    assert!(
+        !delivered
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|m| m == "notifications/tools/list_changed"),
+        "the link stopped it before the callback: {:?}",
+        delivered.lock().unwrap()
+    );
+}

@@ -4,7 +4,9 @@
 //! options) and the rest of the chain as [`CallNext`]; it may change the
 //! params or options (a header for one call, a longer timeout), call `next`
 //! or answer by itself (a cached result, a refusal), and read or change what
-//! comes back. The server's counterpart is `server::middleware`.
+//! comes back. Notifications the client receives pass the links too
+//! ([`ClientMiddleware::notification`]). The server's counterpart is
+//! `server::middleware`.
 //!
 //! With no link the chain costs one atomic load per call.
 
@@ -103,6 +105,127 @@ impl CallNext {
 pub trait ClientMiddleware: Send + Sync + 'static {
     /// Handles `request`, calling `next` to go on.
     fn handle(&self, request: CallRequest, next: CallNext) -> BoxFuture<Result<Value, Error>>;
+
+    /// Sees a notification the client received (progress, log messages,
+    /// list and resource changes, listen events), before its callbacks and
+    /// listen streams do: returns whether it goes on; `false` stops it
+    /// here, unseen by the links after this one and by the callbacks.
+    /// Called in arrival order where the notification is delivered, so it
+    /// must not block (log, count, change the params). The default passes
+    /// every notification on as it is; closures are links for requests
+    /// only.
+    ///
+    /// ```
+    /// use ferromcp::client::{CallNext, CallRequest, ClientMiddleware, ClientNotification};
+    /// use ferromcp::{BoxFuture, Error};
+    ///
+    /// /// Keeps debug log messages from the application's callbacks.
+    /// struct QuietLogs;
+    ///
+    /// impl ClientMiddleware for QuietLogs {
+    ///     fn handle(&self, call: CallRequest, next: CallNext) -> BoxFuture<Result<serde_json::Value, Error>> {
+    ///         Box::pin(next.run(call))
+    ///     }
+    ///     fn notification(&self, notification: &mut ClientNotification) -> bool {
+    ///         !(notification.method == "notifications/message" && notification.params["level"] == "debug")
+    ///     }
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let server = ferromcp::server::Server::new("demo", "1.0.0");
+    /// let client = ferromcp::client::Client::in_memory(&server);
+    /// client.add_middleware(QuietLogs);
+    /// # }
+    /// ```
+    fn notification(&self, notification: &mut ClientNotification) -> bool {
+        let _ = notification;
+        true
+    }
+}
+
+/// A notification the client received, on its way through the chain
+/// ([`ClientMiddleware::notification`]).
+#[derive(Debug, Clone)]
+pub struct ClientNotification {
+    /// The method, e.g. `notifications/progress`.
+    pub method: String,
+    /// The params as the server sent them (`null` without).
+    pub params: Value,
+}
+
+/// A client's chain, shared by the client (requests) and the places its
+/// transport delivers notifications, which exist before the client does.
+#[derive(Default)]
+pub(crate) struct ClientChain {
+    /// Replaced whole when a link is added.
+    links: std::sync::RwLock<Arc<[Arc<dyn ClientMiddleware>]>>,
+    /// Whether `links` has one: a client without reads only this.
+    has_links: std::sync::atomic::AtomicBool,
+}
+
+impl ClientChain {
+    /// The links now, when there is one.
+    pub(crate) fn links(&self) -> Option<Arc<[Arc<dyn ClientMiddleware>]>> {
+        if !self.has_links.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        Some(crate::rpc::read_unpoisoned(&self.links).clone())
+    }
+
+    fn push(&self, link: Arc<dyn ClientMiddleware>) {
+        let mut links = crate::rpc::write_unpoisoned(&self.links);
+        let mut grown: Vec<Arc<dyn ClientMiddleware>> = links.iter().cloned().collect();
+        grown.push(link);
+        *links = Arc::from(grown);
+        self.has_links
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// A received notification after the links: `Ok(None)` without links
+    /// (it goes on as it is, with no copy), `Ok(Some(passed))` as the
+    /// links left it, or `Err(())` when one stopped it.
+    pub(crate) fn pass(
+        &self,
+        method: &str,
+        params: &Value,
+    ) -> Result<Option<ClientNotification>, ()> {
+        let Some(links) = self.links() else {
+            return Ok(None);
+        };
+        let mut passing = ClientNotification {
+            method: method.to_owned(),
+            params: params.clone(),
+        };
+        for link in links.iter() {
+            // A link that panics stops the notification, as one returning
+            // false does; the connection goes on.
+            let passed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                link.notification(&mut passing)
+            }));
+            match passed {
+                Ok(true) => {}
+                Ok(false) => return Err(()),
+                Err(_) => {
+                    tracing::warn!(
+                        method = %passing.method,
+                        "a client middleware link panicked on a notification; it goes no further"
+                    );
+                    return Err(());
+                }
+            }
+        }
+        Ok(Some(passing))
+    }
+
+    /// Calls `deliver` with the notification as the links leave it, unless
+    /// one stops it.
+    pub(crate) fn deliver(&self, method: &str, params: &Value, deliver: impl FnOnce(&str, &Value)) {
+        match self.pass(method, params) {
+            Ok(None) => deliver(method, params),
+            Ok(Some(changed)) => deliver(&changed.method, &changed.params),
+            Err(()) => {}
+        }
+    }
 }
 
 impl<F, Fut> ClientMiddleware for F
@@ -120,25 +243,12 @@ impl Client {
     /// client shares it): from now on every request it sends goes through
     /// it, after the links added before it.
     pub fn add_middleware(&self, link: impl ClientMiddleware) {
-        let mut chain = crate::rpc::write_unpoisoned(&self.shared.middleware);
-        let mut links: Vec<Arc<dyn ClientMiddleware>> = chain.iter().cloned().collect();
-        links.push(Arc::new(link));
-        *chain = Arc::from(links);
-        self.shared
-            .has_middleware
-            .store(true, std::sync::atomic::Ordering::Release);
+        self.shared.out_of_call.chain.push(Arc::new(link));
     }
 
     /// The chain, when it has a link.
     pub(super) fn middleware_chain(&self) -> Option<Arc<[Arc<dyn ClientMiddleware>]>> {
-        if !self
-            .shared
-            .has_middleware
-            .load(std::sync::atomic::Ordering::Acquire)
-        {
-            return None;
-        }
-        Some(crate::rpc::read_unpoisoned(&self.shared.middleware).clone())
+        self.shared.out_of_call.chain.links()
     }
 
     /// Sends through the chain `chain`.

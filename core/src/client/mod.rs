@@ -59,7 +59,7 @@ pub use cache::CacheMode;
 pub use calls::{CLIENT_CALLS, CallResult, ClientCall, complete_params};
 pub use command::{StderrMode, StdioCommand};
 pub use listen::{Subscription, SubscriptionNotification};
-pub use middleware::{CallNext, CallRequest, ClientMiddleware};
+pub use middleware::{CallNext, CallRequest, ClientMiddleware, ClientNotification};
 pub use options::{
     CallInput, CallOptions, ClientLimits, ClientOptions, EraPreference, InputHandler,
     NotificationCallback, ProgressCallback, ProgressUpdate, TaskStateCallback,
@@ -79,6 +79,8 @@ pub use tasks::ToolTask;
 pub(crate) struct OutOfCall {
     pub(crate) unsolicited: notes::Unsolicited,
     pub(crate) calls: Arc<answers::CallInputs>,
+    /// The client's middleware chain, which received notifications pass.
+    pub(crate) chain: Arc<middleware::ClientChain>,
 }
 
 impl OutOfCall {
@@ -86,12 +88,14 @@ impl OutOfCall {
         OutOfCall {
             unsolicited: notes::Unsolicited::new(),
             calls: Arc::default(),
+            chain: Arc::default(),
         }
     }
 
     /// The notification callback a transport calls.
     pub(crate) fn notifications(&self, options: &ClientOptions) -> NotificationCallback {
-        self.unsolicited.callback(options.on_notification.clone())
+        self.unsolicited
+            .callback(options.on_notification.clone(), self.chain.clone())
     }
 
     /// The handler a transport answers a server's requests with.
@@ -191,11 +195,6 @@ struct ClientShared {
     capabilities_value: Value,
     /// What the server sends apart from any call.
     out_of_call: OutOfCall,
-    /// The middleware chain, replaced whole when a link is added.
-    middleware: RwLock<Arc<[Arc<dyn ClientMiddleware>]>>,
-    /// Whether `middleware` has a link: a client without one reads only
-    /// this per call.
-    has_middleware: std::sync::atomic::AtomicBool,
 }
 
 /// An MCP client connected to one server. Cheap to clone.
@@ -242,8 +241,6 @@ impl Client {
                 info_value,
                 capabilities_value,
                 out_of_call,
-                middleware: RwLock::new(Arc::from(Vec::new())),
-                has_middleware: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }

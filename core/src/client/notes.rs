@@ -175,6 +175,8 @@ pub(super) struct NotificationRoute {
     pub(super) receiver: NoteReceiver,
     pub(super) on_progress: Option<ProgressCallback>,
     pub(super) on_notification: Option<NotificationCallback>,
+    /// The client's middleware chain, which each notification passes first.
+    pub(super) chain: Arc<super::middleware::ClientChain>,
 }
 
 impl NotificationRoute {
@@ -207,7 +209,13 @@ impl NotificationRoute {
 
     fn deliver(&self, note: &Value) {
         let method = note.get("method").and_then(Value::as_str).unwrap_or("");
-        let params = note.get("params").cloned().unwrap_or(Value::Null);
+        let params = note.get("params").unwrap_or(&Value::Null);
+        self.chain.deliver(method, params, |method, params| {
+            self.to_callbacks(method, params)
+        });
+    }
+
+    fn to_callbacks(&self, method: &str, params: &Value) {
         if method == methods::NOTIFICATIONS_PROGRESS
             && let Some(cb) = &self.on_progress
         {
@@ -218,7 +226,7 @@ impl NotificationRoute {
             });
         }
         if let Some(cb) = &self.on_notification {
-            cb(method, &params);
+            cb(method, params);
         }
     }
 }
@@ -296,15 +304,21 @@ impl Unsolicited {
 
     /// The callback a transport calls: the application's, then the
     /// listeners (none listening costs one atomic load).
-    pub(crate) fn callback(&self, user: Option<NotificationCallback>) -> NotificationCallback {
+    pub(crate) fn callback(
+        &self,
+        user: Option<NotificationCallback>,
+        chain: Arc<super::middleware::ClientChain>,
+    ) -> NotificationCallback {
         let sender = self.0.clone();
         Arc::new(move |method: &str, params: &Value| {
-            if let Some(user) = &user {
-                user(method, params);
-            }
-            if sender.receiver_count() > 0 {
-                let _ = sender.send((method.to_owned(), params.clone()));
-            }
+            chain.deliver(method, params, |method, params| {
+                if let Some(user) = &user {
+                    user(method, params);
+                }
+                if sender.receiver_count() > 0 {
+                    let _ = sender.send((method.to_owned(), params.clone()));
+                }
+            });
         })
     }
 

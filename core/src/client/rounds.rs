@@ -499,6 +499,7 @@ impl Client {
         let (tx, receiver) = notes::channel(self.shared.options.limits.max_queued_notifications);
         let route = NotificationRoute {
             receiver,
+            chain: self.shared.out_of_call.chain.clone(),
             on_progress: options.on_progress.clone(),
             on_notification: options
                 .on_notification
