@@ -27,7 +27,7 @@ C_LDLIBS := -lpthread -ldl -lm -Wl,--gc-sections
 C_BIN_DIR := target/bin
 C_TEST_DIR := target/c-tests
 C_TESTS := test_api test_http test_server test_sigpipe test_shutdown test_client test_hostile test_oauth test_auth test_tasks test_mount test_in_memory test_telemetry test_logs \
-	test_middleware test_visibility test_client_middleware
+	test_middleware test_visibility test_client_middleware test_notification_middleware
 # Run under AddressSanitizer instead of valgrind (see test-c).
 C_TESTS_ASAN := test_server_tls
 # The header's C++ face: compiled as C++17 and run like the C tests.

@@ -634,6 +634,92 @@ typedef void (*ferromcp_log_callback)(void *userdata,
                                       const char *message);
 
 /**
+ * A notification link of a server, written in C (see
+ * ferromcp_server_add_notification_middleware()): sees a notification the
+ * server received (`notifications/initialized`,
+ * `notifications/cancelled`, `notifications/roots/list_changed`...)
+ * before the server acts on it.
+ *
+ * - `userdata`: the pointer given at registration, passed back unchanged.
+ * - `method`: e.g. `"notifications/cancelled"`, NUL-terminated UTF-8.
+ * - `params_json`: the notification's params as compact JSON object text
+ *   (`_meta` included), `{}` when it had none.
+ * - `replaced_params_json`: points to NULL. To change the params for the
+ *   links after this one and the server, set `*replaced_params_json` to a
+ *   JSON object made with ferromcp_string_new() (never a string from
+ *   malloc(), strdup() or a buffer of the program's own): ferromcp takes
+ *   it over and frees it, whatever the callback returns. Text that is not
+ *   a JSON object (or not UTF-8) is dropped and the params go on as they
+ *   were; a warning tells it to ferromcp_set_log_callback().
+ *
+ * `method` and `params_json` are owned by ferromcp and valid until the
+ * callback returns.
+ *
+ * Returns true to pass the notification on (changed or not), false to
+ * stop it here: neither the links after this one nor the server see it
+ * (a stopped `notifications/cancelled` cancels nothing).
+ *
+ * Threads: called on the ferromcp runtime thread that reads the
+ * connection, synchronously, one notification at a time in arrival order
+ * (unlike a ferromcp_middleware_callback, which runs on a host thread):
+ * while it runs, nothing else arrives on that connection. So it must
+ * return quickly: no blocking (no waiting on a lock held for long, no
+ * I/O that may stall, no sleep), and no ferromcp function that waits
+ * for the network (client calls, ferromcp_next_run()... fail there with
+ * FERROMCP_INVALID_STATE). Several connections may call it at once, so
+ * state reached through `userdata` must be thread-safe.
+ */
+typedef bool (*ferromcp_notification_middleware_callback)(void *userdata,
+                                                          const char *method,
+                                                          const char *params_json,
+                                                          char **replaced_params_json);
+
+/**
+ * A notification link of a client, written in C (see
+ * ferromcp_client_add_notification_middleware()): sees a notification the
+ * client received (`notifications/progress`, `notifications/message`,
+ * list and resource changes, a subscription's events) before its
+ * callbacks do (a call's ferromcp_progress_callback, a
+ * ferromcp_notification_callback of ferromcp_client_listen()...).
+ *
+ * - `userdata`: the pointer given at registration, passed back unchanged.
+ * - `method`: e.g. `"notifications/progress"`, NUL-terminated UTF-8.
+ * - `params_json`: the notification's params as compact JSON object text
+ *   (`{"progressToken":...,"progress":1,"message":"..."}`), `{}` when it
+ *   had none.
+ * - `replaced_params_json`: points to NULL; set it, as for
+ *   ferromcp_notification_middleware_callback, to a JSON object made with
+ *   ferromcp_string_new() to change the params for the links after this
+ *   one and the callbacks (ferromcp frees it, whatever the callback
+ *   returns; text that is not a JSON object is dropped with a warning to
+ *   ferromcp_set_log_callback(), and the params go on as they were).
+ *
+ * `method` and `params_json` are owned by ferromcp and valid until the
+ * callback returns.
+ *
+ * Returns true to pass the notification on (changed or not), false to
+ * stop it here: the links after this one and the callbacks never see it.
+ *
+ * Threads: called synchronously, in arrival order, on the thread that
+ * delivers the notification (unlike a ferromcp_client_middleware_callback,
+ * which runs on a host thread): a call's own notifications (its progress)
+ * on the thread waiting for that call (the program's thread blocked in
+ * ferromcp_client_call_tool() or ferromcp_client_request(), or a ferromcp
+ * runtime thread for ferromcp_client_call_tool_async()), and notifications outside
+ * any call on a ferromcp runtime thread. Either way the call's (or the
+ * connection's) next notifications, and the call's result, wait for it:
+ * it must return quickly, must not block, and must not call ferromcp
+ * functions that wait for the network (client calls: on a runtime thread
+ * they fail with FERROMCP_INVALID_STATE). Notifications of different
+ * calls or connections may arrive at once, so state reached through
+ * `userdata` must be thread-safe.
+ */
+typedef bool (*ferromcp_client_notification_middleware_callback)(void *userdata,
+                                                                 const char *method,
+                                                                 const char *params_json,
+                                                                 char **replaced_params_json);
+
+/**
  * Shows the user the authorization URL and gives back the URL the browser
  * was redirected to (with `code`, `state`, usually `iss`).
  *
@@ -2479,6 +2565,34 @@ const char *ferromcp_last_error_data_json(void);
 void ferromcp_string_free(char *text);
 
 /**
+ * Copies `text` into a new string allocated by ferromcp: for handing
+ * ferromcp a string it takes over and frees (the replacement params of a
+ * ferromcp_notification_middleware_callback or
+ * ferromcp_client_notification_middleware_callback), as memory is freed
+ * only by the side that allocated it. Free one that is not handed over
+ * with ferromcp_string_free(); do not change its length.
+ *
+ * - `text`: NUL-terminated UTF-8, borrowed.
+ * - `out_text`: receives the copy.
+ *
+ * Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+ *
+ * Threads: any thread, also a ferromcp runtime thread (it never blocks).
+ *
+ * ```c
+ * char *copy = NULL;
+ * if (ferromcp_string_new("{\"message\":\"hi\"}", &copy) == FERROMCP_OK) {
+ *     ...
+ *     ferromcp_string_free(copy);
+ * }
+ * ```
+ *
+ * # Safety
+ * `text` NULL or NUL-terminated; `out_text` NULL or writable.
+ */
+enum ferromcp_status ferromcp_string_new(const char *text, char **out_text);
+
+/**
  * Frees bytes ferromcp returned through an output pointer and length
  * (documented as "free them with ferromcp_bytes_free()").
  *
@@ -3189,6 +3303,115 @@ enum ferromcp_status ferromcp_middleware_request_http_header(const struct ferrom
 enum ferromcp_status ferromcp_next_run(struct ferromcp_next *next,
                                        const char *params_json,
                                        char **out_result_json);
+
+/**
+ * Adds a notification link written in C at the end of the server's
+ * middleware chain: every notification the server receives from now on
+ * (`notifications/initialized` after a 2025-11-25 client's handshake,
+ * `notifications/cancelled`, `notifications/roots/list_changed`...; any
+ * transport and era) goes through the chain's links in the order they
+ * were added (request links added with ferromcp_server_add_middleware()
+ * pass notifications on as they are) before the server acts on it. Each
+ * may read it, change its params or stop it (see
+ * ferromcp_notification_middleware_callback). As a request link, it
+ * passes every request straight on.
+ *
+ * - `server`: borrowed.
+ * - `callback`: the link. Not NULL.
+ * - `userdata`: passed to every call; may be NULL. On success ferromcp
+ *   owns it: `userdata_free` (may be NULL) is called once, when the
+ *   server is freed and no connection uses the chain any more.
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT (then `userdata` stays
+ * the caller's and `userdata_free` is not called).
+ *
+ * Threads: any thread, also while serving (notifications already on
+ * their way through the chain finish without the new link).
+ *
+ * ```c
+ * // Counts what clients tell the server, and keeps it from being
+ * // cancelled: a started request always runs to its end.
+ * static atomic_long notes = 0;
+ *
+ * static bool no_cancel(void *userdata, const char *method, const char *params_json,
+ *                       char **replaced_params_json) {
+ *     (void)userdata;
+ *     (void)params_json;
+ *     (void)replaced_params_json;
+ *     atomic_fetch_add(&notes, 1);
+ *     return strcmp(method, "notifications/cancelled") != 0;
+ * }
+ * ferromcp_server_add_notification_middleware(server, no_cancel, NULL, NULL);
+ * ```
+ *
+ * # Safety
+ * `server` NULL or live; `callback` and `userdata_free` callable from any
+ * thread.
+ */
+enum ferromcp_status ferromcp_server_add_notification_middleware(const struct ferromcp_server *server,
+                                                                 ferromcp_notification_middleware_callback callback,
+                                                                 void *userdata,
+                                                                 ferromcp_userdata_free userdata_free);
+
+/**
+ * Adds a notification link written in C at the end of the client's
+ * middleware chain: every notification the client receives from now on
+ * (progress, log messages, list and resource changes, subscription
+ * events; either era, any transport) goes through the chain's links in
+ * the order they were added (request links added with
+ * ferromcp_client_add_middleware() pass notifications on as they are)
+ * before the client's callbacks see it. Each may read it, change its
+ * params or stop it (see
+ * ferromcp_client_notification_middleware_callback). As a request link,
+ * it passes every call straight on.
+ *
+ * - `client`: borrowed (every function that takes it shares the chain).
+ * - `callback`: the link. Not NULL.
+ * - `userdata`: passed to every call; may be NULL. On success ferromcp
+ *   owns it: `userdata_free` (may be NULL) is called once, when the
+ *   client is freed and nothing delivers to the chain any more.
+ *
+ * Returns FERROMCP_OK or FERROMCP_NULL_ARGUMENT (then `userdata` stays
+ * the caller's and `userdata_free` is not called).
+ *
+ * Threads: any thread, also while calls run.
+ *
+ * ```c
+ * // Progress messages reach the application in upper case.
+ * static bool shout(void *userdata, const char *method, const char *params_json,
+ *                   char **replaced_params_json) {
+ *     (void)userdata;
+ *     char *message = NULL;
+ *     if (strcmp(method, "notifications/progress") != 0 ||
+ *         ferromcp_json_get(params_json, "/message", &message) != FERROMCP_OK) {
+ *         return true;
+ *     }
+ *     char *progress = NULL, *token = NULL, text[512];
+ *     ferromcp_json_get_json(params_json, "/progress", &progress);
+ *     ferromcp_json_get_json(params_json, "/progressToken", &token);
+ *     for (char *c = message; *c != '\0'; c++) *c = (char)toupper((unsigned char)*c);
+ *     // (a message with quotes or backslashes would need escaping)
+ *     if (progress != NULL && token != NULL &&
+ *         snprintf(text, sizeof text, "{\"progressToken\":%s,\"progress\":%s,\"message\":\"%s\"}",
+ *                  token, progress, message) < (int)sizeof text) {
+ *         ferromcp_string_new(text, replaced_params_json);
+ *     }
+ *     ferromcp_string_free(message);
+ *     ferromcp_string_free(progress);
+ *     ferromcp_string_free(token);
+ *     return true;
+ * }
+ * ferromcp_client_add_notification_middleware(client, shout, NULL, NULL);
+ * ```
+ *
+ * # Safety
+ * `client` NULL or live; `callback` and `userdata_free` callable from any
+ * thread.
+ */
+enum ferromcp_status ferromcp_client_add_notification_middleware(const struct ferromcp_client *client,
+                                                                 ferromcp_client_notification_middleware_callback callback,
+                                                                 void *userdata,
+                                                                 ferromcp_userdata_free userdata_free);
 
 /**
  * Creates OAuth settings for an HTTP client.

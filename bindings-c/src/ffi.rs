@@ -210,6 +210,43 @@ pub unsafe extern "C" fn ferromcp_string_free(text: *mut c_char) {
     });
 }
 
+/// Copies `text` into a new string allocated by ferromcp: for handing
+/// ferromcp a string it takes over and frees (the replacement params of a
+/// ferromcp_notification_middleware_callback or
+/// ferromcp_client_notification_middleware_callback), as memory is freed
+/// only by the side that allocated it. Free one that is not handed over
+/// with ferromcp_string_free(); do not change its length.
+///
+/// - `text`: NUL-terminated UTF-8, borrowed.
+/// - `out_text`: receives the copy.
+///
+/// Returns FERROMCP_OK; FERROMCP_NULL_ARGUMENT, FERROMCP_INVALID_UTF8.
+///
+/// Threads: any thread, also a ferromcp runtime thread (it never blocks).
+///
+/// ```c
+/// char *copy = NULL;
+/// if (ferromcp_string_new("{\"message\":\"hi\"}", &copy) == FERROMCP_OK) {
+///     ...
+///     ferromcp_string_free(copy);
+/// }
+/// ```
+///
+/// # Safety
+/// `text` NULL or NUL-terminated; `out_text` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn ferromcp_string_new(
+    text: *const c_char,
+    out_text: *mut *mut c_char,
+) -> ferromcp_status {
+    ffi_boundary(|| {
+        crate::args::check_out(out_text, "out_text")?;
+        // SAFETY: forwarded contract.
+        let text = unsafe { crate::args::required_str(text, "text") }?;
+        give_string(text.to_owned(), out_text)
+    })
+}
+
 /// Hands bytes to C through `out_data`/`out_len`; C frees them with
 /// ferromcp_bytes_free() (an empty result is a non-NULL pointer of
 /// length 0, which ferromcp_bytes_free() takes as well).

@@ -52,6 +52,7 @@ mod host_call;
 mod json;
 mod logs;
 mod middleware;
+mod notification_middleware;
 mod oauth;
 mod options;
 mod panic;
@@ -67,7 +68,7 @@ pub use error::{
     ferromcp_last_error_code, ferromcp_last_error_data_json, ferromcp_last_error_message,
     ferromcp_status, ferromcp_status_message,
 };
-pub use ffi::{ferromcp_string_free, ferromcp_userdata_free};
+pub use ffi::{ferromcp_string_free, ferromcp_string_new, ferromcp_userdata_free};
 pub use gateway::{
     ferromcp_mount, ferromcp_mount_free, ferromcp_mount_unmount, ferromcp_server_mount_client,
     ferromcp_server_mount_server,
@@ -117,6 +118,10 @@ pub use middleware::{
     ferromcp_middleware_request_http_header, ferromcp_middleware_request_meta_json,
     ferromcp_middleware_request_method, ferromcp_middleware_request_name,
     ferromcp_middleware_request_params_json, ferromcp_next, ferromcp_next_run,
+};
+pub use notification_middleware::{
+    ferromcp_client_add_notification_middleware, ferromcp_client_notification_middleware_callback,
+    ferromcp_notification_middleware_callback, ferromcp_server_add_notification_middleware,
 };
 pub use oauth::{
     ferromcp_oauth_assertion_callback, ferromcp_oauth_authorize_callback,
