@@ -611,6 +611,15 @@ impl PyClient {
         crate::client_middleware::add(&self.client, &self.refs, link, is_async)
     }
 
+    /// Appends `link(method, params)` to this client's middleware chain,
+    /// for the notifications it receives: called where each is delivered,
+    /// holding the GIL, before the callbacks and listen streams; it returns
+    /// `None` to stop it or the params dict it goes on with
+    /// (`notification_link.rs`).
+    fn add_notification_middleware(&self, link: Bound<'_, PyAny>) -> PyResult<()> {
+        crate::notification_link::add_to_client(&self.client, &self.refs, link)
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         self.refs.traverse(&visit)
     }

@@ -23,6 +23,7 @@ mod loop_dispatch;
 #[cfg(target_os = "linux")]
 mod loop_reactor;
 mod middleware;
+mod notification_link;
 mod oauth;
 mod outbox;
 mod pending;

@@ -39,8 +39,8 @@ use ferromcp::server::middleware::builtin::{
     LogRequests, MaskErrors, RateLimit, RecordSink, RequestRecord,
 };
 use ferromcp::server::{
-    BoxFuture, FromHost, HandlerError, Middleware, MiddlewareRequest, MiddlewareResult, Next,
-    OutputError, RequestMeta,
+    BoxFuture, FromHost, HandlerError, Middleware, MiddlewareNotification, MiddlewareRequest,
+    MiddlewareResult, Next, OutputError, RequestMeta,
 };
 
 use crate::host_call::{self, HostCall, HostCtx, PyOutput};
@@ -394,6 +394,12 @@ struct SharedLink(Arc<dyn Middleware>);
 impl Middleware for SharedLink {
     fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
         self.0.handle(request, next)
+    }
+
+    // Forwarded too, so a ready-made link that looks at notifications
+    // keeps doing so behind the wrapper.
+    fn notification(&self, notification: &mut MiddlewareNotification) -> bool {
+        self.0.notification(notification)
     }
 }
 

@@ -270,6 +270,14 @@ impl PyServer {
         middleware::add(&self.server, &self.refs, link, is_async)
     }
 
+    /// Adds `link(method, params)` at the end of the middleware chain, for
+    /// the notifications the server receives: called where each arrives,
+    /// holding the GIL, before the server acts on it; it returns `None` to
+    /// stop it or the params dict it goes on with (`notification_link.rs`).
+    fn add_notification_middleware(&self, link: Bound<'_, PyAny>) -> PyResult<()> {
+        crate::notification_link::add_to_server(&self.server, &self.refs, link)
+    }
+
     /// Sets the visibility rule: `rule(caller, items) -> verdicts`, asked
     /// once per request on a Python worker thread: `caller` is core's
     /// description of who asks (a dict), `items` the `(kind, key)` pairs to

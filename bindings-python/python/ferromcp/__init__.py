@@ -50,7 +50,7 @@ from .errors import (
     UnsupportedProtocolVersionError,
     UrlElicitationRequiredError,
 )
-from .middleware import ClientMiddlewareContext, MiddlewareContext
+from .middleware import ClientMiddlewareContext, MiddlewareContext, MiddlewareNotification
 from .oauth import LoopbackRedirect, OAuth, TokenStore
 from .server import HttpLimits, Mount, Server, ServerTls, TaskSettings, Transport
 from .visibility import VisibleItem
@@ -98,6 +98,7 @@ __all__ = [
     "McpError",
     "MethodNotFoundError",
     "MiddlewareContext",
+    "MiddlewareNotification",
     "MissingRequiredClientCapabilityError",
     "Mount",
     "OAuth",

@@ -206,6 +206,17 @@ class Client:
     ) -> None:
         """Appends ``link(params, call)`` (a coroutine function when
         ``is_async``, run on ``event_loop`` or the handler loop) to the chain."""
+    def add_notification_middleware(self, link: Callable[[str, dict[str, Any]], dict[str, Any] | None]) -> None:
+        """Appends ``link(method, params)`` to the chain for received
+        notifications: called where each is delivered, holding the GIL; it
+        returns ``None`` to stop it or the params it goes on with (an
+        exception is logged and passes it on unchanged).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     client._native.add_notification_middleware(lambda method, params: params)
+        """
     def start_tool_task(
         self,
         name: str,
@@ -317,6 +328,17 @@ class Server:
         """Adds a link at the end of the chain: a ``BuiltinMiddleware``, or
         ``link(params, call)`` returning the result dict (a coroutine when
         ``is_async``)."""
+    def add_notification_middleware(self, link: Callable[[str, dict[str, Any]], dict[str, Any] | None]) -> None:
+        """Adds ``link(method, params)`` at the end of the chain, for the
+        notifications the server receives: called where each arrives,
+        holding the GIL, before the server acts on it; it returns ``None``
+        to stop it or the params it goes on with (an exception is logged
+        and passes it on unchanged).
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> server._native.add_notification_middleware(lambda method, params: params)
+        """
     def set_visibility(
         self,
         rule: Callable[[dict[str, Any], list[tuple[str, str]]], Iterable[object]],

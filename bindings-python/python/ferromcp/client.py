@@ -78,7 +78,7 @@ from .client_types import (
     TaskState,
     Tool,
 )
-from .middleware import ClientLink, _client_link
+from .middleware import ClientLink, NotificationLink, _client_link, _notification_link
 from .oauth import OAuth
 
 if TYPE_CHECKING:
@@ -167,6 +167,7 @@ a call; plain or ``async``."""
 
 T = TypeVar("T")
 L = TypeVar("L", bound=Callable[..., Any])
+N = TypeVar("N", bound=NotificationLink)
 
 LEGACY_PROTOCOL_VERSIONS: tuple[str, ...] = tuple(_native.LEGACY_PROTOCOL_VERSIONS)
 """The revisions of the ``initialize`` era (2025-11-25 and earlier), newest
@@ -1018,6 +1019,20 @@ class _Items(Generic[T]):
         return MethodType(self._method, client)
 
 
+def _native_notification_link(link: NotificationLink) -> Callable[[str, dict[str, Any]], dict[str, Any] | None]:
+    """The native form of a client's notification link, once checked.
+
+    >>> _native_notification_link(print)("notifications/progress", {"progress": 1})
+    <ferromcp.MiddlewareNotification notifications/progress>
+    {'progress': 1}
+    """
+    if not callable(link):
+        raise TypeError(f"a notification link is a function link(notification), not {type(link).__name__}")
+    if is_coroutine_function(link):
+        raise TypeError("a notification link is a plain def: it runs where the notification arrives")
+    return _notification_link(link)
+
+
 class _ClientBase:
     """What :class:`Client` and :class:`SyncClient` share: how they are
     made, what they tell about the connection, and every call whose result
@@ -1055,6 +1070,35 @@ class _ClientBase:
         'hi!'
         """
         self.add_middleware(link)
+        return link
+
+    def add_notification_middleware(self, link: NotificationLink) -> None:
+        raise NotImplementedError
+
+    def notification_middleware(self, link: N, /) -> N:
+        """Adds a function as a link of this client's middleware chain for
+        the notifications it receives (see
+        :meth:`Client.add_notification_middleware`); returns it unchanged.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def count(ctx: ferromcp.Context) -> str:
+        ...     for n in (1, 2, 3):
+        ...         ctx.progress(n, total=3, message=f"step {n}")
+        ...     return "done"
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     @client.notification_middleware
+        ...     def quieter(notification: ferromcp.MiddlewareNotification) -> bool:
+        ...         if notification.method == "notifications/progress":
+        ...             notification.params["message"] = notification.params["message"].upper()
+        ...         return notification.params.get("progress") != 2
+        ...     client.call_tool("count", progress=lambda p, total, message: print(p, message)).text
+        1.0 STEP 1
+        3.0 STEP 3
+        'done'
+        """
+        self.add_notification_middleware(link)
         return link
 
     def _items(self, kind: _Kind) -> Any:
@@ -1499,7 +1543,9 @@ class Client(_ClientBase, _Awaits):
     def __init__(self, connection: _Connection) -> None:
         self._connection = connection
         self._native: Any = None
-        self._links: list[tuple[Callable[..., Any], bool]] = []
+        # What each add_middleware / add_notification_middleware call does
+        # to the native client, replayed in order when it connects.
+        self._links: list[Callable[[Any], None]] = []
 
     def add_middleware(self, link: ClientLink) -> None:
         """Adds a link at the end of this client's middleware chain, around
@@ -1538,9 +1584,55 @@ class Client(_ClientBase, _Awaits):
             raise TypeError(f"a middleware link is a function link(ctx, call_next), not {type(link).__name__}")
         is_async = is_coroutine_function(link)
         native_link = _client_link(link, is_async)
-        self._links.append((native_link, is_async))
+        self._add_link(lambda native: native.add_middleware(native_link, is_async))
+
+    def add_notification_middleware(self, link: NotificationLink) -> None:
+        """Adds ``link(notification)`` at the end of this client's
+        middleware chain, for the notifications it receives (progress, log
+        messages, list and resource changes, listen events), before its
+        callbacks (``progress=``, listen streams) see them.
+        ``notification`` is a :class:`ferromcp.MiddlewareNotification`: its
+        ``method``, and its ``params`` dict, whose changes go on; return
+        ``False`` to stop it (the links after this one and the callbacks
+        never see it), ``None`` or ``True`` to pass it on. Calls pass such a
+        link straight on, so links run in the order they were added,
+        whatever their kind; added before :meth:`connect`, it applies from
+        the connection on.
+
+        The link is a plain ``def``, called in arrival order where the
+        notification is delivered, holding the GIL: keep it short, never
+        block nor call the client from it. An exception it raises is logged
+        (the ``ferromcp.middleware`` logger of :mod:`logging`, with its
+        traceback) and the notification goes on as it came.
+
+        >>> import asyncio, ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... async def work(ctx: ferromcp.Context) -> str:
+        ...     ctx.progress(1, total=2, message="debug: warming up")
+        ...     ctx.progress(2, total=2, message="done")
+        ...     return "ok"
+        >>> def hide_debug(notification: ferromcp.MiddlewareNotification) -> bool:
+        ...     return not str(notification.params.get("message", "")).startswith("debug:")
+        >>> async def main() -> None:
+        ...     client = ferromcp.Client.in_memory(server)
+        ...     client.add_notification_middleware(hide_debug)
+        ...     async with client:
+        ...         await client.call_tool("work", progress=lambda p, total, message: print(p, message))
+        >>> asyncio.run(main())
+        2.0 done
+
+        Raises:
+            TypeError: ``link`` is not callable, or is an ``async def``.
+        """
+        native_link = _native_notification_link(link)
+        self._add_link(lambda native: native.add_notification_middleware(native_link))
+
+    def _add_link(self, add: Callable[[Any], None]) -> None:
+        """Adds a link to the native client now, or when it connects."""
+        self._links.append(add)
         if self._native is not None:
-            self._native.add_middleware(native_link, is_async)
+            add(self._native)
 
     async def connect(self) -> Client:
         """Connects (spawns the server for stdio); idempotent. ``await client``
@@ -1559,8 +1651,8 @@ class Client(_ClientBase, _Awaits):
         if self._native is None:
             loop = asyncio.get_running_loop()
             native = await self._connection.open(loop, loop)
-            for native_link, is_async in self._links:
-                native.add_middleware(native_link, is_async)
+            for add in self._links:
+                add(native)
             self._native = native
         return self
 
@@ -1884,6 +1976,30 @@ class SyncClient(_ClientBase, _Blocks):
                 self._loop_thread = _LoopThread()
             event_loop = self._loop_thread.loop
         native.add_middleware(_client_link(link, is_async), is_async, event_loop)
+
+    def add_notification_middleware(self, link: NotificationLink) -> None:
+        """Adds ``link(notification)`` at the end of this client's chain,
+        for the notifications it receives: as
+        :meth:`ferromcp.Client.add_notification_middleware`.
+
+        >>> import ferromcp
+        >>> server = ferromcp.Server("demo")
+        >>> @server.tool
+        ... def work(ctx: ferromcp.Context) -> str:
+        ...     ctx.progress(1, message="started")
+        ...     return "ok"
+        >>> def record(notification: ferromcp.MiddlewareNotification) -> None:
+        ...     print(notification.method, notification.params.get("message"))
+        >>> with ferromcp.SyncClient.in_memory(server) as client:
+        ...     client.add_notification_middleware(record)
+        ...     client.call_tool("work", progress=lambda *update: None).text
+        notifications/progress started
+        'ok'
+
+        Raises:
+            TypeError: ``link`` is not callable, or is an ``async def``.
+        """
+        self._connected().add_notification_middleware(_native_notification_link(link))
 
     def _items(self, kind: _Kind) -> ItemIterator[Any]:
         return ItemIterator(self._connected(), kind)

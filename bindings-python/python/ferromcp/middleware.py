@@ -17,7 +17,10 @@ plain ``def`` runs on a worker thread and ``call_next`` blocks there. Links
 run in the order they were added: the first sees a request first and its
 result last. Every request for a tool, prompt, resource, completion or list
 goes through the chain, whatever the transport (stdio, HTTP, in memory) and
-protocol revision; the 2025-11-25 handshake and notifications do not.
+protocol revision. Notifications the server receives have plain links of
+their own in the same chain (:meth:`ferromcp.Server.notification_middleware`,
+each getting a :class:`MiddlewareNotification`); so do a client's
+(:meth:`ferromcp.Client.notification_middleware`).
 
 A link's exception fails the request as a handler's would: a
 :class:`ferromcp.McpError` (say :class:`ferromcp.InvalidParamsError`) is
@@ -73,6 +76,8 @@ __all__ = [
     "ClientMiddlewareContext",
     "Middleware",
     "MiddlewareContext",
+    "MiddlewareNotification",
+    "NotificationLink",
     "SyncClientLink",
     "SyncLink",
     "log_requests",
@@ -463,5 +468,75 @@ def _client_link(fn: Callable[..., Any], is_async: bool) -> Callable[[dict[str, 
             return result
 
         return fn(ClientMiddlewareContext(call, params), call_next)
+
+    return run
+
+
+class MiddlewareNotification:
+    """A notification on its way through a middleware chain: one the
+    server received (``notifications/initialized``,
+    ``notifications/cancelled``, ``notifications/roots/list_changed``...)
+    or one the client received (``notifications/progress``,
+    ``notifications/message``, list changes...). A link
+    (:meth:`ferromcp.Server.notification_middleware`,
+    :meth:`ferromcp.Client.notification_middleware`) reads its ``method``,
+    may change its ``params`` (the changes go on to the links after it and
+    to the server or the client's callbacks), and returns ``False`` to stop
+    it there.
+
+    >>> note = MiddlewareNotification("notifications/progress", {"progress": 1})
+    >>> note.params["message"] = "halfway"
+    >>> note
+    <ferromcp.MiddlewareNotification notifications/progress>
+    >>> note.method, note.params
+    ('notifications/progress', {'progress': 1, 'message': 'halfway'})
+    """
+
+    __slots__ = ("_method", "params")
+
+    params: dict[str, Any]
+    """The notification's params (``{}`` without any); changes, or a new
+    dict, go on."""
+
+    def __init__(self, method: str, params: dict[str, Any]) -> None:
+        self._method = method
+        self.params = params
+
+    @property
+    def method(self) -> str:
+        """The notification's method, e.g. ``"notifications/cancelled"``.
+
+        >>> MiddlewareNotification("notifications/initialized", {}).method
+        'notifications/initialized'
+        """
+        return self._method
+
+    def __repr__(self) -> str:
+        return f"<ferromcp.MiddlewareNotification {self._method}>"
+
+
+NotificationLink: TypeAlias = Callable[[MiddlewareNotification], bool | None]
+"""``def link(notification) -> bool | None``: ``False`` stops the
+notification, ``None`` or ``True`` passes it on."""
+
+
+def _notification_link(fn: NotificationLink) -> Callable[[str, dict[str, Any]], dict[str, Any] | None]:
+    """The native notification link calling ``fn(notification)``: the
+    native convention is ``link(method, params)``, returning the params the
+    notification goes on with, or ``None`` to stop it.
+
+    >>> stop = _notification_link(lambda note: note.method != "notifications/cancelled")
+    >>> stop("notifications/cancelled", {"requestId": 1}) is None
+    True
+    >>> _notification_link(lambda note: note.params.update(seen=True))("notifications/initialized", {})
+    {'seen': True}
+    """
+
+    def run(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        note = MiddlewareNotification(method, params)
+        passed = fn(note)
+        if passed is not None and not passed:
+            return None
+        return note.params
 
     return run

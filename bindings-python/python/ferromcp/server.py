@@ -27,7 +27,7 @@ from .auth import Protection
 from .client import Client, SyncClient
 from .context import Context
 from .errors import ConnectionClosedError
-from .middleware import BuiltinMiddleware, Middleware, _link
+from .middleware import BuiltinMiddleware, Middleware, NotificationLink, _link, _notification_link
 from .visibility import ItemKind, ItemRule, VisibilityRule, _check, _Rule
 
 if TYPE_CHECKING:
@@ -136,6 +136,7 @@ class TaskSettings(TypedDict, total=False):
 
 F = TypeVar("F", bound=Callable[..., Any])
 M = TypeVar("M", bound=Middleware)
+N = TypeVar("N", bound=NotificationLink)
 V = TypeVar("V", bound=VisibilityRule)
 
 CacheScope = Literal["public", "private"]
@@ -848,6 +849,65 @@ class Server:
         self._native.add_middleware(_link(link, is_async), is_async)
         self._mark_async(("middleware", str(self._links)), is_async)
         self._links += 1
+
+    def notification_middleware(self, link: N, /) -> N:
+        """Adds a function as a link of the middleware chain for the
+        notifications the server receives (see
+        :meth:`add_notification_middleware`); returns it unchanged::
+
+            @server.notification_middleware
+            def keep_running(notification: ferromcp.MiddlewareNotification) -> bool:
+                return notification.method != "notifications/cancelled"
+
+        >>> import ferromcp
+        >>> server = Server("demo")
+        >>> _ = server.tool(name="ping")(lambda: "pong")
+        >>> seen = []
+        >>> @server.notification_middleware
+        ... def record(notification: ferromcp.MiddlewareNotification) -> None:
+        ...     seen.append(notification.method)
+        >>> with ferromcp.SyncClient.in_memory(server, era="legacy") as client:
+        ...     _ = client.call_tool("ping")
+        >>> seen
+        ['notifications/initialized']
+        """
+        self.add_notification_middleware(link)
+        return link
+
+    def add_notification_middleware(self, link: NotificationLink) -> None:
+        """Adds ``link(notification)`` at the end of the middleware chain,
+        for the notifications the server receives
+        (``notifications/initialized``, ``notifications/cancelled``,
+        ``notifications/roots/list_changed``...), before the server acts on
+        them. ``notification`` is a :class:`ferromcp.MiddlewareNotification`:
+        its ``method``, and its ``params`` dict, whose changes go on; return
+        ``False`` to stop it (the links after this one and the server never
+        see it: a stopped cancellation leaves its request running), ``None``
+        or ``True`` to pass it on. Requests pass such a link straight on,
+        so links run in the order they were added, whatever their kind.
+
+        The link is a plain ``def``, called in arrival order where the
+        notification is read, holding the GIL: keep it short, never block
+        nor call a client or server from it. An exception it raises is
+        logged (the ``ferromcp.middleware`` logger of :mod:`logging`, with
+        its traceback) and the notification goes on as it came.
+
+        >>> import ferromcp
+        >>> server = Server("demo")
+        >>> _ = server.tool(name="ping")(lambda: "pong")
+        >>> server.add_notification_middleware(lambda notification: print(notification.method))
+        >>> with ferromcp.SyncClient.in_memory(server, era="legacy") as client:
+        ...     _ = client.call_tool("ping")
+        notifications/initialized
+
+        Raises:
+            TypeError: ``link`` is not callable, or is an ``async def``.
+        """
+        if not callable(link):
+            raise TypeError(f"a notification link is a function link(notification), not {type(link).__name__}")
+        if is_coroutine_function(link):
+            raise TypeError("a notification link is a plain def: it runs where the notification arrives")
+        self._native.add_notification_middleware(_notification_link(link))
 
     def visibility(self, rule: V, /) -> V:
         """Sets the rule deciding which tools, prompts, resources and
