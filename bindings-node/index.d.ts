@@ -20,7 +20,7 @@
 import type { HttpAddress, HttpOptions as NativeHttpOptions, Caching } from './native';
 import type { AuthOptions } from './lib/auth';
 import type { Client } from './lib/client';
-import type { Middleware, BuiltinMiddleware, VisibilityRule } from './lib/middleware';
+import type { Middleware, BuiltinMiddleware, NotificationHook, ServerNotification, VisibilityRule } from './lib/middleware';
 import type {
   RequestContext,
   Schema,
@@ -83,12 +83,15 @@ export type {
   ClientMiddleware,
   ClientMiddlewareContext,
   ClientNext,
+  ClientNotification,
   LogOptions,
   Middleware,
   MiddlewareContext,
   MiddlewareResult,
   Next,
+  NotificationHook,
   RequestLogEntry,
+  ServerNotification,
   Visible,
   VisibleItem,
   VisibilityRule,
@@ -548,6 +551,8 @@ export declare class Server {
    * thrown error becomes an internal error (-32603, `"<ErrorName>:
    * <message>"`), as from a resource handler, and the server goes on
    * serving. `link` may also be one of the ready-made {@link middleware}.
+   * Notifications the server receives go to {@link Server.useNotifications}
+   * hooks instead.
    *
    * @example
    * ```js
@@ -569,6 +574,41 @@ export declare class Server {
    * ```
    */
   use(link: Middleware | BuiltinMiddleware): this;
+
+  /**
+   * Adds a notification hook at the end of the middleware chain; returns
+   * the server, for chaining. `hook(note)` sees each notification the
+   * server receives (`notifications/initialized` from a 2025-11-25 client,
+   * `notifications/cancelled`, `notifications/roots/list_changed`...), in
+   * arrival order, before the server acts on it: it may change
+   * `note.params`, and returns `false` to stop the notification there (the
+   * hooks after it and the server never see it; a stopped
+   * `notifications/cancelled` leaves the request running). Requests pass
+   * the hook straight on; hooks and {@link Server.use} links share one
+   * chain, in the order added.
+   *
+   * The hook runs on this thread and must answer synchronously: the
+   * thread delivering the notification waits for it, at most 1000 ms.
+   * Past that (this thread busy or blocked), or if the hook throws or
+   * returns a promise, the notification goes on unchanged and a warning is
+   * logged (see `setLogger`); a hook that comes too late is not called.
+   *
+   * @example
+   * ```js
+   * const server = new Server({ name: 'demo', version: '1.0.0' });
+   * server.tool('report', async () => { await new Promise((r) => setTimeout(r, 100)); return 'done'; });
+   * const initialized = [];
+   * server.useNotifications((note) => {
+   *   if (note.method === 'notifications/initialized') initialized.push(Date.now());
+   *   // Cancellation is ignored: every call runs to its end.
+   *   return note.method !== 'notifications/cancelled';
+   * });
+   * const client = await Client.inMemory(server, { era: 'legacy' });
+   * await client.callTool('report'); // initialized.length === 1 (the handshake came first)
+   * await client.close();
+   * ```
+   */
+  useNotifications(hook: NotificationHook<ServerNotification>): this;
 
   /**
    * Sets the rule deciding which tools, prompts, resources and resource

@@ -93,7 +93,7 @@ const { telemetry, atCreation } = require('./lib/telemetry.js');
 const { setLogger, installDefault: installDefaultLogger } = require('./lib/logs.js');
 // Core's warnings and errors to console.error until setLogger() is called.
 installDefaultLogger();
-const { adaptLink, middleware, VisibilityRules, visiblePredicate } = require('./lib/middleware.js');
+const { adaptLink, adaptNotificationHook, middleware, VisibilityRules, visiblePredicate } = require('./lib/middleware.js');
 
 /** Signals that stop a serving server gracefully (see `handleSignals`). */
 const { InvalidToken, JwtVerifier, toNativeProtection } = require('./lib/auth.js');
@@ -467,7 +467,7 @@ class Server {
   /**
    * Adds a link at the end of the middleware chain around every request
    * the server answers (tool calls, reads, prompt gets, lists, completions,
-   * `server/discover`...; not the 2025-11-25 handshake nor notifications),
+   * `server/discover`...; not the 2025-11-25 handshake nor notifications: see `useNotifications`),
    * whatever the transport; returns the server, for chaining. The first
    * link added sees a request first and its result last.
    *
@@ -508,6 +508,37 @@ class Server {
     } else {
       throw new TypeError('use(link): link must be a function (ctx, next) => result or one of middleware.*()');
     }
+    return this;
+  }
+
+  /**
+   * Adds a notification hook at the end of the middleware chain: `hook(note)`
+   * sees each notification the server receives (`notifications/initialized`,
+   * `notifications/cancelled`, `notifications/roots/list_changed`...), in
+   * arrival order, before the server acts on it. `note` is `{ method, params }`;
+   * the hook may change `note.params` (or replace the object), and returns
+   * `false` to stop the notification there (the hooks after it and the
+   * server never see it), anything else to let it go on. Requests pass
+   * straight on; hooks and `use()` links share one chain, in the order added.
+   *
+   * The hook must answer synchronously: the thread delivering the
+   * notification waits for it, at most 1000 ms. Past that (this thread
+   * busy), or if the hook throws or returns a promise, the notification
+   * goes on unchanged and a warning is logged (see `setLogger`).
+   *
+   * @example
+   * const server = new Server({ name: 'demo', version: '1.0.0' });
+   * // Cancellation requests are ignored: every call runs to its end.
+   * server.useNotifications((note) => note.method !== 'notifications/cancelled');
+   *
+   * @param {(note: { readonly method: string, params: Record<string, any> }) => boolean | void} hook
+   * @returns {this}
+   */
+  useNotifications(hook) {
+    if (typeof hook !== 'function') {
+      throw new TypeError('useNotifications(hook): hook must be a function (note) => boolean | void');
+    }
+    this.#native.useNotificationLink(adaptNotificationHook(hook));
     return this;
   }
 

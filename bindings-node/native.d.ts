@@ -392,6 +392,19 @@ export declare class Server {
   /** Adds one of core's ready-made links at the end of the chain. */
   useBuiltin(link: BuiltinMiddleware): void
   /**
+   * Adds a notification hook at the end of the middleware chain:
+   * `hook(note, late)` is called on the JS thread for each notification
+   * the server receives, before the server acts on it, with `note` =
+   * `{ method, params }`; it answers synchronously `{ stop: true }`,
+   * `{ params }` (go on with them) or `{ fault }` (go on unchanged, with
+   * a warning). `late`: the notification went on without it; return at
+   * once. Requests pass the link straight on.
+   *
+   * @internal The facade's `server.useNotifications(hook)` calls it with
+   * an adapter.
+   */
+  useNotificationLink(hook: (note: { method: string; params: Record<string, unknown> }, late: boolean) => unknown): void
+  /**
    * Sets core's visibility rule to the facade's evaluator, or with
    * `null` takes it away (everyone sees everything, and lists keep their
    * configured cache scope). Core calls `evaluate(caller, items)` once
@@ -851,6 +864,16 @@ export declare class Client {
    * @internal The facade's `client.use(link)` calls it with an adapter.
    */
   useLink(link: (call: { method: string; params: Record<string, unknown>; meta: Record<string, unknown>; timeout: number | null }, next: ClientMiddlewareNext) => unknown): void
+  /**
+   * Adds a notification hook at the end of the client's middleware
+   * chain: as the server's (`Server.useNotificationLink`), for the
+   * notifications the client receives, before its callbacks and listen
+   * streams; `params` is any JSON value (`null` without).
+   *
+   * @internal The facade's `client.useNotifications(hook)` calls it with
+   * an adapter.
+   */
+  useNotificationLink(hook: (note: { method: string; params: unknown }, late: boolean) => unknown): void
 }
 export type JsClient = Client
 

@@ -2,7 +2,7 @@
 // the protocol, as the server sent them (camelCase, `_meta` kept).
 
 import type { OAuthOptions } from './oauth';
-import type { ClientMiddleware } from './middleware';
+import type { ClientMiddleware, ClientNotification, NotificationHook } from './middleware';
 // A type-only cycle (index.d.ts re-exports this file): `Client.inMemory`
 // takes the `Server` declared there.
 import type { Server } from '../index';
@@ -410,6 +410,43 @@ export declare class Client {
    * ```
    */
   use(link: ClientMiddleware): this;
+
+  /**
+   * Adds a notification hook at the end of the client's middleware chain;
+   * returns the client, for chaining. `hook(note)` sees each notification
+   * the client receives (progress, log messages, list and resource
+   * changes, listen events), in arrival order, before the `onProgress` and
+   * `onNotification` callbacks and `listen()` streams do: it may change
+   * `note.params` (`null` when the server sent none), and returns `false`
+   * to stop the notification there. Requests pass the hook straight on;
+   * a hook added after connecting sees what arrives from then on.
+   *
+   * The hook runs on this thread and must answer synchronously: the
+   * thread delivering the notification waits for it, at most 1000 ms.
+   * Past that (this thread busy or blocked), or if the hook throws or
+   * returns a promise, the notification goes on unchanged and a warning is
+   * logged (see `setLogger`); a hook that comes too late is not called.
+   *
+   * @example
+   * ```js
+   * import { Client, Server } from 'ferromcp';
+   *
+   * const server = new Server({ name: 'demo', version: '1.0.0' });
+   * server.tool('steps', async (_args, ctx) => {
+   *   for (const step of [1, 2, 3]) ctx.progress(step, 3, `step ${step}`);
+   *   return 'done';
+   * });
+   * const client = await Client.inMemory(server);
+   * client.useNotifications((note) => {
+   *   if (note.method !== 'notifications/progress') return;
+   *   if (note.params.progress === 2) return false; // this update is dropped
+   *   note.params.message = `[${note.params.message}]`;
+   * });
+   * await client.callTool('steps', {}, { onProgress: (u) => console.error(u.message) }); // [step 1], [step 3]
+   * await client.close();
+   * ```
+   */
+  useNotifications(hook: NotificationHook<ClientNotification>): this;
 
   /** The protocol version requests currently declare. */
   readonly protocolVersion: string;

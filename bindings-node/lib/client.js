@@ -19,7 +19,7 @@ const { readFileSync } = require('node:fs');
 const native = require('./load-native.js');
 const { nativeOAuth } = require('./oauth.js');
 const { atCreation, clientCall, spanName } = require('./telemetry.js');
-const { adaptClientLink } = require('./middleware.js');
+const { adaptClientLink, adaptNotificationHook } = require('./middleware.js');
 
 /** Which list each iterable / page call walks. */
 const LISTS = Object.freeze({
@@ -514,6 +514,37 @@ class Client {
   use(link) {
     if (typeof link !== 'function') throw new TypeError('use(link): link must be a function (ctx, next) => result');
     this.#native.useLink(adaptClientLink(link));
+    return this;
+  }
+
+  /**
+   * Adds a notification hook at the end of the client's middleware chain:
+   * `hook(note)` sees each notification the client receives (progress, log
+   * messages, list and resource changes, listen events), in arrival order,
+   * before the `onProgress` and `onNotification` callbacks and `listen()`
+   * streams. `note` is `{ method, params }` (`params` as the server sent
+   * them, `null` without); the hook may change `note.params` (or replace
+   * it), and returns `false` to stop the notification there, anything else
+   * to let it go on. Requests pass straight on.
+   *
+   * The hook must answer synchronously: the thread delivering the
+   * notification waits for it, at most 1000 ms. Past that (this thread
+   * busy), or if the hook throws or returns a promise, the notification
+   * goes on unchanged and a warning is logged (see `setLogger`).
+   *
+   * @example
+   * client.useNotifications((note) => {
+   *   if (note.method === 'notifications/message' && note.params.level === 'debug') return false;
+   * });
+   *
+   * @param {(note: { readonly method: string, params: any }) => boolean | void} hook
+   * @returns {this}
+   */
+  useNotifications(hook) {
+    if (typeof hook !== 'function') {
+      throw new TypeError('useNotifications(hook): hook must be a function (note) => boolean | void');
+    }
+    this.#native.useNotificationLink(adaptNotificationHook(hook));
     return this;
   }
 

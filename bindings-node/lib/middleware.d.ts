@@ -183,6 +183,50 @@ export type ClientMiddleware = (
 ) => { [key: string]: unknown } | Promise<{ [key: string]: unknown }>;
 
 /**
+ * A notification a server received, as a notification hook sees it (see
+ * {@link Server.useNotifications}): change `params` (or replace the
+ * object) to change what the server acts on. `method` is read-only.
+ */
+export interface ServerNotification {
+  /** The method, e.g. `"notifications/initialized"`, `"notifications/cancelled"`. */
+  readonly method: string;
+  /** The params object as the client sent it (empty without). */
+  params: Record<string, any>;
+}
+
+/**
+ * A notification a client received, as a notification hook sees it (see
+ * {@link Client.useNotifications}): change `params` (or replace them) to
+ * change what the callbacks get. `method` is read-only.
+ */
+export interface ClientNotification {
+  /** The method, e.g. `"notifications/progress"`, `"notifications/message"`. */
+  readonly method: string;
+  /** The params as the server sent them (`null` without). */
+  params: any;
+}
+
+/**
+ * A notification hook: returns `false` to stop the notification (no later
+ * hook, and neither the server nor the client's callbacks, see it),
+ * anything else (`true`, nothing) to let it go on, with `note.params` as
+ * the hook left them. It must answer synchronously: the thread delivering
+ * the notification waits for it, at most 1000 ms; past that, or if it
+ * throws or returns a promise, the notification goes on unchanged and a
+ * warning is logged (see `setLogger`).
+ *
+ * @example
+ * ```js
+ * const quiet: NotificationHook<ClientNotification> = (note) =>
+ *   !(note.method === 'notifications/message' && note.params?.level === 'debug');
+ * client.useNotifications(quiet);
+ * ```
+ */
+export type NotificationHook<N extends ServerNotification | ClientNotification = ServerNotification | ClientNotification> = (
+  note: N,
+) => boolean | void;
+
+/**
  * One of the ready-made links of {@link middleware}, the Rust core's. Using
  * the same object on two servers shares its state (a rate limit's buckets).
  *

@@ -15,6 +15,12 @@
  * and settles the promise: nothing blocks either side. See
  * src/middleware.rs and src/visibility.rs.
  *
+ * Notification hooks (`server.useNotifications`, `client.useNotifications`,
+ * `adaptNotificationHook` here) are links of the same chains for the
+ * notifications received; core calls them synchronously, so the delivering
+ * thread waits for the hook's synchronous answer, at most 1000 ms (see
+ * src/notification_middleware.rs).
+ *
  * @example
  * const { Server, Client, McpError, middleware } = require('ferromcp');
  * const server = new Server({ name: 'demo', version: '1.0.0' });
@@ -385,11 +391,64 @@ function visiblePredicate(visible, what) {
   return /** @type {(ctx: any) => unknown} */ (visible);
 }
 
+/**
+ * The native notification hook for a user's `(note) => boolean | void`
+ * function (`server.useNotifications`, `client.useNotifications`). The
+ * native side waits for the answer on the thread delivering the
+ * notification, so the adapter always answers, synchronously, with a plain
+ * object: `{ stop: true }`, `{ params }` (go on with them), or
+ * `{ fault }` (go on unchanged; the native side logs why). Nothing it does
+ * may throw: an exception escaping a threadsafe call would end the
+ * process. `late`: the notification went on without waiting any longer
+ * (the hook did not answer in time); the user's function is not called.
+ * @param {Function} hook
+ * @returns {(note: { method: string, params: any }, late: boolean) => unknown}
+ */
+function adaptNotificationHook(hook) {
+  return (note, late) => {
+    if (late) return null;
+    try {
+      const passing = Object.defineProperties(
+        {},
+        {
+          method: { value: note.method, enumerable: true },
+          params: { value: note.params, enumerable: true, writable: true },
+        },
+      );
+      const returned = hook(passing);
+      if (returned !== null && (typeof returned === 'object' || typeof returned === 'function') &&
+        typeof returned.then === 'function') {
+        // Not awaited: its rejection is not left unhandled either.
+        Promise.resolve(returned).catch(() => {});
+        return { fault: 'the hook returned a promise; it must answer synchronously (true, false or nothing)' };
+      }
+      if (returned === false) return { stop: true };
+      return { params: passing.params === undefined ? null : passing.params };
+    } catch (error) {
+      return { fault: `the hook threw ${describeThrown(error)}` };
+    }
+  };
+}
+
+/**
+ * What a hook threw, for a log line (never throws itself).
+ * @param {unknown} error
+ */
+function describeThrown(error) {
+  try {
+    if (error instanceof Error) return `${error.name}: ${error.message}`;
+    return String(error);
+  } catch {
+    return 'a value that cannot be shown';
+  }
+}
+
 module.exports = {
   MiddlewareContext,
   ClientMiddlewareContext,
   adaptLink,
   adaptClientLink,
+  adaptNotificationHook,
   middleware,
   VisibilityRules,
   visiblePredicate,

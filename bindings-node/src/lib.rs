@@ -23,6 +23,8 @@
 //! callable), `context` (the request context), `auth` (protected serving),
 //! `http_embed` (core's HTTP endpoint for a JS web server), `middleware`
 //! (JS links of core's middleware chain, core's ready-made links),
+//! `notification_middleware` (JS hooks on the notifications a server or a
+//! client receives),
 //! `visibility` (who sees which item), `cli` (the `ferromcp` command line
 //! for the package's `bin`), `logs` (core's log events to a JS function),
 //! `telemetry` (core's spans reported to the application's OpenTelemetry
@@ -52,6 +54,7 @@ mod host_call;
 mod http_embed;
 mod logs;
 mod middleware;
+mod notification_middleware;
 mod oauth;
 mod primitives;
 mod runtime;
