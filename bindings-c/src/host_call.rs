@@ -47,6 +47,9 @@ pub struct ferromcp_call {
     /// What C borrows for as long as the call is not completed (a client
     /// link's request and the rest of its chain): freed with the handle.
     held: Option<Box<dyn std::any::Any + Send>>,
+    /// Fires when the request the call serves is cancelled, before its
+    /// future is dropped (a server link's: the chain's cancellation).
+    cancellation: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl Castable for ferromcp_call {
@@ -130,8 +133,25 @@ impl ferromcp_call {
             answer: Box::new(responder),
             context: context.map(ferromcp_context::new),
             held: None,
+            cancellation: None,
         };
         (call, receiver)
+    }
+
+    /// Reports the call cancelled once `token` fires: a link's call has no
+    /// context, and its request's future is dropped only after the link's
+    /// wait in `ferromcp_next_run` ended on the cancellation.
+    pub(crate) fn cancelled_with(&mut self, token: tokio_util::sync::CancellationToken) {
+        self.cancellation = Some(token);
+    }
+
+    /// Whether the request was cancelled through [`Self::cancelled_with`]'s
+    /// token: whatever the call answers now is discarded, even while the
+    /// request's future still waits.
+    fn cut_off(&self) -> bool {
+        self.cancellation
+            .as_ref()
+            .is_some_and(tokio_util::sync::CancellationToken::is_cancelled)
     }
 
     /// Keeps `held` alive until the call is completed (or its handle is
@@ -155,7 +175,8 @@ impl ferromcp_call {
     /// Delivers an error outcome; reports a discarded result as a status so
     /// the host can tell its work was wasted.
     pub(crate) fn finish_error(self, error: HandlerError) -> Result<(), FfiError> {
-        if self.answer.error(error) {
+        let cut = self.cut_off();
+        if self.answer.error(error) && !cut {
             Ok(())
         } else {
             Err(Self::discarded())
@@ -164,9 +185,10 @@ impl ferromcp_call {
 
     /// Answers with a value converted by core's rule for the call's kind.
     pub(crate) fn finish_value(self, value: Value, whole: bool) -> Result<(), FfiError> {
+        let cut = self.cut_off();
         match self.answer.value(value, whole) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(Self::discarded()),
+            Ok(true) if !cut => Ok(()),
+            Ok(_) => Err(Self::discarded()),
             Err(error) => Err(FfiError::new(
                 ferromcp_status::FERROMCP_INVALID_JSON,
                 error.to_string(),
@@ -463,6 +485,7 @@ pub unsafe extern "C" fn ferromcp_call_is_cancelled(call: *const ferromcp_call) 
         match unsafe { try_from(call, "call") } {
             Ok(call) => {
                 call.context.as_ref().is_some_and(|c| c.ctx.is_cancelled())
+                    || call.cut_off()
                     || call.answer.is_abandoned()
             }
             Err(_) => false,

@@ -185,6 +185,11 @@ impl Hosted {
         ended: CancellationToken,
         call: CallPtr,
     ) {
+        // SAFETY: `call.0` is the fresh handle `host_call::run` made, not
+        // yet given to C: this thread is its only user.
+        if let Some(handle) = unsafe { call.0.as_mut() } {
+            handle.cancelled_with(rest.cancellation().clone());
+        }
         let request = Arc::new(request);
         let lent = ferromcp_middleware_request {
             method: c_text(&request.method),

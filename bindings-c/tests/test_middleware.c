@@ -201,9 +201,11 @@ static void outer(void *userdata, const ferromcp_middleware_request *request, fe
         char *changed = malloc(len);
         snprintf(changed, len, "{\"_meta\":{\"example.com/seen\":true},%s", result + 1);
         ferromcp_string_free(result);
+        /* Logged before answering: the client may check the log as soon as
+         * the answer reaches it. */
+        log_add("outer done", method);
         CHECK_STATUS(ferromcp_call_respond(call, changed), FERROMCP_OK);
         free(changed);
-        log_add("outer done", method);
         return;
     }
 
@@ -462,6 +464,9 @@ static void test_mask_errors(void) {
     CHECK_STATUS(call_tool(client, "badshape", "{}", 20000, &result), FERROMCP_PEER_ERROR);
     CHECK(ferromcp_last_error_code() == -32603);
     ferromcp_string_free(result);
+    /* Stored once ferromcp_call_respond() returns, which may be after the
+     * client has its answer. */
+    wait_for(&bad_shape_status, -1);
     CHECK(atomic_load(&bad_shape_status) == FERROMCP_INVALID_JSON);
     /* A tool result flagged isError is for the model: it passes. */
     CHECK_STATUS(call_tool(client, "tool_error", "{}", 20000, &result), FERROMCP_OK);
