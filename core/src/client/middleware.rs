@@ -14,9 +14,17 @@ use serde_json::{Map, Value};
 use std::future::Future;
 use std::sync::Arc;
 
-use super::rounds::Tasks;
 use super::{CallOptions, Client};
 use crate::{BoxFuture, Error};
+
+/// What [`Client::send`] does with a task the server answers with.
+#[derive(Clone, Copy)]
+pub(crate) enum Tasks {
+    /// Follows it to its result (`call_tool` and every plain call).
+    Follow,
+    /// Returns it as it came (a task handle's own requests).
+    Return,
+}
 
 /// A call on its way through the chain.
 #[derive(Clone)]

@@ -5,6 +5,7 @@
 //! application's input handlers and retries.
 
 use super::era::pick_version;
+use super::middleware::Tasks;
 use super::notes::{self, NoteSender, NotificationRoute};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::Ordering;
@@ -15,15 +16,6 @@ use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::methods::{self, Method};
 use crate::protocol::{InputKind, codes, meta};
 use crate::rpc::write_unpoisoned;
-
-/// What [`Client::send`] does with a task the server answers with.
-#[derive(Clone, Copy)]
-pub(super) enum Tasks {
-    /// Follows it to its result (`call_tool` and every plain call).
-    Follow,
-    /// Returns it as it came (a task handle's own requests).
-    Return,
-}
 
 impl Client {
     /// Sends any request with default call options and returns the raw
