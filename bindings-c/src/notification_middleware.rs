@@ -15,11 +15,8 @@
 use serde_json::{Map, Value};
 use std::ffi::{CString, c_char, c_void};
 
-use ferromcp_core::client::{CallNext, CallRequest, ClientMiddleware, ClientNotification};
-use ferromcp_core::server::{
-    Middleware, MiddlewareNotification, MiddlewareRequest, MiddlewareResult, Next,
-};
-use ferromcp_core::{BoxFuture, Error};
+use ferromcp_core::host::notification_link::NotificationLink;
+use ferromcp_core::protocol::jsonrpc::ReceivedNotification;
 
 use crate::args::parse_json_object;
 use crate::client::ferromcp_client;
@@ -177,36 +174,11 @@ impl Hosted {
     }
 }
 
-/// The server link core holds: requests pass straight on.
-struct ServerLink(Hosted);
-
-impl Middleware for ServerLink {
-    fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
-        Box::pin(next.run(request))
-    }
-
-    fn notification(&self, notification: &mut MiddlewareNotification) -> bool {
-        let params = Value::Object(std::mem::take(&mut notification.params));
-        let (go_on, replaced) = self.0.pass(&notification.method, &params);
-        notification.params = match (replaced, params) {
-            (Some(replaced), _) => replaced,
-            (None, Value::Object(params)) => params,
-            (None, _) => Map::new(),
-        };
-        go_on
-    }
-}
-
-/// The client link core holds: calls pass straight on.
-struct ClientLink(Hosted);
-
-impl ClientMiddleware for ClientLink {
-    fn handle(&self, request: CallRequest, next: CallNext) -> BoxFuture<Result<Value, Error>> {
-        Box::pin(next.run(request))
-    }
-
-    fn notification(&self, notification: &mut ClientNotification) -> bool {
-        let (go_on, replaced) = self.0.pass(&notification.method, &notification.params);
+impl Hosted {
+    /// Core's hook: the callback's verdict, with its params if it replaced
+    /// them (either side: `NotificationLink` makes it a link of both).
+    fn notification(&self, notification: &mut ReceivedNotification) -> bool {
+        let (go_on, replaced) = self.pass(&notification.method, &notification.params);
         if let Some(replaced) = replaced {
             notification.params = Value::Object(replaced);
         }
@@ -267,9 +239,12 @@ pub unsafe extern "C" fn ferromcp_server_add_notification_middleware(
         // SAFETY: forwarded contract.
         let server = unsafe { try_from(server, "server") }?;
         let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+        let hosted = Hosted { callback, userdata };
         server
             .server
-            .add_middleware(ServerLink(Hosted { callback, userdata }));
+            .add_middleware(NotificationLink(move |note: &mut ReceivedNotification| {
+                hosted.notification(note)
+            }));
         Ok(())
     })
 }
@@ -338,9 +313,12 @@ pub unsafe extern "C" fn ferromcp_client_add_notification_middleware(
         // SAFETY: forwarded contract.
         let client = unsafe { try_from(client, "client") }?;
         let (callback, userdata) = take_callback(callback, userdata, userdata_free)?;
+        let hosted = Hosted { callback, userdata };
         client
             .client
-            .add_middleware(ClientLink(Hosted { callback, userdata }));
+            .add_middleware(NotificationLink(move |note: &mut ReceivedNotification| {
+                hosted.notification(note)
+            }));
         Ok(())
     })
 }

@@ -31,15 +31,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::time::Duration;
 
-use ferromcp::Error;
-use ferromcp::client::{CallNext, CallRequest, ClientMiddleware, ClientNotification};
-use ferromcp::server::middleware::MiddlewareNotification;
-use ferromcp::server::{BoxFuture, Middleware, MiddlewareRequest, MiddlewareResult, Next};
+use ferromcp::host::notification_link::NotificationLink;
+use ferromcp::protocol::jsonrpc::ReceivedNotification;
 use napi::bindgen_prelude::{FnArgs, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Status, Unknown};
 use napi_derive::napi;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::client::JsClient;
 use crate::server::JsServer;
@@ -76,10 +74,15 @@ enum Answer {
 /// A JS notification hook, shared by a server's link and a client's.
 struct NotificationHook {
     hook: Hook,
+    /// `"server"` or `"client"`, for warnings.
+    side: &'static str,
 }
 
 impl NotificationHook {
-    fn new(hook: Function<'_, HookArgs, Unknown<'static>>) -> napi::Result<Self> {
+    fn new(
+        hook: Function<'_, HookArgs, Unknown<'static>>,
+        side: &'static str,
+    ) -> napi::Result<Self> {
         let hook = hook
             .build_threadsafe_function::<Pending>()
             .weak::<true>()
@@ -87,7 +90,7 @@ impl NotificationHook {
                 let Pending { note, gave_up } = ctx.value;
                 Ok(FnArgs::from((note, gave_up.load(Ordering::Acquire))))
             })?;
-        Ok(NotificationHook { hook })
+        Ok(NotificationHook { hook, side })
     }
 
     /// Asks the JS function about `method` with `params` and waits for its
@@ -176,62 +179,19 @@ fn warn(side: &str, method: &str, why: &str) {
     );
 }
 
-/// A JS notification hook as a link of a server's chain.
-struct JsNotificationLink(NotificationHook);
-
-impl Middleware for JsNotificationLink {
-    fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
-        Box::pin(next.run(request))
-    }
-
-    fn notification(&self, notification: &mut MiddlewareNotification) -> bool {
-        let params = Value::Object(notification.params.clone());
-        match self.0.ask(&notification.method, params) {
-            Answer::Stop => false,
-            Answer::Pass(Value::Object(params)) => {
-                notification.params = params;
-                true
-            }
-            Answer::Pass(Value::Null) => {
-                notification.params = Map::new();
-                true
-            }
-            Answer::Pass(_) => {
-                warn(
-                    "server",
-                    &notification.method,
-                    "note.params must be an object",
-                );
-                true
-            }
-            Answer::Unchanged(why) => {
-                warn("server", &notification.method, &why);
-                true
-            }
-        }
-    }
-}
-
-/// A JS notification hook as a link of a client's chain.
-struct JsClientNotificationLink(NotificationHook);
-
-impl ClientMiddleware for JsClientNotificationLink {
-    fn handle(&self, call: CallRequest, next: CallNext) -> BoxFuture<Result<Value, Error>> {
-        Box::pin(next.run(call))
-    }
-
-    fn notification(&self, notification: &mut ClientNotification) -> bool {
-        match self
-            .0
-            .ask(&notification.method, notification.params.clone())
-        {
+impl NotificationHook {
+    /// Core's hook (server and client alike): the JS answer, or the
+    /// notification unchanged with a warning. A server's params that are
+    /// not an object are refused by core (`Server::pass_notification`).
+    fn notification(&self, notification: &mut ReceivedNotification) -> bool {
+        match self.ask(&notification.method, notification.params.clone()) {
             Answer::Stop => false,
             Answer::Pass(params) => {
                 notification.params = params;
                 true
             }
             Answer::Unchanged(why) => {
-                warn("client", &notification.method, &why);
+                warn(self.side, &notification.method, &why);
                 true
             }
         }
@@ -257,8 +217,11 @@ impl JsServer {
         &self,
         hook: Function<'_, HookArgs, Unknown<'static>>,
     ) -> napi::Result<()> {
+        let hook = NotificationHook::new(hook, "server")?;
         self.server
-            .add_middleware(JsNotificationLink(NotificationHook::new(hook)?));
+            .add_middleware(NotificationLink(move |note: &mut ReceivedNotification| {
+                hook.notification(note)
+            }));
         Ok(())
     }
 }
@@ -279,8 +242,11 @@ impl JsClient {
         &self,
         hook: Function<'_, HookArgs, Unknown<'static>>,
     ) -> napi::Result<()> {
+        let hook = NotificationHook::new(hook, "client")?;
         self.client
-            .add_middleware(JsClientNotificationLink(NotificationHook::new(hook)?));
+            .add_middleware(NotificationLink(move |note: &mut ReceivedNotification| {
+                hook.notification(note)
+            }));
         Ok(())
     }
 }

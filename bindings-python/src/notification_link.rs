@@ -27,8 +27,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 
-use ferromcp::client::{CallNext, CallRequest, Client, ClientMiddleware, ClientNotification};
-use ferromcp::server::{BoxFuture, Middleware, MiddlewareRequest, MiddlewareResult, Next};
+use ferromcp::client::Client;
+use ferromcp::host::notification_link::NotificationLink;
+use ferromcp::protocol::jsonrpc::ReceivedNotification;
 
 use crate::refs::{HandlerKey, HandlerKind, PyRefs};
 use crate::{primitives, values};
@@ -46,7 +47,10 @@ pub(crate) fn add_to_server(
     refs: &Arc<PyRefs>,
     link: Bound<'_, PyAny>,
 ) -> PyResult<()> {
-    server.add_middleware(store(refs, link)?);
+    let link = store(refs, link)?;
+    server.add_middleware(NotificationLink(move |note: &mut ReceivedNotification| {
+        link.notification(note)
+    }));
     Ok(())
 }
 
@@ -56,27 +60,30 @@ pub(crate) fn add_to_client(
     refs: &Arc<PyRefs>,
     link: Bound<'_, PyAny>,
 ) -> PyResult<()> {
-    client.add_middleware(store(refs, link)?);
+    let link = store(refs, link)?;
+    client.add_middleware(NotificationLink(move |note: &mut ReceivedNotification| {
+        link.notification(note)
+    }));
     Ok(())
 }
 
 /// Keeps `link` in `refs` (so a cleared server or client calls no Python
 /// any more) and makes the core link that finds it there.
-fn store(refs: &Arc<PyRefs>, link: Bound<'_, PyAny>) -> PyResult<NotificationLink> {
+fn store(refs: &Arc<PyRefs>, link: Bound<'_, PyAny>) -> PyResult<PyNotificationLink> {
     primitives::callable(&link)?;
     let name = format!(
         "notification link#{}",
         NEXT_LINK.fetch_add(1, Ordering::Relaxed)
     );
     refs.set_handler(HandlerKind::Middleware, &name, link.unbind());
-    Ok(NotificationLink {
+    Ok(PyNotificationLink {
         key: (HandlerKind::Middleware, Arc::from(name)),
         refs: refs.clone(),
     })
 }
 
 /// A Python notification link, found in `refs` under `key`.
-struct NotificationLink {
+struct PyNotificationLink {
     key: HandlerKey,
     refs: Arc<PyRefs>,
 }
@@ -89,7 +96,20 @@ enum Verdict {
     Pass(Option<Value>),
 }
 
-impl NotificationLink {
+impl PyNotificationLink {
+    /// Core's hook (server and client alike): the link's verdict, with the
+    /// params it goes on with.
+    fn notification(&self, notification: &mut ReceivedNotification) -> bool {
+        match self.judge(&notification.method, &notification.params) {
+            Verdict::Stop => false,
+            Verdict::Pass(None) => true,
+            Verdict::Pass(Some(changed)) => {
+                notification.params = changed;
+                true
+            }
+        }
+    }
+
     /// Runs the link on `method` and `params` (a dict; `{}` for params
     /// that are not an object, such as a client's `null`).
     fn judge(&self, method: &str, params: &Value) -> Verdict {
@@ -105,13 +125,11 @@ impl NotificationLink {
                     return Ok(Verdict::Stop);
                 }
                 let changed = values::from_python_object(&returned, None, "params")?;
-                // Unchanged (a client's `null` given as `{}` and left so)
-                // goes on as it came.
-                Ok(match params {
-                    Value::Object(before) if *before == changed => Verdict::Pass(None),
-                    Value::Object(_) => Verdict::Pass(Some(Value::Object(changed))),
-                    _ if changed.is_empty() => Verdict::Pass(None),
-                    _ => Verdict::Pass(Some(Value::Object(changed))),
+                // A `null` given as `{}` and left empty goes on as it came.
+                Ok(if !params.is_object() && changed.is_empty() {
+                    Verdict::Pass(None)
+                } else {
+                    Verdict::Pass(Some(Value::Object(changed)))
                 })
             });
             outcome.unwrap_or_else(|e| {
@@ -152,49 +170,5 @@ fn report(py: Python<'_>, method: &str, error: PyErr) {
     if let Err(failed) = logged {
         failed.write_unraisable(py, None);
         error.write_unraisable(py, None);
-    }
-}
-
-impl Middleware for NotificationLink {
-    /// Requests are not this link's business.
-    fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
-        Box::pin(next.run(request))
-    }
-
-    fn notification(&self, notification: &mut ferromcp::server::MiddlewareNotification) -> bool {
-        // Moved into a `Value` for the conversion (server params are a
-        // bare map) and back after.
-        let params = Value::Object(std::mem::take(&mut notification.params));
-        let (passed, params) = match self.judge(&notification.method, &params) {
-            Verdict::Stop => (false, params),
-            Verdict::Pass(Some(changed)) => (true, changed),
-            Verdict::Pass(None) => (true, params),
-        };
-        if let Value::Object(params) = params {
-            notification.params = params;
-        }
-        passed
-    }
-}
-
-impl ClientMiddleware for NotificationLink {
-    /// Calls are not this link's business.
-    fn handle(
-        &self,
-        request: CallRequest,
-        next: CallNext,
-    ) -> BoxFuture<Result<Value, ferromcp::Error>> {
-        Box::pin(next.run(request))
-    }
-
-    fn notification(&self, notification: &mut ClientNotification) -> bool {
-        match self.judge(&notification.method, &notification.params) {
-            Verdict::Stop => false,
-            Verdict::Pass(None) => true,
-            Verdict::Pass(Some(changed)) => {
-                notification.params = changed;
-                true
-            }
-        }
     }
 }

@@ -153,13 +153,7 @@ pub trait ClientMiddleware: Send + Sync + 'static {
 
 /// A notification the client received, on its way through the chain
 /// ([`ClientMiddleware::notification`]).
-#[derive(Debug, Clone)]
-pub struct ClientNotification {
-    /// The method, e.g. `notifications/progress`.
-    pub method: String,
-    /// The params as the server sent them (`null` without).
-    pub params: Value,
-}
+pub type ClientNotification = crate::protocol::jsonrpc::ReceivedNotification;
 
 /// A client's chain, shared by the client (requests) and the places its
 /// transport delivers notifications, which exist before the client does.

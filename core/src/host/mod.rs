@@ -9,7 +9,8 @@
 //! - [`headers`], [`http_body`]: a request's headers as a handler sees them,
 //!   and a response body a host's own HTTP server reads chunk by chunk;
 //! - [`oauth`]: a client's OAuth grant, callbacks and settings as core's options;
-//! - [`threads`]: the threads its blocking handlers run on.
+//! - [`threads`]: the threads its blocking handlers run on;
+//! - [`notification_link`]: one host hook as a notification link of either side.
 //!
 //! The waits that let a host's own thread or event loop poll core's futures
 //! are the runtime's ([`crate::runtime::block_here`],
@@ -23,6 +24,7 @@ pub mod http_body;
 pub mod input;
 pub mod listen;
 pub mod logs;
+pub mod notification_link;
 pub mod oauth;
 #[cfg(feature = "tls")]
 pub mod server_tls;

@@ -65,6 +65,19 @@ pub struct Request {
     pub params: Option<Map<String, Value>>,
 }
 
+/// A notification a server or client received, on its way through its
+/// middleware chain (`Middleware::notification`,
+/// `ClientMiddleware::notification`): a link reads it, changes it or
+/// stops it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceivedNotification {
+    /// The method, e.g. `notifications/cancelled`.
+    pub method: String,
+    /// The params as sent: an object; without any, `{}` on a server and
+    /// `null` on a client.
+    pub params: Value,
+}
+
 /// A notification: no id, no response.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notification {

@@ -45,15 +45,8 @@ impl MiddlewareRequest {
 
 /// A notification the server received (`notifications/cancelled`,
 /// `notifications/initialized`, `notifications/roots/list_changed`, ...),
-/// on its way through the chain: nothing answers it, so a link reads it,
-/// changes it or stops it ([`Middleware::notification`]).
-#[derive(Debug, Clone)]
-pub struct MiddlewareNotification {
-    /// The method, e.g. `notifications/cancelled`.
-    pub method: String,
-    /// The params object as the client sent it (empty without one).
-    pub params: Map<String, Value>,
-}
+/// on its way through the chain ([`Middleware::notification`]).
+pub type MiddlewareNotification = crate::protocol::jsonrpc::ReceivedNotification;
 
 /// What a request ends in: the result object, or a JSON-RPC error. A result
 /// without `resultType` is a complete one (the server adds

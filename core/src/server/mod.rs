@@ -387,7 +387,8 @@ impl Server {
         };
         let mut passing = middleware::MiddlewareNotification {
             method: note.method,
-            params: note.params.unwrap_or_default(),
+            // An object even without params, as links have always seen.
+            params: serde_json::Value::Object(note.params.unwrap_or_default()),
         };
         for link in chain.iter() {
             // A link that panics stops the notification, as one that
@@ -407,9 +408,20 @@ impl Server {
                 }
             }
         }
+        let params = match passing.params {
+            serde_json::Value::Object(params) => Some(params),
+            serde_json::Value::Null => None,
+            _ => {
+                tracing::warn!(
+                    method = %passing.method,
+                    "a middleware link gave a notification params that are not an object; dropped"
+                );
+                None
+            }
+        };
         Some(crate::protocol::jsonrpc::Notification {
             method: passing.method,
-            params: Some(passing.params),
+            params,
         })
     }
 
