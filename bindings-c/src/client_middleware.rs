@@ -31,7 +31,7 @@ use crate::ffi::{
     try_from, try_from_mut,
 };
 use crate::host_call::{self, CallPtr, ferromcp_call};
-use crate::middleware::{MiddlewareOutput, c_text};
+use crate::middleware::{MiddlewareOutput, Rest, c_text, wait_for_rest};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
 
 /// A client middleware link written in C (see
@@ -567,29 +567,18 @@ pub unsafe extern "C" fn ferromcp_client_next_run(
         };
         // The rest runs on the runtime; this thread only waits, and stops
         // waiting (and the rest) when the link's call ends.
-        let task = ferromcp_core::runtime::handle().spawn(rest.run(request));
-        let abort = task.abort_handle();
-        let ended = next.ended.clone();
-        let joined = ferromcp_core::runtime::block_here(async move {
-            tokio::select! {
-                biased;
-                () = ended.cancelled() => None,
-                joined = task => Some(joined),
-            }
-        });
-        let result = match joined {
-            Some(Ok(result)) => result,
-            Some(Err(failure)) if failure.is_panic() => {
-                // As core answers a panicking server link.
-                Err(Error::Mcp(McpError::internal(
-                    "middleware failed: a link panicked",
-                )))
-            }
-            Some(Err(_)) => return Err(call_ended()),
-            None => {
-                abort.abort();
-                return Err(call_ended());
-            }
+        let result = match wait_for_rest(
+            &ferromcp_core::runtime::handle(),
+            rest.run(request),
+            &next.ended,
+            None,
+        ) {
+            Rest::Done(result) => result,
+            // As core answers a panicking server link.
+            Rest::Panicked => Err(Error::Mcp(McpError::internal(
+                "middleware failed: a link panicked",
+            ))),
+            Rest::Ended => return Err(call_ended()),
         };
         match result {
             Ok(result) => give_string(

@@ -113,6 +113,56 @@ impl Castable for ferromcp_next {
     type Ownership = OwnershipRef;
 }
 
+/// How the rest of a chain that a C link runs with `next` ended.
+pub(crate) enum Rest<T> {
+    /// It gave `T`.
+    Done(T),
+    /// A later link panicked.
+    Panicked,
+    /// The link's request or call ended first (cancelled, its caller
+    /// gone): the rest was stopped, and nothing it gives would be used.
+    Ended,
+}
+
+/// Runs `rest` on `runtime`, where it would run without the link, while
+/// this host thread waits for it, until it ends or `stop` (or `also`)
+/// fires; then it is aborted. The server's and the client's `next` share
+/// it.
+pub(crate) fn wait_for_rest<T: Send + 'static>(
+    runtime: &Handle,
+    rest: impl std::future::Future<Output = T> + Send + 'static,
+    stop: &CancellationToken,
+    also: Option<&CancellationToken>,
+) -> Rest<T> {
+    let task = runtime.spawn(rest);
+    let abort = task.abort_handle();
+    let joined = ferromcp_core::runtime::block_here(async {
+        let also_fired = async {
+            match also {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => None,
+            () = also_fired => None,
+            joined = task => Some(joined),
+        }
+    });
+    // A rest that ended while a token fired is discarded all the same.
+    let stopped = stop.is_cancelled() || also.is_some_and(CancellationToken::is_cancelled);
+    match joined {
+        Some(Ok(value)) if !stopped => Rest::Done(value),
+        Some(Err(failure)) if failure.is_panic() => Rest::Panicked,
+        Some(_) => Rest::Ended,
+        None => {
+            abort.abort();
+            Rest::Ended
+        }
+    }
+}
+
 /// Text for C from Rust text that may hold a NUL (a JSON string may): the
 /// NUL is replaced, as the text is only for reading.
 pub(crate) fn c_text(text: &str) -> CString {
@@ -530,28 +580,16 @@ pub unsafe extern "C" fn ferromcp_next_run(
         // cancellation may answer in between, and that answer is
         // discarded all the same.
         let cancelled = rest.cancellation().clone();
-        let task = next.runtime.spawn(rest.run(request));
-        let abort = task.abort_handle();
-        let ended = next.ended.clone();
-        let joined = ferromcp_core::runtime::block_here(async move {
-            tokio::select! {
-                biased;
-                () = ended.cancelled() => None,
-                () = cancelled.cancelled() => None,
-                joined = task => Some(joined).filter(|_| !cancelled.is_cancelled()),
-            }
-        });
-        let result = match joined {
-            Some(Ok(result)) => result,
-            Some(Err(failure)) if failure.is_panic() => {
-                // As core answers a panicking link.
-                Err(McpError::internal("middleware failed: a link panicked"))
-            }
-            Some(Err(_)) => return Err(request_ended()),
-            None => {
-                abort.abort();
-                return Err(request_ended());
-            }
+        let result = match wait_for_rest(
+            &next.runtime,
+            rest.run(request),
+            &next.ended,
+            Some(&cancelled),
+        ) {
+            Rest::Done(result) => result,
+            // As core answers a panicking link.
+            Rest::Panicked => Err(McpError::internal("middleware failed: a link panicked")),
+            Rest::Ended => return Err(request_ended()),
         };
         match result {
             Ok(result) => give_string(
