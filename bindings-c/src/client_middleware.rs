@@ -31,7 +31,7 @@ use crate::ffi::{
     try_from, try_from_mut,
 };
 use crate::host_call::{self, CallPtr, ferromcp_call};
-use crate::middleware::{MiddlewareOutput, Rest, c_text, wait_for_rest};
+use crate::middleware::{LinkAnswer, Rest, c_text, wait_for_rest};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
 
 /// A client middleware link written in C (see
@@ -143,11 +143,10 @@ impl ClientMiddleware for CallbackLink {
         let failure = Arc::new(Mutex::new(None));
         let passed = Arc::clone(&failure);
         Box::pin(async move {
-            let mut answer = std::pin::pin!(host_call::run::<MiddlewareOutput>(
-                None,
-                false,
-                move |call| hosted.invoke(request, next, ended, passed, call),
-            ));
+            let mut answer =
+                std::pin::pin!(host_call::run::<LinkAnswer>(None, false, move |call| {
+                    hosted.invoke(request, next, ended, passed, call)
+                },));
             // Dropped when the call ends, answered or abandoned, and before
             // `answer` (locals drop in reverse order): a link that sees its
             // call cancelled finds the rest of the chain ended too.
@@ -167,7 +166,7 @@ impl ClientMiddleware for CallbackLink {
                 None => answer.await,
             };
             match outcome {
-                Ok(MiddlewareOutput(result)) => Ok(Value::Object(result)),
+                Ok(LinkAnswer(result)) => Ok(Value::Object(result)),
                 Err(HandlerError::Protocol(error)) => Err(Error::Mcp(error)),
                 // ferromcp_call_fail(), or an answer of the wrong shape:
                 // the rest of the chain's own failure when there was one.

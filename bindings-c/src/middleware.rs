@@ -171,14 +171,14 @@ pub(crate) fn c_text(text: &str) -> CString {
 
 /// What a link's call answers (a server link's or a client link's): the
 /// request's result object.
-pub(crate) struct MiddlewareOutput(pub(crate) Map<String, Value>);
+pub(crate) struct LinkAnswer(pub(crate) Map<String, Value>);
 
-impl FromHost for MiddlewareOutput {
+impl FromHost for LinkAnswer {
     const KIND: &'static str = "middleware";
 
     fn from_host(value: Value) -> Result<Self, OutputError> {
         match value {
-            Value::Object(result) => Ok(MiddlewareOutput(result)),
+            Value::Object(result) => Ok(LinkAnswer(result)),
             _ => Err(OutputError {
                 kind: Self::KIND,
                 reason: "expected a result object".into(),
@@ -187,7 +187,7 @@ impl FromHost for MiddlewareOutput {
     }
 }
 
-impl CallOutput for MiddlewareOutput {}
+impl CallOutput for LinkAnswer {}
 
 /// A C callback registered as a link, owning its userdata.
 struct Hosted {
@@ -212,12 +212,12 @@ impl Middleware for CallbackLink {
         Box::pin(async move {
             // Dropped when the request ends, answered or abandoned.
             let _ended = guard;
-            let outcome = host_call::run::<MiddlewareOutput>(None, false, move |call| {
+            let outcome = host_call::run::<LinkAnswer>(None, false, move |call| {
                 hosted.invoke(request, next, runtime, ended, call)
             })
             .await;
             match outcome {
-                Ok(MiddlewareOutput(result)) => Ok(result),
+                Ok(LinkAnswer(result)) => Ok(result.into()),
                 Err(HandlerError::Protocol(error)) => Err(error),
                 // ferromcp_call_fail(), or an answer of the wrong shape.
                 Err(HandlerError::Tool(message)) => Err(McpError::internal(message)),
@@ -662,8 +662,8 @@ mod tests {
 
     #[test]
     fn a_link_answers_with_a_result_object() {
-        assert!(MiddlewareOutput::from_host(serde_json::json!({"content": []})).is_ok());
-        let error = MiddlewareOutput::from_host(serde_json::json!([1]))
+        assert!(LinkAnswer::from_host(serde_json::json!({"content": []})).is_ok());
+        let error = LinkAnswer::from_host(serde_json::json!([1]))
             .err()
             .expect("a list is no result object");
         assert_eq!(

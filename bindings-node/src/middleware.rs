@@ -77,7 +77,7 @@ impl Middleware for JsLink {
                 request.params = params;
                 next.run(request)
                     .await
-                    .map(Value::Object)
+                    .map(|result| Value::Object(result.into_map()))
                     .map_err(Error::Mcp)
             };
             // The rest's errors are JSON-RPC errors already: a link's
@@ -85,7 +85,7 @@ impl Middleware for JsLink {
             drive_link(outcome, called, rest)
                 .await
                 .outcome
-                .map(|LinkOutput(result)| result)
+                .map(|LinkOutput(result)| result.into())
                 .map_err(link_error)
         })
     }

@@ -39,8 +39,8 @@ use ferromcp::server::middleware::builtin::{
     LogRequests, MaskErrors, RateLimit, RecordSink, RequestRecord,
 };
 use ferromcp::server::{
-    BoxFuture, FromHost, HandlerError, Middleware, MiddlewareNotification, MiddlewareRequest,
-    MiddlewareResult, Next, OutputError, RequestMeta,
+    BoxFuture, FromHost, HandlerError, Middleware, MiddlewareNotification, MiddlewareOutput,
+    MiddlewareRequest, MiddlewareResult, Next, OutputError, RequestMeta,
 };
 
 use crate::host_call::{self, HostCall, HostCtx, PyOutput};
@@ -104,7 +104,7 @@ impl Middleware for PyMiddleware {
         };
         Box::pin(async move {
             match call.run::<LinkResult>().await {
-                Ok(LinkResult(result)) => Ok(result),
+                Ok(LinkResult(result)) => Ok(result.into()),
                 Err(HandlerError::Protocol(error)) => Err(error),
                 // A link is no tool: its failure is not the model's to read
                 // but an internal error, as for a prompt or a resource.
@@ -230,7 +230,9 @@ impl PyMiddlewareCall {
             let rest = next.run(request);
             let outcome = py.detach(|| host_call::inline(|| block_here(rest)));
             return match outcome {
-                Ok(result) => Ok(values::to_python_dict(py, &result)?.into_any().unbind()),
+                Ok(result) => Ok(values::to_python_dict(py, result.as_map())?
+                    .into_any()
+                    .unbind()),
                 Err(e) => Err(error::to_py_err(py, &ferromcp::Error::Mcp(e))),
             };
         };
@@ -251,8 +253,10 @@ impl PyMiddlewareCall {
             py,
             Some(event_loop),
             work,
-            Box::new(|py, result: Map<String, Value>| {
-                Ok(values::to_python_dict(py, &result)?.into_any().unbind())
+            Box::new(|py, result: MiddlewareOutput| {
+                Ok(values::to_python_dict(py, result.as_map())?
+                    .into_any()
+                    .unbind())
             }),
         )
     }

@@ -87,7 +87,9 @@ async fn links_run_in_order_and_change_params_and_results() {
             }
             let mut result = next.run(request).await?;
             // ...and the result on the way out.
-            result.insert("_meta".into(), json!({"example.com/seen": true}));
+            result
+                .as_map_mut()
+                .insert("_meta".into(), json!({"example.com/seen": true}));
             seen.lock().unwrap().push("outer done".into());
             Ok(result)
         }
@@ -355,7 +357,9 @@ async fn a_legacy_initialize_goes_through_the_chain() {
                 return Err(McpError::invalid_params("not you"));
             }
             let mut result = next.run(request).await?;
-            result.insert("instructions".into(), json!("greeted by a link"));
+            result
+                .as_map_mut()
+                .insert("instructions".into(), json!("greeted by a link"));
             Ok(result)
         }
     });

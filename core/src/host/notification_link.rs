@@ -28,7 +28,7 @@ where
     F: Fn(&mut ReceivedNotification) -> bool + Send + Sync + 'static,
 {
     fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
-        Box::pin(next.run(request))
+        next.run(request)
     }
 
     fn notification(&self, notification: &mut ReceivedNotification) -> bool {

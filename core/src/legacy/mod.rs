@@ -106,7 +106,7 @@ pub(crate) async fn initialize(
                 Box::pin(async move {
                     let (session, result) = open_session(&owner, &asked.params, session_id)?;
                     *crate::rpc::lock_unpoisoned(&slot) = Some(session);
-                    Ok(result)
+                    Ok(result.into())
                 })
             },
         )
@@ -115,7 +115,7 @@ pub(crate) async fn initialize(
     match (outcome, session) {
         (Ok(result), Some(session)) => Ok(Initialized {
             session,
-            message: result_value(Some(&request.id), Value::Object(result)),
+            message: result_value(Some(&request.id), Value::Object(result.into_map())),
         }),
         (Ok(_), None) => Err(error_value(
             Some(&request.id),
@@ -241,11 +241,15 @@ async fn handle_request(
                 params,
                 meta,
                 cancel,
-                move |asked| Box::pin(async move { session_request(&session, method, &asked) }),
+                move |asked| {
+                    Box::pin(
+                        async move { session_request(&session, method, &asked).map(Into::into) },
+                    )
+                },
             )
             .await;
         return match outcome {
-            Ok(result) => result_value(Some(&id), Value::Object(result)),
+            Ok(result) => result_value(Some(&id), Value::Object(result.into_map())),
             Err(error) => error_value(Some(&id), &error),
         };
     }

@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::Server;
 use super::context::{InputMode, LiveRequester, NotificationSink, RequestContext, RequestMeta};
 use super::input::InputRound;
-use super::middleware::{MiddlewareRequest, MiddlewareResult, Next};
+use super::middleware::{
+    LastStep, Middleware, MiddlewareOutput, MiddlewareRequest, MiddlewareResult, Next,
+};
 use super::prepared::Prepared;
 use super::primitives::{SkillMethod, TaskMethod};
 use super::registry::ListKind;
@@ -89,6 +91,22 @@ pub(crate) fn http_status_for(error: &McpError) -> u16 {
         | codes::UNSUPPORTED_PROTOCOL_VERSION => 400,
         _ => 200,
     }
+}
+
+/// Runs `request` through `chain` to `last`; `Err` holds the message of a
+/// link's panic. The first link is called inside the panic guard too, since
+/// [`Next::run`] calls it at once.
+async fn run_chain(
+    chain: Arc<[Arc<dyn Middleware>]>,
+    last: LastStep,
+    cancel: CancellationToken,
+    request: MiddlewareRequest,
+) -> Result<MiddlewareResult, String> {
+    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Next::new(chain, last, cancel).run(request)
+    }))
+    .map_err(|payload| super::panic::panic_message(payload.as_ref()))?;
+    super::panic::catch_panic(started).await
 }
 
 fn params_of(request: &Request) -> &Map<String, Value> {
@@ -307,38 +325,31 @@ impl Server {
             meta,
         };
         let server = self.clone();
-        let cancellation = cancel.clone();
-        let last = Box::new(
-            move |incoming: MiddlewareRequest| -> crate::BoxFuture<MiddlewareResult> {
-                Box::pin(async move {
-                    let mut params = incoming.params;
-                    if let Some(meta) = legacy_meta {
-                        params.insert("_meta".into(), meta);
-                    }
-                    request.params = Some(params);
-                    server
-                        .route_primitive(
-                            request,
-                            method,
-                            incoming.meta,
-                            cancel,
-                            sink,
-                            era,
-                            CallMembers::default(),
-                        )
-                        .await
-                        .map(ResultObject::into_map)
-                })
-            },
-        );
+        let last: LastStep = Box::new(move |incoming: MiddlewareRequest, cancel| {
+            Box::pin(async move {
+                let mut params = incoming.params;
+                if let Some(meta) = legacy_meta {
+                    params.insert("_meta".into(), meta);
+                }
+                request.params = Some(params);
+                server
+                    .route_primitive(
+                        request,
+                        method,
+                        incoming.meta,
+                        cancel,
+                        sink,
+                        era,
+                        CallMembers::default(),
+                    )
+                    .await
+                    .map(MiddlewareOutput::from)
+            })
+        });
         // A link that panics fails its request, as a handler that panics
         // does; the connection and the other requests go on.
-        match super::panic::catch_panic(Box::pin(
-            Next::new(chain, last, cancellation).run(incoming),
-        ))
-        .await
-        {
-            Ok(result) => result.map(ResultObject::Map),
+        match run_chain(chain, last, cancel, incoming).await {
+            Ok(result) => result.map(MiddlewareOutput::into_object),
             Err(panic) => Err(McpError::internal(format!("middleware failed: {panic}"))),
         }
     }
@@ -365,11 +376,8 @@ impl Server {
         let Some(chain) = self.middleware_chain() else {
             return last(request).await;
         };
-        match super::panic::catch_panic(Box::pin(
-            Next::new(chain, Box::new(last), cancel).run(request),
-        ))
-        .await
-        {
+        let last: LastStep = Box::new(move |request, _cancel| last(request));
+        match run_chain(chain, last, cancel, request).await {
             Ok(result) => result,
             Err(panic) => Err(McpError::internal(format!("middleware failed: {panic}"))),
         }
@@ -491,5 +499,120 @@ impl Server {
                 .into())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::jsonrpc::Message;
+    use crate::protocol::{LATEST_PROTOCOL_VERSION, Tool};
+    use crate::server::ToolOutput;
+    use serde_json::json;
+
+    fn echo_server() -> Server {
+        let server = Server::new("chain", "1.0.0");
+        server
+            .add_tool(
+                Tool::new("echo", json!({"type": "object"})),
+                |_ctx, args: Value| async move {
+                    Ok(ToolOutput::text(
+                        args["text"].as_str().unwrap_or("").to_owned(),
+                    ))
+                },
+            )
+            .expect("valid tool");
+        server
+    }
+
+    /// The reply to one `echo` call, as the transports get it.
+    async fn call_echo(server: &Server) -> Reply {
+        let bytes = json!({
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {
+                "name": "echo", "arguments": {"text": "hi \"there\""},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": LATEST_PROTOCOL_VERSION,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            }
+        })
+        .to_string();
+        let Ok(Message::Request(request)) = Message::from_slice(bytes.as_bytes()) else {
+            panic!("a request");
+        };
+        let prepared = match server.admit_request(request) {
+            Ok(prepared) => prepared,
+            Err(rejection) => panic!("{}", rejection.to_message()),
+        };
+        server
+            .execute(prepared, CancellationToken::new(), None)
+            .await
+    }
+
+    fn is_text(reply: &Reply) -> bool {
+        matches!(
+            reply.message,
+            ReplyMessage::Result {
+                result: ResultObject::Text(_),
+                ..
+            }
+        )
+    }
+
+    /// Links that pass a text result on, or only read it, leave it in the
+    /// form written without a JSON tree: the same bytes as without links.
+    /// A link that changes it gets the whole object.
+    #[tokio::test]
+    async fn a_result_stays_text_through_links_that_do_not_change_it() {
+        let server = echo_server();
+        let direct = call_echo(&server).await;
+        assert!(is_text(&direct));
+        server.add_middleware(|request, next: Next| next.run(request));
+        server.add_middleware(|request, next: Next| async move {
+            let result = next.run(request).await?;
+            assert_eq!(result.as_map()["content"][0]["text"], json!("hi \"there\""));
+            Ok(result)
+        });
+        let through = call_echo(&server).await;
+        assert!(is_text(&through));
+        assert_eq!(
+            through.message.to_json_bytes(),
+            direct.message.to_json_bytes()
+        );
+
+        server.add_middleware(|request, next: Next| async move {
+            let mut result = next.run(request).await?;
+            result
+                .as_map_mut()
+                .insert("isError".into(), Value::Bool(true));
+            Ok(result)
+        });
+        let changed = call_echo(&server).await;
+        assert!(!is_text(&changed));
+        let value = changed.message.into_value();
+        assert_eq!(value["result"]["isError"], json!(true));
+        assert_eq!(value["result"]["content"][0]["text"], json!("hi \"there\""));
+    }
+
+    /// A link that panics before its future exists (in the call that
+    /// makes it) fails its request like one that panics while running.
+    #[tokio::test]
+    async fn a_link_panicking_when_called_fails_only_its_request() {
+        let server = echo_server();
+        server.add_middleware(|request: MiddlewareRequest, next: Next| {
+            if request.method == "tools/call" {
+                panic!("refused at once");
+            }
+            next.run(request)
+        });
+        let value = call_echo(&server).await.message.into_value();
+        assert_eq!(value["error"]["code"], json!(codes::INTERNAL_ERROR));
+        assert!(
+            value["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("refused at once")),
+            "{value}"
+        );
     }
 }

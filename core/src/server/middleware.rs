@@ -14,10 +14,11 @@ pub mod builtin;
 
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 use super::RequestMeta;
+use super::reply::ResultObject;
 use crate::protocol::jsonrpc::RequestId;
 use crate::{BoxFuture, McpError};
 
@@ -52,20 +53,129 @@ pub type MiddlewareNotification = crate::protocol::jsonrpc::ReceivedNotification
 /// without `resultType` is a complete one (the server adds
 /// `"resultType": "complete"`); one asking for input carries
 /// `"input_required"`, a task handle `"task"`.
-pub type MiddlewareResult = Result<Map<String, Value>, McpError>;
+pub type MiddlewareResult = Result<MiddlewareOutput, McpError>;
+
+/// The result object of a request on its way back through the chain.
+///
+/// A primitive's result stays in the form the server writes fastest (a text
+/// tool result is kept as its text, not a tree of maps) until a link reads
+/// it: [`MiddlewareOutput::as_map`] builds the JSON object once and keeps
+/// it, [`MiddlewareOutput::as_map_mut`] and [`MiddlewareOutput::into_map`]
+/// hand it over to be changed. A link that only passes results on so costs
+/// no conversion.
+///
+/// ```
+/// use ferromcp::server::middleware::MiddlewareOutput;
+/// use serde_json::{Map, Value, json};
+/// let mut output = MiddlewareOutput::from(Map::from_iter([("content".to_owned(), json!([]))]));
+/// output.as_map_mut().insert("isError".into(), Value::Bool(true));
+/// assert_eq!(output.as_map().get("isError"), Some(&Value::Bool(true)));
+/// ```
+#[derive(Debug, Clone)]
+pub struct MiddlewareOutput(Body);
+
+#[derive(Debug, Clone)]
+enum Body {
+    /// A text tool result as the primitive left it, and its JSON object once
+    /// a link read it.
+    Text(String, OnceLock<Map<String, Value>>),
+    Map(Map<String, Value>),
+}
+
+impl MiddlewareOutput {
+    /// The result object.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        match &self.0 {
+            Body::Text(text, map) => {
+                map.get_or_init(|| ResultObject::Text(text.clone()).into_map())
+            }
+            Body::Map(map) => map,
+        }
+    }
+
+    /// The result object, to change in place.
+    pub fn as_map_mut(&mut self) -> &mut Map<String, Value> {
+        if let Body::Text(text, map) = &mut self.0 {
+            let map = map
+                .take()
+                .unwrap_or_else(|| ResultObject::Text(std::mem::take(text)).into_map());
+            self.0 = Body::Map(map);
+        }
+        match &mut self.0 {
+            Body::Map(map) => map,
+            // Made a map just above.
+            Body::Text(..) => unreachable!("a text result is turned into a map first"),
+        }
+    }
+
+    /// The result object, owned.
+    pub fn into_map(self) -> Map<String, Value> {
+        match self.0 {
+            Body::Text(text, map) => map
+                .into_inner()
+                .unwrap_or_else(|| ResultObject::Text(text).into_map()),
+            Body::Map(map) => map,
+        }
+    }
+
+    /// The result in the form the server writes, unchanged by the links
+    /// when none changed it.
+    pub(crate) fn into_object(self) -> ResultObject {
+        match self.0 {
+            Body::Text(text, _) => ResultObject::Text(text),
+            Body::Map(map) => ResultObject::Map(map),
+        }
+    }
+}
+
+impl From<ResultObject> for MiddlewareOutput {
+    fn from(result: ResultObject) -> Self {
+        MiddlewareOutput(match result {
+            ResultObject::Text(text) => Body::Text(text, OnceLock::new()),
+            ResultObject::Map(map) => Body::Map(map),
+        })
+    }
+}
+
+impl From<Map<String, Value>> for MiddlewareOutput {
+    fn from(map: Map<String, Value>) -> Self {
+        MiddlewareOutput(Body::Map(map))
+    }
+}
+
+impl serde::Serialize for MiddlewareOutput {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.as_map().serialize(serializer)
+    }
+}
+
+impl PartialEq for MiddlewareOutput {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Body::Text(a, _), Body::Text(b, _)) => a == b,
+            _ => self.as_map() == other.as_map(),
+        }
+    }
+}
+
+/// The last step of a chain: runs the request as the server would without
+/// middleware; it gets the request's cancellation from [`Next`], so the
+/// chain holds one handle of it.
+pub(crate) type LastStep =
+    Box<dyn FnOnce(MiddlewareRequest, CancellationToken) -> BoxFuture<MiddlewareResult> + Send>;
 
 /// The rest of the chain, called at most once.
 pub struct Next {
     rest: Arc<[Arc<dyn Middleware>]>,
     at: usize,
-    last: Box<dyn FnOnce(MiddlewareRequest) -> BoxFuture<MiddlewareResult> + Send>,
+    last: LastStep,
     cancel: CancellationToken,
 }
 
 impl Next {
     pub(crate) fn new(
         chain: Arc<[Arc<dyn Middleware>]>,
-        last: Box<dyn FnOnce(MiddlewareRequest) -> BoxFuture<MiddlewareResult> + Send>,
+        last: LastStep,
         cancel: CancellationToken,
     ) -> Next {
         Next {
@@ -84,18 +194,23 @@ impl Next {
     }
 
     /// Runs the rest of the chain, and then the request, with `request`.
-    pub async fn run(self, request: MiddlewareRequest) -> MiddlewareResult {
-        match self.rest.get(self.at).cloned() {
+    ///
+    /// The next link is called now (its future is what this returns, not
+    /// a wrapper around it): a link that returns this as it is adds no
+    /// allocation of its own.
+    pub fn run(self, request: MiddlewareRequest) -> BoxFuture<MiddlewareResult> {
+        match self.rest.get(self.at) {
             Some(link) => {
+                let link = link.clone();
                 let next = Next {
                     rest: self.rest,
                     at: self.at + 1,
                     last: self.last,
                     cancel: self.cancel,
                 };
-                link.handle(request, next).await
+                link.handle(request, next)
             }
-            None => (self.last)(request).await,
+            None => (self.last)(request, self.cancel),
         }
     }
 }
@@ -153,7 +268,7 @@ pub trait Middleware: Send + Sync + 'static {
     /// impl Middleware for Count {
     ///     fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
     ///         self.0.fetch_add(1, Ordering::Relaxed);
-    ///         Box::pin(next.run(request))
+    ///         next.run(request)
     ///     }
     ///     fn notification(&self, _notification: &mut MiddlewareNotification) -> bool {
     ///         self.0.fetch_add(1, Ordering::Relaxed);

@@ -52,7 +52,7 @@ pub use handler::{
 };
 pub use input::{AskOutcome, input_kind_for_method};
 pub use middleware::{
-    Middleware, MiddlewareNotification, MiddlewareRequest, MiddlewareResult, Next,
+    Middleware, MiddlewareNotification, MiddlewareOutput, MiddlewareRequest, MiddlewareResult, Next,
 };
 pub use output::{FromHost, OutputError, WRAPPED_RESULT_KEY};
 pub(crate) use prepared::{Prepared, Rejection};

@@ -275,7 +275,7 @@ impl Middleware for RateLimit {
     fn handle(&self, request: MiddlewareRequest, next: Next) -> BoxFuture<MiddlewareResult> {
         let client = RateLimit::client_of(&request);
         match self.take(client, Instant::now()) {
-            Ok(()) => Box::pin(next.run(request)),
+            Ok(()) => next.run(request),
             Err(wait) => {
                 let retry_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
                 Box::pin(async move {
