@@ -444,7 +444,9 @@ impl Client {
             input: None,
         });
         match self.shared.options.timeout {
-            Some(limit) => tokio::time::timeout(limit, sent)
+            // The process's one timer thread, as every call's timeout: no
+            // runtime timer to arm and disarm per relayed call.
+            Some(limit) => super::deadline::timeout_excluding(limit, None, sent)
                 .await
                 .unwrap_or(Err(Error::Timeout)),
             None => sent.await,

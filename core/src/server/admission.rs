@@ -108,6 +108,22 @@ impl Server {
         Ok(prepared)
     }
 
+    /// Admits a request that arrived without HTTP (stdio) read as the HTTP
+    /// endpoint reads it: its `_meta`, and a `tools/call`'s `name` and
+    /// `arguments`, apart ([`Message::from_slice_split`]).
+    ///
+    /// [`Message::from_slice_split`]: crate::protocol::jsonrpc::Message
+    pub(crate) fn admit_split(
+        &self,
+        request: Request,
+        split: (MetaMembers, CallMembers),
+    ) -> Result<Prepared, Rejection> {
+        let (meta, call) = split;
+        let prepared = self.prepare_split(request, meta, call)?;
+        self.admit(&prepared)?;
+        Ok(prepared)
+    }
+
     /// Admits a request that arrived over HTTP, whose `_meta` (and, for a
     /// `tools/call`, `name` and `arguments`) were read apart while parsing:
     /// its `_meta`, the headers that mirror the body, the protocol version

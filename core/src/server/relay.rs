@@ -90,10 +90,13 @@ impl Server {
             trace.inject(&mut sent_meta);
         }
         params.insert("_meta".into(), Value::Object(sent_meta));
+        // A plain text result is written as this server's own would be,
+        // without walking its tree.
+        let identity_replaced = self.shared.options.include_server_info;
         let outcome = relay
             .relay(crate::protocol::methods::TOOLS_CALL, params)
             .await
-            .map(ResultObject::Map);
+            .map(|result| ResultObject::compact(result, identity_replaced));
         self.modern_reply(id, outcome)
     }
 }

@@ -13,9 +13,11 @@ use tokio_util::sync::CancellationToken;
 use super::lines::{LineRead, read_line_bounded};
 use crate::legacy::{self, Session};
 use crate::net::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::protocol::codes;
-use crate::protocol::jsonrpc::{Message, RequestId, error_value};
+use crate::protocol::jsonrpc::{
+    CallMembers, EnvelopeError, Message, MetaMembers, Request, RequestId, error_value,
+};
 use crate::protocol::methods::NOTIFICATIONS_CANCELLED;
+use crate::protocol::{Method, codes};
 use crate::rpc::{DuplicateId, InFlight, duplicate_id_error};
 use crate::server::{NotificationReader, NotificationSink, Server, notification_channel};
 use crate::{Error, McpError};
@@ -74,7 +76,7 @@ type Running = Arc<InFlight<(CancellationToken, bool)>>;
 /// events, a legacy session's requests) use the core's bounded
 /// [`NotificationSink`], which drops progress and logs while full and holds
 /// listen streams back.
-type Answers = mpsc::Sender<Value>;
+type Answers = mpsc::Sender<Vec<u8>>;
 
 /// Longest a server waits, when its input ends, for its telemetry to be
 /// sent.
@@ -243,7 +245,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out_tx, out_rx) = notification_channel();
-    let (answers, answers_rx) = mpsc::channel::<Value>(options.max_queued.max(1));
+    let (answers, answers_rx) = mpsc::channel::<Vec<u8>>(options.max_queued.max(1));
     let slots = Arc::new(Semaphore::new(options.max_in_flight.max(1)));
     let writer_done = CancellationToken::new();
     let writer_done_rx = writer_done.clone();
@@ -286,7 +288,7 @@ where
                 if bytes.is_empty() {
                     continue;
                 }
-                match Message::from_slice(bytes) {
+                match Incoming::read(bytes, legacy.is_some()) {
                     Ok(message) => Line::Message(message),
                     Err(e) => Line::Reply(error_value(e.id.as_ref(), &e.error)),
                 }
@@ -303,7 +305,7 @@ where
                 // A request takes a slot before it runs; while none is free
                 // nothing more is read (back-pressure on the client).
                 let slot = match &message {
-                    Message::Request(_) => tokio::select! {
+                    Incoming::Split(..) | Incoming::Whole(Message::Request(_)) => tokio::select! {
                         slot = slots.clone().acquire_owned() => match slot {
                             Ok(slot) => Some(slot),
                             Err(_) => break 'serve,
@@ -318,13 +320,19 @@ where
                     answers: &answers,
                     tasks: &mut tasks,
                 };
-                match &legacy {
-                    Some(session) => lane.legacy(session, message, slot),
-                    None => match message {
+                match (&legacy, message) {
+                    (Some(session), Incoming::Whole(message)) => {
+                        lane.legacy(session, message, slot)
+                    }
+                    // Not made: a legacy session's lines are read whole.
+                    (Some(_), Incoming::Split(..)) => None,
+                    (None, message) => match message {
                         // The handshake turns the connection legacy; it
                         // runs (behind the middleware chain) before the
                         // next line is read, which belongs to the session.
-                        Message::Request(request) if legacy::is_legacy_initialize(&request) => {
+                        Incoming::Whole(Message::Request(request))
+                            if legacy::is_legacy_initialize(&request) =>
+                        {
                             let opened = legacy::initialize(
                                 &server,
                                 &request,
@@ -350,7 +358,7 @@ where
         };
         if let Some(reply) = reply {
             tokio::select! {
-                _ = answers.send(reply) => {}
+                _ = answers.send(json_bytes(&reply)) => {}
                 _ = stop.cancelled() => break,
             }
         }
@@ -411,8 +419,33 @@ where
 
 /// One line of input: a message to handle, or an error to answer at once.
 enum Line {
-    Message(Message),
+    Message(Incoming),
     Reply(Value),
+}
+
+/// A message read from a line.
+enum Incoming {
+    /// A 2026-07-28 request read as the HTTP endpoint reads it: its `_meta`
+    /// (and a `tools/call`'s `name` and `arguments`) apart from the params,
+    /// without building them into the params' tree first.
+    Split(Request, MetaMembers, CallMembers),
+    /// Anything else: a legacy session's messages, an `initialize` (which
+    /// reads its `_meta` from the params), notifications and responses.
+    Whole(Message),
+}
+
+impl Incoming {
+    fn read(bytes: &[u8], legacy: bool) -> Result<Incoming, EnvelopeError> {
+        if !legacy
+            && let Ok((Message::Request(request), meta, call)) = Message::from_slice_split(bytes)
+            && Method::from_name(&request.method) != Some(Method::Initialize)
+        {
+            return Ok(Incoming::Split(request, meta, call));
+        }
+        // Read again whole: rare (a notification, a response, the
+        // handshake), or an error to word.
+        Message::from_slice(bytes).map(Incoming::Whole)
+    }
 }
 
 /// What handling a message needs from the serve loop.
@@ -452,7 +485,7 @@ impl Lane<'_> {
                     )
                     .await;
                     if let Some(reply) = reply {
-                        let _ = answers.send(reply).await;
+                        let _ = answers.send(json_bytes(&reply)).await;
                     }
                     // The slot is freed once the answer is queued.
                     drop(slot);
@@ -477,55 +510,66 @@ impl Lane<'_> {
     /// any.
     fn handle_modern(
         self,
-        message: Message,
+        message: Incoming,
         in_flight: &Running,
         slot: Option<OwnedSemaphorePermit>,
     ) -> Option<Value> {
-        match message {
-            Message::Request(request) => {
-                let prepared = match self.server.admit_request(request) {
-                    Ok(p) => p,
-                    Err(rejection) => return Some(rejection.to_message()),
-                };
-                let id = prepared.request.id.clone();
-                let cancel = CancellationToken::new();
-                let mut tracked =
-                    match in_flight.track(id.clone(), (cancel.clone(), prepared.is_listen())) {
-                        Ok(tracked) => tracked,
-                        Err(DuplicateId(_)) => {
-                            return Some(error_value(Some(&id), &duplicate_id_error(&id)));
-                        }
-                    };
-                let server = self.server.clone();
-                let notes = self.notes.clone();
-                let answers = self.answers.clone();
-                self.tasks.spawn(async move {
-                    let run = server.execute(prepared, cancel.clone(), Some(notes));
-                    tokio::select! {
-                        reply = run => {
-                            // Nothing may be sent for a cancelled request.
-                            let was_cancelled = cancel.is_cancelled();
-                            // The request is over: work its handler left running
-                            // must not send notifications after the response
-                            // (progress MUST stop after completion), as on HTTP
-                            // where the finished response drops the token's guard.
-                            cancel.cancel();
-                            // Free the id before answering: a client may reuse
-                            // it as soon as it reads the response.
-                            tracked.release();
-                            if !was_cancelled {
-                                let _ = answers.send(reply.message.into_value()).await;
-                            }
-                        }
-                        _ = cancel.cancelled() => {}
-                    }
-                    // The slot is freed once the answer is queued, and
-                    // `tracked` drops here, freeing the id of a cancelled
-                    // request.
-                    drop(slot);
-                });
-                None
+        let admitted = match message {
+            Incoming::Split(request, meta, call) => self.server.admit_split(request, (meta, call)),
+            Incoming::Whole(Message::Request(request)) => self.server.admit_request(request),
+            Incoming::Whole(message) => return self.handle_modern_other(message, in_flight),
+        };
+        let prepared = match admitted {
+            Ok(p) => p,
+            Err(rejection) => return Some(rejection.to_message()),
+        };
+        let id = prepared.request.id.clone();
+        let cancel = CancellationToken::new();
+        let mut tracked = match in_flight.track(id.clone(), (cancel.clone(), prepared.is_listen()))
+        {
+            Ok(tracked) => tracked,
+            Err(DuplicateId(_)) => {
+                return Some(error_value(Some(&id), &duplicate_id_error(&id)));
             }
+        };
+        let server = self.server.clone();
+        let notes = self.notes.clone();
+        let answers = self.answers.clone();
+        self.tasks.spawn(async move {
+            let run = server.execute(prepared, cancel.clone(), Some(notes));
+            tokio::select! {
+                reply = run => {
+                    // Nothing may be sent for a cancelled request.
+                    let was_cancelled = cancel.is_cancelled();
+                    // The request is over: work its handler left running
+                    // must not send notifications after the response
+                    // (progress MUST stop after completion), as on HTTP
+                    // where the finished response drops the token's guard.
+                    cancel.cancel();
+                    // Free the id before answering: a client may reuse
+                    // it as soon as it reads the response.
+                    tracked.release();
+                    if !was_cancelled {
+                        // Written as the HTTP endpoint writes it: a text
+                        // result without building its tree.
+                        let _ = answers.send(reply.message.to_json_bytes()).await;
+                    }
+                }
+                _ = cancel.cancelled() => {}
+            }
+            // The slot is freed once the answer is queued, and
+            // `tracked` drops here, freeing the id of a cancelled
+            // request.
+            drop(slot);
+        });
+        None
+    }
+
+    /// A 2026-07-28 connection's notifications and responses.
+    fn handle_modern_other(self, message: Message, in_flight: &Running) -> Option<Value> {
+        match message {
+            // Read split, and handled by `handle_modern`.
+            Message::Request(_) => None,
             Message::Notification(notification) => {
                 let notification = self.server.pass_notification(notification)?;
                 if notification.method == NOTIFICATIONS_CANCELLED {
@@ -558,7 +602,7 @@ impl Lane<'_> {
 /// the answer is received, and are written first.
 async fn write_messages<W: AsyncWrite + Unpin>(
     writer: W,
-    mut answers: mpsc::Receiver<Value>,
+    mut answers: mpsc::Receiver<Vec<u8>>,
     mut notes: NotificationReader,
     done: CancellationToken,
 ) -> Result<(), Error> {
@@ -578,7 +622,7 @@ async fn write_messages<W: AsyncWrite + Unpin>(
                     write_line(&mut writer, &mut buf, &note).await?;
                 }
                 while let Ok(answer) = answers.try_recv() {
-                    write_line(&mut writer, &mut buf, &answer).await?;
+                    write_bytes_line(&mut writer, &answer).await?;
                 }
                 break;
             }
@@ -587,13 +631,28 @@ async fn write_messages<W: AsyncWrite + Unpin>(
             while let Ok(note) = notes.try_recv() {
                 write_line(&mut writer, &mut buf, &note).await?;
             }
-            write_line(&mut writer, &mut buf, &answer).await?;
+            write_bytes_line(&mut writer, &answer).await?;
         }
         if notes.is_empty() && answers.is_empty() {
             writer.flush().await?;
         }
     }
     writer.flush().await?;
+    Ok(())
+}
+
+/// An answer serialised for [`write_messages`] (serialising a `Value`
+/// cannot fail).
+fn json_bytes(message: &Value) -> Vec<u8> {
+    serde_json::to_vec(message).unwrap_or_default()
+}
+
+async fn write_bytes_line<W: AsyncWrite + Unpin>(
+    writer: &mut BufWriter<W>,
+    message: &[u8],
+) -> Result<(), Error> {
+    writer.write_all(message).await?;
+    writer.write_all(b"\n").await?;
     Ok(())
 }
 
