@@ -714,6 +714,23 @@ async fn a_proxy_relays_plain_calls_as_they_are() {
             },
         )
         .unwrap();
+    upstream_server
+        .add_tool(
+            Tool::new("rich", json!({"type": "object"})),
+            |_ctx: RequestContext, _args| async move {
+                Ok(ToolOutput::Result(
+                    json!({
+                        "content": [{"type": "text", "text": "r\u{e9}sum\u{e9} \"q\""}],
+                        "structuredContent": {"n": 1, "list": [true, null]},
+                        "_meta": {"example.com/kept": "v"},
+                    })
+                    .as_object()
+                    .cloned()
+                    .unwrap(),
+                ))
+            },
+        )
+        .unwrap();
     let upstream_client = over_stdio(upstream_server, era(EraPreference::Modern));
     let (url, _proxy) = serve_http(Server::proxy(upstream_client).await.unwrap()).await;
     let downstream = |era_preference| ClientOptions {
@@ -761,6 +778,19 @@ async fn a_proxy_relays_plain_calls_as_they_are() {
         .await
         .unwrap();
     assert_eq!(text(&echoed), "up: x");
+    // A result relayed as the upstream wrote it: every member kept, its
+    // `_meta` with a server identity.
+    let rich = serde_json::to_value(client.call_tool("rich", json!({})).await.unwrap()).unwrap();
+    assert_eq!(rich["content"][0]["text"], json!("r\u{e9}sum\u{e9} \"q\""));
+    assert_eq!(
+        rich["structuredContent"],
+        json!({"n": 1, "list": [true, null]})
+    );
+    assert_eq!(rich["_meta"]["example.com/kept"], json!("v"), "{rich}");
+    assert!(
+        rich["_meta"]["io.modelcontextprotocol/serverInfo"]["name"].is_string(),
+        "{rich}"
+    );
 
     // Cancelling a relayed call cancels it upstream.
     let token = CancellationToken::new();
@@ -770,6 +800,13 @@ async fn a_proxy_relays_plain_calls_as_they_are() {
         tokio::spawn(async move { client.call_tool_with("wait", json!({}), &options).await })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
+    // While a relayed call waits for its result as written, the gateway's
+    // own calls upstream still get theirs whole.
+    let full = client
+        .call_tool_with("echo", json!({"text": "z"}), &with_progress)
+        .await
+        .unwrap();
+    assert_eq!(text(&full), "up: z");
     token.cancel();
     tokio::time::timeout(Duration::from_secs(10), cancelled.notified())
         .await

@@ -121,6 +121,17 @@ pub(crate) struct OutgoingRequest {
     pub(crate) input: Option<CallInput>,
 }
 
+/// A request whose params are JSON written by someone else (a relayed
+/// call: `Client::send_raw_as_is`).
+pub(crate) struct RawRequest {
+    pub(crate) id: RequestId,
+    pub(crate) method: &'static str,
+    /// A JSON object, `_meta` included.
+    pub(crate) params: Box<serde_json::value::RawValue>,
+    /// The `MCP-Protocol-Version` header value (HTTP).
+    pub(crate) version: String,
+}
+
 /// Answers a request a legacy server sends to the client (`ping`,
 /// `elicitation/create`, `sampling/createMessage`, `roots/list`).
 pub(crate) type ServerRequestHandler =
@@ -131,6 +142,31 @@ pub(crate) trait ClientTransport: Send + Sync {
     /// Sends a request; resolves to its `result`, or `Error::Mcp` for a
     /// JSON-RPC error. Dropping the future abandons the request.
     fn send(&self, request: OutgoingRequest) -> BoxFuture<Result<Value, Error>>;
+    /// Sends a request whose params are written already; resolves to its
+    /// `result` as the server wrote it. By default through [`Self::send`]
+    /// (the params read, the result written again).
+    fn send_raw(
+        &self,
+        request: RawRequest,
+    ) -> BoxFuture<Result<Box<serde_json::value::RawValue>, Error>> {
+        let params = match serde_json::from_str::<Map<String, Value>>(request.params.get()) {
+            Ok(params) => params,
+            Err(e) => return Box::pin(async move { Err(Error::Json(e)) }),
+        };
+        let sent = self.send(OutgoingRequest {
+            id: request.id,
+            method: request.method.to_owned(),
+            params,
+            headers: Vec::new(),
+            notifications: None,
+            version: request.version,
+            input: None,
+        });
+        Box::pin(async move {
+            let result = sent.await?;
+            serde_json::value::to_raw_value(&result).map_err(Error::Json)
+        })
+    }
     /// Sends a notification.
     fn notify(
         &self,

@@ -10,7 +10,7 @@ use super::notes::{self, NoteSender, NotificationRoute};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::Ordering;
 
-use super::{CacheMode, CallOptions, Client, OutgoingRequest, cache, era::Era, tasks};
+use super::{CacheMode, CallOptions, Client, OutgoingRequest, RawRequest, cache, era::Era, tasks};
 use crate::Error;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::methods::{self, Method};
@@ -446,6 +446,29 @@ impl Client {
         match self.shared.options.timeout {
             // The process's one timer thread, as every call's timeout: no
             // runtime timer to arm and disarm per relayed call.
+            Some(limit) => super::deadline::timeout_excluding(limit, None, sent)
+                .await
+                .unwrap_or(Err(Error::Timeout)),
+            None => sent.await,
+        }
+    }
+
+    /// [`Client::send_as_is`] for params as another client wrote them:
+    /// they go out as they are, and the result comes back as the server
+    /// wrote it (transports that can: stdio; others through their usual
+    /// path).
+    pub(crate) async fn send_raw_as_is(
+        &self,
+        method: &'static str,
+        params: Box<serde_json::value::RawValue>,
+    ) -> Result<Box<serde_json::value::RawValue>, Error> {
+        let sent = self.shared.transport.send_raw(RawRequest {
+            id: self.next_id(),
+            method,
+            params,
+            version: self.protocol_version(),
+        });
+        match self.shared.options.timeout {
             Some(limit) => super::deadline::timeout_excluding(limit, None, sent)
                 .await
                 .unwrap_or(Err(Error::Timeout)),

@@ -14,6 +14,7 @@
 //! 2026-07-28 upstream asks for again in the same order (so the same
 //! positional key finds the answer).
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -154,6 +155,28 @@ impl crate::server::Relay for Relayed {
                 Ok(Value::Object(result)) => Ok(result),
                 Ok(other) => Err(failed(&Error::Protocol(format!(
                     "{method} answered with {other} instead of an object"
+                )))),
+                Err(error) => Err(failed(&error)),
+            }
+        })
+    }
+
+    fn relay_raw(
+        &self,
+        method: &'static str,
+        params: Box<RawValue>,
+    ) -> crate::BoxFuture<Result<Box<RawValue>, McpError>> {
+        let upstream = self.upstream.clone();
+        Box::pin(async move {
+            let failed = |error: &Error| match upstream.failed(error) {
+                HandlerError::Protocol(error) => error,
+                HandlerError::Tool(message) => McpError::internal(message),
+            };
+            match upstream.client.send_raw_as_is(method, params).await {
+                Ok(result) if result.get().starts_with('{') => Ok(result),
+                Ok(other) => Err(failed(&Error::Protocol(format!(
+                    "{method} answered with {} instead of an object",
+                    other.get()
                 )))),
                 Err(error) => Err(failed(&error)),
             }

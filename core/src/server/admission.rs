@@ -46,6 +46,7 @@ impl Server {
                 meta,
                 request,
                 call,
+                raw: None,
             }),
             Err(why) => Err(Rejection::new(
                 Some(request.id),
@@ -136,9 +137,14 @@ impl Server {
         split: (MetaMembers, CallMembers),
         headers: HeaderMap,
         auth: Option<Arc<AuthInfo>>,
+        raw: bytes::Bytes,
     ) -> Result<Prepared, Rejection> {
         let (meta, call) = split;
         let mut prepared = self.prepare_split(request, meta, call)?;
+        // Kept only where a relay may forward it.
+        if self.has_relay() {
+            prepared.raw = Some(raw);
+        }
         check_headers(&headers, &prepared)?;
         check_param_headers(&headers, self, &prepared)?;
         self.admit(&prepared)?;

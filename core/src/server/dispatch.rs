@@ -137,6 +137,7 @@ impl Server {
             meta,
             method,
             call,
+            ..
         } = prepared;
         let id = request.id.clone();
         let outcome = self
@@ -285,7 +286,7 @@ impl Server {
         .await;
         span.finish(match &outcome {
             Ok(ResultObject::Map(result)) => Ok(Some(result)),
-            Ok(ResultObject::Text(_)) => Ok(None),
+            Ok(ResultObject::Text(_) | ResultObject::Raw(_)) => Ok(None),
             Err(error) => Err(error),
         });
         outcome

@@ -133,6 +133,7 @@ impl From<ResultObject> for MiddlewareOutput {
         MiddlewareOutput(match result {
             ResultObject::Text(text) => Body::Text(text, OnceLock::new()),
             ResultObject::Map(map) => Body::Map(map),
+            raw @ ResultObject::Raw(_) => Body::Map(raw.into_map()),
         })
     }
 }

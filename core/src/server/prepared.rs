@@ -20,6 +20,9 @@ pub(crate) struct Prepared {
     /// A `tools/call`'s `name` and `arguments` when they were read apart
     /// from `request.params` (see [`CallMembers`]); empty otherwise.
     pub(crate) call: CallMembers,
+    /// The message as it arrived (HTTP), for a relay that forwards its
+    /// params as they are (`server/relay.rs`); `None` elsewhere.
+    pub(crate) raw: Option<bytes::Bytes>,
 }
 
 impl Prepared {

@@ -11,7 +11,13 @@
 //! Multi round-trip input still works: an `InputRequiredResult` is the
 //! upstream's, and the client's retry, relayed too, brings it its own
 //! `requestState`.
+//!
+//! A request that came as bytes (HTTP) goes upstream as bytes: its params
+//! as the client wrote them (`Relay::relay_raw`), and the upstream's result
+//! as it wrote it (`ResultObject::Raw`), written out with this server's
+//! identity in its `_meta`. Neither is built into a tree and written again.
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::Server;
@@ -34,6 +40,25 @@ pub(crate) trait Relay: Send + Sync {
         method: &'static str,
         params: Map<String, Value>,
     ) -> BoxFuture<Result<Map<String, Value>, McpError>>;
+    /// [`Relay::relay`] for params as the client wrote them (their `_meta`
+    /// included); the result as the upstream wrote it (a JSON object).
+    fn relay_raw(
+        &self,
+        method: &'static str,
+        params: Box<RawValue>,
+    ) -> BoxFuture<Result<Box<RawValue>, McpError>>;
+}
+
+/// The `params` of a JSON-RPC message, as written.
+fn raw_params(message: &[u8]) -> Option<Box<RawValue>> {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        params: Option<&'a RawValue>,
+    }
+    let params = serde_json::from_slice::<Params<'_>>(message).ok()?.params?;
+    // Params are an object (admission read `_meta` from them).
+    params.get().starts_with('{').then(|| params.to_owned())
 }
 
 impl Server {
@@ -41,6 +66,11 @@ impl Server {
     /// `relay` (see the module documentation). Set once.
     pub(crate) fn set_relay(&self, relay: std::sync::Arc<dyn Relay>) {
         let _ = self.shared.relay.set(relay);
+    }
+
+    /// Whether this server has a relay (its requests keep their bytes).
+    pub(crate) fn has_relay(&self) -> bool {
+        self.shared.relay.get().is_some()
     }
 
     /// The relay, when `prepared` may go through it.
@@ -63,6 +93,13 @@ impl Server {
         relay: std::sync::Arc<dyn Relay>,
         prepared: Prepared,
     ) -> Reply {
+        if let Some(params) = prepared.raw.as_deref().and_then(raw_params) {
+            let outcome = relay
+                .relay_raw(crate::protocol::methods::TOOLS_CALL, params)
+                .await
+                .map(ResultObject::Raw);
+            return self.modern_reply(prepared.request.id, outcome);
+        }
         let Prepared {
             request,
             meta: request_meta,
@@ -98,5 +135,26 @@ impl Server {
             .await
             .map(|result| ResultObject::compact(result, identity_replaced));
         self.modern_reply(id, outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_params_are_the_params_as_written() {
+        let message = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e", "_meta":{"x/y":1},"arguments":{"b":1,"a":2}}}"#;
+        assert_eq!(
+            raw_params(message).map(|p| p.get().to_owned()).as_deref(),
+            Some(r#"{"name":"e", "_meta":{"x/y":1},"arguments":{"b":1,"a":2}}"#)
+        );
+        for refused in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#[..],
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
+            br#"{"#,
+        ] {
+            assert!(raw_params(refused).is_none());
+        }
     }
 }

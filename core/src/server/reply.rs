@@ -6,9 +6,10 @@
 //! the JSON tree instead meant a copy of the server identity and a dozen
 //! small allocations per request, a measurable share of a small call.
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::ser::{Error as _, Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::protocol::jsonrpc::{RequestId, result_value};
@@ -49,7 +50,7 @@ impl ServerIdentity {
 }
 
 /// A result object as a handler round left it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) enum ResultObject {
     /// Any result object.
     Map(Map<String, Value>),
@@ -57,6 +58,20 @@ pub(crate) enum ResultObject {
     /// result, kept as its text: serialised without building its tree (two
     /// maps, an array and four strings allocated and freed per call).
     Text(String),
+    /// A JSON object as another server wrote it (a relayed result:
+    /// `server/relay.rs`), written out member by member as it is.
+    Raw(Box<RawValue>),
+}
+
+impl PartialEq for ResultObject {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ResultObject::Map(a), ResultObject::Map(b)) => a == b,
+            (ResultObject::Text(a), ResultObject::Text(b)) => a == b,
+            (ResultObject::Raw(a), ResultObject::Raw(b)) => a.get() == b.get(),
+            _ => false,
+        }
+    }
 }
 
 impl ResultObject {
@@ -64,6 +79,8 @@ impl ResultObject {
     pub(crate) fn into_map(self) -> Map<String, Value> {
         match self {
             ResultObject::Map(map) => map,
+            // A relay takes only objects.
+            ResultObject::Raw(raw) => serde_json::from_str(raw.get()).unwrap_or_default(),
             ResultObject::Text(text) => {
                 let mut map = Map::new();
                 map.insert("content".into(), Value::Array(vec![text_block(text)]));
@@ -246,6 +263,7 @@ impl Serialize for CompletedResult<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let result = match self.result {
             ResultObject::Map(result) => result,
+            ResultObject::Raw(raw) => return self.serialize_raw(raw, serializer),
             ResultObject::Text(text) => {
                 // Members in the order the map form has (keys sorted, then
                 // what is added below), so both forms give the same bytes.
@@ -274,6 +292,59 @@ impl Serialize for CompletedResult<'_> {
             }
         }
         if !result.contains_key("resultType") {
+            map.serialize_entry("resultType", "complete")?;
+        }
+        if let (Some(identity), false) = (self.server_info, wrote_meta) {
+            map.serialize_entry("_meta", &identity.0.meta)?;
+        }
+        map.end()
+    }
+}
+
+impl CompletedResult<'_> {
+    /// A result as another server wrote it: its members as they are, in a
+    /// JSON map's sorted order as for a map result, but for its `_meta`,
+    /// which gets this server's identity.
+    fn serialize_raw<S: Serializer>(
+        &self,
+        raw: &RawValue,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        // Borrowed: a member name with escapes cannot be, and such a
+        // result is written through its tree instead.
+        let Ok(members) = serde_json::from_str::<BTreeMap<&str, &RawValue>>(raw.get()) else {
+            let map: Map<String, Value> =
+                serde_json::from_str(raw.get()).map_err(S::Error::custom)?;
+            return CompletedResult {
+                result: &ResultObject::Map(map),
+                server_info: self.server_info,
+            }
+            .serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(None)?;
+        let mut wrote_meta = false;
+        for (key, value) in &members {
+            match (*key, self.server_info) {
+                ("_meta", Some(identity)) => {
+                    // Not an object: replaced, as it must be one.
+                    if let Ok(handler_meta) =
+                        serde_json::from_str::<Map<String, Value>>(value.get())
+                    {
+                        let info = identity.info();
+                        map.serialize_entry(
+                            key,
+                            &MetaWithServerInfo {
+                                handler_meta: &handler_meta,
+                                info,
+                            },
+                        )?;
+                        wrote_meta = true;
+                    }
+                }
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        if !members.contains_key("resultType") {
             map.serialize_entry("resultType", "complete")?;
         }
         if let (Some(identity), false) = (self.server_info, wrote_meta) {
@@ -392,6 +463,50 @@ mod tests {
             result: ResultObject::Map(result),
             server_info: info.map(ServerIdentity::new),
         }
+    }
+
+    fn raw_outgoing(raw: &str, info: Option<Value>) -> ReplyMessage {
+        ReplyMessage::Result {
+            id: RequestId::Number(7),
+            result: ResultObject::Raw(RawValue::from_string(raw.to_owned()).unwrap()),
+            server_info: info.map(ServerIdentity::new),
+        }
+    }
+
+    /// A relayed result is written member by member as it came, and gets
+    /// what a map result gets: `resultType` when missing, this server's
+    /// identity in its `_meta` (other `_meta` members kept). Written
+    /// compactly with sorted members, it gives the map form's bytes.
+    #[test]
+    fn a_raw_result_is_written_as_its_map_would_be() {
+        let info = json!({"name": "proxy", "version": "1"});
+        for raw in [
+            r#"{"content":[{"text":"hi","type":"text"}]}"#,
+            r#"{"_meta":{"a":1,"io.modelcontextprotocol/serverInfo":{"name":"up"}},"content":[],"isError":true}"#,
+            r#"{"resultType":"input_required","inputRequests":{},"requestState":"s"}"#,
+            r#"{"_meta":"not an object","content":[]}"#,
+            r#"{"content":[],"weird\"key":1}"#,
+        ] {
+            let map: Value = serde_json::from_str(raw).unwrap();
+            for identity in [Some(info.clone()), None] {
+                assert_eq!(
+                    String::from_utf8(raw_outgoing(raw, identity.clone()).to_json_bytes()).unwrap(),
+                    String::from_utf8(outgoing(map.clone(), identity).to_json_bytes()).unwrap(),
+                    "{raw}"
+                );
+            }
+        }
+        // Members keep the upstream's own spacing inside values.
+        let spaced = raw_outgoing(r#"{"content": [ {"type":"text","text":"x"} ]}"#, None);
+        let written = String::from_utf8(spaced.to_json_bytes()).unwrap();
+        assert!(
+            written.contains(r#""content":[ {"type":"text","text":"x"} ]"#),
+            "{written}"
+        );
+        assert_eq!(
+            ResultObject::Raw(RawValue::from_string(r#"{"a":[1]}"#.into()).unwrap()).into_map(),
+            serde_json::from_str::<Map<String, Value>>(r#"{"a":[1]}"#).unwrap()
+        );
     }
 
     fn text_outgoing(text: &str, info: Option<Value>) -> ReplyMessage {

@@ -40,8 +40,8 @@ static SESSION_ID: header::HeaderName = header::HeaderName::from_static(SESSION_
 const SSE_FRAME_QUEUE: usize = 64;
 
 /// A POST body parsed, with `_meta` and a call's members read apart
-/// ([`Message::from_slice_split`]).
-type SplitMessage = (Message, MetaMembers, CallMembers);
+/// ([`Message::from_slice_split`]), and the body as it came.
+type SplitMessage = (Message, MetaMembers, CallMembers, Bytes);
 
 /// Who is asking, as the gate found them.
 struct Caller {
@@ -226,8 +226,10 @@ impl Endpoint {
             self.options.body_read_timeout,
         )
         .await?;
-        Message::from_slice_split(&bytes)
-            .map_err(|e| jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error))
+        match Message::from_slice_split(&bytes) {
+            Ok((message, meta, call)) => Ok((message, meta, call, bytes)),
+            Err(e) => Err(jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error)),
+        }
     }
 
     /// Answers one parsed POST: the call's authorization, then either a
@@ -235,7 +237,7 @@ impl Endpoint {
     /// request to the server.
     async fn post(
         &self,
-        (mut message, mut meta, mut call): SplitMessage,
+        (mut message, mut meta, mut call, raw): SplitMessage,
         headers: HeaderMap,
         caller: Caller,
         peer: Option<IpAddr>,
@@ -312,7 +314,7 @@ impl Endpoint {
         };
         match self
             .server
-            .admit_http(request, (meta, call), headers, caller.auth)
+            .admit_http(request, (meta, call), headers, caller.auth, raw)
         {
             Ok(prepared) => self.run(prepared, peer_gone).await,
             Err(rejection) => rejection_response(rejection),

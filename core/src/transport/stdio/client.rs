@@ -14,11 +14,12 @@
 //! [`ClientTransport::serving`] resolves then, so the era probe's timeout
 //! measures the server's answer and not its start-up (issue 11 item 6).
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -31,7 +32,7 @@ use crate::client::answers::{Answerer, Refused};
 use crate::client::notes::NoteSender;
 use crate::client::{
     Client, ClientLimits, ClientOptions, ClientTransport, NotificationCallback, OutgoingRequest,
-    ServerRequestHandler, StderrMode, StdioCommand,
+    RawRequest, ServerRequestHandler, StderrMode, StdioCommand,
 };
 use crate::protocol::jsonrpc::{Message, Notification, RequestId, RequestOut, notification_value};
 use crate::protocol::{meta, methods};
@@ -88,16 +89,79 @@ impl Client {
 const STDERR_TAIL_LINES: usize = 20;
 
 struct Pending {
-    reply: oneshot::Sender<Result<Value, Error>>,
+    reply: ReplyTo,
     notifications: Option<NoteSender>,
     /// The progress token this request asked for, if any.
     progress_token: Option<Value>,
 }
 
+/// Who waits for a result, and in which form.
+enum ReplyTo {
+    /// A call of this client: the result as a tree.
+    Value(oneshot::Sender<Result<Value, Error>>),
+    /// A relayed call (`send_raw`): the result as the server wrote it.
+    Raw(oneshot::Sender<Result<Box<RawValue>, Error>>),
+}
+
+/// A result as the reader found it: whole, or (while a relayed call
+/// waits) as written.
+enum Answer {
+    Value(Value),
+    Raw(Box<RawValue>),
+}
+
 impl Reply for Pending {
-    type Outcome = Result<Value, Error>;
+    type Outcome = Result<Answer, Error>;
     fn reply(self, outcome: Self::Outcome) -> bool {
-        self.reply.send(outcome).is_ok()
+        match self.reply {
+            ReplyTo::Value(tx) => tx
+                .send(outcome.and_then(|answer| match answer {
+                    Answer::Value(value) => Ok(value),
+                    Answer::Raw(raw) => serde_json::from_str(raw.get()).map_err(Error::Json),
+                }))
+                .is_ok(),
+            ReplyTo::Raw(tx) => tx
+                .send(outcome.and_then(|answer| match answer {
+                    Answer::Raw(raw) => Ok(raw),
+                    Answer::Value(value) => {
+                        serde_json::value::to_raw_value(&value).map_err(Error::Json)
+                    }
+                }))
+                .is_ok(),
+        }
+    }
+}
+
+/// A response's members, borrowed from its line: enough to hand a result
+/// on as written.
+#[derive(serde::Deserialize)]
+struct RawResponse<'a> {
+    id: Option<RequestId>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// `{"id":…,"jsonrpc":"2.0","method":…,"params":…}` with params as written
+/// (members in the order `RequestOut` writes them).
+struct RawRequestOut<'a> {
+    id: &'a RequestId,
+    method: &'a str,
+    params: &'a RawValue,
+}
+
+impl serde::Serialize for RawRequestOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("id", self.id)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("method", self.method)?;
+        map.serialize_entry("params", self.params)?;
+        map.end()
     }
 }
 
@@ -118,6 +182,33 @@ struct Connection {
     /// The task reading the server's output: a closed stream connection
     /// waits for it, so nothing it holds outlives `close`.
     reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Relayed calls waiting (`send_raw`): while there are, the reader
+    /// hands results on as written.
+    raw_waiting: Arc<AtomicUsize>,
+}
+
+/// What the reader answers: the calls waiting, and how many of them want
+/// their result as written.
+struct Awaited {
+    pending: PendingMap,
+    raw_waiting: Arc<AtomicUsize>,
+}
+
+/// Counts one relayed call among a connection's `raw_waiting` while it
+/// lives.
+struct RawWaiting(Arc<AtomicUsize>);
+
+impl RawWaiting {
+    fn start(count: &Arc<AtomicUsize>) -> RawWaiting {
+        count.fetch_add(1, Ordering::AcqRel);
+        RawWaiting(count.clone())
+    }
+}
+
+impl Drop for RawWaiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Where connections come from.
@@ -331,13 +422,17 @@ where
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let pending: PendingMap = Arc::default();
+    let raw_waiting = Arc::new(AtomicUsize::new(0));
     let alive = Arc::new(AtomicBool::new(true));
     let (serving_tx, serving) = watch::channel(unread.is_none());
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     tokio::spawn(write_lines(writer, out_rx, unread, serving_tx.clone()));
     let reader = tokio::spawn(read_replies(
         BufReader::new(reader),
-        pending.clone(),
+        Awaited {
+            pending: pending.clone(),
+            raw_waiting: raw_waiting.clone(),
+        },
         alive.clone(),
         stderr_tail,
         inbound,
@@ -351,6 +446,7 @@ where
         child: child.map(|c| Arc::new(tokio::sync::Mutex::new(c))),
         alive,
         reader: Mutex::new(Some(reader)),
+        raw_waiting,
     }
 }
 
@@ -420,7 +516,7 @@ impl ClientTransport for StdioTransport {
             .and_then(|m| m.get(meta::PROGRESS_TOKEN))
             .cloned();
         let entry = Pending {
-            reply: tx,
+            reply: ReplyTo::Value(tx),
             notifications,
             progress_token,
         };
@@ -450,6 +546,60 @@ impl ClientTransport for StdioTransport {
             outgoing,
         };
         Box::pin(async move {
+            let mut guard = guard;
+            if let Err(e) = written {
+                guard.id = None;
+                guard.pending.take(&id);
+                return Err(e);
+            }
+            let outcome = rx.await.unwrap_or(Err(Error::Closed));
+            guard.id = None;
+            outcome
+        })
+    }
+
+    fn send_raw(&self, request: RawRequest) -> BoxFuture<Result<Box<RawValue>, Error>> {
+        let conn = match self.connection() {
+            Ok(conn) => conn,
+            Err(e) => return Box::pin(async move { Err(e) }),
+        };
+        let (tx, rx) = oneshot::channel();
+        let RawRequest {
+            id, method, params, ..
+        } = request;
+        // Counted before the request leaves, so the reader knows by the
+        // time its answer comes.
+        let counted = RawWaiting::start(&conn.raw_waiting);
+        let entry = Pending {
+            reply: ReplyTo::Raw(tx),
+            notifications: None,
+            progress_token: None,
+        };
+        if conn.pending.insert(id.clone(), entry).is_err() {
+            return Box::pin(async move {
+                Err(Error::Protocol(format!(
+                    "request id {id} is already in use by a request in flight"
+                )))
+            });
+        }
+        let outgoing = conn.sender();
+        let written = match &outgoing {
+            Some(out) => out
+                .send(line_bytes(&RawRequestOut {
+                    id: &id,
+                    method,
+                    params: &params,
+                }))
+                .map_err(|_| Error::Closed),
+            None => Err(Error::Closed),
+        };
+        let guard = CancelOnDrop {
+            id: Some(id.clone()),
+            pending: conn.pending.clone(),
+            outgoing,
+        };
+        Box::pin(async move {
+            let _counted = counted;
             let mut guard = guard;
             if let Err(e) = written {
                 guard.id = None;
@@ -788,7 +938,10 @@ impl ServerRequests {
 
 async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     mut reader: R,
-    pending: PendingMap,
+    Awaited {
+        pending,
+        raw_waiting,
+    }: Awaited,
     alive: Arc<AtomicBool>,
     stderr_tail: StderrTail,
     inbound: Inbound,
@@ -826,13 +979,19 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
         if bytes.is_empty() {
             continue;
         }
+        if raw_waiting.load(Ordering::Acquire) > 0
+            && let Some((id, result)) = raw_result(bytes)
+        {
+            pending.resolve(&id, Ok(Answer::Raw(result)));
+            continue;
+        }
         match Message::from_slice(bytes) {
             Ok(Message::Response(response)) => {
                 let Some(id) = response.id else {
                     tracing::warn!(error = ?response.outcome, "server sent an error without id");
                     continue;
                 };
-                pending.resolve(&id, response.outcome.map_err(Error::Mcp));
+                pending.resolve(&id, response.outcome.map(Answer::Value).map_err(Error::Mcp));
             }
             Ok(Message::Notification(note)) => {
                 route_notification(&pending, note, on_notification.as_ref())
@@ -865,6 +1024,21 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     // A closed connection, not a broken protocol: hosts report it as such
     // (C's FERROMCP_CONNECTION_CLOSED, Python's ConnectionClosedError).
     pending.fail_all(|| Err(Error::ClosedBecause(why.clone())));
+}
+
+/// A response's id and result as written, if `line` is a response with a
+/// result (anything else is read whole).
+fn raw_result(line: &[u8]) -> Option<(RequestId, Box<RawValue>)> {
+    let response = serde_json::from_slice::<RawResponse<'_>>(line).ok()?;
+    match response {
+        RawResponse {
+            id: Some(id),
+            result: Some(result),
+            method: None,
+            error: None,
+        } => Some((id, result.to_owned())),
+        _ => None,
+    }
 }
 
 /// Delivers a notification to the request it concerns: by subscription id

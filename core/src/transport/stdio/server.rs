@@ -536,7 +536,9 @@ impl Lane<'_> {
         let notes = self.notes.clone();
         let answers = self.answers.clone();
         self.tasks.spawn(async move {
-            let run = server.execute(prepared, cancel.clone(), Some(notes));
+            // Boxed: the request's future is a few KiB, and the spawned
+            // task would be as large, copied whole on every spawn.
+            let run = Box::pin(server.execute(prepared, cancel.clone(), Some(notes)));
             tokio::select! {
                 reply = run => {
                     // Nothing may be sent for a cancelled request.
