@@ -128,6 +128,16 @@ impl Upstream {
     }
 }
 
+impl Upstream {
+    /// [`Upstream::failed`] as a relayed call answers it: a JSON-RPC error.
+    fn relay_failed(&self, error: &Error) -> McpError {
+        match self.failed(error) {
+            HandlerError::Protocol(error) => error,
+            HandlerError::Tool(message) => McpError::internal(message),
+        }
+    }
+}
+
 /// A proxy's one upstream as the server's relay (`server/relay.rs`).
 pub(crate) struct Relayed {
     pub(crate) upstream: Upstream,
@@ -147,10 +157,7 @@ impl crate::server::Relay for Relayed {
     ) -> crate::BoxFuture<Result<Map<String, Value>, McpError>> {
         let upstream = self.upstream.clone();
         Box::pin(async move {
-            let failed = |error: &Error| match upstream.failed(error) {
-                HandlerError::Protocol(error) => error,
-                HandlerError::Tool(message) => McpError::internal(message),
-            };
+            let failed = |error: &Error| upstream.relay_failed(error);
             match upstream.client.send_as_is(method, params).await {
                 Ok(Value::Object(result)) => Ok(result),
                 Ok(other) => Err(failed(&Error::Protocol(format!(
@@ -168,10 +175,7 @@ impl crate::server::Relay for Relayed {
     ) -> crate::BoxFuture<Result<Box<RawValue>, McpError>> {
         let upstream = self.upstream.clone();
         Box::pin(async move {
-            let failed = |error: &Error| match upstream.failed(error) {
-                HandlerError::Protocol(error) => error,
-                HandlerError::Tool(message) => McpError::internal(message),
-            };
+            let failed = |error: &Error| upstream.relay_failed(error);
             match upstream.client.send_raw_as_is(method, params).await {
                 Ok(result) if result.get().starts_with('{') => Ok(result),
                 Ok(other) => Err(failed(&Error::Protocol(format!(

@@ -454,6 +454,50 @@ impl Connection {
     fn sender(&self) -> Option<mpsc::UnboundedSender<Vec<u8>>> {
         lock_unpoisoned(&self.outgoing).clone()
     }
+
+    /// Sends `line`, request `id`, whose answer `entry` hands to `answer`;
+    /// `kept` lives as long as the call waits. Abandoning the returned
+    /// future cancels the request.
+    fn start<T: Send + 'static>(
+        &self,
+        id: RequestId,
+        entry: Pending,
+        line: Vec<u8>,
+        answer: oneshot::Receiver<Result<T, Error>>,
+        kept: impl Send + 'static,
+    ) -> BoxFuture<Result<T, Error>> {
+        if self.pending.insert(id.clone(), entry).is_err() {
+            // Ids come from the client's counter, so this means a bug, not
+            // a peer's doing; refusing keeps the first caller answerable.
+            return Box::pin(async move {
+                Err(Error::Protocol(format!(
+                    "request id {id} is already in use by a request in flight"
+                )))
+            });
+        }
+        let outgoing = self.sender();
+        let written = match &outgoing {
+            Some(out) => out.send(line).map_err(|_| Error::Closed),
+            None => Err(Error::Closed),
+        };
+        let guard = CancelOnDrop {
+            id: Some(id.clone()),
+            pending: self.pending.clone(),
+            outgoing,
+        };
+        Box::pin(async move {
+            let _kept = kept;
+            let mut guard = guard;
+            if let Err(e) = written {
+                guard.id = None;
+                guard.pending.take(&id);
+                return Err(e);
+            }
+            let outcome = answer.await.unwrap_or(Err(Error::Closed));
+            guard.id = None;
+            outcome
+        })
+    }
 }
 
 /// Sends `notifications/cancelled` if the caller stops waiting before the
@@ -520,42 +564,12 @@ impl ClientTransport for StdioTransport {
             notifications,
             progress_token,
         };
-        if conn.pending.insert(id.clone(), entry).is_err() {
-            // Ids come from the client's counter, so this means a bug, not
-            // a peer's doing; refusing keeps the first caller answerable.
-            return Box::pin(async move {
-                Err(Error::Protocol(format!(
-                    "request id {id} is already in use by a request in flight"
-                )))
-            });
-        }
-        let outgoing = conn.sender();
-        let written = match &outgoing {
-            Some(out) => out
-                .send(line_bytes(&RequestOut {
-                    id: &id,
-                    method: &method,
-                    params: Some(&params),
-                }))
-                .map_err(|_| Error::Closed),
-            None => Err(Error::Closed),
-        };
-        let guard = CancelOnDrop {
-            id: Some(id.clone()),
-            pending: conn.pending.clone(),
-            outgoing,
-        };
-        Box::pin(async move {
-            let mut guard = guard;
-            if let Err(e) = written {
-                guard.id = None;
-                guard.pending.take(&id);
-                return Err(e);
-            }
-            let outcome = rx.await.unwrap_or(Err(Error::Closed));
-            guard.id = None;
-            outcome
-        })
+        let line = line_bytes(&RequestOut {
+            id: &id,
+            method: &method,
+            params: Some(&params),
+        });
+        conn.start(id, entry, line, rx, ())
     }
 
     fn send_raw(&self, request: RawRequest) -> BoxFuture<Result<Box<RawValue>, Error>> {
@@ -575,41 +589,12 @@ impl ClientTransport for StdioTransport {
             notifications: None,
             progress_token: None,
         };
-        if conn.pending.insert(id.clone(), entry).is_err() {
-            return Box::pin(async move {
-                Err(Error::Protocol(format!(
-                    "request id {id} is already in use by a request in flight"
-                )))
-            });
-        }
-        let outgoing = conn.sender();
-        let written = match &outgoing {
-            Some(out) => out
-                .send(line_bytes(&RawRequestOut {
-                    id: &id,
-                    method,
-                    params: &params,
-                }))
-                .map_err(|_| Error::Closed),
-            None => Err(Error::Closed),
-        };
-        let guard = CancelOnDrop {
-            id: Some(id.clone()),
-            pending: conn.pending.clone(),
-            outgoing,
-        };
-        Box::pin(async move {
-            let _counted = counted;
-            let mut guard = guard;
-            if let Err(e) = written {
-                guard.id = None;
-                guard.pending.take(&id);
-                return Err(e);
-            }
-            let outcome = rx.await.unwrap_or(Err(Error::Closed));
-            guard.id = None;
-            outcome
-        })
+        let line = line_bytes(&RawRequestOut {
+            id: &id,
+            method,
+            params: &params,
+        });
+        conn.start(id, entry, line, rx, counted)
     }
 
     fn notify(
