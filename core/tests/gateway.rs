@@ -732,11 +732,23 @@ async fn a_proxy_relays_plain_calls_as_they_are() {
         )
         .unwrap();
     let upstream_client = over_stdio(upstream_server, era(EraPreference::Modern));
-    let (url, _proxy) = serve_http(Server::proxy(upstream_client).await.unwrap()).await;
+    let proxy = Server::proxy(upstream_client).await.unwrap();
+    let (url, _proxy) = serve_http(proxy.clone()).await;
     let downstream = |era_preference| ClientOptions {
         info: ferromcp::protocol::Implementation::new("downstream", "1.0.0"),
         ..answering(era_preference)
     };
+    // Over stdio too: the line goes upstream as written.
+    let stdio_client = over_stdio(proxy, downstream(EraPreference::Modern));
+    assert_eq!(
+        text(&stdio_client.call_tool("who", json!({})).await.unwrap()),
+        "downstream",
+        "relayed over stdio with the client's own _meta"
+    );
+    assert_eq!(
+        text(&stdio_client.call_tool("ask", json!({})).await.unwrap()),
+        "hi Ada"
+    );
     let client = Client::connect_http_with(&url, downstream(EraPreference::Modern))
         .await
         .unwrap();

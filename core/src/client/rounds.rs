@@ -423,40 +423,14 @@ impl Client {
         meta
     }
 
-    /// Sends `method` with `params` as they are (their `_meta` included)
-    /// and returns the result object as it came: no era detection, cache,
-    /// input rounds, tasks or notifications — what a proxy's relay needs
-    /// (`server/relay.rs`), and only once the era is known to be
-    /// 2026-07-28 ([`Client::relays`]). The client's timeout applies;
-    /// dropping the future cancels the request upstream.
-    pub(crate) async fn send_as_is(
-        &self,
-        method: &str,
-        params: Map<String, Value>,
-    ) -> Result<Value, Error> {
-        let sent = self.shared.transport.send(OutgoingRequest {
-            id: self.next_id(),
-            method: method.to_owned(),
-            params,
-            headers: Vec::new(),
-            notifications: None,
-            version: self.protocol_version(),
-            input: None,
-        });
-        match self.shared.options.timeout {
-            // The process's one timer thread, as every call's timeout: no
-            // runtime timer to arm and disarm per relayed call.
-            Some(limit) => super::deadline::timeout_excluding(limit, None, sent)
-                .await
-                .unwrap_or(Err(Error::Timeout)),
-            None => sent.await,
-        }
-    }
-
-    /// [`Client::send_as_is`] for params as another client wrote them:
-    /// they go out as they are, and the result comes back as the server
-    /// wrote it (transports that can: stdio; others through their usual
-    /// path).
+    /// Sends `method` with params another client wrote, as they are (their
+    /// `_meta` included), and returns the result object as the server wrote
+    /// it (transports that can: stdio; others through their usual path): no
+    /// era detection, cache, input rounds, tasks or notifications — what a
+    /// proxy's relay needs (`server/relay.rs`), and only once the era is
+    /// known to be 2026-07-28 ([`Client::relays`]). The client's timeout
+    /// applies (on the process's one timer thread); dropping the future
+    /// cancels the request upstream.
     pub(crate) async fn send_raw_as_is(
         &self,
         method: &'static str,
@@ -477,7 +451,7 @@ impl Client {
     }
 
     /// Whether a request of `protocol_version` can go through
-    /// [`Client::send_as_is`]: this client speaks 2026-07-28 at that
+    /// [`Client::send_raw_as_is`]: this client speaks 2026-07-28 at that
     /// version already, over a transport that adds nothing per call.
     pub(crate) fn relays(&self, protocol_version: &str) -> bool {
         !self.shared.transport.mirrors_headers()

@@ -153,24 +153,6 @@ impl crate::server::Relay for Relayed {
     fn relay(
         &self,
         method: &'static str,
-        params: Map<String, Value>,
-    ) -> crate::BoxFuture<Result<Map<String, Value>, McpError>> {
-        let upstream = self.upstream.clone();
-        Box::pin(async move {
-            let failed = |error: &Error| upstream.relay_failed(error);
-            match upstream.client.send_as_is(method, params).await {
-                Ok(Value::Object(result)) => Ok(result),
-                Ok(other) => Err(failed(&Error::Protocol(format!(
-                    "{method} answered with {other} instead of an object"
-                )))),
-                Err(error) => Err(failed(&error)),
-            }
-        })
-    }
-
-    fn relay_raw(
-        &self,
-        method: &'static str,
         params: Box<RawValue>,
     ) -> crate::BoxFuture<Result<Box<RawValue>, McpError>> {
         let upstream = self.upstream.clone();

@@ -118,10 +118,16 @@ impl Server {
         &self,
         request: Request,
         split: (MetaMembers, CallMembers),
+        raw: &[u8],
     ) -> Result<Prepared, Rejection> {
         let (meta, call) = split;
-        let prepared = self.prepare_split(request, meta, call)?;
+        let mut prepared = self.prepare_split(request, meta, call)?;
         self.admit(&prepared)?;
+        // Copied only where a relay may forward it (the line's buffer is
+        // reused).
+        if self.has_relay() {
+            prepared.raw = Some(bytes::Bytes::copy_from_slice(raw));
+        }
         Ok(prepared)
     }
 

@@ -128,9 +128,9 @@ impl Server {
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
     ) -> Reply {
-        if let Some(relay) = self.relay_for(&prepared) {
+        if let Some((relay, params)) = self.relay_for(&prepared) {
             // Boxed: the commonest path's future keeps its size.
-            return Box::pin(self.execute_relayed(relay, prepared)).await;
+            return Box::pin(self.execute_relayed(relay, prepared.request.id, params)).await;
         }
         let Prepared {
             request,

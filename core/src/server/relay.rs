@@ -12,18 +12,19 @@
 //! upstream's, and the client's retry, relayed too, brings it its own
 //! `requestState`.
 //!
-//! A request that came as bytes (HTTP) goes upstream as bytes: its params
-//! as the client wrote them (`Relay::relay_raw`), and the upstream's result
-//! as it wrote it (`ResultObject::Raw`), written out with this server's
-//! identity in its `_meta`. Neither is built into a tree and written again.
+//! The request goes upstream as bytes: its params as the client wrote them
+//! (the transports keep a relaying server's request bytes:
+//! `Prepared::raw`), and the upstream's result comes back as it wrote it
+//! (`ResultObject::Raw`), written out with this server's identity in its
+//! `_meta`. Neither is built into a tree and written again.
 
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use super::Server;
 use super::prepared::Prepared;
 use super::reply::{Reply, ResultObject};
-use crate::protocol::{Method, meta, tasks::declares_tasks};
+use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::{Method, tasks::declares_tasks};
 use crate::{BoxFuture, McpError};
 
 /// Where relayed requests go (the gateway's upstream).
@@ -33,16 +34,10 @@ pub(crate) trait Relay: Send + Sync {
     /// a client that declared the tasks extension or not (an upstream
     /// offering tasks could answer such a client with a task).
     fn takes(&self, protocol_version: &str, wants_tasks: bool) -> bool;
-    /// Sends `method` with `params` (its `_meta` included) upstream; the
-    /// result object as it came, or the error to answer with.
+    /// Sends `method` with `params` as the client wrote them (their `_meta`
+    /// included) upstream; the result as the upstream wrote it (a JSON
+    /// object), or the error to answer with.
     fn relay(
-        &self,
-        method: &'static str,
-        params: Map<String, Value>,
-    ) -> BoxFuture<Result<Map<String, Value>, McpError>>;
-    /// [`Relay::relay`] for params as the client wrote them (their `_meta`
-    /// included); the result as the upstream wrote it (a JSON object).
-    fn relay_raw(
         &self,
         method: &'static str,
         params: Box<RawValue>,
@@ -73,8 +68,12 @@ impl Server {
         self.shared.relay.get().is_some()
     }
 
-    /// The relay, when `prepared` may go through it.
-    pub(super) fn relay_for(&self, prepared: &Prepared) -> Option<std::sync::Arc<dyn Relay>> {
+    /// The relay and the params as written, when `prepared` may go
+    /// through it (a request that kept its bytes).
+    pub(super) fn relay_for(
+        &self,
+        prepared: &Prepared,
+    ) -> Option<(std::sync::Arc<dyn Relay>, Box<RawValue>)> {
         let relay = self.shared.relay.get()?;
         let meta = &prepared.meta;
         let plain = prepared.method == Some(Method::ToolsCall)
@@ -84,56 +83,25 @@ impl Server {
             && crate::telemetry::installed().is_none()
             && self.registry_read().visibility.is_none();
         let wants_tasks = declares_tasks(&meta.client_capabilities);
-        (plain && relay.takes(&meta.protocol_version, wants_tasks)).then(|| relay.clone())
+        if !(plain && relay.takes(&meta.protocol_version, wants_tasks)) {
+            return None;
+        }
+        let params = raw_params(prepared.raw.as_deref()?)?;
+        Some((relay.clone(), params))
     }
 
-    /// Relays `prepared` and answers with the upstream's result or error.
+    /// Relays request `id`'s `params` and answers with the upstream's result
+    /// or error.
     pub(super) async fn execute_relayed(
         &self,
         relay: std::sync::Arc<dyn Relay>,
-        prepared: Prepared,
+        id: RequestId,
+        params: Box<RawValue>,
     ) -> Reply {
-        if let Some(params) = prepared.raw.as_deref().and_then(raw_params) {
-            let outcome = relay
-                .relay_raw(crate::protocol::methods::TOOLS_CALL, params)
-                .await
-                .map(ResultObject::Raw);
-            return self.modern_reply(prepared.request.id, outcome);
-        }
-        let Prepared {
-            request,
-            meta: request_meta,
-            call,
-            ..
-        } = prepared;
-        let id = request.id;
-        let mut params = request.params;
-        call.restore_into(&mut params);
-        let mut params = params.unwrap_or_default();
-        // `_meta` as the client sent it: what this server read of it.
-        let mut sent_meta = Map::new();
-        sent_meta.insert(
-            meta::PROTOCOL_VERSION.into(),
-            Value::from(request_meta.protocol_version),
-        );
-        sent_meta.insert(
-            meta::CLIENT_CAPABILITIES.into(),
-            Value::Object(request_meta.client_capabilities),
-        );
-        if let Some(info) = &request_meta.client_info {
-            sent_meta.insert(meta::CLIENT_INFO.into(), info.to_value());
-        }
-        if let Some(trace) = &request_meta.trace {
-            trace.inject(&mut sent_meta);
-        }
-        params.insert("_meta".into(), Value::Object(sent_meta));
-        // A plain text result is written as this server's own would be,
-        // without walking its tree.
-        let identity_replaced = self.shared.options.include_server_info;
         let outcome = relay
             .relay(crate::protocol::methods::TOOLS_CALL, params)
             .await
-            .map(|result| ResultObject::compact(result, identity_replaced));
+            .map(ResultObject::Raw);
         self.modern_reply(id, outcome)
     }
 }

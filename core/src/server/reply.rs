@@ -90,49 +90,6 @@ impl ResultObject {
     }
 }
 
-impl ResultObject {
-    /// `result` in its compact form when it is a plain complete text tool
-    /// result (a relayed one, say): `content` with one text block,
-    /// `resultType` `"complete"` if any, and a `_meta` holding at most the
-    /// server identity, which the reply replaces when `identity_replaced`.
-    pub(crate) fn compact(mut result: Map<String, Value>, identity_replaced: bool) -> ResultObject {
-        let plain_meta = match result.get("_meta") {
-            None => true,
-            Some(Value::Object(m)) => {
-                identity_replaced && m.keys().all(|key| key == meta::SERVER_INFO)
-            }
-            Some(_) => false,
-        };
-        let complete = result
-            .get("resultType")
-            .is_none_or(|t| t.as_str() == Some("complete"));
-        let members_known = result
-            .keys()
-            .all(|key| matches!(key.as_str(), "content" | "resultType" | "_meta"));
-        if !(plain_meta && complete && members_known) {
-            return ResultObject::Map(result);
-        }
-        let Some(Value::Array(blocks)) = result.get_mut("content") else {
-            return ResultObject::Map(result);
-        };
-        let [Value::Object(block)] = blocks.as_mut_slice() else {
-            return ResultObject::Map(result);
-        };
-        let is_text = block.len() == 2
-            && block.get("type").and_then(Value::as_str) == Some("text")
-            && matches!(block.get("text"), Some(Value::String(_)));
-        match block.remove("text") {
-            Some(Value::String(text)) if is_text => ResultObject::Text(text),
-            // Not reached: `is_text` saw a string there.
-            Some(text) => {
-                block.insert("text".into(), text);
-                ResultObject::Map(result)
-            }
-            None => ResultObject::Map(result),
-        }
-    }
-}
-
 impl From<Map<String, Value>> for ResultObject {
     fn from(map: Map<String, Value>) -> Self {
         ResultObject::Map(map)
@@ -291,13 +248,7 @@ impl Serialize for CompletedResult<'_> {
                 _ => map.serialize_entry(key, value)?,
             }
         }
-        if !result.contains_key("resultType") {
-            map.serialize_entry("resultType", "complete")?;
-        }
-        if let (Some(identity), false) = (self.server_info, wrote_meta) {
-            map.serialize_entry("_meta", &identity.0.meta)?;
-        }
-        map.end()
+        self.end(map, result.contains_key("resultType"), wrote_meta)
     }
 }
 
@@ -344,7 +295,18 @@ impl CompletedResult<'_> {
                 _ => map.serialize_entry(key, value)?,
             }
         }
-        if !members.contains_key("resultType") {
+        self.end(map, members.contains_key("resultType"), wrote_meta)
+    }
+
+    /// What every result gets after its own members: `resultType` when it
+    /// has none, the server identity when its `_meta` did not carry it.
+    fn end<M: SerializeMap>(
+        &self,
+        mut map: M,
+        has_result_type: bool,
+        wrote_meta: bool,
+    ) -> Result<M::Ok, M::Error> {
+        if !has_result_type {
             map.serialize_entry("resultType", "complete")?;
         }
         if let (Some(identity), false) = (self.server_info, wrote_meta) {
@@ -408,51 +370,6 @@ pub(crate) fn text_block(text: String) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn object(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => unreachable!("tests pass objects"),
-        }
-    }
-
-    /// A relayed plain text result is written as the server's own would
-    /// be; anything more stays a map, so nothing of it is lost.
-    #[test]
-    fn only_a_plain_text_result_is_compacted() {
-        let info = json!({"name": "upstream", "version": "1"});
-        let plain = json!({
-            "content": [{"type": "text", "text": "hi"}],
-            "resultType": "complete",
-            "_meta": {meta::SERVER_INFO: info},
-        });
-        assert_eq!(
-            ResultObject::compact(object(plain.clone()), true),
-            ResultObject::Text("hi".into())
-        );
-        // The upstream's identity stays when the reply does not replace it.
-        assert!(matches!(
-            ResultObject::compact(object(plain), false),
-            ResultObject::Map(_)
-        ));
-        for kept in [
-            json!({"content": [{"type": "text", "text": "hi"}], "isError": true}),
-            json!({"content": [{"type": "text", "text": "hi", "annotations": {}}]}),
-            json!({"content": [{"type": "text", "text": 1}]}),
-            json!({"content": [{"type": "image", "data": "", "mimeType": "image/png"}]}),
-            json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
-            json!({"content": [{"type": "text", "text": "hi"}], "resultType": "input_required"}),
-            json!({"content": [{"type": "text", "text": "hi"}], "_meta": {"x": 1}}),
-            json!({"content": []}),
-        ] {
-            let map = object(kept.clone());
-            assert_eq!(
-                ResultObject::compact(map.clone(), true),
-                ResultObject::Map(map),
-                "{kept}"
-            );
-        }
-    }
 
     fn outgoing(result: Value, info: Option<Value>) -> ReplyMessage {
         let Value::Object(result) = result else {

@@ -351,7 +351,7 @@ where
                                 Err(message) => Some(message),
                             }
                         }
-                        message => lane.handle_modern(message, &in_flight, slot),
+                        message => lane.handle_modern(message, line.trim_ascii(), &in_flight, slot),
                     },
                 }
             }
@@ -506,16 +506,19 @@ impl Lane<'_> {
     }
 
     /// Handles one message of a 2026-07-28 connection (a legacy
-    /// `initialize` is the serve loop's); the answer to send at once, if
-    /// any.
+    /// `initialize` is the serve loop's), `raw` as it was read; the answer
+    /// to send at once, if any.
     fn handle_modern(
         self,
         message: Incoming,
+        raw: &[u8],
         in_flight: &Running,
         slot: Option<OwnedSemaphorePermit>,
     ) -> Option<Value> {
         let admitted = match message {
-            Incoming::Split(request, meta, call) => self.server.admit_split(request, (meta, call)),
+            Incoming::Split(request, meta, call) => {
+                self.server.admit_split(request, (meta, call), raw)
+            }
             Incoming::Whole(Message::Request(request)) => self.server.admit_request(request),
             Incoming::Whole(message) => return self.handle_modern_other(message, in_flight),
         };
