@@ -15,7 +15,8 @@ impl Client {
     /// A client of `server` in this process, over an in-memory pipe, on the
     /// 2026-07-28 era unless `ClientOptions::era` says otherwise: the way
     /// to test a server without a socket. The server serves it on a task of
-    /// its own until the client (every clone) is dropped. Call it inside a
+    /// its own until the client (every clone) is dropped, or closed: `close`
+    /// returns once that task has ended. Call it inside a
     /// tokio runtime.
     ///
     /// ```
@@ -41,12 +42,16 @@ impl Client {
     pub fn in_memory_with(server: &Server, options: ClientOptions) -> Client {
         let (client_side, server_side) = tokio::io::duplex(PIPE_BYTES);
         let (server_reader, server_writer) = tokio::io::split(server_side);
-        tokio::spawn(super::stdio::serve(
-            server.clone(),
-            server_reader,
-            server_writer,
-        ));
+        let serving = tokio::spawn({
+            let server = server.clone();
+            async move {
+                if let Err(error) = super::stdio::serve(server, server_reader, server_writer).await
+                {
+                    tracing::debug!(%error, "in-memory server ended");
+                }
+            }
+        });
         let (client_reader, client_writer) = tokio::io::split(client_side);
-        Client::connect_stream(client_reader, client_writer, options)
+        Client::connect_stream_served_by(client_reader, client_writer, options, Some(serving))
     }
 }

@@ -73,6 +73,23 @@ impl Client {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
+        Self::connect_stream_served_by(reader, writer, options, None)
+    }
+
+    /// [`Client::connect_stream`] to a peer served by `peer`, a task of this
+    /// process (an in-memory server): `close` waits for it to end, so what
+    /// it holds is freed when `close` returns (a C program may exit right
+    /// after).
+    pub(crate) fn connect_stream_served_by<R, W>(
+        reader: R,
+        writer: W,
+        options: ClientOptions,
+        peer: Option<tokio::task::JoinHandle<()>>,
+    ) -> Client
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         let out_of_call = OutOfCall::new();
         let transport = StdioTransport::over_stream(
             reader,
@@ -81,6 +98,9 @@ impl Client {
             Some(out_of_call.requests(&options)),
             options.limits,
         );
+        if let Some(conn) = lock_unpoisoned(&transport.connection).as_ref() {
+            *lock_unpoisoned(&conn.peer) = peer;
+        }
         Self::from_transport(Arc::new(transport), options, out_of_call)
     }
 }
@@ -182,6 +202,9 @@ struct Connection {
     /// The task reading the server's output: a closed stream connection
     /// waits for it, so nothing it holds outlives `close`.
     reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The task serving the other end of a stream, when it is one of this
+    /// process: a closed connection waits for it as for `reader`.
+    peer: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Relayed calls waiting (`send_raw`): while there are, the reader
     /// hands results on as written.
     raw_waiting: Arc<AtomicUsize>,
@@ -446,6 +469,7 @@ where
         child: child.map(|c| Arc::new(tokio::sync::Mutex::new(c))),
         alive,
         reader: Mutex::new(Some(reader)),
+        peer: Mutex::new(None),
         raw_waiting,
     }
 }
@@ -666,14 +690,16 @@ async fn stop(conn: Arc<Connection>, exit_wait: Duration) {
         // end and closes its side; wait for that so the reader and what it
         // holds are gone when `close` returns (a C program may exit right
         // after). A peer that never closes is cut off.
+        // The same for the task serving the other end, when it is ours (an
+        // in-memory server ends once it has read the end of its input).
+        let deadline = tokio::time::Instant::now() + STREAM_CLOSE_GRACE;
         let reader = lock_unpoisoned(&conn.reader).take();
-        if let Some(mut reader) = reader
-            && tokio::time::timeout(STREAM_CLOSE_GRACE, &mut reader)
-                .await
-                .is_err()
-        {
-            reader.abort();
-            let _ = reader.await;
+        let peer = lock_unpoisoned(&conn.peer).take();
+        for mut task in reader.into_iter().chain(peer) {
+            if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
+                task.abort();
+                let _ = task.await;
+            }
         }
         return;
     };
@@ -1122,6 +1148,40 @@ mod tests {
             out.push(line);
         }
         out
+    }
+
+    #[tokio::test]
+    async fn close_returns_once_the_task_serving_the_other_end_has_ended() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        // The peer's task ends a while after its input ends, as an in-memory
+        // server's does once its requests have finished: `close` waits for
+        // it, so what it holds is freed before a C program exits.
+        let (client_side, peer_side) = tokio::io::duplex(1024);
+        let ended = std::sync::Arc::new(AtomicBool::new(false));
+        let peer = tokio::spawn({
+            let ended = ended.clone();
+            async move {
+                use tokio::io::AsyncReadExt;
+                let mut peer_side = peer_side;
+                let mut sink = Vec::new();
+                let _ = peer_side.read_to_end(&mut sink).await;
+                drop(peer_side);
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                ended.store(true, Ordering::Release);
+            }
+        });
+        let (reader, writer) = tokio::io::split(client_side);
+        let client = crate::client::Client::connect_stream_served_by(
+            reader,
+            writer,
+            crate::client::ClientOptions::default(),
+            Some(peer),
+        );
+        client.close().await;
+        assert!(
+            ended.load(Ordering::Acquire),
+            "close returned before the peer's task ended"
+        );
     }
 
     #[tokio::test]
