@@ -31,6 +31,8 @@ pub(crate) struct ServerIdentity(Arc<IdentityForms>);
 #[derive(Debug)]
 struct IdentityForms {
     info: Value,
+    /// `info` as written (merged into a handler's or an upstream's `_meta`).
+    info_raw: Box<RawValue>,
     /// `{"io.modelcontextprotocol/serverInfo": info}`
     meta: Box<RawValue>,
 }
@@ -40,12 +42,22 @@ impl ServerIdentity {
     pub(crate) fn new(info: Value) -> ServerIdentity {
         // A map of a string key and a `Value` always serialises.
         let meta = serde_json::value::to_raw_value(&ServerInfoOnly(&info)).unwrap_or_default();
-        ServerIdentity(Arc::new(IdentityForms { info, meta }))
+        let info_raw = serde_json::value::to_raw_value(&info).unwrap_or_default();
+        ServerIdentity(Arc::new(IdentityForms {
+            info,
+            info_raw,
+            meta,
+        }))
     }
 
     /// The identity as a JSON value.
     pub(crate) fn info(&self) -> &Value {
         &self.0.info
+    }
+
+    /// The identity as written.
+    fn info_raw(&self) -> &RawValue {
+        &self.0.info_raw
     }
 }
 
@@ -238,7 +250,7 @@ impl Serialize for CompletedResult<'_> {
         for (key, value) in result {
             match (key.as_str(), self.server_info, value) {
                 ("_meta", Some(identity), Value::Object(handler_meta)) => {
-                    let info = identity.info();
+                    let info = identity.info_raw();
                     map.serialize_entry(key, &MetaWithServerInfo { handler_meta, info })?;
                     wrote_meta = true;
                 }
@@ -277,16 +289,28 @@ impl CompletedResult<'_> {
         for (key, value) in &members {
             match (*key, self.server_info) {
                 ("_meta", Some(identity)) => {
-                    // Not an object: replaced, as it must be one.
-                    if let Ok(handler_meta) =
-                        serde_json::from_str::<Map<String, Value>>(value.get())
+                    // Its members as written (borrowed; one with escapes in
+                    // its name is read into a tree); not an object:
+                    // replaced, as it must be one.
+                    if let Ok(upstream_meta) =
+                        serde_json::from_str::<BTreeMap<&str, &RawValue>>(value.get())
                     {
-                        let info = identity.info();
                         map.serialize_entry(
                             key,
                             &MetaWithServerInfo {
-                                handler_meta: &handler_meta,
-                                info,
+                                handler_meta: &upstream_meta,
+                                info: identity.info_raw(),
+                            },
+                        )?;
+                        wrote_meta = true;
+                    } else if let Ok(upstream_meta) =
+                        serde_json::from_str::<Map<String, Value>>(value.get())
+                    {
+                        map.serialize_entry(
+                            key,
+                            &MetaWithServerInfo {
+                                handler_meta: &upstream_meta,
+                                info: identity.info_raw(),
                             },
                         )?;
                         wrote_meta = true;
@@ -328,18 +352,24 @@ impl Serialize for TextBlock<'_> {
     }
 }
 
-/// A handler's `_meta` with the server identity added (or overriding).
-struct MetaWithServerInfo<'a> {
-    handler_meta: &'a Map<String, Value>,
-    info: &'a Value,
+/// A handler's (or an upstream's) `_meta` with the server identity added
+/// (or overriding): `M` is a map of its members, as a tree or as written.
+struct MetaWithServerInfo<'a, M> {
+    handler_meta: &'a M,
+    info: &'a RawValue,
 }
 
-impl Serialize for MetaWithServerInfo<'_> {
+impl<'a, M, K, V> Serialize for MetaWithServerInfo<'a, M>
+where
+    &'a M: IntoIterator<Item = (K, V)>,
+    K: AsRef<str> + Serialize,
+    V: Serialize,
+{
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         for (key, value) in self.handler_meta {
-            if key != meta::SERVER_INFO {
-                map.serialize_entry(key, value)?;
+            if key.as_ref() != meta::SERVER_INFO {
+                map.serialize_entry(&key, &value)?;
             }
         }
         map.serialize_entry(meta::SERVER_INFO, self.info)?;
@@ -403,6 +433,9 @@ mod tests {
             r#"{"resultType":"input_required","inputRequests":{},"requestState":"s"}"#,
             r#"{"_meta":"not an object","content":[]}"#,
             r#"{"content":[],"weird\"key":1}"#,
+            // A `_meta` member name with escapes: the `_meta` goes through
+            // its tree.
+            r#"{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up"},"we\"ird":1},"content":[]}"#,
         ] {
             let map: Value = serde_json::from_str(raw).unwrap();
             for identity in [Some(info.clone()), None] {

@@ -22,11 +22,12 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 
 use super::lines::{LineRead, read_line_bounded};
+use super::outgoing::{Outgoing, Watching};
 use crate::client::OutOfCall;
 use crate::client::answers::{Answerer, Refused};
 use crate::client::notes::NoteSender;
@@ -191,7 +192,7 @@ type PendingMap = Arc<InFlight<Pending>>;
 /// One live byte-stream connection (a server process's stdio, or a stream
 /// handed in by the application).
 struct Connection {
-    outgoing: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    outgoing: Arc<Outgoing>,
     pending: PendingMap,
     /// Becomes true once the server shows it is serving (see the module
     /// doc); always true for a stream handed in by the application.
@@ -448,8 +449,12 @@ where
     let raw_waiting = Arc::new(AtomicUsize::new(0));
     let alive = Arc::new(AtomicBool::new(true));
     let (serving_tx, serving) = watch::channel(unread.is_none());
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
-    tokio::spawn(write_lines(writer, out_rx, unread, serving_tx.clone()));
+    let outgoing = Outgoing::new(writer, serving.clone());
+    tokio::spawn(
+        outgoing
+            .clone()
+            .run(start_up_watch(unread, serving_tx.clone())),
+    );
     let reader = tokio::spawn(read_replies(
         BufReader::new(reader),
         Awaited {
@@ -459,11 +464,11 @@ where
         alive.clone(),
         stderr_tail,
         inbound,
-        out_tx.downgrade(),
+        Arc::downgrade(&outgoing),
         serving_tx,
     ));
     Connection {
-        outgoing: Mutex::new(Some(out_tx)),
+        outgoing,
         pending,
         serving,
         child: child.map(|c| Arc::new(tokio::sync::Mutex::new(c))),
@@ -474,11 +479,15 @@ where
     }
 }
 
-impl Connection {
-    fn sender(&self) -> Option<mpsc::UnboundedSender<Vec<u8>>> {
-        lock_unpoisoned(&self.outgoing).clone()
+impl Drop for Connection {
+    /// A connection nobody holds any more closes the server's input (the
+    /// signal to exit), as `stop` does.
+    fn drop(&mut self) {
+        self.outgoing.close();
     }
+}
 
+impl Connection {
     /// Sends `line`, request `id`, whose answer `entry` hands to `answer`;
     /// `kept` lives as long as the call waits. Abandoning the returned
     /// future cancels the request.
@@ -499,15 +508,11 @@ impl Connection {
                 )))
             });
         }
-        let outgoing = self.sender();
-        let written = match &outgoing {
-            Some(out) => out.send(line).map_err(|_| Error::Closed),
-            None => Err(Error::Closed),
-        };
+        let written = self.outgoing.send(line);
         let guard = CancelOnDrop {
             id: Some(id.clone()),
             pending: self.pending.clone(),
-            outgoing,
+            outgoing: self.outgoing.clone(),
         };
         Box::pin(async move {
             let _kept = kept;
@@ -529,7 +534,7 @@ impl Connection {
 struct CancelOnDrop {
     id: Option<RequestId>,
     pending: PendingMap,
-    outgoing: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    outgoing: Arc<Outgoing>,
 }
 
 impl Drop for CancelOnDrop {
@@ -538,7 +543,7 @@ impl Drop for CancelOnDrop {
         if self.pending.take(&id).is_none() {
             return;
         }
-        if let Some(out) = &self.outgoing {
+        {
             let mut params = Map::new();
             params.insert(
                 "requestId".into(),
@@ -548,7 +553,7 @@ impl Drop for CancelOnDrop {
                 "reason".into(),
                 Value::from("request abandoned by the client"),
             );
-            let _ = out.send(line_bytes(&notification_value(
+            let _ = self.outgoing.send(line_bytes(&notification_value(
                 methods::NOTIFICATIONS_CANCELLED,
                 Some(&params),
             )));
@@ -627,11 +632,9 @@ impl ClientTransport for StdioTransport {
         params: Map<String, Value>,
         _version: &str,
     ) -> BoxFuture<Result<(), Error>> {
-        let sent = self.connection().and_then(|conn| match conn.sender() {
-            Some(out) => out
+        let sent = self.connection().and_then(|conn| {
+            conn.outgoing
                 .send(line_bytes(&notification_value(method, Some(&params))))
-                .map_err(|_| Error::Closed),
-            None => Err(Error::Closed),
         });
         Box::pin(async move { sent })
     }
@@ -682,9 +685,9 @@ impl ClientTransport for StdioTransport {
 /// then SIGTERM, then SIGKILL for a process that stays; a stream handed in
 /// is given time to close its side.
 async fn stop(conn: Arc<Connection>, exit_wait: Duration) {
-    // Dropping the sender ends the writer task, which closes stdin: the
+    // The writer task writes what is queued, then closes stdin: the
     // server's signal to exit.
-    lock_unpoisoned(&conn.outgoing).take();
+    conn.outgoing.close();
     let Some(child) = &conn.child else {
         // A stream handed in (an in-memory server, say): its peer sees the
         // end and closes its side; wait for that so the reader and what it
@@ -765,8 +768,9 @@ type UnreadProbe = Box<dyn Fn() -> Option<usize> + Send>;
 fn unread_probe(stdin: &tokio::process::ChildStdin) -> Option<UnreadProbe> {
     use std::os::fd::AsRawFd;
     let fd = stdin.as_raw_fd();
-    // The probe only runs inside the writer task, which owns `stdin`, so
-    // the descriptor stays open (and the same pipe) while it is used.
+    // The probe only runs inside the writer task, which closes `stdin` only
+    // when it ends, so the descriptor stays open (and the same pipe) while
+    // it is used.
     Some(Box::new(move || {
         let mut unread: libc::c_int = 0;
         // SAFETY: FIONREAD writes one c_int through the pointer, which
@@ -781,45 +785,29 @@ fn unread_probe(_stdin: &tokio::process::ChildStdin) -> Option<UnreadProbe> {
     None
 }
 
-/// Writes queued lines; until the server is serving, also watches (every
-/// [`SERVING_POLL`]) whether it has read any of them.
-async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
-    mut stdin: W,
-    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+/// The writer task's start-up watch (see `Outgoing::run`): until the
+/// server is serving, whether it has read what was written, checked after
+/// each write and every [`SERVING_POLL`] while something written is unread.
+fn start_up_watch(
     unread: Option<UnreadProbe>,
     serving: watch::Sender<bool>,
-) {
-    let mut written = 0usize;
-    loop {
-        let watching = unread.is_some() && written > 0 && !*serving.borrow();
-        let bytes = if watching {
-            tokio::select! {
-                bytes = rx.recv() => bytes,
-                _ = tokio::time::sleep(SERVING_POLL) => {
-                    if let Some(probe) = &unread {
-                        mark_if_read(probe, written, &serving);
-                    }
-                    continue;
-                }
-            }
-        } else {
-            rx.recv().await
+) -> impl FnMut(usize, bool) -> Watching {
+    move |written, check| {
+        let Some(probe) = &unread else {
+            return Watching::Done;
         };
-        let Some(bytes) = bytes else { break };
-        if stdin.write_all(&bytes).await.is_err() {
-            break;
+        if *serving.borrow() {
+            return Watching::Done;
         }
-        written = written.saturating_add(bytes.len());
-        if rx.is_empty() && stdin.flush().await.is_err() {
-            break;
-        }
-        if let Some(probe) = &unread
-            && !*serving.borrow()
-        {
+        if check && written > 0 {
             mark_if_read(probe, written, &serving);
         }
+        if written > 0 && !*serving.borrow() {
+            Watching::Every(SERVING_POLL)
+        } else {
+            Watching::Done
+        }
     }
-    let _ = stdin.shutdown().await;
 }
 
 /// Marks the server as serving once fewer bytes than were written wait in
@@ -928,7 +916,7 @@ impl<R: tokio::io::AsyncBufRead + Unpin> StderrLines<R> {
 /// refusal is answered too.
 struct ServerRequests {
     answerer: Answerer,
-    outgoing: mpsc::WeakUnboundedSender<Vec<u8>>,
+    outgoing: std::sync::Weak<Outgoing>,
 }
 
 impl ServerRequests {
@@ -957,7 +945,7 @@ async fn read_replies<R: tokio::io::AsyncBufRead + Unpin>(
     stderr_tail: StderrTail,
     inbound: Inbound,
     // Weak: the reader must not keep stdin open once the client closes it.
-    outgoing: mpsc::WeakUnboundedSender<Vec<u8>>,
+    outgoing: std::sync::Weak<Outgoing>,
     serving: watch::Sender<bool>,
 ) {
     let Inbound {

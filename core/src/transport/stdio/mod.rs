@@ -13,6 +13,7 @@
 
 mod client;
 mod lines;
+mod outgoing;
 #[cfg(unix)]
 mod pipes;
 /// Where stdin and stdout cannot be polled by the runtime (not Unix), they

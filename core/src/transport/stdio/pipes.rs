@@ -108,6 +108,7 @@ impl AsyncRead for PipeReader {
         loop {
             let mut guard = ready!(self.inner.fd.poll_read_ready(cx))?;
             let unfilled = buf.initialize_unfilled();
+            let wanted = unfilled.len();
             let read = guard.try_io(|fd| {
                 // SAFETY: `unfilled` is valid for writes of its length.
                 result(unsafe {
@@ -116,6 +117,14 @@ impl AsyncRead for PipeReader {
             });
             match read {
                 Ok(Ok(n)) => {
+                    // Less than asked for: the pipe is empty now, and the
+                    // next read would only fail with EAGAIN (one wasted
+                    // syscall per request at one request at a time). Not
+                    // lost: bytes written after this come as a new edge
+                    // (tokio's own streams do the same).
+                    if 0 < n && n < wanted {
+                        guard.clear_ready();
+                    }
                     buf.advance(n);
                     return Poll::Ready(Ok(()));
                 }
@@ -167,7 +176,14 @@ impl AsyncWrite for PipeWriter {
                 result(unsafe { libc::write(fd.as_raw_fd(), data.as_ptr().cast(), data.len()) })
             });
             match written {
-                Ok(Ok(n)) => return Poll::Ready(Ok(n)),
+                Ok(Ok(n)) => {
+                    // Not all of it: the pipe is full, and the next write
+                    // would only fail with EAGAIN (as in `poll_read`).
+                    if 0 < n && n < data.len() {
+                        guard.clear_ready();
+                    }
+                    return Poll::Ready(Ok(n));
+                }
                 Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Ok(Err(e)) => {
                     tracing::debug!(error = %e, "writing stdout failed");

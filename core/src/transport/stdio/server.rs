@@ -3,7 +3,10 @@
 //! written one per line, nothing but MCP on the output stream.
 
 use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
@@ -538,7 +541,9 @@ impl Lane<'_> {
         let server = self.server.clone();
         let notes = self.notes.clone();
         let answers = self.answers.clone();
-        self.tasks.spawn(async move {
+        let tasks = self.tasks;
+        let alone = tasks.is_empty();
+        let request = Box::pin(async move {
             // Boxed: the request's future is a few KiB, and the spawned
             // task would be as large, copied whole on every spawn.
             let run = Box::pin(server.execute(prepared, cancel.clone(), Some(notes)));
@@ -567,6 +572,11 @@ impl Lane<'_> {
             // request.
             drop(slot);
         });
+        if alone {
+            start_at_once(tasks, request);
+        } else {
+            tasks.spawn(request);
+        }
         None
     }
 
@@ -596,6 +606,31 @@ impl Lane<'_> {
                 None
             }
         }
+    }
+}
+
+/// Runs a request that arrived while no other was running as far as it
+/// goes at once, here on the reading task, and spawns a task for the rest
+/// only if it has to wait: most requests (a synchronous tool, a listing)
+/// are done at once, and one at a time they then cost no task (its
+/// allocation, its scheduling, its wake-up with caches the client process
+/// just used). With others running, the request gets its task at once, so
+/// requests still run side by side on the runtime's workers.
+///
+/// Polled without a waker: a request that is not done is spawned, and the
+/// runtime polls a new task at once, so nothing it waits for goes unseen.
+/// A panic ends the request as it would end its task.
+fn start_at_once(tasks: &mut JoinSet<()>, mut request: Pin<Box<dyn Future<Output = ()> + Send>>) {
+    let mut cx = Context::from_waker(Waker::noop());
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        request.as_mut().poll(&mut cx)
+    }));
+    match polled {
+        Ok(Poll::Ready(())) => {}
+        Ok(Poll::Pending) => {
+            tasks.spawn(request);
+        }
+        Err(_) => tracing::error!("a request panicked outside its handler"),
     }
 }
 
