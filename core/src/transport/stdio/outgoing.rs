@@ -245,3 +245,94 @@ impl State {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// Lines sent from several tasks into a pipe much smaller than they
+    /// are (every write partial, most lines queued behind others) arrive
+    /// whole and each sender's in its order; `close` writes what is queued
+    /// before the end.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lines_arrive_whole_and_in_order_through_a_small_pipe() {
+        let (writer, mut reader) = tokio::io::duplex(16);
+        let (_serving_tx, serving) = watch::channel(true);
+        let outgoing = Outgoing::new(writer, serving);
+        tokio::spawn(outgoing.clone().run(|_, _| Watching::Done));
+        let reading = tokio::spawn(async move {
+            let mut all = Vec::new();
+            reader.read_to_end(&mut all).await.map(|_| all)
+        });
+        let senders: Vec<_> = (0..4)
+            .map(|sender| {
+                let outgoing = outgoing.clone();
+                tokio::spawn(async move {
+                    for n in 0..50 {
+                        let line = format!("{sender}:{n}:{}\n", "x".repeat(40 + n));
+                        outgoing.send(line.into_bytes()).unwrap();
+                        if n % 7 == 0 {
+                            tokio::task::yield_now().await;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for sender in senders {
+            sender.await.unwrap();
+        }
+        outgoing.close();
+        assert!(matches!(
+            outgoing.send(b"late\n".to_vec()),
+            Err(Error::Closed)
+        ));
+        // Bounded: lines written out of turn would corrupt one another and
+        // could leave the reader waiting.
+        let read = tokio::time::timeout(std::time::Duration::from_secs(10), reading).await;
+        let all = String::from_utf8(
+            read.expect("all lines and the end arrive")
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
+        let mut next = [0usize; 4];
+        for line in all.lines() {
+            let mut parts = line.split(':');
+            let sender: usize = parts.next().unwrap().parse().unwrap();
+            let n: usize = parts.next().unwrap().parse().unwrap();
+            assert_eq!(parts.next().unwrap(), "x".repeat(40 + n), "{line}");
+            assert_eq!(n, next[sender], "sender {sender} out of order");
+            next[sender] += 1;
+        }
+        assert_eq!(next, [50; 4]);
+    }
+
+    /// Before the server serves, every line goes through the writer task,
+    /// which reports each write to the start-up watch.
+    #[tokio::test]
+    async fn before_serving_the_writer_task_counts_every_byte() {
+        let (writer, mut reader) = tokio::io::duplex(1024);
+        let (serving_tx, serving) = watch::channel(false);
+        let outgoing = Outgoing::new(writer, serving);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let watched = seen.clone();
+        tokio::spawn(outgoing.clone().run(move |written, check| {
+            if check {
+                lock_unpoisoned(&watched).push(written);
+            }
+            Watching::Done
+        }));
+        outgoing.send(b"one\n".to_vec()).unwrap();
+        let mut line = [0u8; 4];
+        reader.read_exact(&mut line).await.unwrap();
+        assert_eq!(lock_unpoisoned(&seen).as_slice(), [4]);
+        // Serving: the sender writes it, the task is not involved.
+        serving_tx.send_replace(true);
+        outgoing.send(b"two\n".to_vec()).unwrap();
+        reader.read_exact(&mut line).await.unwrap();
+        assert_eq!(&line, b"two\n");
+        tokio::task::yield_now().await;
+        assert_eq!(lock_unpoisoned(&seen).as_slice(), [4]);
+    }
+}

@@ -212,3 +212,51 @@ impl Drop for PipeWriter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// A short read clears the readiness (no EAGAIN read after each
+    /// request); bytes written later still wake the reader.
+    #[tokio::test]
+    async fn bytes_written_after_a_short_read_wake_the_reader() {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: `pipe` writes two descriptors into the array.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both descriptors were just created and are owned here.
+        let (read_end, write_end) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let mut reader = PipeReader {
+            inner: NonBlocking::open(read_end.as_raw_fd(), Interest::READABLE).unwrap(),
+        };
+        fn write(fd: &OwnedFd, bytes: &[u8]) {
+            // SAFETY: `bytes` is valid for reads of its length.
+            let n = unsafe { libc::write(fd.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+            assert_eq!(n, bytes.len() as isize);
+        }
+        write(&write_end, b"one\n");
+        let mut buf = [0u8; 64];
+        assert_eq!(reader.read(&mut buf).await.unwrap(), 4);
+        let later = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            write(&write_end, b"two\n");
+            drop(write_end);
+        });
+        let read = tokio::time::timeout(std::time::Duration::from_secs(5), reader.read(&mut buf));
+        assert_eq!(
+            read.await
+                .expect("the second line wakes the reader")
+                .unwrap(),
+            4
+        );
+        assert_eq!(&buf[..4], b"two\n");
+        later.join().unwrap();
+        assert_eq!(
+            reader.read(&mut buf).await.unwrap(),
+            0,
+            "the end after the writer closed"
+        );
+    }
+}

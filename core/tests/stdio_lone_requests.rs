@@ -1,0 +1,87 @@
+//! The stdio server runs a request that arrives while none is running on
+//! its reading task first, and gives it a task of its own only if it has
+//! to wait. Such a request is still answered when what it waits for comes,
+//! and the requests read meanwhile are served beside it.
+
+use std::sync::Arc;
+
+use ferromcp_testkit as common;
+
+use common::{TIMEOUT, request, server_with};
+use ferromcp::protocol::Tool;
+use ferromcp::server::{RequestContext, ServerOptions, ToolOutput};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::Notify;
+
+#[tokio::test]
+async fn a_lone_request_that_waits_is_answered_and_does_not_hold_up_others() {
+    let server = server_with(ServerOptions::default());
+    let go = Arc::new(Notify::new());
+    let waited_for = go.clone();
+    server
+        .add_tool(
+            Tool::new("wait", json!({"type": "object"})),
+            move |_ctx: RequestContext, _args: Value| {
+                let go = waited_for.clone();
+                async move {
+                    go.notified().await;
+                    Ok(ToolOutput::text("waited"))
+                }
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(
+            Tool::new("now", json!({"type": "object"})),
+            |_ctx: RequestContext, _args: Value| async { Ok(ToolOutput::text("now")) },
+        )
+        .unwrap();
+    let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, from_server) = tokio::io::duplex(1 << 16);
+    let serving = tokio::spawn(ferromcp::transport::stdio::serve(
+        server, server_in, server_out,
+    ));
+    let mut answers = BufReader::new(from_server).lines();
+    let mut send = async |id: u64, tool: &str| {
+        let line = request(id, "tools/call", json!({"name": tool, "arguments": {}})).to_string();
+        to_server
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    };
+    let mut next_answer = async || {
+        let line = tokio::time::timeout(TIMEOUT, answers.next_line())
+            .await
+            .expect("an answer in time")
+            .unwrap()
+            .expect("an answer, not the end");
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+
+    // Alone: started on the reading task, where it has to wait.
+    send(1, "wait").await;
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // Read and answered while the first still waits.
+    send(2, "now").await;
+    let answer = next_answer().await;
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "now", "{answer}");
+    // What it waited for comes: its task (not the reading task, which
+    // polled it first) is woken.
+    go.notify_one();
+    let answer = next_answer().await;
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "waited", "{answer}");
+    // Alone again, and done at once.
+    send(3, "now").await;
+    assert_eq!(next_answer().await["id"], 3);
+
+    drop(send);
+    drop(to_server);
+    tokio::time::timeout(TIMEOUT, serving)
+        .await
+        .expect("the server ends at end of input")
+        .unwrap()
+        .unwrap();
+}
