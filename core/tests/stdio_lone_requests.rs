@@ -77,7 +77,6 @@ async fn a_lone_request_that_waits_is_answered_and_does_not_hold_up_others() {
     send(3, "now").await;
     assert_eq!(next_answer().await["id"], 3);
 
-    drop(send);
     drop(to_server);
     tokio::time::timeout(TIMEOUT, serving)
         .await
