@@ -456,7 +456,8 @@ impl Client {
     pub(crate) fn relays(&self, protocol_version: &str) -> bool {
         !self.shared.transport.mirrors_headers()
             && self.is_legacy() == Some(false)
-            && self.protocol_version() == protocol_version
+            // Compared in place: this runs for every relayed call.
+            && *crate::rpc::read_unpoisoned(&self.shared.protocol_version) == protocol_version
     }
 
     pub(super) fn next_id(&self) -> RequestId {

@@ -166,14 +166,28 @@ impl ReplyMessage {
     /// the buffer, started at serde_json's 128 bytes, grows once or twice.
     /// A test compares both forms byte for byte.
     pub(crate) fn to_json_bytes(&self) -> Vec<u8> {
-        let ReplyMessage::Result {
-            id,
-            result: ResultObject::Text(text),
-            server_info,
-        } = self
-        else {
+        let (id, text, server_info) = match self {
+            ReplyMessage::Result {
+                id,
+                result: ResultObject::Text(text),
+                server_info,
+            } => (id, text, server_info),
+            // A relayed result: written into a buffer sized for it once
+            // (from serde_json's 128 bytes it would grow two or three times).
+            ReplyMessage::Result {
+                result: ResultObject::Raw(raw),
+                server_info,
+                ..
+            } => {
+                let meta = server_info.as_ref().map_or(0, |i| i.0.meta.get().len());
+                let mut out = Vec::with_capacity(raw.get().len() + meta + TEXT_RESULT_OVERHEAD);
+                // Serialising raw members into a Vec cannot fail (a result
+                // that is not an object is refused before).
+                let _ = serde_json::to_writer(&mut out, self);
+                return out;
+            }
             // Serialising a `Value` or a map of `Value`s cannot fail.
-            return serde_json::to_vec(self).unwrap_or_default();
+            _ => return serde_json::to_vec(self).unwrap_or_default(),
         };
         let meta = server_info.as_ref().map(|identity| identity.0.meta.get());
         let mut out =
