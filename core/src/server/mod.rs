@@ -57,7 +57,7 @@ pub use middleware::{
 pub use output::{FromHost, OutputError, WRAPPED_RESULT_KEY};
 pub(crate) use prepared::{Prepared, Rejection};
 pub use seal::{SEAL_KEYS_ENV, SealKey};
-pub(crate) use sink::{NotificationReader, lazy_notification_channel};
+pub(crate) use sink::{lazy_notification_channel, polled_notification_channel};
 pub use skills::SkillFile;
 pub(crate) use subscriptions::{Offered as OfferedKinds, ServerEvent as ServerEventView};
 pub use tasks::{

@@ -157,6 +157,7 @@ impl NotificationReader {
     }
 
     /// Whether nothing is queued.
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         match &self.0 {
             Reader::Channel(receiver) => receiver.is_empty(),
@@ -189,11 +190,15 @@ impl Drop for NotificationReader {
 
 /// A notification sink and its reader.
 pub(crate) fn notification_channel() -> (NotificationSink, NotificationReader) {
+    let (sink, receiver) = polled_notification_channel();
+    (sink, NotificationReader(Reader::Channel(receiver)))
+}
+
+/// A notification sink and the channel it feeds, for a reader that polls
+/// it (the stdio server's output, under its lock).
+pub(crate) fn polled_notification_channel() -> (NotificationSink, mpsc::Receiver<Value>) {
     let (sender, receiver) = mpsc::channel(NOTIFICATION_QUEUE);
-    (
-        NotificationSink(Kind::Channel(sender)),
-        NotificationReader(Reader::Channel(receiver)),
-    )
+    (NotificationSink(Kind::Channel(sender)), receiver)
 }
 
 /// [`notification_channel`], allocated only when the first notification is

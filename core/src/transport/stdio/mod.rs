@@ -14,6 +14,7 @@
 mod client;
 mod lines;
 mod outgoing;
+mod output;
 #[cfg(unix)]
 mod pipes;
 /// Where stdin and stdout cannot be polled by the runtime (not Unix), they

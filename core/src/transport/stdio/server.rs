@@ -8,12 +8,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::lines::{LineRead, read_line_bounded};
+use super::output::Output;
 use crate::legacy::{self, Session};
 use crate::net::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::protocol::jsonrpc::{
@@ -22,7 +23,7 @@ use crate::protocol::jsonrpc::{
 use crate::protocol::methods::NOTIFICATIONS_CANCELLED;
 use crate::protocol::{Method, codes};
 use crate::rpc::{DuplicateId, InFlight, duplicate_id_error};
-use crate::server::{NotificationReader, NotificationSink, Server, notification_channel};
+use crate::server::{NotificationSink, Server, polled_notification_channel};
 use crate::{Error, McpError};
 
 /// Limits of the stdio transport. A client that stops reading its output
@@ -247,8 +248,9 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = notification_channel();
+    let (out_tx, out_rx) = polled_notification_channel();
     let (answers, answers_rx) = mpsc::channel::<Vec<u8>>(options.max_queued.max(1));
+    let output = Output::new(writer, out_rx, answers_rx);
     let slots = Arc::new(Semaphore::new(options.max_in_flight.max(1)));
     let writer_done = CancellationToken::new();
     let writer_done_rx = writer_done.clone();
@@ -256,12 +258,15 @@ where
     // its end of the pipe is gone, and nothing more is worth reading.
     let stop = output_gone;
     let output_failed = stop.clone();
-    let mut writer_task = tokio::spawn(async move {
-        let written = write_messages(writer, answers_rx, out_rx, writer_done_rx).await;
-        if written.is_err() {
-            output_failed.cancel();
+    let mut writer_task = tokio::spawn({
+        let output = output.clone();
+        async move {
+            let written = output.run(writer_done_rx).await;
+            if written.is_err() {
+                output_failed.cancel();
+            }
+            written
         }
-        written
     });
     let in_flight: Running = Arc::default();
     let mut tasks = JoinSet::new();
@@ -321,6 +326,7 @@ where
                     server: &server,
                     notes: &out_tx,
                     answers: &answers,
+                    output: &output,
                     tasks: &mut tasks,
                 };
                 match (&legacy, message) {
@@ -456,6 +462,7 @@ struct Lane<'a> {
     server: &'a Server,
     notes: &'a NotificationSink,
     answers: &'a Answers,
+    output: &'a Arc<Output>,
     tasks: &'a mut JoinSet<()>,
 }
 
@@ -543,6 +550,9 @@ impl Lane<'_> {
         let answers = self.answers.clone();
         let tasks = self.tasks;
         let alone = tasks.is_empty();
+        // Alone, its answer is written at once if nothing waits before it
+        // (`Output::answer_now`); with others, answers are batched.
+        let output = alone.then(|| self.output.clone());
         let request = Box::pin(async move {
             // Boxed: the request's future is a few KiB, and the spawned
             // task would be as large, copied whole on every spawn.
@@ -562,7 +572,14 @@ impl Lane<'_> {
                     if !was_cancelled {
                         // Written as the HTTP endpoint writes it: a text
                         // result without building its tree.
-                        let _ = answers.send(reply.message.to_json_bytes()).await;
+                        let answer = reply.message.to_json_bytes();
+                        let queued = match &output {
+                            Some(output) => output.answer_now(answer).err(),
+                            None => Some(answer),
+                        };
+                        if let Some(answer) = queued {
+                            let _ = answers.send(answer).await;
+                        }
                     }
                 }
                 _ = cancel.cancelled() => {}
@@ -634,76 +651,8 @@ fn start_at_once(tasks: &mut JoinSet<()>, mut request: Pin<Box<dyn Future<Output
     }
 }
 
-/// Writes queued messages, one per line, flushing whenever both queues run
-/// dry so a burst costs one flush rather than one per message.
-///
-/// A request's notifications (progress, logs) go out before its answer: its
-/// task queued them before the answer, so they are in `notes` by the time
-/// the answer is received, and are written first.
-async fn write_messages<W: AsyncWrite + Unpin>(
-    writer: W,
-    mut answers: mpsc::Receiver<Vec<u8>>,
-    mut notes: NotificationReader,
-    done: CancellationToken,
-) -> Result<(), Error> {
-    let mut writer = BufWriter::with_capacity(64 * 1024, writer);
-    let mut buf = Vec::with_capacity(4096);
-    loop {
-        let answer = tokio::select! {
-            biased;
-            Some(note) = notes.recv() => {
-                write_line(&mut writer, &mut buf, &note).await?;
-                None
-            }
-            Some(answer) = answers.recv() => Some(answer),
-            // Everything queued so far is still written below.
-            _ = done.cancelled() => {
-                while let Ok(note) = notes.try_recv() {
-                    write_line(&mut writer, &mut buf, &note).await?;
-                }
-                while let Ok(answer) = answers.try_recv() {
-                    write_bytes_line(&mut writer, &answer).await?;
-                }
-                break;
-            }
-        };
-        if let Some(answer) = answer {
-            while let Ok(note) = notes.try_recv() {
-                write_line(&mut writer, &mut buf, &note).await?;
-            }
-            write_bytes_line(&mut writer, &answer).await?;
-        }
-        if notes.is_empty() && answers.is_empty() {
-            writer.flush().await?;
-        }
-    }
-    writer.flush().await?;
-    Ok(())
-}
-
-/// An answer serialised for [`write_messages`] (serialising a `Value`
+/// An answer serialised for the output queue (serialising a `Value`
 /// cannot fail).
 fn json_bytes(message: &Value) -> Vec<u8> {
     serde_json::to_vec(message).unwrap_or_default()
-}
-
-async fn write_bytes_line<W: AsyncWrite + Unpin>(
-    writer: &mut BufWriter<W>,
-    message: &[u8],
-) -> Result<(), Error> {
-    writer.write_all(message).await?;
-    writer.write_all(b"\n").await?;
-    Ok(())
-}
-
-async fn write_line<W: AsyncWrite + Unpin>(
-    writer: &mut BufWriter<W>,
-    buf: &mut Vec<u8>,
-    message: &Value,
-) -> Result<(), Error> {
-    buf.clear();
-    serde_json::to_writer(&mut *buf, message)?;
-    buf.push(b'\n');
-    writer.write_all(buf).await?;
-    Ok(())
 }
