@@ -306,27 +306,15 @@ impl CompletedResult<'_> {
                     // Its members as written (borrowed; one with escapes in
                     // its name is read into a tree); not an object:
                     // replaced, as it must be one.
-                    if let Ok(upstream_meta) =
-                        serde_json::from_str::<BTreeMap<&str, &RawValue>>(value.get())
-                    {
-                        map.serialize_entry(
-                            key,
-                            &MetaWithServerInfo {
-                                handler_meta: &upstream_meta,
-                                info: identity.info_raw(),
-                            },
-                        )?;
+                    let info = identity.info_raw();
+                    let as_written = serde_json::from_str::<BTreeMap<&str, &RawValue>>(value.get());
+                    if let Ok(handler_meta) = &as_written {
+                        map.serialize_entry(key, &MetaWithServerInfo { handler_meta, info })?;
                         wrote_meta = true;
-                    } else if let Ok(upstream_meta) =
-                        serde_json::from_str::<Map<String, Value>>(value.get())
+                    } else if let Ok(handler_meta) =
+                        &serde_json::from_str::<Map<String, Value>>(value.get())
                     {
-                        map.serialize_entry(
-                            key,
-                            &MetaWithServerInfo {
-                                handler_meta: &upstream_meta,
-                                info: identity.info_raw(),
-                            },
-                        )?;
+                        map.serialize_entry(key, &MetaWithServerInfo { handler_meta, info })?;
                         wrote_meta = true;
                     }
                 }
