@@ -115,25 +115,16 @@ impl Upstream {
     /// error as it is; anything else (unreachable, timed out, a malformed
     /// answer) as an internal error naming the upstream.
     pub(crate) fn failed(&self, error: &Error) -> HandlerError {
-        match error {
-            Error::Mcp(e) => HandlerError::Protocol(e.clone()),
-            other if self.label.is_empty() => {
-                HandlerError::Protocol(McpError::internal(format!("upstream: {other}")))
-            }
-            other => HandlerError::Protocol(McpError::internal(format!(
-                "upstream {}: {other}",
-                self.label
-            ))),
-        }
+        HandlerError::Protocol(self.error(error))
     }
-}
 
-impl Upstream {
-    /// [`Upstream::failed`] as a relayed call answers it: a JSON-RPC error.
-    fn relay_failed(&self, error: &Error) -> McpError {
-        match self.failed(error) {
-            HandlerError::Protocol(error) => error,
-            HandlerError::Tool(message) => McpError::internal(message),
+    /// [`Upstream::failed`] as a JSON-RPC error (what a relayed call
+    /// answers).
+    fn error(&self, error: &Error) -> McpError {
+        match error {
+            Error::Mcp(e) => e.clone(),
+            other if self.label.is_empty() => McpError::internal(format!("upstream: {other}")),
+            other => McpError::internal(format!("upstream {}: {other}", self.label)),
         }
     }
 }
@@ -157,7 +148,7 @@ impl crate::server::Relay for Relayed {
     ) -> crate::BoxFuture<Result<Box<RawValue>, McpError>> {
         let upstream = self.upstream.clone();
         Box::pin(async move {
-            let failed = |error: &Error| upstream.relay_failed(error);
+            let failed = |error: &Error| upstream.error(error);
             match upstream.client.send_raw_as_is(method, params).await {
                 Ok(result) if result.get().starts_with('{') => Ok(result),
                 Ok(other) => Err(failed(&Error::Protocol(format!(

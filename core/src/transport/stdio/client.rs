@@ -98,10 +98,8 @@ impl Client {
             Some(out_of_call.notifications(&options)),
             Some(out_of_call.requests(&options)),
             options.limits,
+            peer,
         );
-        if let Some(conn) = lock_unpoisoned(&transport.connection).as_ref() {
-            *lock_unpoisoned(&conn.peer) = peer;
-        }
         Self::from_transport(Arc::new(transport), options, out_of_call)
     }
 }
@@ -287,6 +285,7 @@ impl StdioTransport {
         on_notification: Option<NotificationCallback>,
         server_requests: Option<ServerRequestHandler>,
         limits: ClientLimits,
+        peer: Option<tokio::task::JoinHandle<()>>,
     ) -> StdioTransport
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -307,6 +306,7 @@ impl StdioTransport {
             },
             None,
         );
+        *lock_unpoisoned(&conn.peer) = peer;
         StdioTransport {
             source: Source::Stream,
             stderr: StderrMode::Null,
@@ -543,21 +543,19 @@ impl Drop for CancelOnDrop {
         if self.pending.take(&id).is_none() {
             return;
         }
-        {
-            let mut params = Map::new();
-            params.insert(
-                "requestId".into(),
-                serde_json::to_value(&id).unwrap_or(Value::Null),
-            );
-            params.insert(
-                "reason".into(),
-                Value::from("request abandoned by the client"),
-            );
-            let _ = self.outgoing.send(line_bytes(&notification_value(
-                methods::NOTIFICATIONS_CANCELLED,
-                Some(&params),
-            )));
-        }
+        let mut params = Map::new();
+        params.insert(
+            "requestId".into(),
+            serde_json::to_value(&id).unwrap_or(Value::Null),
+        );
+        params.insert(
+            "reason".into(),
+            Value::from("request abandoned by the client"),
+        );
+        let _ = self.outgoing.send(line_bytes(&notification_value(
+            methods::NOTIFICATIONS_CANCELLED,
+            Some(&params),
+        )));
     }
 }
 
@@ -692,9 +690,8 @@ async fn stop(conn: Arc<Connection>, exit_wait: Duration) {
         // A stream handed in (an in-memory server, say): its peer sees the
         // end and closes its side; wait for that so the reader and what it
         // holds are gone when `close` returns (a C program may exit right
-        // after). A peer that never closes is cut off.
-        // The same for the task serving the other end, when it is ours (an
-        // in-memory server ends once it has read the end of its input).
+        // after); the same for the task serving the other end when it is
+        // ours (an in-memory server). A peer that never closes is cut off.
         let deadline = tokio::time::Instant::now() + STREAM_CLOSE_GRACE;
         let reader = lock_unpoisoned(&conn.reader).take();
         let peer = lock_unpoisoned(&conn.peer).take();

@@ -228,10 +228,9 @@ impl State {
         while at < line.len() {
             match writer.as_mut().poll_write(&mut cx, &line[at..]) {
                 Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => return Written::Failed,
-                Poll::Ready(Ok(n)) => {
-                    at += n;
-                    self.written = self.written.saturating_add(n);
-                }
+                // Not counted in `written`: only the writer task's writes
+                // are, until the server serves, and this runs after.
+                Poll::Ready(Ok(n)) => at += n,
                 Poll::Pending => return Written::Part(at),
             }
         }

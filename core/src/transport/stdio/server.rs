@@ -553,12 +553,11 @@ impl Lane<'_> {
         // Alone, its answer is written at once if nothing waits before it
         // (`Output::answer_now`); with others, answers are batched.
         let output = alone.then(|| self.output.clone());
+        // Boxed once, whole: the request's future is a few KiB, polled here
+        // first and moved into a task only if it has to wait.
         let request = Box::pin(async move {
-            // Boxed: the request's future is a few KiB, and the spawned
-            // task would be as large, copied whole on every spawn.
-            let run = Box::pin(server.execute(prepared, cancel.clone(), Some(notes)));
             tokio::select! {
-                reply = run => {
+                reply = server.execute(prepared, cancel.clone(), Some(notes)) => {
                     // Nothing may be sent for a cancelled request.
                     let was_cancelled = cancel.is_cancelled();
                     // The request is over: work its handler left running
