@@ -84,3 +84,85 @@ async fn a_lone_request_that_waits_is_answered_and_does_not_hold_up_others() {
         .unwrap()
         .unwrap();
 }
+
+/// How many tasks the runtime has while `probe` runs, one call alone and
+/// one beside an open subscription (`subscriptions/listen`, which waits for
+/// events as long as the client keeps it): a subscription only waits, so
+/// the request beside it is alone too and runs on the reading task, with
+/// no task of its own.
+#[tokio::test]
+async fn a_request_beside_an_open_subscription_is_still_run_at_once() {
+    let server = server_with(ServerOptions::default());
+    server
+        .add_tool(
+            Tool::new("probe", json!({"type": "object"})),
+            |_ctx: RequestContext, _args: Value| async {
+                let tasks = tokio::runtime::Handle::current()
+                    .metrics()
+                    .num_alive_tasks();
+                Ok(ToolOutput::Value(json!(tasks)))
+            },
+        )
+        .unwrap();
+    let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, from_server) = tokio::io::duplex(1 << 16);
+    let serving = tokio::spawn(ferromcp::transport::stdio::serve(
+        server, server_in, server_out,
+    ));
+    let mut lines = BufReader::new(from_server).lines();
+    let mut send = async |message: Value| {
+        to_server
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    };
+    let mut next_line = async || {
+        let line = tokio::time::timeout(TIMEOUT, lines.next_line())
+            .await
+            .expect("a line in time")
+            .unwrap()
+            .expect("a line, not the end");
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    let probe = |id: u64| request(id, "tools/call", json!({"name": "probe", "arguments": {}}));
+    let tasks_seen = |answer: &Value| {
+        answer["result"]["structuredContent"]["result"]
+            .as_u64()
+            .or_else(|| {
+                answer["result"]["content"][0]["text"]
+                    .as_str()
+                    .and_then(|t| t.parse().ok())
+            })
+            .unwrap_or_else(|| panic!("a task count in {answer}"))
+    };
+
+    send(probe(1)).await;
+    let alone = tasks_seen(&next_line().await);
+
+    send(request(
+        2,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    ))
+    .await;
+    let ack = next_line().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    send(probe(3)).await;
+    let answer = next_line().await;
+    assert_eq!(answer["id"], 3, "{answer}");
+    // The subscription's own task is the one more.
+    assert_eq!(
+        tasks_seen(&answer),
+        alone + 1,
+        "a request beside a subscription got a task of its own"
+    );
+
+    // The client is gone: the subscription ends (nothing is written for
+    // it), and the server with it.
+    drop(to_server);
+    tokio::time::timeout(TIMEOUT, serving)
+        .await
+        .expect("the server ends at end of input")
+        .unwrap()
+        .unwrap();
+}

@@ -269,7 +269,7 @@ where
         }
     });
     let in_flight: Running = Arc::default();
-    let mut tasks = JoinSet::new();
+    let mut tasks = Tasks::default();
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::with_capacity(4096);
     // Set when the client opens with a legacy `initialize`: the whole
@@ -306,7 +306,7 @@ where
                 break;
             }
         };
-        while tasks.try_join_next().is_some() {}
+        tasks.reap();
         let reply = match bytes {
             Line::Reply(reply) => Some(reply),
             Line::Message(message) => {
@@ -388,16 +388,13 @@ where
         // requests get a grace period to deliver answers it may still read.
         in_flight.cancel_where(|(_, is_listen)| *is_listen);
     }
-    let drained = tokio::time::timeout(options.drain_grace, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
+    let drained = tokio::time::timeout(options.drain_grace, tasks.join_all()).await;
     if drained.is_err() {
         in_flight.cancel_where(|_| true);
         // A task may be waiting for room in the output queue, which a
         // client that does not read never makes: abort rather than wait.
         tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
+        tasks.join_all().await;
     }
     drop(out_tx);
     drop(answers);
@@ -424,6 +421,35 @@ where
         }
     }
     Ok(())
+}
+
+/// The tasks of a connection's requests, with its subscriptions
+/// (`subscriptions/listen`, which wait for events as long as the client
+/// keeps them) kept apart: whether a request is alone
+/// ([`start_at_once`]) is asked of the other requests only.
+#[derive(Default)]
+struct Tasks {
+    requests: JoinSet<()>,
+    listens: JoinSet<()>,
+}
+
+impl Tasks {
+    /// Frees the tasks that have ended.
+    fn reap(&mut self) {
+        while self.requests.try_join_next().is_some() {}
+        while self.listens.try_join_next().is_some() {}
+    }
+
+    /// Waits for every task to end.
+    async fn join_all(&mut self) {
+        while self.requests.join_next().await.is_some() {}
+        while self.listens.join_next().await.is_some() {}
+    }
+
+    fn abort_all(&mut self) {
+        self.requests.abort_all();
+        self.listens.abort_all();
+    }
 }
 
 /// One line of input: a message to handle, or an error to answer at once.
@@ -463,7 +489,7 @@ struct Lane<'a> {
     notes: &'a NotificationSink,
     answers: &'a Answers,
     output: &'a Arc<Output>,
-    tasks: &'a mut JoinSet<()>,
+    tasks: &'a mut Tasks,
 }
 
 impl Lane<'_> {
@@ -479,7 +505,7 @@ impl Lane<'_> {
                 let session = session.clone();
                 let notes = self.notes.clone();
                 let answers = self.answers.clone();
-                self.tasks.spawn(async move {
+                self.tasks.requests.spawn(async move {
                     // A cancelled request is stopped and answers nothing:
                     // the rule every transport shares.
                     let reply = legacy::answer_request(
@@ -537,9 +563,9 @@ impl Lane<'_> {
             Err(rejection) => return Some(rejection.to_message()),
         };
         let id = prepared.request.id.clone();
+        let is_listen = prepared.is_listen();
         let cancel = CancellationToken::new();
-        let mut tracked = match in_flight.track(id.clone(), (cancel.clone(), prepared.is_listen()))
-        {
+        let mut tracked = match in_flight.track(id.clone(), (cancel.clone(), is_listen)) {
             Ok(tracked) => tracked,
             Err(DuplicateId(_)) => {
                 return Some(error_value(Some(&id), &duplicate_id_error(&id)));
@@ -549,7 +575,9 @@ impl Lane<'_> {
         let notes = self.notes.clone();
         let answers = self.answers.clone();
         let tasks = self.tasks;
-        let alone = tasks.is_empty();
+        // A subscription open meanwhile only waits: a request beside it is
+        // still alone.
+        let alone = !is_listen && tasks.requests.is_empty();
         // Alone, its answer is written at once if nothing waits before it
         // (`Output::answer_now`); with others, answers are batched.
         let output = alone.then(|| self.output.clone());
@@ -588,10 +616,13 @@ impl Lane<'_> {
             // request.
             drop(slot);
         });
-        if alone {
-            start_at_once(tasks, request);
+        if is_listen {
+            // It waits for events until the client ends it.
+            tasks.listens.spawn(request);
+        } else if alone {
+            start_at_once(&mut tasks.requests, request);
         } else {
-            tasks.spawn(request);
+            tasks.requests.spawn(request);
         }
         None
     }
