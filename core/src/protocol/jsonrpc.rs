@@ -5,6 +5,7 @@
 //! whatever id could be recovered, so the caller can still answer it.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -124,7 +125,7 @@ impl Message {
         // Straight into the envelope's members, without a JSON tree for the
         // envelope itself. Anything that is not an object (or not JSON)
         // takes the slow path, which words the error.
-        if let Ok(envelope) = parse_envelope(bytes, false) {
+        if let Ok(envelope) = parse_envelope(bytes, Members::WHOLE) {
             return envelope.classify();
         }
         Message::from_slow_path(bytes)
@@ -147,7 +148,7 @@ impl Message {
     /// assert_eq!(members.progress_token, Some(serde_json::json!("p")));
     /// ```
     pub fn from_slice_split_meta(bytes: &[u8]) -> Result<(Message, MetaMembers), EnvelopeError> {
-        let (mut message, meta, call) = Message::from_slice_split(bytes)?;
+        let (mut message, meta, call, _) = Message::from_slice_split(bytes, false)?;
         if let Message::Request(request) = &mut message {
             call.restore_into(&mut request.params);
         }
@@ -157,22 +158,30 @@ impl Message {
     /// [`Message::from_slice_split_meta`] that also reads a `tools/call`
     /// request's `name` and `arguments` apart (when its `method` comes
     /// before its `params`, as every client writes them); see
-    /// [`CallMembers`].
+    /// [`CallMembers`]. With `keep_call_params` (a server that may relay the
+    /// call: `server/relay.rs`), that request's params are also returned as
+    /// written, read in the same pass.
     pub(crate) fn from_slice_split(
         bytes: &[u8],
-    ) -> Result<(Message, MetaMembers, CallMembers), EnvelopeError> {
-        if let Ok(mut envelope) = parse_envelope(bytes, true) {
+        keep_call_params: bool,
+    ) -> Result<SplitMessage, EnvelopeError> {
+        let members = Members {
+            split_meta: true,
+            keep_call_params,
+        };
+        if let Ok(mut envelope) = parse_envelope(bytes, members) {
             let meta = std::mem::take(&mut envelope.meta);
             let call = std::mem::take(&mut envelope.call);
+            let call_params = envelope.call_params.take();
             let message = envelope.classify()?;
             // Only a request's params were split: a notification named
             // `tools/call` gets its members back.
             return Ok(match message {
                 Message::Notification(mut n) => {
                     call.restore_into(&mut n.params);
-                    (Message::Notification(n), meta, CallMembers::default())
+                    (Message::Notification(n), meta, CallMembers::default(), None)
                 }
-                other => (other, meta, call),
+                other => (other, meta, call, call_params),
             });
         }
         let mut message = Message::from_slow_path(bytes)?;
@@ -182,7 +191,7 @@ impl Message {
             Message::Response(_) => None,
         };
         let meta = MetaMembers::take_from(params);
-        Ok((message, meta, CallMembers::default()))
+        Ok((message, meta, CallMembers::default(), None))
     }
 
     /// Anything that is not an object (or not JSON): parsed as a tree, so
@@ -211,6 +220,7 @@ impl Message {
             error: obj.remove("error"),
             meta: MetaMembers::Absent,
             call: CallMembers::default(),
+            call_params: None,
         }
         .classify()
     }
@@ -228,6 +238,11 @@ impl Message {
     }
 }
 
+/// A message read by [`Message::from_slice_split`]: the message, its
+/// request's `_meta` and a `tools/call`'s `name` and `arguments` read apart,
+/// and that call's params as written when they were asked for.
+pub(crate) type SplitMessage = (Message, MetaMembers, CallMembers, Option<Box<RawValue>>);
+
 /// The members of a JSON-RPC message object that matter; any others are
 /// ignored. A member given twice keeps its last value, as in a JSON object.
 #[derive(Default)]
@@ -242,29 +257,30 @@ struct Envelope {
     meta: MetaMembers,
     /// A `tools/call`'s `name` and `arguments`, split out with `_meta`.
     call: CallMembers,
+    /// A `tools/call`'s params as written, when asked for.
+    call_params: Option<Box<RawValue>>,
 }
 
-/// Parses the envelope's members straight from `bytes`; with `split_meta`,
-/// `params._meta` goes to [`Envelope::meta`].
+/// Parses the envelope's members straight from `bytes`, as `members` asks.
 ///
 /// The bytes are checked for UTF-8 once, as a whole, and then read as a
 /// `str`: read from a slice, serde_json checks each string on its own (the
 /// member names included), and on a small request those twenty-odd short
 /// checks cost about 1,870 instructions where the one pass costs 290.
 /// Bytes that are not UTF-8 are read as before, so the error is the same.
-fn parse_envelope(bytes: &[u8], split_meta: bool) -> Result<Envelope, serde_json::Error> {
+fn parse_envelope(bytes: &[u8], members: Members) -> Result<Envelope, serde_json::Error> {
     match std::str::from_utf8(bytes) {
-        Ok(text) => parse_envelope_from(serde_json::Deserializer::from_str(text), split_meta),
-        Err(_) => parse_envelope_from(serde_json::Deserializer::from_slice(bytes), split_meta),
+        Ok(text) => parse_envelope_from(serde_json::Deserializer::from_str(text), members),
+        Err(_) => parse_envelope_from(serde_json::Deserializer::from_slice(bytes), members),
     }
 }
 
 fn parse_envelope_from<'de, R: serde_json::de::Read<'de>>(
     mut deserializer: serde_json::Deserializer<R>,
-    split_meta: bool,
+    members: Members,
 ) -> Result<Envelope, serde_json::Error> {
     use serde::de::DeserializeSeed;
-    let envelope = Members { split_meta }.deserialize(&mut deserializer)?;
+    let envelope = members.deserialize(&mut deserializer)?;
     deserializer.end()?;
     Ok(envelope)
 }
@@ -399,9 +415,21 @@ impl<'de> Deserialize<'de> for Member {
     }
 }
 
-/// Reads an [`Envelope`]; `split_meta` as in [`parse_envelope`].
+/// Reads an [`Envelope`]: with `split_meta`, `params._meta` (and a
+/// `tools/call`'s `name` and `arguments`) go to their own members; with
+/// `keep_call_params` too, a `tools/call`'s params as written.
+#[derive(Clone, Copy)]
 struct Members {
     split_meta: bool,
+    keep_call_params: bool,
+}
+
+impl Members {
+    /// Everything in the params' tree.
+    const WHOLE: Members = Members {
+        split_meta: false,
+        keep_call_params: false,
+    };
 }
 
 impl<'de> serde::de::DeserializeSeed<'de> for Members {
@@ -430,7 +458,20 @@ impl<'de> serde::de::Visitor<'de> for Members {
                 Member::Params if self.split_meta => {
                     let split_call = matches!(&envelope.method,
                         Some(Value::String(m)) if m == super::methods::TOOLS_CALL);
-                    let params = map.next_value_seed(ParamsSeed { split_call })?;
+                    let params = if split_call && self.keep_call_params {
+                        // Borrowed as written, then read: one pass over the
+                        // message, and the params' bytes copied once.
+                        let written: &'de RawValue = map.next_value()?;
+                        let params = serde::de::DeserializeSeed::deserialize(
+                            ParamsSeed { split_call },
+                            &mut serde_json::Deserializer::from_str(written.get()),
+                        )
+                        .map_err(serde::de::Error::custom)?;
+                        envelope.call_params = Some(written.to_owned());
+                        params
+                    } else {
+                        map.next_value_seed(ParamsSeed { split_call })?
+                    };
                     envelope.params = Some(params.rest);
                     envelope.meta = params.meta;
                     envelope.call = params.call;
@@ -566,63 +607,92 @@ mod tests {
 
     #[test]
     fn a_calls_name_and_arguments_are_read_apart_losslessly() {
-        let cases: &[(&str, bool)] = &[
-            // (message, whether its name and arguments are read apart)
+        let cases: &[(&str, bool, Option<&str>)] = &[
+            // (message, whether its name and arguments are read apart, its
+            // params as written when they are kept)
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":1},"x":2}}"#,
                 true,
+                Some(
+                    r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":1},"x":2}"#,
+                ),
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7,"arguments":null,"name":"last"}}"#,
                 true,
+                Some(r#"{"name":7,"arguments":null,"name":"last"}"#),
+            ),
+            // As written: spacing and escapes are kept.
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params": { "name" : "e\u0063ho", "arguments":{"b":1,"a":2}} }"#,
+                true,
+                Some(r#"{ "name" : "e\u0063ho", "arguments":{"b":1,"a":2}}"#),
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
                 false,
+                Some("{}"),
             ),
             // `method` after `params`: not known in time, read as a tree.
             (
                 r#"{"jsonrpc":"2.0","id":1,"params":{"name":"echo"},"method":"tools/call"}"#,
                 false,
+                None,
             ),
             // Other methods keep theirs in the params.
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":{}}}"#,
                 false,
+                None,
             ),
             // A notification keeps its params whole.
             (
                 r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}"#,
                 false,
+                None,
             ),
             (
                 r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
                 false,
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":}}"#,
+                false,
+                None,
             ),
         ];
-        for (case, split) in cases {
-            let parsed = Message::from_slice_split(case.as_bytes());
-            let (message, meta, call) = match parsed {
-                Ok(parts) => parts,
-                Err(e) => {
-                    assert_eq!(Err(e), Message::from_slice(case.as_bytes()), "{case}");
-                    continue;
+        for keep_call_params in [false, true] {
+            for (case, split, kept) in cases {
+                let parsed = Message::from_slice_split(case.as_bytes(), keep_call_params);
+                let (message, meta, call, call_params) = match parsed {
+                    Ok(parts) => parts,
+                    Err(e) => {
+                        assert_eq!(Err(e), Message::from_slice(case.as_bytes()), "{case}");
+                        continue;
+                    }
+                };
+                assert_eq!(!call.is_empty(), *split, "{case}");
+                let expected = if keep_call_params { *kept } else { None };
+                assert_eq!(
+                    call_params.as_deref().map(RawValue::get),
+                    expected,
+                    "{case}"
+                );
+                let mut message = message;
+                match &mut message {
+                    Message::Request(r) => {
+                        call.restore_into(&mut r.params);
+                        meta.restore_into(&mut r.params);
+                    }
+                    Message::Notification(n) => {
+                        assert!(call.is_empty(), "{case}");
+                        meta.restore_into(&mut n.params);
+                    }
+                    Message::Response(_) => assert!(call.is_empty(), "{case}"),
                 }
-            };
-            assert_eq!(!call.is_empty(), *split, "{case}");
-            let mut message = message;
-            match &mut message {
-                Message::Request(r) => {
-                    call.restore_into(&mut r.params);
-                    meta.restore_into(&mut r.params);
-                }
-                Message::Notification(n) => {
-                    assert!(call.is_empty(), "{case}");
-                    meta.restore_into(&mut n.params);
-                }
-                Message::Response(_) => assert!(call.is_empty(), "{case}"),
+                assert_eq!(Ok(message), Message::from_slice(case.as_bytes()), "{case}");
             }
-            assert_eq!(Ok(message), Message::from_slice(case.as_bytes()), "{case}");
         }
     }
 

@@ -11,6 +11,7 @@
 
 use http::HeaderMap;
 use serde_json::json;
+use serde_json::value::RawValue;
 use std::sync::Arc;
 
 use super::Server;
@@ -24,29 +25,31 @@ use crate::McpError;
 use crate::protocol::jsonrpc::{CallMembers, MetaMembers, Request};
 use crate::protocol::{MODERN_PROTOCOL_VERSIONS, Method, codes};
 
+/// What parsing read apart from a request's params
+/// (`Message::from_slice_split`): its `_meta`, a `tools/call`'s `name` and
+/// `arguments`, and that call's params as written.
+pub(crate) type Split = (MetaMembers, CallMembers, Option<Box<RawValue>>);
+
 impl Server {
     /// Reads and checks the per-request `_meta`.
     fn prepare(&self, mut request: Request) -> Result<Prepared, Rejection> {
         let meta = MetaMembers::take_from(request.params.as_mut());
-        self.prepare_split(request, meta, CallMembers::default())
+        self.prepare_split(request, (meta, CallMembers::default(), None))
     }
 
     /// [`Server::prepare`] for a request whose `_meta` (and, for a
-    /// `tools/call`, `name` and `arguments`) were read apart from its params
-    /// while parsing (`Message::from_slice_split`).
-    fn prepare_split(
-        &self,
-        request: Request,
-        meta: MetaMembers,
-        call: CallMembers,
-    ) -> Result<Prepared, Rejection> {
+    /// `tools/call`, `name` and `arguments`, and its params as written when
+    /// a relay may take it) were read apart from its params while parsing
+    /// (`Message::from_slice_split`).
+    fn prepare_split(&self, request: Request, split: Split) -> Result<Prepared, Rejection> {
+        let (meta, call, call_params) = split;
         match parse_request_meta(meta) {
             Ok(meta) => Ok(Prepared {
                 method: Method::from_name(&request.method),
                 meta,
                 request,
                 call,
-                raw: None,
+                call_params,
             }),
             Err(why) => Err(Rejection::new(
                 Some(request.id),
@@ -117,17 +120,10 @@ impl Server {
     pub(crate) fn admit_split(
         &self,
         request: Request,
-        split: (MetaMembers, CallMembers),
-        raw: &[u8],
+        split: Split,
     ) -> Result<Prepared, Rejection> {
-        let (meta, call) = split;
-        let mut prepared = self.prepare_split(request, meta, call)?;
+        let prepared = self.prepare_split(request, split)?;
         self.admit(&prepared)?;
-        // Copied only where a relay may forward it (the line's buffer is
-        // reused).
-        if self.has_relay() {
-            prepared.raw = Some(bytes::Bytes::copy_from_slice(raw));
-        }
         Ok(prepared)
     }
 
@@ -140,17 +136,11 @@ impl Server {
     pub(crate) fn admit_http(
         &self,
         request: Request,
-        split: (MetaMembers, CallMembers),
+        split: Split,
         headers: HeaderMap,
         auth: Option<Arc<AuthInfo>>,
-        raw: bytes::Bytes,
     ) -> Result<Prepared, Rejection> {
-        let (meta, call) = split;
-        let mut prepared = self.prepare_split(request, meta, call)?;
-        // Kept only where a relay may forward it.
-        if self.has_relay() {
-            prepared.raw = Some(raw);
-        }
+        let mut prepared = self.prepare_split(request, split)?;
         check_headers(&headers, &prepared)?;
         check_param_headers(&headers, self, &prepared)?;
         self.admit(&prepared)?;

@@ -124,11 +124,11 @@ impl Server {
     /// caller drops this future and nothing more is produced.
     pub(crate) async fn execute(
         &self,
-        prepared: Prepared,
+        mut prepared: Prepared,
         cancel: CancellationToken,
         sink: Option<NotificationSink>,
     ) -> Reply {
-        if let Some((relay, params)) = self.relay_for(&prepared) {
+        if let Some((relay, params)) = self.relay_for(&mut prepared) {
             // Boxed: the commonest path's future keeps its size.
             return Box::pin(self.execute_relayed(relay, prepared.request.id, params)).await;
         }

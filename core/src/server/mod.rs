@@ -36,6 +36,7 @@ mod visibility;
 /// [`crate::protocol`] and named here too because handlers use it.
 pub use crate::protocol::InputKind;
 pub use crate::protocol::LoggingLevel;
+pub(crate) use admission::Split;
 #[cfg(feature = "redis")]
 pub use bus::redis::RedisBus;
 pub use bus::{BusDelivery, BusInbox, BusReceiver, EVENT_BUS_ENV, EventBus, LocalBus, bus_for_url};

@@ -20,9 +20,10 @@ pub(crate) struct Prepared {
     /// A `tools/call`'s `name` and `arguments` when they were read apart
     /// from `request.params` (see [`CallMembers`]); empty otherwise.
     pub(crate) call: CallMembers,
-    /// The message as it arrived (HTTP), for a relay that forwards its
-    /// params as they are (`server/relay.rs`); `None` elsewhere.
-    pub(crate) raw: Option<bytes::Bytes>,
+    /// A `tools/call`'s params as they arrived, for a relay that forwards
+    /// them as they are (`server/relay.rs`); read only where a relay may
+    /// take the call, `None` elsewhere.
+    pub(crate) call_params: Option<Box<serde_json::value::RawValue>>,
 }
 
 impl Prepared {

@@ -13,8 +13,8 @@
 //! `requestState`.
 //!
 //! The request goes upstream as bytes: its params as the client wrote them
-//! (the transports keep a relaying server's request bytes:
-//! `Prepared::raw`), and the upstream's result comes back as it wrote it
+//! (a relaying server's transports keep them, read in the same pass as the
+//! rest of the request: `Prepared::call_params`), and the upstream's result comes back as it wrote it
 //! (`ResultObject::Raw`), written out with this server's identity in its
 //! `_meta`. Neither is built into a tree and written again.
 
@@ -44,18 +44,6 @@ pub(crate) trait Relay: Send + Sync {
     ) -> BoxFuture<Result<Box<RawValue>, McpError>>;
 }
 
-/// The `params` of a JSON-RPC message, as written.
-fn raw_params(message: &[u8]) -> Option<Box<RawValue>> {
-    #[derive(serde::Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow)]
-        params: Option<&'a RawValue>,
-    }
-    let params = serde_json::from_slice::<Params<'_>>(message).ok()?.params?;
-    // Params are an object (admission read `_meta` from them).
-    params.get().starts_with('{').then(|| params.to_owned())
-}
-
 impl Server {
     /// Hands `tools/call` requests that nothing here would change to
     /// `relay` (see the module documentation). Set once.
@@ -63,16 +51,17 @@ impl Server {
         let _ = self.shared.relay.set(relay);
     }
 
-    /// Whether this server has a relay (its requests keep their bytes).
+    /// Whether this server has a relay (its calls keep their params as
+    /// written).
     pub(crate) fn has_relay(&self) -> bool {
         self.shared.relay.get().is_some()
     }
 
-    /// The relay and the params as written, when `prepared` may go
-    /// through it (a request that kept its bytes).
+    /// The relay and the params as written (taken from `prepared`), when
+    /// `prepared` may go through it (a call that kept its params).
     pub(super) fn relay_for(
         &self,
-        prepared: &Prepared,
+        prepared: &mut Prepared,
     ) -> Option<(std::sync::Arc<dyn Relay>, Box<RawValue>)> {
         let relay = self.shared.relay.get()?;
         let meta = &prepared.meta;
@@ -86,7 +75,8 @@ impl Server {
         if !(plain && relay.takes(&meta.protocol_version, wants_tasks)) {
             return None;
         }
-        let params = raw_params(prepared.raw.as_deref()?)?;
+        // Params are an object (admission read `_meta` from them).
+        let params = prepared.call_params.take()?;
         Some((relay.clone(), params))
     }
 
@@ -103,26 +93,5 @@ impl Server {
             .await
             .map(ResultObject::Raw);
         self.modern_reply(id, outcome)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn raw_params_are_the_params_as_written() {
-        let message = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e", "_meta":{"x/y":1},"arguments":{"b":1,"a":2}}}"#;
-        assert_eq!(
-            raw_params(message).map(|p| p.get().to_owned()).as_deref(),
-            Some(r#"{"name":"e", "_meta":{"x/y":1},"arguments":{"b":1,"a":2}}"#)
-        );
-        for refused in [
-            &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#[..],
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
-            br#"{"#,
-        ] {
-            assert!(raw_params(refused).is_none());
-        }
     }
 }

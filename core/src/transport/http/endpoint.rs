@@ -27,7 +27,7 @@ use crate::legacy::SessionStore;
 use crate::net::sse::message_event;
 use crate::protocol::Method as McpMethod;
 use crate::protocol::codes;
-use crate::protocol::jsonrpc::{CallMembers, Message, MetaMembers};
+use crate::protocol::jsonrpc::{Message, MetaMembers, SplitMessage};
 use crate::protocol::mcp_headers::SESSION_ID_HEADER;
 use crate::server::auth::AuthInfo;
 use crate::server::{Prepared, Server, lazy_notification_channel};
@@ -38,10 +38,6 @@ static SESSION_ID: header::HeaderName = header::HeaderName::from_static(SESSION_
 
 /// Frames of one SSE response waiting for the client to read them.
 const SSE_FRAME_QUEUE: usize = 64;
-
-/// A POST body parsed, with `_meta` and a call's members read apart
-/// ([`Message::from_slice_split`]), and the body as it came.
-type SplitMessage = (Message, MetaMembers, CallMembers, Bytes);
 
 /// Who is asking, as the gate found them.
 struct Caller {
@@ -226,10 +222,10 @@ impl Endpoint {
             self.options.body_read_timeout,
         )
         .await?;
-        match Message::from_slice_split(&bytes) {
-            Ok((message, meta, call)) => Ok((message, meta, call, bytes)),
-            Err(e) => Err(jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error)),
-        }
+        // A call's params as written are kept where a relay may forward
+        // them.
+        Message::from_slice_split(&bytes, self.server.has_relay())
+            .map_err(|e| jsonrpc_error(StatusCode::BAD_REQUEST, e.id, e.error))
     }
 
     /// Answers one parsed POST: the call's authorization, then either a
@@ -237,7 +233,7 @@ impl Endpoint {
     /// request to the server.
     async fn post(
         &self,
-        (mut message, mut meta, mut call, raw): SplitMessage,
+        (mut message, mut meta, mut call, call_params): SplitMessage,
         headers: HeaderMap,
         caller: Caller,
         peer: Option<IpAddr>,
@@ -314,7 +310,7 @@ impl Endpoint {
         };
         match self
             .server
-            .admit_http(request, (meta, call), headers, caller.auth, raw)
+            .admit_http(request, (meta, call, call_params), headers, caller.auth)
         {
             Ok(prepared) => self.run(prepared, peer_gone).await,
             Err(rejection) => rejection_response(rejection),

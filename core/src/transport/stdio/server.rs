@@ -17,13 +17,11 @@ use super::lines::{LineRead, read_line_bounded};
 use super::output::Output;
 use crate::legacy::{self, Session};
 use crate::net::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::protocol::jsonrpc::{
-    CallMembers, EnvelopeError, Message, MetaMembers, Request, RequestId, error_value,
-};
+use crate::protocol::jsonrpc::{EnvelopeError, Message, Request, RequestId, error_value};
 use crate::protocol::methods::NOTIFICATIONS_CANCELLED;
 use crate::protocol::{Method, codes};
 use crate::rpc::{DuplicateId, InFlight, duplicate_id_error};
-use crate::server::{NotificationSink, Server, polled_notification_channel};
+use crate::server::{NotificationSink, Server, Split, polled_notification_channel};
 use crate::{Error, McpError};
 
 /// Limits of the stdio transport. A client that stops reading its output
@@ -296,7 +294,7 @@ where
                 if bytes.is_empty() {
                     continue;
                 }
-                match Incoming::read(bytes, legacy.is_some()) {
+                match Incoming::read(bytes, legacy.is_some(), server.has_relay()) {
                     Ok(message) => Line::Message(message),
                     Err(e) => Line::Reply(error_value(e.id.as_ref(), &e.error)),
                 }
@@ -360,7 +358,7 @@ where
                                 Err(message) => Some(message),
                             }
                         }
-                        message => lane.handle_modern(message, line.trim_ascii(), &in_flight, slot),
+                        message => lane.handle_modern(message, &in_flight, slot),
                     },
                 }
             }
@@ -463,19 +461,22 @@ enum Incoming {
     /// A 2026-07-28 request read as the HTTP endpoint reads it: its `_meta`
     /// (and a `tools/call`'s `name` and `arguments`) apart from the params,
     /// without building them into the params' tree first.
-    Split(Request, MetaMembers, CallMembers),
+    Split(Request, Split),
     /// Anything else: a legacy session's messages, an `initialize` (which
     /// reads its `_meta` from the params), notifications and responses.
     Whole(Message),
 }
 
 impl Incoming {
-    fn read(bytes: &[u8], legacy: bool) -> Result<Incoming, EnvelopeError> {
+    /// `keep_call_params`: a call's params as written are kept too (where a
+    /// relay may forward them).
+    fn read(bytes: &[u8], legacy: bool, keep_call_params: bool) -> Result<Incoming, EnvelopeError> {
         if !legacy
-            && let Ok((Message::Request(request), meta, call)) = Message::from_slice_split(bytes)
+            && let Ok((Message::Request(request), meta, call, call_params)) =
+                Message::from_slice_split(bytes, keep_call_params)
             && Method::from_name(&request.method) != Some(Method::Initialize)
         {
-            return Ok(Incoming::Split(request, meta, call));
+            return Ok(Incoming::Split(request, (meta, call, call_params)));
         }
         // Read again whole: rare (a notification, a response, the
         // handshake), or an error to word.
@@ -542,19 +543,16 @@ impl Lane<'_> {
     }
 
     /// Handles one message of a 2026-07-28 connection (a legacy
-    /// `initialize` is the serve loop's), `raw` as it was read; the answer
-    /// to send at once, if any.
+    /// `initialize` is the serve loop's); the answer to send at once, if
+    /// any.
     fn handle_modern(
         self,
         message: Incoming,
-        raw: &[u8],
         in_flight: &Running,
         slot: Option<OwnedSemaphorePermit>,
     ) -> Option<Value> {
         let admitted = match message {
-            Incoming::Split(request, meta, call) => {
-                self.server.admit_split(request, (meta, call), raw)
-            }
+            Incoming::Split(request, split) => self.server.admit_split(request, split),
             Incoming::Whole(Message::Request(request)) => self.server.admit_request(request),
             Incoming::Whole(message) => return self.handle_modern_other(message, in_flight),
         };
