@@ -15,7 +15,7 @@ use super::meta_members::ParamsSeed;
 pub use super::meta_members::{CallMembers, MetaMembers, RawJson, ReservedMembers};
 
 /// A JSON-RPC request id: a string or an integer, never null.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// An integer id.
@@ -42,6 +42,36 @@ impl From<i64> for RequestId {
 impl From<&str> for RequestId {
     fn from(s: &str) -> Self {
         RequestId::String(s.to_owned())
+    }
+}
+
+/// Read straight from the token (an untagged enum would buffer it first:
+/// a client reads one per answer). An integer beyond `i64` or any other
+/// value is refused, as by [`RequestId::from_value`].
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Id;
+        impl serde::de::Visitor<'_> for Id {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(n))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<RequestId, E> {
+                i64::try_from(n)
+                    .map(RequestId::Number)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(s.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<RequestId, E> {
+                Ok(RequestId::String(s))
+            }
+        }
+        deserializer.deserialize_any(Id)
     }
 }
 
@@ -604,6 +634,36 @@ mod tests {
         }
     }
     use serde_json::json;
+
+    #[test]
+    fn request_ids_are_strings_or_integers_read_as_a_value_reads_them() {
+        for (text, expected) in [
+            ("7", Some(RequestId::Number(7))),
+            ("-3", Some(RequestId::Number(-3))),
+            ("9223372036854775807", Some(RequestId::Number(i64::MAX))),
+            ("9223372036854775808", None),
+            (r#""a\"b""#, Some(RequestId::String("a\"b".into()))),
+            (r#""""#, Some(RequestId::String(String::new()))),
+            ("1.0", None),
+            ("null", None),
+            ("true", None),
+            ("[1]", None),
+            (r#"{"id":1}"#, None),
+        ] {
+            let read = serde_json::from_str::<RequestId>(text).ok();
+            assert_eq!(read, expected, "{text}");
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(RequestId::from_value(&value), expected, "{text}");
+            assert_eq!(
+                serde_json::from_value::<RequestId>(value).ok(),
+                expected,
+                "{text}"
+            );
+            if let Some(id) = read {
+                assert_eq!(serde_json::to_string(&id).unwrap(), text, "{text}");
+            }
+        }
+    }
 
     #[test]
     fn a_calls_name_and_arguments_are_read_apart_losslessly() {

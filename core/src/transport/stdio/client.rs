@@ -172,6 +172,21 @@ struct RawRequestOut<'a> {
     params: &'a RawValue,
 }
 
+impl RawRequestOut<'_> {
+    /// The request as a line, written into a buffer sized once (the
+    /// params are most of it).
+    fn line(&self) -> Vec<u8> {
+        // The members around the params, with room for the id and method.
+        const ENVELOPE: usize = 96;
+        let mut line = Vec::with_capacity(self.params.get().len() + ENVELOPE);
+        if serde_json::to_writer(&mut line, self).is_err() {
+            line.clear();
+        }
+        line.push(b'\n');
+        line
+    }
+}
+
 impl serde::Serialize for RawRequestOut<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
@@ -616,11 +631,12 @@ impl ClientTransport for StdioTransport {
             notifications: None,
             progress_token: None,
         };
-        let line = line_bytes(&RawRequestOut {
+        let line = RawRequestOut {
             id: &id,
             method,
             params: &params,
-        });
+        }
+        .line();
         conn.start(id, entry, line, rx, counted)
     }
 
