@@ -731,6 +731,20 @@ async fn a_proxy_relays_plain_calls_as_they_are() {
             },
         )
         .unwrap();
+    upstream_server
+        .add_tool(
+            Tool::new(
+                "regional",
+                json!({
+                    "type": "object",
+                    "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+                }),
+            ),
+            |_ctx: RequestContext, args: Value| async move {
+                Ok(ToolOutput::text(format!("in {}", args["region"])))
+            },
+        )
+        .unwrap();
     let upstream_client = over_stdio(upstream_server, era(EraPreference::Modern));
     let proxy = Server::proxy(upstream_client).await.unwrap();
     let (url, _proxy) = serve_http(proxy.clone()).await;
@@ -778,6 +792,26 @@ async fn a_proxy_relays_plain_calls_as_they_are() {
         .await
         .unwrap();
     assert_eq!(text(&asked), "hi Ada");
+    // A relaying server leaves a call's arguments unread until it knows
+    // the call is not relayed: on the full path they are read after all,
+    // over HTTP and over stdio.
+    let echoed = client
+        .call_tool_with("echo", json!({"text": "full"}), &with_progress)
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "up: full");
+    let echoed = stdio_client
+        .call_tool_with("echo", json!({"text": "full"}), &with_progress)
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "up: full");
+    // An argument mirrored in a header is compared with the body's, which
+    // is read for it; the call is then relayed.
+    let regional = client
+        .call_tool("regional", json!({"region": "eu"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&regional), "in \"eu\"");
     assert!(
         updates.load(std::sync::atomic::Ordering::SeqCst) >= 1,
         "progress routed back"

@@ -190,7 +190,10 @@ impl Message {
     /// before its `params`, as every client writes them); see
     /// [`CallMembers`]. With `keep_call_params` (a server that may relay the
     /// call: `server/relay.rs`), that request's params are also returned as
-    /// written, read in the same pass.
+    /// written, read in the same pass, and its `arguments` are left unread
+    /// (a relay forwards them as written;
+    /// [`CallMembers::read_deferred_arguments`] reads them from the params
+    /// where they are needed after all).
     pub(crate) fn from_slice_split(
         bytes: &[u8],
         keep_call_params: bool,
@@ -490,17 +493,27 @@ impl<'de> serde::de::Visitor<'de> for Members {
                         Some(Value::String(m)) if m == super::methods::TOOLS_CALL);
                     let params = if split_call && self.keep_call_params {
                         // Borrowed as written, then read: one pass over the
-                        // message, and the params' bytes copied once.
+                        // message, and the params' bytes copied once. The
+                        // arguments are left unread: a relay forwards them
+                        // as written (`CallMembers::read_deferred_arguments`
+                        // reads them where they are needed after all).
                         let written: &'de RawValue = map.next_value()?;
+                        let seed = ParamsSeed {
+                            split_call,
+                            defer_arguments: true,
+                        };
                         let params = serde::de::DeserializeSeed::deserialize(
-                            ParamsSeed { split_call },
+                            seed,
                             &mut serde_json::Deserializer::from_str(written.get()),
                         )
                         .map_err(serde::de::Error::custom)?;
                         envelope.call_params = Some(written.to_owned());
                         params
                     } else {
-                        map.next_value_seed(ParamsSeed { split_call })?
+                        map.next_value_seed(ParamsSeed {
+                            split_call,
+                            defer_arguments: false,
+                        })?
                     };
                     envelope.params = Some(params.rest);
                     envelope.meta = params.meta;
@@ -739,6 +752,12 @@ mod tests {
                     expected,
                     "{case}"
                 );
+                let mut call = call;
+                if let Some(params) = &call_params {
+                    // Left unread for a relay, and read where needed.
+                    assert_eq!(call.arguments, None, "{case}");
+                    call.read_deferred_arguments(params);
+                }
                 let mut message = message;
                 match &mut message {
                     Message::Request(r) => {

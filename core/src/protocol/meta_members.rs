@@ -304,6 +304,24 @@ impl CallMembers {
         self.name.is_none() && self.arguments.is_none()
     }
 
+    /// Reads `arguments` from `params` (the call's params as written) when
+    /// they were not read yet: skipped while parsing because a relay might
+    /// forward them unread (`Message::from_slice_split`), and needed after
+    /// all. Params that do not read leave them unread, as they were.
+    pub(crate) fn read_deferred_arguments(&mut self, params: &serde_json::value::RawValue) {
+        if self.arguments.is_some() {
+            return;
+        }
+        let seed = ParamsSeed {
+            split_call: true,
+            defer_arguments: false,
+        };
+        let mut deserializer = serde_json::Deserializer::from_str(params.get());
+        if let Ok(read) = de::DeserializeSeed::deserialize(seed, &mut deserializer) {
+            self.arguments = read.call.arguments;
+        }
+    }
+
     /// Puts the members back into `params`.
     pub fn restore_into(self, params: &mut Option<Map<String, Value>>) {
         if !self.is_empty() {
@@ -360,9 +378,20 @@ impl Visitor<'_> for ParamNameSeed {
 }
 
 /// Reads [`SplitParams`]; `split_call` (a `tools/call`) also reads `name`
-/// and `arguments` apart.
+/// and `arguments` apart, and `defer_arguments` then skips `arguments`,
+/// for [`CallMembers::read_deferred_arguments`] to read from the params as
+/// written if they are needed (a relay forwards them unread).
 pub(super) struct ParamsSeed {
     pub(super) split_call: bool,
+    pub(super) defer_arguments: bool,
+}
+
+impl ParamsSeed {
+    /// The params read whole, `_meta` apart.
+    pub(super) const WHOLE: ParamsSeed = ParamsSeed {
+        split_call: false,
+        defer_arguments: false,
+    };
 }
 
 impl<'de> de::DeserializeSeed<'de> for ParamsSeed {
@@ -377,7 +406,7 @@ impl<'de> de::DeserializeSeed<'de> for ParamsSeed {
 
 impl<'de> Deserialize<'de> for SplitParams {
     fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        de::DeserializeSeed::deserialize(ParamsSeed { split_call: false }, deserializer)
+        de::DeserializeSeed::deserialize(ParamsSeed::WHOLE, deserializer)
     }
 }
 
@@ -395,6 +424,9 @@ impl<'de> Visitor<'de> for ParamsSeed {
             match name {
                 ParamName::Meta => meta = map.next_value()?,
                 ParamName::CallName => call.name = Some(map.next_value()?),
+                ParamName::CallArguments if self.defer_arguments => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
                 ParamName::CallArguments => call.arguments = Some(map.next_value()?),
                 ParamName::Other(name) => {
                     rest.insert(name, map.next_value()?);

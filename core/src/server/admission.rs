@@ -142,7 +142,7 @@ impl Server {
     ) -> Result<Prepared, Rejection> {
         let mut prepared = self.prepare_split(request, split)?;
         check_headers(&headers, &prepared)?;
-        check_param_headers(&headers, self, &prepared)?;
+        check_param_headers(&headers, self, &mut prepared)?;
         self.admit(&prepared)?;
         prepared.meta.http_headers = Some(Arc::new(headers));
         prepared.meta.auth = auth;

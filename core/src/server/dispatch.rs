@@ -132,6 +132,7 @@ impl Server {
             // Boxed: the commonest path's future keeps its size.
             return Box::pin(self.execute_relayed(relay, prepared.request.id, params)).await;
         }
+        prepared.read_deferred_arguments();
         let Prepared {
             request,
             meta,

@@ -110,7 +110,7 @@ pub(super) fn check_headers(headers: &HeaderMap, prepared: &Prepared) -> Result<
 pub(super) fn check_param_headers(
     headers: &HeaderMap,
     server: &Server,
-    prepared: &Prepared,
+    prepared: &mut Prepared,
 ) -> Result<(), Rejection> {
     if prepared.method != Some(Method::ToolsCall) {
         return Ok(());
@@ -122,6 +122,7 @@ pub(super) fn check_param_headers(
     if header_params.is_empty() {
         return Ok(());
     }
+    prepared.read_deferred_arguments();
     let arguments = prepared.param("arguments");
     let id = Some(prepared.request.id.clone());
     let mismatch = |why: String| Rejection::new(id.clone(), McpError::header_mismatch(why), 400);

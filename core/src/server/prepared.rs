@@ -32,6 +32,16 @@ impl Prepared {
         self.method == Some(Method::SubscriptionsListen)
     }
 
+    /// Reads a call's `arguments` from its params as written, where parsing
+    /// left them unread for a relay (`Message::from_slice_split`) and they
+    /// are needed after all (the call is not relayed, or a header mirrors
+    /// one of them).
+    pub(crate) fn read_deferred_arguments(&mut self) {
+        if let Some(params) = &self.call_params {
+            self.call.read_deferred_arguments(params);
+        }
+    }
+
     /// A member of the request's params, wherever it was read to.
     pub(crate) fn param(&self, name: &str) -> Option<&Value> {
         let split = match name {

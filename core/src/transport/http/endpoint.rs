@@ -245,6 +245,9 @@ impl Endpoint {
         if (protection.is_some() || caller.session_id.is_some())
             && let Message::Request(request) = &mut message
         {
+            if let Some(params) = &call_params {
+                call.read_deferred_arguments(params);
+            }
             std::mem::take(&mut call).restore_into(&mut request.params);
         }
         if let (Some(p), Some(info), Message::Request(r)) = (protection, &caller.auth, &message)
