@@ -47,7 +47,7 @@ impl From<&str> for RequestId {
 
 /// Read straight from the token (an untagged enum would buffer it first:
 /// a client reads one per answer). An integer beyond `i64` or any other
-/// value is refused, as by [`RequestId::from_value`].
+/// value is refused, as when the id is read from a parsed value.
 impl<'de> Deserialize<'de> for RequestId {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Id;
