@@ -1,18 +1,22 @@
 //! The stdio server runs a request that arrives while none is running on
 //! its reading task first, and gives it a task of its own only if it has
 //! to wait. Such a request is still answered when what it waits for comes,
-//! and the requests read meanwhile are served beside it.
+//! and the requests read meanwhile are served beside it. An open
+//! subscription does not count as a running request.
 
 use std::sync::Arc;
 
 use ferromcp_testkit as common;
 
-use common::{TIMEOUT, request, server_with};
+use common::{Stdio, request, server_with};
 use ferromcp::protocol::Tool;
 use ferromcp::server::{RequestContext, ServerOptions, ToolOutput};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Notify;
+
+fn call(id: u64, tool: &str) -> Value {
+    request(id, "tools/call", json!({"name": tool, "arguments": {}}))
+}
 
 #[tokio::test]
 async fn a_lone_request_that_waits_is_answered_and_does_not_hold_up_others() {
@@ -37,52 +41,27 @@ async fn a_lone_request_that_waits_is_answered_and_does_not_hold_up_others() {
             |_ctx: RequestContext, _args: Value| async { Ok(ToolOutput::text("now")) },
         )
         .unwrap();
-    let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
-    let (server_out, from_server) = tokio::io::duplex(1 << 16);
-    let serving = tokio::spawn(ferromcp::transport::stdio::serve(
-        server, server_in, server_out,
-    ));
-    let mut answers = BufReader::new(from_server).lines();
-    let mut send = async |id: u64, tool: &str| {
-        let line = request(id, "tools/call", json!({"name": tool, "arguments": {}})).to_string();
-        to_server
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .unwrap();
-    };
-    let mut next_answer = async || {
-        let line = tokio::time::timeout(TIMEOUT, answers.next_line())
-            .await
-            .expect("an answer in time")
-            .unwrap()
-            .expect("an answer, not the end");
-        serde_json::from_str::<Value>(&line).unwrap()
-    };
+    let mut stdio = Stdio::start(server);
 
     // Alone: started on the reading task, where it has to wait.
-    send(1, "wait").await;
+    stdio.send(&call(1, "wait")).await;
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     // Read and answered while the first still waits.
-    send(2, "now").await;
-    let answer = next_answer().await;
+    stdio.send(&call(2, "now")).await;
+    let answer = stdio.recv().await;
     assert_eq!(answer["id"], 2, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "now", "{answer}");
     // What it waited for comes: its task (not the reading task, which
     // polled it first) is woken.
     go.notify_one();
-    let answer = next_answer().await;
+    let answer = stdio.recv().await;
     assert_eq!(answer["id"], 1, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "waited", "{answer}");
     // Alone again, and done at once.
-    send(3, "now").await;
-    assert_eq!(next_answer().await["id"], 3);
-
-    drop(to_server);
-    tokio::time::timeout(TIMEOUT, serving)
-        .await
-        .expect("the server ends at end of input")
-        .unwrap()
-        .unwrap();
+    stdio.send(&call(3, "now")).await;
+    assert_eq!(stdio.recv().await["id"], 3);
+    // Nothing more is written, and the server ends.
+    assert_eq!(stdio.finish().await, "");
 }
 
 /// How many tasks the runtime has while `probe` runs, one call alone and
@@ -104,27 +83,7 @@ async fn a_request_beside_an_open_subscription_is_still_run_at_once() {
             },
         )
         .unwrap();
-    let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
-    let (server_out, from_server) = tokio::io::duplex(1 << 16);
-    let serving = tokio::spawn(ferromcp::transport::stdio::serve(
-        server, server_in, server_out,
-    ));
-    let mut lines = BufReader::new(from_server).lines();
-    let mut send = async |message: Value| {
-        to_server
-            .write_all(format!("{message}\n").as_bytes())
-            .await
-            .unwrap();
-    };
-    let mut next_line = async || {
-        let line = tokio::time::timeout(TIMEOUT, lines.next_line())
-            .await
-            .expect("a line in time")
-            .unwrap()
-            .expect("a line, not the end");
-        serde_json::from_str::<Value>(&line).unwrap()
-    };
-    let probe = |id: u64| request(id, "tools/call", json!({"name": "probe", "arguments": {}}));
+    let mut stdio = Stdio::start(server);
     let tasks_seen = |answer: &Value| {
         answer["result"]["structuredContent"]["result"]
             .as_u64()
@@ -136,19 +95,19 @@ async fn a_request_beside_an_open_subscription_is_still_run_at_once() {
             .unwrap_or_else(|| panic!("a task count in {answer}"))
     };
 
-    send(probe(1)).await;
-    let alone = tasks_seen(&next_line().await);
+    stdio.send(&call(1, "probe")).await;
+    let alone = tasks_seen(&stdio.recv().await);
 
-    send(request(
+    let listen = request(
         2,
         "subscriptions/listen",
         json!({"notifications": {"toolsListChanged": true}}),
-    ))
-    .await;
-    let ack = next_line().await;
+    );
+    stdio.send(&listen).await;
+    let ack = stdio.recv().await;
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
-    send(probe(3)).await;
-    let answer = next_line().await;
+    stdio.send(&call(3, "probe")).await;
+    let answer = stdio.recv().await;
     assert_eq!(answer["id"], 3, "{answer}");
     // The subscription's own task is the one more.
     assert_eq!(
@@ -156,13 +115,7 @@ async fn a_request_beside_an_open_subscription_is_still_run_at_once() {
         alone + 1,
         "a request beside a subscription got a task of its own"
     );
-
     // The client is gone: the subscription ends (nothing is written for
     // it), and the server with it.
-    drop(to_server);
-    tokio::time::timeout(TIMEOUT, serving)
-        .await
-        .expect("the server ends at end of input")
-        .unwrap()
-        .unwrap();
+    assert_eq!(stdio.finish().await, "");
 }
