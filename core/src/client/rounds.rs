@@ -454,10 +454,17 @@ impl Client {
     /// [`Client::send_raw_as_is`]: this client speaks 2026-07-28 at that
     /// version already, over a transport that adds nothing per call.
     pub(crate) fn relays(&self, protocol_version: &str) -> bool {
-        !self.shared.transport.mirrors_headers()
+        self.may_relay()
             && self.is_legacy() == Some(false)
             // Compared in place: this runs for every relayed call.
             && *crate::rpc::read_unpoisoned(&self.shared.protocol_version) == protocol_version
+    }
+
+    /// Whether requests can ever go through [`Client::send_raw_as_is`]
+    /// unchanged: its transport adds nothing per call (HTTP mirrors
+    /// members of the body in headers, so its calls are built here).
+    pub(crate) fn may_relay(&self) -> bool {
+        !self.shared.transport.mirrors_headers()
     }
 
     pub(super) fn next_id(&self) -> RequestId {

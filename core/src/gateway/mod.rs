@@ -216,11 +216,15 @@ impl Server {
             client: upstream,
             label: String::new(),
         };
-        // Unprefixed: a plain tools/call can go upstream as it is.
-        server.set_relay(Arc::new(forward::Relayed {
-            upstream: upstream.clone(),
-            offers_tasks: mirror::Offers::from(&discovered.capabilities).tasks,
-        }));
+        // Unprefixed: a plain tools/call can go upstream as it is, over a
+        // transport that adds nothing per call (a relaying server reads its
+        // calls' params for the relay, which would be wasted on the others).
+        if upstream.client.may_relay() {
+            server.set_relay(Arc::new(forward::Relayed {
+                upstream: upstream.clone(),
+                offers_tasks: mirror::Offers::from(&discovered.capabilities).tasks,
+            }));
+        }
         server
             .mount_discovered(
                 Prefix::new("").map_err(Error::InvalidDefinition)?,
