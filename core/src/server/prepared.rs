@@ -35,9 +35,15 @@ impl Prepared {
     /// Reads a call's `arguments` from its params as written, where parsing
     /// left them unread for a relay (`Message::from_slice_split`) and they
     /// are needed after all (the call is not relayed, or a header mirrors
-    /// one of them).
+    /// one of them). Not where they went back into the params whole
+    /// (authorization, a legacy session: `Endpoint::post`).
     pub(crate) fn read_deferred_arguments(&mut self) {
-        if let Some(params) = &self.call_params {
+        let restored = self
+            .request
+            .params
+            .as_ref()
+            .is_some_and(|params| params.contains_key("arguments"));
+        if let (Some(params), false) = (&self.call_params, restored) {
             self.call.read_deferred_arguments(params);
         }
     }

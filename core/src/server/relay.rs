@@ -14,9 +14,10 @@
 //!
 //! The request goes upstream as bytes: its params as the client wrote them
 //! (a relaying server's transports keep them, read in the same pass as the
-//! rest of the request: `Prepared::call_params`), and the upstream's result comes back as it wrote it
-//! (`ResultObject::Raw`), written out with this server's identity in its
-//! `_meta`. Neither is built into a tree and written again.
+//! rest of the request: `Prepared::call_params`), and the upstream's
+//! result comes back as it wrote it (`ResultObject::Raw`), written out with
+//! this server's identity in its `_meta`. Neither is built into a tree and
+//! written again.
 
 use serde_json::value::RawValue;
 
