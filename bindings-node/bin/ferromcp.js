@@ -13,6 +13,7 @@
  * ```sh
  * npx ferromcp tools --stdio 'node server.mjs'
  * npx ferromcp run server.mjs                 # stdio
+ * npx ferromcp run servers.mjs:admin          # its export named admin
  * npx ferromcp run server.mjs --http 8000     # http://127.0.0.1:8000/mcp
  * npx ferromcp run server.mjs --reload        # restarted when a file beside it changes
  * ```
@@ -26,11 +27,12 @@ const { parseArgs } = require('node:util');
 
 const RUN_USAGE = `Serve the Server a JavaScript module exports
 
-Usage: ferromcp run [OPTIONS] <FILE>
+Usage: ferromcp run [OPTIONS] <FILE[:NAME]>
 
 Arguments:
-  <FILE>  A module (.mjs, .js, .cjs) exporting a Server: its default export,
-          else its export named \`server\`, else the only Server it exports
+  <FILE[:NAME]>  A module (.mjs, .js, .cjs) exporting a Server: its export
+                 named NAME when given, else its default export, else its
+                 export named \`server\`, else the only Server it exports
 
 Options:
       --http <PORT>  Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
@@ -112,7 +114,7 @@ function listenToStopSignals() {
 }
 
 /**
- * `ferromcp run FILE [--http PORT] [--host ADDR] [--reload]`.
+ * `ferromcp run FILE[:NAME] [--http PORT] [--host ADDR] [--reload]`.
  * @param {string[]} args
  * @returns {Promise<number>}
  */
@@ -151,18 +153,19 @@ async function run(args) {
   } else if (values.host !== undefined) {
     return usageError('--host needs --http PORT');
   }
-  const file = path.resolve(positionals[0]);
+  const target = parseTarget(positionals[0]);
+  const file = path.resolve(target.file);
   if (!fs.existsSync(file)) {
-    console.error(`ferromcp run: no such file: ${positionals[0]}`);
+    console.error(`ferromcp run: no such file: ${target.file}`);
     return 1;
   }
-  if (values.reload) return runReloading(file, values.http, values.host);
+  if (values.reload) return runReloading(file, target.name, values.http, values.host);
 
   // On stdio, stdout is the protocol: what the module logs goes to stderr.
   if (port === undefined) logToStderr();
   let server;
   try {
-    server = findServer(await import(pathToFileURL(file).href), positionals[0]);
+    server = findServer(await import(pathToFileURL(file).href), target.file, target.name);
   } catch (e) {
     if (e instanceof NoServer) {
       console.error(`ferromcp run: ${e.message}`);
@@ -196,18 +199,19 @@ async function run(args) {
  * `ferromcp run FILE` (stdio) as its child, restarted when a file in FILE's
  * folder changes, so the client's connection outlives the restarts.
  * @param {string} file absolute
+ * @param {string | undefined} name the export to serve, when named
  * @param {string | undefined} port
  * @param {string | undefined} host
  * @returns {Promise<number>}
  */
-function runReloading(file, port, host) {
+function runReloading(file, name, port, host) {
   const child = [
     process.execPath,
     // --import, --conditions, ... apply to the child too; a debugger port would clash.
     ...process.execArgv.filter((flag) => !DEBUGGER_FLAG.test(flag)),
     __filename,
     'run',
-    file,
+    name === undefined ? file : `${file}:${name}`,
   ];
   const serve = port === undefined
     ? ['--stdio']
@@ -217,6 +221,25 @@ function runReloading(file, port, host) {
 
 /** The module exports no Server to serve (or several, none chosen). */
 class NoServer extends Error {}
+
+/** An export's name as `FILE:NAME` may give it. */
+const EXPORT_NAME = /^[A-Za-z_$][\w$]*$/;
+
+/**
+ * `run`'s target: `FILE` or `FILE:NAME`. A `:` starts a name only when what
+ * follows it is an identifier and the whole target is no file, so that a
+ * Windows path (`C:\dir\server.mjs`) stays a path.
+ * @param {string} target as given on the command line
+ * @returns {{ file: string, name: string | undefined }}
+ */
+function parseTarget(target) {
+  const colon = target.lastIndexOf(':');
+  const name = target.slice(colon + 1);
+  if (colon > 0 && EXPORT_NAME.test(name) && !fs.existsSync(target)) {
+    return { file: target.slice(0, colon), name };
+  }
+  return { file: target, name: undefined };
+}
 
 /**
  * Whether `value` is a ferromcp `Server`: an instance of this package's
@@ -234,30 +257,40 @@ function isServer(value) {
 }
 
 /**
- * The Server a module exports: its default export, else its export named
- * `server`, else the only Server among its exports. A CommonJS module's
- * `module.exports` object is its default export; its members count as
- * exports.
+ * The Server a module exports: its export named `name` when given, else its
+ * default export, else its export named `server`, else the only Server
+ * among its exports. A CommonJS module's `module.exports` object is its
+ * default export; its members count as exports.
  * @param {Record<string, unknown>} namespace
  * @param {string} shown the file as given on the command line
+ * @param {string} [name] the export to serve (`FILE:NAME`)
  * @returns {import('../index').Server}
  */
-function findServer(namespace, shown) {
-  if (isServer(namespace.default)) return namespace.default;
+function findServer(namespace, shown, name) {
   /** @type {Map<string, unknown>} */
-  const exports = new Map(Object.entries(namespace).filter(([name]) => name !== 'default'));
+  const exports = new Map(Object.entries(namespace).filter(([key]) => key !== 'default'));
   const commonJs = namespace.default;
   if (commonJs !== null && typeof commonJs === 'object' && Object.getPrototypeOf(commonJs) === Object.prototype) {
-    for (const [name, value] of Object.entries(commonJs)) if (!exports.has(name)) exports.set(name, value);
+    for (const [key, value] of Object.entries(commonJs)) if (!exports.has(key)) exports.set(key, value);
   }
+  if (name !== undefined) {
+    const value = name === 'default' ? namespace.default : exports.get(name);
+    if (isServer(value)) return value;
+    if ((name === 'default' && namespace.default !== undefined) || exports.has(name)) {
+      throw new NoServer(`${shown}:${name} is not a Server (${describe(value)})`);
+    }
+    const names = [...(namespace.default === undefined ? [] : ['default']), ...exports.keys()];
+    throw new NoServer(`${shown} has no export named ${name} (its exports: ${names.join(', ') || 'none'})`);
+  }
+  if (isServer(namespace.default)) return namespace.default;
   const named = exports.get('server');
   if (isServer(named)) return named;
   const servers = [...exports].filter(([, value]) => isServer(value));
   const distinct = new Set(servers.map(([, value]) => value));
   if (distinct.size === 1) return /** @type {import('../index').Server} */ (servers[0][1]);
   if (distinct.size > 1) {
-    throw new NoServer(`${shown} exports several Servers (${servers.map(([name]) => name).join(', ')}): ` +
-      'export the one to serve as default, or name it `server`');
+    throw new NoServer(`${shown} exports several Servers (${servers.map(([key]) => key).join(', ')}): ` +
+      `name the one to serve (\`ferromcp run ${shown}:${servers[0][0]}\`), export it as default, or call it \`server\``);
   }
   const found = Object.entries(namespace).map(([name, value]) => `${name} (${describe(value)})`);
   throw new NoServer(`${shown} exports no Server (${found.length === 0 ? 'it exports nothing' : `its exports: ${found.join(', ')}`}); ` +
@@ -293,7 +326,7 @@ function logToStderr() {
  * @param {string} message
  */
 function usageError(message) {
-  process.stderr.write(`error: ${message}\n\nUsage: ferromcp run [OPTIONS] <FILE>\n\n` +
+  process.stderr.write(`error: ${message}\n\nUsage: ferromcp run [OPTIONS] <FILE[:NAME]>\n\n` +
     "For more information, try 'ferromcp run --help'.\n");
   return 2;
 }

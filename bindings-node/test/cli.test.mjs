@@ -67,7 +67,7 @@ test('--version and --help are the command line\'s, and --help lists run', async
 
   const runHelp = await ferromcp(['run', '--help']);
   assert.equal(runHelp.code, 0, runHelp.stderr);
-  assert.match(runHelp.stdout, /Usage: ferromcp run \[OPTIONS\] <FILE>/);
+  assert.match(runHelp.stdout, /Usage: ferromcp run \[OPTIONS\] <FILE\[:NAME\]>/);
   assert.match(runHelp.stdout, /--reload/);
 });
 
@@ -141,10 +141,24 @@ test('run: several Servers and none chosen, a file that does not load, a missing
   await writeFile(several, `import { Server } from ${JSON.stringify(index)};
 export const a = new Server({ name: 'a', version: '1' });
 export const b = new Server({ name: 'b', version: '1' });
+b.tool('which', () => 'b');
+export const label = 'two servers';
 `);
   const both = await ferromcp(['run', several]);
   assert.equal(both.code, 1, both.stderr);
-  assert.match(both.stderr, /exports several Servers \(a, b\)/);
+  assert.match(both.stderr, /exports several Servers \(a, b\): name the one to serve \(`ferromcp run .*several\.mjs:a`\)/);
+
+  // FILE:NAME serves the export of that name...
+  const named = await ferromcp(['call', '--stdio', `${process.execPath} ${BIN} run ${several}:b`, 'which', '{}']);
+  assert.equal(named.code, 0, named.stderr);
+  assert.deepEqual(JSON.parse(named.stdout).content, [{ type: 'text', text: 'b' }]);
+  // ... and says so when there is none, or it is no Server.
+  const unknown = await ferromcp(['run', `${several}:c`]);
+  assert.equal(unknown.code, 1, unknown.stderr);
+  assert.match(unknown.stderr, /ferromcp run: .*several\.mjs has no export named c \(its exports: a, b, label\)/);
+  const notServer = await ferromcp(['run', `${several}:label`]);
+  assert.equal(notServer.code, 1, notServer.stderr);
+  assert.match(notServer.stderr, /ferromcp run: .*several\.mjs:label is not a Server \(string\)/);
 
   const broken = path.join(dir, 'broken.mjs');
   await writeFile(broken, 'export default {;\n');
@@ -184,18 +198,23 @@ test('usage errors exit 2 with the usage on stderr', async () => {
     const { code, stdout, stderr } = await ferromcp(args);
     assert.equal(code, 2, `${args.join(' ')}: ${stderr}`);
     assert.equal(stdout, '');
-    assert.match(stderr, /^error: .*\n\nUsage: ferromcp run \[OPTIONS\] <FILE>/, args.join(' '));
+    assert.match(stderr, /^error: .*\n\nUsage: ferromcp run \[OPTIONS\] <FILE\[:NAME\]>/, args.join(' '));
   }
 });
 
-/** A server module for the reload test: `version` answers `label`. */
+/**
+ * A server module for the reload test: the export `app`'s `version`
+ * answers `label`; a second Server beside it, so that only `FILE:app`
+ * names what to serve.
+ */
 function reloadingModule(label, extraTool) {
   const index = pathToFileURL(path.join(REPO_ROOT, 'bindings-node/index.mjs')).href;
   return `import { Server } from ${JSON.stringify(index)};
 const server = new Server({ name: 'reloading', version: '1.0.0' });
 server.tool('version', () => ${JSON.stringify(label)});
 ${extraTool ? `server.tool(${JSON.stringify(extraTool)}, () => 'new');` : ''}
-export default server;
+export const app = server;
+export const other = new Server({ name: 'other', version: '1.0.0' });
 `;
 }
 
@@ -215,7 +234,7 @@ async function eventually(check, ms, what) {
   throw new Error(`${what} not seen within ${ms} ms${last ? `: ${last.message}` : ''}`);
 }
 
-test('run --reload: an edit restarts the server behind a connection that stays open', async (t) => {
+test('run FILE:NAME --reload: an edit restarts the server behind a connection that stays open', async (t) => {
   const help = await ferromcp(['proxy', '--help']);
   if (!help.stdout.includes('--reload')) {
     t.skip('the command line\'s proxy has no --reload yet');
@@ -228,7 +247,7 @@ test('run --reload: an edit restarts the server behind a connection that stays o
 
   const client = await Client.stdio({
     command: process.execPath,
-    args: [path.join(REPO_ROOT, BIN), 'run', file, '--reload'],
+    args: [path.join(REPO_ROOT, BIN), 'run', `${file}:app`, '--reload'],
     cwd: REPO_ROOT,
   });
   t.after(() => client.close());
@@ -259,7 +278,7 @@ test('run --reload: an edit restarts the server behind a connection that stays o
   assert.deepEqual(second.content, [{ type: 'text', text: 'second, edited' }]);
 });
 
-test('run --reload --http PORT: served through the proxy, stopped by SIGTERM with status 0', async (t) => {
+test('run FILE:NAME --reload --http PORT: served through the proxy, stopped by SIGTERM with status 0', async (t) => {
   const help = await ferromcp(['proxy', '--help']);
   if (!help.stdout.includes('--reload')) {
     t.skip('the command line\'s proxy has no --reload yet');
@@ -270,7 +289,7 @@ test('run --reload --http PORT: served through the proxy, stopped by SIGTERM wit
   const file = path.join(dir, 'server.mjs');
   await writeFile(file, reloadingModule('over http'));
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'run', file, '--reload', '--http', String(port)], {
+  const child = spawn(process.execPath, [BIN, 'run', `${file}:app`, '--reload', '--http', String(port)], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
