@@ -196,8 +196,8 @@ async function run(args) {
 
 /**
  * `run --reload`: the command line's `proxy` serves the client and runs
- * `ferromcp run FILE` (stdio) as its child, restarted when a file in FILE's
- * folder changes, so the client's connection outlives the restarts.
+ * `ferromcp run FILE[:NAME]` (stdio) as its child, restarted when a file in
+ * FILE's folder changes, so the client's connection outlives the restarts.
  * @param {string} file absolute
  * @param {string | undefined} name the export to serve, when named
  * @param {string | undefined} port
